@@ -1,0 +1,150 @@
+package data
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+)
+
+// EnvDataDir names the environment variable that points to the benchmark data folder when no
+// flag or config key does.
+const EnvDataDir = "REWIREGNN_DATA"
+
+// DefaultDataDir is where the benchmark data folder is looked for last: the shared folder beside
+// a checkout of this repository.
+const DefaultDataDir = "../shared/data"
+
+// ResolveDataDir picks the data folder: dir if given, else $REWIREGNN_DATA, else
+// DefaultDataDir. It fails with a message saying where the data was expected and how to point
+// to it.
+func ResolveDataDir(dir string) (string, error) {
+	from := "the -data flag"
+	if dir == "" {
+		dir, from = os.Getenv(EnvDataDir), "$"+EnvDataDir
+	}
+	if dir == "" {
+		dir, from = DefaultDataDir, "the default"
+	}
+	st, err := os.Stat(dir)
+	if err != nil || !st.IsDir() {
+		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/) are expected there; "+
+			"pass -data DIR or set %s to the folder that holds them", dir, from, EnvDataDir)
+	}
+	return dir, nil
+}
+
+// Spec describes a dataset: its vocabularies and the constants rewiring gives to the edges it
+// adds (C_e) and to the CLS node (C_v), REFERENCE §5.4.
+type Spec struct {
+	Name      string
+	NodeVocab int  // categorical node vocabulary without the CLS id (0 when node features are floats)
+	EdgeVocab int  // categorical edge vocabulary (0 when edge features are floats)
+	EdgeConst Row  // C_e: feature of every new r-hop, self-loop and CLS edge
+	CLSNode   Row  // C_v: feature of the CLS node
+	LapQ      int  // default number of Laplacian eigenvectors
+	Directed  bool // edges are not stored in both directions
+	Splits    []string
+}
+
+// molecule datasets stored as JSON Lines in the data folder.
+var molecules = map[string]struct {
+	dict      string
+	atomKey   string // key of the atom dictionary inside dict ("" for a flat object)
+	bondVocab int
+	lapQ      int
+}{
+	"zinc":  {dict: "atom_types.json", bondVocab: 4, lapQ: 8},
+	"aqsol": {dict: "dicts.json", atomKey: "atom_dict", bondVocab: 5, lapQ: 4},
+}
+
+// Names lists the datasets that can be loaded from files.
+func Names() []string {
+	var ns []string
+	for n := range molecules {
+		ns = append(ns, n)
+	}
+	sort.Strings(ns)
+	return ns
+}
+
+// LoadSplit loads one split ("train", "val" or "test") of a file-backed dataset from dir.
+func LoadSplit(dir, name, split string) ([]*Graph, *Spec, error) {
+	spec, err := OpenSpec(dir, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !contains(spec.Splits, split) {
+		return nil, nil, fmt.Errorf("%s: unknown split %q (have %s)", name, split, strings.Join(spec.Splits, ", "))
+	}
+	path := filepath.Join(dir, name, split+".jsonl.gz")
+	gs, err := ReadMolecules(path, spec.NodeVocab, spec.EdgeVocab)
+	if err != nil {
+		return nil, nil, err
+	}
+	return gs, spec, nil
+}
+
+// OpenSpec reads a dataset's dictionaries from dir and returns its description.
+func OpenSpec(dir, name string) (*Spec, error) {
+	m, ok := molecules[strings.ToLower(name)]
+	if !ok {
+		return nil, fmt.Errorf("unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))
+	}
+	name = strings.ToLower(name)
+	path := filepath.Join(dir, name, m.dict)
+	vocab, err := dictSize(path, m.atomKey)
+	if err != nil {
+		return nil, err
+	}
+	return &Spec{
+		Name:      name,
+		NodeVocab: vocab,
+		EdgeVocab: m.bondVocab,
+		EdgeConst: Row{Cat: []int32{0}},            // bond index 0, "no bond"
+		CLSNode:   Row{Cat: []int32{int32(vocab)}}, // a fresh atom index
+		LapQ:      m.lapQ,
+		Splits:    []string{"train", "val", "test"},
+	}, nil
+}
+
+// dictSize returns the number of entries of a JSON dictionary (or of its member key).
+func dictSize(path, key string) (int, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return 0, fmt.Errorf("dictionary %s not found: is the data folder complete?", path)
+		}
+		return 0, err
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		return 0, fmt.Errorf("%s: malformed JSON: %w", path, err)
+	}
+	if key != "" {
+		inner, ok := obj[key]
+		if !ok {
+			return 0, fmt.Errorf("%s: no key %q", path, key)
+		}
+		obj = nil
+		if err := json.Unmarshal(inner, &obj); err != nil {
+			return 0, fmt.Errorf("%s: key %q: malformed JSON object: %w", path, key, err)
+		}
+	}
+	if len(obj) == 0 {
+		return 0, fmt.Errorf("%s: empty dictionary", path)
+	}
+	return len(obj), nil
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

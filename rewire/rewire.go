@@ -1,0 +1,264 @@
+// Package rewire expands a graph to its r-hop graph (an edge u→v for every directed path of at
+// most r steps, self-loops included by default), optionally joins a CLS node to every node, and
+// attaches the shortest-path and adjacency-power edge encodings that keep the original graph
+// recoverable (Recover). REFERENCE §5.2–5.5, §5.7.
+package rewire
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/posenc"
+)
+
+// Options says how to rewire.
+type Options struct {
+	R         int      // hop radius, ≥ 1
+	SelfLoops bool     // add u→u for every node (REFERENCE §5.2; the paper's setting is true)
+	CLS       bool     // append a CLS node joined to every node in both directions
+	SP        bool     // attach the shortest-path encoding (Graph.SP)
+	Adj       bool     // attach the adjacency-power encoding (Graph.Adj, R values per edge)
+	EdgeConst data.Row // C_e: features of added, self-loop and CLS edges
+	CLSNode   data.Row // C_v: features of the CLS node
+}
+
+// Defaults returns the paper's options for a dataset at radius r: self-loops on, no CLS, both
+// edge encodings, and the dataset's constants.
+func Defaults(spec *data.Spec, r int) Options {
+	return Options{R: r, SelfLoops: true, SP: true, Adj: true, EdgeConst: spec.EdgeConst, CLSNode: spec.CLSNode}
+}
+
+// Validate checks the options against the graph they will be applied to.
+func (o *Options) Validate(g *data.Graph) error {
+	if o.R < 1 {
+		return fmt.Errorf("rewire: r = %d: the hop radius must be at least 1", o.R)
+	}
+	if !g.Edge.Empty() && !g.Edge.FitsRow(o.EdgeConst) {
+		return fmt.Errorf("rewire: edge constant has %d categorical and %d float values, the edges have %d and %d",
+			len(o.EdgeConst.Cat), len(o.EdgeConst.Float), g.Edge.CatDim, g.Edge.FloatDim)
+	}
+	if o.CLS && !g.Node.Empty() && !g.Node.FitsRow(o.CLSNode) {
+		return fmt.Errorf("rewire: CLS node feature has %d categorical and %d float values, the nodes have %d and %d",
+			len(o.CLSNode.Cat), len(o.CLSNode.Float), g.Node.CatDim, g.Node.FloatDim)
+	}
+	if g.HasCLS || g.R != 0 {
+		return fmt.Errorf("rewire: the graph is already rewired")
+	}
+	return nil
+}
+
+// Rewirer rewires graphs, reusing its workspace between calls. Not safe for concurrent use:
+// keep one per goroutine.
+type Rewirer struct {
+	walks posenc.Walks
+}
+
+// Rewire returns the r-hop graph of g with the encodings opt asks for. Edges are ordered by
+// (source, destination); the CLS edges, if any, follow: c→v for every v, then v→c, then c→c
+// when self-loops are on. Original edges keep their features; every other edge gets
+// opt.EdgeConst. The shortest-path value of a CLS edge is R+1; its adjacency vector is zero.
+// Node labels are copied, the CLS node's is -1 (ignored by losses and metrics); a Laplacian
+// encoding already on g is copied, with a zero row for the CLS node.
+func (rw *Rewirer) Rewire(g *data.Graph, opt Options) (*data.Graph, error) {
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("rewire: %w", err)
+	}
+	if err := opt.Validate(g); err != nil {
+		return nil, err
+	}
+	w := &rw.walks
+	if err := w.Compute(g.N, g.Src, g.Dst, opt.R, opt.Adj); err != nil {
+		return nil, fmt.Errorf("rewire: %w", err)
+	}
+	n, r := g.N, opt.R
+	keep := func(u, v int) bool {
+		return w.Dist[u*n+v] != posenc.Unreached && (u != v || opt.SelfLoops || w.Edge[u*n+v] >= 0)
+	}
+	m := 0
+	for u := 0; u < n; u++ {
+		for v := 0; v < n; v++ {
+			if keep(u, v) {
+				m++
+			}
+		}
+	}
+	total, nodes := m, n
+	if opt.CLS {
+		total += 2 * n
+		if opt.SelfLoops {
+			total++
+		}
+		nodes++
+	}
+	out := &data.Graph{N: nodes, R: r, HasCLS: opt.CLS, Y: g.Y, Label: g.Label}
+	ints := make([]int32, 2*total) // one allocation for the endpoints
+	out.Src, out.Dst = ints[:0:total], ints[total:total:2*total]
+	out.Edge = data.Features{CatDim: g.Edge.CatDim, FloatDim: g.Edge.FloatDim}
+	out.Edge.Cat = make([]int32, 0, total*g.Edge.CatDim)
+	out.Edge.Float = make([]float32, 0, total*g.Edge.FloatDim)
+	if opt.SP {
+		out.SP = make([]int32, 0, total)
+	}
+	if opt.Adj {
+		out.AdjDim = r
+		out.Adj = make([]float32, 0, total*r)
+	}
+	nn := n * n
+	for u := 0; u < n; u++ {
+		for v := 0; v < n; v++ {
+			if !keep(u, v) {
+				continue
+			}
+			out.Src = append(out.Src, int32(u))
+			out.Dst = append(out.Dst, int32(v))
+			if e := w.Edge[u*n+v]; e >= 0 {
+				out.Edge.Append(&g.Edge, int(e))
+			} else if !g.Edge.Empty() {
+				out.Edge.AppendRow(opt.EdgeConst)
+			}
+			if opt.SP {
+				out.SP = append(out.SP, w.Dist[u*n+v])
+			}
+			if opt.Adj {
+				for k := 0; k < r; k++ {
+					out.Adj = append(out.Adj, float32(w.Count[k*nn+u*n+v]))
+				}
+			}
+		}
+	}
+	copyNodes(out, g, opt)
+	if opt.CLS {
+		addCLS(out, n, opt)
+	}
+	return out, nil
+}
+
+// copyNodes copies node features, node labels and any Laplacian encoding, appending the CLS
+// node's row when there is one.
+func copyNodes(out, g *data.Graph, opt Options) {
+	out.Node = data.Features{CatDim: g.Node.CatDim, FloatDim: g.Node.FloatDim}
+	out.Node.Cat = append(make([]int32, 0, len(g.Node.Cat)+len(opt.CLSNode.Cat)), g.Node.Cat...)
+	out.Node.Float = append(make([]float32, 0, len(g.Node.Float)+len(opt.CLSNode.Float)), g.Node.Float...)
+	if g.NodeLabel != nil {
+		out.NodeLabel = append(make([]int32, 0, g.N+1), g.NodeLabel...)
+	}
+	if g.Lap != nil {
+		out.LapDim = g.LapDim
+		out.Lap = append(make([]float32, 0, (g.N+1)*g.LapDim), g.Lap...)
+	}
+	if !opt.CLS {
+		return
+	}
+	if !g.Node.Empty() {
+		out.Node.AppendRow(opt.CLSNode)
+	}
+	if out.NodeLabel != nil {
+		out.NodeLabel = append(out.NodeLabel, -1)
+	}
+	if out.Lap != nil {
+		out.Lap = append(out.Lap, make([]float32, g.LapDim)...)
+	}
+}
+
+// addCLS appends the CLS node's edges: c→v for all v, v→c for all v, and c→c with self-loops.
+func addCLS(out *data.Graph, n int, opt Options) {
+	c := int32(n)
+	add := func(s, d int32) {
+		out.Src = append(out.Src, s)
+		out.Dst = append(out.Dst, d)
+		if !out.Edge.Empty() {
+			out.Edge.AppendRow(opt.EdgeConst)
+		}
+		if opt.SP {
+			out.SP = append(out.SP, int32(opt.R+1))
+		}
+		if opt.Adj {
+			for k := 0; k < opt.R; k++ {
+				out.Adj = append(out.Adj, 0)
+			}
+		}
+	}
+	for v := int32(0); v < c; v++ {
+		add(c, v)
+	}
+	for v := int32(0); v < c; v++ {
+		add(v, c)
+	}
+	if opt.SelfLoops {
+		add(c, c)
+	}
+}
+
+// Density returns |E'| / n² over the non-CLS nodes of a rewired graph: the number of its edges
+// that do not touch the CLS node, self-loops included, over the squared number of original
+// nodes (REFERENCE §5.7). It is NaN for a graph without nodes.
+func Density(g *data.Graph) float64 {
+	n := g.OrigNodes()
+	if n == 0 {
+		return math.NaN()
+	}
+	m := g.NumEdges()
+	if g.HasCLS {
+		c := int32(g.N - 1)
+		m = 0
+		for i := range g.Src {
+			if g.Src[i] != c && g.Dst[i] != c {
+				m++
+			}
+		}
+	}
+	return float64(m) / float64(n*n)
+}
+
+// ParseRadii parses a list of hop radii such as "1-10", "1,2,4" or "1-3,6".
+func ParseRadii(s string) ([]int, error) {
+	var rs []int
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		lo, hi, isRange := strings.Cut(part, "-")
+		a, err := parseRadius(lo)
+		if err != nil {
+			return nil, fmt.Errorf("radii %q: %w", s, err)
+		}
+		b := a
+		if isRange {
+			if b, err = parseRadius(hi); err != nil {
+				return nil, fmt.Errorf("radii %q: %w", s, err)
+			}
+			if b < a {
+				return nil, fmt.Errorf("radii %q: range %d-%d runs backwards", s, a, b)
+			}
+		}
+		for r := a; r <= b; r++ {
+			rs = append(rs, r)
+		}
+	}
+	return rs, nil
+}
+
+func parseRadius(s string) (int, error) {
+	r, err := strconv.Atoi(strings.TrimSpace(s))
+	if err != nil {
+		return 0, fmt.Errorf("%q is not a whole number", s)
+	}
+	if r < 1 {
+		return 0, fmt.Errorf("r = %d: the hop radius must be at least 1", r)
+	}
+	return r, nil
+}
+
+// CompleteR returns the smallest radius that makes every graph of gs complete on its reachable
+// pairs: the largest node count minus one (at least 1). Use it for the "complete" setting, so
+// that every graph of a dataset shares one radius and one encoding width.
+func CompleteR(gs []*data.Graph) int {
+	r := 1
+	for _, g := range gs {
+		if g.N-1 > r {
+			r = g.N - 1
+		}
+	}
+	return r
+}
