@@ -8,6 +8,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"sort"
 )
 
 // Features holds the features of a set of rows (the nodes or the edges of a graph): CatDim
@@ -196,4 +197,36 @@ func (g *Graph) CheckSimple() error {
 		seen[key] = m
 	}
 	return nil
+}
+
+// SameEdges reports whether a and b have the same directed edges with the same features,
+// in any order.
+func SameEdges(a, b *Graph) bool {
+	if a.NumEdges() != b.NumEdges() || a.Edge.CatDim != b.Edge.CatDim || a.Edge.FloatDim != b.Edge.FloatDim {
+		return false
+	}
+	ia, ib := a.edgeOrder(), b.edgeOrder()
+	for k := range ia {
+		i, j := ia[k], ib[k]
+		if a.Src[i] != b.Src[j] || a.Dst[i] != b.Dst[j] || !a.Edge.RowEqual(i, &b.Edge, j) {
+			return false
+		}
+	}
+	return true
+}
+
+// edgeOrder returns the edge indices sorted by (source, destination).
+func (g *Graph) edgeOrder() []int {
+	idx := make([]int, g.NumEdges())
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.Slice(idx, func(x, y int) bool {
+		i, j := idx[x], idx[y]
+		if g.Src[i] != g.Src[j] {
+			return g.Src[i] < g.Src[j]
+		}
+		return g.Dst[i] < g.Dst[j]
+	})
+	return idx
 }

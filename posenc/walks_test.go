@@ -75,8 +75,12 @@ func TestWalksAgainstBruteForce(t *testing.T) {
 		a := denseAdj(g)
 		for _, r := range []int{1, 2, 3, 5, 10} {
 			for _, counts := range []bool{false, true} {
-				if err := w.Compute(g.N, g.Src, g.Dst, r, counts); err != nil {
+				if err := w.Reset(g.N, g.Src, g.Dst, r, counts); err != nil {
 					t.Fatalf("graph %d r=%d: %v", gi, r, err)
+				}
+				powers := [][][]float64{nil, a}
+				for k := 2; k <= r; k++ {
+					powers = append(powers, matMul(powers[k-1], a))
 				}
 				for u := 0; u < g.N; u++ {
 					for v := 0; v < g.N; v++ {
@@ -84,23 +88,18 @@ func TestWalksAgainstBruteForce(t *testing.T) {
 						if want > r {
 							want = Unreached
 						}
-						if got := w.Dist[u*g.N+v]; int(got) != want {
+						if got := w.Dist(u, v); int(got) != want {
 							t.Fatalf("graph %d r=%d counts=%v: dist(%d,%d) = %d, Floyd–Warshall %d", gi, r, counts, u, v, got, want)
 						}
-					}
-				}
-				if !counts {
-					continue
-				}
-				p := a
-				for k := 1; k <= r; k++ {
-					if k > 1 {
-						p = matMul(p, a)
-					}
-					for u := 0; u < g.N; u++ {
-						for v := 0; v < g.N; v++ {
-							if got := w.At(k, u, v); got != p[u][v] {
-								t.Fatalf("graph %d: (A^%d)[%d][%d] = %v, dense power %v", gi, k, u, v, got, p[u][v])
+						if w.Reached(u, v) != (want != Unreached) {
+							t.Fatalf("graph %d: Reached disagrees on %d→%d", gi, u, v)
+						}
+						if !counts {
+							continue
+						}
+						for k := 1; k <= r; k++ {
+							if got := w.Count(k, u, v); got != powers[k][u][v] {
+								t.Fatalf("graph %d: (A^%d)[%d][%d] = %v, dense power %v", gi, k, u, v, got, powers[k][u][v])
 							}
 						}
 					}
@@ -126,7 +125,7 @@ func TestWalksRejectsBadInput(t *testing.T) {
 		{"length mismatch", 3, []int32{0, 1}, []int32{1}, 2},
 	}
 	for _, c := range cases {
-		if err := w.Compute(c.n, c.src, c.dst, c.r, true); err == nil {
+		if err := w.Reset(c.n, c.src, c.dst, c.r, true); err == nil {
 			t.Errorf("%s: no error", c.name)
 		} else {
 			t.Logf("%s: %v", c.name, err)

@@ -73,3 +73,45 @@ func originalTest(g *data.Graph, by Encoding) (func(m int) bool, error) {
 		return nil, fmt.Errorf("recover: the graph carries neither a shortest-path nor an adjacency encoding")
 	}
 }
+
+// CheckLossless recovers the original graph from every edge encoding the rewired graph carries
+// and reports the first one that does not give back orig's nodes and edges exactly. The
+// shortest-path encoding is skipped when orig has self-loops, which it cannot represent.
+func CheckLossless(orig, rewired *data.Graph) error {
+	var encs []Encoding
+	if rewired.SP != nil && !hasSelfLoop(orig) {
+		encs = append(encs, BySP)
+	}
+	if rewired.Adj != nil {
+		encs = append(encs, ByAdj)
+	}
+	if len(encs) == 0 {
+		return fmt.Errorf("lossless: the graph carries neither a shortest-path nor an adjacency encoding")
+	}
+	names := map[Encoding]string{BySP: "shortest-path", ByAdj: "adjacency"}
+	for _, by := range encs {
+		back, err := Recover(rewired, by)
+		if err != nil {
+			return err
+		}
+		if back.N != orig.N || !data.SameEdges(back, orig) {
+			return fmt.Errorf("lossless: the %s encoding gives back %d nodes and %d edges that differ from the original %d and %d",
+				names[by], back.N, back.NumEdges(), orig.N, orig.NumEdges())
+		}
+		for i := 0; i < orig.N; i++ {
+			if !back.Node.RowEqual(i, &orig.Node, i) {
+				return fmt.Errorf("lossless: node %d features differ after recovery", i)
+			}
+		}
+	}
+	return nil
+}
+
+func hasSelfLoop(g *data.Graph) bool {
+	for m := range g.Src {
+		if g.Src[m] == g.Dst[m] {
+			return true
+		}
+	}
+	return false
+}

@@ -7,6 +7,7 @@ package rewire
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"strconv"
 	"strings"
 
@@ -53,7 +54,8 @@ func (o *Options) Validate(g *data.Graph) error {
 // Rewirer rewires graphs, reusing its workspace between calls. Not safe for concurrent use:
 // keep one per goroutine.
 type Rewirer struct {
-	walks posenc.Walks
+	walks  posenc.Walks
+	edgeOf []int32 // input edge u→v of the current source u, by v; -1 if none
 }
 
 // Rewire returns the r-hop graph of g with the encodings opt asks for. Edges are ordered by
@@ -70,70 +72,144 @@ func (rw *Rewirer) Rewire(g *data.Graph, opt Options) (*data.Graph, error) {
 		return nil, err
 	}
 	w := &rw.walks
-	if err := w.Compute(g.N, g.Src, g.Dst, opt.R, opt.Adj); err != nil {
+	if err := w.Reset(g.N, g.Src, g.Dst, opt.R, opt.Adj); err != nil {
 		return nil, fmt.Errorf("rewire: %w", err)
 	}
-	n, r := g.N, opt.R
-	keep := func(u, v int) bool {
-		return w.Dist[u*n+v] != posenc.Unreached && (u != v || opt.SelfLoops || w.Edge[u*n+v] >= 0)
+	m := rw.countPairs(g.N, opt.SelfLoops)
+	out := allocate(g, opt, m)
+	rw.fillPairs(g, opt, out)
+	copyNodes(out, g, opt)
+	if opt.CLS {
+		addCLS(out, g.N, m, opt)
 	}
+	return out, nil
+}
+
+// countPairs counts the kept pairs: every reached pair, less the self-pairs when self-loops are
+// off (an original self-loop stays).
+func (rw *Rewirer) countPairs(n int, selfLoops bool) int {
+	w := &rw.walks
 	m := 0
 	for u := 0; u < n; u++ {
-		for v := 0; v < n; v++ {
-			if keep(u, v) {
-				m++
+		for _, word := range w.Reach(u) {
+			m += bits.OnesCount64(word)
+		}
+	}
+	if !selfLoops {
+		m -= n
+		for u := 0; u < n; u++ {
+			for _, v := range nbrs(w, u) {
+				if int(v) == u {
+					m++
+				}
 			}
 		}
 	}
-	total, nodes := m, n
+	return m
+}
+
+func nbrs(w *posenc.Walks, u int) []int32 {
+	nb, _ := w.OutEdges(u)
+	return nb
+}
+
+// allocate makes the output graph with room for m pairs plus the CLS edges, carving its edge
+// arrays out of one integer and one float allocation.
+func allocate(g *data.Graph, opt Options, m int) *data.Graph {
+	n, total := g.N, m
 	if opt.CLS {
 		total += 2 * n
 		if opt.SelfLoops {
 			total++
 		}
-		nodes++
 	}
-	out := &data.Graph{N: nodes, R: r, HasCLS: opt.CLS, Y: g.Y, Label: g.Label}
-	ints := make([]int32, 2*total) // one allocation for the endpoints
-	out.Src, out.Dst = ints[:0:total], ints[total:total:2*total]
-	out.Edge = data.Features{CatDim: g.Edge.CatDim, FloatDim: g.Edge.FloatDim}
-	out.Edge.Cat = make([]int32, 0, total*g.Edge.CatDim)
-	out.Edge.Float = make([]float32, 0, total*g.Edge.FloatDim)
+	cd, fd := g.Edge.CatDim, g.Edge.FloatDim
+	spLen, adjDim := 0, 0
 	if opt.SP {
-		out.SP = make([]int32, 0, total)
+		spLen = total
 	}
 	if opt.Adj {
-		out.AdjDim = r
-		out.Adj = make([]float32, 0, total*r)
+		adjDim = opt.R
 	}
+	ints := make([]int32, total*(2+cd)+spLen)
+	floats := make([]float32, total*(fd+adjDim))
+	out := &data.Graph{N: n, R: opt.R, HasCLS: opt.CLS, Y: g.Y, Label: g.Label, AdjDim: adjDim}
+	if opt.CLS {
+		out.N++
+	}
+	take := func(k int) []int32 { s := ints[:k:k]; ints = ints[k:]; return s }
+	takeF := func(k int) []float32 { s := floats[:k:k]; floats = floats[k:]; return s }
+	out.Src, out.Dst = take(total), take(total)
+	out.Edge = data.Features{CatDim: cd, Cat: take(total * cd), FloatDim: fd, Float: takeF(total * fd)}
+	if opt.SP {
+		out.SP = take(total)
+	}
+	if opt.Adj {
+		out.Adj = takeF(total * adjDim)
+	}
+	return out
+}
+
+// fillPairs writes the kept pairs in (source, destination) order with their features and
+// encodings.
+func (rw *Rewirer) fillPairs(g *data.Graph, opt Options, out *data.Graph) {
+	w := &rw.walks
+	n, r := g.N, opt.R
+	if cap(rw.edgeOf) < n {
+		rw.edgeOf = make([]int32, n)
+	}
+	edgeOf := rw.edgeOf[:n]
+	for v := range edgeOf {
+		edgeOf[v] = -1
+	}
+	cd, fd := g.Edge.CatDim, g.Edge.FloatDim
+	counts := w.CountTable()
 	nn := n * n
+	i := 0
 	for u := 0; u < n; u++ {
-		for v := 0; v < n; v++ {
-			if !keep(u, v) {
-				continue
-			}
-			out.Src = append(out.Src, int32(u))
-			out.Dst = append(out.Dst, int32(v))
-			if e := w.Edge[u*n+v]; e >= 0 {
-				out.Edge.Append(&g.Edge, int(e))
-			} else if !g.Edge.Empty() {
-				out.Edge.AppendRow(opt.EdgeConst)
-			}
-			if opt.SP {
-				out.SP = append(out.SP, w.Dist[u*n+v])
-			}
-			if opt.Adj {
-				for k := 0; k < r; k++ {
-					out.Adj = append(out.Adj, float32(w.Count[k*nn+u*n+v]))
+		nbr, eid := w.OutEdges(u)
+		for j, v := range nbr {
+			edgeOf[v] = eid[j]
+		}
+		dist := w.DistRow(u)
+		for wi, word := range w.Reach(u) {
+			for ; word != 0; word &= word - 1 {
+				v := wi*64 + bits.TrailingZeros64(word)
+				e := int(edgeOf[v])
+				if v == u && !opt.SelfLoops && e < 0 {
+					continue
 				}
+				out.Src[i], out.Dst[i] = int32(u), int32(v)
+				if e >= 0 {
+					copyRow(out.Edge.Cat[i*cd:(i+1)*cd], g.Edge.Cat[e*cd:(e+1)*cd])
+					copyRow(out.Edge.Float[i*fd:(i+1)*fd], g.Edge.Float[e*fd:(e+1)*fd])
+				} else {
+					copyRow(out.Edge.Cat[i*cd:(i+1)*cd], opt.EdgeConst.Cat)
+					copyRow(out.Edge.Float[i*fd:(i+1)*fd], opt.EdgeConst.Float)
+				}
+				if opt.SP {
+					out.SP[i] = dist[v]
+				}
+				if opt.Adj {
+					adj := out.Adj[i*r : (i+1)*r]
+					for k, at := 0, u*n+v; k < len(adj); k, at = k+1, at+nn {
+						adj[k] = float32(counts[at])
+					}
+				}
+				i++
 			}
 		}
+		for _, v := range nbr {
+			edgeOf[v] = -1
+		}
 	}
-	copyNodes(out, g, opt)
-	if opt.CLS {
-		addCLS(out, n, opt)
+}
+
+// copyRow copies a feature row of a few values; a loop beats copy's call at these lengths.
+func copyRow[T int32 | float32](dst, src []T) {
+	for k := range dst {
+		dst[k] = src[k]
 	}
-	return out, nil
 }
 
 // copyNodes copies node features, node labels and any Laplacian encoding, appending the CLS
@@ -163,32 +239,26 @@ func copyNodes(out, g *data.Graph, opt Options) {
 	}
 }
 
-// addCLS appends the CLS node's edges: c→v for all v, v→c for all v, and c→c with self-loops.
-func addCLS(out *data.Graph, n int, opt Options) {
+// addCLS fills edges from index m on with the CLS node's edges: c→v for all v, v→c for all v,
+// and c→c with self-loops.
+func addCLS(out *data.Graph, n, m int, opt Options) {
 	c := int32(n)
-	add := func(s, d int32) {
-		out.Src = append(out.Src, s)
-		out.Dst = append(out.Dst, d)
-		if !out.Edge.Empty() {
-			out.Edge.AppendRow(opt.EdgeConst)
-		}
+	cd, fd := out.Edge.CatDim, out.Edge.FloatDim
+	set := func(i int, s, d int32) {
+		out.Src[i], out.Dst[i] = s, d
+		copy(out.Edge.Cat[i*cd:(i+1)*cd], opt.EdgeConst.Cat)
+		copy(out.Edge.Float[i*fd:(i+1)*fd], opt.EdgeConst.Float)
 		if opt.SP {
-			out.SP = append(out.SP, int32(opt.R+1))
+			out.SP[i] = int32(opt.R + 1)
 		}
-		if opt.Adj {
-			for k := 0; k < opt.R; k++ {
-				out.Adj = append(out.Adj, 0)
-			}
-		}
+		// Adjacency rows are already zero.
 	}
 	for v := int32(0); v < c; v++ {
-		add(c, v)
-	}
-	for v := int32(0); v < c; v++ {
-		add(v, c)
+		set(m+int(v), c, v)
+		set(m+n+int(v), v, c)
 	}
 	if opt.SelfLoops {
-		add(c, c)
+		set(m+2*n, c, c)
 	}
 }
 

@@ -97,5 +97,10 @@ func Suite(seed uint64) []*data.Graph {
 		p := []float64{0.02, 0.08, 0.15, 0.3, 0.7}[i%5]
 		gs = append(gs, New(rng, Options{N: n, P: p, Directed: i%2 == 1, EdgeVocab: 4, FloatEdges: i%3 == 0}))
 	}
+	// Larger graphs, so that reachability bitsets span several 64-bit words.
+	for _, n := range []int{65, 130} {
+		gs = append(gs, New(rng, Options{N: n, P: 2.5 / float64(n), EdgeVocab: 4}))
+		gs = append(gs, New(rng, Options{N: n, P: 1.5 / float64(n), Directed: true, EdgeVocab: 4}))
+	}
 	return gs
 }

@@ -1,0 +1,47 @@
+// Package testdata finds the shared benchmark data folder for tests and benchmarks, which run
+// with the package folder as working directory.
+package testdata
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
+)
+
+// Dir returns the benchmark data folder: $REWIREGNN_DATA if set, else the shared folder beside
+// the repository root found by walking up from the working directory. It skips the test if
+// there is none.
+func Dir(tb testing.TB) string {
+	tb.Helper()
+	if d := os.Getenv(data.EnvDataDir); d != "" {
+		return d
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for d := wd; ; d = filepath.Dir(d) {
+		if _, err := os.Stat(filepath.Join(d, "go.mod")); err == nil {
+			cand := filepath.Join(d, "..", "shared", "data")
+			if st, err := os.Stat(cand); err == nil && st.IsDir() {
+				return cand
+			}
+			tb.Skipf("no benchmark data: %s does not exist (set %s)", cand, data.EnvDataDir)
+		}
+		if filepath.Dir(d) == d {
+			tb.Skipf("no benchmark data: no go.mod above %s (set %s)", wd, data.EnvDataDir)
+		}
+	}
+}
+
+// Load loads a split of a dataset from the shared data folder, failing the test on error.
+func Load(tb testing.TB, dataset, split string) ([]*data.Graph, *data.Spec) {
+	tb.Helper()
+	gs, spec, err := data.LoadSplit(Dir(tb), dataset, split)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return gs, spec
+}
