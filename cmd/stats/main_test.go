@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
+)
+
+func runJSON(t *testing.T, args ...string) []Row {
+	t.Helper()
+	var out bytes.Buffer
+	if err := run(append(args, "-json", "-repeat", "1"), &out); err != nil {
+		t.Fatal(err)
+	}
+	var rows []Row
+	if err := json.Unmarshal(out.Bytes(), &rows); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
+	}
+	return rows
+}
+
+// The density column of the paper's ZINC table (REFERENCE §5.7), r = 1..10.
+func TestZINCDensityMatchesPaper(t *testing.T) {
+	paper := []float64{.14, .27, .40, .52, .62, .71, .79, .85, .90, .94}
+	rows := runJSON(t, "-data", testdata.Dir(t), "-dataset", "zinc", "-split", "test", "-r", "1-10")
+	if len(rows) != 10 {
+		t.Fatalf("%d rows", len(rows))
+	}
+	for i, row := range rows {
+		if row.R != i+1 || row.Graphs != 1000 || !row.Lossless {
+			t.Errorf("row %d: %+v", i, row)
+		}
+		if got := fmt.Sprintf("%.2f", row.Density); got != fmt.Sprintf("%.2f", paper[i]) {
+			t.Errorf("r=%d: density %.4f rounds to %s, paper %.2f", row.R, row.Density, got, paper[i])
+		}
+		if math.Abs(row.NodesMean-23.117) > 1e-9 || row.RewireUsPerGraph <= 0 || row.LapPEUsPerGraph <= 0 {
+			t.Errorf("r=%d: nodes %.3f, times %.2f/%.2f", row.R, row.NodesMean, row.RewireUsPerGraph, row.LapPEUsPerGraph)
+		}
+	}
+}
+
+// AQSOL validation + test densities with the diagonal, as computed independently in
+// REFERENCE §5.7 (1 992 graphs, several with isolated nodes and several components).
+func TestAQSOLValTestDensity(t *testing.T) {
+	ref := []float64{.161, .313, .460, .580, .674, .749, .805, .848, .878, .900}
+	dir := testdata.Dir(t)
+	val := runJSON(t, "-data", dir, "-dataset", "aqsol", "-split", "val", "-r", "1-10")
+	test := runJSON(t, "-data", dir, "-dataset", "aqsol", "-split", "test", "-r", "1-10")
+	for i := range ref {
+		d := (val[i].Density*float64(val[i].Graphs) + test[i].Density*float64(test[i].Graphs)) / float64(val[i].Graphs+test[i].Graphs)
+		if math.Abs(d-ref[i]) > 0.0005 || !val[i].Lossless || !test[i].Lossless {
+			t.Errorf("r=%d: density %.4f, reference %.3f (lossless %v/%v)", i+1, d, ref[i], val[i].Lossless, test[i].Lossless)
+		}
+	}
+}
+
+func TestCLSAddsNodeAndEdges(t *testing.T) {
+	dir := testdata.Dir(t)
+	plain := runJSON(t, "-data", dir, "-dataset", "zinc", "-split", "val", "-r", "2")
+	cls := runJSON(t, "-data", dir, "-dataset", "zinc", "-split", "val", "-r", "2", "-cls")
+	p, c := plain[0], cls[0]
+	// One CLS node; 2n + 1 edges per graph (n = original nodes).
+	if math.Abs(c.NodesMean-p.NodesMean-1) > 1e-9 || math.Abs(c.EdgesMean-p.EdgesMean-(2*p.NodesMean+1)) > 1e-9 {
+		t.Errorf("cls: nodes %.3f→%.3f, edges %.3f→%.3f", p.NodesMean, c.NodesMean, p.EdgesMean, c.EdgesMean)
+	}
+	if c.Density != p.Density || !c.Lossless {
+		t.Errorf("cls changed density %.4f→%.4f or lost recovery", p.Density, c.Density)
+	}
+}
+
+func TestTableOutput(t *testing.T) {
+	var out bytes.Buffer
+	if err := run([]string{"-data", testdata.Dir(t), "-dataset", "zinc", "-split", "val", "-r", "1,3", "-repeat", "1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	text := out.String()
+	for _, want := range []string{"density", "lossless", "zinc val, q=8"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("table lacks %q:\n%s", want, text)
+		}
+	}
+	if lines := strings.Count(text, "\n"); lines != 5 {
+		t.Errorf("%d lines:\n%s", lines, text)
+	}
+}
+
+func TestBadArguments(t *testing.T) {
+	dir := testdata.Dir(t)
+	missing := filepath.Join(t.TempDir(), "none")
+	cases := map[string][]string{
+		"-r: radii \"0\": r = 0":        {"-data", dir, "-r", "0"},
+		"-r: radii \"-2\"":              {"-data", dir, "-r", "-2"},
+		"-q -1: needs at least one":     {"-data", dir, "-r", "1", "-q", "-1"},
+		`unknown dataset "zync"`:        {"-data", dir, "-dataset", "zync"},
+		`data folder "` + missing + `"`: {"-data", missing},
+		`unknown split "dev"`:           {"-data", dir, "-split", "dev"},
+		"flag provided but not defined": {"-radius", "3"},
+	}
+	for want, args := range cases {
+		var out bytes.Buffer
+		err := run(args, &out)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: error %v, want %q", args, err, want)
+		}
+	}
+}
