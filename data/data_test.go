@@ -15,9 +15,9 @@ import (
 // Row counts and totals published in the shared data README.
 func TestMoleculeFilesMatchPublishedTotals(t *testing.T) {
 	cases := []struct {
-		dataset, split      string
+		dataset, split       string
 		graphs, nodes, edges int
-		vocab               int
+		vocab                int
 	}{
 		{"zinc", "train", 8807, 204332, 439544, 28},
 		{"zinc", "val", 1000, 23083, 49692, 28},

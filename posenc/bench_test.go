@@ -3,6 +3,7 @@ package posenc
 import (
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/internal/cputime"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
 
@@ -14,13 +15,12 @@ func BenchmarkLaplacianZINC(b *testing.B) {
 	const q = 8
 	out := make([]float32, 64*q)
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	cputime.Measure(b, func(i int) {
 		g := gs[i%len(gs)]
 		if err := lap.Encode(g.N, g.Src, g.Dst, q, out[:g.N*q]); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 	if lap.Fallbacks() > 0 {
 		b.Logf("%d dense fallbacks", lap.Fallbacks())
 	}
@@ -31,11 +31,10 @@ func BenchmarkWalksZINC(b *testing.B) {
 	gs, _ := testdata.Load(b, "zinc", "test")
 	var w Walks
 	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
+	cputime.Measure(b, func(i int) {
 		g := gs[i%len(gs)]
 		if err := w.Reset(g.N, g.Src, g.Dst, 4, true); err != nil {
 			b.Fatal(err)
 		}
-	}
+	})
 }

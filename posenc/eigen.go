@@ -23,7 +23,8 @@ type eigenWork struct {
 	x                   []float64
 }
 
-// smallestEigen overwrites the n×n symmetric matrix a (row-major) and returns its k smallest
+// smallestEigen overwrites the n×n symmetric matrix a (row-major; only the lower triangle is
+// read) and returns its k smallest
 // eigenvalues in ascending order, with orthonormal eigenvectors in vecs (k rows of n).
 func (w *eigenWork) smallestEigen(a []float64, n, k int, vals, vecs []float64) error {
 	if n == 0 || k == 0 {
@@ -53,7 +54,8 @@ func (w *eigenWork) smallestEigen(a []float64, n, k int, vals, vecs []float64) e
 	return nil
 }
 
-// tridiagonalize reduces the symmetric n×n matrix a to tridiagonal form T = Qᵀ a Q by
+// tridiagonalize reduces the symmetric n×n matrix a (only its lower triangle is read) to
+// tridiagonal form T = Qᵀ a Q by
 // Householder reflections H_i (i = n-1 … 1, each acting on indices 0..i-1), working from the
 // last row up. On return d is T's diagonal, f[i] couples i and i+1, and row i of a holds the
 // reflector vector u_i in its first i entries, with h[i] = uᵀu/2 (0: no reflection), so that
@@ -86,27 +88,35 @@ func tridiagonalize(a []float64, n int, d, f, h, p []float64) {
 		hh := sigma - x*g
 		u[l] = x - g
 		h[i] = hh
-		// p = A u / hh over the leading i×i block; K = uᵀp / (2 hh); q = p − K u.
-		kk := 0.0
+		// p = A u / hh over the leading i×i block, reading only its lower triangle (each
+		// entry serves row j and, mirrored, row c); K = uᵀp / (2 hh); q = p − K u.
+		pp := p[:i]
+		clear(pp)
 		for j := 0; j < i; j++ {
-			row := a[j*n : j*n+i]
-			s := 0.0
-			for c, v := range row {
+			row := a[j*n : j*n+j+1]
+			uj := u[j]
+			s := row[j] * uj
+			for c, v := range row[:j] {
 				s += v * u[c]
+				pp[c] += v * uj
 			}
-			p[j] = s / hh
-			kk += u[j] * p[j]
+			pp[j] += s
+		}
+		kk := 0.0
+		for j := range pp {
+			pp[j] /= hh
+			kk += u[j] * pp[j]
 		}
 		kk /= 2 * hh
-		for j := 0; j < i; j++ {
-			p[j] -= kk * u[j]
+		for j := range pp {
+			pp[j] -= kk * u[j]
 		}
-		// A ← A − q uᵀ − u qᵀ on the leading block.
+		// A ← A − q uᵀ − u qᵀ on the lower triangle of the leading block.
 		for j := 0; j < i; j++ {
-			row := a[j*n : j*n+i]
-			qj, uj := p[j], u[j]
+			row := a[j*n : j*n+j+1]
+			qj, uj := pp[j], u[j]
 			for c := range row {
-				row[c] -= qj*u[c] + uj*p[c]
+				row[c] -= qj*u[c] + uj*pp[c]
 			}
 		}
 		d[i] = a[i*n+i]
@@ -170,13 +180,13 @@ func qlEigenvalues(d, e []float64) error {
 				return errNoConvergence
 			}
 			g := (d[l+1] - d[l]) / (2 * e[l])
-			r := math.Hypot(g, 1)
+			r := math.Sqrt(g*g + 1) // entries are O(1): no overflow, so no need for Hypot's scaling
 			g = d[m] - d[l] + e[l]/(g+math.Copysign(r, g))
 			s, c, p := 1.0, 1.0, 0.0
 			i := m - 1
 			for ; i >= l; i-- {
 				ff, b := s*e[i], c*e[i]
-				r = math.Hypot(ff, g)
+				r = math.Sqrt(ff*ff + g*g)
 				e[i+1] = r
 				if r == 0 {
 					d[i+1] -= p

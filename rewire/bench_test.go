@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/internal/cputime"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
 
@@ -16,12 +17,11 @@ func BenchmarkRewireZINC(b *testing.B) {
 			var rw Rewirer
 			opt := Defaults(spec, r)
 			b.ReportAllocs()
-			b.ResetTimer()
-			for i := 0; i < b.N; i++ {
+			cputime.Measure(b, func(i int) {
 				if _, err := rw.Rewire(gs[i%len(gs)], opt); err != nil {
 					b.Fatal(err)
 				}
-			}
+			})
 		})
 	}
 }
