@@ -83,11 +83,13 @@ func ReadIDXImages(path string) (*Images, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(raw) >= 4 {
+		if m := binary.BigEndian.Uint32(raw); m != idxImagesMagic {
+			return nil, fmt.Errorf("%s: magic number %d, want %d (idx image file); is this a label file?", path, m, idxImagesMagic)
+		}
+	}
 	if len(raw) < 16 {
 		return nil, fmt.Errorf("%s: %d bytes, too short for an idx image header (16 bytes)", path, len(raw))
-	}
-	if m := binary.BigEndian.Uint32(raw); m != idxImagesMagic {
-		return nil, fmt.Errorf("%s: magic number %d, want %d (idx image file); is this a label file?", path, m, idxImagesMagic)
 	}
 	count := int(binary.BigEndian.Uint32(raw[4:]))
 	rows := int(binary.BigEndian.Uint32(raw[8:]))
@@ -108,11 +110,13 @@ func ReadIDXLabels(path string, classes int) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	if len(raw) >= 4 {
+		if m := binary.BigEndian.Uint32(raw); m != idxLabelsMagic {
+			return nil, fmt.Errorf("%s: magic number %d, want %d (idx label file); is this an image file?", path, m, idxLabelsMagic)
+		}
+	}
 	if len(raw) < 8 {
 		return nil, fmt.Errorf("%s: %d bytes, too short for an idx label header (8 bytes)", path, len(raw))
-	}
-	if m := binary.BigEndian.Uint32(raw); m != idxLabelsMagic {
-		return nil, fmt.Errorf("%s: magic number %d, want %d (idx label file); is this an image file?", path, m, idxLabelsMagic)
 	}
 	count := int(binary.BigEndian.Uint32(raw[4:]))
 	if len(raw) != 8+count {
