@@ -119,7 +119,7 @@ func TestPatternStatistics(t *testing.T) {
 
 func TestSBMDeterministic(t *testing.T) {
 	for _, c := range []SBMConfig{ClusterConfig(), PatternConfig()} {
-		c.Val = 8
+		c.Val, c.Test = 8, 8
 		a, err := GenerateSBM(c, "val", 7)
 		if err != nil {
 			t.Fatal(err)
