@@ -34,6 +34,7 @@ const (
 	EncShort = "short" // shortest-path distance on edges (§5.5a)
 	EncLap   = "lp"    // Laplacian eigenvectors on nodes of the original graph (§5.5c)
 	EncNone  = "none"  // rewiring only
+	EncRaw   = "raw"   // the split as loaded, not rewired (R must be 0): caches slow loaders such as superpixels
 )
 
 // Key identifies one preprocessed split.
@@ -61,10 +62,12 @@ func (k Key) Validate() error {
 	switch {
 	case k.Dataset == "" || k.Split == "":
 		return fmt.Errorf("cache key %s: dataset and split are required", k)
-	case k.R < 1:
+	case k.Encoding == EncRaw && (k.R != 0 || k.CLS):
+		return fmt.Errorf("cache key %s: the raw split takes r = 0 and no CLS node", k)
+	case k.Encoding != EncRaw && k.R < 1:
 		return fmt.Errorf("cache key %s: r = %d: the hop radius must be at least 1", k, k.R)
-	case k.Encoding != EncAdj && k.Encoding != EncShort && k.Encoding != EncLap && k.Encoding != EncNone:
-		return fmt.Errorf("cache key %s: unknown encoding %q (want adj, short, lp or none)", k, k.Encoding)
+	case k.Encoding != EncAdj && k.Encoding != EncShort && k.Encoding != EncLap && k.Encoding != EncNone && k.Encoding != EncRaw:
+		return fmt.Errorf("cache key %s: unknown encoding %q (want adj, short, lp, none or raw)", k, k.Encoding)
 	case k.Encoding == EncLap && k.Q < 1:
 		return fmt.Errorf("cache key %s: the Laplacian encoding needs q ≥ 1, got %d", k, k.Q)
 	}
@@ -100,6 +103,9 @@ func (k Key) FileName() string {
 func Build(gs []*data.Graph, spec *data.Spec, key Key, workers int) ([]*data.Graph, error) {
 	if err := key.Validate(); err != nil {
 		return nil, err
+	}
+	if key.Encoding == EncRaw {
+		return gs, nil
 	}
 	opt := rewire.Options{R: key.R, SelfLoops: key.SelfLoops, CLS: key.CLS,
 		SP: key.Encoding == EncShort, Adj: key.Encoding == EncAdj,
@@ -194,12 +200,28 @@ func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, 
 	return gs, st, nil
 }
 
+// slowRaw lists the datasets whose raw split is itself worth caching (SLIC on every image).
+var slowRaw = map[string]bool{"mnist": true, "cifar10": true}
+
 // LoadDataset is Load with the source being data.LoadSplitSeed(dataDir, key.Dataset,
-// key.Split, key.Seed).
+// key.Split, key.Seed). For MNIST and CIFAR-10 the superpixel graphs are themselves cached
+// (encoding "raw"), so each (r, encoding) variant does not redo the segmentation.
 func LoadDataset(cacheDir, dataDir string, key Key, workers int) ([]*data.Graph, Status, error) {
-	return Load(cacheDir, key, func() ([]*data.Graph, *data.Spec, error) {
+	src := func() ([]*data.Graph, *data.Spec, error) {
 		return data.LoadSplitSeed(dataDir, key.Dataset, key.Split, key.Seed)
-	}, workers)
+	}
+	if name := strings.ToLower(key.Dataset); slowRaw[name] && key.Encoding != EncRaw {
+		src = func() ([]*data.Graph, *data.Spec, error) {
+			raw := Key{Dataset: name, Split: key.Split, Encoding: EncRaw, Seed: key.Seed}
+			gs, _, err := LoadDataset(cacheDir, dataDir, raw, workers)
+			if err != nil {
+				return nil, nil, err
+			}
+			spec, err := data.OpenSpec(dataDir, name)
+			return gs, spec, err
+		}
+	}
+	return Load(cacheDir, key, src, workers)
 }
 
 // WriteFile writes gs to path atomically: to a temporary file in the same folder, synced, then

@@ -173,6 +173,49 @@ func TestByteIdentical(t *testing.T) {
 	}
 }
 
+func TestRawMNISTCachedOnce(t *testing.T) {
+	// A small MNIST-like image set through the raw cache: the segmentation runs once for two
+	// rewired variants.
+	dir := t.TempDir()
+	calls := 0
+	raw := Key{Dataset: "mnist", Split: "test", Encoding: EncRaw}
+	src := func() ([]*data.Graph, *data.Spec, error) {
+		calls++
+		im, err := data.LoadMNISTImages(dataDir, "test")
+		if err != nil {
+			return nil, nil, err
+		}
+		o := data.MNISTSuperpixels()
+		o.Limit = 10
+		gs, err := data.SuperpixelGraphs(im, o)
+		spec, _ := data.OpenSpec(dataDir, "mnist")
+		return gs, spec, err
+	}
+	base, _, err := Load(dir, raw, src, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err := Load(dir, raw, src, 2); err != nil || !st.Hit || calls != 1 {
+		t.Fatalf("raw cache: %v %+v %d calls", err, st, calls)
+	}
+	for _, r := range []int{1, 2} {
+		key := Key{Dataset: "mnist", Split: "test", R: r, Encoding: EncAdj, CLS: true, SelfLoops: true}
+		gs, _, err := LoadDataset(dir, dataDir, key, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gs) != 10 || gs[0].N != base[0].N+1 || !gs[0].HasCLS {
+			t.Fatalf("r = %d: %d graphs, %d nodes (raw %d)", r, len(gs), gs[0].N, base[0].N)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("segmentation ran %d times", calls)
+	}
+	if err := (Key{Dataset: "mnist", Split: "test", R: 1, Encoding: EncRaw}).Validate(); err == nil {
+		t.Error("raw key with r = 1 accepted")
+	}
+}
+
 func TestKeyErrors(t *testing.T) {
 	for _, k := range []Key{
 		{Dataset: "zinc", Split: "val", R: 0, Encoding: EncAdj},
