@@ -84,13 +84,41 @@ func regularGrid(shape []int, n int) (starts, steps []int) {
 	return starts, steps
 }
 
-// slic segments im into about n superpixels and returns a label per pixel, numbered 0..k−1 in
-// raster order of first appearance, and k.
+// slicer runs SLIC on one image for a decreasing number of requested segments, reusing the
+// clustering when the seed grid does not change (only the connectivity step depends on n then).
+type slicer struct {
+	im          *slicImage
+	compactness float64
+	grid        [6]int
+	nearest     []int32
+}
+
+// segment returns a label per pixel for n requested segments, numbered 0..k−1 in raster order
+// of first appearance, and k.
+func (s *slicer) segment(n int) ([]int32, int) {
+	h, w := s.im.h, s.im.w
+	starts, steps := regularGrid([]int{1, h, w}, n)
+	grid := [6]int{starts[0], starts[1], starts[2], steps[0], steps[1], steps[2]}
+	if s.nearest == nil || grid != s.grid {
+		s.nearest = slicCluster(s.im, starts, steps, s.compactness)
+		s.grid = grid
+	}
+	size := float64(h*w) / float64(n)
+	return enforceConnectivity(s.nearest, h, w, int(0.5*size), int(3*size))
+}
+
+// slic segments im into about n superpixels (see slicer.segment).
 func slic(im *slicImage, n int, compactness float64) ([]int32, int) {
+	s := slicer{im: im, compactness: compactness}
+	return s.segment(n)
+}
+
+// slicCluster runs the iterative clustering from the seed grid (starts, steps) and returns the
+// nearest seed of every pixel.
+func slicCluster(im *slicImage, starts, steps []int, compactness float64) []int32 {
 	const maxIter = 10
 	h, w, nc := im.h, im.w, im.c
 	shape := []int{1, h, w}
-	starts, steps := regularGrid(shape, n)
 	// seeds: (y, x, colour…), colour starting at zero
 	nf := 2 + nc
 	var seg []float64
@@ -178,8 +206,7 @@ func slic(im *slicImage, n int, compactness float64) ([]int32, int) {
 			}
 		}
 	}
-	size := float64(h*w) / float64(n)
-	return enforceConnectivity(nearest, h, w, int(0.5*size), int(3*size))
+	return nearest
 }
 
 // enforceConnectivity relabels the segmentation into connected pieces (4-neighbourhood) in

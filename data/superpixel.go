@@ -60,11 +60,12 @@ func Superpixels(im *Images, i int, o SuperpixelOptions) ([]float32, int, error)
 	}
 	var labels []int32
 	k := o.MaxNodes + 1
+	sc := slicer{im: sl, compactness: o.Compactness}
 	for query := o.MaxNodes + o.QueryExtra; k > o.MaxNodes; query-- {
 		if query < 1 {
 			return nil, 0, fmt.Errorf("superpixels: image %d: no segmentation with at most %d superpixels", i, o.MaxNodes)
 		}
-		labels, k = slic(sl, query, o.Compactness)
+		labels, k = sc.segment(query)
 	}
 	if k < 1 {
 		return nil, 0, fmt.Errorf("superpixels: image %d: empty segmentation", i)
