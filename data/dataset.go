@@ -31,7 +31,7 @@ func ResolveDataDir(dir string) (string, error) {
 	}
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/) are expected there; "+
+		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/, and cifar10/ if you use CIFAR-10) are expected there; "+
 			"pass -data DIR or set %s to the folder that holds them", dir, from, EnvDataDir)
 	}
 	return dir, nil

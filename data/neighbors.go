@@ -39,7 +39,8 @@ func NeighborsMatchTree(depth int) (n int, src, dst []int32, leaves []int32) {
 // the graph label is π(κ) ∈ 1..L. Permutations: for depth ≤ 3, min(1000, L!) distinct ones;
 // deeper, min(1000, L!, ⌊32000/L⌋) independent random ones; each is paired with every key κ.
 // Node features are two categorical ids (key, value) from a vocabulary of L+1; edge features
-// are the constant 1.0.
+// are the constant 1.0. All examples of a depth share one read-only copy of the tree's Src, Dst
+// and edge-feature arrays; copy them before modifying a graph in place.
 func NeighborsMatch(depth int, seed uint64) (train, test []*Graph, err error) {
 	if depth < 1 || depth > NeighborsMatchMaxDepth {
 		return nil, nil, fmt.Errorf("neighborsmatch: depth %d outside 1..%d", depth, NeighborsMatchMaxDepth)
