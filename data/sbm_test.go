@@ -117,8 +117,40 @@ func TestPatternStatistics(t *testing.T) {
 	}
 }
 
+func TestPatternV4Statistics(t *testing.T) {
+	c := PatternV4Config()
+	c.Train, c.Patterns = 200, 20
+	gs, err := GenerateSBM(c, "train", 41)
+	if err != nil {
+		t.Fatal(err)
+	}
+	nodes, edges := meanNodesEdges(gs)
+	density := 0.0
+	sizes := map[int]bool{}
+	for _, g := range gs {
+		checkSymmetricSimple(t, g)
+		density += float64(g.NumEdges()+g.N) / float64(g.N*g.N)
+		k := 0
+		for _, l := range g.NodeLabel {
+			k += int(l)
+		}
+		if k < 5 || k > 34 {
+			t.Fatalf("%d pattern nodes", k)
+		}
+		sizes[k] = true
+	}
+	density /= float64(len(gs))
+	t.Logf("PATTERN v4 200 graphs: %.2f nodes, %.2f directed edges, r=1 density %.3f (paper .43)", nodes, edges, density)
+	if math.Abs(density-0.43) > 0.02 || math.Abs(nodes-117)/117 > 0.05 {
+		t.Errorf("density %.3f, nodes %.2f: want about .43 and 117", density, nodes)
+	}
+	if len(sizes) < 5 {
+		t.Errorf("only %d distinct pattern sizes", len(sizes))
+	}
+}
+
 func TestSBMDeterministic(t *testing.T) {
-	for _, c := range []SBMConfig{ClusterConfig(), PatternConfig()} {
+	for _, c := range []SBMConfig{ClusterConfig(), PatternConfig(), PatternV4Config()} {
 		c.Val, c.Test = 8, 8
 		a, err := GenerateSBM(c, "val", 7)
 		if err != nil {
