@@ -102,3 +102,27 @@ func TestMNISTSplits(t *testing.T) {
 		t.Error("unknown split accepted")
 	}
 }
+
+// BenchmarkMNISTSuperpixels measures segmentation and graph building per image (one core).
+//
+//	go test ./data -run '^$' -bench MNISTSuperpixels
+func BenchmarkMNISTSuperpixels(b *testing.B) {
+	im, err := LoadMNISTImages(testDataDir, "test")
+	if err != nil {
+		b.Fatal(err)
+	}
+	o := MNISTSuperpixels()
+	i := 0
+	for b.Loop() {
+		feat, n, err := Superpixels(im, i%im.Count, o)
+		if err != nil {
+			b.Fatal(err)
+		}
+		coord := make([]float64, 2*n)
+		for s := 0; s < n; s++ {
+			coord[2*s], coord[2*s+1] = float64(feat[3*s+1]), float64(feat[3*s+2])
+		}
+		KNNGraph(coord, n, o.K)
+		i++
+	}
+}
