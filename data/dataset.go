@@ -31,7 +31,7 @@ func ResolveDataDir(dir string) (string, error) {
 	}
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/) are expected there; "+
+		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/, and cifar10/ if you use CIFAR-10) are expected there; "+
 			"pass -data DIR or set %s to the folder that holds them", dir, from, EnvDataDir)
 	}
 	return dir, nil
@@ -61,18 +61,32 @@ var molecules = map[string]struct {
 	"aqsol": {dict: "dicts.json", atomKey: "atom_dict", bondVocab: 5, lapQ: 4},
 }
 
-// Names lists the datasets that can be loaded from files.
+// Names lists the datasets LoadSplit knows: the file-backed molecules, the image datasets, and
+// the generated ones (NeighborsMatch as "neighborsmatch-<depth>", depth 1..9).
 func Names() []string {
 	var ns []string
 	for n := range molecules {
 		ns = append(ns, n)
 	}
+	ns = append(ns, "cluster", "pattern", "pattern-v4", "mnist", "cifar10", "neighborsmatch-1..9", "erdosrenyi")
 	sort.Strings(ns)
 	return ns
 }
 
-// LoadSplit loads one split ("train", "val" or "test") of a file-backed dataset from dir.
+// DefaultGenSeed is the seed LoadSplit uses for the generated datasets (CLUSTER, PATTERN,
+// NeighborsMatch, Erdős–Rényi); LoadSplitSeed takes another.
+const DefaultGenSeed uint64 = 41
+
+// LoadSplit loads one split ("train", "val" or "test") of a dataset: molecules from their JSON
+// Lines files in dir, MNIST from dir/mnist and CIFAR-10 from dir/cifar10 (superpixel graphs
+// computed on the fly; see the preprocessing cache), CLUSTER, PATTERN, NeighborsMatch and
+// Erdős–Rényi generated with DefaultGenSeed.
 func LoadSplit(dir, name, split string) ([]*Graph, *Spec, error) {
+	return LoadSplitSeed(dir, name, split, DefaultGenSeed)
+}
+
+// LoadSplitSeed is LoadSplit with the seed of the generated datasets given.
+func LoadSplitSeed(dir, name, split string, seed uint64) ([]*Graph, *Spec, error) {
 	spec, err := OpenSpec(dir, name)
 	if err != nil {
 		return nil, nil, err
@@ -80,6 +94,14 @@ func LoadSplit(dir, name, split string) ([]*Graph, *Spec, error) {
 	if !contains(spec.Splits, split) {
 		return nil, nil, fmt.Errorf("%s: unknown split %q (have %s)", name, split, strings.Join(spec.Splits, ", "))
 	}
+	if _, ok := molecules[spec.Name]; !ok {
+		gs, err := loadOther(dir, spec, split, seed)
+		if err != nil {
+			return nil, nil, err
+		}
+		return gs, spec, nil
+	}
+	name = spec.Name
 	path := filepath.Join(dir, name, split+".jsonl.gz")
 	gs, err := ReadMolecules(path, spec.NodeVocab, spec.EdgeVocab)
 	if err != nil {
@@ -90,6 +112,9 @@ func LoadSplit(dir, name, split string) ([]*Graph, *Spec, error) {
 
 // OpenSpec reads a dataset's dictionaries from dir and returns its description.
 func OpenSpec(dir, name string) (*Spec, error) {
+	if spec, ok, err := otherSpec(name); ok || err != nil {
+		return spec, err
+	}
 	m, ok := molecules[strings.ToLower(name)]
 	if !ok {
 		return nil, fmt.Errorf("unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))

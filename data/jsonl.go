@@ -52,15 +52,16 @@ func parseMolecules(path string, r io.Reader, nodeVocab, edgeVocab int) ([]*Grap
 		}
 		g, err := parseMolecule(text, nodeVocab, edgeVocab)
 		if err != nil {
+			// A truncated stream ends in a partial line: report the truncation, not the JSON.
+			if !sc.Scan() && sc.Err() != nil {
+				return nil, streamError(path, line-1, sc.Err())
+			}
 			return nil, fmt.Errorf("%s: line %d: %w", path, line, err)
 		}
 		gs = append(gs, g)
 	}
 	if err := sc.Err(); err != nil {
-		if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
-			return nil, fmt.Errorf("%s: truncated or corrupt gzip data after line %d: %w", path, line, err)
-		}
-		return nil, fmt.Errorf("%s: reading after line %d: %w", path, line, err)
+		return nil, streamError(path, line, err)
 	}
 	if len(gs) == 0 {
 		return nil, fmt.Errorf("%s: no graphs in file", path)
@@ -116,4 +117,12 @@ func parseMolecule(text []byte, nodeVocab, edgeVocab int) (*Graph, error) {
 		return nil, err
 	}
 	return g, nil
+}
+
+// streamError describes a read error of a compressed JSON Lines file after line complete lines.
+func streamError(path string, line int, err error) error {
+	if errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, gzip.ErrChecksum) || errors.Is(err, gzip.ErrHeader) {
+		return fmt.Errorf("%s: truncated or corrupt gzip data after line %d: %w", path, line, err)
+	}
+	return fmt.Errorf("%s: reading after line %d: %w", path, line, err)
 }

@@ -1,0 +1,265 @@
+package cache
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
+)
+
+const dataDir = "../../../shared/data"
+
+// smallSource returns a source of the first n graphs of a split, counting its calls.
+func smallSource(t testing.TB, name, split string, n int, calls *int) Source {
+	return func() ([]*data.Graph, *data.Spec, error) {
+		*calls++
+		gs, spec, err := data.LoadSplit(dataDir, name, split)
+		if err != nil {
+			return nil, nil, err
+		}
+		return gs[:min(n, len(gs))], spec, nil
+	}
+}
+
+func encoded(t *testing.T, key Key, gs []*data.Graph) []byte {
+	t.Helper()
+	b, err := Encode(key, gs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestLoadBuildsThenHits(t *testing.T) {
+	for _, key := range []Key{
+		{Dataset: "zinc", Split: "val", R: 3, Encoding: EncAdj, SelfLoops: true},
+		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncShort, CLS: true, SelfLoops: true},
+		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncLap, Q: 8, SelfLoops: true},
+		{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: EncAdj, CLS: true, SelfLoops: true, Seed: 3},
+	} {
+		dir := t.TempDir()
+		calls := 0
+		src := smallSource(t, key.Dataset, key.Split, 50, &calls)
+		gs, st, err := Load(dir, key, src, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Hit || st.Rebuilt != "missing" || calls != 1 {
+			t.Fatalf("%s: first load %+v, %d source calls", key, st, calls)
+		}
+		again, st, err := Load(dir, key, src, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.Hit || calls != 1 {
+			t.Fatalf("%s: second load %+v, %d source calls", key, st, calls)
+		}
+		if !bytes.Equal(encoded(t, key, gs), encoded(t, key, again)) {
+			t.Errorf("%s: cached graphs differ from built ones", key)
+		}
+		g := again[0]
+		switch key.Encoding {
+		case EncAdj:
+			if g.AdjDim != key.R || g.SP != nil || g.Lap != nil {
+				t.Errorf("adj: AdjDim %d, SP %v, Lap %v", g.AdjDim, g.SP != nil, g.Lap != nil)
+			}
+		case EncShort:
+			if g.SP == nil || g.Adj != nil || !g.HasCLS {
+				t.Errorf("short: SP %v, Adj %v, CLS %v", g.SP != nil, g.Adj != nil, g.HasCLS)
+			}
+		case EncLap:
+			if g.LapDim != 8 || len(g.Lap) != 8*g.N || g.SP != nil || g.Adj != nil {
+				t.Errorf("lp: LapDim %d, %d values", g.LapDim, len(g.Lap))
+			}
+		}
+	}
+}
+
+func TestCorruptAndStaleRebuilt(t *testing.T) {
+	dir := t.TempDir()
+	key := Key{Dataset: "zinc", Split: "val", R: 2, Encoding: EncAdj, SelfLoops: true}
+	calls := 0
+	src := smallSource(t, "zinc", "val", 40, &calls)
+	if _, _, err := Load(dir, key, src, 2); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, key.FileName())
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	// flip one byte in the middle of the payload
+	bad := bytes.Clone(good)
+	bad[len(bad)/2] ^= 0x40
+	if err := os.WriteFile(path, bad, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadFile(path, key); err == nil || !strings.Contains(err.Error(), "checksum") || !strings.Contains(err.Error(), path) {
+		t.Errorf("corrupt file: error %v, want a checksum error naming the file", err)
+	}
+	_, st, err := Load(dir, key, src, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Hit || !strings.Contains(st.Rebuilt, "checksum") || calls != 2 {
+		t.Errorf("corrupt file not rebuilt: %+v, %d calls", st, calls)
+	}
+	if now, _ := os.ReadFile(path); !bytes.Equal(now, good) {
+		t.Error("rebuilt file differs from the original build")
+	}
+
+	// truncated file
+	if err := os.WriteFile(path, good[:len(good)-100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, st, _ = Load(dir, key, src, 2); st.Hit || calls != 3 {
+		t.Errorf("truncated file not rebuilt: %+v", st)
+	}
+
+	// stale: written by another preprocessing version under the same name
+	old := key
+	old.Version = PreprocessVersion + 1
+	gs, _, _ := src()
+	calls--
+	if err := WriteFile(path, old, gs); err != nil {
+		t.Fatal(err)
+	}
+	_, st, err = Load(dir, key, src, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Hit || !strings.Contains(st.Rebuilt, "stale") || calls != 4 {
+		t.Errorf("stale file not rebuilt: %+v, %d calls", st, calls)
+	}
+
+	// no temporary files left behind
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("%d entries in the cache folder, want 1", len(entries))
+	}
+}
+
+func TestByteIdentical(t *testing.T) {
+	key := Key{Dataset: "cluster", Split: "val", R: 1, Encoding: EncLap, Q: 4, CLS: true, SelfLoops: true, Seed: 5}
+	var files [][]byte
+	for _, workers := range []int{1, 2, 3} {
+		dir := t.TempDir()
+		calls := 0
+		src := func() ([]*data.Graph, *data.Spec, error) {
+			calls++
+			c := data.ClusterConfig()
+			c.Val = 12
+			gs, err := data.GenerateSBM(c, "val", key.Seed)
+			spec, _ := data.OpenSpec(dataDir, "cluster")
+			return gs, spec, err
+		}
+		if _, _, err := Load(dir, key, src, workers); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, key.FileName()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, b)
+	}
+	for i := 1; i < len(files); i++ {
+		if !bytes.Equal(files[0], files[i]) {
+			t.Errorf("cache built with different worker counts differs (%d vs %d bytes)", len(files[0]), len(files[i]))
+		}
+	}
+}
+
+func TestRawMNISTCachedOnce(t *testing.T) {
+	// A small MNIST-like image set through the raw cache: the segmentation runs once for two
+	// rewired variants.
+	dir := t.TempDir()
+	calls := 0
+	raw := Key{Dataset: "mnist", Split: "test", Encoding: EncRaw}
+	src := func() ([]*data.Graph, *data.Spec, error) {
+		calls++
+		im, err := data.LoadMNISTImages(dataDir, "test")
+		if err != nil {
+			return nil, nil, err
+		}
+		o := data.MNISTSuperpixels()
+		o.Limit = 10
+		gs, err := data.SuperpixelGraphs(im, o)
+		spec, _ := data.OpenSpec(dataDir, "mnist")
+		return gs, spec, err
+	}
+	base, _, err := Load(dir, raw, src, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err := Load(dir, raw, src, 2); err != nil || !st.Hit || calls != 1 {
+		t.Fatalf("raw cache: %v %+v %d calls", err, st, calls)
+	}
+	for _, r := range []int{1, 2} {
+		key := Key{Dataset: "mnist", Split: "test", R: r, Encoding: EncAdj, CLS: true, SelfLoops: true}
+		gs, _, err := LoadDataset(dir, dataDir, key, 2)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(gs) != 10 || gs[0].N != base[0].N+1 || !gs[0].HasCLS {
+			t.Fatalf("r = %d: %d graphs, %d nodes (raw %d)", r, len(gs), gs[0].N, base[0].N)
+		}
+	}
+	if calls != 1 {
+		t.Errorf("segmentation ran %d times", calls)
+	}
+	if err := (Key{Dataset: "mnist", Split: "test", R: 1, Encoding: EncRaw}).Validate(); err == nil {
+		t.Error("raw key with r = 1 accepted")
+	}
+}
+
+func TestKeyErrors(t *testing.T) {
+	for _, k := range []Key{
+		{Dataset: "zinc", Split: "val", R: 0, Encoding: EncAdj},
+		{Dataset: "zinc", Split: "val", R: 1, Encoding: "spectral"},
+		{Dataset: "zinc", Split: "val", R: 1, Encoding: EncLap},
+		{Dataset: "../x", Split: "val", R: 1, Encoding: EncAdj},
+	} {
+		if err := k.Validate(); err == nil {
+			t.Errorf("key %s accepted", k)
+		}
+	}
+	if _, err := Decode([]byte("RWGCACHE\x01\x00\x00\x00garbage"), Key{}); err == nil {
+		t.Error("garbage decoded")
+	}
+	_, _, err := LoadDataset(t.TempDir(), dataDir, Key{Dataset: "nosuch", Split: "train", R: 1, Encoding: EncAdj}, 1)
+	if err == nil || !strings.Contains(err.Error(), `unknown dataset "nosuch"`) {
+		t.Errorf("unknown dataset: %v", err)
+	}
+}
+
+// BenchmarkZincR4Adj compares building the ZINC training split at r = 4 with the adjacency
+// encoding (cold: load the JSON Lines file, rewire, encode, write the cache) with reading it
+// back from the cache (warm).
+//
+//	go test ./data/cache -run '^$' -bench ZincR4Adj -benchtime 3x
+func BenchmarkZincR4Adj(b *testing.B) {
+	key := Key{Dataset: "zinc", Split: "train", R: 4, Encoding: EncAdj, SelfLoops: true}
+	dir := b.TempDir()
+	b.Run("cold", func(b *testing.B) {
+		for b.Loop() {
+			os.Remove(filepath.Join(dir, key.FileName()))
+			if _, st, err := LoadDataset(dir, dataDir, key, 0); err != nil || st.Hit {
+				b.Fatal(err, st)
+			}
+		}
+	})
+	b.Run("warm", func(b *testing.B) {
+		if _, _, err := LoadDataset(dir, dataDir, key, 0); err != nil {
+			b.Fatal(err)
+		}
+		for b.Loop() {
+			if _, st, err := LoadDataset(dir, dataDir, key, 0); err != nil || !st.Hit {
+				b.Fatal(err, st)
+			}
+		}
+	})
+}

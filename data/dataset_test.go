@@ -1,0 +1,55 @@
+package data
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestLoadMolecules(t *testing.T) {
+	for _, tc := range []struct {
+		name, split string
+		n, nodes    int
+	}{{"zinc", "val", 1000, 23083}, {"aqsol", "test", 996, 28396}, {"ZINC", "test", 1000, 23117}} {
+		gs, spec, err := LoadSplit(testDataDir, tc.name, tc.split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nodes := 0
+		for _, g := range gs {
+			nodes += g.N
+		}
+		if len(gs) != tc.n || nodes != tc.nodes {
+			t.Errorf("%s %s: %d graphs, %d nodes; want %d, %d", tc.name, tc.split, len(gs), nodes, tc.n, tc.nodes)
+		}
+		if spec.Name != "zinc" && spec.Name != "aqsol" {
+			t.Errorf("spec name %q", spec.Name)
+		}
+	}
+}
+
+func TestMoleculeFileErrors(t *testing.T) {
+	raw, err := os.ReadFile(filepath.Join(testDataDir, "zinc", "val.jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	path := filepath.Join(dir, "val.jsonl.gz")
+	if err := os.WriteFile(path, raw[:len(raw)/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadMolecules(path, 28, 4)
+	wantErr(t, err, path, "truncated")
+
+	if err := os.WriteFile(path, []byte("{\"x\":[1]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, err = ReadMolecules(path, 28, 4)
+	wantErr(t, err, path, "not a gzip file")
+
+	// a data folder without the dictionary
+	_, _, err = LoadSplit(dir, "zinc", "val")
+	wantErr(t, err, "atom_types.json", "not found")
+	_, _, err = LoadSplit(testDataDir, "zinc", "dev")
+	wantErr(t, err, `unknown split "dev"`)
+}

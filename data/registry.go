@@ -1,0 +1,65 @@
+package data
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+var trainValTest = []string{"train", "val", "test"}
+
+// otherSpec describes the datasets that are not molecule files. ok is false for a name it does
+// not know.
+func otherSpec(name string) (spec *Spec, ok bool, err error) {
+	name = strings.ToLower(name)
+	one := Row{Float: []float32{1}}
+	switch name {
+	case "cluster":
+		return &Spec{Name: name, NodeVocab: 7, EdgeConst: one, CLSNode: Row{Cat: []int32{7}}, LapQ: 20, Splits: trainValTest}, true, nil
+	case "pattern":
+		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest}, true, nil
+	case "mnist":
+		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 3)}, LapQ: 8, Directed: true, Splits: trainValTest}, true, nil
+	case "cifar10":
+		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 5)}, LapQ: 8, Directed: true, Splits: trainValTest}, true, nil
+	case "pattern-v4":
+		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest}, true, nil
+	case "erdosrenyi":
+		return &Spec{Name: name, NodeVocab: 1, EdgeConst: one, CLSNode: Row{Cat: []int32{1}}, LapQ: 8, Splits: []string{"train"}}, true, nil
+	}
+	if rest, found := strings.CutPrefix(name, "neighborsmatch-"); found {
+		depth, err := strconv.Atoi(rest)
+		if err != nil || depth < 1 || depth > NeighborsMatchMaxDepth {
+			return nil, false, fmt.Errorf("dataset %q: the NeighborsMatch depth must be a whole number in 1..%d (e.g. neighborsmatch-3)", name, NeighborsMatchMaxDepth)
+		}
+		L := int32(1) << depth
+		// keys and values are 0..L; the CLS node gets the fresh id L+1 for both
+		return &Spec{Name: name, NodeVocab: int(L) + 1, EdgeConst: one, CLSNode: Row{Cat: []int32{L + 1, L + 1}}, LapQ: 8, Directed: true,
+			Splits: []string{"train", "test"}}, true, nil
+	}
+	return nil, false, nil
+}
+
+// loadOther loads or generates one split of a dataset otherSpec describes.
+func loadOther(dir string, spec *Spec, split string, seed uint64) ([]*Graph, error) {
+	switch spec.Name {
+	case "cluster":
+		return GenerateSBM(ClusterConfig(), split, seed)
+	case "pattern":
+		return GenerateSBM(PatternConfig(), split, seed)
+	case "pattern-v4":
+		return GenerateSBM(PatternV4Config(), split, seed)
+	case "mnist":
+		return LoadMNIST(dir, split, MNISTSuperpixels())
+	case "cifar10":
+		return LoadCIFAR10(dir, split, CIFAR10Superpixels())
+	case "erdosrenyi":
+		return ErdosRenyi(DefaultErdosRenyi(), seed)
+	}
+	depth, _ := strconv.Atoi(strings.TrimPrefix(spec.Name, "neighborsmatch-"))
+	train, test, err := NeighborsMatch(depth, seed)
+	if split == "test" {
+		return test, err
+	}
+	return train, err
+}
