@@ -68,7 +68,7 @@ func Names() []string {
 	for n := range molecules {
 		ns = append(ns, n)
 	}
-	ns = append(ns, "cluster", "pattern", "pattern-v4", "mnist", "cifar10", "neighborsmatch-1..9", "erdosrenyi")
+	ns = append(ns, "cluster", "pattern", "pattern-v1", "mnist", "cifar10", "neighborsmatch-1..9", "erdosrenyi")
 	sort.Strings(ns)
 	return ns
 }

@@ -22,7 +22,7 @@ func otherSpec(name string) (spec *Spec, ok bool, err error) {
 		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 3)}, LapQ: 8, Directed: true, Splits: trainValTest}, true, nil
 	case "cifar10":
 		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 5)}, LapQ: 8, Directed: true, Splits: trainValTest}, true, nil
-	case "pattern-v4":
+	case "pattern-v1":
 		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest}, true, nil
 	case "erdosrenyi":
 		return &Spec{Name: name, NodeVocab: 1, EdgeConst: one, CLSNode: Row{Cat: []int32{1}}, LapQ: 8, Splits: []string{"train"}}, true, nil
@@ -47,8 +47,8 @@ func loadOther(dir string, spec *Spec, split string, seed uint64) ([]*Graph, err
 		return GenerateSBM(ClusterConfig(), split, seed)
 	case "pattern":
 		return GenerateSBM(PatternConfig(), split, seed)
-	case "pattern-v4":
-		return GenerateSBM(PatternV4Config(), split, seed)
+	case "pattern-v1":
+		return GenerateSBM(PatternV1Config(), split, seed)
 	case "mnist":
 		return LoadMNIST(dir, split, MNISTSuperpixels())
 	case "cifar10":

@@ -77,8 +77,8 @@ func TestClusterStatistics(t *testing.T) {
 	}
 }
 
-func TestPatternStatistics(t *testing.T) {
-	c := PatternConfig()
+func TestPatternV1Statistics(t *testing.T) {
+	c := PatternV1Config()
 	c.Train, c.Patterns = 200, 10
 	gs, err := GenerateSBM(c, "train", 41)
 	if err != nil {
@@ -117,8 +117,8 @@ func TestPatternStatistics(t *testing.T) {
 	}
 }
 
-func TestPatternV4Statistics(t *testing.T) {
-	c := PatternV4Config()
+func TestPatternStatistics(t *testing.T) {
+	c := PatternConfig()
 	c.Train, c.Patterns = 200, 20
 	gs, err := GenerateSBM(c, "train", 41)
 	if err != nil {
@@ -140,7 +140,7 @@ func TestPatternV4Statistics(t *testing.T) {
 		sizes[k] = true
 	}
 	density /= float64(len(gs))
-	t.Logf("PATTERN v4 200 graphs: %.2f nodes, %.2f directed edges, r=1 density %.3f (paper .43)", nodes, edges, density)
+	t.Logf("PATTERN 200 graphs: %.2f nodes, %.2f directed edges, r=1 density %.3f (paper .43)", nodes, edges, density)
 	if math.Abs(density-0.43) > 0.02 || math.Abs(nodes-117)/117 > 0.05 {
 		t.Errorf("density %.3f, nodes %.2f: want about .43 and 117", density, nodes)
 	}
@@ -150,7 +150,7 @@ func TestPatternV4Statistics(t *testing.T) {
 }
 
 func TestSBMDeterministic(t *testing.T) {
-	for _, c := range []SBMConfig{ClusterConfig(), PatternConfig(), PatternV4Config()} {
+	for _, c := range []SBMConfig{ClusterConfig(), PatternConfig(), PatternV1Config()} {
 		c.Val, c.Test = 8, 8
 		a, err := GenerateSBM(c, "val", 7)
 		if err != nil {
