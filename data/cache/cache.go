@@ -26,7 +26,7 @@ import (
 
 // PreprocessVersion is bumped whenever rewiring, the encodings or their conventions change in a
 // way that alters the cached graphs; files written by another version are rebuilt.
-const PreprocessVersion = 1
+const PreprocessVersion = 2 // 2: "pattern" became the REFERENCE §6 recipe
 
 // Encodings accepted in Key.Encoding.
 const (
