@@ -56,6 +56,40 @@ func (o *Options) Validate(g *data.Graph) error {
 type Rewirer struct {
 	walks  posenc.Walks
 	edgeOf []int32 // input edge u→v of the current source u, by v; -1 if none
+	eidx   []int32 // input edge of every kept pair, -1 for added ones
+
+	// Output arrays are carved from slabs shared by consecutive graphs: one allocation serves
+	// many graphs, which matters when a whole dataset is rewired (a slab is freed once every
+	// graph carved from it is unreachable).
+	ints   []int32
+	floats []float32
+}
+
+// slabSize is the number of values per slab; a graph larger than that gets its own.
+const slabSize = 1 << 16
+
+func (rw *Rewirer) takeInts(k int) []int32 {
+	if k == 0 {
+		return []int32{} // empty but present: an encoding of a graph without edges
+	}
+	if len(rw.ints) < k {
+		rw.ints = make([]int32, max(k, slabSize))
+	}
+	s := rw.ints[:k:k]
+	rw.ints = rw.ints[k:]
+	return s
+}
+
+func (rw *Rewirer) takeFloats(k int) []float32 {
+	if k == 0 {
+		return []float32{}
+	}
+	if len(rw.floats) < k {
+		rw.floats = make([]float32, max(k, slabSize))
+	}
+	s := rw.floats[:k:k]
+	rw.floats = rw.floats[k:]
+	return s
 }
 
 // Rewire returns the r-hop graph of g with the encodings opt asks for. Edges are ordered by
@@ -76,7 +110,7 @@ func (rw *Rewirer) Rewire(g *data.Graph, opt Options) (*data.Graph, error) {
 		return nil, fmt.Errorf("rewire: %w", err)
 	}
 	m := rw.countPairs(g.N, opt.SelfLoops)
-	out := allocate(g, opt, m)
+	out := rw.allocate(g, opt, m)
 	rw.fillPairs(g, opt, out)
 	copyNodes(out, g, opt)
 	if opt.CLS {
@@ -113,9 +147,9 @@ func nbrs(w *posenc.Walks, u int) []int32 {
 	return nb
 }
 
-// allocate makes the output graph with room for m pairs plus the CLS edges, carving its edge
-// arrays out of one integer and one float allocation.
-func allocate(g *data.Graph, opt Options, m int) *data.Graph {
+// allocate makes the output graph with room for m pairs plus the CLS edges, its edge arrays
+// carved from the slabs.
+func (rw *Rewirer) allocate(g *data.Graph, opt Options, m int) *data.Graph {
 	n, total := g.N, m
 	if opt.CLS {
 		total += 2 * n
@@ -131,8 +165,8 @@ func allocate(g *data.Graph, opt Options, m int) *data.Graph {
 	if opt.Adj {
 		adjDim = opt.R
 	}
-	ints := make([]int32, total*(2+cd)+spLen)
-	floats := make([]float32, total*(fd+adjDim))
+	ints := rw.takeInts(total*(2+cd) + spLen)
+	floats := rw.takeFloats(total * (fd + adjDim))
 	out := &data.Graph{N: n, R: opt.R, HasCLS: opt.CLS, Y: g.Y, Label: g.Label, AdjDim: adjDim}
 	if opt.CLS {
 		out.N++
@@ -151,10 +185,18 @@ func allocate(g *data.Graph, opt Options, m int) *data.Graph {
 }
 
 // fillPairs writes the kept pairs in (source, destination) order with their features and
-// encodings.
+// encodings, one column at a time: endpoints, distances and input-edge indices in one pass over
+// the reach bitsets, then features, then walk counts, each a short loop.
 func (rw *Rewirer) fillPairs(g *data.Graph, opt Options, out *data.Graph) {
 	w := &rw.walks
-	n, r := g.N, opt.R
+	n := g.N
+	m := len(out.Src)
+	if opt.CLS {
+		m -= 2 * n
+		if opt.SelfLoops {
+			m--
+		}
+	}
 	if cap(rw.edgeOf) < n {
 		rw.edgeOf = make([]int32, n)
 	}
@@ -162,9 +204,11 @@ func (rw *Rewirer) fillPairs(g *data.Graph, opt Options, out *data.Graph) {
 	for v := range edgeOf {
 		edgeOf[v] = -1
 	}
-	cd, fd := g.Edge.CatDim, g.Edge.FloatDim
-	counts := w.CountTable()
-	nn := n * n
+	if cap(rw.eidx) < m {
+		rw.eidx = make([]int32, m)
+	}
+	eidx := rw.eidx[:m]
+	src, dst := out.Src[:m], out.Dst[:m]
 	i := 0
 	for u := 0; u < n; u++ {
 		nbr, eid := w.OutEdges(u)
@@ -175,32 +219,72 @@ func (rw *Rewirer) fillPairs(g *data.Graph, opt Options, out *data.Graph) {
 		for wi, word := range w.Reach(u) {
 			for ; word != 0; word &= word - 1 {
 				v := wi*64 + bits.TrailingZeros64(word)
-				e := int(edgeOf[v])
+				e := edgeOf[v]
 				if v == u && !opt.SelfLoops && e < 0 {
 					continue
 				}
-				out.Src[i], out.Dst[i] = int32(u), int32(v)
-				if e >= 0 {
-					copyRow(out.Edge.Cat[i*cd:(i+1)*cd], g.Edge.Cat[e*cd:(e+1)*cd])
-					copyRow(out.Edge.Float[i*fd:(i+1)*fd], g.Edge.Float[e*fd:(e+1)*fd])
-				} else {
-					copyRow(out.Edge.Cat[i*cd:(i+1)*cd], opt.EdgeConst.Cat)
-					copyRow(out.Edge.Float[i*fd:(i+1)*fd], opt.EdgeConst.Float)
-				}
+				src[i], dst[i], eidx[i] = int32(u), int32(v), e
 				if opt.SP {
 					out.SP[i] = dist[v]
-				}
-				if opt.Adj {
-					adj := out.Adj[i*r : (i+1)*r]
-					for k, at := 0, u*n+v; k < len(adj); k, at = k+1, at+nn {
-						adj[k] = float32(counts[at])
-					}
 				}
 				i++
 			}
 		}
 		for _, v := range nbr {
 			edgeOf[v] = -1
+		}
+	}
+	fillFeatures(&out.Edge, &g.Edge, eidx, opt.EdgeConst)
+	if opt.Adj {
+		fillAdj(out.Adj[:m*opt.R], src, dst, w.CountTable(), n, opt.R)
+	}
+}
+
+// fillFeatures sets feature row i of out to row eidx[i] of in, or to c where eidx[i] < 0.
+func fillFeatures(out, in *data.Features, eidx []int32, c data.Row) {
+	cd, fd := in.CatDim, in.FloatDim
+	switch {
+	case cd == 1 && fd == 0: // molecules: one bond type
+		cat, c0 := out.Cat[:len(eidx)], c.Cat[0]
+		for i, e := range eidx {
+			if e >= 0 {
+				cat[i] = in.Cat[e]
+			} else {
+				cat[i] = c0
+			}
+		}
+	case cd == 0 && fd == 1: // superpixels, SBMs: one weight
+		fl, c0 := out.Float[:len(eidx)], c.Float[0]
+		for i, e := range eidx {
+			if e >= 0 {
+				fl[i] = in.Float[e]
+			} else {
+				fl[i] = c0
+			}
+		}
+	default:
+		for i, e := range eidx {
+			if e >= 0 {
+				copyRow(out.Cat[i*cd:(i+1)*cd], in.Cat[int(e)*cd:(int(e)+1)*cd])
+				copyRow(out.Float[i*fd:(i+1)*fd], in.Float[int(e)*fd:(int(e)+1)*fd])
+			} else {
+				copyRow(out.Cat[i*cd:(i+1)*cd], c.Cat)
+				copyRow(out.Float[i*fd:(i+1)*fd], c.Float)
+			}
+		}
+	}
+}
+
+// fillAdj writes the r walk counts of every pair (src[i], dst[i]) from the level-major count
+// table.
+func fillAdj(adj []float32, src, dst []int32, counts []float64, n, r int) {
+	nn := n * n
+	for i := range src {
+		row := adj[i*r : (i+1)*r]
+		at := int(src[i])*n + int(dst[i])
+		for k := range row {
+			row[k] = float32(counts[at])
+			at += nn
 		}
 	}
 }
