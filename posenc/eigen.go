@@ -193,7 +193,8 @@ func qlEigenvalues(d, e []float64) error {
 					e[m] = 0
 					break
 				}
-				s, c = ff/r, g/r
+				inv := 1 / r // one division on the critical path instead of two
+				s, c = ff*inv, g*inv
 				g = d[i+1] - p
 				r = (d[i]-g)*s + 2*c*b
 				p = s * r

@@ -100,14 +100,20 @@ func (l *Laplacian) build(n int, src, dst []int32) {
 func signOfLargest(v []float64) float64 {
 	best := 0.0
 	for _, x := range v {
-		best = math.Max(best, math.Abs(x))
+		if x < 0 {
+			x = -x
+		}
+		if x > best {
+			best = x
+		}
 	}
+	tie := best * (1 - 1e-8)
 	for _, x := range v {
-		if math.Abs(x) >= best*(1-1e-8) {
-			if x < 0 {
-				return -1
-			}
+		if x >= tie {
 			return 1
+		}
+		if -x >= tie {
+			return -1
 		}
 	}
 	return 1
