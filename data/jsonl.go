@@ -8,7 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 )
 
@@ -26,17 +25,11 @@ type moleculeLine struct {
 // edge_attr, y, smiles). Node types must lie in [0, nodeVocab) and bond types in
 // [0, edgeVocab). Errors name the file and line.
 func ReadMolecules(path string, nodeVocab, edgeVocab int) ([]*Graph, error) {
-	f, err := os.Open(path)
+	raw, err := readGzip(path)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(bufio.NewReaderSize(f, 1<<16))
-	if err != nil {
-		return nil, fmt.Errorf("%s: not a gzip file: %w", path, err)
-	}
-	defer zr.Close()
-	return parseMolecules(path, zr, nodeVocab, edgeVocab)
+	return parseMolecules(path, bytes.NewReader(raw), nodeVocab, edgeVocab)
 }
 
 func parseMolecules(path string, r io.Reader, nodeVocab, edgeVocab int) ([]*Graph, error) {
