@@ -26,6 +26,10 @@ type Walks struct {
 	N, R   int
 	Counts bool // whether Count is valid
 
+	// SkipDist, set before Reset, leaves distances uncomputed (Dist and DistRow are then
+	// invalid) when only reachability and walk counts are needed.
+	SkipDist bool
+
 	words      int      // 64-bit words per bitset row
 	reach      []uint64 // (R+1) levels × N rows × words: nodes within k steps of u
 	levels     int      // levels computed (R+1, or fewer when reachability stopped growing)
@@ -53,7 +57,9 @@ func (w *Walks) Reset(n int, src, dst []int32, r int, counts bool) error {
 		return err
 	}
 	w.reachability()
-	w.distances()
+	if !w.SkipDist {
+		w.distances()
+	}
 	if counts {
 		w.walkCounts()
 	}

@@ -106,6 +106,7 @@ func (rw *Rewirer) Rewire(g *data.Graph, opt Options) (*data.Graph, error) {
 		return nil, err
 	}
 	w := &rw.walks
+	w.SkipDist = !opt.SP
 	if err := w.Reset(g.N, g.Src, g.Dst, opt.R, opt.Adj); err != nil {
 		return nil, fmt.Errorf("rewire: %w", err)
 	}
