@@ -216,7 +216,10 @@ func (rw *Rewirer) fillPairs(g *data.Graph, opt Options, out *data.Graph) {
 		for j, v := range nbr {
 			edgeOf[v] = eid[j]
 		}
-		dist := w.DistRow(u)
+		var dist []int32
+		if opt.SP {
+			dist = w.DistRow(u)
+		}
 		for wi, word := range w.Reach(u) {
 			for ; word != 0; word &= word - 1 {
 				v := wi*64 + bits.TrailingZeros64(word)

@@ -325,3 +325,34 @@ func TestParseRadii(t *testing.T) {
 		}
 	}
 }
+
+// Every subset of the encodings gives the same edges and features, and exactly the encodings
+// asked for.
+func TestEncodingSubsets(t *testing.T) {
+	var rw, ref Rewirer
+	for gi, g := range randgraph.Suite(9) {
+		for _, r := range []int{1, 3} {
+			full, err := ref.Rewire(g, options(g, r, true, true))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, enc := range [][2]bool{{true, false}, {false, true}, {false, false}} {
+				opt := options(g, r, true, true)
+				opt.SP, opt.Adj = enc[0], enc[1]
+				out, err := rw.Rewire(g, opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if (out.SP != nil) != opt.SP || (out.Adj != nil) != opt.Adj {
+					t.Fatalf("graph %d sp=%v adj=%v: got SP %v, Adj %v", gi, opt.SP, opt.Adj, out.SP != nil, out.Adj != nil)
+				}
+				if fmt.Sprint(out.Src, out.Dst, out.Edge) != fmt.Sprint(full.Src, full.Dst, full.Edge) {
+					t.Fatalf("graph %d sp=%v adj=%v: edges differ from the full rewiring", gi, opt.SP, opt.Adj)
+				}
+				if opt.SP && fmt.Sprint(out.SP) != fmt.Sprint(full.SP) || opt.Adj && fmt.Sprint(out.Adj) != fmt.Sprint(full.Adj) {
+					t.Fatalf("graph %d sp=%v adj=%v: encodings differ", gi, opt.SP, opt.Adj)
+				}
+			}
+		}
+	}
+}
