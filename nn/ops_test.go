@@ -1,0 +1,220 @@
+package nn
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+func randMatrix(g *gorgonia.ExprGraph, rng *rand.Rand, name string, shape ...int) *gorgonia.Node {
+	n := 1
+	for _, s := range shape {
+		n *= s
+	}
+	xs := make([]float64, n)
+	for i := range xs {
+		xs[i] = rng.NormFloat64()
+	}
+	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(xs))
+	if len(shape) == 1 {
+		return gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithValue(t), gorgonia.WithName(name))
+	}
+	return gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithValue(t), gorgonia.WithName(name))
+}
+
+// project reduces y to the scalar Σ y⊙R with a fixed random R, so every output entry matters.
+func project(t *testing.T, g *gorgonia.ExprGraph, rng *rand.Rand, y *gorgonia.Node) *gorgonia.Node {
+	t.Helper()
+	r := randMatrix(g, rng, "R", y.Shape()...)
+	p, err := gorgonia.HadamardProd(y, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s, err := gorgonia.Sum(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func checkGrad(t *testing.T, g *gorgonia.ExprGraph, loss *gorgonia.Node, wrt ...*gorgonia.Node) {
+	t.Helper()
+	res, err := GradCheck(g, loss, wrt, 1e-6, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checked %d entries: max abs %.2g, max rel %.2g", res.Checked, res.MaxAbs, res.MaxRel)
+	if res.MaxRel > 1e-6 {
+		t.Fatalf("gradient mismatch: max rel %.3g at %s", res.MaxRel, res.Worst)
+	}
+}
+
+func TestGatherGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 5, 3)
+	ix := &Index{Name: "ix", Idx: []int32{0, 4, 4, -1, 2, 1, 0}}
+	y, err := Gather(x, ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x)
+}
+
+func TestWeightedGatherGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 3))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 4, 2)
+	ix := &Index{Name: "ix", Idx: []int32{3, 1, -1, 3}, W: []float64{0.5, 2, 7, -1}}
+	y, err := Gather(x, ix)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x)
+}
+
+func TestScatterAddGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 4))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 6, 4)
+	ix := &Index{Name: "dst", Idx: []int32{1, 1, 0, -1, 2, 1}, W: []float64{1, 0.25, 3, 1, -2, 1}}
+	y, err := ScatterAdd(x, ix, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x)
+}
+
+func TestEmbedGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	g := gorgonia.NewGraph()
+	table := randMatrix(g, rng, "table", 4, 3)
+	ids := &Index{Name: "atom", Idx: []int32{2, 2, 0, 3, -1}}
+	y, err := Embed(table, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), table)
+}
+
+func TestAddBiasGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 5, 3)
+	b := randMatrix(g, rng, "b", 3)
+	y, err := AddBias(x, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x, b)
+}
+
+func TestSegmentSoftmaxGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(9, 10))
+	g := gorgonia.NewGraph()
+	s := randMatrix(g, rng, "s", 7, 2)
+	dst := &Index{Name: "dst", Idx: []int32{0, 0, 1, 2, 2, -1, 2}}
+	y, err := SegmentSoftmax(s, dst, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), s)
+}
+
+func TestSegmentSoftmaxValues(t *testing.T) {
+	src := []float64{1, 1000, 2, 1001, 5, 0, 3, 0}
+	seg := []int32{0, 0, 1, -1}
+	dst := make([]float64, len(src))
+	SegmentSoftmaxRows(dst, src, 2, seg, make([]float64, 2*2))
+	e := 1 / (1 + 2.718281828459045)
+	want := []float64{e, e, 1 - e, 1 - e, 1, 1, 0, 0}
+	for i := range want {
+		if d := dst[i] - want[i]; d > 1e-12 || d < -1e-12 {
+			t.Fatalf("softmax[%d] = %v, want %v", i, dst[i], want[i])
+		}
+	}
+}
+
+func TestBatchNormGrad(t *testing.T) {
+	for _, training := range []bool{true, false} {
+		rng := rand.New(rand.NewPCG(11, 12))
+		g := gorgonia.NewGraph()
+		x := randMatrix(g, rng, "x", 6, 3)
+		gamma := randMatrix(g, rng, "gamma", 3)
+		beta := randMatrix(g, rng, "beta", 3)
+		st := NewBNState("bn", 3)
+		st.Training = training
+		st.RunVar = []float64{0.5, 2, 1.5}
+		mask := &Mask{Keep: []bool{true, true, false, true, true, false}}
+		y, err := BatchNorm(x, gamma, beta, st, mask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		checkGrad(t, g, project(t, g, rng, y), x, gamma, beta)
+	}
+}
+
+// TestBatchNormStats checks training output and the running-statistics update against PyTorch's
+// BatchNorm1d semantics on the kept rows.
+func TestBatchNormStats(t *testing.T) {
+	g := gorgonia.NewGraph()
+	xs := []float64{1, 10, 99, 99, 3, 20, 5, 60}
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 2), gorgonia.WithValue(tensor.New(tensor.WithShape(4, 2), tensor.WithBacking(xs))), gorgonia.WithName("x"))
+	gamma := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{1, 2}))), gorgonia.WithName("gamma"))
+	beta := gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(2), gorgonia.WithValue(tensor.New(tensor.WithShape(2), tensor.WithBacking([]float64{0, 1}))), gorgonia.WithName("beta"))
+	st := NewBNState("bn", 2)
+	y, err := BatchNorm(x, gamma, beta, st, &Mask{Keep: []bool{true, false, true, true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	// column 0 kept values 1, 3, 5: mean 3, biased var 8/3, unbiased 4.
+	// column 1 kept values 10, 20, 60: mean 30, biased var 1400/3, unbiased 700.
+	const tol = 1e-9
+	if d := st.RunMean[0] - 0.3; d > tol || d < -tol {
+		t.Errorf("running mean 0 = %v, want 0.3", st.RunMean[0])
+	}
+	if d := st.RunVar[1] - (0.9 + 70); d > tol || d < -tol {
+		t.Errorf("running var 1 = %v, want 70.9", st.RunVar[1])
+	}
+	out := y.Value().Data().([]float64)
+	want0 := (1 - 3) / sqrt(8.0/3+BNEps)
+	if d := out[0] - want0; d > tol || d < -tol {
+		t.Errorf("y[0,0] = %v, want %v", out[0], want0)
+	}
+	if out[2] != 0 || out[3] != 0 {
+		t.Errorf("masked row = %v, want zeros", out[2:4])
+	}
+}
+
+func TestGatherRejectsBadIndex(t *testing.T) {
+	g := gorgonia.NewGraph()
+	x := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(2, 2), gorgonia.WithInit(gorgonia.Zeroes()))
+	y, err := Gather(x, &Index{Name: "bad", Idx: []int32{0, 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = y
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err == nil {
+		t.Fatal("out-of-range index ran without error")
+	}
+}
+
+func TestColSumGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(13, 14))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 4, 3)
+	y, err := ColSum(x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x)
+}
