@@ -10,6 +10,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -164,3 +165,5 @@ func arity(op gorgonia.Op, vs []gorgonia.Value) error {
 	}
 	return nil
 }
+
+func sqrt64(x float64) float64 { return math.Sqrt(x) }

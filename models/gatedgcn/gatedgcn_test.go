@@ -1,0 +1,44 @@
+package gatedgcn
+
+import (
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+const dataDir = "../../../shared/data"
+
+// TestParamCountZINC: L(5d²+9d) + 28d + 4d + (d·⌊d/2⌋ + ⌊d/2⌋ + ⌊d/2⌋·⌊d/4⌋ + ⌊d/4⌋ + ⌊d/4⌋ + 1)
+// = 100 520 + 1960 + 280 + 3115 = 105 875 for L = 4, d = 70 (REFERENCE §2.4).
+func TestParamCountZINC(t *testing.T) {
+	cfg := ZINC()
+	if got := cfg.Params(); got != 105875 {
+		t.Fatalf("formula gives %d, want 105875", got)
+	}
+	p, err := nn.NewParams(tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := Build(cfg, p, nn.Bucket{Nodes: 40, Edges: 90, Graphs: 2}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer net.Close()
+	if got := p.Count(); got != 105875 {
+		t.Fatalf("built network has %d parameters, want 105875", got)
+	}
+}
+
+func loadZINC(t testing.TB, n int) []*data.Graph {
+	t.Helper()
+	gs, _, err := data.LoadSplit(dataDir, "zinc", "test")
+	if err != nil {
+		t.Skipf("ZINC not available: %v", err)
+	}
+	if len(gs) > n {
+		gs = gs[:n]
+	}
+	return gs
+}
