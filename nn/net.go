@@ -15,7 +15,7 @@ type Net struct {
 	In    *Inputs
 	Pred  *gorgonia.Node
 	Loss  *gorgonia.Node
-	Grads gorgonia.Nodes // aligned with B.Learn; nil for an evaluation-only net
+	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
 	vm    gorgonia.VM
 	names []string
 	vals  []gorgonia.Value
@@ -28,18 +28,44 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	}
 	n := &Net{B: b, In: in, Pred: pred, Loss: loss}
 	if train {
-		grads, err := gorgonia.Grad(loss, b.Learn...)
+		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
+		// gradient and no update, as in PyTorch.
+		used := reaches(b.G, loss)
+		var wrt gorgonia.Nodes
+		for _, p := range b.Learn {
+			if used[p.ID()] {
+				wrt = append(wrt, p)
+				n.names = append(n.names, p.Name())
+			}
+		}
+		grads, err := gorgonia.Grad(loss, wrt...)
 		if err != nil {
 			return nil, fmt.Errorf("gradient: %w", err)
 		}
 		n.Grads = grads
-		for _, p := range b.Learn {
-			n.names = append(n.names, p.Name())
-		}
 		n.vals = make([]gorgonia.Value, len(grads))
 	}
 	n.vm = gorgonia.NewTapeMachine(b.G)
 	return n, nil
+}
+
+// reaches returns the ids of the nodes out is computed from (itself included).
+func reaches(g *gorgonia.ExprGraph, out *gorgonia.Node) map[int64]bool {
+	seen := map[int64]bool{out.ID(): true}
+	stack := []int64{out.ID()}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		it := g.From(id)
+		for it.Next() {
+			c := it.Node().ID()
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return seen
 }
 
 // Run loads bt and evaluates the graph (and the gradients, for a training net); it returns the
@@ -62,7 +88,8 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 	}
 }
 
-// Gradients returns the parameter names and gradient values of the last Run.
+// Gradients returns the names and gradient values of the parameters the loss depends on, from
+// the last Run.
 func (n *Net) Gradients() ([]string, []gorgonia.Value) {
 	for i, g := range n.Grads {
 		n.vals[i] = g.Value()
