@@ -227,5 +227,9 @@ func (b *Builder) Readout(in *Inputs, kind string, h *gorgonia.Node) *gorgonia.N
 func (b *Builder) L1(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
 	y := b.Input("y", in.Y)
 	w := b.Input("graph_w", in.GraphW)
-	return b.Sum(b.Mul(b.Abs(b.Sub(pred, y)), w))
+	if b.err != nil {
+		return nil
+	}
+	l, err := MaskedL1(pred, y, w)
+	return b.ok(l, err, "L1 loss")
 }

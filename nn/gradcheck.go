@@ -14,6 +14,7 @@ type GradCheckResult struct {
 	MaxAbs  float64 // largest |analytic − numeric|
 	MaxRel  float64 // largest |analytic − numeric| / max(|analytic|, |numeric|, 1e-3)
 	Worst   string  // where MaxRel occurred
+	MaxGrad float64 // largest |analytic| (a check of all-zero gradients proves nothing)
 }
 
 // GradCheck compares gorgonia.Grad of the scalar loss with central finite differences (step h)
@@ -72,6 +73,7 @@ func GradCheck(g *gorgonia.ExprGraph, loss *gorgonia.Node, wrt gorgonia.Nodes, h
 			xs[j] = orig
 			num := (up - down) / (2 * h)
 			a := analytic[i][j]
+			res.MaxGrad = max(res.MaxGrad, math.Abs(a))
 			diff := math.Abs(a - num)
 			rel := diff / max(math.Abs(a), math.Abs(num), 1e-3)
 			res.Checked++

@@ -46,6 +46,9 @@ func checkGrad(t *testing.T, g *gorgonia.ExprGraph, loss *gorgonia.Node, wrt ...
 		t.Fatal(err)
 	}
 	t.Logf("checked %d entries: max abs %.2g, max rel %.2g", res.Checked, res.MaxAbs, res.MaxRel)
+	if res.MaxGrad == 0 {
+		t.Fatal("every gradient is zero")
+	}
 	if res.MaxRel > 1e-6 {
 		t.Fatalf("gradient mismatch: max rel %.3g at %s", res.MaxRel, res.Worst)
 	}
@@ -217,4 +220,18 @@ func TestColSumGrad(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGrad(t, g, project(t, g, rng, y), x)
+}
+
+func TestMaskedL1Grad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 16))
+	g := gorgonia.NewGraph()
+	p := randMatrix(g, rng, "pred", 4, 1)
+	y := randMatrix(g, rng, "y", 4, 1)
+	w := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 1), gorgonia.WithName("w"),
+		gorgonia.WithValue(tensor.New(tensor.WithShape(4, 1), tensor.WithBacking([]float64{0.5, 0.5, 0, 0.25}))))
+	l, err := MaskedL1(p, y, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, l, p)
 }
