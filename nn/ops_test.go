@@ -235,3 +235,52 @@ func TestMaskedL1Grad(t *testing.T) {
 	}
 	checkGrad(t, g, l, p)
 }
+
+func TestHeadDotGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	g := gorgonia.NewGraph()
+	q := randMatrix(g, rng, "q", 5, 6)
+	k := randMatrix(g, rng, "k", 5, 6)
+	y, err := HeadDot(q, k, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), q, k)
+}
+
+func TestHeadScaleGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(19, 20))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 4, 6)
+	w := randMatrix(g, rng, "w", 4, 2)
+	y, err := HeadScale(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x, w)
+}
+
+func TestKernelMixGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 5, 3*4)
+	w := randMatrix(g, rng, "w", 5, 3)
+	y, err := KernelMix(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x, w)
+}
+
+func TestGaussianWeightsGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	g := gorgonia.NewGraph()
+	u := randMatrix(g, rng, "u", 6, 2)
+	mu := randMatrix(g, rng, "mu", 3, 2)
+	is := randMatrix(g, rng, "is", 3, 2)
+	y, err := GaussianWeights(u, mu, is)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), u, mu, is)
+}
