@@ -233,3 +233,27 @@ func (b *Builder) L1(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
 	l, err := MaskedL1(pred, y, w)
 	return b.ok(l, err, "L1 loss")
 }
+
+// Apply runs an op constructor with the sticky error; what names it in errors.
+func (b *Builder) Apply(what string, f func() (*gorgonia.Node, error)) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := f()
+	return b.ok(y, err, what)
+}
+
+// Scale multiplies every entry of x by c.
+func (b *Builder) Scale(x *gorgonia.Node, c float64) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	var k *gorgonia.Node
+	if x.Dtype() == tensor.Float32 {
+		k = gorgonia.NewConstant(float32(c))
+	} else {
+		k = gorgonia.NewConstant(c)
+	}
+	y, err := gorgonia.Mul(x, k)
+	return b.ok(y, err, "scale")
+}

@@ -30,7 +30,7 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	if train {
 		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
 		// gradient and no update, as in PyTorch.
-		used := reaches(b.G, loss)
+		used := Reaches(b.G, loss)
 		var wrt gorgonia.Nodes
 		for _, p := range b.Learn {
 			if used[p.ID()] {
@@ -49,8 +49,8 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	return n, nil
 }
 
-// reaches returns the ids of the nodes out is computed from (itself included).
-func reaches(g *gorgonia.ExprGraph, out *gorgonia.Node) map[int64]bool {
+// Reaches returns the ids of the nodes out is computed from (itself included).
+func Reaches(g *gorgonia.ExprGraph, out *gorgonia.Node) map[int64]bool {
 	seen := map[int64]bool{out.ID(): true}
 	stack := []int64{out.ID()}
 	for len(stack) > 0 {
