@@ -89,7 +89,7 @@ func (b *Builder) LinearNoBias(x *gorgonia.Node, name string, in, out int, init 
 		b.Fail(fmt.Errorf("input shape %v, want [rows, %d]", x.Shape(), in), name)
 		return nil
 	}
-	y, err := gorgonia.Mul(x, w)
+	y, err := MatMul(x, w)
 	return b.ok(y, err, name)
 }
 

@@ -284,3 +284,60 @@ func TestGaussianWeightsGrad(t *testing.T) {
 	}
 	checkGrad(t, g, project(t, g, rng, y), u, mu, is)
 }
+
+func TestMatMulGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 4500, 3) // more rows than one block of the weight gradient
+	w := randMatrix(g, rng, "w", 3, 5)
+	y, err := MatMul(x, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The loss is linear in each input, so a large step is exact and keeps rounding in the
+	// 22 500-term sum out of the difference quotient.
+	res, err := GradCheck(g, project(t, g, rng, y), gorgonia.Nodes{x, w}, 1e-2, 200)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("checked %d entries: max rel %.2g", res.Checked, res.MaxRel)
+	if res.MaxGrad == 0 || res.MaxRel > 1e-6 {
+		t.Fatalf("gradient mismatch: max rel %.3g at %s", res.MaxRel, res.Worst)
+	}
+}
+
+// TestMatMulFloat32 compares the float32 forward and gradients with float64.
+func TestMatMulFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 28))
+	m, k, n := 5000, 7, 6
+	a := make([]float64, m*k)
+	b := make([]float64, k*n)
+	for i := range a {
+		a[i] = rng.NormFloat64()
+	}
+	for i := range b {
+		b[i] = rng.NormFloat64()
+	}
+	shapes := []tensor.Shape{{m, k}, {m, n}}
+	var sc64, sc32 tnScratch
+	want := make([]float64, k*n)
+	g64 := make([]float64, m*n)
+	matmulNN(g64, [][]float64{a, b}, []tensor.Shape{{m, k}, {k, n}})
+	matmulTN[float64](&sc64)(want, [][]float64{a, g64}, shapes)
+	a32, g32 := make([]float32, len(a)), make([]float32, len(g64))
+	for i, v := range a {
+		a32[i] = float32(v)
+	}
+	for i, v := range g64 {
+		g32[i] = float32(v)
+	}
+	got := make([]float32, k*n)
+	matmulTN[float32](&sc32)(got, [][]float32{a32, g32}, shapes)
+	for i := range want {
+		if d := (float64(got[i]) - want[i]) / (1 + abs(want[i])); d > 1e-4 || d < -1e-4 {
+			t.Fatalf("xᵀg[%d] float32 %v, float64 %v", i, got[i], want[i])
+		}
+	}
+}
+
+func abs(x float64) float64 { return max(x, -x) }
