@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
 )
 
-const dataDir = "../../../shared/data"
+const dataDir = testgraphs.DataDir
 
 // TestParamCountZINC: L(5d²+9d) + 28d + 4d + (d·⌊d/2⌋ + ⌊d/2⌋ + ⌊d/2⌋·⌊d/4⌋ + ⌊d/4⌋ + ⌊d/4⌋ + 1)
 // = 100 520 + 1960 + 280 + 3115 = 105 875 for L = 4, d = 70 (REFERENCE §2.4).
@@ -31,14 +32,4 @@ func TestParamCountZINC(t *testing.T) {
 	}
 }
 
-func loadZINC(t testing.TB, n int) []*data.Graph {
-	t.Helper()
-	gs, _, err := data.LoadSplit(dataDir, "zinc", "test")
-	if err != nil {
-		t.Skipf("ZINC not available: %v", err)
-	}
-	if len(gs) > n {
-		gs = gs[:n]
-	}
-	return gs
-}
+func loadZINC(t testing.TB, n int) []*data.Graph { return testgraphs.ZINC(t, n) }

@@ -71,3 +71,12 @@ func TestRejectsBadConfig(t *testing.T) {
 		t.Fatal("unknown norm accepted")
 	}
 }
+
+// TestTrainZINC trains the 100K ZINC Transformer on 64 real molecules and checks the loss falls.
+func TestTrainZINC(t *testing.T) {
+	steps := 120
+	if testing.Short() {
+		steps = 60
+	}
+	testgraphs.TrainFalls(t, Builder(ZINC()), testgraphs.ZINC(t, 64), 16, steps, 0.7)
+}
