@@ -341,3 +341,17 @@ func TestMatMulFloat32(t *testing.T) {
 }
 
 func abs(x float64) float64 { return max(x, -x) }
+
+func TestGatedAggregateGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 30))
+	g := gorgonia.NewGraph()
+	e := randMatrix(g, rng, "ehat", 7, 3)
+	bh := randMatrix(g, rng, "bh", 4, 3)
+	src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
+	dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, 2, 2, -1}}
+	y, err := GatedAggregate(e, bh, src, dst, 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), e, bh)
+}

@@ -126,10 +126,10 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 	eh := b.Linear(h, name+".E", d, d)
 	ce := b.Linear(e, name+".C", d, d)
 	ehat := b.Add(b.Add(ce, b.Gather(dh, in.Src)), b.Gather(eh, in.Dst))
-	eta := b.Sigmoid(ehat)
-	num := b.ScatterAdd(b.Mul(eta, b.Gather(bh, in.Src)), in.Dst, n)
-	den := b.ScatterAdd(eta, in.Dst, n)
-	hhat := b.Add(ah, b.Div(num, b.AddConst(den, 1e-6)))
+	agg := b.Apply(name+" gated aggregate", func() (*gorgonia.Node, error) {
+		return nn.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
+	})
+	hhat := b.Add(ah, agg)
 	if c.BatchNorm {
 		hhat = b.BatchNorm(hhat, name+".bn_h", in.NodeMask)
 		ehat = b.BatchNorm(ehat, name+".bn_e", in.EdgeMask)
