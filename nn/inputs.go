@@ -87,6 +87,8 @@ type Inputs struct {
 	Y         *tensor.Dense // [Graphs, 1] regression target
 	GraphW    *tensor.Dense // [Graphs, 1]: 1/(real graphs) for real graphs, 0 for padding
 	DegSrc    *tensor.Dense // [Edges, 2]: MoNet pseudo-coordinates (nil unless asked)
+	deg       []float64     // scratch for the pseudo-coordinates
+	pseudo    []float32
 }
 
 // InputSpec says which optional inputs a model reads.
@@ -191,7 +193,7 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	fill(in.Y, bt.Y)
 	fillW(in.GraphW, bt.NumGraphs)
 	if in.DegSrc != nil {
-		pseudo(in.DegSrc, u)
+		in.pseudoCoords(u)
 	}
 	return nil
 }
@@ -229,17 +231,24 @@ func fillW(t *tensor.Dense, real int) {
 	}
 }
 
-// pseudo writes MoNet's pseudo-coordinates (1/√(deg src + 1), 1/√(deg dst + 1)) per edge, with
-// in-degrees of the graph fed to the model (REFERENCE §3.1).
-func pseudo(t *tensor.Dense, u *data.Graph) {
-	deg := make([]float64, u.N)
+// pseudoCoords writes MoNet's pseudo-coordinates (1/√(deg src + 1), 1/√(deg dst + 1)) per
+// edge, with in-degrees of the graph fed to the model (REFERENCE §3.1).
+func (in *Inputs) pseudoCoords(u *data.Graph) {
+	if cap(in.deg) < u.N {
+		in.deg = make([]float64, in.B.Nodes)
+	}
+	deg := in.deg[:u.N]
+	clear(deg)
 	for _, d := range u.Dst {
 		deg[d]++
 	}
-	vals := make([]float32, 2*u.NumEdges())
+	if cap(in.pseudo) < 2*u.NumEdges() {
+		in.pseudo = make([]float32, 2*in.B.Edges)
+	}
+	vals := in.pseudo[:2*u.NumEdges()]
 	for e := range u.Src {
 		vals[2*e] = float32(1 / sqrt64(deg[u.Src[e]]+1))
 		vals[2*e+1] = float32(1 / sqrt64(deg[u.Dst[e]]+1))
 	}
-	fill(t, vals)
+	fill(in.DegSrc, vals)
 }

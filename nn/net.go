@@ -111,6 +111,7 @@ type Trainer struct {
 	Buckets []Bucket
 	build   BuildFunc
 	nets    []*Net
+	evals   []*Net
 }
 
 // NewTrainer returns a trainer for the model build makes, on the given buckets.
@@ -118,7 +119,7 @@ func NewTrainer(p *Params, build BuildFunc, buckets []Bucket, lr float64) (*Trai
 	if len(buckets) == 0 {
 		return nil, fmt.Errorf("trainer: no buckets")
 	}
-	return &Trainer{P: p, Opt: NewAdam(lr), Buckets: buckets, build: build, nets: make([]*Net, len(buckets))}, nil
+	return &Trainer{P: p, Opt: NewAdam(lr), Buckets: buckets, build: build, nets: make([]*Net, len(buckets)), evals: make([]*Net, len(buckets))}, nil
 }
 
 // Net returns the training net of bucket i, building it the first time.
@@ -156,9 +157,35 @@ func (t *Trainer) Step(bt *data.Batch) (float64, error) {
 	return loss, nil
 }
 
+// Eval runs bt through the evaluation net (no gradients, batch norm on running statistics) of
+// the smallest bucket it fits, and returns the loss and the predictions of its real graphs
+// (Out values per graph, valid until the next call).
+func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
+	i, err := PickBucket(t.Buckets, bt)
+	if err != nil {
+		return 0, nil, fmt.Errorf("trainer: %w", err)
+	}
+	if t.evals[i] == nil {
+		n, err := t.build(t.P, t.Buckets[i], false)
+		if err != nil {
+			return 0, nil, fmt.Errorf("trainer: evaluation net, bucket %v: %w", t.Buckets[i], err)
+		}
+		t.evals[i] = n
+	}
+	n := t.evals[i]
+	t.P.SetTraining(false)
+	defer t.P.SetTraining(true)
+	loss, err := n.Run(bt)
+	if err != nil {
+		return 0, nil, err
+	}
+	pred := Values(n.Pred.Value())
+	return loss, pred[:bt.NumGraphs*n.Pred.Shape()[1]], nil
+}
+
 // Close releases every compiled net.
 func (t *Trainer) Close() {
-	for _, n := range t.nets {
+	for _, n := range append(t.nets, t.evals...) {
 		if n != nil {
 			n.Close()
 		}
