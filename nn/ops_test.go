@@ -306,38 +306,43 @@ func TestMatMulGrad(t *testing.T) {
 	}
 }
 
-// TestMatMulFloat32 compares the float32 forward and gradients with float64.
+// TestMatMulFloat32 compares the float32 kernels (the AVX2 path where available) of the
+// forward product and both gradients with float64.
 func TestMatMulFloat32(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 28))
-	m, k, n := 5000, 7, 6
-	a := make([]float64, m*k)
-	b := make([]float64, k*n)
-	for i := range a {
-		a[i] = rng.NormFloat64()
+	m, k, n := 5003, 70, 37
+	randv := func(n int) ([]float64, []float32) {
+		a, b := make([]float64, n), make([]float32, n)
+		for i := range a {
+			b[i] = float32(rng.NormFloat64())
+			a[i] = float64(b[i])
+		}
+		return a, b
 	}
-	for i := range b {
-		b[i] = rng.NormFloat64()
-	}
-	shapes := []tensor.Shape{{m, k}, {m, n}}
-	var sc64, sc32 tnScratch
-	want := make([]float64, k*n)
-	g64 := make([]float64, m*n)
-	matmulNN(g64, [][]float64{a, b}, []tensor.Shape{{m, k}, {k, n}})
-	matmulTN[float64](&sc64)(want, [][]float64{a, g64}, shapes)
-	a32, g32 := make([]float32, len(a)), make([]float32, len(g64))
-	for i, v := range a {
-		a32[i] = float32(v)
-	}
-	for i, v := range g64 {
-		g32[i] = float32(v)
-	}
-	got := make([]float32, k*n)
-	matmulTN[float32](&sc32)(got, [][]float32{a32, g32}, shapes)
-	for i := range want {
-		if d := (float64(got[i]) - want[i]) / (1 + abs(want[i])); d > 1e-4 || d < -1e-4 {
-			t.Fatalf("xᵀg[%d] float32 %v, float64 %v", i, got[i], want[i])
+	x64, x32 := randv(m * k)
+	w64, w32 := randv(k * n)
+	g64, g32 := randv(m * n)
+	compare := func(what string, got []float32, want []float64) {
+		t.Helper()
+		for i := range want {
+			if d := (float64(got[i]) - want[i]) / (1 + abs(want[i])); d > 1e-4 || d < -1e-4 {
+				t.Fatalf("%s[%d]: float32 %v, float64 %v", what, i, got[i], want[i])
+			}
 		}
 	}
+	y64, y32 := make([]float64, m*n), make([]float32, m*n)
+	matmulNN(y64, [][]float64{x64, w64}, []tensor.Shape{{m, k}, {k, n}})
+	matmulNN(y32, [][]float32{x32, w32}, []tensor.Shape{{m, k}, {k, n}})
+	compare("x·w", y32, y64)
+	var s64, s32 tnScratch
+	dx64, dx32 := make([]float64, m*k), make([]float32, m*k)
+	matmulNT[float64](&s64)(dx64, [][]float64{g64, w64}, []tensor.Shape{{m, n}, {k, n}})
+	matmulNT[float32](&s32)(dx32, [][]float32{g32, w32}, []tensor.Shape{{m, n}, {k, n}})
+	compare("g·wᵀ", dx32, dx64)
+	dw64, dw32 := make([]float64, k*n), make([]float32, k*n)
+	matmulTN[float64](&s64)(dw64, [][]float64{x64, g64}, []tensor.Shape{{m, k}, {m, n}})
+	matmulTN[float32](&s32)(dw32, [][]float32{x32, g32}, []tensor.Shape{{m, k}, {m, n}})
+	compare("xᵀ·g", dw32, dw64)
 }
 
 func abs(x float64) float64 { return max(x, -x) }
