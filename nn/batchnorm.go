@@ -126,68 +126,76 @@ func (op *bnOp) forward(x []float64, kept int) { bnForward(op, x, kept) }
 // training.
 func bnForward[T Float](op *bnOp, x []T, kept int) {
 	cols := len(op.st.RunMean)
+	parallelCols(cols, len(op.mask.Keep), func(c0, c1 int) { bnForwardCols(op, x, kept, c0, c1) })
+}
+
+// bnForwardCols does columns [c0, c1) of bnForward.
+func bnForwardCols[T Float](op *bnOp, x []T, kept, c0, c1 int) {
+	cols := len(op.st.RunMean)
 	keep := op.mask.Keep
 	mean, inv := op.mean, op.invStd
 	if op.st.Training {
-		clear(mean)
-		clear(inv) // holds the sum of squared deviations first
+		clear(mean[c0:c1])
+		clear(inv[c0:c1]) // holds the sum of squared deviations first
 		for r, k := range keep {
 			if !k {
 				continue
 			}
-			for c, v := range x[r*cols : (r+1)*cols] {
-				mean[c] += float64(v)
+			for c := c0; c < c1; c++ {
+				mean[c] += float64(x[r*cols+c])
 			}
 		}
-		for c := range mean {
+		for c := c0; c < c1; c++ {
 			mean[c] /= float64(kept)
 		}
 		for r, k := range keep {
 			if !k {
 				continue
 			}
-			for c, v := range x[r*cols : (r+1)*cols] {
-				dv := float64(v) - mean[c]
+			for c := c0; c < c1; c++ {
+				dv := float64(x[r*cols+c]) - mean[c]
 				inv[c] += dv * dv
 			}
 		}
-		for c := range inv {
+		for c := c0; c < c1; c++ {
 			v := inv[c] / float64(kept)
 			op.st.RunMean[c] = (1-BNMomentum)*op.st.RunMean[c] + BNMomentum*mean[c]
 			op.st.RunVar[c] = (1-BNMomentum)*op.st.RunVar[c] + BNMomentum*inv[c]/float64(kept-1)
 			inv[c] = 1 / math.Sqrt(v+BNEps)
 		}
 	} else {
-		copy(mean, op.st.RunMean)
-		for c, v := range op.st.RunVar {
-			inv[c] = 1 / math.Sqrt(v+BNEps)
+		for c := c0; c < c1; c++ {
+			mean[c] = op.st.RunMean[c]
+			inv[c] = 1 / math.Sqrt(op.st.RunVar[c]+BNEps)
 		}
 	}
 	for r, k := range keep {
 		xh := op.xhat[r*cols : (r+1)*cols]
 		if !k {
-			clear(xh)
+			clear(xh[c0:c1])
 			continue
 		}
-		for c, v := range x[r*cols : (r+1)*cols] {
-			xh[c] = (float64(v) - mean[c]) * inv[c]
+		for c := c0; c < c1; c++ {
+			xh[c] = (float64(x[r*cols+c]) - mean[c]) * inv[c]
 		}
 	}
 }
 
 func bnAffine[T Float](dst []T, xhat []float64, gamma, beta []T, keep []bool) {
 	cols := len(gamma)
-	for r, k := range keep {
-		d := dst[r*cols : (r+1)*cols]
-		if !k {
-			clear(d)
-			continue
+	parallelCols(cols, len(keep), func(c0, c1 int) {
+		for r, k := range keep {
+			d := dst[r*cols : (r+1)*cols]
+			if !k {
+				clear(d[c0:c1])
+				continue
+			}
+			xh := xhat[r*cols : (r+1)*cols]
+			for c := c0; c < c1; c++ {
+				d[c] = gamma[c]*T(xh[c]) + beta[c]
+			}
 		}
-		xh := xhat[r*cols : (r+1)*cols]
-		for c := range d {
-			d[c] = gamma[c]*T(xh[c]) + beta[c]
-		}
-	}
+	})
 }
 
 func (op *bnOp) DiffWRT(int) []bool { return []bool{true, true, true} }
@@ -282,30 +290,35 @@ func (op *bnGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 // bnBackward: with S1 = Σ dy and S2 = Σ dy⊙x̂ over kept rows, dβ = S1, dγ = S2, and in training
 // dx = γ/σ ⊙ (dy − S1/R − x̂⊙S2/R) on kept rows (R kept rows); in evaluation dx = γ/σ ⊙ dy.
 func bnBackward[T Float](op *bnGradOp, dst, gamma, dy []T) {
+	parallelCols(len(gamma), len(op.fwd.mask.Keep), func(c0, c1 int) { bnBackwardCols(op, dst, gamma, dy, c0, c1) })
+}
+
+// bnBackwardCols does columns [c0, c1) of bnBackward.
+func bnBackwardCols[T Float](op *bnGradOp, dst, gamma, dy []T, c0, c1 int) {
 	f := op.fwd
 	cols := len(gamma)
 	keep := f.mask.Keep
 	s1, s2 := op.tmp[:cols], op.tmp[cols:]
-	clear(s1)
-	clear(s2)
+	clear(s1[c0:c1])
+	clear(s2[c0:c1])
 	for r, k := range keep {
 		if !k {
 			continue
 		}
-		xh := f.xhat[r*cols : (r+1)*cols]
-		for c, v := range dy[r*cols : (r+1)*cols] {
-			s1[c] += float64(v)
-			s2[c] += float64(v) * xh[c]
+		for c := c0; c < c1; c++ {
+			v := float64(dy[r*cols+c])
+			s1[c] += v
+			s2[c] += v * f.xhat[r*cols+c]
 		}
 	}
 	switch op.which {
 	case 1:
-		for c := range dst {
+		for c := c0; c < c1; c++ {
 			dst[c] = T(s2[c])
 		}
 		return
 	case 2:
-		for c := range dst {
+		for c := c0; c < c1; c++ {
 			dst[c] = T(s1[c])
 		}
 		return
@@ -314,17 +327,16 @@ func bnBackward[T Float](op *bnGradOp, dst, gamma, dy []T) {
 	for r, k := range keep {
 		d := dst[r*cols : (r+1)*cols]
 		if !k {
-			clear(d)
+			clear(d[c0:c1])
 			continue
 		}
-		xh := f.xhat[r*cols : (r+1)*cols]
-		g := dy[r*cols : (r+1)*cols]
-		for c := range d {
+		for c := c0; c < c1; c++ {
 			scale := float64(gamma[c]) * f.invStd[c]
+			g := float64(dy[r*cols+c])
 			if f.st.Training {
-				d[c] = T(scale * (float64(g[c]) - s1[c]/n - xh[c]*s2[c]/n))
+				d[c] = T(scale * (g - s1[c]/n - f.xhat[r*cols+c]*s2[c]/n))
 			} else {
-				d[c] = T(scale * float64(g[c]))
+				d[c] = T(scale * g)
 			}
 		}
 	}

@@ -92,21 +92,28 @@ func (op *gatedOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func gatedForward[T Float](op *gatedOp, out, e, bh []T, d int) {
+	parallelCols(d, len(op.src.Idx), func(c0, c1 int) { gatedForwardCols(op, out, e, bh, d, c0, c1) })
+}
+
+// gatedForwardCols does columns [c0, c1) of the forward pass.
+func gatedForwardCols[T Float](op *gatedOp, out, e, bh []T, d, c0, c1 int) {
 	num, den := op.o, op.den
-	clear(num)
-	for i := range den {
-		den[i] = GatedEps
+	for i := 0; i < op.nodes; i++ {
+		clear(num[i*d+c0 : i*d+c1])
+		for c := i*d + c0; c < i*d+c1; c++ {
+			den[c] = GatedEps
+		}
 	}
 	for k, s := range op.src.Idx {
 		t := op.dst.Idx[k]
-		eta := op.eta[k*d : (k+1)*d]
+		eta := op.eta[k*d+c0 : k*d+c1]
 		if s < 0 || t < 0 {
 			clear(eta)
 			continue
 		}
-		ek := e[k*d : (k+1)*d]
-		b := bh[int(s)*d : (int(s)+1)*d]
-		nu, de := num[int(t)*d:(int(t)+1)*d], den[int(t)*d:(int(t)+1)*d]
+		ek := e[k*d+c0 : k*d+c1]
+		b := bh[int(s)*d+c0 : int(s)*d+c1]
+		nu, de := num[int(t)*d+c0:int(t)*d+c1], den[int(t)*d+c0:int(t)*d+c1]
 		for c := range eta {
 			g := 1 / (1 + math.Exp(-float64(ek[c])))
 			eta[c] = g
@@ -114,9 +121,11 @@ func gatedForward[T Float](op *gatedOp, out, e, bh []T, d int) {
 			de[c] += g
 		}
 	}
-	for i := range num {
-		num[i] /= den[i]
-		out[i] = T(num[i])
+	for i := 0; i < op.nodes; i++ {
+		for c := i*d + c0; c < i*d+c1; c++ {
+			num[c] /= den[c]
+			out[c] = T(num[c])
+		}
 	}
 }
 
@@ -193,31 +202,38 @@ func (op *gatedGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func gatedBackward[T Float](op *gatedGradOp, dst, bh, g []T, d int) {
+	parallelCols(d, len(op.fwd.src.Idx), func(c0, c1 int) { gatedBackwardCols(op, dst, bh, g, d, c0, c1) })
+}
+
+// gatedBackwardCols does columns [c0, c1) of the backward pass.
+func gatedBackwardCols[T Float](op *gatedGradOp, dst, bh, g []T, d, c0, c1 int) {
 	f := op.fwd
 	if op.which == 1 {
-		clear(dst)
+		for i := 0; i < len(dst)/d; i++ {
+			clear(dst[i*d+c0 : i*d+c1])
+		}
 	}
 	for k, s := range f.src.Idx {
 		t := f.dst.Idx[k]
 		if s < 0 || t < 0 {
 			if op.which == 0 {
-				clear(dst[k*d : (k+1)*d])
+				clear(dst[k*d+c0 : k*d+c1])
 			}
 			continue
 		}
-		eta := f.eta[k*d : (k+1)*d]
-		gt := g[int(t)*d : (int(t)+1)*d]
-		den := f.den[int(t)*d : (int(t)+1)*d]
+		eta := f.eta[k*d+c0 : k*d+c1]
+		gt := g[int(t)*d+c0 : int(t)*d+c1]
+		den := f.den[int(t)*d+c0 : int(t)*d+c1]
 		if op.which == 1 {
-			db := dst[int(s)*d : (int(s)+1)*d]
+			db := dst[int(s)*d+c0 : int(s)*d+c1]
 			for c := range db {
 				db[c] += T(float64(gt[c]) * eta[c] / den[c])
 			}
 			continue
 		}
-		o := f.o[int(t)*d : (int(t)+1)*d]
-		b := bh[int(s)*d : (int(s)+1)*d]
-		de := dst[k*d : (k+1)*d]
+		o := f.o[int(t)*d+c0 : int(t)*d+c1]
+		b := bh[int(s)*d+c0 : int(s)*d+c1]
+		de := dst[k*d+c0 : k*d+c1]
 		for c := range de {
 			de[c] = T(float64(gt[c]) * (float64(b[c]) - o[c]) / den[c] * eta[c] * (1 - eta[c]))
 		}

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"math/rand/v2"
+	"runtime"
 	"testing"
 
 	"gorgonia.org/gorgonia"
@@ -359,4 +360,60 @@ func TestGatedAggregateGrad(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGrad(t, g, project(t, g, rng, y), e, bh)
+}
+
+// TestParallelMatchesSerial runs the batch-norm and gated-aggregation ops on a problem large
+// enough to be split between goroutines and compares with a serial run (GOMAXPROCS 1).
+func TestParallelMatchesSerial(t *testing.T) {
+	run := func() []float64 {
+		rng := rand.New(rand.NewPCG(33, 34))
+		g := gorgonia.NewGraph()
+		const m, n, d = 3000, 700, 24
+		e := randMatrix(g, rng, "ehat", m, d)
+		bh := randMatrix(g, rng, "bh", n, d)
+		src, dst := NewIndex("src", m), NewIndex("dst", m)
+		for k := 0; k < m-10; k++ {
+			src.Idx[k], dst.Idx[k] = int32(rng.IntN(n)), int32(rng.IntN(n))
+		}
+		agg, err := GatedAggregate(e, bh, src, dst, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		gamma, beta := randMatrix(g, rng, "gamma", d), randMatrix(g, rng, "beta", d)
+		mask := NewMask("nodes", n)
+		for i := 0; i < n-7; i++ {
+			mask.Keep[i] = true
+		}
+		y, err := BatchNorm(agg, gamma, beta, NewBNState("bn", d), mask)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loss := project(t, g, rng, y)
+		grads, err := gorgonia.Grad(loss, e, bh, gamma, beta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		vm := gorgonia.NewTapeMachine(g)
+		defer vm.Close()
+		if err := vm.RunAll(); err != nil {
+			t.Fatal(err)
+		}
+		out := Values(y.Value())
+		for _, gr := range grads {
+			out = append(out, Values(gr.Value())...)
+		}
+		return out
+	}
+	par := run()
+	prev := runtime.GOMAXPROCS(1)
+	ser := run()
+	runtime.GOMAXPROCS(prev)
+	if prev < 2 {
+		t.Log("one CPU: both runs were serial")
+	}
+	for i := range ser {
+		if par[i] != ser[i] {
+			t.Fatalf("value %d: parallel %v, serial %v", i, par[i], ser[i])
+		}
+	}
 }
