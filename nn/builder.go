@@ -160,7 +160,7 @@ func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *Index, rows int) *gorgon
 	return b.ok(y, err, "segment softmax")
 }
 
-func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(gorgonia.Add, x, y, "add") }
+func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(Add, x, y, "add") }
 func (b *Builder) Sub(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(gorgonia.Sub, x, y, "sub") }
 func (b *Builder) Mul(x, y *gorgonia.Node) *gorgonia.Node {
 	return b.bin(gorgonia.HadamardProd, x, y, "mul")
@@ -171,7 +171,7 @@ func (b *Builder) Div(x, y *gorgonia.Node) *gorgonia.Node {
 func (b *Builder) MatMul(x, y *gorgonia.Node) *gorgonia.Node {
 	return b.bin(gorgonia.Mul, x, y, "matmul")
 }
-func (b *Builder) Relu(x *gorgonia.Node) *gorgonia.Node { return b.un(gorgonia.Rectify, x, "relu") }
+func (b *Builder) Relu(x *gorgonia.Node) *gorgonia.Node { return b.un(Relu, x, "relu") }
 func (b *Builder) Sigmoid(x *gorgonia.Node) *gorgonia.Node {
 	return b.un(gorgonia.Sigmoid, x, "sigmoid")
 }

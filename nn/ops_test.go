@@ -417,3 +417,19 @@ func TestParallelMatchesSerial(t *testing.T) {
 		}
 	}
 }
+
+func TestAddReluGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(35, 36))
+	g := gorgonia.NewGraph()
+	a := randMatrix(g, rng, "a", 5, 4)
+	b := randMatrix(g, rng, "b", 5, 4)
+	s, err := Add(a, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := Relu(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), a, b)
+}
