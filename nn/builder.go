@@ -257,3 +257,18 @@ func (b *Builder) Scale(x *gorgonia.Node, c float64) *gorgonia.Node {
 	y, err := gorgonia.Mul(x, k)
 	return b.ok(y, err, "scale")
 }
+
+// LayerNorm is a masked LayerNorm over the features of each row, γ = 1, β = 0 at start.
+func (b *Builder) LayerNorm(x *gorgonia.Node, name string, mask *Mask) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	d := x.Shape()[1]
+	g := b.Param(name+".gamma", Const(1), d)
+	be := b.Param(name+".beta", Const(0), d)
+	if b.err != nil {
+		return nil
+	}
+	y, err := LayerNorm(x, g, be, mask)
+	return b.ok(y, err, name)
+}

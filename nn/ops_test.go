@@ -433,3 +433,16 @@ func TestAddReluGrad(t *testing.T) {
 	}
 	checkGrad(t, g, project(t, g, rng, y), a, b)
 }
+
+func TestLayerNormGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 38))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 5, 4)
+	gamma := randMatrix(g, rng, "gamma", 4)
+	beta := randMatrix(g, rng, "beta", 4)
+	y, err := LayerNorm(x, gamma, beta, &Mask{Keep: []bool{true, false, true, true, true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x, gamma, beta)
+}

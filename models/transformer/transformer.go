@@ -10,10 +10,12 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// Norm placements.
+// Norm placements and kinds.
 const (
 	PreBN  = "pre-bn"  // the paper's: BN before attention and before the FFN
 	PostBN = "post-bn" // graphtransformer's: residual first, then BN
+	PreLN  = "pre-ln"  // as PreBN with LayerNorm
+	PostLN = "post-ln" // as PostBN with LayerNorm
 )
 
 // Config is the network's shape.
@@ -23,7 +25,7 @@ type Config struct {
 	SPRows, AdjDim, LapQ  int    // encodings (0: off)
 	Readout               string // "mean" or "cls"
 	Out                   int
-	Norm                  string // PreBN or PostBN
+	Norm                  string // PreBN, PostBN, PreLN or PostLN
 }
 
 // ZINC is the 100K ZINC configuration of REFERENCE §4.2: L = 4, d = 48, 6 heads, pre-BN.
@@ -44,8 +46,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("transformer: negative encoding width (sp %d, adj %d, lap %d)", c.SPRows, c.AdjDim, c.LapQ)
 	case c.Readout != "mean" && c.Readout != "cls":
 		return fmt.Errorf("transformer: readout %q, want mean or cls", c.Readout)
-	case c.Norm != PreBN && c.Norm != PostBN:
-		return fmt.Errorf("transformer: norm %q, want %s or %s (layer norm is not implemented)", c.Norm, PreBN, PostBN)
+	case c.Norm != PreBN && c.Norm != PostBN && c.Norm != PreLN && c.Norm != PostLN:
+		return fmt.Errorf("transformer: norm %q, want %s, %s, %s or %s", c.Norm, PreBN, PostBN, PreLN, PostLN)
 	case c.Out < 1:
 		return fmt.Errorf("transformer: output width %d", c.Out)
 	}
@@ -116,12 +118,16 @@ func Builder(cfg Config) nn.BuildFunc {
 //	ĥĥ = attention(ĥ, ê) + h,  h' = FFN_h(BN_h2(ĥĥ)) + ĥĥ,  e' = FFN_e(ê) + e
 //
 // Post-BN: ĥĥ = BN_h1(attention(h, e) + h), h' = BN_h2(FFN_h(ĥĥ) + ĥĥ), e' = BN_e(FFN_e(e) + e).
+// The LN variants put LayerNorm where these put BN (same parameter count).
 func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node) {
 	d := c.Hidden
 	bn := func(x *gorgonia.Node, which string, mask *nn.Mask) *gorgonia.Node {
+		if c.Norm == PreLN || c.Norm == PostLN {
+			return b.LayerNorm(x, name+"."+which, mask)
+		}
 		return b.BatchNorm(x, name+"."+which, mask)
 	}
-	if c.Norm == PostBN {
+	if c.Norm == PostBN || c.Norm == PostLN {
 		hh := bn(b.Add(attention(b, in, c, name, h, e), h), "bn_h1", in.NodeMask)
 		h2 := bn(b.Add(ffn(b, name+".ffn_h", hh, d), hh), "bn_h2", in.NodeMask)
 		e2 := bn(b.Add(ffn(b, name+".ffn_e", e, d), e), "bn_e", in.EdgeMask)

@@ -10,9 +10,9 @@ import (
 )
 
 // TestParamCountZINC: 4·(11d² + (H+12)d) + 28d + 4d + MLPReadout(48→1)
-// = 104 832 + 1344 + 192 + 1489 = 107 857 for d = 48, H = 6 (REFERENCE §4.2), for both norms.
+// = 104 832 + 1344 + 192 + 1489 = 107 857 for d = 48, H = 6 (REFERENCE §4.2), for every norm.
 func TestParamCountZINC(t *testing.T) {
-	for _, norm := range []string{PreBN, PostBN} {
+	for _, norm := range []string{PreBN, PostBN, PreLN, PostLN} {
 		cfg := ZINC()
 		cfg.Norm = norm
 		if got := cfg.Params(); got != 107857 {
@@ -47,14 +47,14 @@ func tinyBatch(t *testing.T) *data.Batch {
 }
 
 func TestGradCheck(t *testing.T) {
-	for _, norm := range []string{PreBN, PostBN} {
+	for _, norm := range []string{PreBN, PostBN, PreLN, PostLN} {
 		testgraphs.GradCheck(t, Builder(tiny("mean", norm)), tinyBatch(t), 10, 1e-5)
 	}
 	testgraphs.GradCheck(t, Builder(tiny("cls", PreBN)), tinyBatch(t), 10, 1e-5)
 }
 
 func TestBucketsAgree(t *testing.T) {
-	for _, norm := range []string{PreBN, PostBN} {
+	for _, norm := range []string{PreBN, PostBN, PreLN, PostLN} {
 		testgraphs.BucketsAgree(t, Builder(tiny("mean", norm)), tinyBatch(t))
 	}
 }
@@ -66,7 +66,7 @@ func TestRejectsBadConfig(t *testing.T) {
 		t.Fatal("48 hidden with 5 heads accepted")
 	}
 	c = ZINC()
-	c.Norm = "layer-norm"
+	c.Norm = "group-norm"
 	if err := c.Validate(); err == nil {
 		t.Fatal("unknown norm accepted")
 	}
