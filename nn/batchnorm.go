@@ -223,6 +223,7 @@ type bnGradOp struct {
 	which int
 	out   buffer
 	tmp   []float64
+	kept  int
 }
 
 func (op *bnGradOp) Arity() int { return 2 }
@@ -278,6 +279,7 @@ func (op *bnGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	} else {
 		out = op.out.get(dy.Dtype(), cols)
 	}
+	op.kept = op.fwd.mask.Count()
 	switch dy.Dtype() {
 	case tensor.Float64:
 		bnBackward(op, out.Float64s(), g.Float64s(), dy.Float64s())
@@ -305,10 +307,21 @@ func bnBackwardCols[T Float](op *bnGradOp, dst, gamma, dy []T, c0, c1 int) {
 		if !k {
 			continue
 		}
-		for c := c0; c < c1; c++ {
-			v := float64(dy[r*cols+c])
-			s1[c] += v
-			s2[c] += v * f.xhat[r*cols+c]
+		switch op.which { // dγ needs only S2, dβ only S1
+		case 1:
+			for c := c0; c < c1; c++ {
+				s2[c] += float64(dy[r*cols+c]) * f.xhat[r*cols+c]
+			}
+		case 2:
+			for c := c0; c < c1; c++ {
+				s1[c] += float64(dy[r*cols+c])
+			}
+		default:
+			for c := c0; c < c1; c++ {
+				v := float64(dy[r*cols+c])
+				s1[c] += v
+				s2[c] += v * f.xhat[r*cols+c]
+			}
 		}
 	}
 	switch op.which {
@@ -323,7 +336,7 @@ func bnBackwardCols[T Float](op *bnGradOp, dst, gamma, dy []T, c0, c1 int) {
 		}
 		return
 	}
-	n := float64(f.mask.Count())
+	n := float64(op.kept)
 	for r, k := range keep {
 		d := dst[r*cols : (r+1)*cols]
 		if !k {

@@ -77,6 +77,13 @@ func benchZINC(b *testing.B, r int) {
 		graphs += bt.NumGraphs
 	}
 	b.ReportMetric(time.Since(start).Seconds()/float64(graphs)*1000, "s/1000graphs")
+	nodes, edges := 0, 0
+	for _, bt := range bs {
+		nodes += bt.Union.N
+		edges += bt.Union.NumEdges()
+	}
+	b.ReportMetric(float64(nodes)/float64(len(bs)), "nodes/batch")
+	b.ReportMetric(float64(edges)/float64(len(bs)), "edges/batch")
 }
 
 func BenchmarkTrainZINCr1(b *testing.B) { benchZINC(b, 1) }
