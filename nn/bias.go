@@ -85,12 +85,14 @@ func (op *addBiasOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 
 func addBias[T Float](dst, x, b []T) {
 	cols := len(b)
-	for r := 0; r+cols <= len(x); r += cols {
-		d, s := dst[r:r+cols], x[r:r+cols]
-		for k, v := range b {
-			d[k] = s[k] + v
+	parallelRange(len(x)/cols, cols, func(lo, hi int) {
+		for r := lo * cols; r < hi*cols; r += cols {
+			d, s := dst[r:r+cols], x[r:r+cols]
+			for k, v := range b {
+				d[k] = s[k] + v
+			}
 		}
-	}
+	})
 }
 
 func (op *addBiasOp) DiffWRT(int) []bool { return []bool{true, true} }
@@ -143,14 +145,15 @@ func (op *colSumOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 }
 
 func colSum[T Float](dst, x []T) {
-	clear(dst)
 	cols := len(dst)
-	for r := 0; r+cols <= len(x); r += cols {
-		s := x[r : r+cols]
-		for k := range dst {
-			dst[k] += s[k]
+	parallelCols(cols, len(x)/max(cols, 1), func(c0, c1 int) {
+		clear(dst[c0:c1])
+		for r := 0; r+cols <= len(x); r += cols {
+			for k := c0; k < c1; k++ {
+				dst[k] += x[r+k]
+			}
 		}
-	}
+	})
 }
 
 func (op *colSumOp) DiffWRT(int) []bool { return []bool{true} }

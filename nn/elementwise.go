@@ -22,9 +22,11 @@ func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 
 func addKernel[T Float](out []T, in [][]T, _ []tensor.Shape) {
 	a, b := in[0], in[1]
-	for i := range out {
-		out[i] = a[i] + b[i]
-	}
+	parallelRange(len(out), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = a[i] + b[i]
+		}
+	})
 }
 
 // Relu returns max(x, 0) of a matrix; its gradient passes where the output is positive.
@@ -44,19 +46,24 @@ func Relu(x *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 func reluKernel[T Float](out []T, in [][]T, _ []tensor.Shape) {
-	for i, v := range in[0] {
-		out[i] = max(v, 0)
-	}
+	x := in[0]
+	parallelRange(len(out), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			out[i] = max(x[i], 0)
+		}
+	})
 }
 
 // reluGrad: inputs y = relu(x) and g; out = g where y > 0, else 0.
 func reluGrad[T Float](out []T, in [][]T, _ []tensor.Shape) {
 	y, g := in[0], in[1]
-	for i := range out {
-		if y[i] > 0 {
-			out[i] = g[i]
-		} else {
-			out[i] = 0
+	parallelRange(len(out), 1, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			if y[i] > 0 {
+				out[i] = g[i]
+			} else {
+				out[i] = 0
+			}
 		}
-	}
+	})
 }

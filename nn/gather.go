@@ -151,6 +151,16 @@ func (op *scatterOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgo
 
 // GatherRows is the CPU kernel of Gather: dst[i,:] = w[i]·src[idx[i],:] (zero where idx[i] < 0).
 func GatherRows[T Float](dst, src []T, cols int, idx []int32, w []float64) {
+	parallelRange(len(idx), cols, func(lo, hi int) {
+		var ws []float64
+		if w != nil {
+			ws = w[lo:hi]
+		}
+		gatherRows(dst[lo*cols:hi*cols], src, cols, idx[lo:hi], ws)
+	})
+}
+
+func gatherRows[T Float](dst, src []T, cols int, idx []int32, w []float64) {
 	for i, j := range idx {
 		d := dst[i*cols : (i+1)*cols]
 		if j < 0 {
@@ -171,13 +181,20 @@ func GatherRows[T Float](dst, src []T, cols int, idx []int32, w []float64) {
 
 // ScatterAddRows is the CPU kernel of ScatterAdd: dst = 0, then dst[idx[i],:] += w[i]·src[i,:].
 func ScatterAddRows[T Float](dst, src []T, cols int, idx []int32, w []float64) {
-	clear(dst)
+	parallelCols(cols, len(idx), func(c0, c1 int) { scatterAddCols(dst, src, cols, idx, w, c0, c1) })
+}
+
+// scatterAddCols does columns [c0, c1) of ScatterAddRows.
+func scatterAddCols[T Float](dst, src []T, cols int, idx []int32, w []float64, c0, c1 int) {
+	for r := 0; r < len(dst)/cols; r++ {
+		clear(dst[r*cols+c0 : r*cols+c1])
+	}
 	for i, j := range idx {
 		if j < 0 {
 			continue
 		}
-		d := dst[int(j)*cols : (int(j)+1)*cols]
-		s := src[i*cols : (i+1)*cols]
+		d := dst[int(j)*cols+c0 : int(j)*cols+c1]
+		s := src[i*cols+c0 : i*cols+c1]
 		if w == nil {
 			for k := range d {
 				d[k] += s[k]

@@ -446,3 +446,56 @@ func TestLayerNormGrad(t *testing.T) {
 	}
 	checkGrad(t, g, project(t, g, rng, y), x, gamma, beta)
 }
+
+// TestParallelKernelsMatchSerial checks the row- and column-split kernels on sizes above the
+// parallel threshold against the serial loops.
+func TestParallelKernelsMatchSerial(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 40))
+	const rows, cols, n = 5000, 13, 900
+	src := make([]float64, n*cols)
+	x := make([]float64, rows*cols)
+	for i := range src {
+		src[i] = rng.NormFloat64()
+	}
+	for i := range x {
+		x[i] = rng.NormFloat64()
+	}
+	idx := make([]int32, rows)
+	w := make([]float64, rows)
+	for i := range idx {
+		idx[i], w[i] = int32(rng.IntN(n+1)-1), rng.Float64()
+	}
+	par, ser := make([]float64, rows*cols), make([]float64, rows*cols)
+	GatherRows(par, src, cols, idx, w)
+	gatherRows(ser, src, cols, idx, w)
+	equal(t, "gather", par, ser)
+	sp, ss := make([]float64, n*cols), make([]float64, n*cols)
+	ScatterAddRows(sp, x, cols, idx, w)
+	scatterAddCols(ss, x, cols, idx, w, 0, cols)
+	equal(t, "scatter", sp, ss)
+	b := src[:cols]
+	addBias(par, x, b)
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			ser[r*cols+c] = x[r*cols+c] + b[c]
+		}
+	}
+	equal(t, "bias", par, ser)
+	cs, cw := make([]float64, cols), make([]float64, cols)
+	colSum(cs, x)
+	for r := 0; r < rows; r++ {
+		for c := 0; c < cols; c++ {
+			cw[c] += x[r*cols+c]
+		}
+	}
+	equal(t, "column sum", cs, cw)
+}
+
+func equal(t *testing.T, what string, got, want []float64) {
+	t.Helper()
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("%s[%d] = %v, serial %v", what, i, got[i], want[i])
+		}
+	}
+}

@@ -25,3 +25,23 @@ func parallelCols(d, rows int, f func(c0, c1 int)) {
 	}
 	wg.Wait()
 }
+
+// parallelRange splits [0, n) into GOMAXPROCS contiguous chunks run concurrently, each item
+// costing about unit; small problems run on the calling goroutine.
+func parallelRange(n, unit int, f func(lo, hi int)) {
+	workers := runtime.GOMAXPROCS(0)
+	if workers < 2 || n*unit < 1<<15 {
+		f(0, n)
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
