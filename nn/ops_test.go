@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"math"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -188,7 +189,7 @@ func TestBatchNormStats(t *testing.T) {
 		t.Errorf("running var 1 = %v, want 70.9", st.RunVar[1])
 	}
 	out := y.Value().Data().([]float64)
-	want0 := (1 - 3) / sqrt(8.0/3+BNEps)
+	want0 := (1 - 3) / math.Sqrt(8.0/3+BNEps)
 	if d := out[0] - want0; d > tol || d < -tol {
 		t.Errorf("y[0,0] = %v, want %v", out[0], want0)
 	}
