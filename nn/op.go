@@ -1,11 +1,3 @@
-// Package nn provides the graph-neural-network operations Gorgonia lacks (row gather, scatter-add,
-// segment softmax, masked batch norm, embedding lookup, bias add) as project-owned Gorgonia ops
-// with symbolic gradients, and the small layers the models share.
-//
-// Index-valued inputs (edge endpoints, node→graph maps, category ids) are not graph nodes: an op
-// holds a pointer to an Index whose length is fixed when the graph is built and whose contents are
-// refilled for every batch. An entry of -1 means "no row": a gather yields a zero row and a
-// scatter skips it, which is how padding edges and nodes of a shape bucket are masked out.
 package nn
 
 import (
