@@ -1,0 +1,72 @@
+package testgraphs
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+// DataDir is the shared data folder seen from a package two levels below the module root.
+const DataDir = "../../../shared/data"
+
+// ZINC loads the first n molecules of the ZINC test split, skipping the test if the data
+// folder is missing.
+func ZINC(t testing.TB, n int) []*data.Graph {
+	t.Helper()
+	gs, _, err := data.LoadSplit(DataDir, "zinc", "test")
+	if err != nil {
+		t.Skipf("ZINC not available: %v", err)
+	}
+	return gs[:min(n, len(gs))]
+}
+
+// TrainFalls trains a float32 model with Adam (lr 1e-3) on gs in batches of size for the given
+// number of steps and checks that the mean loss of the last 20 steps is below factor times that
+// of the first 20.
+func TrainFalls(t *testing.T, build nn.BuildFunc, gs []*data.Graph, size, steps int, factor float64) {
+	t.Helper()
+	var bs []*data.Batch
+	for i := 0; i+size <= len(gs); i += size {
+		b, err := data.NewBatch(gs[i : i+size])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bs = append(bs, b)
+	}
+	buckets, err := nn.MakeBuckets(gs, size, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := nn.NewParams(tensor.Float32, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := nn.NewTrainer(p, build, buckets, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	start := time.Now()
+	const window = 20
+	var first, last float64
+	for s := 0; s < steps; s++ {
+		loss, err := tr.Step(bs[s%len(bs)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s < window {
+			first += loss / window
+		}
+		if s >= steps-window {
+			last += loss / window
+		}
+	}
+	t.Logf("%d steps of %d graphs in %v: mean loss of the first %d steps %.3f, of the last %d %.3f",
+		steps, size, time.Since(start).Round(time.Millisecond), window, first, window, last)
+	if !(last < factor*first) {
+		t.Fatalf("loss did not fall enough: %.3f → %.3f (want below %.2f×)", first, last, factor)
+	}
+}

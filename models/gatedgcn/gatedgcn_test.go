@@ -1,0 +1,35 @@
+package gatedgcn
+
+import (
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+const dataDir = testgraphs.DataDir
+
+// TestParamCountZINC: L(5d²+9d) + 28d + 4d + (d·⌊d/2⌋ + ⌊d/2⌋ + ⌊d/2⌋·⌊d/4⌋ + ⌊d/4⌋ + ⌊d/4⌋ + 1)
+// = 100 520 + 1960 + 280 + 3115 = 105 875 for L = 4, d = 70 (REFERENCE §2.4).
+func TestParamCountZINC(t *testing.T) {
+	cfg := ZINC()
+	if got := cfg.Params(); got != 105875 {
+		t.Fatalf("formula gives %d, want 105875", got)
+	}
+	p, err := nn.NewParams(tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := Build(cfg, p, nn.Bucket{Nodes: 40, Edges: 90, Graphs: 2}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer net.Close()
+	if got := p.Count(); got != 105875 {
+		t.Fatalf("built network has %d parameters, want 105875", got)
+	}
+}
+
+func loadZINC(t testing.TB, n int) []*data.Graph { return testgraphs.ZINC(t, n) }

@@ -1,0 +1,274 @@
+package nn
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Builder adds layers to one Gorgonia graph. It remembers the first error, after which every
+// method returns nil; check Err once the graph is built.
+type Builder struct {
+	G      *gorgonia.ExprGraph
+	P      *Params
+	Learn  gorgonia.Nodes // parameter nodes in creation order
+	byName map[string]*gorgonia.Node
+	err    error
+}
+
+// NewBuilder starts a graph whose parameters live in p.
+func NewBuilder(p *Params) *Builder {
+	return &Builder{G: gorgonia.NewGraph(), P: p, byName: map[string]*gorgonia.Node{}}
+}
+
+// Err is the first error met while building.
+func (b *Builder) Err() error { return b.err }
+
+// Fail records err (with context) unless an error is already recorded.
+func (b *Builder) Fail(err error, context string) {
+	if err != nil && b.err == nil {
+		b.err = fmt.Errorf("%s: %w", context, err)
+	}
+}
+
+func (b *Builder) ok(n *gorgonia.Node, err error, what string) *gorgonia.Node {
+	if err != nil {
+		b.Fail(err, what)
+		return nil
+	}
+	return n
+}
+
+// Param returns the node of the parameter called name, bound to the shared tensor.
+func (b *Builder) Param(name string, init Init, shape ...int) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	if n, ok := b.byName[name]; ok {
+		return n
+	}
+	t, err := b.P.Get(name, init, shape...)
+	if err != nil {
+		b.Fail(err, name)
+		return nil
+	}
+	var n *gorgonia.Node
+	if len(shape) == 1 {
+		n = gorgonia.NewVector(b.G, b.P.Dtype, gorgonia.WithShape(shape...), gorgonia.WithValue(t), gorgonia.WithName(name))
+	} else {
+		n = gorgonia.NewMatrix(b.G, b.P.Dtype, gorgonia.WithShape(shape...), gorgonia.WithValue(t), gorgonia.WithName(name))
+	}
+	b.byName[name] = n
+	b.Learn = append(b.Learn, n)
+	return n
+}
+
+// Input returns a matrix node bound to t, whose values the caller refills per batch.
+func (b *Builder) Input(name string, t *tensor.Dense) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	return gorgonia.NewMatrix(b.G, t.Dtype(), gorgonia.WithShape(t.Shape()...), gorgonia.WithValue(t), gorgonia.WithName(name))
+}
+
+// Linear is x·W + β with W [in, out] and β [out], both U(−1/√in, 1/√in) (PyTorch default).
+func (b *Builder) Linear(x *gorgonia.Node, name string, in, out int) *gorgonia.Node {
+	y := b.LinearNoBias(x, name, in, out, Uniform(LinearBound(in)))
+	bias := b.Param(name+".b", Uniform(LinearBound(in)), out)
+	return b.AddBias(y, bias)
+}
+
+// LinearNoBias is x·W with W [in, out] drawn by init.
+func (b *Builder) LinearNoBias(x *gorgonia.Node, name string, in, out int, init Init) *gorgonia.Node {
+	w := b.Param(name+".W", init, in, out)
+	if b.err != nil {
+		return nil
+	}
+	if x.Dims() != 2 || x.Shape()[1] != in {
+		b.Fail(fmt.Errorf("input shape %v, want [rows, %d]", x.Shape(), in), name)
+		return nil
+	}
+	y, err := MatMul(x, w)
+	return b.ok(y, err, name)
+}
+
+// Embedding looks ids up in a table of rows×d drawn from N(0, 1).
+func (b *Builder) Embedding(ids *Index, name string, rows, d int) *gorgonia.Node {
+	t := b.Param(name+".W", Normal(0, 1), rows, d)
+	if b.err != nil {
+		return nil
+	}
+	y, err := Embed(t, ids)
+	return b.ok(y, err, name)
+}
+
+// BatchNorm is a masked BatchNorm1d with γ = 1, β = 0 at start.
+func (b *Builder) BatchNorm(x *gorgonia.Node, name string, mask *Mask) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	d := x.Shape()[1]
+	g := b.Param(name+".gamma", Const(1), d)
+	be := b.Param(name+".beta", Const(0), d)
+	if b.err != nil {
+		return nil
+	}
+	y, err := BatchNorm(x, g, be, b.P.BNState(name, d), mask)
+	return b.ok(y, err, name)
+}
+
+// MLPReadout is bgnn's MLPReadout: d → ⌊d/2⌋ → ⌊d/4⌋ → out with ReLU between (REFERENCE §1.3).
+func (b *Builder) MLPReadout(x *gorgonia.Node, name string, d, out int) *gorgonia.Node {
+	h := b.Relu(b.Linear(x, name+".0", d, d/2))
+	h = b.Relu(b.Linear(h, name+".1", d/2, d/4))
+	return b.Linear(h, name+".2", d/4, out)
+}
+
+// AddBias adds β to every row of x.
+func (b *Builder) AddBias(x, beta *gorgonia.Node) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := AddBias(x, beta)
+	return b.ok(y, err, "add bias")
+}
+
+// Gather, ScatterAdd and the element-wise helpers below wrap the ops with the sticky error.
+
+func (b *Builder) Gather(x *gorgonia.Node, ix *Index) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := Gather(x, ix)
+	return b.ok(y, err, "gather")
+}
+
+func (b *Builder) ScatterAdd(x *gorgonia.Node, ix *Index, rows int) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := ScatterAdd(x, ix, rows)
+	return b.ok(y, err, "scatter-add")
+}
+
+func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *Index, rows int) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := SegmentSoftmax(x, dst, rows)
+	return b.ok(y, err, "segment softmax")
+}
+
+func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(Add, x, y, "add") }
+func (b *Builder) Sub(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(gorgonia.Sub, x, y, "sub") }
+func (b *Builder) Mul(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.bin(gorgonia.HadamardProd, x, y, "mul")
+}
+func (b *Builder) Div(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.bin(gorgonia.HadamardDiv, x, y, "div")
+}
+func (b *Builder) MatMul(x, y *gorgonia.Node) *gorgonia.Node {
+	return b.bin(gorgonia.Mul, x, y, "matmul")
+}
+func (b *Builder) Relu(x *gorgonia.Node) *gorgonia.Node { return b.un(Relu, x, "relu") }
+func (b *Builder) Sigmoid(x *gorgonia.Node) *gorgonia.Node {
+	return b.un(gorgonia.Sigmoid, x, "sigmoid")
+}
+func (b *Builder) Abs(x *gorgonia.Node) *gorgonia.Node  { return b.un(gorgonia.Abs, x, "abs") }
+func (b *Builder) Exp(x *gorgonia.Node) *gorgonia.Node  { return b.un(gorgonia.Exp, x, "exp") }
+func (b *Builder) Tanh(x *gorgonia.Node) *gorgonia.Node { return b.un(gorgonia.Tanh, x, "tanh") }
+func (b *Builder) Sum(x *gorgonia.Node) *gorgonia.Node {
+	return b.un(func(n *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Sum(n) }, x, "sum")
+}
+
+// AddConst adds the scalar c to every entry of x.
+func (b *Builder) AddConst(x *gorgonia.Node, c float64) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	var k *gorgonia.Node
+	if x.Dtype() == tensor.Float32 {
+		k = gorgonia.NewConstant(float32(c))
+	} else {
+		k = gorgonia.NewConstant(c)
+	}
+	y, err := gorgonia.Add(x, k)
+	return b.ok(y, err, "add constant")
+}
+
+func (b *Builder) bin(f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x, y *gorgonia.Node, what string) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	z, err := f(x, y)
+	return b.ok(z, err, what)
+}
+
+func (b *Builder) un(f func(x *gorgonia.Node) (*gorgonia.Node, error), x *gorgonia.Node, what string) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	z, err := f(x)
+	return b.ok(z, err, what)
+}
+
+// Readout is the per-graph mean of the node states h, or each graph's CLS-node state when kind
+// is "cls" (REFERENCE §1.4). Padding nodes and graphs are left out.
+func (b *Builder) Readout(in *Inputs, kind string, h *gorgonia.Node) *gorgonia.Node {
+	if kind == "cls" {
+		return b.Gather(h, in.CLS)
+	}
+	return b.ScatterAdd(h, in.NodeGraph, in.B.Graphs)
+}
+
+// L1 is the mean absolute error over the real graphs of a one-column prediction:
+// Σ_g w_g |pred_g − y_g| with w_g = 1/B on the B real graphs and 0 on padding.
+func (b *Builder) L1(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
+	y := b.Input("y", in.Y)
+	w := b.Input("graph_w", in.GraphW)
+	if b.err != nil {
+		return nil
+	}
+	l, err := MaskedL1(pred, y, w)
+	return b.ok(l, err, "L1 loss")
+}
+
+// Apply runs an op constructor with the sticky error; what names it in errors.
+func (b *Builder) Apply(what string, f func() (*gorgonia.Node, error)) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := f()
+	return b.ok(y, err, what)
+}
+
+// Scale multiplies every entry of x by c.
+func (b *Builder) Scale(x *gorgonia.Node, c float64) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	var k *gorgonia.Node
+	if x.Dtype() == tensor.Float32 {
+		k = gorgonia.NewConstant(float32(c))
+	} else {
+		k = gorgonia.NewConstant(c)
+	}
+	y, err := gorgonia.Mul(x, k)
+	return b.ok(y, err, "scale")
+}
+
+// LayerNorm is a masked LayerNorm over the features of each row, γ = 1, β = 0 at start.
+func (b *Builder) LayerNorm(x *gorgonia.Node, name string, mask *Mask) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	d := x.Shape()[1]
+	g := b.Param(name+".gamma", Const(1), d)
+	be := b.Param(name+".beta", Const(0), d)
+	if b.err != nil {
+		return nil
+	}
+	y, err := LayerNorm(x, g, be, mask)
+	return b.ok(y, err, name)
+}

@@ -1,0 +1,35 @@
+// Package nn provides the graph-neural-network operations Gorgonia lacks as project-owned
+// Gorgonia ops (each implements gorgonia.Op and gorgonia.SDOp, so gorgonia.Grad differentiates
+// through them), the small layers the models share, parameters, Adam, shape buckets and a
+// trainer that compiles one graph per bucket and reuses it.
+//
+// Ops (shapes as [rows, cols]; M edges, N nodes, G graphs, d features):
+//
+//	Gather(x [R,d], ix)            → [len(ix), d]   out[i] = w_i·x[ix_i]           (grad: ScatterAdd)
+//	Embed(table [V,d], ids)        → [len(ids), d]  Gather on a table
+//	ScatterAdd(x [len(ix),d], ix, R) → [R, d]       out[ix_i] += w_i·x[i]          (grad: Gather)
+//	SegmentSoftmax(s [M,H], dst, N) → [M, H]        softmax over each destination's in-edges
+//	BatchNorm(x, γ, β, state, mask) → x's shape     masked BatchNorm1d, running statistics
+//	LayerNorm(x, γ, β, mask)        → x's shape     per-row normalisation
+//	GatedAggregate(ê [M,d], Bh [N,d], src, dst, N) → [N, d]  GatedGCN's σ-gated mean
+//	GaussianWeights(u [M,P], μ [K,P], 1/σ [K,P]) → [M, K]    MoNet kernel weights
+//	KernelMix(x [M,K·d], w [M,K]) → [M, d]          Σ_k w_k · block_k(x)
+//	HeadDot(q, k [M,d], H) → [M, H]; HeadScale(x [M,d], w [M,H]) → [M, d]  per-head products
+//	MatMul(x [R,a], W [a,b]) → [R, b]; AddBias, ColSum, Add, Relu, MaskedL1
+//
+// Index-valued inputs (edge endpoints, node→graph maps, category ids) are not graph nodes: an op
+// holds a pointer to an Index whose length is fixed when the graph is built and whose contents
+// Inputs.Load refills for every batch. An entry of -1 means "no row": a gather yields a zero row
+// and a scatter skips it, which is how the padding edges and nodes of a shape bucket are kept out
+// of every result; batch norm, layer norm, readout and loss take masks or weights for the same
+// purpose, so a batch gives the same loss and gradients in any bucket it fits.
+//
+// Contract for other implementations (e.g. a CUDA kernel of the same op): every op fully
+// overwrites its output (never accumulates into it) and never writes its inputs; ops that
+// need forward results in their backward pass (batch norm, layer norm, gated aggregation) keep
+// them in the forward op, which the backward ops of the same graph reference. The CPU kernels
+// are plain functions over row-major slices (GatherRows, ScatterAddRows, SegmentSoftmaxRows and
+// the unexported *Cols/*Kernel functions), generic over float32 and float64; outputs are
+// reused between runs, so steady-state training allocates no tensors. Float32 matrix products
+// use an AVX2/FMA assembly kernel on amd64 when the CPU has it and gonum otherwise.
+package nn

@@ -1,0 +1,223 @@
+package nn
+
+import (
+	"fmt"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Net is a model compiled for one shape bucket: its graph, input holders, outputs and, for
+// training, the gradient of the loss with respect to every parameter.
+type Net struct {
+	B     *Builder
+	In    *Inputs
+	Pred  *gorgonia.Node
+	Loss  *gorgonia.Node
+	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
+	vm    gorgonia.VM
+	names []string
+	vals  []gorgonia.Value
+}
+
+// Finish checks the builder, adds the gradients when train is set and compiles the graph.
+func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net, error) {
+	if err := b.Err(); err != nil {
+		return nil, err
+	}
+	n := &Net{B: b, In: in, Pred: pred, Loss: loss}
+	if train {
+		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
+		// gradient and no update, as in PyTorch.
+		used := Reaches(b.G, loss)
+		var wrt gorgonia.Nodes
+		for _, p := range b.Learn {
+			if used[p.ID()] {
+				wrt = append(wrt, p)
+				n.names = append(n.names, p.Name())
+			}
+		}
+		grads, err := gorgonia.Grad(loss, wrt...)
+		if err != nil {
+			return nil, fmt.Errorf("gradient: %w", err)
+		}
+		n.Grads = grads
+		n.vals = make([]gorgonia.Value, len(grads))
+	}
+	n.vm = gorgonia.NewTapeMachine(b.G)
+	return n, nil
+}
+
+// Reaches returns the ids of the nodes out is computed from (itself included).
+func Reaches(g *gorgonia.ExprGraph, out *gorgonia.Node) map[int64]bool {
+	seen := map[int64]bool{out.ID(): true}
+	stack := []int64{out.ID()}
+	for len(stack) > 0 {
+		id := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		it := g.From(id)
+		for it.Next() {
+			c := it.Node().ID()
+			if !seen[c] {
+				seen[c] = true
+				stack = append(stack, c)
+			}
+		}
+	}
+	return seen
+}
+
+// Run loads bt and evaluates the graph (and the gradients, for a training net); it returns the
+// loss.
+func (n *Net) Run(bt *data.Batch) (float64, error) {
+	if err := n.In.Load(bt); err != nil {
+		return 0, err
+	}
+	n.vm.Reset()
+	if err := n.vm.RunAll(); err != nil {
+		return 0, fmt.Errorf("run (bucket %v): %w", n.In.B, err)
+	}
+	switch v := n.Loss.Value().Data().(type) {
+	case float64:
+		return v, nil
+	case float32:
+		return float64(v), nil
+	default:
+		return 0, fmt.Errorf("loss is %T", v)
+	}
+}
+
+// Gradients returns the names and gradient values of the parameters the loss depends on, from
+// the last Run.
+func (n *Net) Gradients() ([]string, []gorgonia.Value) {
+	for i, g := range n.Grads {
+		n.vals[i] = g.Value()
+	}
+	return n.names, n.vals
+}
+
+// Close releases the machine.
+func (n *Net) Close() { n.vm.Close() }
+
+// BuildFunc builds a model for one bucket on parameters p.
+type BuildFunc func(p *Params, b Bucket, train bool) (*Net, error)
+
+// Trainer owns a model's parameters, one compiled training net per bucket (built on first use,
+// then reused), and Adam.
+type Trainer struct {
+	P       *Params
+	Opt     *Adam
+	Buckets []Bucket
+	build   BuildFunc
+	nets    []*Net
+	evals   []*Net
+}
+
+// NewTrainer returns a trainer for the model build makes, on the given buckets.
+func NewTrainer(p *Params, build BuildFunc, buckets []Bucket, lr float64) (*Trainer, error) {
+	if len(buckets) == 0 {
+		return nil, fmt.Errorf("trainer: no buckets")
+	}
+	return &Trainer{P: p, Opt: NewAdam(lr), Buckets: buckets, build: build, nets: make([]*Net, len(buckets)), evals: make([]*Net, len(buckets))}, nil
+}
+
+// Net returns the training net of bucket i, building it the first time.
+func (t *Trainer) Net(i int) (*Net, error) {
+	if t.nets[i] == nil {
+		n, err := t.build(t.P, t.Buckets[i], true)
+		if err != nil {
+			return nil, fmt.Errorf("trainer: bucket %v: %w", t.Buckets[i], err)
+		}
+		t.nets[i] = n
+	}
+	return t.nets[i], nil
+}
+
+// Step runs forward and backward on bt in the smallest bucket it fits and applies one Adam
+// update. It returns the loss before the update.
+func (t *Trainer) Step(bt *data.Batch) (float64, error) {
+	i, err := PickBucket(t.Buckets, bt)
+	if err != nil {
+		return 0, fmt.Errorf("trainer: %w", err)
+	}
+	n, err := t.Net(i)
+	if err != nil {
+		return 0, err
+	}
+	t.P.SetTraining(true)
+	loss, err := n.Run(bt)
+	if err != nil {
+		return 0, err
+	}
+	names, grads := n.Gradients()
+	if err := t.Opt.Step(t.P, names, grads); err != nil {
+		return 0, err
+	}
+	return loss, nil
+}
+
+// Eval runs bt through the evaluation net (no gradients, batch norm on running statistics) of
+// the smallest bucket it fits, and returns the loss and the predictions of its real graphs
+// (Out values per graph, valid until the next call).
+func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
+	i, err := PickBucket(t.Buckets, bt)
+	if err != nil {
+		return 0, nil, fmt.Errorf("trainer: %w", err)
+	}
+	if t.evals[i] == nil {
+		n, err := t.build(t.P, t.Buckets[i], false)
+		if err != nil {
+			return 0, nil, fmt.Errorf("trainer: evaluation net, bucket %v: %w", t.Buckets[i], err)
+		}
+		t.evals[i] = n
+	}
+	n := t.evals[i]
+	t.P.SetTraining(false)
+	defer t.P.SetTraining(true)
+	loss, err := n.Run(bt)
+	if err != nil {
+		return 0, nil, err
+	}
+	pred := Values(n.Pred.Value())
+	return loss, pred[:bt.NumGraphs*n.Pred.Shape()[1]], nil
+}
+
+// Close releases every compiled net.
+func (t *Trainer) Close() {
+	for _, n := range append(t.nets, t.evals...) {
+		if n != nil {
+			n.Close()
+		}
+	}
+}
+
+// Scalar returns the float value of a scalar node.
+func Scalar(n *gorgonia.Node) float64 {
+	switch v := n.Value().Data().(type) {
+	case float64:
+		return v
+	case float32:
+		return float64(v)
+	}
+	return 0
+}
+
+// Values copies a float tensor's values as float64.
+func Values(v gorgonia.Value) []float64 {
+	d, ok := v.(*tensor.Dense)
+	if !ok {
+		return nil
+	}
+	switch d.Dtype() {
+	case tensor.Float64:
+		return append([]float64(nil), d.Float64s()...)
+	case tensor.Float32:
+		out := make([]float64, d.Shape().TotalSize())
+		for i, x := range d.Float32s() {
+			out[i] = float64(x)
+		}
+		return out
+	}
+	return nil
+}
