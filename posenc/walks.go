@@ -184,36 +184,13 @@ func (w *Walks) walkCounts() {
 		prev := w.count[(k-2)*nn : (k-1)*nn]
 		cur := w.count[(k-1)*nn : k*nn]
 		clear(cur)
-		// (A^{k−1})[x][·] is zero outside x's reach at level k−1: add only the index range
-		// that reach spans (short, since nearby nodes tend to have nearby numbers).
-		lvl := min(k-1, w.levels-1)
 		for u := 0; u < n; u++ {
 			row := cur[u*n : (u+1)*n]
 			for _, x := range w.nbr[w.start[u]:w.start[u+1]] {
-				lo, hi := w.span(lvl, int(x))
-				addTo(row[lo:hi], prev[int(x)*n+lo:int(x)*n+hi])
+				addTo(row, prev[int(x)*n:int(x+1)*n])
 			}
 		}
 	}
-}
-
-// span returns the half-open index range [lo, hi) covered by the reach bitset of x at level lvl.
-func (w *Walks) span(lvl, x int) (lo, hi int) {
-	W := w.words
-	set := w.reach[(lvl*w.N+x)*W : (lvl*w.N+x+1)*W]
-	first, last := 0, W-1
-	for first < W && set[first] == 0 {
-		first++
-	}
-	for last > first && set[last] == 0 {
-		last--
-	}
-	if first == W {
-		return 0, 0
-	}
-	lo = first*64 + bits.TrailingZeros64(set[first])
-	hi = last*64 + 64 - bits.LeadingZeros64(set[last])
-	return lo, hi
 }
 
 // addTo adds src to dst elementwise (equal lengths).
