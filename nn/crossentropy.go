@@ -187,14 +187,9 @@ func (op *ceGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err := op.fwd.check(rows, cols); err != nil {
 		return nil, err
 	}
-	var g float64
-	switch v := vs[1].Data().(type) {
-	case float64:
-		g = v
-	case float32:
-		g = float64(v)
-	default:
-		return nil, fmt.Errorf("%v: upstream gradient is %T", op, v)
+	g, err := upstreamScalar(op, vs[1])
+	if err != nil {
+		return nil, err
 	}
 	out := op.out.get(z.Dtype(), z.Shape()...)
 	if z.Dtype() == tensor.Float64 {

@@ -108,14 +108,9 @@ func (op *l1GradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 		}
 		ds[i] = d
 	}
-	var g float64
-	switch v := vs[3].Data().(type) {
-	case float64:
-		g = v
-	case float32:
-		g = float64(v)
-	default:
-		return nil, fmt.Errorf("%v: upstream gradient is %T", op, v)
+	g, err := upstreamScalar(op, vs[3])
+	if err != nil {
+		return nil, err
 	}
 	out := op.out.get(ds[0].Dtype(), ds[0].Shape()...)
 	if ds[0].Dtype() == tensor.Float64 {

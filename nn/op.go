@@ -159,3 +159,14 @@ func arity(op gorgonia.Op, vs []gorgonia.Value) error {
 }
 
 func sqrt64(x float64) float64 { return math.Sqrt(x) }
+
+// upstreamScalar reads the scalar upstream gradient of a loss's gradient op.
+func upstreamScalar(op fmt.Stringer, v gorgonia.Value) (float64, error) {
+	switch x := v.Data().(type) {
+	case float64:
+		return x, nil
+	case float32:
+		return float64(x), nil
+	}
+	return 0, fmt.Errorf("%v: upstream gradient is %T, want a scalar", op, v.Data())
+}
