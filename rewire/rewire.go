@@ -68,27 +68,17 @@ type Rewirer struct {
 // slabSize is the number of values per slab; a graph larger than that gets its own.
 const slabSize = 1 << 16
 
-func (rw *Rewirer) takeInts(k int) []int32 {
+// take carves k values from *slab, starting a new slab when it runs short. An empty request
+// gets an empty but present slice: the encoding of a graph without edges.
+func take[T int32 | float32](slab *[]T, k int) []T {
 	if k == 0 {
-		return []int32{} // empty but present: an encoding of a graph without edges
+		return []T{}
 	}
-	if len(rw.ints) < k {
-		rw.ints = make([]int32, max(k, slabSize))
+	if len(*slab) < k {
+		*slab = make([]T, max(k, slabSize))
 	}
-	s := rw.ints[:k:k]
-	rw.ints = rw.ints[k:]
-	return s
-}
-
-func (rw *Rewirer) takeFloats(k int) []float32 {
-	if k == 0 {
-		return []float32{}
-	}
-	if len(rw.floats) < k {
-		rw.floats = make([]float32, max(k, slabSize))
-	}
-	s := rw.floats[:k:k]
-	rw.floats = rw.floats[k:]
+	s := (*slab)[:k:k]
+	*slab = (*slab)[k:]
 	return s
 }
 
@@ -166,8 +156,8 @@ func (rw *Rewirer) allocate(g *data.Graph, opt Options, m int) *data.Graph {
 	if opt.Adj {
 		adjDim = opt.R
 	}
-	ints := rw.takeInts(total*(2+cd) + spLen)
-	floats := rw.takeFloats(total * (fd + adjDim))
+	ints := take(&rw.ints, total*(2+cd)+spLen)
+	floats := take(&rw.floats, total*(fd+adjDim))
 	out := &data.Graph{N: n, R: opt.R, HasCLS: opt.CLS, Y: g.Y, Label: g.Label, AdjDim: adjDim}
 	if opt.CLS {
 		out.N++
