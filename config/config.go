@@ -1,0 +1,64 @@
+// Package config holds the experiment configuration of one training run (the YAML files under
+// configs/), its loading with defaults and overrides, its validation, and the expansion of grid
+// configs into runs.
+package config
+
+import "time"
+
+// Run is one fully resolved training run. YAML keys are the mapstructure tags.
+type Run struct {
+	Name    string  `mapstructure:"name" yaml:"name"` // stable run name, e.g. zinc-gatedgcn-adj-cls-r4
+	Dataset Dataset `mapstructure:"dataset" yaml:"dataset"`
+	Model   Model   `mapstructure:"model" yaml:"model"`
+	Train   Train   `mapstructure:"train" yaml:"train"`
+	Device  string  `mapstructure:"device" yaml:"device"` // cpu | cuda | auto
+	Out     string  `mapstructure:"out" yaml:"out"`       // root folder of run directories
+}
+
+// Dataset selects the data and its preprocessing (REFERENCE §5).
+type Dataset struct {
+	Name      string `mapstructure:"name" yaml:"name"`             // data registry name (zinc, aqsol, cluster, pattern, mnist, cifar10, neighborsmatch-N, erdosrenyi)
+	Dir       string `mapstructure:"dir" yaml:"dir"`               // data folder; "" → $REWIREGNN_DATA, then ../shared/data
+	R         int    `mapstructure:"r" yaml:"r"`                   // rewiring radius, ≥ 1
+	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // none | adj | short | lp
+	CLS       bool   `mapstructure:"cls" yaml:"cls"`               // add the CLS node
+	Q         int    `mapstructure:"q" yaml:"q"`                   // Laplacian width for lp (dataset default, REFERENCE §9.7)
+	SelfLoops bool   `mapstructure:"self_loops" yaml:"self_loops"` // self-loops in the rewired graph (REFERENCE §9.2)
+	Cache     string `mapstructure:"cache" yaml:"cache"`           // preprocessing cache folder; "" disables the cache
+	// ValFraction carves this fraction of the training split off as validation when the
+	// dataset has no validation split (NeighborsMatch); 0 monitors the training loss instead.
+	ValFraction float64 `mapstructure:"val_fraction" yaml:"val_fraction"`
+}
+
+// Model selects the network and its shape (REFERENCE §2–§4).
+type Model struct {
+	Name          string  `mapstructure:"name" yaml:"name"`       // gatedgcn | monet | transformer
+	Layers        int     `mapstructure:"layers" yaml:"layers"`   // ≥ 1
+	Hidden        int     `mapstructure:"hidden" yaml:"hidden"`   // d; the transformer needs d divisible by heads
+	Heads         int     `mapstructure:"heads" yaml:"heads"`     // transformer heads (6)
+	Kernels       int     `mapstructure:"kernels" yaml:"kernels"` // MoNet Gaussian kernels K (3)
+	PseudoDim     int     `mapstructure:"pseudo_dim" yaml:"pseudo_dim"`
+	Norm          string  `mapstructure:"norm" yaml:"norm"` // transformer: pre_bn | post_bn | layer_norm
+	BatchNorm     bool    `mapstructure:"batch_norm" yaml:"batch_norm"`
+	Residual      bool    `mapstructure:"residual" yaml:"residual"`
+	Dropout       float64 `mapstructure:"dropout" yaml:"dropout"`                 // in [0, 1)
+	InFeatDropout float64 `mapstructure:"in_feat_dropout" yaml:"in_feat_dropout"` // in [0, 1)
+	SPEncoder     string  `mapstructure:"sp_encoder" yaml:"sp_encoder"`           // table | linear (REFERENCE §9.5)
+}
+
+// Train is the optimisation protocol (REFERENCE §7).
+type Train struct {
+	Seeds     []int64       `mapstructure:"seeds" yaml:"seeds"` // one run per seed; default 41, 95, 12, 35
+	BatchSize int           `mapstructure:"batch_size" yaml:"batch_size"`
+	LR        float64       `mapstructure:"lr" yaml:"lr"`               // initial learning rate (1e-3)
+	LRFactor  float64       `mapstructure:"lr_factor" yaml:"lr_factor"` // plateau factor (0.5)
+	Patience  int           `mapstructure:"patience" yaml:"patience"`
+	MinLR     float64       `mapstructure:"min_lr" yaml:"min_lr"` // stop when lr < min_lr (1e-6)
+	MaxEpochs int           `mapstructure:"max_epochs" yaml:"max_epochs"`
+	MaxTime   time.Duration `mapstructure:"max_time" yaml:"max_time"` // wall-clock cap ("12h")
+	Buckets   int           `mapstructure:"buckets" yaml:"buckets"`   // shape buckets per split (≥ 1)
+	Monitor   string        `mapstructure:"monitor" yaml:"monitor"`   // val_loss | train_loss: what the LR schedule watches
+}
+
+// PaperSeeds are the four seeds of REFERENCE §7.2.
+var PaperSeeds = []int64{41, 95, 12, 35}

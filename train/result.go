@@ -1,0 +1,72 @@
+// Package train runs the benchmark protocol (REFERENCE §7): epochs over shuffled batches,
+// evaluation, the plateau learning-rate schedule, stop rules, metrics, checkpoints and resume.
+package train
+
+// Files of a run directory (<out>/<run name>/seed<seed>/).
+const (
+	ConfigFile     = "config.yaml"   // the fully resolved config
+	MetricsFile    = "metrics.jsonl" // one Epoch per line
+	ResultFile     = "result.json"   // a Result, written once the run has stopped
+	CheckpointFile = "checkpoint.bin"
+)
+
+// Stop reasons (Result.StoppedBy).
+const (
+	StopMinLR     = "min_lr"
+	StopMaxTime   = "max_time"
+	StopMaxEpochs = "max_epochs"
+	StopNaN       = "nan"
+	StopSignal    = "signal"
+)
+
+// Metric names (Result.Metric).
+const (
+	MetricMAE         = "mae"               // lower is better
+	MetricAccuracy    = "accuracy"          // %, higher is better
+	MetricWeightedAcc = "weighted_accuracy" // SBM per-batch balanced accuracy, %, higher is better
+)
+
+// Epoch is one line of metrics.jsonl.
+type Epoch struct {
+	Epoch       int     `json:"epoch"` // 0-based
+	LR          float64 `json:"lr"`    // learning rate used during this epoch
+	TrainLoss   float64 `json:"train_loss"`
+	TrainMetric float64 `json:"train_metric"`
+	ValLoss     float64 `json:"val_loss"`
+	ValMetric   float64 `json:"val_metric"`
+	TestMetric  float64 `json:"test_metric"`
+	Seconds     float64 `json:"seconds"`         // training part of the epoch (evaluation excluded)
+	EvalSeconds float64 `json:"eval_seconds"`    // evaluation of val and test
+	Elapsed     float64 `json:"elapsed_seconds"` // wall time since the run started (preprocessing included)
+}
+
+// Result is result.json: the final metrics of a finished run.
+type Result struct {
+	Name     string `json:"name"`
+	Dataset  string `json:"dataset"`
+	Model    string `json:"model"`
+	Encoding string `json:"encoding"`
+	CLS      bool   `json:"cls"`
+	R        int    `json:"r"`
+	Seed     int64  `json:"seed"`
+
+	Metric      string  `json:"metric"` // mae | accuracy | weighted_accuracy
+	TestMetric  float64 `json:"test_metric"`
+	ValMetric   float64 `json:"val_metric"`
+	TrainMetric float64 `json:"train_metric"` // final evaluation of the training split in eval mode
+	// Whole-split balanced accuracies (SBM datasets only), beside the per-batch definition.
+	TestBalanced  *float64 `json:"test_balanced_accuracy,omitempty"`
+	ValBalanced   *float64 `json:"val_balanced_accuracy,omitempty"`
+	TrainBalanced *float64 `json:"train_balanced_accuracy,omitempty"`
+
+	Epochs          int     `json:"epochs"`
+	SecondsPerEpoch float64 `json:"seconds_per_epoch"` // mean wall time of the training part of an epoch
+	TotalSeconds    float64 `json:"total_seconds"`     // whole run, preprocessing included
+	PreprocessSecs  float64 `json:"preprocess_seconds"`
+	TrainGraphs     int     `json:"train_graphs"`
+	Params          int     `json:"params"`
+	Device          string  `json:"device"`
+	StoppedBy       string  `json:"stopped_by"` // min_lr | max_time | max_epochs | nan | signal
+	FinalLR         float64 `json:"final_lr"`
+	Resumed         int     `json:"resumed"` // times the run was resumed from a checkpoint
+}
