@@ -2,8 +2,8 @@
 
 package nn
 
-func kern4x16(a []float32, lda int, b []float32, ldb int, c []float32, ldc int, k int) {
-	panic("kern4x16 without AVX2")
+func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int) {
+	panic("kern6x16 without AVX2")
 }
 
 const haveKernel = false
