@@ -7,3 +7,5 @@ func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc in
 }
 
 const haveKernel = false
+
+func sigmoid8(dst, src []float32) { panic("sigmoid8 without AVX2") }
