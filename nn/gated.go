@@ -95,14 +95,7 @@ func gatedForward[T Float](st *gatedState) kernel[T] {
 				if s < 0 || t < 0 {
 					continue
 				}
-				h := eta[k*d+c0 : k*d+c1]
-				b := bh[int(s)*d+c0 : int(s)*d+c0+len(h)]
-				nu := out[int(t)*d+c0 : int(t)*d+c0+len(h)]
-				de := den[int(t)*d+c0 : int(t)*d+c0+len(h)]
-				for c, v := range h {
-					nu[c] += v * b[c]
-					de[c] += v
-				}
+				gatedFwdRow(out[int(t)*d+c0:int(t)*d+c1], den[int(t)*d+c0:int(t)*d+c1], eta[k*d+c0:k*d+c1], bh[int(s)*d+c0:int(s)*d+c1])
 			}
 			for i := 0; i < st.nodes; i++ {
 				o := out[i*d+c0 : i*d+c1]
@@ -140,16 +133,8 @@ func gatedBackward[T Float](st *gatedState) kernel[T] {
 					clear(de)
 					continue
 				}
-				h := eta[k*d+c0 : k*d+c0+len(de)]
-				b := bh[int(s)*d+c0 : int(s)*d+c0+len(de)]
-				db := dB[int(s)*d+c0 : int(s)*d+c0+len(de)]
-				gt := gd[int(t)*d+c0 : int(t)*d+c0+len(de)]
-				ot := o[int(t)*d+c0 : int(t)*d+c0+len(de)]
-				for c, v := range h {
-					q := v * gt[c]
-					db[c] += q
-					de[c] = q * (1 - v) * (b[c] - ot[c])
-				}
+				so, to := int(s)*d, int(t)*d
+				gatedBwdRow(de, dB[so+c0:so+c1], eta[k*d+c0:k*d+c1], gd[to+c0:to+c1], bh[so+c0:so+c1], o[to+c0:to+c1])
 			}
 		})
 	}

@@ -112,9 +112,7 @@ func scatterAddCols[T Float](dst, src []T, cols int, idx []int32, w []float64, c
 		d := dst[int(j)*cols+c0 : int(j)*cols+c1]
 		s := src[i*cols+c0 : i*cols+c1]
 		if w == nil {
-			for k := range d {
-				d[k] += s[k]
-			}
+			addTo(d, s)
 			continue
 		}
 		c := T(w[i])

@@ -16,7 +16,7 @@ type Net struct {
 	Pred  *gorgonia.Node
 	Loss  *gorgonia.Node
 	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
-	vm    gorgonia.VM
+	m     *machine
 	names []string
 	vals  []gorgonia.Value
 }
@@ -45,7 +45,12 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 		n.Grads = grads
 		n.vals = make([]gorgonia.Value, len(grads))
 	}
-	n.vm = gorgonia.NewTapeMachine(b.G)
+	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
+	m, err := newMachine(b.G, keep)
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	n.m = m
 	return n, nil
 }
 
@@ -74,8 +79,7 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 	if err := n.In.Load(bt); err != nil {
 		return 0, err
 	}
-	n.vm.Reset()
-	if err := n.vm.RunAll(); err != nil {
+	if err := n.m.run(); err != nil {
 		return 0, fmt.Errorf("run (bucket %v): %w", n.In.B, err)
 	}
 	switch v := n.Loss.Value().Data().(type) {
@@ -97,8 +101,8 @@ func (n *Net) Gradients() ([]string, []gorgonia.Value) {
 	return n.names, n.vals
 }
 
-// Close releases the machine.
-func (n *Net) Close() { n.vm.Close() }
+// Close releases the net's resources (none at present: buffers are garbage collected).
+func (n *Net) Close() {}
 
 // BuildFunc builds a model for one bucket on parameters p.
 type BuildFunc func(p *Params, b Bucket, train bool) (*Net, error)
