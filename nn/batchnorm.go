@@ -38,6 +38,20 @@ func NewBNState(name string, d int) *BNState {
 // evaluation the running statistics are used. Rows the mask drops come out as zeros and get no
 // gradient.
 func BatchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask) (*gorgonia.Node, error) {
+	return batchNorm(x, gamma, beta, st, mask, false, nil)
+}
+
+// BatchNormRelu is res + ReLU(BatchNorm(x, γ, β)) in one op (the normalisation, activation and
+// residual connection of a GatedGCN layer); without res (nil) it is ReLU(BatchNorm(x, γ, β)).
+// Rows the mask drops come out as res's rows (zeros without res).
+func BatchNormRelu(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, res *gorgonia.Node) (*gorgonia.Node, error) {
+	if res != nil && !res.Shape().Eq(x.Shape()) {
+		return nil, fmt.Errorf("batch norm %q: residual %v, input %v", st.Name, res.Shape(), x.Shape())
+	}
+	return batchNorm(x, gamma, beta, st, mask, true, res)
+}
+
+func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool, res *gorgonia.Node) (*gorgonia.Node, error) {
 	d := len(st.RunMean)
 	if x.Dims() != 2 || x.Shape()[0] != len(mask.Keep) || x.Shape()[1] != d {
 		return nil, fmt.Errorf("batch norm %q: input shape %v, want [%d, %d]", st.Name, x.Shape(), len(mask.Keep), d)
@@ -45,32 +59,44 @@ func BatchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask) (*gorgoni
 	if gamma.Dims() != 1 || beta.Dims() != 1 || gamma.Shape()[0] != d || beta.Shape()[0] != d {
 		return nil, fmt.Errorf("batch norm %q: γ %v and β %v, want [%d]", st.Name, gamma.Shape(), beta.Shape(), d)
 	}
-	s := &bnState{bn: st, mask: mask}
-	op := newFuncOp(fmt.Sprintf("BatchNorm{%s}", st.Name), 3, sameAs(0), bnForward[float64](s), bnForward[float32](s))
-	op.ranks = []int{2, 1, 1, 2}
+	s := &bnState{bn: st, mask: mask, relu: relu}
+	name := "BatchNorm"
+	if relu {
+		name = "BatchNormRelu"
+	}
+	in := gorgonia.Nodes{x, gamma, beta}
+	ranks := []int{2, 1, 1, 2}
+	if res != nil {
+		in, ranks = append(in, res), []int{2, 1, 1, 2, 2}
+	}
+	op := newFuncOp(fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), bnForward[float64](s), bnForward[float32](s))
+	op.ranks = ranks
 	op.check = s.checkInput
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		// The x gradient's op (inputs x, γ, dy) also sums dγ and dβ, which two small ops copy
-		// out after it (they take dx as input to run after it).
-		dx := newFuncOp(fmt.Sprintf("BatchNormGrad{%s,x}", st.Name), 3, sameAs(0), bnBackward[float64](s), bnBackward[float32](s))
-		dx.ranks = []int{2, 1, 2, 2}
+		// The x gradient's op (inputs x, γ, β, dy) also sums dγ and dβ, which two small ops copy
+		// out after it (they take dx as input to run after it). The residual's gradient is dy.
+		dx := newFuncOp(fmt.Sprintf("%sGrad{%s,x}", name, st.Name), 4, sameAs(0), bnBackward[float64](s), bnBackward[float32](s))
+		dx.ranks = []int{2, 1, 1, 2, 2}
 		dx.check = s.ready
-		dX, err := apply(dx, in[0], in[1], g)
+		dX, err := apply(dx, in[0], in[1], in[2], g)
 		if err != nil {
 			return nil, err
 		}
-		res := gorgonia.Nodes{dX, nil, nil}
+		grads := gorgonia.Nodes{dX, nil, nil}
 		for i, sums := range []*[]float64{&s.dgamma, &s.dbeta} {
-			cp := newFuncOp(fmt.Sprintf("BatchNormGrad{%s,%s}", st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
+			cp := newFuncOp(fmt.Sprintf("%sGrad{%s,%s}", name, st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
 				copySums[float64](sums), copySums[float32](sums))
 			cp.ranks = []int{2, 1, 1}
-			if res[i+1], err = apply(cp, dX, in[i+1]); err != nil {
+			if grads[i+1], err = apply(cp, dX, in[i+1]); err != nil {
 				return nil, err
 			}
 		}
-		return res, nil
+		if len(in) == 4 {
+			grads = append(grads, g)
+		}
+		return grads, nil
 	}
-	n, err := gorgonia.ApplyOp(op, x, gamma, beta)
+	n, err := gorgonia.ApplyOp(op, in...)
 	if err != nil {
 		return nil, fmt.Errorf("batch norm %q: %w", st.Name, err)
 	}
@@ -82,6 +108,7 @@ func BatchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask) (*gorgoni
 type bnState struct {
 	bn            *BNState
 	mask          *Mask
+	relu          bool // the op is BatchNormRelu
 	kept          int
 	mean, invStd  []float64
 	dgamma, dbeta []float64
@@ -178,35 +205,53 @@ func bnForward[T Float](s *bnState) kernel[T] {
 			mu[c] = T(s.mean[c])
 			p[c] = T(float64(gamma[c]) * s.invStd[c])
 		}
+		var res []T
+		if len(in) == 4 {
+			res = in[3]
+		}
 		parallelRange(rows, d, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
-				o := out[r*d : (r+1)*d]
-				if !s.mask.Keep[r] {
+				o, xr := out[r*d:(r+1)*d], x[r*d:(r+1)*d]
+				switch {
+				case !s.mask.Keep[r] && res != nil:
+					copy(o, res[r*d:(r+1)*d])
+				case !s.mask.Keep[r]:
 					clear(o)
-					continue
+				case res != nil:
+					affineReluAddRow(o, xr, mu, p, beta, res[r*d:(r+1)*d])
+				case s.relu:
+					affineReluRow(o, xr, mu, p, beta)
+				default:
+					affineRow(o, xr, mu, p, beta)
 				}
-				affineRow(o, x[r*d:(r+1)*d], mu, p, beta)
 			}
 		})
 	}
 }
 
-// bnBackward takes x, γ and the output gradient dy. With S1 = Σ dy and S2 = Σ dy⊙(x − μ) over
-// the R kept rows, dβ = S1 and dγ = S2/σ; in training dx = γ/σ ⊙ (dy − S1/R − x̂ ⊙ S2/(σR)),
-// in evaluation dx = γ/σ ⊙ dy, on kept rows (0 on the others).
+// bnBackward takes x, γ, β and the output gradient g; dy = g, or with the ReLU, g where the
+// normalised output γ⊙x̂+β is positive (recomputed from x), else 0. With S1 = Σ dy and
+// S2 = Σ dy⊙(x − μ) over the R kept rows, dβ = S1 and dγ = S2/σ; in training
+// dx = γ/σ ⊙ (dy − S1/R − x̂ ⊙ S2/(σR)), in evaluation dx = γ/σ ⊙ dy, on kept rows (0 on the
+// others).
 func bnBackward[T Float](s *bnState) kernel[T] {
 	return func(dx []T, in [][]T, sh []tensor.Shape) {
-		x, gamma, dy := in[0], in[1], in[2]
+		x, gamma, beta, dy := in[0], in[1], in[2], in[3]
 		rows, d := sh[0][0], sh[0][1]
 		cols := grow[T](s.cols, 7*d)
 		s.cols = cols
-		mu, a, b, c := cols[:d], cols[4*d:5*d], cols[5*d:6*d], cols[6*d:7*d]
+		mu, p, a, b, c := cols[:d], cols[d:2*d], cols[4*d:5*d], cols[5*d:6*d], cols[6*d:7*d]
 		s.dgamma, s.dbeta = scratch(&s.dgamma, d), scratch(&s.dbeta, d)
 		for j := 0; j < d; j++ {
 			mu[j] = T(s.mean[j])
+			p[j] = T(float64(gamma[j]) * s.invStd[j])
 		}
 		colSums(s, rows, d, s.dbeta, s.dgamma, func(p1, p2 []T, r int) {
-			stats2Row(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu)
+			if s.relu {
+				statsReluRow(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta)
+			} else {
+				stats2Row(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu)
+			}
 		})
 		n := float64(s.kept)
 		for j := 0; j < d; j++ {
@@ -222,11 +267,14 @@ func bnBackward[T Float](s *bnState) kernel[T] {
 		parallelRange(rows, d, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				o := dx[r*d : (r+1)*d]
-				if !s.mask.Keep[r] {
+				switch {
+				case !s.mask.Keep[r]:
 					clear(o)
-					continue
+				case s.relu:
+					bnBackReluRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta, a, b, c)
+				default:
+					bnBackRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, a, b, c)
 				}
-				bnBackRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, a, b, c)
 			}
 		})
 	}

@@ -38,7 +38,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		if err != nil {
 			return nil, err
 		}
-		db := newFuncOp("GatedAggregateGrad{bh}", 2, sameAs(1), st.takeDB64, st.takeDB32)
+		db := newFuncOp("GatedAggregateGrad{bh}", 2, sameAs(1), takeOther[float64](&st.dbh), takeOther[float32](&st.dbh))
 		dB, err := apply(db, dE, in[1])
 		if err != nil {
 			return nil, err
@@ -138,12 +138,4 @@ func gatedBackward[T Float](st *gatedState) kernel[T] {
 			}
 		})
 	}
-}
-
-func (st *gatedState) takeDB64(out []float64, _ [][]float64, _ []tensor.Shape) {
-	copy(out, st.dbh.([]float64))
-}
-
-func (st *gatedState) takeDB32(out []float32, _ [][]float32, _ []tensor.Shape) {
-	copy(out, st.dbh.([]float32))
 }

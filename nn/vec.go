@@ -154,3 +154,65 @@ func bnBackRow[T Float](dst, dy, x, mu, a, b, c []T) {
 		dst[i] = a[i]*dy[i] + b[i]*(x[i]-mu[i]) + c[i]
 	}
 }
+
+// affineReluRow: dst = max((x − mu) ⊙ p + q, 0).
+func affineReluRow[T Float](dst, x, mu, p, q []T) {
+	if d, ok := f32(dst); ok {
+		n := len(dst)
+		vAffineRelu(d, any(x[:n]).([]float32), any(mu[:n]).([]float32), any(p[:n]).([]float32), any(q[:n]).([]float32))
+		return
+	}
+	x, mu, p, q = x[:len(dst)], mu[:len(dst)], p[:len(dst)], q[:len(dst)]
+	for i := range dst {
+		dst[i] = max((x[i]-mu[i])*p[i]+q[i], 0)
+	}
+}
+
+// affineReluAddRow: dst = r + max((x − mu) ⊙ p + q, 0).
+func affineReluAddRow[T Float](dst, x, mu, p, q, r []T) {
+	if d, ok := f32(dst); ok {
+		n := len(dst)
+		vAffineReluAdd(d, any(x[:n]).([]float32), any(mu[:n]).([]float32), any(p[:n]).([]float32), any(q[:n]).([]float32), any(r[:n]).([]float32))
+		return
+	}
+	x, mu, p, q, r = x[:len(dst)], mu[:len(dst)], p[:len(dst)], q[:len(dst)], r[:len(dst)]
+	for i := range dst {
+		dst[i] = r[i] + max((x[i]-mu[i])*p[i]+q[i], 0)
+	}
+}
+
+// statsReluRow: with u = g where (x − mu) ⊙ p + q > 0 (else 0), s1 += u and s2 += u ⊙ (x − mu).
+func statsReluRow[T Float](s1, s2, g, x, mu, p, q []T) {
+	if d, ok := f32(s1); ok {
+		n := len(s1)
+		vStatsRelu(d, any(s2[:n]).([]float32), any(g[:n]).([]float32), any(x[:n]).([]float32), any(mu[:n]).([]float32), any(p[:n]).([]float32), any(q[:n]).([]float32))
+		return
+	}
+	s2, g, x, mu, p, q = s2[:len(s1)], g[:len(s1)], x[:len(s1)], mu[:len(s1)], p[:len(s1)], q[:len(s1)]
+	for i := range s1 {
+		if v := x[i] - mu[i]; v*p[i]+q[i] > 0 {
+			s1[i] += g[i]
+			s2[i] += g[i] * v
+		}
+	}
+}
+
+// bnBackReluRow: with u as in statsReluRow, dst = a ⊙ u + b ⊙ (x − mu) + c.
+func bnBackReluRow[T Float](dst, g, x, mu, p, q, a, b, c []T) {
+	if d, ok := f32(dst); ok {
+		n := len(dst)
+		vBNBackRelu(d, any(g[:n]).([]float32), any(x[:n]).([]float32), any(mu[:n]).([]float32), any(p[:n]).([]float32), any(q[:n]).([]float32),
+			any(a[:n]).([]float32), any(b[:n]).([]float32), any(c[:n]).([]float32))
+		return
+	}
+	g, x, mu, p, q = g[:len(dst)], x[:len(dst)], mu[:len(dst)], p[:len(dst)], q[:len(dst)]
+	a, b, c = a[:len(dst)], b[:len(dst)], c[:len(dst)]
+	for i := range dst {
+		v := x[i] - mu[i]
+		u := g[i]
+		if !(v*p[i]+q[i] > 0) {
+			u = 0
+		}
+		dst[i] = a[i]*u + b[i]*v + c[i]
+	}
+}

@@ -34,3 +34,15 @@ func vAffine(dst, x, mu, p, q []float32)
 
 //go:noescape
 func vBNBack(dst, dy, x, mu, a, b, c []float32)
+
+//go:noescape
+func vAffineRelu(dst, x, mu, p, q []float32)
+
+//go:noescape
+func vAffineReluAdd(dst, x, mu, p, q, r []float32)
+
+//go:noescape
+func vStatsRelu(s1, s2, g, x, mu, p, q []float32)
+
+//go:noescape
+func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32)

@@ -492,3 +492,241 @@ tailvBNBack:
 donevBNBack:
 	VZEROUPPER
 	RET
+
+// func vAffineRelu(dst, x, mu, p, q []float32)
+// dst[i] = max((x[i] − mu[i])·p[i] + q[i], 0) for i < len(dst).
+TEXT ·vAffineRelu(SB), NOSPLIT, $0-120
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ mu_base+48(FP), R8
+	MOVQ p_base+72(FP), R9
+	MOVQ q_base+96(FP), R10
+	MOVQ dst_len+8(FP), CX
+	SUBQ $8, CX
+	JL   tailvAffineRelu
+loopvAffineRelu:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R8), Y1
+	VMOVUPS (R9), Y2
+	VMOVUPS (R10), Y3
+	VSUBPS Y1, Y0, Y0
+	VFMADD213PS Y3, Y2, Y0
+	VXORPS Y4, Y4, Y4
+	VMAXPS Y0, Y4, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	SUBQ $8, CX
+	JGE  loopvAffineRelu
+tailvAffineRelu:
+	ADDQ $8, CX
+	JE   donevAffineRelu
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y15
+	VMASKMOVPS (SI), Y15, Y0
+	VMASKMOVPS (R8), Y15, Y1
+	VMASKMOVPS (R9), Y15, Y2
+	VMASKMOVPS (R10), Y15, Y3
+	VSUBPS Y1, Y0, Y0
+	VFMADD213PS Y3, Y2, Y0
+	VXORPS Y4, Y4, Y4
+	VMAXPS Y0, Y4, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+donevAffineRelu:
+	VZEROUPPER
+	RET
+
+// func vAffineReluAdd(dst, x, mu, p, q, r []float32)
+// dst[i] = r[i] + max((x[i] − mu[i])·p[i] + q[i], 0) for i < len(dst).
+TEXT ·vAffineReluAdd(SB), NOSPLIT, $0-144
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ mu_base+48(FP), R8
+	MOVQ p_base+72(FP), R9
+	MOVQ q_base+96(FP), R10
+	MOVQ r_base+120(FP), R11
+	MOVQ dst_len+8(FP), CX
+	SUBQ $8, CX
+	JL   tailvAffineReluAdd
+loopvAffineReluAdd:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R8), Y1
+	VMOVUPS (R9), Y2
+	VMOVUPS (R10), Y3
+	VMOVUPS (R11), Y5
+	VSUBPS Y1, Y0, Y0
+	VFMADD213PS Y3, Y2, Y0
+	VXORPS Y4, Y4, Y4
+	VMAXPS Y0, Y4, Y0
+	VADDPS Y5, Y0, Y0
+	VMOVUPS Y0, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	SUBQ $8, CX
+	JGE  loopvAffineReluAdd
+tailvAffineReluAdd:
+	ADDQ $8, CX
+	JE   donevAffineReluAdd
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y15
+	VMASKMOVPS (SI), Y15, Y0
+	VMASKMOVPS (R8), Y15, Y1
+	VMASKMOVPS (R9), Y15, Y2
+	VMASKMOVPS (R10), Y15, Y3
+	VMASKMOVPS (R11), Y15, Y5
+	VSUBPS Y1, Y0, Y0
+	VFMADD213PS Y3, Y2, Y0
+	VXORPS Y4, Y4, Y4
+	VMAXPS Y0, Y4, Y0
+	VADDPS Y5, Y0, Y0
+	VMASKMOVPS Y0, Y15, (DI)
+donevAffineReluAdd:
+	VZEROUPPER
+	RET
+
+// func vStatsRelu(s1, s2, g, x, mu, p, q []float32)
+// with u = g[i] where (x[i] − mu[i])·p[i] + q[i] > 0, else 0: s1[i] += u; s2[i] += u·(x[i] − mu[i]) for i < len(s1).
+TEXT ·vStatsRelu(SB), NOSPLIT, $0-168
+	MOVQ s1_base+0(FP), DI
+	MOVQ s2_base+24(FP), SI
+	MOVQ g_base+48(FP), R8
+	MOVQ x_base+72(FP), R9
+	MOVQ mu_base+96(FP), R10
+	MOVQ p_base+120(FP), R11
+	MOVQ q_base+144(FP), R12
+	MOVQ s1_len+8(FP), CX
+	SUBQ $8, CX
+	JL   tailvStatsRelu
+loopvStatsRelu:
+	VMOVUPS (DI), Y0
+	VMOVUPS (SI), Y1
+	VMOVUPS (R8), Y2
+	VMOVUPS (R9), Y3
+	VMOVUPS (R10), Y4
+	VMOVUPS (R11), Y5
+	VMOVUPS (R12), Y6
+	VSUBPS Y4, Y3, Y3
+	VFMADD213PS Y6, Y3, Y5
+	VXORPS Y7, Y7, Y7
+	VCMPPS $0x1e, Y7, Y5, Y5
+	VANDPS Y5, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VFMADD231PS Y3, Y2, Y1
+	VMOVUPS Y0, (DI)
+	VMOVUPS Y1, (SI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	SUBQ $8, CX
+	JGE  loopvStatsRelu
+tailvStatsRelu:
+	ADDQ $8, CX
+	JE   donevStatsRelu
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y15
+	VMASKMOVPS (DI), Y15, Y0
+	VMASKMOVPS (SI), Y15, Y1
+	VMASKMOVPS (R8), Y15, Y2
+	VMASKMOVPS (R9), Y15, Y3
+	VMASKMOVPS (R10), Y15, Y4
+	VMASKMOVPS (R11), Y15, Y5
+	VMASKMOVPS (R12), Y15, Y6
+	VSUBPS Y4, Y3, Y3
+	VFMADD213PS Y6, Y3, Y5
+	VXORPS Y7, Y7, Y7
+	VCMPPS $0x1e, Y7, Y5, Y5
+	VANDPS Y5, Y2, Y2
+	VADDPS Y2, Y0, Y0
+	VFMADD231PS Y3, Y2, Y1
+	VMASKMOVPS Y0, Y15, (DI)
+	VMASKMOVPS Y1, Y15, (SI)
+donevStatsRelu:
+	VZEROUPPER
+	RET
+
+// func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32)
+// with u as in vStatsRelu: dst[i] = a[i]·u + b[i]·(x[i] − mu[i]) + c[i] for i < len(dst).
+TEXT ·vBNBackRelu(SB), NOSPLIT, $0-216
+	MOVQ dst_base+0(FP), DI
+	MOVQ g_base+24(FP), SI
+	MOVQ x_base+48(FP), R8
+	MOVQ mu_base+72(FP), R9
+	MOVQ p_base+96(FP), R10
+	MOVQ q_base+120(FP), R11
+	MOVQ a_base+144(FP), R12
+	MOVQ b_base+168(FP), R13
+	MOVQ c_base+192(FP), DX
+	MOVQ dst_len+8(FP), CX
+	SUBQ $8, CX
+	JL   tailvBNBackRelu
+loopvBNBackRelu:
+	VMOVUPS (SI), Y0
+	VMOVUPS (R8), Y1
+	VMOVUPS (R9), Y2
+	VMOVUPS (R10), Y3
+	VMOVUPS (R11), Y4
+	VMOVUPS (R12), Y5
+	VMOVUPS (R13), Y6
+	VMOVUPS (DX), Y7
+	VSUBPS Y2, Y1, Y1
+	VFMADD213PS Y4, Y1, Y3
+	VXORPS Y8, Y8, Y8
+	VCMPPS $0x1e, Y8, Y3, Y3
+	VANDPS Y3, Y0, Y0
+	VFMADD213PS Y7, Y6, Y1
+	VFMADD231PS Y5, Y0, Y1
+	VMOVUPS Y1, (DI)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	ADDQ $32, R11
+	ADDQ $32, R12
+	ADDQ $32, R13
+	ADDQ $32, DX
+	SUBQ $8, CX
+	JGE  loopvBNBackRelu
+tailvBNBackRelu:
+	ADDQ $8, CX
+	JE   donevBNBackRelu
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y15
+	VMASKMOVPS (SI), Y15, Y0
+	VMASKMOVPS (R8), Y15, Y1
+	VMASKMOVPS (R9), Y15, Y2
+	VMASKMOVPS (R10), Y15, Y3
+	VMASKMOVPS (R11), Y15, Y4
+	VMASKMOVPS (R12), Y15, Y5
+	VMASKMOVPS (R13), Y15, Y6
+	VMASKMOVPS (DX), Y15, Y7
+	VSUBPS Y2, Y1, Y1
+	VFMADD213PS Y4, Y1, Y3
+	VXORPS Y8, Y8, Y8
+	VCMPPS $0x1e, Y8, Y3, Y3
+	VANDPS Y3, Y0, Y0
+	VFMADD213PS Y7, Y6, Y1
+	VFMADD231PS Y5, Y0, Y1
+	VMASKMOVPS Y1, Y15, (DI)
+donevBNBackRelu:
+	VZEROUPPER
+	RET

@@ -125,7 +125,7 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 	dh := b.Linear(h, name+".D", d, d)
 	eh := b.Linear(h, name+".E", d, d)
 	ce := b.Linear(e, name+".C", d, d)
-	ehat := b.Add(b.Add(ce, b.Gather(dh, in.Src)), b.Gather(eh, in.Dst))
+	ehat := b.Apply(name+" edge sum", func() (*gorgonia.Node, error) { return nn.EdgeSum(ce, dh, eh, in.Src, in.Dst) })
 	agg := b.Apply(name+" gated aggregate", func() (*gorgonia.Node, error) {
 		return nn.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
 	})
