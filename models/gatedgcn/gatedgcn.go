@@ -130,13 +130,28 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 		return nn.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
 	})
 	hhat := b.Add(ah, agg)
-	if c.BatchNorm {
-		hhat = b.BatchNorm(hhat, name+".bn_h", in.NodeMask)
-		ehat = b.BatchNorm(ehat, name+".bn_e", in.EdgeMask)
+	return normAct(b, c, hhat, name+".bn_h", in.NodeMask, h), normAct(b, c, ehat, name+".bn_e", in.EdgeMask, e)
+}
+
+// normAct is x → BN → ReLU (+ res with the residual), batch norm and residual as c says; with
+// batch norm it is one fused op (nn.BatchNormRelu).
+func normAct(b *nn.Builder, c Config, x *gorgonia.Node, name string, mask *nn.Mask, res *gorgonia.Node) *gorgonia.Node {
+	if !c.Residual {
+		res = nil
 	}
-	hhat, ehat = b.Relu(hhat), b.Relu(ehat)
-	if c.Residual {
-		hhat, ehat = b.Add(h, hhat), b.Add(e, ehat)
+	if !c.BatchNorm {
+		y := b.Relu(x)
+		if res != nil {
+			y = b.Add(res, y)
+		}
+		return y
 	}
-	return hhat, ehat
+	if b.Err() != nil {
+		return nil
+	}
+	d := x.Shape()[1]
+	gamma, beta := b.Param(name+".gamma", nn.Const(1), d), b.Param(name+".beta", nn.Const(0), d)
+	return b.Apply(name, func() (*gorgonia.Node, error) {
+		return nn.BatchNormRelu(x, gamma, beta, b.P.BNState(name, d), mask, res)
+	})
 }
