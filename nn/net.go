@@ -27,6 +27,10 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 		return nil, err
 	}
 	n := &Net{B: b, In: in, Pred: pred, Loss: loss}
+	forward := map[int64]bool{}
+	for _, v := range b.G.AllNodes() {
+		forward[v.ID()] = true
+	}
 	if train {
 		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
 		// gradient and no update, as in PyTorch.
@@ -46,7 +50,8 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 		n.vals = make([]gorgonia.Value, len(grads))
 	}
 	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
-	m, err := newMachine(b.G, keep)
+	// Gradient nodes no output needs (the gradients of inputs) are not computed.
+	m, err := newMachine(b.G, keep, func(v *gorgonia.Node) bool { return !forward[v.ID()] })
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}

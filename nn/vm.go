@@ -26,8 +26,10 @@ type step struct {
 	out  buffer          // a sum step's result
 }
 
-// newMachine compiles g. Nodes in keep (the outputs) are never folded into a sum.
-func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes) (*machine, error) {
+// newMachine compiles g. Nodes in keep (the outputs) are never folded into a sum. Nodes for which
+// prunable is true are left out unless an output depends on them (gorgonia.Grad builds the
+// gradients of every input of an op, also of inputs that are not parameters).
+func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgonia.Node) bool) (*machine, error) {
 	sorted, err := gorgonia.Sort(g)
 	if err != nil {
 		return nil, err
@@ -50,13 +52,22 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes) (*machine, error) {
 		}
 		inputs[n.ID()] = in
 	}
+	live := map[int64]bool{}
+	for _, n := range sorted { // consumers before their inputs
+		if kept[n.ID()] || live[n.ID()] || prunable == nil || !prunable(n) {
+			live[n.ID()] = true
+			for _, c := range inputs[n.ID()] {
+				live[c.ID()] = true
+			}
+		}
+	}
 	m := &machine{}
 	folded := map[int64]bool{}
 	for i := len(sorted) - 1; i >= 0; i-- {
 		n := sorted[i]
 		in := inputs[n.ID()]
-		if n.Op() == nil || len(in) == 0 {
-			continue // an input, or a constant
+		if n.Op() == nil || len(in) == 0 || !live[n.ID()] {
+			continue // an input, a constant, or nothing depends on it
 		}
 		if !isSum(n, in) {
 			m.steps = append(m.steps, step{node: n, op: n.Op(), in: in, vals: make([]gorgonia.Value, len(in))})
