@@ -82,9 +82,9 @@ func gemm[T Float](ta, tb blas.Transpose, m, n, k int, a []T, lda int, b []T, ld
 
 // tnScratch holds the transposed copies and per-worker partial sums of a weight gradient.
 type tnScratch struct {
-	xT, gT  any
-	part    []any
-	parts32 [][]float32
+	xT, gT any
+	part   []any
+	tn     tnBuffers
 }
 
 func grow[T Float](buf any, n int) []T {
@@ -109,7 +109,7 @@ func transposeInto[T Float](dst, src []T, rows, cols int) {
 func matmulTN[T Float](sc *tnScratch) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
 		m, k, n := s[0][0], s[0][1], s[1][1]
-		if o, ok := any(out).([]float32); ok && sgemmTN(k, n, m, any(in[0]).([]float32), k, any(in[1]).([]float32), n, o, n, &sc.parts32) {
+		if o, ok := any(out).([]float32); ok && sgemmTN(k, n, m, any(in[0]).([]float32), k, any(in[1]).([]float32), n, o, n, &sc.tn) {
 			return
 		}
 		xT := grow[T](sc.xT, m*k)

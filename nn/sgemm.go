@@ -49,28 +49,50 @@ func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 // tnChunk is how many rows of X and G one pass over the blocks of C reads (they stay in cache).
 const tnChunk = 128
 
+// tnBuffers are sgemmTN's reusable buffers: the workers' partial results and a padded copy of a
+// narrow X.
+type tnBuffers struct {
+	parts [][]float32
+	pad   []float32
+}
+
 // sgemmTN sets C [m, n] = Xᵀ · G for X [k, m] and G [k, n] (row-major, leading dimensions ldx,
 // ldg, ldc) without transposing X: the kernel reads X with unit row and ldx column strides. The
 // long dimension k is split between GOMAXPROCS workers, each summing its rows into a private
-// copy of C's blocks (parts, reused), which are added at the end. It reports false, doing
-// nothing, where the kernel is unavailable or C is smaller than one block.
-func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float32, ldc int, parts *[][]float32) bool {
-	if !haveKernel || m < mr || n < nr {
+// copy of C's blocks, which are added at the end. It reports false, doing nothing, where the
+// kernel is unavailable or n < nr.
+func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float32, ldc int, sc *tnBuffers) bool {
+	if !haveKernel || m < 1 || n < nr {
 		return false
+	}
+	if m < mr {
+		// Fewer than mr columns of X (a narrow input): run on a copy padded with zero columns.
+		pad := grow[float32](sc.pad, k*mr+mr*n)
+		sc.pad = pad
+		xp, cp := pad[:k*mr], pad[k*mr:]
+		for p := 0; p < k; p++ {
+			copy(xp[p*mr:p*mr+m], x[p*ldx:p*ldx+m])
+			clear(xp[p*mr+m : (p+1)*mr])
+		}
+		sgemmTN(mr, n, k, xp, mr, g, ldg, cp, n, sc)
+		for i := 0; i < m; i++ {
+			copy(c[i*ldc:i*ldc+n], cp[i*n:(i+1)*n])
+		}
+		return true
 	}
 	nbi, nbj := (m+mr-1)/mr, (n+nr-1)/nr
 	ldw := nbj * nr
 	size := nbi * mr * ldw
 	workers := max(1, min(runtime.GOMAXPROCS(0), k/(4*tnChunk)))
-	for len(*parts) < workers {
-		*parts = append(*parts, nil)
+	for len(sc.parts) < workers {
+		sc.parts = append(sc.parts, nil)
 	}
 	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		if len((*parts)[w]) < size {
-			(*parts)[w] = make([]float32, size)
+		if len(sc.parts[w]) < size {
+			sc.parts[w] = make([]float32, size)
 		}
-		acc := (*parts)[w][:size]
+		acc := sc.parts[w][:size]
 		p0, p1 := k*w/workers, k*(w+1)/workers
 		wg.Add(1)
 		go func() {
@@ -96,9 +118,9 @@ func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float3
 			for r := di; r < mr; r++ {
 				cr := c[(i+r)*ldc+j+dj : (i+r)*ldc+j+nr]
 				off := (bi*mr+r)*ldw + bj*nr + dj
-				copy(cr, (*parts)[0][off:off+len(cr)])
+				copy(cr, sc.parts[0][off:off+len(cr)])
 				for w := 1; w < workers; w++ {
-					for t, v := range (*parts)[w][off : off+len(cr)] {
+					for t, v := range sc.parts[w][off : off+len(cr)] {
 						cr[t] += v
 					}
 				}
