@@ -49,7 +49,7 @@ func MatMul(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 // matmulNN: out [M, n] = a [M, k] · b [k, n].
 func matmulNN[T Float](out []T, in [][]T, s []tensor.Shape) {
 	m, k, n := s[0][0], s[0][1], s[1][1]
-	if o, ok := any(out).([]float32); ok && sgemmNN(m, n, k, any(in[0]).([]float32), k, any(in[1]).([]float32), n, o, n) {
+	if o, ok := any(out).([]float32); ok && sgemmNN(m, n, k, any(in[0]).([]float32), k, any(in[1]).([]float32), n, o, n, nil) {
 		return
 	}
 	gemm(blas.NoTrans, blas.NoTrans, m, n, k, in[0], k, in[1], n, out, n)
@@ -60,11 +60,11 @@ func matmulNN[T Float](out []T, in [][]T, s []tensor.Shape) {
 func matmulNT[T Float](sc *tnScratch) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
 		m, n, k := s[0][0], s[0][1], s[1][0]
-		if o, ok := any(out).([]float32); ok && haveKernel && m >= mr && k >= nr && n > 0 {
+		if o, ok := any(out).([]float32); ok && haveKernel && m >= micro.rows && k >= nr && n > 0 {
 			wT := grow[float32](sc.xT, k*n)
 			sc.xT = wT
 			transposeInto(wT, any(in[1]).([]float32), k, n)
-			sgemmNN(m, k, n, any(in[0]).([]float32), n, wT, k, o, k)
+			sgemmNN(m, k, n, any(in[0]).([]float32), n, wT, k, o, k, nil)
 			return
 		}
 		gemm(blas.NoTrans, blas.Trans, m, k, n, in[0], n, in[1], n, out, k)

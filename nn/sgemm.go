@@ -5,8 +5,23 @@ import (
 	"sync"
 )
 
-// mr × nr is the block of C the micro-kernel computes.
-const mr, nr = 6, 16
+// nr is the width of the block of C a micro-kernel computes; maxRows its largest height.
+const nr, maxRows = 16, 12
+
+// microKernel is an assembly kernel computing rows × nr blocks of C (see kern6x16).
+type microKernel struct {
+	name string
+	rows int
+	f    func(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32)
+}
+
+// micro is the kernel in use (the first of kernels; tests switch it).
+var micro = func() microKernel {
+	if len(kernels) > 0 {
+		return kernels[0]
+	}
+	return microKernel{}
+}()
 
 // blockAt returns where block b of a dimension of size n (≥ size) starts, and how many of its
 // leading rows (or columns) an earlier block already covers: blocks start at multiples of size,
@@ -16,27 +31,33 @@ func blockAt(b, size, n int) (start, skip int) {
 	return start, b*size - start
 }
 
-// sgemmNN sets C [m, n] = A [m, k] · B [k, n] (row-major, leading dimensions lda, ldb, ldc) on
-// the AVX2/FMA micro-kernel: blocks of mr × nr, the last block of each dimension overlapping
-// the one before (computed into a scratch block of which only the new part is copied), row
-// blocks shared between GOMAXPROCS workers. It reports false, doing nothing, where the kernel is
-// unavailable or the matrix is smaller than one block.
-func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
-	if !haveKernel || m < mr || n < nr || k == 0 {
+// sgemmNN sets C [m, n] = A [m, k] · B [k, n] (+ bias [n] on every row, if not nil; row-major,
+// leading dimensions lda, ldb, ldc) on the micro-kernel: blocks of micro.rows × nr, the last
+// block of each dimension overlapping the one before (computed into a scratch block of which
+// only the new part is copied), row blocks shared between GOMAXPROCS workers. It reports false,
+// doing nothing, where no kernel is available or the matrix is smaller than one block.
+func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) bool {
+	mk := micro
+	mr := mk.rows
+	if mk.f == nil || !haveKernel || m < mr || n < nr || k == 0 {
 		return false
 	}
 	nbi, nbj := (m+mr-1)/mr, (n+nr-1)/nr
-	parallelBlocks(nbi, 8, func(lo, hi int) {
-		var tmp [mr * nr]float32
+	parallelBlocks(nbi, 48/mr, func(lo, hi int) {
+		var tmp [maxRows * nr]float32
+		var bj16 []float32
 		for bi := lo; bi < hi; bi++ {
 			i, di := blockAt(bi, mr, m)
 			for bj := 0; bj < nbj; bj++ {
 				j, dj := blockAt(bj, nr, n)
+				if bias != nil {
+					bj16 = bias[j : j+nr]
+				}
 				if di == 0 && dj == 0 {
-					kern6x16(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0)
+					mk.f(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0, bj16)
 					continue
 				}
-				kern6x16(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0)
+				mk.f(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0, bj16)
 				for r := di; r < mr; r++ {
 					copy(c[(i+r)*ldc+j+dj:(i+r)*ldc+j+nr], tmp[r*nr+dj:(r+1)*nr])
 				}
@@ -62,7 +83,9 @@ type tnBuffers struct {
 // copy of C's blocks, which are added at the end. It reports false, doing nothing, where the
 // kernel is unavailable or n < nr.
 func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float32, ldc int, sc *tnBuffers) bool {
-	if !haveKernel || m < 1 || n < nr {
+	mk := micro
+	mr := mk.rows
+	if mk.f == nil || !haveKernel || m < 1 || n < nr {
 		return false
 	}
 	if m < mr {
@@ -104,7 +127,7 @@ func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float3
 					j, _ := blockAt(bj, nr, n)
 					for bi := 0; bi < nbi; bi++ {
 						i, _ := blockAt(bi, mr, m)
-						kern6x16(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1)
+						mk.f(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1, nil)
 					}
 				}
 			}

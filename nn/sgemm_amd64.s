@@ -1,13 +1,14 @@
 #include "textflag.h"
 
-// func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int)
+// func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32)
 // C[0:6, 0:16] (+)= A[0:6, 0:k] · B[0:k, 0:16], where A's element (i, p) is a[i·rs + p·cs], and
 // B and C are row-major with leading dimensions ldb and ldc (all in elements). With acc = 0 the
-// product is stored, otherwise added to C. k must be at least 1. Needs AVX2 and FMA.
+// product is stored, otherwise added to C; a non-empty bias[0:16] is added to every row. k must
+// be at least 1. Needs AVX2 and FMA.
 //
 // rs = lda, cs = 1 reads A row-major; rs = 1, cs = ldx reads the transpose of a row-major X, so
 // Xᵀ·G needs no transposed copy.
-TEXT ·kern6x16(SB), NOSPLIT, $0-120
+TEXT ·kern6x16(SB), NOSPLIT, $0-144
 	MOVQ a_base+0(FP), SI
 	MOVQ rs+24(FP), R8
 	MOVQ cs+32(FP), R12
@@ -62,6 +63,26 @@ loop:
 	DECQ         CX
 	JNZ          loop
 
+	MOVQ bias_base+120(FP), AX
+	MOVQ bias_len+128(FP), BX
+	TESTQ BX, BX
+	JE   nobias
+	VMOVUPS (AX), Y12
+	VMOVUPS 32(AX), Y13
+	VADDPS Y12, Y0, Y0
+	VADDPS Y13, Y1, Y1
+	VADDPS Y12, Y2, Y2
+	VADDPS Y13, Y3, Y3
+	VADDPS Y12, Y4, Y4
+	VADDPS Y13, Y5, Y5
+	VADDPS Y12, Y6, Y6
+	VADDPS Y13, Y7, Y7
+	VADDPS Y12, Y8, Y8
+	VADDPS Y13, Y9, Y9
+	VADDPS Y12, Y10, Y10
+	VADDPS Y13, Y11, Y11
+
+nobias:
 	MOVQ acc+112(FP), AX
 	TESTQ AX, AX
 	JE   store

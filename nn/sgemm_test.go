@@ -31,32 +31,58 @@ func checkProduct(t *testing.T, what string, m, n, k int, at func(i, p int) floa
 
 var gemmSizes = [][3]int{{70, 70, 70}, {6, 16, 1}, {7, 17, 3}, {3, 5, 7}, {1001, 35, 70}, {70, 70, 3000}, {130, 281, 9}, {12, 32, 600}, {5, 70, 9}, {70, 1, 9}}
 
-func TestSgemmNN(t *testing.T) {
-	if !haveKernel {
-		t.Skip("no AVX2/FMA kernel on this machine")
+// eachKernel runs f with every micro-kernel this CPU has.
+func eachKernel(t *testing.T, f func(t *testing.T)) {
+	if len(kernels) == 0 || !haveKernel {
+		t.Skip("no assembly kernel on this machine")
 	}
-	rng := rand.New(rand.NewPCG(31, 32))
-	for _, sz := range gemmSizes {
-		m, n, k := sz[0], sz[1], sz[2]
-		a, b := randF32(rng, m*k), randF32(rng, k*n)
-		c := make([]float32, m*n)
-		for i := range c {
-			c[i] = 99 // must be overwritten
-		}
-		if !sgemmNN(m, n, k, a, k, b, n, c, n) {
-			if m >= mr && n >= nr {
-				t.Fatalf("%v: kernel refused", sz)
-			}
-			continue
-		}
-		checkProduct(t, "A·B", m, n, k, func(i, p int) float32 { return a[i*k+p] }, b, c)
+	saved := micro
+	defer func() { micro = saved }()
+	for _, k := range kernels {
+		micro = k
+		t.Run(k.name, f)
 	}
 }
 
+func TestSgemmNN(t *testing.T) {
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(31, 32))
+		for _, sz := range append(gemmSizes, [3]int{11, 16, 5}, [3]int{13, 40, 2}) {
+			m, n, k := sz[0], sz[1], sz[2]
+			a, b, bias := randF32(rng, m*k), randF32(rng, k*n), randF32(rng, n)
+			for _, withBias := range []bool{false, true} {
+				c := make([]float32, m*n)
+				for i := range c {
+					c[i] = 99 // must be overwritten
+				}
+				var bs []float32
+				if withBias {
+					bs = bias
+				}
+				if !sgemmNN(m, n, k, a, k, b, n, c, n, bs) {
+					if m >= micro.rows && n >= nr && k > 0 {
+						t.Fatalf("%v: kernel refused", sz)
+					}
+					continue
+				}
+				if withBias {
+					for i := 0; i < m; i++ {
+						for j := 0; j < n; j++ {
+							c[i*n+j] -= bias[j]
+						}
+					}
+				}
+				checkProduct(t, "A·B", m, n, k, func(i, p int) float32 { return a[i*k+p] }, b, c)
+			}
+		}
+	})
+}
+
 func TestSgemmTN(t *testing.T) {
-	if !haveKernel {
-		t.Skip("no AVX2/FMA kernel on this machine")
-	}
+	eachKernel(t, testSgemmTN)
+}
+
+func testSgemmTN(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 34))
 	var sc tnBuffers
 	for _, sz := range append(gemmSizes, [3]int{70, 70, 15000}, [3]int{8, 20, 0}, [3]int{1, 70, 9000}, [3]int{4, 70, 3001}) {
@@ -77,6 +103,7 @@ func TestSgemmTN(t *testing.T) {
 }
 
 func BenchmarkSgemmNN(b *testing.B) {
+	b.Logf("kernel %s", micro.name)
 	m, n, k := 6000, 70, 70
 	x, w, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for i := range x {
@@ -84,7 +111,7 @@ func BenchmarkSgemmNN(b *testing.B) {
 	}
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		sgemmNN(m, n, k, x, k, w, n, c, n)
+		sgemmNN(m, n, k, x, k, w, n, c, n, nil)
 	}
 	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }

@@ -1,0 +1,116 @@
+#include "textflag.h"
+
+// func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32)
+// The AVX-512 form of kern6x16: C[0:12, 0:16] (+)= A[0:12, 0:k] · B[0:k, 0:16] (+ bias[0:16] on
+// every row when bias is not empty), A's element (i, p) at a[i·rs + p·cs]. Every product is a
+// fused multiply-add with A's value broadcast from memory. k must be at least 1. Needs AVX-512F.
+TEXT ·kern12x16(SB), NOSPLIT, $0-144
+	MOVQ a_base+0(FP), SI
+	MOVQ rs+24(FP), R8
+	MOVQ cs+32(FP), BX
+	MOVQ b_base+40(FP), DI
+	MOVQ ldb+64(FP), R9
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R10
+	MOVQ k+104(FP), CX
+	SHLQ $2, R8
+	SHLQ $2, BX
+	SHLQ $2, R9
+	SHLQ $2, R10
+	LEAQ (SI)(R8*2), R11
+	ADDQ R8, R11                // rows 3-5
+	LEAQ (R11)(R8*2), R12
+	ADDQ R8, R12                // rows 6-8
+	LEAQ (R12)(R8*2), R13
+	ADDQ R8, R13                // rows 9-11
+	VPXORD Z0, Z0, Z0
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+
+loop12:
+	VMOVUPS (DI), Z12
+	VFMADD231PS.BCST (SI), Z12, Z0
+	VFMADD231PS.BCST (SI)(R8*1), Z12, Z1
+	VFMADD231PS.BCST (SI)(R8*2), Z12, Z2
+	VFMADD231PS.BCST (R11), Z12, Z3
+	VFMADD231PS.BCST (R11)(R8*1), Z12, Z4
+	VFMADD231PS.BCST (R11)(R8*2), Z12, Z5
+	VFMADD231PS.BCST (R12), Z12, Z6
+	VFMADD231PS.BCST (R12)(R8*1), Z12, Z7
+	VFMADD231PS.BCST (R12)(R8*2), Z12, Z8
+	VFMADD231PS.BCST (R13), Z12, Z9
+	VFMADD231PS.BCST (R13)(R8*1), Z12, Z10
+	VFMADD231PS.BCST (R13)(R8*2), Z12, Z11
+	ADDQ BX, SI
+	ADDQ BX, R11
+	ADDQ BX, R12
+	ADDQ BX, R13
+	ADDQ R9, DI
+	DECQ CX
+	JNZ  loop12
+
+	MOVQ bias_base+120(FP), AX
+	MOVQ bias_len+128(FP), CX
+	TESTQ CX, CX
+	JE   nobias12
+	VMOVUPS (AX), Z12
+	VADDPS Z12, Z0, Z0
+	VADDPS Z12, Z1, Z1
+	VADDPS Z12, Z2, Z2
+	VADDPS Z12, Z3, Z3
+	VADDPS Z12, Z4, Z4
+	VADDPS Z12, Z5, Z5
+	VADDPS Z12, Z6, Z6
+	VADDPS Z12, Z7, Z7
+	VADDPS Z12, Z8, Z8
+	VADDPS Z12, Z9, Z9
+	VADDPS Z12, Z10, Z10
+	VADDPS Z12, Z11, Z11
+
+nobias12:
+	LEAQ (DX)(R10*2), R11
+	ADDQ R10, R11
+	LEAQ (R11)(R10*2), R12
+	ADDQ R10, R12
+	LEAQ (R12)(R10*2), R13
+	ADDQ R10, R13
+	MOVQ acc+112(FP), AX
+	TESTQ AX, AX
+	JE   store12
+	VADDPS (DX), Z0, Z0
+	VADDPS (DX)(R10*1), Z1, Z1
+	VADDPS (DX)(R10*2), Z2, Z2
+	VADDPS (R11), Z3, Z3
+	VADDPS (R11)(R10*1), Z4, Z4
+	VADDPS (R11)(R10*2), Z5, Z5
+	VADDPS (R12), Z6, Z6
+	VADDPS (R12)(R10*1), Z7, Z7
+	VADDPS (R12)(R10*2), Z8, Z8
+	VADDPS (R13), Z9, Z9
+	VADDPS (R13)(R10*1), Z10, Z10
+	VADDPS (R13)(R10*2), Z11, Z11
+
+store12:
+	VMOVUPS Z0, (DX)
+	VMOVUPS Z1, (DX)(R10*1)
+	VMOVUPS Z2, (DX)(R10*2)
+	VMOVUPS Z3, (R11)
+	VMOVUPS Z4, (R11)(R10*1)
+	VMOVUPS Z5, (R11)(R10*2)
+	VMOVUPS Z6, (R12)
+	VMOVUPS Z7, (R12)(R10*1)
+	VMOVUPS Z8, (R12)(R10*2)
+	VMOVUPS Z9, (R13)
+	VMOVUPS Z10, (R13)(R10*1)
+	VMOVUPS Z11, (R13)(R10*2)
+	VZEROUPPER
+	RET
