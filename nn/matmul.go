@@ -23,36 +23,70 @@ func MatMul(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || w.Dims() != 2 || x.Shape()[1] != w.Shape()[0] {
 		return nil, fmt.Errorf("matmul: shapes %v and %v", x.Shape(), w.Shape())
 	}
-	op := newFuncOp("MatMul", 2, func(s []tensor.Shape) (tensor.Shape, error) {
-		return tensor.Shape{s[0][0], s[1][1]}, nil
-	}, matmulNN[float64], matmulNN[float32])
-	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		wT := &tnScratch{}
-		dx, err := apply(newFuncOp("MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
-			return tensor.Shape{s[0][0], s[1][0]}, nil
-		}, matmulNT[float64](wT), matmulNT[float32](wT)), g, in[1])
-		if err != nil {
-			return nil, err
-		}
-		sc := &tnScratch{}
-		dw, err := apply(newFuncOp("MatMulGradW", 2, func(s []tensor.Shape) (tensor.Shape, error) {
-			return tensor.Shape{s[0][1], s[1][1]}, nil
-		}, matmulTN[float64](sc), matmulTN[float32](sc)), in[0], g)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Nodes{dx, dw}, nil
-	}
+	op := newFuncOp("MatMul", 2, productShape, matmulNN[float64], matmulNN[float32])
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) { return matmulGrads(in, g) }
 	return apply(op, x, w)
 }
 
-// matmulNN: out [M, n] = a [M, k] · b [k, n].
+// MatMulBias returns x·w + b for x [M, in], w [in, out] and b [out] (added to every row), the
+// bias added by the product's kernel (no pass of its own). Its gradients are MatMul's and the
+// column sums of the output gradient.
+func MatMulBias(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
+	if x.Dims() != 2 || w.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != w.Shape()[0] || w.Shape()[1] != b.Shape()[0] {
+		return nil, fmt.Errorf("matmul with bias: shapes %v, %v and %v", x.Shape(), w.Shape(), b.Shape())
+	}
+	op := newFuncOp("MatMulBias", 3, productShape, matmulNN[float64], matmulNN[float32])
+	op.ranks = []int{2, 2, 1, 2}
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		grads, err := matmulGrads(in, g)
+		if err != nil {
+			return nil, err
+		}
+		db, err := ColSum(g)
+		return append(grads, db), err
+	}
+	return apply(op, x, w, b)
+}
+
+func productShape(s []tensor.Shape) (tensor.Shape, error) { return tensor.Shape{s[0][0], s[1][1]}, nil }
+
+// matmulGrads returns the gradients g·wᵀ and xᵀ·g of x·w for inputs x, w (in[0], in[1]).
+func matmulGrads(in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
+	wT := &tnScratch{}
+	dx, err := apply(newFuncOp("MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{s[0][0], s[1][0]}, nil
+	}, matmulNT[float64](wT), matmulNT[float32](wT)), g, in[1])
+	if err != nil {
+		return nil, err
+	}
+	sc := &tnScratch{}
+	dw, err := apply(newFuncOp("MatMulGradW", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{s[0][1], s[1][1]}, nil
+	}, matmulTN[float64](sc), matmulTN[float32](sc)), in[0], g)
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dx, dw}, nil
+}
+
+// matmulNN: out [M, n] = a [M, k] · b [k, n] (+ in[2], a bias [n], on every row).
 func matmulNN[T Float](out []T, in [][]T, s []tensor.Shape) {
 	m, k, n := s[0][0], s[0][1], s[1][1]
-	if o, ok := any(out).([]float32); ok && sgemmNN(m, n, k, any(in[0]).([]float32), k, any(in[1]).([]float32), n, o, n, nil) {
+	var bias []T
+	if len(in) > 2 {
+		bias = in[2]
+	}
+	if o, ok := any(out).([]float32); ok && sgemmNN(m, n, k, any(in[0]).([]float32), k, any(in[1]).([]float32), n, o, n, any(bias).([]float32)) {
 		return
 	}
 	gemm(blas.NoTrans, blas.NoTrans, m, n, k, in[0], k, in[1], n, out, n)
+	if bias != nil {
+		parallelRange(m, n, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				addTo(out[r*n:(r+1)*n], bias)
+			}
+		})
+	}
 }
 
 // matmulNT: out [M, k] = g [M, n] · wᵀ for w [k, n]; with the float32 kernel, w is transposed

@@ -580,3 +580,37 @@ func TestEdgeSumGrad(t *testing.T) {
 	}
 	checkGrad(t, g, project(t, g, rng, y), e, hs, ht)
 }
+
+func TestMatMulBiasGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 40, 5)
+	w := randMatrix(g, rng, "w", 5, 18)
+	b := randMatrix(g, rng, "b", 18)
+	y, err := MatMulBias(x, w, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), x, w, b)
+}
+
+// TestMatMulBiasFloat32 compares the float32 product with bias (on the kernel where there is
+// one) with float64.
+func TestMatMulBiasFloat32(t *testing.T) {
+	rng := rand.New(rand.NewPCG(55, 56))
+	m, k, n := 1003, 70, 70
+	x32, w32, b32 := randF32(rng, m*k), randF32(rng, k*n), randF32(rng, n)
+	y32 := make([]float32, m*n)
+	matmulNN(y32, [][]float32{x32, w32, b32}, []tensor.Shape{{m, k}, {k, n}, {n}})
+	for i := 0; i < m; i++ {
+		for j := 0; j < n; j++ {
+			want := float64(b32[j])
+			for p := 0; p < k; p++ {
+				want += float64(x32[i*k+p]) * float64(w32[p*n+j])
+			}
+			if d := float64(y32[i*n+j]) - want; d > 1e-4*(1+abs(want)) || d < -1e-4*(1+abs(want)) {
+				t.Fatalf("[%d,%d] = %v, want %v", i, j, y32[i*n+j], want)
+			}
+		}
+	}
+}
