@@ -70,8 +70,8 @@ func (st *gatedState) ready(s []tensor.Shape) error {
 	return nil
 }
 
-// gatedForward: η = σ(ê) (vectorised), then per column range, num and den summed over in-edges
-// (num in out), out = num/den.
+// gatedForward: per column range, η = σ(ê) of every real edge (kept for the backward pass) and
+// num and den summed over in-edges (num in out), then out = num/den.
 func gatedForward[T Float](st *gatedState) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
 		e, bh := in[0], in[1]
@@ -80,7 +80,6 @@ func gatedForward[T Float](st *gatedState) kernel[T] {
 		eta := grow[T](st.eta, m*d)
 		den := grow[T](st.den, st.nodes*d)
 		st.eta, st.den = eta, den
-		sigmoidInto(eta, e)
 		src, dst := st.src.Idx, st.dst.Idx
 		parallelCols(d, m, func(c0, c1 int) {
 			for i := 0; i < st.nodes; i++ {
@@ -95,7 +94,8 @@ func gatedForward[T Float](st *gatedState) kernel[T] {
 				if s < 0 || t < 0 {
 					continue
 				}
-				gatedFwdRow(out[int(t)*d+c0:int(t)*d+c1], den[int(t)*d+c0:int(t)*d+c1], eta[k*d+c0:k*d+c1], bh[int(s)*d+c0:int(s)*d+c1])
+				so, to := int(s)*d, int(t)*d
+				gatedFwdSigRow(eta[k*d+c0:k*d+c1], out[to+c0:to+c1], den[to+c0:to+c1], e[k*d+c0:k*d+c1], bh[so+c0:so+c1])
 			}
 			for i := 0; i < st.nodes; i++ {
 				o := out[i*d+c0 : i*d+c1]

@@ -1,5 +1,7 @@
 package nn
 
+import "math"
+
 // Element-wise loops over equal-length slices (the first slice's length; the others must be at
 // least as long). In float32 on amd64 with AVX2/FMA they run on vec_amd64.s, otherwise as the
 // plain loops here, which define them.
@@ -70,19 +72,6 @@ func reluGradInto[T Float](dst, y, g []T) {
 		} else {
 			dst[i] = 0
 		}
-	}
-}
-
-// gatedFwdRow: num += h ⊙ b, den += h.
-func gatedFwdRow[T Float](num, den, h, b []T) {
-	if d, ok := f32(num); ok {
-		vGatedFwd(d, any(den[:len(num)]).([]float32), any(h[:len(num)]).([]float32), any(b[:len(num)]).([]float32))
-		return
-	}
-	den, h, b = den[:len(num)], h[:len(num)], b[:len(num)]
-	for i, v := range h {
-		num[i] += v * b[i]
-		den[i] += v
 	}
 }
 
@@ -214,5 +203,21 @@ func bnBackReluRow[T Float](dst, g, x, mu, p, q, a, b, c []T) {
 			u = 0
 		}
 		dst[i] = a[i]*u + b[i]*v + c[i]
+	}
+}
+
+// gatedFwdSigRow: η = σ(e), eta = η, num += η ⊙ b, den += η.
+func gatedFwdSigRow[T Float](eta, num, den, e, b []T) {
+	if d, ok := f32(eta); ok {
+		n := len(eta)
+		vGatedFwdSig(d, any(num[:n]).([]float32), any(den[:n]).([]float32), any(e[:n]).([]float32), any(b[:n]).([]float32))
+		return
+	}
+	num, den, e, b = num[:len(eta)], den[:len(eta)], e[:len(eta)], b[:len(eta)]
+	for i, v := range e {
+		h := T(1 / (1 + math.Exp(-float64(v))))
+		eta[i] = h
+		num[i] += h * b[i]
+		den[i] += h
 	}
 }

@@ -18,9 +18,6 @@ func vRelu(dst, x []float32)
 func vReluGrad(dst, y, g []float32)
 
 //go:noescape
-func vGatedFwd(num, den, h, b []float32)
-
-//go:noescape
 func vGatedBwd(de, db, h, g, b, o []float32)
 
 //go:noescape
@@ -46,3 +43,6 @@ func vStatsRelu(s1, s2, g, x, mu, p, q []float32)
 
 //go:noescape
 func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32)
+
+//go:noescape
+func vGatedFwdSig(eta, num, den, e, b []float32)

@@ -20,6 +20,66 @@ DATA ones<>+16(SB)/8, $0x3f8000003f800000
 DATA ones<>+24(SB)/8, $0x3f8000003f800000
 GLOBL ones<>(SB), RODATA|NOPTR, $32
 
+// Constants of the float32 exponential (Cephes expf): the clamp, log2(e), ln 2 in two parts, the
+// polynomial of e^r on [-ln2/2, ln2/2], 1, the exponent bias and the sign bit, 8 copies each.
+DATA expc<>+0(SB)/8, $0x42b0c0a542b0c0a5   // clamp hi = 88.3762626647949
+DATA expc<>+8(SB)/8, $0x42b0c0a542b0c0a5
+DATA expc<>+16(SB)/8, $0x42b0c0a542b0c0a5
+DATA expc<>+24(SB)/8, $0x42b0c0a542b0c0a5
+DATA expc<>+32(SB)/8, $0xc2b0c0a5c2b0c0a5   // clamp lo = -88.3762626647949
+DATA expc<>+40(SB)/8, $0xc2b0c0a5c2b0c0a5
+DATA expc<>+48(SB)/8, $0xc2b0c0a5c2b0c0a5
+DATA expc<>+56(SB)/8, $0xc2b0c0a5c2b0c0a5
+DATA expc<>+64(SB)/8, $0x3fb8aa3b3fb8aa3b   // log2(e) = 1.4426950408889634
+DATA expc<>+72(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+80(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+88(SB)/8, $0x3fb8aa3b3fb8aa3b
+DATA expc<>+96(SB)/8, $0x3f3180003f318000   // ln2 high part = 0.693359375
+DATA expc<>+104(SB)/8, $0x3f3180003f318000
+DATA expc<>+112(SB)/8, $0x3f3180003f318000
+DATA expc<>+120(SB)/8, $0x3f3180003f318000
+DATA expc<>+128(SB)/8, $0xb95e8083b95e8083   // ln2 low part = -0.00021219444
+DATA expc<>+136(SB)/8, $0xb95e8083b95e8083
+DATA expc<>+144(SB)/8, $0xb95e8083b95e8083
+DATA expc<>+152(SB)/8, $0xb95e8083b95e8083
+DATA expc<>+160(SB)/8, $0x3950696739506967   // p0 = 0.000198756915
+DATA expc<>+168(SB)/8, $0x3950696739506967
+DATA expc<>+176(SB)/8, $0x3950696739506967
+DATA expc<>+184(SB)/8, $0x3950696739506967
+DATA expc<>+192(SB)/8, $0x3ab743ce3ab743ce   // p1 = 0.0013981999507
+DATA expc<>+200(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+208(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+216(SB)/8, $0x3ab743ce3ab743ce
+DATA expc<>+224(SB)/8, $0x3c0889083c088908   // p2 = 0.0083334519073
+DATA expc<>+232(SB)/8, $0x3c0889083c088908
+DATA expc<>+240(SB)/8, $0x3c0889083c088908
+DATA expc<>+248(SB)/8, $0x3c0889083c088908
+DATA expc<>+256(SB)/8, $0x3d2aa9c13d2aa9c1   // p3 = 0.041665795894
+DATA expc<>+264(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+272(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+280(SB)/8, $0x3d2aa9c13d2aa9c1
+DATA expc<>+288(SB)/8, $0x3e2aaaaa3e2aaaaa   // p4 = 0.16666665459
+DATA expc<>+296(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+304(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+312(SB)/8, $0x3e2aaaaa3e2aaaaa
+DATA expc<>+320(SB)/8, $0x3f0000003f000000   // p5 = 0.50000001201
+DATA expc<>+328(SB)/8, $0x3f0000003f000000
+DATA expc<>+336(SB)/8, $0x3f0000003f000000
+DATA expc<>+344(SB)/8, $0x3f0000003f000000
+DATA expc<>+352(SB)/8, $0x3f8000003f800000   // 1 = 1.0
+DATA expc<>+360(SB)/8, $0x3f8000003f800000
+DATA expc<>+368(SB)/8, $0x3f8000003f800000
+DATA expc<>+376(SB)/8, $0x3f8000003f800000
+DATA expc<>+384(SB)/8, $0x0000007f0000007f   // bias 127
+DATA expc<>+392(SB)/8, $0x0000007f0000007f
+DATA expc<>+400(SB)/8, $0x0000007f0000007f
+DATA expc<>+408(SB)/8, $0x0000007f0000007f
+DATA expc<>+416(SB)/8, $0x8000000080000000   // sign bit
+DATA expc<>+424(SB)/8, $0x8000000080000000
+DATA expc<>+432(SB)/8, $0x8000000080000000
+DATA expc<>+440(SB)/8, $0x8000000080000000
+GLOBL expc<>(SB), RODATA|NOPTR, $448
+
 // func vAddTo(dst, a []float32)
 // dst[i] += a[i] for i < len(dst).
 TEXT ·vAddTo(SB), NOSPLIT, $0-48
@@ -193,50 +253,6 @@ tailvReluGrad:
 	VANDPS Y1, Y0, Y0
 	VMASKMOVPS Y0, Y15, (DI)
 donevReluGrad:
-	VZEROUPPER
-	RET
-
-// func vGatedFwd(num, den, h, b []float32)
-// num[i] += h[i]·b[i]; den[i] += h[i] for i < len(num).
-TEXT ·vGatedFwd(SB), NOSPLIT, $0-96
-	MOVQ num_base+0(FP), DI
-	MOVQ den_base+24(FP), SI
-	MOVQ h_base+48(FP), R8
-	MOVQ b_base+72(FP), R9
-	MOVQ num_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvGatedFwd
-loopvGatedFwd:
-	VMOVUPS (DI), Y0
-	VMOVUPS (SI), Y1
-	VMOVUPS (R8), Y2
-	VMOVUPS (R9), Y3
-	VFMADD231PS Y3, Y2, Y0
-	VADDPS Y2, Y1, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (SI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	SUBQ $8, CX
-	JGE  loopvGatedFwd
-tailvGatedFwd:
-	ADDQ $8, CX
-	JE   donevGatedFwd
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (DI), Y15, Y0
-	VMASKMOVPS (SI), Y15, Y1
-	VMASKMOVPS (R8), Y15, Y2
-	VMASKMOVPS (R9), Y15, Y3
-	VFMADD231PS Y3, Y2, Y0
-	VADDPS Y2, Y1, Y1
-	VMASKMOVPS Y0, Y15, (DI)
-	VMASKMOVPS Y1, Y15, (SI)
-donevGatedFwd:
 	VZEROUPPER
 	RET
 
@@ -728,5 +744,103 @@ tailvBNBackRelu:
 	VFMADD231PS Y5, Y0, Y1
 	VMASKMOVPS Y1, Y15, (DI)
 donevBNBackRelu:
+	VZEROUPPER
+	RET
+
+// func vGatedFwdSig(eta, num, den, e, b []float32)
+// η = 1/(1 + exp(−e[i])); eta[i] = η; num[i] += η·b[i]; den[i] += η for i < len(eta).
+TEXT ·vGatedFwdSig(SB), NOSPLIT, $0-120
+	MOVQ eta_base+0(FP), DI
+	MOVQ num_base+24(FP), SI
+	MOVQ den_base+48(FP), R8
+	MOVQ e_base+72(FP), R9
+	MOVQ b_base+96(FP), R10
+	MOVQ eta_len+8(FP), CX
+	SUBQ $8, CX
+	JL   tailvGatedFwdSig
+loopvGatedFwdSig:
+	VMOVUPS (R9), Y0
+	VMOVUPS (SI), Y1
+	VMOVUPS (R8), Y2
+	VMOVUPS (R10), Y3
+	VXORPS expc<>+416(SB), Y0, Y4
+	VBROADCASTSS expc<>+0(SB), Y5
+	VMINPS Y4, Y5, Y4
+	VBROADCASTSS expc<>+32(SB), Y5
+	VMAXPS Y4, Y5, Y4
+	VMULPS expc<>+64(SB), Y4, Y5
+	VROUNDPS $0, Y5, Y5
+	VFNMADD231PS expc<>+96(SB), Y5, Y4
+	VFNMADD231PS expc<>+128(SB), Y5, Y4
+	VMOVUPS expc<>+160(SB), Y6
+	VFMADD213PS expc<>+192(SB), Y4, Y6
+	VFMADD213PS expc<>+224(SB), Y4, Y6
+	VFMADD213PS expc<>+256(SB), Y4, Y6
+	VFMADD213PS expc<>+288(SB), Y4, Y6
+	VFMADD213PS expc<>+320(SB), Y4, Y6
+	VMULPS Y4, Y4, Y7
+	VFMADD213PS Y4, Y7, Y6
+	VMOVUPS expc<>+352(SB), Y7
+	VADDPS Y7, Y6, Y6
+	VCVTPS2DQ Y5, Y5
+	VPADDD expc<>+384(SB), Y5, Y5
+	VPSLLD $23, Y5, Y5
+	VMULPS Y5, Y6, Y6
+	VADDPS Y7, Y6, Y6
+	VDIVPS Y6, Y7, Y6
+	VFMADD231PS Y3, Y6, Y1
+	VADDPS Y6, Y2, Y2
+	VMOVUPS Y6, (DI)
+	VMOVUPS Y1, (SI)
+	VMOVUPS Y2, (R8)
+	ADDQ $32, DI
+	ADDQ $32, SI
+	ADDQ $32, R8
+	ADDQ $32, R9
+	ADDQ $32, R10
+	SUBQ $8, CX
+	JGE  loopvGatedFwdSig
+tailvGatedFwdSig:
+	ADDQ $8, CX
+	JE   donevGatedFwdSig
+	LEAQ tailmask<>+32(SB), AX
+	SHLQ $2, CX
+	SUBQ CX, AX
+	VMOVDQU (AX), Y15
+	VMASKMOVPS (R9), Y15, Y0
+	VMASKMOVPS (SI), Y15, Y1
+	VMASKMOVPS (R8), Y15, Y2
+	VMASKMOVPS (R10), Y15, Y3
+	VXORPS expc<>+416(SB), Y0, Y4
+	VBROADCASTSS expc<>+0(SB), Y5
+	VMINPS Y4, Y5, Y4
+	VBROADCASTSS expc<>+32(SB), Y5
+	VMAXPS Y4, Y5, Y4
+	VMULPS expc<>+64(SB), Y4, Y5
+	VROUNDPS $0, Y5, Y5
+	VFNMADD231PS expc<>+96(SB), Y5, Y4
+	VFNMADD231PS expc<>+128(SB), Y5, Y4
+	VMOVUPS expc<>+160(SB), Y6
+	VFMADD213PS expc<>+192(SB), Y4, Y6
+	VFMADD213PS expc<>+224(SB), Y4, Y6
+	VFMADD213PS expc<>+256(SB), Y4, Y6
+	VFMADD213PS expc<>+288(SB), Y4, Y6
+	VFMADD213PS expc<>+320(SB), Y4, Y6
+	VMULPS Y4, Y4, Y7
+	VFMADD213PS Y4, Y7, Y6
+	VMOVUPS expc<>+352(SB), Y7
+	VADDPS Y7, Y6, Y6
+	VCVTPS2DQ Y5, Y5
+	VPADDD expc<>+384(SB), Y5, Y5
+	VPSLLD $23, Y5, Y5
+	VMULPS Y5, Y6, Y6
+	VADDPS Y7, Y6, Y6
+	VDIVPS Y6, Y7, Y6
+	VFMADD231PS Y3, Y6, Y1
+	VADDPS Y6, Y2, Y2
+	VMASKMOVPS Y6, Y15, (DI)
+	VMASKMOVPS Y1, Y15, (SI)
+	VMASKMOVPS Y2, Y15, (R8)
+donevGatedFwdSig:
 	VZEROUPPER
 	RET

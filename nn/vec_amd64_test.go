@@ -22,7 +22,6 @@ func TestVecKernels(t *testing.T) {
 		"add3":          {4, 1, func(s [][]float32) { add3(s[0], s[1], s[2], s[3]) }},
 		"relu":          {2, 1, func(s [][]float32) { reluInto(s[0], s[1]) }},
 		"reluGrad":      {3, 1, func(s [][]float32) { reluGradInto(s[0], s[1], s[2]) }},
-		"gatedFwd":      {4, 2, func(s [][]float32) { gatedFwdRow(s[0], s[1], s[2], s[3]) }},
 		"gatedBwd":      {6, 2, func(s [][]float32) { gatedBwdRow(s[0], s[1], s[2], s[3], s[4], s[5]) }},
 		"stats":         {4, 2, func(s [][]float32) { statsRow(s[0], s[1], s[2], s[3]) }},
 		"stats2":        {5, 2, func(s [][]float32) { stats2Row(s[0], s[1], s[2], s[3], s[4]) }},
@@ -31,6 +30,7 @@ func TestVecKernels(t *testing.T) {
 		"affineRelu":    {5, 1, func(s [][]float32) { affineReluRow(s[0], s[1], s[2], s[3], s[4]) }},
 		"affineReluAdd": {6, 1, func(s [][]float32) { affineReluAddRow(s[0], s[1], s[2], s[3], s[4], s[5]) }},
 		"statsRelu":     {7, 2, func(s [][]float32) { statsReluRow(s[0], s[1], s[2], s[3], s[4], s[5], s[6]) }},
+		"gatedFwdSig":   {5, 3, func(s [][]float32) { gatedFwdSigRow(s[0], s[1], s[2], s[3], s[4]) }},
 		"bnBackRelu":    {9, 1, func(s [][]float32) { bnBackReluRow(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]) }},
 	}
 	rng := rand.New(rand.NewPCG(41, 42))

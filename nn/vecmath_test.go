@@ -5,24 +5,28 @@ import (
 	"testing"
 )
 
-func TestSigmoidFloat32(t *testing.T) {
-	var src []float32
+// TestGatedSigmoid checks σ in the gated aggregation's float32 row loop against float64 on a
+// wide range of arguments.
+func TestGatedSigmoid(t *testing.T) {
+	var e []float32
 	for x := -120.0; x <= 120; x += 0.0137 {
-		src = append(src, float32(x))
+		e = append(e, float32(x))
 	}
-	src = append(src, 0, -0, 88.37, -88.37, 88.4, -88.4, float32(math.Inf(1)), float32(math.Inf(-1)), 1e-30, -1e-30)
-	dst := make([]float32, len(src))
-	sigmoidInto(dst, src)
-	for i, x := range src {
+	e = append(e, 0, -0, 88.37, -88.37, 88.4, -88.4, float32(math.Inf(1)), float32(math.Inf(-1)), 1e-30, -1e-30, float32(math.NaN()))
+	n := len(e)
+	eta, num, den, b := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+	gatedFwdSigRow(eta, num, den, e, b)
+	for i, x := range e[:n-1] {
 		want := 1 / (1 + math.Exp(-float64(x)))
-		got := float64(dst[i])
+		got := float64(eta[i])
 		if d := math.Abs(got - want); d > 3e-7*want && d > 1e-37 {
 			t.Fatalf("σ(%v) = %v, want %v", x, got, want)
 		}
+		if den[i] != eta[i] {
+			t.Fatalf("den[%d] = %v, want σ = %v", i, den[i], eta[i])
+		}
 	}
-	nan := []float32{float32(math.NaN()), 1, 2, 3, 4, 5, 6, 7}
-	sigmoidInto(nan, nan)
-	if !math.IsNaN(float64(nan[0])) {
-		t.Errorf("σ(NaN) = %v", nan[0])
+	if !math.IsNaN(float64(eta[n-1])) {
+		t.Errorf("σ(NaN) = %v", eta[n-1])
 	}
 }
