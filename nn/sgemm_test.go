@@ -104,7 +104,7 @@ func testSgemmTN(t *testing.T) {
 
 func BenchmarkSgemmNN(b *testing.B) {
 	b.Logf("kernel %s", micro.name)
-	m, n, k := 6000, 70, 70
+	m, n, k := 15310, 70, 70
 	x, w, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for i := range x {
 		x[i] = float32(i%7) * 0.1
