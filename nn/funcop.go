@@ -25,6 +25,7 @@ type funcOp struct {
 	k32   kernel[float32]
 	grad  func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error)
 	diff  []bool
+	dead  func() // optional: called when the executor finds that no output needs the op
 	out   buffer
 	ds    []*tensor.Dense
 	in64  [][]float64

@@ -50,23 +50,79 @@ func MatMulBias(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
 
 func productShape(s []tensor.Shape) (tensor.Shape, error) { return tensor.Shape{s[0][0], s[1][1]}, nil }
 
-// matmulGrads returns the gradients g·wᵀ and xᵀ·g of x·w for inputs x, w (in[0], in[1]).
+// matmulGrads returns the gradients of x·w (+ b) for inputs x, w (and b): one op computes dw
+// and, in the same pass over the output gradient g (linearGrad32), dx and db, which two more
+// ops hand out. The dx op writes nothing itself: dw's op fills its output buffer, unless the
+// executor finds that nothing needs dx.
 func matmulGrads(in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
-	wT := &tnScratch{}
-	dx, err := apply(newFuncOp("MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
-		return tensor.Shape{s[0][0], s[1][0]}, nil
-	}, matmulNT[float64](wT), matmulNT[float32](wT)), g, in[1])
+	st := &linGrad{}
+	st.dx = newFuncOp("MatMulGradX", 2, sameAs(1), noKernel[float64], noKernel[float32])
+	st.dx.dead = func() { st.noDX = true }
+	dw := newFuncOp("MatMulGradW", 3, sameAs(1), linGradKernel[float64](st), linGradKernel[float32](st))
+	dW, err := apply(dw, in[0], in[1], g)
 	if err != nil {
 		return nil, err
 	}
-	sc := &tnScratch{}
-	dw, err := apply(newFuncOp("MatMulGradW", 2, func(s []tensor.Shape) (tensor.Shape, error) {
-		return tensor.Shape{s[0][1], s[1][1]}, nil
-	}, matmulTN[float64](sc), matmulTN[float32](sc)), in[0], g)
+	dX, err := apply(st.dx, dW, in[0])
 	if err != nil {
 		return nil, err
 	}
-	return gorgonia.Nodes{dx, dw}, nil
+	if len(in) < 3 {
+		return gorgonia.Nodes{dX, dW}, nil
+	}
+	st.bias = true
+	db := newFuncOp("MatMulGradB", 2, sameAs(1), takeOther[float64](&st.db), takeOther[float32](&st.db))
+	db.ranks = []int{2, 1, 1}
+	dB, err := apply(db, dW, in[2])
+	if err != nil {
+		return nil, err
+	}
+	return gorgonia.Nodes{dX, dW, dB}, nil
+}
+
+// linGrad is the state of a product's gradient ops.
+type linGrad struct {
+	dx     *funcOp // its output buffer receives dx
+	noDX   bool    // nothing needs dx
+	bias   bool    // db is wanted
+	db     any     // []T
+	nt, tn tnScratch
+	fused  tnBuffers
+}
+
+func noKernel[T Float](_ []T, _ [][]T, _ []tensor.Shape) {}
+
+// linGradKernel: inputs x [M, a], w [a, b], g [M, b]; out = dw = xᵀ·g, and into st: dx = g·wᵀ
+// and db = Σ rows g.
+func linGradKernel[T Float](st *linGrad) kernel[T] {
+	return func(dw []T, in [][]T, s []tensor.Shape) {
+		x, w, g := in[0], in[1], in[2]
+		m, a, b := s[0][0], s[0][1], s[1][1]
+		var dx, db []T
+		if !st.noDX {
+			var z T
+			dt := tensor.Float64
+			if _, ok := any(z).(float32); ok {
+				dt = tensor.Float32
+			}
+			dx = st.dx.out.get(dt, m, a).Data().([]T)
+		}
+		if st.bias {
+			db = grow[T](st.db, b)
+			st.db = db
+		}
+		if d32, ok := any(dw).([]float32); ok && linearGrad32(any(dx).([]float32), d32, any(db).([]float32),
+			any(x).([]float32), any(w).([]float32), any(g).([]float32), m, a, b, &st.fused) {
+			return
+		}
+		if dx != nil {
+			matmulNT[T](&st.nt)(dx, [][]T{g, w}, []tensor.Shape{{m, b}, {a, b}})
+		}
+		matmulTN[T](&st.tn)(dw, [][]T{x, g}, []tensor.Shape{{m, a}, {m, b}})
+		if db != nil {
+			colSum(db, g)
+		}
+	}
 }
 
 // matmulNN: out [M, n] = a [M, k] · b [k, n] (+ in[2], a bias [n], on every row).

@@ -23,48 +23,56 @@ var micro = func() microKernel {
 	return microKernel{}
 }()
 
-// blockAt returns where block b of a dimension of size n (≥ size) starts, and how many of its
-// leading rows (or columns) an earlier block already covers: blocks start at multiples of size,
-// except that the last one, when n is not a multiple, is moved back to end at n.
-func blockAt(b, size, n int) (start, skip int) {
-	start = min(b*size, n-size)
-	return start, b*size - start
+// blockAt returns where block b of the range [lo, hi) (hi ≥ size) starts, and how many of its
+// leading rows (or columns) are not its own: blocks start at lo, lo+size, …, except that the
+// last, when the range is not a multiple of size, is moved back to end at hi (overlapping the
+// one before it, or rows before lo).
+func blockAt(b, size, lo, hi int) (start, skip int) {
+	start = min(lo+b*size, hi-size)
+	return start, lo + b*size - start
 }
 
 // sgemmNN sets C [m, n] = A [m, k] · B [k, n] (+ bias [n] on every row, if not nil; row-major,
-// leading dimensions lda, ldb, ldc) on the micro-kernel: blocks of micro.rows × nr, the last
-// block of each dimension overlapping the one before (computed into a scratch block of which
-// only the new part is copied), row blocks shared between GOMAXPROCS workers. It reports false,
-// doing nothing, where no kernel is available or the matrix is smaller than one block.
+// leading dimensions lda, ldb, ldc) on the micro-kernel, row blocks shared between GOMAXPROCS
+// workers (see nnRows). It reports false, doing nothing, where no kernel is available or the
+// matrix is smaller than one block.
 func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) bool {
 	mk := micro
 	mr := mk.rows
 	if mk.f == nil || !haveKernel || m < mr || n < nr || k == 0 {
 		return false
 	}
-	nbi, nbj := (m+mr-1)/mr, (n+nr-1)/nr
-	parallelBlocks(nbi, 48/mr, func(lo, hi int) {
-		var tmp [maxRows * nr]float32
-		var bj16 []float32
-		for bi := lo; bi < hi; bi++ {
-			i, di := blockAt(bi, mr, m)
-			for bj := 0; bj < nbj; bj++ {
-				j, dj := blockAt(bj, nr, n)
-				if bias != nil {
-					bj16 = bias[j : j+nr]
-				}
-				if di == 0 && dj == 0 {
-					mk.f(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0, bj16)
-					continue
-				}
-				mk.f(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0, bj16)
-				for r := di; r < mr; r++ {
-					copy(c[(i+r)*ldc+j+dj:(i+r)*ldc+j+nr], tmp[r*nr+dj:(r+1)*nr])
-				}
-			}
-		}
+	parallelBlocks((m+mr-1)/mr, 48/mr, func(lo, hi int) {
+		nnRows(mk, lo*mr, min(hi*mr, m), n, k, a, lda, b, ldb, c, ldc, bias)
 	})
 	return true
+}
+
+// nnRows sets rows [r0, r1) of C = A·B (+ bias) for r1 ≥ mk.rows and n ≥ nr, in blocks of
+// mk.rows × nr; the last block of each dimension overlaps the one before (it is computed into a
+// scratch block of which only its own part is copied), so nothing outside the rows is written.
+func nnRows(mk microKernel, r0, r1, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) {
+	mr := mk.rows
+	var tmp [maxRows * nr]float32
+	var bj16 []float32
+	nbi, nbj := (r1-r0+mr-1)/mr, (n+nr-1)/nr
+	for bi := 0; bi < nbi; bi++ {
+		i, di := blockAt(bi, mr, r0, r1)
+		for bj := 0; bj < nbj; bj++ {
+			j, dj := blockAt(bj, nr, 0, n)
+			if bias != nil {
+				bj16 = bias[j : j+nr]
+			}
+			if di == 0 && dj == 0 {
+				mk.f(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0, bj16)
+				continue
+			}
+			mk.f(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0, bj16)
+			for r := di; r < mr; r++ {
+				copy(c[(i+r)*ldc+j+dj:(i+r)*ldc+j+nr], tmp[r*nr+dj:(r+1)*nr])
+			}
+		}
+	}
 }
 
 // tnChunk is how many rows of X and G one pass over the blocks of C reads (they stay in cache).
@@ -75,6 +83,64 @@ const tnChunk = 128
 type tnBuffers struct {
 	parts [][]float32
 	pad   []float32
+}
+
+// part returns worker w's accumulator of size values, cleared.
+func (sc *tnBuffers) part(w, size int) []float32 {
+	for len(sc.parts) <= w {
+		sc.parts = append(sc.parts, nil)
+	}
+	if len(sc.parts[w]) < size {
+		sc.parts[w] = make([]float32, size)
+	}
+	acc := sc.parts[w][:size]
+	clear(acc)
+	return acc
+}
+
+// tnLayout is the accumulator layout of Xᵀ·G's blocks for C [m, n]: block (bi, bj) at
+// (bi·rows)·ldw + bj·nr, rows of ldw values.
+func tnLayout(rows, m, n int) (nbi, nbj, ldw, size int) {
+	nbi, nbj = (m+rows-1)/rows, (n+nr-1)/nr
+	ldw = nbj * nr
+	return nbi, nbj, ldw, nbi * rows * ldw
+}
+
+// tnAccum adds rows [p0, p1) of Xᵀ·G to the blocks in acc (tnLayout), tnChunk rows at a time;
+// m ≥ mk.rows, n ≥ nr.
+func tnAccum(mk microKernel, m, n int, x []float32, ldx int, g []float32, ldg int, acc []float32, p0, p1 int) {
+	mr := mk.rows
+	nbi, nbj, ldw, _ := tnLayout(mr, m, n)
+	for q := p0; q < p1; q += tnChunk {
+		kl := min(tnChunk, p1-q)
+		for bj := 0; bj < nbj; bj++ {
+			j, _ := blockAt(bj, nr, 0, n)
+			for bi := 0; bi < nbi; bi++ {
+				i, _ := blockAt(bi, mr, 0, m)
+				mk.f(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1, nil)
+			}
+		}
+	}
+}
+
+// tnReduce sets C = the sum of the accumulators parts (tnLayout).
+func tnReduce(mk microKernel, m, n int, c []float32, ldc int, parts [][]float32) {
+	mr := mk.rows
+	nbi, nbj, ldw, _ := tnLayout(mr, m, n)
+	for bi := 0; bi < nbi; bi++ {
+		i, di := blockAt(bi, mr, 0, m)
+		for bj := 0; bj < nbj; bj++ {
+			j, dj := blockAt(bj, nr, 0, n)
+			for r := di; r < mr; r++ {
+				cr := c[(i+r)*ldc+j+dj : (i+r)*ldc+j+nr]
+				off := (bi*mr+r)*ldw + bj*nr + dj
+				copy(cr, parts[0][off:off+len(cr)])
+				for _, p := range parts[1:] {
+					addTo(cr, p[off:off+len(cr)])
+				}
+			}
+		}
+	}
 }
 
 // sgemmTN sets C [m, n] = Xᵀ · G for X [k, m] and G [k, n] (row-major, leading dimensions ldx,
@@ -103,51 +169,62 @@ func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float3
 		}
 		return true
 	}
-	nbi, nbj := (m+mr-1)/mr, (n+nr-1)/nr
-	ldw := nbj * nr
-	size := nbi * mr * ldw
+	_, _, _, size := tnLayout(mr, m, n)
 	workers := max(1, min(runtime.GOMAXPROCS(0), k/(4*tnChunk)))
-	for len(sc.parts) < workers {
-		sc.parts = append(sc.parts, nil)
-	}
-	var wg sync.WaitGroup
 	for w := 0; w < workers; w++ {
-		if len(sc.parts[w]) < size {
-			sc.parts[w] = make([]float32, size)
-		}
-		acc := sc.parts[w][:size]
-		p0, p1 := k*w/workers, k*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			clear(acc)
-			for q := p0; q < p1; q += tnChunk {
-				kl := min(tnChunk, p1-q)
-				for bj := 0; bj < nbj; bj++ {
-					j, _ := blockAt(bj, nr, n)
-					for bi := 0; bi < nbi; bi++ {
-						i, _ := blockAt(bi, mr, m)
-						mk.f(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1, nil)
-					}
-				}
-			}
-		}()
+		sc.part(w, size)
 	}
-	wg.Wait()
-	for bi := 0; bi < nbi; bi++ {
-		i, di := blockAt(bi, mr, m)
-		for bj := 0; bj < nbj; bj++ {
-			j, dj := blockAt(bj, nr, n)
-			for r := di; r < mr; r++ {
-				cr := c[(i+r)*ldc+j+dj : (i+r)*ldc+j+nr]
-				off := (bi*mr+r)*ldw + bj*nr + dj
-				copy(cr, sc.parts[0][off:off+len(cr)])
-				for w := 1; w < workers; w++ {
-					for t, v := range sc.parts[w][off : off+len(cr)] {
-						cr[t] += v
-					}
+	parallelChunks(workers, func(w int) {
+		tnAccum(mk, m, n, x, ldx, g, ldg, sc.parts[w][:size], k*w/workers, k*(w+1)/workers)
+	})
+	tnReduce(mk, m, n, c, ldc, sc.parts[:workers])
+	return true
+}
+
+// linChunk is the number of rows of the fused linear gradient's passes (see linearGrad32).
+const linChunk = 240
+
+// linearGrad32 computes the gradients of y = x·w (+ b) from dy in one pass over dy, a chunk of
+// linChunk rows at a time (in cache for all three): dx = dy·wᵀ (unless dx is nil), dw = xᵀ·dy
+// and, unless db is nil, db = Σ rows dy; x [m, a], w [a, b]. Chunks are split between
+// GOMAXPROCS workers with private dw and db sums. It reports false, doing nothing, where there
+// is no kernel or a dimension is smaller than a block.
+func linearGrad32(dx, dw, db, x, w, dy []float32, m, a, b int, sc *tnBuffers) bool {
+	mk := micro
+	mr := mk.rows
+	if mk.f == nil || !haveKernel || m < mr || a < max(mr, nr) || b < nr {
+		return false
+	}
+	wT := grow[float32](sc.pad, a*b)
+	sc.pad = wT
+	transposeInto(wT, w, a, b)
+	_, _, _, size := tnLayout(mr, a, b)
+	nc := (m + linChunk - 1) / linChunk
+	workers := max(1, min(runtime.GOMAXPROCS(0), nc/2))
+	for i := 0; i < workers; i++ {
+		sc.part(i, size+b)
+	}
+	parallelChunks(workers, func(i int) {
+		acc := sc.parts[i][:size+b]
+		for c := nc * i / workers; c < nc*(i+1)/workers; c++ {
+			r0, r1 := c*linChunk, min((c+1)*linChunk, m)
+			if dx != nil {
+				nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
+			}
+			tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
+			if db != nil {
+				for r := r0; r < r1; r++ {
+					addTo(acc[size:], dy[r*b:(r+1)*b])
 				}
 			}
+		}
+	})
+	parts := sc.parts[:workers]
+	tnReduce(mk, a, b, dw, b, parts)
+	if db != nil {
+		copy(db, parts[0][size:size+b])
+		for _, p := range parts[1:] {
+			addTo(db, p[size:size+b])
 		}
 	}
 	return true

@@ -129,3 +129,45 @@ func BenchmarkSgemmTN(b *testing.B) {
 	}
 	b.ReportMetric(float64(2*m*n*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "GFLOPS")
 }
+
+func TestLinearGrad32(t *testing.T) {
+	eachKernel(t, func(t *testing.T) {
+		rng := rand.New(rand.NewPCG(35, 36))
+		var sc tnBuffers
+		for _, sz := range [][3]int{{3001, 70, 70}, {241, 16, 17}, {12, 70, 35}, {4805, 24, 70}, {250, 70, 16}} {
+			m, a, b := sz[0], sz[1], sz[2]
+			x, w, dy := randF32(rng, m*a), randF32(rng, a*b), randF32(rng, m*b)
+			for _, full := range []bool{true, false} {
+				dx, dw, db := make([]float32, m*a), make([]float32, a*b), make([]float32, b)
+				for i := range dx {
+					dx[i] = 99
+				}
+				dxa, dba := dx, db
+				if !full {
+					dxa, dba = nil, nil
+				}
+				if !linearGrad32(dxa, dw, dba, x, w, dy, m, a, b, &sc) {
+					if m >= micro.rows && a >= max(micro.rows, nr) && b >= nr {
+						t.Fatalf("%v: refused", sz)
+					}
+					continue
+				}
+				checkProduct(t, "xᵀ·dy", a, b, m, func(i, p int) float32 { return x[p*a+i] }, dy, dw)
+				if !full {
+					if dx[0] != 99 {
+						t.Fatalf("%v: dx written though not asked for", sz)
+					}
+					continue
+				}
+				wT := make([]float32, b*a)
+				transposeInto(wT, w, a, b)
+				checkProduct(t, "dy·wᵀ", m, a, b, func(i, p int) float32 { return dy[i*b+p] }, wT, dx)
+				ones := make([]float32, m)
+				for i := range ones {
+					ones[i] = 1
+				}
+				checkProduct(t, "Σ dy", 1, b, m, func(_, p int) float32 { return ones[p] }, dy, db)
+			}
+		}
+	})
+}

@@ -66,8 +66,14 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgo
 	for i := len(sorted) - 1; i >= 0; i-- {
 		n := sorted[i]
 		in := inputs[n.ID()]
-		if n.Op() == nil || len(in) == 0 || !live[n.ID()] {
-			continue // an input, a constant, or nothing depends on it
+		if n.Op() == nil || len(in) == 0 {
+			continue // an input or a constant
+		}
+		if !live[n.ID()] {
+			if f, ok := n.Op().(*funcOp); ok && f.dead != nil {
+				f.dead()
+			}
+			continue
 		}
 		if !isSum(n, in) {
 			m.steps = append(m.steps, step{node: n, op: n.Op(), in: in, vals: make([]gorgonia.Value, len(in))})
