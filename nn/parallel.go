@@ -2,72 +2,79 @@ package nn
 
 import (
 	"runtime"
-	"sync"
+	"sync/atomic"
 )
 
-// parallelCols splits the columns [0, d) of a row-wise kernel over rows rows between
-// GOMAXPROCS goroutines (each column range is independent, so no two workers write the same
-// value). Small problems run on the calling goroutine.
-func parallelCols(d, rows int, f func(c0, c1 int)) {
-	workers := min(runtime.GOMAXPROCS(0), d)
-	if workers < 2 || rows*d < 1<<14 {
-		f(0, d)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		c0, c1 := d*w/workers, d*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(c0, c1)
-		}()
-	}
-	wg.Wait()
-}
+// The kernels split their work into chunks that up to GOMAXPROCS goroutines take, one at a
+// time, from a shared counter; the calling goroutine is one of them. On a busy machine, where a
+// goroutine's thread may wait long for a core, the others simply take more chunks, and a call
+// waits only for chunks that are under way, never for a goroutine that has not started.
 
-// parallelRange splits [0, n) into GOMAXPROCS contiguous chunks run concurrently, each item
-// costing about unit; small problems run on the calling goroutine.
-func parallelRange(n, unit int, f func(lo, hi int)) {
-	workers := runtime.GOMAXPROCS(0)
-	if workers < 2 || n*unit < 1<<15 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	wg.Wait()
-}
-
-// parallelChunks runs f(c) for every c in [0, n), the chunks striped over GOMAXPROCS goroutines
-// (one of them the caller's).
-func parallelChunks(n int, f func(c int)) {
-	workers := min(runtime.GOMAXPROCS(0), n)
+// parallelFor runs f(w, c) for every chunk c in [0, n), where w < workers identifies the
+// goroutine (0 is the caller), and returns when all have run.
+func parallelFor(n, workers int, f func(w, c int)) {
+	workers = min(workers, n, runtime.GOMAXPROCS(0))
 	if workers < 2 {
 		for c := 0; c < n; c++ {
-			f(c)
+			f(0, c)
 		}
 		return
 	}
-	var wg sync.WaitGroup
+	j := &job{n: int64(n), f: f, done: make(chan struct{})}
 	for w := 1; w < workers; w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for c := w; c < n; c += workers {
-				f(c)
-			}
-		}()
+		go j.run(w)
 	}
-	for c := 0; c < n; c += workers {
-		f(c)
+	j.run(0)
+	if j.finished.Load() < j.n {
+		<-j.done
 	}
-	wg.Wait()
+}
+
+type job struct {
+	next, finished atomic.Int64
+	n              int64
+	f              func(w, c int)
+	done           chan struct{} // closed when the last chunk finishes
+}
+
+func (j *job) run(w int) {
+	for {
+		c := j.next.Add(1) - 1
+		if c >= j.n {
+			return
+		}
+		j.f(w, int(c))
+		if j.finished.Add(1) == j.n {
+			close(j.done)
+		}
+	}
+}
+
+// parallelRange runs f over [0, n) in contiguous pieces, each item costing about unit; small
+// problems run on the calling goroutine.
+func parallelRange(n, unit int, f func(lo, hi int)) {
+	const grain = 1 << 15 // units per piece
+	if n*unit < 2*grain || runtime.GOMAXPROCS(0) < 2 {
+		f(0, n)
+		return
+	}
+	per := max(1, grain/max(unit, 1))
+	parallelFor((n+per-1)/per, runtime.GOMAXPROCS(0), func(_, c int) { f(c*per, min((c+1)*per, n)) })
+}
+
+// parallelCols runs a row-wise kernel over rows rows on column ranges [c0, c1) of [0, d), one
+// range per goroutine (each column range is independent, so no two write the same value).
+// Small problems run on the calling goroutine.
+func parallelCols(d, rows int, f func(c0, c1 int)) {
+	pieces := min(runtime.GOMAXPROCS(0), d)
+	if pieces < 2 || rows*d < 1<<14 {
+		f(0, d)
+		return
+	}
+	parallelFor(pieces, pieces, func(_, c int) { f(d*c/pieces, d*(c+1)/pieces) })
+}
+
+// parallelChunks runs f(c) for every c in [0, n).
+func parallelChunks(n int, f func(c int)) {
+	parallelFor(n, runtime.GOMAXPROCS(0), func(_, c int) { f(c) })
 }

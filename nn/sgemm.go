@@ -1,9 +1,6 @@
 package nn
 
-import (
-	"runtime"
-	"sync"
-)
+import "runtime"
 
 // nr is the width of the block of C a micro-kernel computes; maxRows its largest height.
 const nr, maxRows = 16, 12
@@ -42,8 +39,9 @@ func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if mk.f == nil || !haveKernel || m < mr || n < nr || k == 0 {
 		return false
 	}
-	parallelBlocks((m+mr-1)/mr, 48/mr, func(lo, hi int) {
-		nnRows(mk, lo*mr, min(hi*mr, m), n, k, a, lda, b, ldb, c, ldc, bias)
+	const rowsPer = 96 // rows per chunk of work
+	parallelChunks((m+rowsPer-1)/rowsPer, func(ch int) {
+		nnRows(mk, ch*rowsPer, min((ch+1)*rowsPer, m), n, k, a, lda, b, ldb, c, ldc, bias)
 	})
 	return true
 }
@@ -170,12 +168,14 @@ func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float3
 		return true
 	}
 	_, _, _, size := tnLayout(mr, m, n)
-	workers := max(1, min(runtime.GOMAXPROCS(0), k/(4*tnChunk)))
+	const rowsPer = 4 * tnChunk
+	nc := (k + rowsPer - 1) / rowsPer
+	workers := max(1, min(runtime.GOMAXPROCS(0), nc))
 	for w := 0; w < workers; w++ {
 		sc.part(w, size)
 	}
-	parallelChunks(workers, func(w int) {
-		tnAccum(mk, m, n, x, ldx, g, ldg, sc.parts[w][:size], k*w/workers, k*(w+1)/workers)
+	parallelFor(nc, workers, func(w, ch int) {
+		tnAccum(mk, m, n, x, ldx, g, ldg, sc.parts[w][:size], ch*rowsPer, min((ch+1)*rowsPer, k))
 	})
 	tnReduce(mk, m, n, c, ldc, sc.parts[:workers])
 	return true
@@ -204,18 +204,16 @@ func linearGrad32(dx, dw, db, x, w, dy []float32, m, a, b int, sc *tnBuffers) bo
 	for i := 0; i < workers; i++ {
 		sc.part(i, size+b)
 	}
-	parallelChunks(workers, func(i int) {
+	parallelFor(nc, workers, func(i, c int) {
 		acc := sc.parts[i][:size+b]
-		for c := nc * i / workers; c < nc*(i+1)/workers; c++ {
-			r0, r1 := c*linChunk, min((c+1)*linChunk, m)
-			if dx != nil {
-				nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
-			}
-			tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
-			if db != nil {
-				for r := r0; r < r1; r++ {
-					addTo(acc[size:], dy[r*b:(r+1)*b])
-				}
+		r0, r1 := c*linChunk, min((c+1)*linChunk, m)
+		if dx != nil {
+			nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
+		}
+		tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
+		if db != nil {
+			for r := r0; r < r1; r++ {
+				addTo(acc[size:], dy[r*b:(r+1)*b])
 			}
 		}
 	})
@@ -228,25 +226,4 @@ func linearGrad32(dx, dw, db, x, w, dy []float32, m, a, b int, sc *tnBuffers) bo
 		}
 	}
 	return true
-}
-
-// parallelBlocks splits [0, n) into contiguous ranges of at least minPer items between up to
-// GOMAXPROCS goroutines; one range runs on the calling goroutine.
-func parallelBlocks(n, minPer int, f func(lo, hi int)) {
-	workers := max(1, min(runtime.GOMAXPROCS(0), n/max(minPer, 1)))
-	if workers == 1 {
-		f(0, n)
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 1; w < workers; w++ {
-		lo, hi := n*w/workers, n*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f(lo, hi)
-		}()
-	}
-	f(0, n/workers)
-	wg.Wait()
 }
