@@ -1,7 +1,34 @@
-// Code generated for this package: float32 element-wise loops (AVX2/FMA), 8 values a step
-// and a masked step for the last len mod 8. Every slice must be at least as long as the first.
+// Float32 element-wise loops (AVX2/FMA), 8 values a step and a masked step for the last
+// len mod 8. Every slice must be at least as long as the first; vec.go defines what each does.
 
 #include "textflag.h"
+
+// LOOP runs BODY over CX values, 8 a step (loads and stores LDU, STU) then a masked step for
+// the rest (LDM, STM, mask Y15); ADVANCE moves every pointer 8 values on.
+#define LOOP(BODY, ADVANCE) \
+	SUBQ $8, CX; \
+	JL   tail; \
+loop: \
+	BODY(LDU, STU); \
+	ADVANCE; \
+	SUBQ $8, CX; \
+	JGE  loop; \
+tail: \
+	ADDQ $8, CX; \
+	JE   done; \
+	LEAQ tailmask<>+32(SB), AX; \
+	SHLQ $2, CX; \
+	SUBQ CX, AX; \
+	VMOVDQU (AX), Y15; \
+	BODY(LDM, STM); \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define LDU(p, r) VMOVUPS (p), r
+#define STU(r, p) VMOVUPS r, (p)
+#define LDM(p, r) VMASKMOVPS (p), Y15, r
+#define STM(r, p) VMASKMOVPS r, Y15, (p)
 
 // tailmask<>+32-4r is the mask of the first r lanes.
 DATA tailmask<>+0(SB)/8, $0xffffffffffffffff
@@ -14,71 +41,20 @@ DATA tailmask<>+48(SB)/8, $0
 DATA tailmask<>+56(SB)/8, $0
 GLOBL tailmask<>(SB), RODATA|NOPTR, $64
 
-DATA ones<>+0(SB)/8, $0x3f8000003f800000
-DATA ones<>+8(SB)/8, $0x3f8000003f800000
-DATA ones<>+16(SB)/8, $0x3f8000003f800000
-DATA ones<>+24(SB)/8, $0x3f8000003f800000
-GLOBL ones<>(SB), RODATA|NOPTR, $32
+// Constants of the float32 exponential (Cephes expf), 4 bytes each: the argument's clamp,
+// log2(e), ln 2 in two parts, the polynomial of e^r on [-ln2/2, ln2/2], 1, the exponent bias
+// and the sign bit.
+DATA expc<>+0(SB)/8, $0xc2b0c0a542b0c0a5 // clamp hi, clamp lo
+DATA expc<>+8(SB)/8, $0x3f3180003fb8aa3b // log2(e), ln 2 high part
+DATA expc<>+16(SB)/8, $0x39506967b95e8083 // ln 2 low part, p0
+DATA expc<>+24(SB)/8, $0x3c0889083ab743ce // p1, p2
+DATA expc<>+32(SB)/8, $0x3e2aaaaa3d2aa9c1 // p3, p4
+DATA expc<>+40(SB)/8, $0x3f8000003f000000 // p5, 1
+DATA expc<>+48(SB)/8, $0x800000000000007f // exponent bias 127, sign bit
+GLOBL expc<>(SB), RODATA|NOPTR, $56
 
-// Constants of the float32 exponential (Cephes expf): the clamp, log2(e), ln 2 in two parts, the
-// polynomial of e^r on [-ln2/2, ln2/2], 1, the exponent bias and the sign bit, 8 copies each.
-DATA expc<>+0(SB)/8, $0x42b0c0a542b0c0a5   // clamp hi = 88.3762626647949
-DATA expc<>+8(SB)/8, $0x42b0c0a542b0c0a5
-DATA expc<>+16(SB)/8, $0x42b0c0a542b0c0a5
-DATA expc<>+24(SB)/8, $0x42b0c0a542b0c0a5
-DATA expc<>+32(SB)/8, $0xc2b0c0a5c2b0c0a5   // clamp lo = -88.3762626647949
-DATA expc<>+40(SB)/8, $0xc2b0c0a5c2b0c0a5
-DATA expc<>+48(SB)/8, $0xc2b0c0a5c2b0c0a5
-DATA expc<>+56(SB)/8, $0xc2b0c0a5c2b0c0a5
-DATA expc<>+64(SB)/8, $0x3fb8aa3b3fb8aa3b   // log2(e) = 1.4426950408889634
-DATA expc<>+72(SB)/8, $0x3fb8aa3b3fb8aa3b
-DATA expc<>+80(SB)/8, $0x3fb8aa3b3fb8aa3b
-DATA expc<>+88(SB)/8, $0x3fb8aa3b3fb8aa3b
-DATA expc<>+96(SB)/8, $0x3f3180003f318000   // ln2 high part = 0.693359375
-DATA expc<>+104(SB)/8, $0x3f3180003f318000
-DATA expc<>+112(SB)/8, $0x3f3180003f318000
-DATA expc<>+120(SB)/8, $0x3f3180003f318000
-DATA expc<>+128(SB)/8, $0xb95e8083b95e8083   // ln2 low part = -0.00021219444
-DATA expc<>+136(SB)/8, $0xb95e8083b95e8083
-DATA expc<>+144(SB)/8, $0xb95e8083b95e8083
-DATA expc<>+152(SB)/8, $0xb95e8083b95e8083
-DATA expc<>+160(SB)/8, $0x3950696739506967   // p0 = 0.000198756915
-DATA expc<>+168(SB)/8, $0x3950696739506967
-DATA expc<>+176(SB)/8, $0x3950696739506967
-DATA expc<>+184(SB)/8, $0x3950696739506967
-DATA expc<>+192(SB)/8, $0x3ab743ce3ab743ce   // p1 = 0.0013981999507
-DATA expc<>+200(SB)/8, $0x3ab743ce3ab743ce
-DATA expc<>+208(SB)/8, $0x3ab743ce3ab743ce
-DATA expc<>+216(SB)/8, $0x3ab743ce3ab743ce
-DATA expc<>+224(SB)/8, $0x3c0889083c088908   // p2 = 0.0083334519073
-DATA expc<>+232(SB)/8, $0x3c0889083c088908
-DATA expc<>+240(SB)/8, $0x3c0889083c088908
-DATA expc<>+248(SB)/8, $0x3c0889083c088908
-DATA expc<>+256(SB)/8, $0x3d2aa9c13d2aa9c1   // p3 = 0.041665795894
-DATA expc<>+264(SB)/8, $0x3d2aa9c13d2aa9c1
-DATA expc<>+272(SB)/8, $0x3d2aa9c13d2aa9c1
-DATA expc<>+280(SB)/8, $0x3d2aa9c13d2aa9c1
-DATA expc<>+288(SB)/8, $0x3e2aaaaa3e2aaaaa   // p4 = 0.16666665459
-DATA expc<>+296(SB)/8, $0x3e2aaaaa3e2aaaaa
-DATA expc<>+304(SB)/8, $0x3e2aaaaa3e2aaaaa
-DATA expc<>+312(SB)/8, $0x3e2aaaaa3e2aaaaa
-DATA expc<>+320(SB)/8, $0x3f0000003f000000   // p5 = 0.50000001201
-DATA expc<>+328(SB)/8, $0x3f0000003f000000
-DATA expc<>+336(SB)/8, $0x3f0000003f000000
-DATA expc<>+344(SB)/8, $0x3f0000003f000000
-DATA expc<>+352(SB)/8, $0x3f8000003f800000   // 1 = 1.0
-DATA expc<>+360(SB)/8, $0x3f8000003f800000
-DATA expc<>+368(SB)/8, $0x3f8000003f800000
-DATA expc<>+376(SB)/8, $0x3f8000003f800000
-DATA expc<>+384(SB)/8, $0x0000007f0000007f   // bias 127
-DATA expc<>+392(SB)/8, $0x0000007f0000007f
-DATA expc<>+400(SB)/8, $0x0000007f0000007f
-DATA expc<>+408(SB)/8, $0x0000007f0000007f
-DATA expc<>+416(SB)/8, $0x8000000080000000   // sign bit
-DATA expc<>+424(SB)/8, $0x8000000080000000
-DATA expc<>+432(SB)/8, $0x8000000080000000
-DATA expc<>+440(SB)/8, $0x8000000080000000
-GLOBL expc<>(SB), RODATA|NOPTR, $448
+#define VADDTO_BODY(LD, ST) LD(DI, Y0); LD(SI, Y1); VADDPS Y1, Y0, Y0; ST(Y0, DI)
+#define VADDTO_ADVANCE ADDQ $32, DI; ADDQ $32, SI
 
 // func vAddTo(dst, a []float32)
 // dst[i] += a[i] for i < len(dst).
@@ -86,31 +62,10 @@ TEXT ·vAddTo(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ a_base+24(FP), SI
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvAddTo
-loopvAddTo:
-	VMOVUPS (DI), Y0
-	VMOVUPS (SI), Y1
-	VADDPS Y1, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JGE  loopvAddTo
-tailvAddTo:
-	ADDQ $8, CX
-	JE   donevAddTo
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (DI), Y15, Y0
-	VMASKMOVPS (SI), Y15, Y1
-	VADDPS Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevAddTo:
-	VZEROUPPER
-	RET
+	LOOP(VADDTO_BODY, VADDTO_ADVANCE)
+
+#define VADD2_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); VADDPS Y1, Y0, Y0; ST(Y0, DI)
+#define VADD2_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8
 
 // func vAdd2(dst, a, b []float32)
 // dst[i] = a[i] + b[i] for i < len(dst).
@@ -119,32 +74,10 @@ TEXT ·vAdd2(SB), NOSPLIT, $0-72
 	MOVQ a_base+24(FP), SI
 	MOVQ b_base+48(FP), R8
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvAdd2
-loopvAdd2:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VADDPS Y1, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	SUBQ $8, CX
-	JGE  loopvAdd2
-tailvAdd2:
-	ADDQ $8, CX
-	JE   donevAdd2
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VADDPS Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevAdd2:
-	VZEROUPPER
-	RET
+	LOOP(VADD2_BODY, VADD2_ADVANCE)
+
+#define VADD3_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); LD(R9, Y2); VADDPS Y1, Y0, Y0; VADDPS Y2, Y0, Y0; ST(Y0, DI)
+#define VADD3_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9
 
 // func vAdd3(dst, a, b, c []float32)
 // dst[i] = a[i] + b[i] + c[i] for i < len(dst).
@@ -154,37 +87,10 @@ TEXT ·vAdd3(SB), NOSPLIT, $0-96
 	MOVQ b_base+48(FP), R8
 	MOVQ c_base+72(FP), R9
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvAdd3
-loopvAdd3:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VMOVUPS (R9), Y2
-	VADDPS Y1, Y0, Y0
-	VADDPS Y2, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	SUBQ $8, CX
-	JGE  loopvAdd3
-tailvAdd3:
-	ADDQ $8, CX
-	JE   donevAdd3
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VMASKMOVPS (R9), Y15, Y2
-	VADDPS Y1, Y0, Y0
-	VADDPS Y2, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevAdd3:
-	VZEROUPPER
-	RET
+	LOOP(VADD3_BODY, VADD3_ADVANCE)
+
+#define VRELU_BODY(LD, ST) LD(SI, Y0); VXORPS Y1, Y1, Y1; VMAXPS Y0, Y1, Y0; ST(Y0, DI)
+#define VRELU_ADVANCE ADDQ $32, DI; ADDQ $32, SI
 
 // func vRelu(dst, x []float32)
 // dst[i] = max(x[i], 0) for i < len(dst).
@@ -192,31 +98,10 @@ TEXT ·vRelu(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ x_base+24(FP), SI
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvRelu
-loopvRelu:
-	VMOVUPS (SI), Y0
-	VXORPS Y1, Y1, Y1
-	VMAXPS Y0, Y1, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	SUBQ $8, CX
-	JGE  loopvRelu
-tailvRelu:
-	ADDQ $8, CX
-	JE   donevRelu
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VXORPS Y1, Y1, Y1
-	VMAXPS Y0, Y1, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevRelu:
-	VZEROUPPER
-	RET
+	LOOP(VRELU_BODY, VRELU_ADVANCE)
+
+#define VRELUGRAD_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); VXORPS Y2, Y2, Y2; VCMPPS $0x1e, Y2, Y0, Y0; VANDPS Y1, Y0, Y0; ST(Y0, DI)
+#define VRELUGRAD_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8
 
 // func vReluGrad(dst, y, g []float32)
 // dst[i] = g[i] where y[i] > 0, else 0 for i < len(dst).
@@ -225,36 +110,10 @@ TEXT ·vReluGrad(SB), NOSPLIT, $0-72
 	MOVQ y_base+24(FP), SI
 	MOVQ g_base+48(FP), R8
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvReluGrad
-loopvReluGrad:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VXORPS Y2, Y2, Y2
-	VCMPPS $0x1e, Y2, Y0, Y0
-	VANDPS Y1, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	SUBQ $8, CX
-	JGE  loopvReluGrad
-tailvReluGrad:
-	ADDQ $8, CX
-	JE   donevReluGrad
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VXORPS Y2, Y2, Y2
-	VCMPPS $0x1e, Y2, Y0, Y0
-	VANDPS Y1, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevReluGrad:
-	VZEROUPPER
-	RET
+	LOOP(VRELUGRAD_BODY, VRELUGRAD_ADVANCE)
+
+#define VGATEDBWD_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); LD(R9, Y2); LD(R10, Y3); LD(R11, Y4); VMULPS Y2, Y1, Y2; VADDPS Y2, Y0, Y0; VSUBPS Y1, Y14, Y1; VMULPS Y1, Y2, Y2; VSUBPS Y4, Y3, Y3; VMULPS Y3, Y2, Y2; ST(Y0, SI); ST(Y2, DI)
+#define VGATEDBWD_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10; ADDQ $32, R11
 
 // func vGatedBwd(de, db, h, g, b, o []float32)
 // q = h[i]·g[i]; db[i] += q; de[i] = q·(1 − h[i])·(b[i] − o[i]) for i < len(de).
@@ -266,54 +125,11 @@ TEXT ·vGatedBwd(SB), NOSPLIT, $0-144
 	MOVQ b_base+96(FP), R10
 	MOVQ o_base+120(FP), R11
 	MOVQ de_len+8(FP), CX
-	VMOVUPS ones<>(SB), Y14
-	SUBQ $8, CX
-	JL   tailvGatedBwd
-loopvGatedBwd:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VMOVUPS (R9), Y2
-	VMOVUPS (R10), Y3
-	VMOVUPS (R11), Y4
-	VMULPS Y2, Y1, Y2
-	VADDPS Y2, Y0, Y0
-	VSUBPS Y1, Y14, Y1
-	VMULPS Y1, Y2, Y2
-	VSUBPS Y4, Y3, Y3
-	VMULPS Y3, Y2, Y2
-	VMOVUPS Y0, (SI)
-	VMOVUPS Y2, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
-	SUBQ $8, CX
-	JGE  loopvGatedBwd
-tailvGatedBwd:
-	ADDQ $8, CX
-	JE   donevGatedBwd
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VMASKMOVPS (R9), Y15, Y2
-	VMASKMOVPS (R10), Y15, Y3
-	VMASKMOVPS (R11), Y15, Y4
-	VMULPS Y2, Y1, Y2
-	VADDPS Y2, Y0, Y0
-	VSUBPS Y1, Y14, Y1
-	VMULPS Y1, Y2, Y2
-	VSUBPS Y4, Y3, Y3
-	VMULPS Y3, Y2, Y2
-	VMASKMOVPS Y0, Y15, (SI)
-	VMASKMOVPS Y2, Y15, (DI)
-donevGatedBwd:
-	VZEROUPPER
-	RET
+	VBROADCASTSS expc<>+44(SB), Y14
+	LOOP(VGATEDBWD_BODY, VGATEDBWD_ADVANCE)
+
+#define VSTATS_BODY(LD, ST) LD(DI, Y0); LD(SI, Y1); LD(R8, Y2); LD(R9, Y3); VSUBPS Y3, Y2, Y2; VADDPS Y2, Y0, Y0; VFMADD231PS Y2, Y2, Y1; ST(Y0, DI); ST(Y1, SI)
+#define VSTATS_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9
 
 // func vStats(s1, s2, x, k []float32)
 // v = x[i] − k[i]; s1[i] += v; s2[i] += v·v for i < len(s1).
@@ -323,43 +139,10 @@ TEXT ·vStats(SB), NOSPLIT, $0-96
 	MOVQ x_base+48(FP), R8
 	MOVQ k_base+72(FP), R9
 	MOVQ s1_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvStats
-loopvStats:
-	VMOVUPS (DI), Y0
-	VMOVUPS (SI), Y1
-	VMOVUPS (R8), Y2
-	VMOVUPS (R9), Y3
-	VSUBPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VFMADD231PS Y2, Y2, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (SI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	SUBQ $8, CX
-	JGE  loopvStats
-tailvStats:
-	ADDQ $8, CX
-	JE   donevStats
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (DI), Y15, Y0
-	VMASKMOVPS (SI), Y15, Y1
-	VMASKMOVPS (R8), Y15, Y2
-	VMASKMOVPS (R9), Y15, Y3
-	VSUBPS Y3, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VFMADD231PS Y2, Y2, Y1
-	VMASKMOVPS Y0, Y15, (DI)
-	VMASKMOVPS Y1, Y15, (SI)
-donevStats:
-	VZEROUPPER
-	RET
+	LOOP(VSTATS_BODY, VSTATS_ADVANCE)
+
+#define VSTATS2_BODY(LD, ST) LD(DI, Y0); LD(SI, Y1); LD(R8, Y2); LD(R9, Y3); LD(R10, Y4); VADDPS Y2, Y0, Y0; VSUBPS Y4, Y3, Y3; VFMADD231PS Y3, Y2, Y1; ST(Y0, DI); ST(Y1, SI)
+#define VSTATS2_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10
 
 // func vStats2(s1, s2, dy, x, mu []float32)
 // s1[i] += dy[i]; s2[i] += dy[i]·(x[i] − mu[i]) for i < len(s1).
@@ -370,46 +153,10 @@ TEXT ·vStats2(SB), NOSPLIT, $0-120
 	MOVQ x_base+72(FP), R9
 	MOVQ mu_base+96(FP), R10
 	MOVQ s1_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvStats2
-loopvStats2:
-	VMOVUPS (DI), Y0
-	VMOVUPS (SI), Y1
-	VMOVUPS (R8), Y2
-	VMOVUPS (R9), Y3
-	VMOVUPS (R10), Y4
-	VADDPS Y2, Y0, Y0
-	VSUBPS Y4, Y3, Y3
-	VFMADD231PS Y3, Y2, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (SI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	SUBQ $8, CX
-	JGE  loopvStats2
-tailvStats2:
-	ADDQ $8, CX
-	JE   donevStats2
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (DI), Y15, Y0
-	VMASKMOVPS (SI), Y15, Y1
-	VMASKMOVPS (R8), Y15, Y2
-	VMASKMOVPS (R9), Y15, Y3
-	VMASKMOVPS (R10), Y15, Y4
-	VADDPS Y2, Y0, Y0
-	VSUBPS Y4, Y3, Y3
-	VFMADD231PS Y3, Y2, Y1
-	VMASKMOVPS Y0, Y15, (DI)
-	VMASKMOVPS Y1, Y15, (SI)
-donevStats2:
-	VZEROUPPER
-	RET
+	LOOP(VSTATS2_BODY, VSTATS2_ADVANCE)
+
+#define VAFFINE_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); LD(R9, Y2); LD(R10, Y3); VSUBPS Y1, Y0, Y0; VFMADD213PS Y3, Y2, Y0; ST(Y0, DI)
+#define VAFFINE_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10
 
 // func vAffine(dst, x, mu, p, q []float32)
 // dst[i] = (x[i] − mu[i])·p[i] + q[i] for i < len(dst).
@@ -420,40 +167,10 @@ TEXT ·vAffine(SB), NOSPLIT, $0-120
 	MOVQ p_base+72(FP), R9
 	MOVQ q_base+96(FP), R10
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvAffine
-loopvAffine:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VMOVUPS (R9), Y2
-	VMOVUPS (R10), Y3
-	VSUBPS Y1, Y0, Y0
-	VFMADD213PS Y3, Y2, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	SUBQ $8, CX
-	JGE  loopvAffine
-tailvAffine:
-	ADDQ $8, CX
-	JE   donevAffine
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VMASKMOVPS (R9), Y15, Y2
-	VMASKMOVPS (R10), Y15, Y3
-	VSUBPS Y1, Y0, Y0
-	VFMADD213PS Y3, Y2, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevAffine:
-	VZEROUPPER
-	RET
+	LOOP(VAFFINE_BODY, VAFFINE_ADVANCE)
+
+#define VBNBACK_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); LD(R9, Y2); LD(R10, Y3); LD(R11, Y4); LD(R12, Y5); VSUBPS Y2, Y1, Y1; VFMADD213PS Y5, Y4, Y1; VFMADD231PS Y3, Y0, Y1; ST(Y1, DI)
+#define VBNBACK_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10; ADDQ $32, R11; ADDQ $32, R12
 
 // func vBNBack(dst, dy, x, mu, a, b, c []float32)
 // dst[i] = a[i]·dy[i] + b[i]·(x[i] − mu[i]) + c[i] for i < len(dst).
@@ -466,48 +183,10 @@ TEXT ·vBNBack(SB), NOSPLIT, $0-168
 	MOVQ b_base+120(FP), R11
 	MOVQ c_base+144(FP), R12
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvBNBack
-loopvBNBack:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VMOVUPS (R9), Y2
-	VMOVUPS (R10), Y3
-	VMOVUPS (R11), Y4
-	VMOVUPS (R12), Y5
-	VSUBPS Y2, Y1, Y1
-	VFMADD213PS Y5, Y4, Y1
-	VFMADD231PS Y3, Y0, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
-	ADDQ $32, R12
-	SUBQ $8, CX
-	JGE  loopvBNBack
-tailvBNBack:
-	ADDQ $8, CX
-	JE   donevBNBack
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VMASKMOVPS (R9), Y15, Y2
-	VMASKMOVPS (R10), Y15, Y3
-	VMASKMOVPS (R11), Y15, Y4
-	VMASKMOVPS (R12), Y15, Y5
-	VSUBPS Y2, Y1, Y1
-	VFMADD213PS Y5, Y4, Y1
-	VFMADD231PS Y3, Y0, Y1
-	VMASKMOVPS Y1, Y15, (DI)
-donevBNBack:
-	VZEROUPPER
-	RET
+	LOOP(VBNBACK_BODY, VBNBACK_ADVANCE)
+
+#define VAFFINERELU_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); LD(R9, Y2); LD(R10, Y3); VSUBPS Y1, Y0, Y0; VFMADD213PS Y3, Y2, Y0; VXORPS Y4, Y4, Y4; VMAXPS Y0, Y4, Y0; ST(Y0, DI)
+#define VAFFINERELU_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10
 
 // func vAffineRelu(dst, x, mu, p, q []float32)
 // dst[i] = max((x[i] − mu[i])·p[i] + q[i], 0) for i < len(dst).
@@ -518,44 +197,10 @@ TEXT ·vAffineRelu(SB), NOSPLIT, $0-120
 	MOVQ p_base+72(FP), R9
 	MOVQ q_base+96(FP), R10
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvAffineRelu
-loopvAffineRelu:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VMOVUPS (R9), Y2
-	VMOVUPS (R10), Y3
-	VSUBPS Y1, Y0, Y0
-	VFMADD213PS Y3, Y2, Y0
-	VXORPS Y4, Y4, Y4
-	VMAXPS Y0, Y4, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	SUBQ $8, CX
-	JGE  loopvAffineRelu
-tailvAffineRelu:
-	ADDQ $8, CX
-	JE   donevAffineRelu
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VMASKMOVPS (R9), Y15, Y2
-	VMASKMOVPS (R10), Y15, Y3
-	VSUBPS Y1, Y0, Y0
-	VFMADD213PS Y3, Y2, Y0
-	VXORPS Y4, Y4, Y4
-	VMAXPS Y0, Y4, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevAffineRelu:
-	VZEROUPPER
-	RET
+	LOOP(VAFFINERELU_BODY, VAFFINERELU_ADVANCE)
+
+#define VAFFINERELUADD_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); LD(R9, Y2); LD(R10, Y3); LD(R11, Y5); VSUBPS Y1, Y0, Y0; VFMADD213PS Y3, Y2, Y0; VXORPS Y4, Y4, Y4; VMAXPS Y0, Y4, Y0; VADDPS Y5, Y0, Y0; ST(Y0, DI)
+#define VAFFINERELUADD_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10; ADDQ $32, R11
 
 // func vAffineReluAdd(dst, x, mu, p, q, r []float32)
 // dst[i] = r[i] + max((x[i] − mu[i])·p[i] + q[i], 0) for i < len(dst).
@@ -567,49 +212,10 @@ TEXT ·vAffineReluAdd(SB), NOSPLIT, $0-144
 	MOVQ q_base+96(FP), R10
 	MOVQ r_base+120(FP), R11
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvAffineReluAdd
-loopvAffineReluAdd:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VMOVUPS (R9), Y2
-	VMOVUPS (R10), Y3
-	VMOVUPS (R11), Y5
-	VSUBPS Y1, Y0, Y0
-	VFMADD213PS Y3, Y2, Y0
-	VXORPS Y4, Y4, Y4
-	VMAXPS Y0, Y4, Y0
-	VADDPS Y5, Y0, Y0
-	VMOVUPS Y0, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
-	SUBQ $8, CX
-	JGE  loopvAffineReluAdd
-tailvAffineReluAdd:
-	ADDQ $8, CX
-	JE   donevAffineReluAdd
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VMASKMOVPS (R9), Y15, Y2
-	VMASKMOVPS (R10), Y15, Y3
-	VMASKMOVPS (R11), Y15, Y5
-	VSUBPS Y1, Y0, Y0
-	VFMADD213PS Y3, Y2, Y0
-	VXORPS Y4, Y4, Y4
-	VMAXPS Y0, Y4, Y0
-	VADDPS Y5, Y0, Y0
-	VMASKMOVPS Y0, Y15, (DI)
-donevAffineReluAdd:
-	VZEROUPPER
-	RET
+	LOOP(VAFFINERELUADD_BODY, VAFFINERELUADD_ADVANCE)
+
+#define VSTATSRELU_BODY(LD, ST) LD(DI, Y0); LD(SI, Y1); LD(R8, Y2); LD(R9, Y3); LD(R10, Y4); LD(R11, Y5); LD(R12, Y6); VSUBPS Y4, Y3, Y3; VFMADD213PS Y6, Y3, Y5; VXORPS Y7, Y7, Y7; VCMPPS $0x1e, Y7, Y5, Y5; VANDPS Y5, Y2, Y2; VADDPS Y2, Y0, Y0; VFMADD231PS Y3, Y2, Y1; ST(Y0, DI); ST(Y1, SI)
+#define VSTATSRELU_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10; ADDQ $32, R11; ADDQ $32, R12
 
 // func vStatsRelu(s1, s2, g, x, mu, p, q []float32)
 // with u = g[i] where (x[i] − mu[i])·p[i] + q[i] > 0, else 0: s1[i] += u; s2[i] += u·(x[i] − mu[i]) for i < len(s1).
@@ -622,60 +228,10 @@ TEXT ·vStatsRelu(SB), NOSPLIT, $0-168
 	MOVQ p_base+120(FP), R11
 	MOVQ q_base+144(FP), R12
 	MOVQ s1_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvStatsRelu
-loopvStatsRelu:
-	VMOVUPS (DI), Y0
-	VMOVUPS (SI), Y1
-	VMOVUPS (R8), Y2
-	VMOVUPS (R9), Y3
-	VMOVUPS (R10), Y4
-	VMOVUPS (R11), Y5
-	VMOVUPS (R12), Y6
-	VSUBPS Y4, Y3, Y3
-	VFMADD213PS Y6, Y3, Y5
-	VXORPS Y7, Y7, Y7
-	VCMPPS $0x1e, Y7, Y5, Y5
-	VANDPS Y5, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VFMADD231PS Y3, Y2, Y1
-	VMOVUPS Y0, (DI)
-	VMOVUPS Y1, (SI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
-	ADDQ $32, R12
-	SUBQ $8, CX
-	JGE  loopvStatsRelu
-tailvStatsRelu:
-	ADDQ $8, CX
-	JE   donevStatsRelu
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (DI), Y15, Y0
-	VMASKMOVPS (SI), Y15, Y1
-	VMASKMOVPS (R8), Y15, Y2
-	VMASKMOVPS (R9), Y15, Y3
-	VMASKMOVPS (R10), Y15, Y4
-	VMASKMOVPS (R11), Y15, Y5
-	VMASKMOVPS (R12), Y15, Y6
-	VSUBPS Y4, Y3, Y3
-	VFMADD213PS Y6, Y3, Y5
-	VXORPS Y7, Y7, Y7
-	VCMPPS $0x1e, Y7, Y5, Y5
-	VANDPS Y5, Y2, Y2
-	VADDPS Y2, Y0, Y0
-	VFMADD231PS Y3, Y2, Y1
-	VMASKMOVPS Y0, Y15, (DI)
-	VMASKMOVPS Y1, Y15, (SI)
-donevStatsRelu:
-	VZEROUPPER
-	RET
+	LOOP(VSTATSRELU_BODY, VSTATSRELU_ADVANCE)
+
+#define VBNBACKRELU_BODY(LD, ST) LD(SI, Y0); LD(R8, Y1); LD(R9, Y2); LD(R10, Y3); LD(R11, Y4); LD(R12, Y5); LD(R13, Y6); LD(DX, Y7); VSUBPS Y2, Y1, Y1; VFMADD213PS Y4, Y1, Y3; VXORPS Y8, Y8, Y8; VCMPPS $0x1e, Y8, Y3, Y3; VANDPS Y3, Y0, Y0; VFMADD213PS Y7, Y6, Y1; VFMADD231PS Y5, Y0, Y1; ST(Y1, DI)
+#define VBNBACKRELU_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10; ADDQ $32, R11; ADDQ $32, R12; ADDQ $32, R13; ADDQ $32, DX
 
 // func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32)
 // with u as in vStatsRelu: dst[i] = a[i]·u + b[i]·(x[i] − mu[i]) + c[i] for i < len(dst).
@@ -690,62 +246,10 @@ TEXT ·vBNBackRelu(SB), NOSPLIT, $0-216
 	MOVQ b_base+168(FP), R13
 	MOVQ c_base+192(FP), DX
 	MOVQ dst_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvBNBackRelu
-loopvBNBackRelu:
-	VMOVUPS (SI), Y0
-	VMOVUPS (R8), Y1
-	VMOVUPS (R9), Y2
-	VMOVUPS (R10), Y3
-	VMOVUPS (R11), Y4
-	VMOVUPS (R12), Y5
-	VMOVUPS (R13), Y6
-	VMOVUPS (DX), Y7
-	VSUBPS Y2, Y1, Y1
-	VFMADD213PS Y4, Y1, Y3
-	VXORPS Y8, Y8, Y8
-	VCMPPS $0x1e, Y8, Y3, Y3
-	VANDPS Y3, Y0, Y0
-	VFMADD213PS Y7, Y6, Y1
-	VFMADD231PS Y5, Y0, Y1
-	VMOVUPS Y1, (DI)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	ADDQ $32, R11
-	ADDQ $32, R12
-	ADDQ $32, R13
-	ADDQ $32, DX
-	SUBQ $8, CX
-	JGE  loopvBNBackRelu
-tailvBNBackRelu:
-	ADDQ $8, CX
-	JE   donevBNBackRelu
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (SI), Y15, Y0
-	VMASKMOVPS (R8), Y15, Y1
-	VMASKMOVPS (R9), Y15, Y2
-	VMASKMOVPS (R10), Y15, Y3
-	VMASKMOVPS (R11), Y15, Y4
-	VMASKMOVPS (R12), Y15, Y5
-	VMASKMOVPS (R13), Y15, Y6
-	VMASKMOVPS (DX), Y15, Y7
-	VSUBPS Y2, Y1, Y1
-	VFMADD213PS Y4, Y1, Y3
-	VXORPS Y8, Y8, Y8
-	VCMPPS $0x1e, Y8, Y3, Y3
-	VANDPS Y3, Y0, Y0
-	VFMADD213PS Y7, Y6, Y1
-	VFMADD231PS Y5, Y0, Y1
-	VMASKMOVPS Y1, Y15, (DI)
-donevBNBackRelu:
-	VZEROUPPER
-	RET
+	LOOP(VBNBACKRELU_BODY, VBNBACKRELU_ADVANCE)
+
+#define VGATEDFWDSIG_BODY(LD, ST) LD(R9, Y0); LD(SI, Y1); LD(R8, Y2); LD(R10, Y3); VBROADCASTSS expc<>+52(SB), Y8; VXORPS Y8, Y0, Y4; VBROADCASTSS expc<>+0(SB), Y5; VMINPS Y4, Y5, Y4; VBROADCASTSS expc<>+4(SB), Y5; VMAXPS Y4, Y5, Y4; VBROADCASTSS expc<>+8(SB), Y5; VMULPS Y5, Y4, Y5; VROUNDPS $0, Y5, Y5; VBROADCASTSS expc<>+12(SB), Y8; VFNMADD231PS Y8, Y5, Y4; VBROADCASTSS expc<>+16(SB), Y8; VFNMADD231PS Y8, Y5, Y4; VBROADCASTSS expc<>+20(SB), Y6; VBROADCASTSS expc<>+24(SB), Y8; VFMADD213PS Y8, Y4, Y6; VBROADCASTSS expc<>+28(SB), Y8; VFMADD213PS Y8, Y4, Y6; VBROADCASTSS expc<>+32(SB), Y8; VFMADD213PS Y8, Y4, Y6; VBROADCASTSS expc<>+36(SB), Y8; VFMADD213PS Y8, Y4, Y6; VBROADCASTSS expc<>+40(SB), Y8; VFMADD213PS Y8, Y4, Y6; VMULPS Y4, Y4, Y7; VFMADD213PS Y4, Y7, Y6; VBROADCASTSS expc<>+44(SB), Y7; VADDPS Y7, Y6, Y6; VCVTPS2DQ Y5, Y5; VPBROADCASTD expc<>+48(SB), Y8; VPADDD Y8, Y5, Y5; VPSLLD $23, Y5, Y5; VMULPS Y5, Y6, Y6; VADDPS Y7, Y6, Y6; VDIVPS Y6, Y7, Y6; VFMADD231PS Y3, Y6, Y1; VADDPS Y6, Y2, Y2; ST(Y6, DI); ST(Y1, SI); ST(Y2, R8)
+#define VGATEDFWDSIG_ADVANCE ADDQ $32, DI; ADDQ $32, SI; ADDQ $32, R8; ADDQ $32, R9; ADDQ $32, R10
 
 // func vGatedFwdSig(eta, num, den, e, b []float32)
 // η = 1/(1 + exp(−e[i])); eta[i] = η; num[i] += η·b[i]; den[i] += η for i < len(eta).
@@ -756,91 +260,4 @@ TEXT ·vGatedFwdSig(SB), NOSPLIT, $0-120
 	MOVQ e_base+72(FP), R9
 	MOVQ b_base+96(FP), R10
 	MOVQ eta_len+8(FP), CX
-	SUBQ $8, CX
-	JL   tailvGatedFwdSig
-loopvGatedFwdSig:
-	VMOVUPS (R9), Y0
-	VMOVUPS (SI), Y1
-	VMOVUPS (R8), Y2
-	VMOVUPS (R10), Y3
-	VXORPS expc<>+416(SB), Y0, Y4
-	VBROADCASTSS expc<>+0(SB), Y5
-	VMINPS Y4, Y5, Y4
-	VBROADCASTSS expc<>+32(SB), Y5
-	VMAXPS Y4, Y5, Y4
-	VMULPS expc<>+64(SB), Y4, Y5
-	VROUNDPS $0, Y5, Y5
-	VFNMADD231PS expc<>+96(SB), Y5, Y4
-	VFNMADD231PS expc<>+128(SB), Y5, Y4
-	VMOVUPS expc<>+160(SB), Y6
-	VFMADD213PS expc<>+192(SB), Y4, Y6
-	VFMADD213PS expc<>+224(SB), Y4, Y6
-	VFMADD213PS expc<>+256(SB), Y4, Y6
-	VFMADD213PS expc<>+288(SB), Y4, Y6
-	VFMADD213PS expc<>+320(SB), Y4, Y6
-	VMULPS Y4, Y4, Y7
-	VFMADD213PS Y4, Y7, Y6
-	VMOVUPS expc<>+352(SB), Y7
-	VADDPS Y7, Y6, Y6
-	VCVTPS2DQ Y5, Y5
-	VPADDD expc<>+384(SB), Y5, Y5
-	VPSLLD $23, Y5, Y5
-	VMULPS Y5, Y6, Y6
-	VADDPS Y7, Y6, Y6
-	VDIVPS Y6, Y7, Y6
-	VFMADD231PS Y3, Y6, Y1
-	VADDPS Y6, Y2, Y2
-	VMOVUPS Y6, (DI)
-	VMOVUPS Y1, (SI)
-	VMOVUPS Y2, (R8)
-	ADDQ $32, DI
-	ADDQ $32, SI
-	ADDQ $32, R8
-	ADDQ $32, R9
-	ADDQ $32, R10
-	SUBQ $8, CX
-	JGE  loopvGatedFwdSig
-tailvGatedFwdSig:
-	ADDQ $8, CX
-	JE   donevGatedFwdSig
-	LEAQ tailmask<>+32(SB), AX
-	SHLQ $2, CX
-	SUBQ CX, AX
-	VMOVDQU (AX), Y15
-	VMASKMOVPS (R9), Y15, Y0
-	VMASKMOVPS (SI), Y15, Y1
-	VMASKMOVPS (R8), Y15, Y2
-	VMASKMOVPS (R10), Y15, Y3
-	VXORPS expc<>+416(SB), Y0, Y4
-	VBROADCASTSS expc<>+0(SB), Y5
-	VMINPS Y4, Y5, Y4
-	VBROADCASTSS expc<>+32(SB), Y5
-	VMAXPS Y4, Y5, Y4
-	VMULPS expc<>+64(SB), Y4, Y5
-	VROUNDPS $0, Y5, Y5
-	VFNMADD231PS expc<>+96(SB), Y5, Y4
-	VFNMADD231PS expc<>+128(SB), Y5, Y4
-	VMOVUPS expc<>+160(SB), Y6
-	VFMADD213PS expc<>+192(SB), Y4, Y6
-	VFMADD213PS expc<>+224(SB), Y4, Y6
-	VFMADD213PS expc<>+256(SB), Y4, Y6
-	VFMADD213PS expc<>+288(SB), Y4, Y6
-	VFMADD213PS expc<>+320(SB), Y4, Y6
-	VMULPS Y4, Y4, Y7
-	VFMADD213PS Y4, Y7, Y6
-	VMOVUPS expc<>+352(SB), Y7
-	VADDPS Y7, Y6, Y6
-	VCVTPS2DQ Y5, Y5
-	VPADDD expc<>+384(SB), Y5, Y5
-	VPSLLD $23, Y5, Y5
-	VMULPS Y5, Y6, Y6
-	VADDPS Y7, Y6, Y6
-	VDIVPS Y6, Y7, Y6
-	VFMADD231PS Y3, Y6, Y1
-	VADDPS Y6, Y2, Y2
-	VMASKMOVPS Y6, Y15, (DI)
-	VMASKMOVPS Y1, Y15, (SI)
-	VMASKMOVPS Y2, Y15, (R8)
-donevGatedFwdSig:
-	VZEROUPPER
-	RET
+	LOOP(VGATEDFWDSIG_BODY, VGATEDFWDSIG_ADVANCE)
