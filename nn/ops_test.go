@@ -56,78 +56,6 @@ func checkGrad(t *testing.T, g *gorgonia.ExprGraph, loss *gorgonia.Node, wrt ...
 	}
 }
 
-func TestGatherGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 2))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 5, 3)
-	ix := &Index{Name: "ix", Idx: []int32{0, 4, 4, -1, 2, 1, 0}}
-	y, err := Gather(x, ix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x)
-}
-
-func TestWeightedGatherGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(1, 3))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 4, 2)
-	ix := &Index{Name: "ix", Idx: []int32{3, 1, -1, 3}, W: []float64{0.5, 2, 7, -1}}
-	y, err := Gather(x, ix)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x)
-}
-
-func TestScatterAddGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(3, 4))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 6, 4)
-	ix := &Index{Name: "dst", Idx: []int32{1, 1, 0, -1, 2, 1}, W: []float64{1, 0.25, 3, 1, -2, 1}}
-	y, err := ScatterAdd(x, ix, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x)
-}
-
-func TestEmbedGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(5, 6))
-	g := gorgonia.NewGraph()
-	table := randMatrix(g, rng, "table", 4, 3)
-	ids := &Index{Name: "atom", Idx: []int32{2, 2, 0, 3, -1}}
-	y, err := Embed(table, ids)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), table)
-}
-
-func TestAddBiasGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 8))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 5, 3)
-	b := randMatrix(g, rng, "b", 3)
-	y, err := AddBias(x, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x, b)
-}
-
-func TestSegmentSoftmaxGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(9, 10))
-	g := gorgonia.NewGraph()
-	s := randMatrix(g, rng, "s", 7, 2)
-	dst := &Index{Name: "dst", Idx: []int32{0, 0, 1, 2, 2, -1, 2}}
-	y, err := SegmentSoftmax(s, dst, 4)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), s)
-}
-
 func TestSegmentSoftmaxValues(t *testing.T) {
 	src := []float64{1, 1000, 2, 1001, 5, 0, 3, 0}
 	seg := []int32{0, 0, 1, -1}
@@ -174,11 +102,7 @@ func TestBatchNormStats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vm := gorgonia.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	// column 0 kept values 1, 3, 5: mean 3, biased var 8/3, unbiased 4.
 	// column 1 kept values 10, 20, 60: mean 30, biased var 1400/3, unbiased 700.
 	const tol = 1e-9
@@ -213,17 +137,6 @@ func TestGatherRejectsBadIndex(t *testing.T) {
 	}
 }
 
-func TestColSumGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(13, 14))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 4, 3)
-	y, err := ColSum(x)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x)
-}
-
 func TestMaskedL1Grad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	g := gorgonia.NewGraph()
@@ -236,55 +149,6 @@ func TestMaskedL1Grad(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkGrad(t, g, l, p)
-}
-
-func TestHeadDotGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(17, 18))
-	g := gorgonia.NewGraph()
-	q := randMatrix(g, rng, "q", 5, 6)
-	k := randMatrix(g, rng, "k", 5, 6)
-	y, err := HeadDot(q, k, 3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), q, k)
-}
-
-func TestHeadScaleGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(19, 20))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 4, 6)
-	w := randMatrix(g, rng, "w", 4, 2)
-	y, err := HeadScale(x, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x, w)
-}
-
-func TestKernelMixGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(21, 22))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 5, 3*4)
-	w := randMatrix(g, rng, "w", 5, 3)
-	y, err := KernelMix(x, w)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x, w)
-}
-
-func TestGaussianWeightsGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(23, 24))
-	g := gorgonia.NewGraph()
-	u := randMatrix(g, rng, "u", 6, 2)
-	mu := randMatrix(g, rng, "mu", 3, 2)
-	is := randMatrix(g, rng, "is", 3, 2)
-	y, err := GaussianWeights(u, mu, is)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), u, mu, is)
 }
 
 func TestMatMulGrad(t *testing.T) {
@@ -347,21 +211,17 @@ func TestMatMulFloat32(t *testing.T) {
 	compare("xᵀ·g", dw32, dw64)
 }
 
-func abs(x float64) float64 { return max(x, -x) }
-
-func TestGatedAggregateGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(29, 30))
-	g := gorgonia.NewGraph()
-	e := randMatrix(g, rng, "ehat", 7, 3)
-	bh := randMatrix(g, rng, "bh", 4, 3)
-	src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
-	dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, 2, 2, -1}}
-	y, err := GatedAggregate(e, bh, src, dst, 5)
-	if err != nil {
+// runGraph runs g once on gorgonia's TapeMachine.
+func runGraph(t *testing.T, g *gorgonia.ExprGraph) {
+	t.Helper()
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
 		t.Fatal(err)
 	}
-	checkGrad(t, g, project(t, g, rng, y), e, bh)
 }
+
+func abs(x float64) float64 { return max(x, -x) }
 
 // TestParallelMatchesSerial runs the batch-norm and gated-aggregation ops on a problem large
 // enough to be split between goroutines and compares with a serial run (GOMAXPROCS 1).
@@ -394,11 +254,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		vm := gorgonia.NewTapeMachine(g)
-		defer vm.Close()
-		if err := vm.RunAll(); err != nil {
-			t.Fatal(err)
-		}
+		runGraph(t, g)
 		out := Values(y.Value())
 		for _, gr := range grads {
 			out = append(out, Values(gr.Value())...)
@@ -417,35 +273,6 @@ func TestParallelMatchesSerial(t *testing.T) {
 			t.Fatalf("value %d: parallel %v, serial %v", i, par[i], ser[i])
 		}
 	}
-}
-
-func TestAddReluGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(35, 36))
-	g := gorgonia.NewGraph()
-	a := randMatrix(g, rng, "a", 5, 4)
-	b := randMatrix(g, rng, "b", 5, 4)
-	s, err := Add(a, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	y, err := Relu(s)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), a, b)
-}
-
-func TestLayerNormGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(37, 38))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 5, 4)
-	gamma := randMatrix(g, rng, "gamma", 4)
-	beta := randMatrix(g, rng, "beta", 4)
-	y, err := LayerNorm(x, gamma, beta, &Mask{Keep: []bool{true, false, true, true, true}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x, gamma, beta)
 }
 
 // TestParallelKernelsMatchSerial checks the row- and column-split kernels on sizes above the
@@ -553,45 +380,13 @@ func TestBatchNormReluValues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	vm := gorgonia.NewTapeMachine(g)
-	defer vm.Close()
-	if err := vm.RunAll(); err != nil {
-		t.Fatal(err)
-	}
+	runGraph(t, g)
 	a, b := Values(fused.Value()), Values(sep.Value())
 	for i := range a {
 		if math.Abs(a[i]-b[i]) > 1e-12 {
 			t.Fatalf("value %d: fused %v, separate %v", i, a[i], b[i])
 		}
 	}
-}
-
-func TestEdgeSumGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(47, 48))
-	g := gorgonia.NewGraph()
-	e := randMatrix(g, rng, "e", 7, 3)
-	hs := randMatrix(g, rng, "hs", 4, 3)
-	ht := randMatrix(g, rng, "ht", 4, 3)
-	src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
-	dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, -1, -1, 3}}
-	y, err := EdgeSum(e, hs, ht, src, dst)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), e, hs, ht)
-}
-
-func TestMatMulBiasGrad(t *testing.T) {
-	rng := rand.New(rand.NewPCG(53, 54))
-	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 40, 5)
-	w := randMatrix(g, rng, "w", 5, 18)
-	b := randMatrix(g, rng, "b", 18)
-	y, err := MatMulBias(x, w, b)
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkGrad(t, g, project(t, g, rng, y), x, w, b)
 }
 
 // TestMatMulBiasFloat32 compares the float32 product with bias (on the kernel where there is
@@ -612,5 +407,135 @@ func TestMatMulBiasFloat32(t *testing.T) {
 				t.Fatalf("[%d,%d] = %v, want %v", i, j, y32[i*n+j], want)
 			}
 		}
+	}
+}
+
+// gradCases build an op on random inputs; TestGradients compares its gorgonia.Grad gradients
+// with finite differences.
+var gradCases = []struct {
+	name      string
+	seed, seq uint64
+	build     func(g *gorgonia.ExprGraph, rng *rand.Rand) (y *gorgonia.Node, wrt gorgonia.Nodes, err error)
+}{
+	{"Gather", 1, 2, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 5, 3)
+		ix := &Index{Name: "ix", Idx: []int32{0, 4, 4, -1, 2, 1, 0}}
+		y, err := Gather(x, ix)
+		return y, gorgonia.Nodes{x}, err
+	}},
+	{"WeightedGather", 1, 3, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 4, 2)
+		ix := &Index{Name: "ix", Idx: []int32{3, 1, -1, 3}, W: []float64{0.5, 2, 7, -1}}
+		y, err := Gather(x, ix)
+		return y, gorgonia.Nodes{x}, err
+	}},
+	{"ScatterAdd", 3, 4, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 6, 4)
+		ix := &Index{Name: "dst", Idx: []int32{1, 1, 0, -1, 2, 1}, W: []float64{1, 0.25, 3, 1, -2, 1}}
+		y, err := ScatterAdd(x, ix, 4)
+		return y, gorgonia.Nodes{x}, err
+	}},
+	{"Embed", 5, 6, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		table := randMatrix(g, rng, "table", 4, 3)
+		ids := &Index{Name: "atom", Idx: []int32{2, 2, 0, 3, -1}}
+		y, err := Embed(table, ids)
+		return y, gorgonia.Nodes{table}, err
+	}},
+	{"AddBias", 7, 8, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 5, 3)
+		b := randMatrix(g, rng, "b", 3)
+		y, err := AddBias(x, b)
+		return y, gorgonia.Nodes{x, b}, err
+	}},
+	{"SegmentSoftmax", 9, 10, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		s := randMatrix(g, rng, "s", 7, 2)
+		dst := &Index{Name: "dst", Idx: []int32{0, 0, 1, 2, 2, -1, 2}}
+		y, err := SegmentSoftmax(s, dst, 4)
+		return y, gorgonia.Nodes{s}, err
+	}},
+	{"ColSum", 13, 14, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 4, 3)
+		y, err := ColSum(x)
+		return y, gorgonia.Nodes{x}, err
+	}},
+	{"HeadDot", 17, 18, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		q := randMatrix(g, rng, "q", 5, 6)
+		k := randMatrix(g, rng, "k", 5, 6)
+		y, err := HeadDot(q, k, 3)
+		return y, gorgonia.Nodes{q, k}, err
+	}},
+	{"HeadScale", 19, 20, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 4, 6)
+		w := randMatrix(g, rng, "w", 4, 2)
+		y, err := HeadScale(x, w)
+		return y, gorgonia.Nodes{x, w}, err
+	}},
+	{"KernelMix", 21, 22, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 5, 3*4)
+		w := randMatrix(g, rng, "w", 5, 3)
+		y, err := KernelMix(x, w)
+		return y, gorgonia.Nodes{x, w}, err
+	}},
+	{"GaussianWeights", 23, 24, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		u := randMatrix(g, rng, "u", 6, 2)
+		mu := randMatrix(g, rng, "mu", 3, 2)
+		is := randMatrix(g, rng, "is", 3, 2)
+		y, err := GaussianWeights(u, mu, is)
+		return y, gorgonia.Nodes{u, mu, is}, err
+	}},
+	{"GatedAggregate", 29, 30, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		e := randMatrix(g, rng, "ehat", 7, 3)
+		bh := randMatrix(g, rng, "bh", 4, 3)
+		src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
+		dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, 2, 2, -1}}
+		y, err := GatedAggregate(e, bh, src, dst, 5)
+		return y, gorgonia.Nodes{e, bh}, err
+	}},
+	{"AddRelu", 35, 36, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		a := randMatrix(g, rng, "a", 5, 4)
+		b := randMatrix(g, rng, "b", 5, 4)
+		s, err := Add(a, b)
+		if err != nil {
+			return nil, nil, err
+		}
+		y, err := Relu(s)
+		return y, gorgonia.Nodes{a, b}, err
+	}},
+	{"LayerNorm", 37, 38, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 5, 4)
+		gamma := randMatrix(g, rng, "gamma", 4)
+		beta := randMatrix(g, rng, "beta", 4)
+		y, err := LayerNorm(x, gamma, beta, &Mask{Keep: []bool{true, false, true, true, true}})
+		return y, gorgonia.Nodes{x, gamma, beta}, err
+	}},
+	{"EdgeSum", 47, 48, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		e := randMatrix(g, rng, "e", 7, 3)
+		hs := randMatrix(g, rng, "hs", 4, 3)
+		ht := randMatrix(g, rng, "ht", 4, 3)
+		src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
+		dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, -1, -1, 3}}
+		y, err := EdgeSum(e, hs, ht, src, dst)
+		return y, gorgonia.Nodes{e, hs, ht}, err
+	}},
+	{"MatMulBias", 53, 54, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := randMatrix(g, rng, "x", 40, 5)
+		w := randMatrix(g, rng, "w", 5, 18)
+		b := randMatrix(g, rng, "b", 18)
+		y, err := MatMulBias(x, w, b)
+		return y, gorgonia.Nodes{x, w, b}, err
+	}},
+}
+
+func TestGradients(t *testing.T) {
+	for _, c := range gradCases {
+		t.Run(c.name, func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(c.seed, c.seq))
+			g := gorgonia.NewGraph()
+			y, wrt, err := c.build(g, rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGrad(t, g, project(t, g, rng, y), wrt...)
+		})
 	}
 }
