@@ -52,14 +52,17 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	return n, nil
 }
 
-// gatedState keeps, from the forward pass, η [M, d] and the denominators D = Σ η + eps
-// [nodes, d]; from the backward pass, dbh. Buffers are []float32 or []float64.
+// gatedState keeps, from the forward pass, η [M, d], the denominators D = Σ η + eps [nodes, d]
+// and the real edges grouped by destination and by source; from the backward pass, dbh.
+// Buffers are []float32 or []float64.
 type gatedState struct {
-	src, dst   *Index
-	nodes      int
-	eta, den   any
-	gd, dbh    any
-	fwdM, fwdD int // shape of the last forward pass's ê
+	src, dst     *Index
+	nodes        int
+	eta, den     any
+	gd, dbh      any
+	byDst, bySrc segments
+	pad          []int32 // padding edges (src or dst -1)
+	fwdM, fwdD   int     // shape of the last forward pass's ê
 }
 
 // ready checks that a forward pass of the gradient's shape ran (inputs bh, out, g).
@@ -70,8 +73,10 @@ func (st *gatedState) ready(s []tensor.Shape) error {
 	return nil
 }
 
-// gatedForward: per column range, η = σ(ê) of every real edge (kept for the backward pass) and
-// num and den summed over in-edges (num in out), then out = num/den.
+// gatedForward groups the real edges by destination and by source, then, per destination node
+// (nodes shared between goroutines), computes η = σ(ê) of its in-edges (kept for the backward
+// pass) and num and den summed over them, and out = num/den. Each node's sums run in edge order,
+// so the result does not depend on the number of goroutines.
 func gatedForward[T Float](st *gatedState) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
 		e, bh := in[0], in[1]
@@ -81,25 +86,26 @@ func gatedForward[T Float](st *gatedState) kernel[T] {
 		den := grow[T](st.den, st.nodes*d)
 		st.eta, st.den = eta, den
 		src, dst := st.src.Idx, st.dst.Idx
-		parallelCols(d, m, func(c0, c1 int) {
-			for i := 0; i < st.nodes; i++ {
-				clear(out[i*d+c0 : i*d+c1])
-				de := den[i*d+c0 : i*d+c1]
+		real := func(k int) bool { return src[k] >= 0 && dst[k] >= 0 }
+		st.byDst.group(dst, st.nodes, real)
+		st.bySrc.group(src, s[1][0], real)
+		st.pad = st.pad[:0]
+		for k := range src {
+			if !real(k) {
+				st.pad = append(st.pad, int32(k))
+			}
+		}
+		parallelRange(st.nodes, d*max(1, m/max(st.nodes, 1)), func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				o, de := out[t*d:(t+1)*d], den[t*d:(t+1)*d]
+				clear(o)
 				for c := range de {
 					de[c] = GatedEps
 				}
-			}
-			for k, s := range src {
-				t := dst[k]
-				if s < 0 || t < 0 {
-					continue
+				for _, k := range st.byDst.of(t) {
+					so := int(src[k]) * d
+					gatedFwdSigRow(eta[int(k)*d:int(k+1)*d], o, de, e[int(k)*d:int(k+1)*d], bh[so:so+d])
 				}
-				so, to := int(s)*d, int(t)*d
-				gatedFwdSigRow(eta[k*d+c0:k*d+c1], out[to+c0:to+c1], den[to+c0:to+c1], e[k*d+c0:k*d+c1], bh[so+c0:so+c1])
-			}
-			for i := 0; i < st.nodes; i++ {
-				o := out[i*d+c0 : i*d+c1]
-				de := den[i*d+c0 : i*d+c0+len(o)]
 				for c := range o {
 					o[c] /= de[c]
 				}
@@ -109,7 +115,8 @@ func gatedForward[T Float](st *gatedState) kernel[T] {
 }
 
 // gatedBackward takes bh, the forward output o and its gradient g. With q = η_m ⊙ g_t ⊘ D_t for
-// edge m = (s → t): dê_m = q ⊙ (1 − η_m) ⊙ (bh_s − o_t), and dbh_s = Σ_m q (kept in st.dbh).
+// edge m = (s → t): dê_m = q ⊙ (1 − η_m) ⊙ (bh_s − o_t), and dbh_s = Σ_m q (kept in st.dbh),
+// computed per source node over its out-edges (nodes shared between goroutines).
 func gatedBackward[T Float](st *gatedState) kernel[T] {
 	return func(dE []T, in [][]T, s []tensor.Shape) {
 		bh, o, g := in[0], in[1], in[2]
@@ -121,20 +128,18 @@ func gatedBackward[T Float](st *gatedState) kernel[T] {
 		for i, v := range g {
 			gd[i] = v / den[i]
 		}
-		src, dst := st.src.Idx, st.dst.Idx
-		parallelCols(d, len(src), func(c0, c1 int) {
-			for i := 0; i < n; i++ {
-				clear(dB[i*d+c0 : i*d+c1])
-			}
-			for k, s := range src {
-				t := dst[k]
-				de := dE[k*d+c0 : k*d+c1]
-				if s < 0 || t < 0 {
-					clear(de)
-					continue
+		for _, k := range st.pad {
+			clear(dE[int(k)*d : int(k+1)*d])
+		}
+		dst := st.dst.Idx
+		parallelRange(n, d*max(1, len(dst)/max(n, 1)), func(lo, hi int) {
+			for sv := lo; sv < hi; sv++ {
+				db, b := dB[sv*d:(sv+1)*d], bh[sv*d:(sv+1)*d]
+				clear(db)
+				for _, k := range st.bySrc.of(sv) {
+					to := int(dst[k]) * d
+					gatedBwdRow(dE[int(k)*d:int(k+1)*d], db, eta[int(k)*d:int(k+1)*d], gd[to:to+d], b, o[to:to+d])
 				}
-				so, to := int(s)*d, int(t)*d
-				gatedBwdRow(de, dB[so+c0:so+c1], eta[k*d+c0:k*d+c1], gd[to+c0:to+c1], bh[so+c0:so+c1], o[to+c0:to+c1])
 			}
 		})
 	}

@@ -66,7 +66,8 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		e.Shape()[0] != src.Len() || src.Len() != dst.Len() {
 		return nil, fmt.Errorf("edge sum: e %v, hs %v, ht %v, %d sources, %d destinations", e.Shape(), hs.Shape(), ht.Shape(), src.Len(), dst.Len())
 	}
-	op := newFuncOp(fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](src, dst), edgeSum[float32](src, dst))
+	st := &edgeSumState{src: src, dst: dst}
+	op := newFuncOp(fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](st), edgeSum[float32](st))
 	op.check = func(s []tensor.Shape) error {
 		if src.W != nil || dst.W != nil {
 			return fmt.Errorf("weighted index")
@@ -77,15 +78,13 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		return dst.check(s[2][0])
 	}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		var other any // the scatter along dst, kept for the second op
-		rows := in[1].Shape()[0]
-		ds := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(rows, 0),
-			scatter2[float64](src, dst, &other), scatter2[float32](src, dst, &other))
+		ds := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(in[1].Shape()[0], 0),
+			edgeSumGrad[float64](st), edgeSumGrad[float32](st))
 		dS, err := apply(ds, g)
 		if err != nil {
 			return nil, err
 		}
-		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&other), takeOther[float32](&other))
+		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&st.other), takeOther[float32](&st.other))
 		dT, err := apply(dt, dS)
 		if err != nil {
 			return nil, err
@@ -95,14 +94,25 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 	return apply(op, e, hs, ht)
 }
 
-func edgeSum[T Float](src, dst *Index) kernel[T] {
+// edgeSumState keeps the edges grouped by source and by destination for the gradient, and the
+// gradient along dst for its second op.
+type edgeSumState struct {
+	src, dst     *Index
+	bySrc, byDst segments
+	other        any
+}
+
+func edgeSum[T Float](st *edgeSumState) kernel[T] {
 	return func(out []T, in [][]T, sh []tensor.Shape) {
 		e, hs, ht := in[0], in[1], in[2]
 		d := sh[0][1]
-		parallelRange(len(src.Idx), d, func(lo, hi int) {
+		src, dst := st.src.Idx, st.dst.Idx
+		st.bySrc.group(src, sh[1][0], func(k int) bool { return src[k] >= 0 })
+		st.byDst.group(dst, sh[2][0], func(k int) bool { return dst[k] >= 0 })
+		parallelRange(len(src), d, func(lo, hi int) {
 			for m := lo; m < hi; m++ {
 				o, em := out[m*d:(m+1)*d], e[m*d:(m+1)*d]
-				s, t := int(src.Idx[m]), int(dst.Idx[m])
+				s, t := int(src[m]), int(dst[m])
 				switch {
 				case s >= 0 && t >= 0:
 					add3(o, em, hs[s*d:(s+1)*d], ht[t*d:(t+1)*d])
@@ -118,30 +128,67 @@ func edgeSum[T Float](src, dst *Index) kernel[T] {
 	}
 }
 
-// scatter2 sums the rows of g along src into out and along dst into *other (both [rows, d]).
-func scatter2[T Float](src, dst *Index, other *any) kernel[T] {
+// edgeSumGrad sums the rows of g along src into out and along dst into st.other (both
+// [rows, d]), node by node over the grouped edges (nodes shared between goroutines; each sum
+// in edge order).
+func edgeSumGrad[T Float](st *edgeSumState) kernel[T] {
 	return func(out []T, in [][]T, sh []tensor.Shape) {
 		g := in[0]
 		d := sh[0][1]
-		od := grow[T](*other, len(out))
-		*other = od
-		parallelCols(d, len(src.Idx), func(c0, c1 int) {
-			for r := 0; r < len(out)/d; r++ {
-				clear(out[r*d+c0 : r*d+c1])
-				clear(od[r*d+c0 : r*d+c1])
+		od := grow[T](st.other, len(out))
+		st.other = od
+		rows := len(out) / d
+		sum := func(o []T, edges []int32) {
+			clear(o)
+			for _, k := range edges {
+				addTo(o, g[int(k)*d:int(k+1)*d])
 			}
-			for m, s := range src.Idx {
-				gm := g[m*d+c0 : m*d+c1]
-				if s >= 0 {
-					addTo(out[int(s)*d+c0:int(s)*d+c1], gm)
-				}
-				if t := dst.Idx[m]; t >= 0 {
-					addTo(od[int(t)*d+c0:int(t)*d+c1], gm)
-				}
+		}
+		parallelRange(rows, d*max(1, 2*len(st.src.Idx)/max(rows, 1)), func(lo, hi int) {
+			for v := lo; v < hi; v++ {
+				sum(out[v*d:(v+1)*d], st.bySrc.of(v))
+				sum(od[v*d:(v+1)*d], st.byDst.of(v))
 			}
 		})
 	}
 }
+
+// segments lists edges grouped by a node: those of node v are edge[start[v]:start[v+1]], in
+// increasing order.
+type segments struct {
+	start, edge, next []int32
+}
+
+// group fills s with the edges k where keep(k), grouped by key[k] (a counting sort; n keys).
+func (s *segments) group(key []int32, n int, keep func(k int) bool) {
+	if len(s.start) != n+1 {
+		s.start, s.next = make([]int32, n+1), make([]int32, n)
+	}
+	clear(s.start)
+	for k, v := range key {
+		if keep(k) {
+			s.start[v+1]++
+		}
+	}
+	for v := 0; v < n; v++ {
+		s.start[v+1] += s.start[v]
+	}
+	if total := int(s.start[n]); cap(s.edge) < total {
+		s.edge = make([]int32, total)
+	} else {
+		s.edge = s.edge[:total]
+	}
+	copy(s.next, s.start[:n])
+	for k, v := range key {
+		if keep(k) {
+			s.edge[s.next[v]] = int32(k)
+			s.next[v]++
+		}
+	}
+}
+
+// of returns node v's edges.
+func (s *segments) of(v int) []int32 { return s.edge[s.start[v]:s.start[v+1]] }
 
 // takeOther copies out the result a previous op left in *other.
 func takeOther[T Float](other *any) kernel[T] {
