@@ -78,6 +78,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 		dx := newFuncOp(fmt.Sprintf("%sGrad{%s,x}", name, st.Name), 4, sameAs(0), bnBackward[float64](s), bnBackward[float32](s))
 		dx.ranks = []int{2, 1, 1, 2, 2}
 		dx.check = s.ready
+		dx.sumsIn = true
 		dX, err := apply(dx, in[0], in[1], in[2], g)
 		if err != nil {
 			return nil, err
@@ -87,6 +88,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 			cp := newFuncOp(fmt.Sprintf("%sGrad{%s,%s}", name, st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
 				copySums[float64](sums), copySums[float32](sums))
 			cp.ranks = []int{2, 1, 1}
+			cp.after = true
 			if grads[i+1], err = apply(cp, dX, in[i+1]); err != nil {
 				return nil, err
 			}
@@ -264,6 +266,10 @@ func bnBackward[T Float](s *bnState) kernel[T] {
 			}
 			s.dgamma[j] *= inv
 		}
+		var sum []T // a summand the executor folded in (funcOp.sumsIn)
+		if len(in) > 4 {
+			sum = in[4]
+		}
 		parallelRange(rows, d, func(lo, hi int) {
 			for r := lo; r < hi; r++ {
 				o := dx[r*d : (r+1)*d]
@@ -274,6 +280,9 @@ func bnBackward[T Float](s *bnState) kernel[T] {
 					bnBackReluRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta, a, b, c)
 				default:
 					bnBackRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, a, b, c)
+				}
+				if sum != nil {
+					addTo(o, sum[r*d:(r+1)*d])
 				}
 			}
 		})

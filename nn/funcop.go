@@ -26,11 +26,15 @@ type funcOp struct {
 	grad  func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error)
 	diff  []bool
 	dead  func() // optional: called when the executor finds that no output needs the op
-	out   buffer
-	ds    []*tensor.Dense
-	in64  [][]float64
-	in32  [][]float32
-	shp   []tensor.Shape
+	after bool   // input 0 is not read: it only makes the op run after input 0's op
+	// sumsIn says the kernels accept one more input, a matrix of the output's shape they add to
+	// their result (in[arity]); withSum, set by the executor, says that it is given.
+	sumsIn, withSum bool
+	out             buffer
+	ds              []*tensor.Dense
+	in64            [][]float64
+	in32            [][]float32
+	shp             []tensor.Shape
 }
 
 // kernel is the generic form of a funcOp's kernel: it fully overwrites out from the inputs,
@@ -39,9 +43,10 @@ type kernel[T Float] func(out []T, in [][]T, shapes []tensor.Shape)
 
 func newFuncOp(name string, arity int, shape func([]tensor.Shape) (tensor.Shape, error),
 	k64 kernel[float64], k32 kernel[float32]) *funcOp {
+	n := arity + 1 // room for the summand
 	return &funcOp{name: name, arity: arity, shape: shape, k64: k64, k32: k32,
-		ds: make([]*tensor.Dense, arity), in64: make([][]float64, arity), in32: make([][]float32, arity),
-		shp: make([]tensor.Shape, arity)}
+		ds: make([]*tensor.Dense, n), in64: make([][]float64, n), in32: make([][]float32, n),
+		shp: make([]tensor.Shape, n)}
 }
 
 func (op *funcOp) Arity() int            { return op.arity }
@@ -75,40 +80,48 @@ func (op *funcOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 }
 
 func (op *funcOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
+	n := op.arity
+	if op.withSum {
+		n++
 	}
+	if len(vs) != n {
+		return nil, fmt.Errorf("%v: %d inputs, want %d", op, len(vs), n)
+	}
+	ds, shp := op.ds[:n], op.shp[:n]
 	for i, v := range vs {
 		d, err := dense(op, v, i)
 		if err != nil {
 			return nil, err
 		}
-		op.ds[i] = d
-		op.shp[i] = d.Shape()
+		ds[i] = d
+		shp[i] = d.Shape()
 	}
-	if err := sameType(op, op.ds...); err != nil {
+	if err := sameType(op, ds...); err != nil {
 		return nil, err
 	}
-	s, err := op.shape(op.shp)
+	s, err := op.shape(shp[:op.arity])
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", op, err)
 	}
+	if op.withSum && !shp[op.arity].Eq(s) {
+		return nil, fmt.Errorf("%v: summand %v, output %v", op, shp[op.arity], s)
+	}
 	if op.check != nil {
-		if err := op.check(op.shp); err != nil {
+		if err := op.check(shp[:op.arity]); err != nil {
 			return nil, fmt.Errorf("%v: %w", op, err)
 		}
 	}
-	out := op.out.get(op.ds[0].Dtype(), s...)
-	if op.ds[0].Dtype() == tensor.Float64 {
-		for i, d := range op.ds {
+	out := op.out.get(ds[0].Dtype(), s...)
+	if ds[0].Dtype() == tensor.Float64 {
+		for i, d := range ds {
 			op.in64[i] = d.Float64s()
 		}
-		op.k64(out.Float64s(), op.in64, op.shp)
+		op.k64(out.Float64s(), op.in64[:n], shp[:op.arity])
 	} else {
-		for i, d := range op.ds {
+		for i, d := range ds {
 			op.in32[i] = d.Float32s()
 		}
-		op.k32(out.Float32s(), op.in32, op.shp)
+		op.k32(out.Float32s(), op.in32[:n], shp[:op.arity])
 	}
 	return out, nil
 }

@@ -34,11 +34,13 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		// that reads it after (it takes dê as input only to run after it).
 		de := newFuncOp("GatedAggregateGrad{ê}", 3, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
 		de.check = st.ready
+		de.sumsIn = true
 		dE, err := apply(de, in[1], out, g)
 		if err != nil {
 			return nil, err
 		}
 		db := newFuncOp("GatedAggregateGrad{bh}", 2, sameAs(1), takeOther[float64](&st.dbh), takeOther[float32](&st.dbh))
+		db.after = true
 		dB, err := apply(db, dE, in[1])
 		if err != nil {
 			return nil, err
@@ -128,8 +130,15 @@ func gatedBackward[T Float](st *gatedState) kernel[T] {
 		for i, v := range g {
 			gd[i] = v / den[i]
 		}
+		var sum []T // a summand the executor folded in (funcOp.sumsIn)
+		if len(in) > 3 {
+			sum = in[3]
+		}
 		for _, k := range st.pad {
 			clear(dE[int(k)*d : int(k+1)*d])
+			if sum != nil {
+				copy(dE[int(k)*d:int(k+1)*d], sum[int(k)*d:int(k+1)*d])
+			}
 		}
 		dst := st.dst.Idx
 		parallelRange(n, d*max(1, len(dst)/max(n, 1)), func(lo, hi int) {
@@ -139,6 +148,9 @@ func gatedBackward[T Float](st *gatedState) kernel[T] {
 				for _, k := range st.bySrc.of(sv) {
 					to := int(dst[k]) * d
 					gatedBwdRow(dE[int(k)*d:int(k+1)*d], db, eta[int(k)*d:int(k+1)*d], gd[to:to+d], b, o[to:to+d])
+					if sum != nil {
+						addTo(dE[int(k)*d:int(k+1)*d], sum[int(k)*d:int(k+1)*d])
+					}
 				}
 			}
 		})

@@ -85,6 +85,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 			return nil, err
 		}
 		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&st.other), takeOther[float32](&st.other))
+		dt.after = true
 		dT, err := apply(dt, dS)
 		if err != nil {
 			return nil, err

@@ -58,6 +58,7 @@ func matmulGrads(in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
 	st := &linGrad{}
 	st.dx = newFuncOp("MatMulGradX", 2, sameAs(1), noKernel[float64], noKernel[float32])
 	st.dx.dead = func() { st.noDX = true }
+	st.dx.after = true
 	dw := newFuncOp("MatMulGradW", 3, sameAs(1), linGradKernel[float64](st), linGradKernel[float32](st))
 	dW, err := apply(dw, in[0], in[1], g)
 	if err != nil {
@@ -73,6 +74,7 @@ func matmulGrads(in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
 	st.bias = true
 	db := newFuncOp("MatMulGradB", 2, sameAs(1), takeOther[float64](&st.db), takeOther[float32](&st.db))
 	db.ranks = []int{2, 1, 1}
+	db.after = true
 	dB, err := apply(db, dW, in[2])
 	if err != nil {
 		return nil, err

@@ -21,6 +21,7 @@ type step struct {
 	node *gorgonia.Node
 	op   gorgonia.Op      // nil for a sum step
 	in   []*gorgonia.Node // the op's inputs, or the sum's terms
+	also *gorgonia.Node   // a sum folded into the op: also bound to its result
 	vals []gorgonia.Value
 	ds   []*tensor.Dense // a sum step's terms
 	out  buffer          // a sum step's result
@@ -45,10 +46,13 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgo
 	for _, n := range sorted {
 		it := g.From(n.ID())
 		var in []*gorgonia.Node
+		f, _ := n.Op().(*funcOp)
 		for it.Next() {
 			c := it.Node().(*gorgonia.Node)
+			if len(in) > 0 || f == nil || !f.after {
+				users[c.ID()]++ // (not counting an input only waited for)
+			}
 			in = append(in, c)
-			users[c.ID()]++
 		}
 		inputs[n.ID()] = in
 	}
@@ -97,7 +101,59 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgo
 		expand(in)
 		m.steps = append(m.steps, step{node: n, in: terms, vals: make([]gorgonia.Value, len(terms)), ds: make([]*tensor.Dense, len(terms))})
 	}
+	m.foldSums(users, kept)
 	return m, nil
+}
+
+// foldSums lets an op that can add a summand to its result (funcOp.sumsIn) compute a two-term
+// sum step itself when it produces one of the terms for the sum alone and the other term is
+// ready before it runs: one pass over the data instead of two.
+func (m *machine) foldSums(users map[int64]int, kept map[int64]bool) {
+	at := map[int64]int{}
+	for i, s := range m.steps {
+		at[s.node.ID()] = i
+	}
+	gone := map[int]bool{}
+	for i := range m.steps {
+		s := &m.steps[i]
+		if s.op != nil || len(s.in) != 2 {
+			continue
+		}
+		best := -1
+		for t, term := range s.in {
+			p, ok := at[term.ID()]
+			if !ok || gone[p] || users[term.ID()] != 1 || kept[term.ID()] || !term.Shape().Eq(s.node.Shape()) {
+				continue
+			}
+			f, ok := m.steps[p].op.(*funcOp)
+			if !ok || !f.sumsIn || f.withSum || m.steps[p].also != nil {
+				continue
+			}
+			other := s.in[1-t]
+			if q, ok := at[other.ID()]; ok && q > p {
+				continue // the summand is not ready when the op runs
+			}
+			if best < 0 || p > at[s.in[best].ID()] {
+				best = t
+			}
+		}
+		if best < 0 {
+			continue
+		}
+		p := &m.steps[at[s.in[best].ID()]]
+		p.op.(*funcOp).withSum = true
+		p.in = append(p.in, s.in[1-best])
+		p.vals = append(p.vals, nil)
+		p.also = s.node
+		gone[i] = true
+	}
+	kept2 := m.steps[:0]
+	for i, s := range m.steps {
+		if !gone[i] {
+			kept2 = append(kept2, s)
+		}
+	}
+	m.steps = kept2
 }
 
 // isSum reports whether n is gorgonia's element-wise a + b of two float matrices of n's shape.
@@ -146,6 +202,11 @@ func (m *machine) run() error {
 		}
 		if err := gorgonia.UnsafeLet(s.node, v); err != nil {
 			return err
+		}
+		if s.also != nil {
+			if err := gorgonia.UnsafeLet(s.also, v); err != nil {
+				return err
+			}
 		}
 	}
 	return nil

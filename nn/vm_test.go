@@ -70,3 +70,55 @@ func TestMachine(t *testing.T) {
 		}
 	}
 }
+
+// TestMachineFoldsSums checks that the sum of the two gradient contributions of an input used by
+// a batch norm and a gated aggregation is computed by one of those ops (no sum step), and that
+// the gradients still match the TapeMachine's.
+func TestMachineFoldsSums(t *testing.T) {
+	build := func() (*Builder, *gorgonia.Node, *gorgonia.Node) {
+		p, err := NewParams(tensor.Float64, 9)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := NewBuilder(p)
+		e := b.Param("e", Normal(0, 1), 7, 3)
+		bh := b.Param("bh", Normal(0, 1), 4, 3)
+		src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
+		dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, 2, 2, -1}}
+		agg := b.Apply("gated", func() (*gorgonia.Node, error) { return GatedAggregate(e, bh, src, dst, 4) })
+		mask := &Mask{Keep: []bool{true, true, true, true, true, false, true}}
+		gamma, beta := b.Param("g", Normal(1, 0.1), 3), b.Param("b", Normal(0, 0.1), 3)
+		y := b.Apply("bn", func() (*gorgonia.Node, error) { return BatchNormRelu(e, gamma, beta, b.P.BNState("bn", 3), mask, nil) })
+		s1, s2 := b.Sum(b.Mul(agg, agg)), b.Sum(b.Mul(y, y))
+		loss := b.Apply("loss", func() (*gorgonia.Node, error) { return gorgonia.Add(s1, s2) })
+		return b, y, loss
+	}
+	b, y, loss := build()
+	net, err := Finish(b, nil, y, loss, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range net.m.steps {
+		if s.op == nil && s.node.Shape().Eq(tensor.Shape{7, 3}) && len(s.in) == 2 && strings.Contains(s.in[0].Name()+s.in[1].Name(), "Grad") {
+			t.Errorf("sum step of %v left", s.in)
+		}
+	}
+	if err := net.m.run(); err != nil {
+		t.Fatal(err)
+	}
+	names, got := net.Gradients()
+	b2, _, loss2 := build()
+	grads, err := gorgonia.Grad(loss2, b2.Learn...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, b2.G)
+	for i, name := range names {
+		a, w := Values(got[i]), Values(grads[i].Value())
+		for j := range a {
+			if d := a[j] - w[j]; d > 1e-12*(1+abs(w[j])) || d < -1e-12*(1+abs(w[j])) {
+				t.Fatalf("d/d%s[%d] = %v, tape %v", name, j, a[j], w[j])
+			}
+		}
+	}
+}
