@@ -60,6 +60,9 @@ func matmulGrads(in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
 	st.dx.dead = func() { st.noDX = true }
 	st.dx.after = true
 	dw := newFuncOp("MatMulGradW", 3, sameAs(1), linGradKernel[float64](st), linGradKernel[float32](st))
+	dw.sumsIn = true // a summand of dx's shape, added to dx
+	dw.sumShape = func(s []tensor.Shape) tensor.Shape { return s[0] }
+	st.dx.fillBy = dw
 	dW, err := apply(dw, in[0], in[1], g)
 	if err != nil {
 		return nil, err
@@ -113,12 +116,19 @@ func linGradKernel[T Float](st *linGrad) kernel[T] {
 			db = grow[T](st.db, b)
 			st.db = db
 		}
+		var sum []T // a summand the executor folded in (funcOp.sumsIn), added to dx
+		if len(in) > 3 {
+			sum = in[3]
+		}
 		if d32, ok := any(dw).([]float32); ok && linearGrad32(any(dx).([]float32), d32, any(db).([]float32),
-			any(x).([]float32), any(w).([]float32), any(g).([]float32), m, a, b, &st.fused) {
+			any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, &st.fused) {
 			return
 		}
 		if dx != nil {
 			matmulNT[T](&st.nt)(dx, [][]T{g, w}, []tensor.Shape{{m, b}, {a, b}})
+			if sum != nil {
+				addTo(dx, sum)
+			}
 		}
 		matmulTN[T](&st.tn)(dw, [][]T{x, g}, []tensor.Shape{{m, a}, {m, b}})
 		if db != nil {

@@ -185,11 +185,11 @@ func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float3
 const linChunk = 240
 
 // linearGrad32 computes the gradients of y = x·w (+ b) from dy in one pass over dy, a chunk of
-// linChunk rows at a time (in cache for all three): dx = dy·wᵀ (unless dx is nil), dw = xᵀ·dy
-// and, unless db is nil, db = Σ rows dy; x [m, a], w [a, b]. Chunks are split between
+// linChunk rows at a time (in cache for all three): dx = dy·wᵀ (+ sum, unless nil; no dx if dx
+// is nil), dw = xᵀ·dy and, unless db is nil, db = Σ rows dy; x [m, a], w [a, b]. Chunks are split between
 // GOMAXPROCS workers with private dw and db sums. It reports false, doing nothing, where there
 // is no kernel or a dimension is smaller than a block.
-func linearGrad32(dx, dw, db, x, w, dy []float32, m, a, b int, sc *tnBuffers) bool {
+func linearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *tnBuffers) bool {
 	mk := micro
 	mr := mk.rows
 	if mk.f == nil || !haveKernel || m < mr || a < max(mr, nr) || b < nr {
@@ -209,6 +209,9 @@ func linearGrad32(dx, dw, db, x, w, dy []float32, m, a, b int, sc *tnBuffers) bo
 		r0, r1 := c*linChunk, min((c+1)*linChunk, m)
 		if dx != nil {
 			nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
+			if sum != nil {
+				addTo(dx[r0*a:r1*a], sum[r0*a:r1*a])
+			}
 		}
 		tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
 		if db != nil {

@@ -146,7 +146,7 @@ func TestLinearGrad32(t *testing.T) {
 				if !full {
 					dxa, dba = nil, nil
 				}
-				if !linearGrad32(dxa, dw, dba, x, w, dy, m, a, b, &sc) {
+				if !linearGrad32(dxa, dw, dba, x, w, dy, nil, m, a, b, &sc) {
 					if m >= micro.rows && a >= max(micro.rows, nr) && b >= nr {
 						t.Fatalf("%v: refused", sz)
 					}
@@ -162,6 +162,13 @@ func TestLinearGrad32(t *testing.T) {
 				wT := make([]float32, b*a)
 				transposeInto(wT, w, a, b)
 				checkProduct(t, "dy·wᵀ", m, a, b, func(i, p int) float32 { return dy[i*b+p] }, wT, dx)
+				sum, dx2 := randF32(rng, m*a), make([]float32, m*a)
+				linearGrad32(dx2, dw, dba, x, w, dy, sum, m, a, b, &sc)
+				for i := range dx2 {
+					if d := dx2[i] - sum[i] - dx[i]; d > 1e-4 || d < -1e-4 {
+						t.Fatalf("%v: dx with summand [%d] = %v, want %v + %v", sz, i, dx2[i], dx[i], sum[i])
+					}
+				}
 				ones := make([]float32, m)
 				for i := range ones {
 					ones[i] = 1

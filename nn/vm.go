@@ -110,8 +110,12 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgo
 // ready before it runs: one pass over the data instead of two.
 func (m *machine) foldSums(users map[int64]int, kept map[int64]bool) {
 	at := map[int64]int{}
+	byOp := map[*funcOp]int{}
 	for i, s := range m.steps {
 		at[s.node.ID()] = i
+		if f, ok := s.op.(*funcOp); ok {
+			byOp[f] = i
+		}
 	}
 	gone := map[int]bool{}
 	for i := range m.steps {
@@ -119,32 +123,42 @@ func (m *machine) foldSums(users map[int64]int, kept map[int64]bool) {
 		if s.op != nil || len(s.in) != 2 {
 			continue
 		}
-		best := -1
+		// p produces the term, r computes it (r = p unless p's buffer is filled by another op).
+		best, bestR := -1, -1
 		for t, term := range s.in {
 			p, ok := at[term.ID()]
-			if !ok || gone[p] || users[term.ID()] != 1 || kept[term.ID()] || !term.Shape().Eq(s.node.Shape()) {
+			if !ok || gone[p] || users[term.ID()] != 1 || kept[term.ID()] || !term.Shape().Eq(s.node.Shape()) || m.steps[p].also != nil {
 				continue
 			}
 			f, ok := m.steps[p].op.(*funcOp)
-			if !ok || !f.sumsIn || f.withSum || m.steps[p].also != nil {
+			if !ok {
 				continue
 			}
-			other := s.in[1-t]
-			if q, ok := at[other.ID()]; ok && q > p {
+			r := p
+			if f.fillBy != nil {
+				if r, ok = byOp[f.fillBy]; !ok {
+					continue
+				}
+				f = f.fillBy
+			}
+			if !f.sumsIn || f.withSum {
+				continue
+			}
+			if q, ok := at[s.in[1-t].ID()]; ok && q > r {
 				continue // the summand is not ready when the op runs
 			}
-			if best < 0 || p > at[s.in[best].ID()] {
-				best = t
+			if best < 0 || r > bestR {
+				best, bestR = t, r
 			}
 		}
 		if best < 0 {
 			continue
 		}
-		p := &m.steps[at[s.in[best].ID()]]
-		p.op.(*funcOp).withSum = true
-		p.in = append(p.in, s.in[1-best])
-		p.vals = append(p.vals, nil)
-		p.also = s.node
+		r := &m.steps[bestR]
+		r.op.(*funcOp).withSum = true
+		r.in = append(r.in, s.in[1-best])
+		r.vals = append(r.vals, nil)
+		m.steps[at[s.in[best].ID()]].also = s.node
 		gone[i] = true
 	}
 	kept2 := m.steps[:0]
