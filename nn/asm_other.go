@@ -4,6 +4,14 @@ package nn
 
 var kernels []microKernel
 
+func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32) {
+	panic("no AVX2 kernels on this architecture")
+}
+
+func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32) {
+	panic("no AVX-512 kernels on this architecture")
+}
+
 const haveKernel = false
 
 func vAddTo(dst, a []float32)                      { panic("no AVX2 kernels on this architecture") }

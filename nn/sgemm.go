@@ -5,11 +5,19 @@ import "runtime"
 // nr is the width of the block of C a micro-kernel computes; maxRows its largest height.
 const nr, maxRows = 16, 12
 
-// microKernel is an assembly kernel computing rows × nr blocks of C (see kern6x16).
+// microKernel is an assembly kernel computing rows × nr blocks of C (see kern6x16); f calls it
+// (a direct call, so slices of stack arrays passed to it stay on the stack).
 type microKernel struct {
 	name string
 	rows int
-	f    func(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32)
+}
+
+func (mk microKernel) f(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32) {
+	if mk.rows == 12 {
+		kern12x16(a, rs, cs, b, ldb, c, ldc, k, acc, bias)
+	} else {
+		kern6x16(a, rs, cs, b, ldb, c, ldc, k, acc, bias)
+	}
 }
 
 // micro is the kernel in use (the first of kernels; tests switch it).
@@ -36,7 +44,7 @@ func blockAt(b, size, lo, hi int) (start, skip int) {
 func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) bool {
 	mk := micro
 	mr := mk.rows
-	if mk.f == nil || !haveKernel || m < mr || n < nr || k == 0 {
+	if mk.rows == 0 || !haveKernel || m < mr || n < nr || k == 0 {
 		return false
 	}
 	const rowsPer = 96 // rows per chunk of work
@@ -149,7 +157,7 @@ func tnReduce(mk microKernel, m, n int, c []float32, ldc int, parts [][]float32)
 func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float32, ldc int, sc *tnBuffers) bool {
 	mk := micro
 	mr := mk.rows
-	if mk.f == nil || !haveKernel || m < 1 || n < nr {
+	if mk.rows == 0 || !haveKernel || m < 1 || n < nr {
 		return false
 	}
 	if m < mr {
@@ -192,7 +200,7 @@ const linChunk = 240
 func linearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *tnBuffers) bool {
 	mk := micro
 	mr := mk.rows
-	if mk.f == nil || !haveKernel || m < mr || a < max(mr, nr) || b < nr {
+	if mk.rows == 0 || !haveKernel || m < mr || a < max(mr, nr) || b < nr {
 		return false
 	}
 	wT := grow[float32](sc.pad, a*b)

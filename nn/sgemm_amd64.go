@@ -18,10 +18,10 @@ var haveKernel = cpu.X86.HasAVX2 && cpu.X86.HasFMA
 var kernels = func() []microKernel {
 	var ks []microKernel
 	if cpu.X86.HasAVX512F && cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel{"avx512", 12, kern12x16})
+		ks = append(ks, microKernel{"avx512", 12})
 	}
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
-		ks = append(ks, microKernel{"avx2", 6, kern6x16})
+		ks = append(ks, microKernel{"avx2", 6})
 	}
 	return ks
 }()
