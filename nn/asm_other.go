@@ -8,7 +8,7 @@ func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc in
 	panic("no AVX2 kernels on this architecture")
 }
 
-func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32) {
+func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32, cols int) {
 	panic("no AVX-512 kernels on this architecture")
 }
 

@@ -6,15 +6,17 @@ import "runtime"
 const nr, maxRows = 16, 12
 
 // microKernel is an assembly kernel computing rows × nr blocks of C (see kern6x16); f calls it
-// (a direct call, so slices of stack arrays passed to it stay on the stack).
+// (a direct call, so slices of stack arrays passed to it stay on the stack). The AVX-512 kernel
+// also computes blocks of fewer columns (masked); cols is ignored by the other.
 type microKernel struct {
-	name string
-	rows int
+	name   string
+	rows   int
+	masked bool
 }
 
-func (mk microKernel) f(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32) {
-	if mk.rows == 12 {
-		kern12x16(a, rs, cs, b, ldb, c, ldc, k, acc, bias)
+func (mk microKernel) f(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32, cols int) {
+	if mk.masked {
+		kern12x16(a, rs, cs, b, ldb, c, ldc, k, acc, bias, cols)
 	} else {
 		kern6x16(a, rs, cs, b, ldb, c, ldc, k, acc, bias)
 	}
@@ -65,17 +67,21 @@ func nnRows(mk microKernel, r0, r1, n, k int, a []float32, lda int, b []float32,
 	for bi := 0; bi < nbi; bi++ {
 		i, di := blockAt(bi, mr, r0, r1)
 		for bj := 0; bj < nbj; bj++ {
-			j, dj := blockAt(bj, nr, 0, n)
+			j, dj, cols := bj*nr, 0, min(nr, n-bj*nr)
+			if !mk.masked {
+				j, dj = blockAt(bj, nr, 0, n)
+				cols = nr
+			}
 			if bias != nil {
-				bj16 = bias[j : j+nr]
+				bj16 = bias[j : j+cols]
 			}
 			if di == 0 && dj == 0 {
-				mk.f(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0, bj16)
+				mk.f(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0, bj16, cols)
 				continue
 			}
-			mk.f(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0, bj16)
+			mk.f(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0, bj16, cols)
 			for r := di; r < mr; r++ {
-				copy(c[(i+r)*ldc+j+dj:(i+r)*ldc+j+nr], tmp[r*nr+dj:(r+1)*nr])
+				copy(c[(i+r)*ldc+j+dj:(i+r)*ldc+j+cols], tmp[r*nr+dj:r*nr+cols])
 			}
 		}
 	}
@@ -123,7 +129,7 @@ func tnAccum(mk microKernel, m, n int, x []float32, ldx int, g []float32, ldg in
 			j, _ := blockAt(bj, nr, 0, n)
 			for bi := 0; bi < nbi; bi++ {
 				i, _ := blockAt(bi, mr, 0, m)
-				mk.f(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1, nil)
+				mk.f(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1, nil, nr)
 			}
 		}
 	}

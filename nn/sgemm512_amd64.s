@@ -1,10 +1,38 @@
 #include "textflag.h"
 
-// func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32)
-// The AVX-512 form of kern6x16: C[0:12, 0:16] (+)= A[0:12, 0:k] · B[0:k, 0:16] (+ bias[0:16] on
-// every row when bias is not empty), A's element (i, p) at a[i·rs + p·cs]. Every product is a
-// fused multiply-add with A's value broadcast from memory. k must be at least 1. Needs AVX-512F.
-TEXT ·kern12x16(SB), NOSPLIT, $0-144
+// FMA3(base, z0, z1, z2) adds B's row (Z12) times A's values at base, base+rs and base+2rs
+// (rs in R8) to accumulators z0, z1, z2.
+#define FMA3(base, z0, z1, z2) \
+	VFMADD231PS.BCST (base), Z12, z0; \
+	VFMADD231PS.BCST (base)(R8*1), Z12, z1; \
+	VFMADD231PS.BCST (base)(R8*2), Z12, z2
+
+// ACC3(base, z0, z1, z2) adds C's rows at base, base+ldc and base+2ldc (ldc in R10, lanes K1)
+// to z0, z1, z2; STORE3 stores them there.
+#define ACC3(base, z0, z1, z2) \
+	VADDPS.Z (base), z0, K1, z0; \
+	VADDPS.Z (base)(R10*1), z1, K1, z1; \
+	VADDPS.Z (base)(R10*2), z2, K1, z2
+
+#define STORE3(base, z0, z1, z2) \
+	VMOVUPS z0, K1, (base); \
+	VMOVUPS z1, K1, (base)(R10*1); \
+	VMOVUPS z2, K1, (base)(R10*2)
+
+// BIAS4(z0, z1, z2, z3) adds the bias row (Z12) to four accumulators.
+#define BIAS4(z0, z1, z2, z3) \
+	VADDPS Z12, z0, z0; \
+	VADDPS Z12, z1, z1; \
+	VADDPS Z12, z2, z2; \
+	VADDPS Z12, z3, z3
+
+// func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32, cols int)
+// The AVX-512 form of kern6x16: C[0:12, 0:cols] (+)= A[0:12, 0:k] · B[0:k, 0:cols] (+ bias on
+// every row when bias is not empty), A's element (i, p) at a[i·rs + p·cs], for 1 ≤ cols ≤ 16:
+// B, C and bias are read and written under a mask of cols lanes, so nothing past column cols
+// is touched. Every product is a fused multiply-add with A's value broadcast from memory. k must
+// be at least 1. Needs AVX-512F.
+TEXT ·kern12x16(SB), NOSPLIT, $0-152
 	MOVQ a_base+0(FP), SI
 	MOVQ rs+24(FP), R8
 	MOVQ cs+32(FP), BX
@@ -12,6 +40,11 @@ TEXT ·kern12x16(SB), NOSPLIT, $0-144
 	MOVQ ldb+64(FP), R9
 	MOVQ c_base+72(FP), DX
 	MOVQ ldc+96(FP), R10
+	MOVQ cols+144(FP), CX
+	MOVQ $1, R11
+	SHLQ CX, R11
+	DECQ R11
+	KMOVW R11, K1               // the first cols lanes
 	MOVQ k+104(FP), CX
 	SHLQ $2, R8
 	SHLQ $2, BX
@@ -37,19 +70,11 @@ TEXT ·kern12x16(SB), NOSPLIT, $0-144
 	VPXORD Z11, Z11, Z11
 
 loop12:
-	VMOVUPS (DI), Z12
-	VFMADD231PS.BCST (SI), Z12, Z0
-	VFMADD231PS.BCST (SI)(R8*1), Z12, Z1
-	VFMADD231PS.BCST (SI)(R8*2), Z12, Z2
-	VFMADD231PS.BCST (R11), Z12, Z3
-	VFMADD231PS.BCST (R11)(R8*1), Z12, Z4
-	VFMADD231PS.BCST (R11)(R8*2), Z12, Z5
-	VFMADD231PS.BCST (R12), Z12, Z6
-	VFMADD231PS.BCST (R12)(R8*1), Z12, Z7
-	VFMADD231PS.BCST (R12)(R8*2), Z12, Z8
-	VFMADD231PS.BCST (R13), Z12, Z9
-	VFMADD231PS.BCST (R13)(R8*1), Z12, Z10
-	VFMADD231PS.BCST (R13)(R8*2), Z12, Z11
+	VMOVUPS.Z (DI), K1, Z12
+	FMA3(SI, Z0, Z1, Z2)
+	FMA3(R11, Z3, Z4, Z5)
+	FMA3(R12, Z6, Z7, Z8)
+	FMA3(R13, Z9, Z10, Z11)
 	ADDQ BX, SI
 	ADDQ BX, R11
 	ADDQ BX, R12
@@ -62,19 +87,10 @@ loop12:
 	MOVQ bias_len+128(FP), CX
 	TESTQ CX, CX
 	JE   nobias12
-	VMOVUPS (AX), Z12
-	VADDPS Z12, Z0, Z0
-	VADDPS Z12, Z1, Z1
-	VADDPS Z12, Z2, Z2
-	VADDPS Z12, Z3, Z3
-	VADDPS Z12, Z4, Z4
-	VADDPS Z12, Z5, Z5
-	VADDPS Z12, Z6, Z6
-	VADDPS Z12, Z7, Z7
-	VADDPS Z12, Z8, Z8
-	VADDPS Z12, Z9, Z9
-	VADDPS Z12, Z10, Z10
-	VADDPS Z12, Z11, Z11
+	VMOVUPS.Z (AX), K1, Z12
+	BIAS4(Z0, Z1, Z2, Z3)
+	BIAS4(Z4, Z5, Z6, Z7)
+	BIAS4(Z8, Z9, Z10, Z11)
 
 nobias12:
 	LEAQ (DX)(R10*2), R11
@@ -86,31 +102,15 @@ nobias12:
 	MOVQ acc+112(FP), AX
 	TESTQ AX, AX
 	JE   store12
-	VADDPS (DX), Z0, Z0
-	VADDPS (DX)(R10*1), Z1, Z1
-	VADDPS (DX)(R10*2), Z2, Z2
-	VADDPS (R11), Z3, Z3
-	VADDPS (R11)(R10*1), Z4, Z4
-	VADDPS (R11)(R10*2), Z5, Z5
-	VADDPS (R12), Z6, Z6
-	VADDPS (R12)(R10*1), Z7, Z7
-	VADDPS (R12)(R10*2), Z8, Z8
-	VADDPS (R13), Z9, Z9
-	VADDPS (R13)(R10*1), Z10, Z10
-	VADDPS (R13)(R10*2), Z11, Z11
+	ACC3(DX, Z0, Z1, Z2)
+	ACC3(R11, Z3, Z4, Z5)
+	ACC3(R12, Z6, Z7, Z8)
+	ACC3(R13, Z9, Z10, Z11)
 
 store12:
-	VMOVUPS Z0, (DX)
-	VMOVUPS Z1, (DX)(R10*1)
-	VMOVUPS Z2, (DX)(R10*2)
-	VMOVUPS Z3, (R11)
-	VMOVUPS Z4, (R11)(R10*1)
-	VMOVUPS Z5, (R11)(R10*2)
-	VMOVUPS Z6, (R12)
-	VMOVUPS Z7, (R12)(R10*1)
-	VMOVUPS Z8, (R12)(R10*2)
-	VMOVUPS Z9, (R13)
-	VMOVUPS Z10, (R13)(R10*1)
-	VMOVUPS Z11, (R13)(R10*2)
+	STORE3(DX, Z0, Z1, Z2)
+	STORE3(R11, Z3, Z4, Z5)
+	STORE3(R12, Z6, Z7, Z8)
+	STORE3(R13, Z9, Z10, Z11)
 	VZEROUPPER
 	RET
