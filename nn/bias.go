@@ -14,6 +14,7 @@ func AddBias(x, b *gorgonia.Node) (*gorgonia.Node, error) {
 	}
 	op := newFuncOp("AddBias", 2, sameAs(0), addBiasKernel[float64], addBiasKernel[float32])
 	op.ranks = []int{2, 1, 2}
+	op.addsBias = true
 	op.check = func(s []tensor.Shape) error {
 		if s[1].TotalSize() != s[0][1] {
 			return fmt.Errorf("bias has %d values for %d columns", s[1].TotalSize(), s[0][1])

@@ -74,17 +74,9 @@ func (b *Builder) Input(name string, t *tensor.Dense) *gorgonia.Node {
 
 // Linear is x·W + β with W [in, out] and β [out], both U(−1/√in, 1/√in) (PyTorch default).
 func (b *Builder) Linear(x *gorgonia.Node, name string, in, out int) *gorgonia.Node {
-	w := b.Param(name+".W", Uniform(LinearBound(in)), in, out)
+	y := b.LinearNoBias(x, name, in, out, Uniform(LinearBound(in)))
 	bias := b.Param(name+".b", Uniform(LinearBound(in)), out)
-	if b.err != nil {
-		return nil
-	}
-	if x.Dims() != 2 || x.Shape()[1] != in {
-		b.Fail(fmt.Errorf("input shape %v, want [rows, %d]", x.Shape(), in), name)
-		return nil
-	}
-	y, err := MatMulBias(x, w, bias)
-	return b.ok(y, err, name)
+	return b.AddBias(y, bias)
 }
 
 // LinearNoBias is x·W with W [in, out] drawn by init.

@@ -17,8 +17,7 @@
 //	GaussianWeights(u [M,P], μ [K,P], 1/σ [K,P]) → [M, K]    MoNet kernel weights
 //	KernelMix(x [M,K·d], w [M,K]) → [M, d]          Σ_k w_k · block_k(x)
 //	HeadDot(q, k [M,d], H) → [M, H]; HeadScale(x [M,d], w [M,H]) → [M, d]  per-head products
-//	MatMul(x [R,a], W [a,b]) → [R, b]; MatMulBias(x, W, b [b]) → x·W + b; AddBias, ColSum,
-//	Add, Relu, MaskedL1
+//	MatMul(x [R,a], W [a,b]) → [R, b]; AddBias, ColSum, Add, Relu, MaskedL1
 //
 // Index-valued inputs (edge endpoints, node→graph maps, category ids) are not graph nodes: an op
 // holds a pointer to an Index whose length is fixed when the graph is built and whose contents
@@ -47,7 +46,9 @@
 // number of goroutines.
 //
 // Nets run on a small executor (vm.go) instead of gorgonia's TapeMachine: it runs the ops in
-// topological order, skips gradient nodes no output needs, computes gorgonia.Grad's chains of
-// gradient additions as one vectorised sum, and lets an op that can add a summand to its result
-// (funcOp.sumsIn) take over a two-term sum whose other term is ready, saving a pass.
+// topological order, skips gradient nodes no output needs, runs a product followed by AddBias
+// as one kernel, computes gorgonia.Grad's chains of gradient additions as one vectorised sum,
+// and lets an op that can add a summand to its result (funcOp.sumsIn) take over a two-term sum
+// whose other term is ready, saving a pass. These are choices of the executor only: the graph,
+// and what each op computes, are the same for any other executor.
 package nn

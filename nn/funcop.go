@@ -27,17 +27,20 @@ type funcOp struct {
 	diff  []bool
 	dead  func() // optional: called when the executor finds that no output needs the op
 	after bool   // input 0 is not read: it only makes the op run after input 0's op
-	// sumsIn says the kernels accept one more input, a matrix of the output's shape (or of
-	// sumShape's) they add to their result (in[arity]); withSum, set by the executor, says that
-	// it is given. An op whose output buffer another op fills names that op in fillBy.
+	// sumsIn says the kernels accept one more input, a matrix of the output's shape they add to
+	// their result (in[arity]); withSum, set by the executor, says that it is given. An op
+	// computed together with another names it in pair; given a summand, it must run first.
 	sumsIn, withSum bool
-	sumShape        func(in []tensor.Shape) tensor.Shape
-	fillBy          *funcOp
-	out             buffer
-	ds              []*tensor.Dense
-	in64            [][]float64
-	in32            [][]float32
-	shp             []tensor.Shape
+	pair            *funcOp
+	// withBias, for a product, returns an op computing the product plus a bias row (the
+	// executor runs MatMul followed by AddBias as it); addsBias marks AddBias.
+	withBias func() *funcOp
+	addsBias bool
+	out      buffer
+	ds       []*tensor.Dense
+	in64     [][]float64
+	in32     [][]float32
+	shp      []tensor.Shape
 }
 
 // kernel is the generic form of a funcOp's kernel: it fully overwrites out from the inputs,
@@ -106,14 +109,8 @@ func (op *funcOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", op, err)
 	}
-	if op.withSum {
-		want := s
-		if op.sumShape != nil {
-			want = op.sumShape(shp[:op.arity])
-		}
-		if !shp[op.arity].Eq(want) {
-			return nil, fmt.Errorf("%v: summand %v, want %v", op, shp[op.arity], want)
-		}
+	if op.withSum && !shp[op.arity].Eq(s) {
+		return nil, fmt.Errorf("%v: summand %v, output %v", op, shp[op.arity], s)
 	}
 	if op.check != nil {
 		if err := op.check(shp[:op.arity]); err != nil {

@@ -14,113 +14,112 @@ import (
 var blasImpl gonum.Implementation
 
 // MatMul returns x·w for x [M, in] and w [in, out]. Unlike gorgonia.Mul it reuses its output
-// buffers. In float32 on amd64 with AVX2/FMA all three products (forward, xᵀ·dy, dy·wᵀ) run on
-// the assembly kernel of sgemm.go (x is never transposed; w, small, is for dy·wᵀ); otherwise,
-// and for matrices smaller than one kernel block, gonum's GEMM is used, except for the weight
-// gradient xᵀ·dy (long and thin: M ≫ in, out), computed from transposed copies as blocked long
-// dot products in parallel.
+// buffers. In float32 on amd64 all three products (forward, dy·wᵀ, xᵀ·dy) run on the assembly
+// kernels of sgemm.go (x is never transposed; w, small, is for dy·wᵀ), and the two gradients in
+// one pass over dy; otherwise, and for matrices smaller than one kernel block, gonum's GEMM is
+// used, except for the weight gradient xᵀ·dy (long and thin: M ≫ in, out), computed from
+// transposed copies as blocked long dot products in parallel. The executor runs a product
+// followed by AddBias as one kernel (the bias added by the product's kernel).
 func MatMul(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || w.Dims() != 2 || x.Shape()[1] != w.Shape()[0] {
 		return nil, fmt.Errorf("matmul: shapes %v and %v", x.Shape(), w.Shape())
 	}
-	op := newFuncOp("MatMul", 2, productShape, matmulNN[float64], matmulNN[float32])
-	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) { return matmulGrads(in, g) }
+	st := &linGrad{}
+	op := newFuncOp("MatMul", 2, productShape, matmulFwd[float64](st), matmulFwd[float32](st))
+	op.withBias = func() *funcOp {
+		f := newFuncOp("MatMul+AddBias", 3, productShape, matmulFwd[float64](st), matmulFwd[float32](st))
+		f.ranks = []int{2, 2, 1, 2}
+		return f
+	}
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) { return matmulGrads(st, in, g) }
 	return apply(op, x, w)
-}
-
-// MatMulBias returns x·w + b for x [M, in], w [in, out] and b [out] (added to every row), the
-// bias added by the product's kernel (no pass of its own). Its gradients are MatMul's and the
-// column sums of the output gradient.
-func MatMulBias(x, w, b *gorgonia.Node) (*gorgonia.Node, error) {
-	if x.Dims() != 2 || w.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != w.Shape()[0] || w.Shape()[1] != b.Shape()[0] {
-		return nil, fmt.Errorf("matmul with bias: shapes %v, %v and %v", x.Shape(), w.Shape(), b.Shape())
-	}
-	op := newFuncOp("MatMulBias", 3, productShape, matmulNN[float64], matmulNN[float32])
-	op.ranks = []int{2, 2, 1, 2}
-	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		grads, err := matmulGrads(in, g)
-		if err != nil {
-			return nil, err
-		}
-		db, err := ColSum(g)
-		return append(grads, db), err
-	}
-	return apply(op, x, w, b)
 }
 
 func productShape(s []tensor.Shape) (tensor.Shape, error) { return tensor.Shape{s[0][0], s[1][1]}, nil }
 
-// matmulGrads returns the gradients of x·w (+ b) for inputs x, w (and b): one op computes dw
-// and, in the same pass over the output gradient g (linearGrad32), dx and db, which two more
-// ops hand out. The dx op writes nothing itself: dw's op fills its output buffer, unless the
-// executor finds that nothing needs dx.
-func matmulGrads(in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
-	st := &linGrad{}
-	st.dx = newFuncOp("MatMulGradX", 2, sameAs(1), noKernel[float64], noKernel[float32])
-	st.dx.dead = func() { st.noDX = true }
-	st.dx.after = true
-	dw := newFuncOp("MatMulGradW", 3, sameAs(1), linGradKernel[float64](st), linGradKernel[float32](st))
-	dw.sumsIn = true // a summand of dx's shape, added to dx
-	dw.sumShape = func(s []tensor.Shape) tensor.Shape { return s[0] }
-	st.dx.fillBy = dw
-	dW, err := apply(dw, in[0], in[1], g)
+// matmulGrads returns the gradients dx = g·wᵀ (inputs g, w) and dw = xᵀ·g (inputs x, g) of x·w.
+// Whichever of the two ops runs first after the forward pass computes both in one pass over g
+// (linearGrad32) and leaves the other's result in that op's output buffer; an executor that
+// finds that nothing needs one of them says so (funcOp.dead), and it is not computed. A summand
+// the executor folds into dx's op (funcOp.sumsIn) is added to dx; the executor then runs dw's
+// op after dx's (funcOp.pair).
+func matmulGrads(st *linGrad, in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
+	dx := newFuncOp("MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{s[0][0], s[1][0]}, nil
+	}, linGradKernel[float64](st, 0), linGradKernel[float32](st, 0))
+	dx.dead = func() { st.noDX = true }
+	dx.sumsIn = true
+	dw := newFuncOp("MatMulGradW", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{s[0][1], s[1][1]}, nil
+	}, linGradKernel[float64](st, 1), linGradKernel[float32](st, 1))
+	dw.dead = func() { st.noDW = true }
+	dx.pair, dw.pair = dw, dx
+	st.ops = [2]*funcOp{dx, dw}
+	dX, err := apply(dx, g, in[1])
 	if err != nil {
 		return nil, err
 	}
-	dX, err := apply(st.dx, dW, in[0])
+	dW, err := apply(dw, in[0], g)
 	if err != nil {
 		return nil, err
 	}
-	if len(in) < 3 {
-		return gorgonia.Nodes{dX, dW}, nil
-	}
-	st.bias = true
-	db := newFuncOp("MatMulGradB", 2, sameAs(1), takeOther[float64](&st.db), takeOther[float32](&st.db))
-	db.ranks = []int{2, 1, 1}
-	db.after = true
-	dB, err := apply(db, dW, in[2])
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Nodes{dX, dW, dB}, nil
+	return gorgonia.Nodes{dX, dW}, nil
 }
 
-// linGrad is the state of a product's gradient ops.
+// linGrad is the state a product shares with its gradient ops: the forward pass's inputs (x,
+// w as []T) and shape, a pass counter, and which pass the gradients were computed for.
 type linGrad struct {
-	dx     *funcOp // its output buffer receives dx
-	noDX   bool    // nothing needs dx
-	bias   bool    // db is wanted
-	db     any     // []T
-	nt, tn tnScratch
-	fused  tnBuffers
+	x, w       any
+	m, a, b    int
+	pass, done int
+	ops        [2]*funcOp // dx's and dw's ops
+	noDX, noDW bool       // nothing needs dx (dw)
+	nt, tn     tnScratch
+	fused      tnBuffers
 }
 
-func noKernel[T Float](_ []T, _ [][]T, _ []tensor.Shape) {}
+// matmulFwd: out = x·w (+ bias in[2]); it records x, w and the shape for the gradient ops.
+func matmulFwd[T Float](st *linGrad) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) {
+		st.x, st.w = in[0], in[1]
+		st.m, st.a, st.b = s[0][0], s[0][1], s[1][1]
+		st.pass++
+		matmulNN(out, in, s)
+	}
+}
 
-// linGradKernel: inputs x [M, a], w [a, b], g [M, b]; out = dw = xᵀ·g, and into st: dx = g·wᵀ
-// and db = Σ rows g.
-func linGradKernel[T Float](st *linGrad) kernel[T] {
-	return func(dw []T, in [][]T, s []tensor.Shape) {
-		x, w, g := in[0], in[1], in[2]
-		m, a, b := s[0][0], s[0][1], s[1][1]
-		var dx, db []T
-		if !st.noDX {
-			var z T
-			dt := tensor.Float64
-			if _, ok := any(z).(float32); ok {
-				dt = tensor.Float32
+// linGradKernel is the kernel of dx's op (which 0: inputs g, w [, summand]) and dw's (which 1:
+// inputs x, g): the first to run in a pass computes dx = g·wᵀ (+ summand) and dw = xᵀ·g into
+// the two ops' output buffers.
+func linGradKernel[T Float](st *linGrad, which int) kernel[T] {
+	return func(out []T, in [][]T, _ []tensor.Shape) {
+		if st.done == st.pass {
+			return // the other op computed this op's output
+		}
+		st.done = st.pass
+		m, a, b := st.m, st.a, st.b
+		x, w := st.x.([]T), st.w.([]T)
+		var g, sum, dx, dw []T
+		var z T
+		dt := tensor.Float64
+		if _, ok := any(z).(float32); ok {
+			dt = tensor.Float32
+		}
+		if which == 0 {
+			g, dx = in[0], out
+			if len(in) > 2 {
+				sum = in[2]
 			}
-			dx = st.dx.out.get(dt, m, a).Data().([]T)
+			if !st.noDW {
+				dw = st.ops[1].out.get(dt, a, b).Data().([]T)
+			}
+		} else {
+			g, dw = in[1], out
+			if !st.noDX {
+				dx = st.ops[0].out.get(dt, m, a).Data().([]T)
+			}
 		}
-		if st.bias {
-			db = grow[T](st.db, b)
-			st.db = db
-		}
-		var sum []T // a summand the executor folded in (funcOp.sumsIn), added to dx
-		if len(in) > 3 {
-			sum = in[3]
-		}
-		if d32, ok := any(dw).([]float32); ok && linearGrad32(any(dx).([]float32), d32, any(db).([]float32),
+		if d32, ok := any(dx).([]float32); ok && linearGrad32(d32, any(dw).([]float32), nil,
 			any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, &st.fused) {
 			return
 		}
@@ -130,9 +129,8 @@ func linGradKernel[T Float](st *linGrad) kernel[T] {
 				addTo(dx, sum)
 			}
 		}
-		matmulTN[T](&st.tn)(dw, [][]T{x, g}, []tensor.Shape{{m, a}, {m, b}})
-		if db != nil {
-			colSum(db, g)
+		if dw != nil {
+			matmulTN[T](&st.tn)(dw, [][]T{x, g}, []tensor.Shape{{m, a}, {m, b}})
 		}
 	}
 }

@@ -517,13 +517,6 @@ var gradCases = []struct {
 		y, err := EdgeSum(e, hs, ht, src, dst)
 		return y, gorgonia.Nodes{e, hs, ht}, err
 	}},
-	{"MatMulBias", 53, 54, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 40, 5)
-		w := randMatrix(g, rng, "w", 5, 18)
-		b := randMatrix(g, rng, "b", 18)
-		y, err := MatMulBias(x, w, b)
-		return y, gorgonia.Nodes{x, w, b}, err
-	}},
 }
 
 func TestGradients(t *testing.T) {

@@ -199,8 +199,8 @@ func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float3
 const linChunk = 240
 
 // linearGrad32 computes the gradients of y = x·w (+ b) from dy in one pass over dy, a chunk of
-// linChunk rows at a time (in cache for all three): dx = dy·wᵀ (+ sum, unless nil; no dx if dx
-// is nil), dw = xᵀ·dy and, unless db is nil, db = Σ rows dy; x [m, a], w [a, b]. Chunks are split between
+// linChunk rows at a time (in cache for all three): dx = dy·wᵀ (+ sum, unless nil), dw = xᵀ·dy
+// and db = Σ rows dy, each unless nil; x [m, a], w [a, b]. Chunks are split between
 // GOMAXPROCS workers with private dw and db sums. It reports false, doing nothing, where there
 // is no kernel or a dimension is smaller than a block.
 func linearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *tnBuffers) bool {
@@ -235,7 +235,9 @@ func linearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *tnBuffer
 		}
 	})
 	parts := sc.parts[:workers]
-	tnReduce(mk, a, b, dw, b, parts)
+	if dw != nil {
+		tnReduce(mk, a, b, dw, b, parts)
+	}
 	if db != nil {
 		copy(db, parts[0][size:size+b])
 		for _, p := range parts[1:] {

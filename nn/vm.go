@@ -101,6 +101,7 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgo
 		expand(in)
 		m.steps = append(m.steps, step{node: n, in: terms, vals: make([]gorgonia.Value, len(terms)), ds: make([]*tensor.Dense, len(terms))})
 	}
+	m.fuseBias(users, kept)
 	m.foldSums(users, kept)
 	return m, nil
 }
@@ -110,56 +111,110 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgo
 // ready before it runs: one pass over the data instead of two.
 func (m *machine) foldSums(users map[int64]int, kept map[int64]bool) {
 	at := map[int64]int{}
-	byOp := map[*funcOp]int{}
 	for i, s := range m.steps {
 		at[s.node.ID()] = i
-		if f, ok := s.op.(*funcOp); ok {
-			byOp[f] = i
-		}
 	}
 	gone := map[int]bool{}
+	var follow [][2]*funcOp // (a, b): a's step must come after b's
 	for i := range m.steps {
 		s := &m.steps[i]
 		if s.op != nil || len(s.in) != 2 {
 			continue
 		}
-		// p produces the term, r computes it (r = p unless p's buffer is filled by another op).
-		best, bestR := -1, -1
+		best := -1
 		for t, term := range s.in {
 			p, ok := at[term.ID()]
 			if !ok || gone[p] || users[term.ID()] != 1 || kept[term.ID()] || !term.Shape().Eq(s.node.Shape()) || m.steps[p].also != nil {
 				continue
 			}
 			f, ok := m.steps[p].op.(*funcOp)
-			if !ok {
+			if !ok || !f.sumsIn || f.withSum {
 				continue
 			}
-			r := p
-			if f.fillBy != nil {
-				if r, ok = byOp[f.fillBy]; !ok {
-					continue
-				}
-				f = f.fillBy
-			}
-			if !f.sumsIn || f.withSum {
-				continue
-			}
-			if q, ok := at[s.in[1-t].ID()]; ok && q > r {
+			if q, ok := at[s.in[1-t].ID()]; ok && q > p {
 				continue // the summand is not ready when the op runs
 			}
-			if best < 0 || r > bestR {
-				best, bestR = t, r
+			if f.pair != nil && !m.canRunAfter(f.pair, p, users) {
+				continue
+			}
+			if best < 0 || p > at[s.in[best].ID()] {
+				best = t
 			}
 		}
 		if best < 0 {
 			continue
 		}
-		r := &m.steps[bestR]
-		r.op.(*funcOp).withSum = true
-		r.in = append(r.in, s.in[1-best])
-		r.vals = append(r.vals, nil)
-		m.steps[at[s.in[best].ID()]].also = s.node
+		p := &m.steps[at[s.in[best].ID()]]
+		f := p.op.(*funcOp)
+		f.withSum = true
+		p.in = append(p.in, s.in[1-best])
+		p.vals = append(p.vals, nil)
+		p.also = s.node
 		gone[i] = true
+		if f.pair != nil {
+			follow = append(follow, [2]*funcOp{f.pair, f})
+		}
+	}
+	kept2 := m.steps[:0]
+	for i, s := range m.steps {
+		if !gone[i] {
+			kept2 = append(kept2, s)
+		}
+	}
+	m.steps = kept2
+	for _, f := range follow {
+		a, b := m.stepOf(f[0]), m.stepOf(f[1])
+		if a >= 0 && a < b {
+			st := m.steps[a]
+			copy(m.steps[a:b], m.steps[a+1:b+1])
+			m.steps[b] = st
+		}
+	}
+}
+
+// canRunAfter reports whether op's step comes after step p, or can be moved there because
+// nothing in the graph reads its node (its value is an output only), or is not run at all.
+func (m *machine) canRunAfter(op *funcOp, p int, users map[int64]int) bool {
+	j := m.stepOf(op)
+	return j < 0 || j > p || users[m.steps[j].node.ID()] == 0
+}
+
+// stepOf returns the index of op's step, or -1.
+func (m *machine) stepOf(op *funcOp) int {
+	for j := range m.steps {
+		if m.steps[j].op == gorgonia.Op(op) {
+			return j
+		}
+	}
+	return -1
+}
+
+// fuseBias runs each product whose only reader is an AddBias as one step with it (the bias
+// added by the product's kernel).
+func (m *machine) fuseBias(users map[int64]int, kept map[int64]bool) {
+	at := map[int64]int{}
+	for i, s := range m.steps {
+		at[s.node.ID()] = i
+	}
+	gone := map[int]bool{}
+	for i := range m.steps {
+		s := &m.steps[i]
+		if f, ok := s.op.(*funcOp); !ok || !f.addsBias || len(s.in) != 2 {
+			continue
+		}
+		x := s.in[0]
+		p, ok := at[x.ID()]
+		if !ok || users[x.ID()] != 1 || kept[x.ID()] {
+			continue
+		}
+		f, ok := m.steps[p].op.(*funcOp)
+		if !ok || f.withBias == nil {
+			continue
+		}
+		s.op = f.withBias()
+		s.in = []*gorgonia.Node{m.steps[p].in[0], m.steps[p].in[1], s.in[1]}
+		s.vals = make([]gorgonia.Value, 3)
+		gone[p] = true
 	}
 	kept2 := m.steps[:0]
 	for i, s := range m.steps {

@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -118,6 +119,81 @@ func TestMachineFoldsSums(t *testing.T) {
 		for j := range a {
 			if d := a[j] - w[j]; d > 1e-12*(1+abs(w[j])) || d < -1e-12*(1+abs(w[j])) {
 				t.Fatalf("d/d%s[%d] = %v, tape %v", name, j, a[j], w[j])
+			}
+		}
+	}
+}
+
+// TestMachineFloat32 runs a graph of products with bias, ReLUs and gradient sums through the
+// executor in float32 (the assembly kernels and the fused steps: product and bias, the
+// gradients of a product in one pass with the residual's sum folded in) and compares loss and
+// gradients with float64 on the same parameters.
+func TestMachineFloat32(t *testing.T) {
+	run := func(dt tensor.Dtype) (float64, map[string][]float64, *Net) {
+		p, err := NewParams(dt, 13)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b := NewBuilder(p)
+		rng := rand.New(rand.NewPCG(61, 62))
+		const rows, d = 301, 24
+		xs64, xs32 := make([]float64, rows*d), make([]float32, rows*d)
+		for i := range xs64 {
+			xs64[i] = rng.NormFloat64()
+			xs32[i] = float32(xs64[i])
+		}
+		var xt *tensor.Dense
+		if dt == tensor.Float64 {
+			xt = tensor.New(tensor.WithShape(rows, d), tensor.WithBacking(xs64))
+		} else {
+			xt = tensor.New(tensor.WithShape(rows, d), tensor.WithBacking(xs32))
+		}
+		x := b.Input("x", xt)
+		h := b.Relu(b.Linear(x, "a", d, d))
+		for i := 0; i < 2; i++ { // residual blocks: h + relu(h·W + b)
+			h = b.Add(h, b.Relu(b.Linear(h, fmt.Sprintf("r%d", i), d, d)))
+		}
+		y := b.Linear(h, "out", d, 17)
+		loss := b.Sum(b.Mul(y, y))
+		net, err := Finish(b, nil, y, loss, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := net.m.run(); err != nil {
+			t.Fatal(err)
+		}
+		names, vals := net.Gradients()
+		grads := map[string][]float64{}
+		for i, n := range names {
+			grads[n] = Values(vals[i])
+		}
+		return Scalar(loss), grads, net
+	}
+	l64, g64, _ := run(tensor.Float64)
+	l32, g32, net := run(tensor.Float32)
+	fused, folded := 0, 0
+	for _, s := range net.m.steps {
+		if s.op != nil && s.op.String() == "MatMul+AddBias" {
+			fused++
+		}
+		if f, ok := s.op.(*funcOp); ok && f.withSum {
+			folded++
+		}
+	}
+	if fused != 4 || folded == 0 {
+		t.Errorf("%d products fused with their bias (want 4), %d sums folded into ops (want some)", fused, folded)
+	}
+	if d := (l32 - l64) / l64; d > 1e-5 || d < -1e-5 {
+		t.Fatalf("loss float32 %v, float64 %v", l32, l64)
+	}
+	for name, w := range g64 {
+		scale := 0.0
+		for _, v := range w {
+			scale = max(scale, abs(v))
+		}
+		for j, v := range g32[name] {
+			if d := v - w[j]; d > 1e-4*scale || d < -1e-4*scale {
+				t.Fatalf("d/d%s[%d]: float32 %v, float64 %v", name, j, v, w[j])
 			}
 		}
 	}
