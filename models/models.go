@@ -111,3 +111,26 @@ func Build(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	}
 	return nil, 0, fmt.Errorf("model.name %q, want gatedgcn, monet or transformer", m.Name)
 }
+
+// FromConfig returns the input/output description, the BuildFunc and the parameter count of a
+// run's network on its dataset: the encoding, CLS node and shortest-path encoder from the
+// dataset section, an explicit model.readout over the task's default, and model.edge_feat
+// (off: no edge input, bgnn's plain MoNet).
+func FromConfig(r *config.Run, spec *data.Spec) (nn.IO, nn.BuildFunc, int, error) {
+	enc := Encoding{Name: r.Dataset.Encoding, R: r.Dataset.R, Q: r.Dataset.Q, CLS: r.Dataset.CLS, SPLinear: r.Model.SPEncoder == "linear"}
+	io, err := IO(spec, enc)
+	if err != nil {
+		return io, nil, 0, err
+	}
+	if r.Model.Readout != "" && r.Model.Readout != "auto" {
+		io.Readout = r.Model.Readout
+	}
+	if !r.Model.EdgeFeat {
+		io.EdgeVocab, io.EdgeFloat = 0, 0
+	}
+	if err := io.Validate(); err != nil {
+		return io, nil, 0, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	build, params, err := Build(r.Model, io)
+	return io, build, params, err
+}
