@@ -28,6 +28,8 @@ type Dataset struct {
 	// ValFraction carves this fraction of the training split off as validation when the
 	// dataset has no validation split (NeighborsMatch); 0 monitors the training loss instead.
 	ValFraction float64 `mapstructure:"val_fraction" yaml:"val_fraction"`
+	// Subset keeps only the first Subset graphs of each split (quick runs, tests); 0 keeps all.
+	Subset int `mapstructure:"subset" yaml:"subset"`
 }
 
 // Model selects the network and its shape (REFERENCE §2–§4).

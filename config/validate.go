@@ -121,6 +121,9 @@ func (r *Run) Validate() error {
 	} else if encOK && d.Encoding == "lp" && d.Q < 1 {
 		bad("dataset.q", "the lp encoding needs at least 1 Laplacian eigenvector, got %d", d.Q)
 	}
+	if d.Subset < 0 {
+		bad("dataset.subset", "want 0 (all graphs) or a positive count, got %d", d.Subset)
+	}
 	if d.ValFraction < 0 || d.ValFraction >= 1 {
 		bad("dataset.val_fraction", "want a fraction in [0, 1), got %g", d.ValFraction)
 	}

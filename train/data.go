@@ -40,13 +40,13 @@ func (r *run) loadData() error {
 		}
 		if d.Cache != "" {
 			gs, _, err := cache.LoadDataset(d.Cache, dir, key, r.o.Workers)
-			return gs, err
+			return r.subset(gs), err
 		}
 		raw, spec, err := data.LoadSplit(dir, d.Name, split)
 		if err != nil {
 			return nil, err
 		}
-		return cache.Build(raw, spec, key, r.o.Workers)
+		return cache.Build(r.subset(raw), spec, key, r.o.Workers)
 	}
 	if r.train, err = load("train"); err != nil {
 		return err
@@ -75,6 +75,13 @@ func (r *run) loadData() error {
 	}
 	r.eval, err = batches(r.train, bs)
 	return err
+}
+
+func (r *run) subset(gs []*data.Graph) []*data.Graph {
+	if r.cfg.Dataset.Subset > 0 && len(gs) > r.cfg.Dataset.Subset {
+		return gs[:r.cfg.Dataset.Subset]
+	}
+	return gs
 }
 
 // carve moves a fixed random fraction of gs (the same for every seed) into a validation split.

@@ -30,7 +30,7 @@ type Options struct {
 	Progress bool      // redraw a progress bar with ETA during each epoch (for terminals)
 	Workers  int       // preprocessing workers (0: all cores)
 	// AfterBatch, if set, runs after every training batch (tests use it to interrupt a run).
-	AfterBatch func(epoch, batch int)
+	AfterBatch func(epoch, batch int, p *nn.Params)
 }
 
 // ErrNaN is returned (wrapped) when a training loss is not finite.
@@ -253,7 +253,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			r.loop.Train.Add(loss, pred, bt)
 			bar.update(b+1, time.Since(t0).Seconds(), r.loop.Train.Loss())
 			if r.o.AfterBatch != nil {
-				r.o.AfterBatch(r.loop.Epoch, b)
+				r.o.AfterBatch(r.loop.Epoch, b, r.p)
 			}
 		}
 		bar.clear()

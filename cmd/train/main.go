@@ -57,6 +57,7 @@ func run(args []string) int {
 	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m (overrides train.max_time)")
 	epochs := fs.Int("epochs", 0, "at most this many epochs (overrides train.max_epochs)")
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
+	subset := fs.Int("subset", 0, "use only the first N graphs of each split (quick runs; sets dataset.subset)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -70,12 +71,15 @@ func run(args []string) int {
 			overrides = append(overrides, flagName+"="+s)
 		}
 	}
-	if *maxTime < 0 || *epochs < 0 {
-		fmt.Fprintln(os.Stderr, "train: -max-time and -epochs must not be negative")
+	if *maxTime < 0 || *epochs < 0 || *subset < 0 {
+		fmt.Fprintln(os.Stderr, "train: -max-time, -epochs and -subset must not be negative")
 		return exitUsage
 	}
 	if *maxTime > 0 {
 		overrides = append(overrides, "train.max_time="+maxTime.String())
+	}
+	if *subset > 0 {
+		overrides = append(overrides, "dataset.subset="+strconv.Itoa(*subset))
 	}
 	if *epochs > 0 {
 		overrides = append(overrides, "train.max_epochs="+strconv.Itoa(*epochs))
