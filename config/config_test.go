@@ -406,3 +406,56 @@ func TestEnvNames(t *testing.T) {
 		t.Error(Keys())
 	}
 }
+
+func TestDefaultsFilesAllUsed(t *testing.T) {
+	all, err := loadDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	families := map[string]bool{}
+	for _, ds := range DatasetNames() {
+		f, _, _ := datasetFamily(ds)
+		families[f] = true
+	}
+	for rel, l := range all {
+		dir, file, _ := strings.Cut(rel, "/")
+		name := strings.TrimSuffix(file, ".yaml")
+		switch dir {
+		case "base.yaml":
+			_, hasDataset := l.vals["dataset.name"]
+			if len(l.vals) != len(schema)-1 || hasDataset {
+				t.Errorf("base.yaml sets %d keys, want every key but dataset.name (%d)", len(l.vals), len(schema)-1)
+			}
+		case "dataset":
+			if !families[name] {
+				t.Errorf("defaults/%s: no dataset uses it", rel)
+			}
+		case "model":
+			if !contains(ModelNames, name) {
+				t.Errorf("defaults/%s: no such model", rel)
+			}
+		case "override":
+			ok := false
+			for f := range families {
+				if m, found := strings.CutPrefix(name, f+"-"); found && contains(ModelNames, m) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("defaults/%s: not <dataset>-<model>", rel)
+			}
+		default:
+			t.Errorf("defaults/%s: unexpected file", rel)
+		}
+	}
+	for f := range families {
+		if all["dataset/"+f+".yaml"] == nil {
+			t.Errorf("no defaults/dataset/%s.yaml", f)
+		}
+	}
+	for _, m := range ModelNames {
+		if all["model/"+m+".yaml"] == nil {
+			t.Errorf("no defaults/model/%s.yaml", m)
+		}
+	}
+}
