@@ -459,3 +459,41 @@ func TestDefaultsFilesAllUsed(t *testing.T) {
 		}
 	}
 }
+
+func TestEnvEveryKind(t *testing.T) {
+	env := map[string]string{
+		"REWIREGNN_DATASET_NAME":       "mnist",
+		"REWIREGNN_DATASET_CLS":        "true",
+		"REWIREGNN_DATASET_R":          "2",
+		"REWIREGNN_TRAIN_LR":           "1e-4",
+		"REWIREGNN_TRAIN_MAX_TIME":     "90m",
+		"REWIREGNN_TRAIN_SEEDS":        "7,8,9",
+		"REWIREGNN_DEVICE":             "auto",
+		"REWIREGNN_MODEL_SP_ENCODER":   "linear",
+		"REWIREGNN_DATASET_ENCODING":   "",  // empty: unset
+		"REWIREGNN_CUDA_SOMETHING":     "x", // not a config section: left alone
+		"REWIREGNN_DATASET_SELF_LOOPS": "false",
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	r := mustLoad(t, "")
+	if r.Dataset.Name != "mnist" || !r.Dataset.CLS || r.Dataset.R != 2 || r.Train.LR != 1e-4 || r.Train.MaxTime != 90*time.Minute ||
+		!reflect.DeepEqual(r.Train.Seeds, []int64{7, 8, 9}) || r.Device != "auto" || r.Model.SPEncoder != "linear" ||
+		r.Dataset.Encoding != "none" || r.Dataset.SelfLoops || r.Model.Readout != "cls" {
+		y, _ := r.YAML()
+		t.Fatalf("from the environment:\n%s", y)
+	}
+}
+
+func TestValidateZeroRun(t *testing.T) {
+	err := (&Run{}).Validate()
+	if err == nil {
+		t.Fatal("the zero Run validates")
+	}
+	for _, k := range []string{"dataset.name:", "dataset.r:", "model.name:", "train.seeds:", "device:", "out:"} {
+		if !strings.Contains(err.Error(), k) {
+			t.Errorf("error lacks %s:\n%v", k, err)
+		}
+	}
+}
