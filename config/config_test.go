@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
 
 // writeTemp writes a config file into a fresh folder and returns its path.
@@ -495,5 +496,35 @@ func TestValidateZeroRun(t *testing.T) {
 		if !strings.Contains(err.Error(), k) {
 			t.Errorf("error lacks %s:\n%v", k, err)
 		}
+	}
+}
+
+// TestDatasetsAgreeWithDataSpecs checks the dataset facts the config layer keeps (task level,
+// missing validation split, default Laplacian width) against the data package's descriptions.
+func TestDatasetsAgreeWithDataSpecs(t *testing.T) {
+	levels := map[data.Task]string{data.GraphRegression: levelGraph, data.GraphClass: levelGraph, data.NodeClass: levelNode, data.RootClass: levelRoot}
+	for _, name := range DatasetNames() {
+		t.Run(name, func(t *testing.T) {
+			dir := ""
+			if name == "zinc" || name == "aqsol" {
+				dir = testdata.Dir(t) // the molecules' vocabularies live in the data folder
+			}
+			spec, err := data.OpenSpec(dir, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := datasetLevel(name); got != levels[spec.Task] {
+				t.Errorf("level %q, data says task %q", got, spec.Task)
+			}
+			family, _, _ := datasetFamily(name)
+			hasVal := contains(spec.Splits, "val")
+			if datasetsWithoutVal[family] == hasVal {
+				t.Errorf("config thinks no validation split: %v; data splits %v", datasetsWithoutVal[family], spec.Splits)
+			}
+			r := mustLoad(t, "", "dataset.name="+name)
+			if r.Dataset.Q != spec.LapQ {
+				t.Errorf("default q %d, data's LapQ %d", r.Dataset.Q, spec.LapQ)
+			}
+		})
 	}
 }

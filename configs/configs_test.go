@@ -11,6 +11,9 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/configs"
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/models"
 )
 
 // The tests run in configs/, so paths are relative to it.
@@ -255,5 +258,49 @@ func TestDefaultsEmbedded(t *testing.T) {
 	})
 	if err != nil || n == 0 {
 		t.Fatalf("walking the embedded defaults: %v (%d files)", err, n)
+	}
+}
+
+// TestPaperSettingsBuild checks that the network of every paper setting can be described by
+// package models from the resolved config (the check a training run does first), and that
+// the parameter counts stay near the paper's 100K budget.
+func TestPaperSettingsBuild(t *testing.T) {
+	grids, err := config.LoadGrids("grids", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	specs := map[string]*data.Spec{}
+	for _, g := range grids {
+		runs, err := g.Expand()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			spec := specs[r.Dataset.Name]
+			if spec == nil {
+				dir := ""
+				if r.Dataset.Name == "zinc" || r.Dataset.Name == "aqsol" {
+					dir = testdata.Dir(t)
+				}
+				if spec, err = data.OpenSpec(dir, r.Dataset.Name); err != nil {
+					t.Fatal(err)
+				}
+				specs[r.Dataset.Name] = spec
+			}
+			_, _, params, err := models.FromConfig(r, spec)
+			if err != nil {
+				t.Errorf("%s: %v", r.Name, err)
+				continue
+			}
+			// 100K models; the adjacency encoding at r = 10 and the NeighborsMatch
+			// key/value tables (up to 2^9+1 rows each) and r_p+1 layers add more
+			lo, hi := 95_000, 125_000
+			if strings.HasPrefix(r.Dataset.Name, "neighborsmatch-") {
+				lo, hi = 50_000, 400_000 // depth 9: 10 layers and two 513-row tables
+			}
+			if params < lo || params > hi {
+				t.Errorf("%s: %d parameters, outside [%d, %d]", r.Name, params, lo, hi)
+			}
+		}
 	}
 }
