@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
 
 // writeTemp writes a config file into a fresh folder and returns its path.
@@ -404,5 +405,126 @@ func TestEnvNames(t *testing.T) {
 	}
 	if len(Keys()) != len(schema) || Keys()[0] != "name" {
 		t.Error(Keys())
+	}
+}
+
+func TestDefaultsFilesAllUsed(t *testing.T) {
+	all, err := loadDefaults()
+	if err != nil {
+		t.Fatal(err)
+	}
+	families := map[string]bool{}
+	for _, ds := range DatasetNames() {
+		f, _, _ := datasetFamily(ds)
+		families[f] = true
+	}
+	for rel, l := range all {
+		dir, file, _ := strings.Cut(rel, "/")
+		name := strings.TrimSuffix(file, ".yaml")
+		switch dir {
+		case "base.yaml":
+			_, hasDataset := l.vals["dataset.name"]
+			if len(l.vals) != len(schema)-1 || hasDataset {
+				t.Errorf("base.yaml sets %d keys, want every key but dataset.name (%d)", len(l.vals), len(schema)-1)
+			}
+		case "dataset":
+			if !families[name] {
+				t.Errorf("defaults/%s: no dataset uses it", rel)
+			}
+		case "model":
+			if !contains(ModelNames, name) {
+				t.Errorf("defaults/%s: no such model", rel)
+			}
+		case "override":
+			ok := false
+			for f := range families {
+				if m, found := strings.CutPrefix(name, f+"-"); found && contains(ModelNames, m) {
+					ok = true
+				}
+			}
+			if !ok {
+				t.Errorf("defaults/%s: not <dataset>-<model>", rel)
+			}
+		default:
+			t.Errorf("defaults/%s: unexpected file", rel)
+		}
+	}
+	for f := range families {
+		if all["dataset/"+f+".yaml"] == nil {
+			t.Errorf("no defaults/dataset/%s.yaml", f)
+		}
+	}
+	for _, m := range ModelNames {
+		if all["model/"+m+".yaml"] == nil {
+			t.Errorf("no defaults/model/%s.yaml", m)
+		}
+	}
+}
+
+func TestEnvEveryKind(t *testing.T) {
+	env := map[string]string{
+		"REWIREGNN_DATASET_NAME":       "mnist",
+		"REWIREGNN_DATASET_CLS":        "true",
+		"REWIREGNN_DATASET_R":          "2",
+		"REWIREGNN_TRAIN_LR":           "1e-4",
+		"REWIREGNN_TRAIN_MAX_TIME":     "90m",
+		"REWIREGNN_TRAIN_SEEDS":        "7,8,9",
+		"REWIREGNN_DEVICE":             "auto",
+		"REWIREGNN_MODEL_SP_ENCODER":   "linear",
+		"REWIREGNN_DATASET_ENCODING":   "",  // empty: unset
+		"REWIREGNN_CUDA_SOMETHING":     "x", // not a config section: left alone
+		"REWIREGNN_DATASET_SELF_LOOPS": "false",
+	}
+	for k, v := range env {
+		t.Setenv(k, v)
+	}
+	r := mustLoad(t, "")
+	if r.Dataset.Name != "mnist" || !r.Dataset.CLS || r.Dataset.R != 2 || r.Train.LR != 1e-4 || r.Train.MaxTime != 90*time.Minute ||
+		!reflect.DeepEqual(r.Train.Seeds, []int64{7, 8, 9}) || r.Device != "auto" || r.Model.SPEncoder != "linear" ||
+		r.Dataset.Encoding != "none" || r.Dataset.SelfLoops || r.Model.Readout != "cls" {
+		y, _ := r.YAML()
+		t.Fatalf("from the environment:\n%s", y)
+	}
+}
+
+func TestValidateZeroRun(t *testing.T) {
+	err := (&Run{}).Validate()
+	if err == nil {
+		t.Fatal("the zero Run validates")
+	}
+	for _, k := range []string{"dataset.name:", "dataset.r:", "model.name:", "train.seeds:", "device:", "out:"} {
+		if !strings.Contains(err.Error(), k) {
+			t.Errorf("error lacks %s:\n%v", k, err)
+		}
+	}
+}
+
+// TestDatasetsAgreeWithDataSpecs checks the dataset facts the config layer keeps (task level,
+// missing validation split, default Laplacian width) against the data package's descriptions.
+func TestDatasetsAgreeWithDataSpecs(t *testing.T) {
+	levels := map[data.Task]string{data.GraphRegression: levelGraph, data.GraphClass: levelGraph, data.NodeClass: levelNode, data.RootClass: levelRoot}
+	for _, name := range DatasetNames() {
+		t.Run(name, func(t *testing.T) {
+			dir := ""
+			if name == "zinc" || name == "aqsol" {
+				dir = testdata.Dir(t) // the molecules' vocabularies live in the data folder
+			}
+			spec, err := data.OpenSpec(dir, name)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := datasetLevel(name); got != levels[spec.Task] {
+				t.Errorf("level %q, data says task %q", got, spec.Task)
+			}
+			family, _, _ := datasetFamily(name)
+			hasVal := contains(spec.Splits, "val")
+			if datasetsWithoutVal[family] == hasVal {
+				t.Errorf("config thinks no validation split: %v; data splits %v", datasetsWithoutVal[family], spec.Splits)
+			}
+			r := mustLoad(t, "", "dataset.name="+name)
+			if r.Dataset.Q != spec.LapQ {
+				t.Errorf("default q %d, data's LapQ %d", r.Dataset.Q, spec.LapQ)
+			}
+		})
 	}
 }

@@ -157,7 +157,7 @@ func runLayer(src string, m *yaml.Node, keyPrefix string) (*layer, error) {
 			}
 			f := schemaByKey[key]
 			if f == nil {
-				errs = append(errs, fmt.Errorf("%s: %s", at, unknownKeyError(keyPrefix+key)))
+				errs = append(errs, fmt.Errorf("%s: %s", at, unknownKeyErrorIn(keyPrefix, key)))
 				continue
 			}
 			v, err := nodeValue(f, vn)

@@ -114,10 +114,13 @@ const EnvPrefix = "REWIREGNN_"
 
 // unknownKeyError names a key that is not in the schema, with the closest known key when one is
 // near enough to be a typo.
-func unknownKeyError(key string) string {
-	msg := fmt.Sprintf("unknown key %q", key)
+func unknownKeyError(key string) string { return unknownKeyErrorIn("", key) }
+
+// unknownKeyErrorIn is unknownKeyError for a key under prefix (a grid's "overrides.").
+func unknownKeyErrorIn(prefix, key string) string {
+	msg := fmt.Sprintf("unknown key %q", prefix+key)
 	if s := suggest(key); s != "" {
-		msg += fmt.Sprintf(" (did you mean %q?)", s)
+		msg += fmt.Sprintf(" (did you mean %q?)", prefix+s)
 	}
 	return msg
 }

@@ -108,10 +108,13 @@ func WriteFile(path string, r *Run) error {
 	if err != nil {
 		return err
 	}
-	return writeAtomic(path, data)
+	return WriteFileAtomic(path, data)
 }
 
-func writeAtomic(path string, data []byte) (err error) {
+// WriteFileAtomic writes data to path through a temporary file in the same folder, synced and
+// renamed over path, so that a reader sees the old file or the new one, never part of one.
+// The folder is created if needed.
+func WriteFileAtomic(path string, data []byte) (err error) {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("config: %w", err)
