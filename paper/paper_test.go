@@ -168,7 +168,7 @@ func encode(f *File) ([]byte, error) {
 	for i, t := range f.Tables {
 		rows := t.Rows
 		t.Rows = nil
-		head, err := json.MarshalIndent(t, "    ", "  ")
+		head, err := marshal(t, "    ", "  ")
 		if err != nil {
 			return nil, err
 		}
@@ -178,7 +178,7 @@ func encode(f *File) ([]byte, error) {
 		h = strings.Replace(h, `"rows": null`, `"rows": [`, 1)
 		buf.WriteString("    " + h + "\n")
 		for j, r := range rows {
-			line, err := json.Marshal(r)
+			line, err := marshal(r, "", "")
 			if err != nil {
 				return nil, err
 			}
@@ -196,6 +196,18 @@ func encode(f *File) ([]byte, error) {
 	}
 	buf.WriteString("  ]\n}\n")
 	return buf.Bytes(), nil
+}
+
+// marshal is json.MarshalIndent without HTML escaping (">.99" stays readable).
+func marshal(v any, prefix, indent string) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent(prefix, indent)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimRight(b.Bytes(), "\n"), nil
 }
 
 // ---- the LaTeX reader used to make and check tables.json ----
