@@ -2,9 +2,7 @@ package nn
 
 import (
 	"fmt"
-	"hash"
 
-	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -14,11 +12,19 @@ func AddBias(x, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != b.Shape()[0] {
 		return nil, fmt.Errorf("add bias: shapes %v and %v, want [rows, d] and [d]", x.Shape(), b.Shape())
 	}
-	n, err := gorgonia.ApplyOp(&addBiasOp{}, x, b)
-	if err != nil {
-		return nil, fmt.Errorf("add bias: %w", err)
+	op := newFuncOp("AddBias", 2, sameAs(0), addBiasKernel[float64], addBiasKernel[float32])
+	op.ranks = []int{2, 1, 2}
+	op.check = func(s []tensor.Shape) error {
+		if s[1].TotalSize() != s[0][1] {
+			return fmt.Errorf("bias has %d values for %d columns", s[1].TotalSize(), s[0][1])
+		}
+		return nil
 	}
-	return n, nil
+	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		db, err := ColSum(g)
+		return gorgonia.Nodes{g, db}, err
+	}
+	return apply(op, x, b)
 }
 
 // ColSum returns the column sums ([d]) of x ([rows, d]).
@@ -26,62 +32,20 @@ func ColSum(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 {
 		return nil, fmt.Errorf("column sum: shape %v, want a matrix", x.Shape())
 	}
-	n, err := gorgonia.ApplyOp(&colSumOp{}, x)
-	if err != nil {
-		return nil, fmt.Errorf("column sum: %w", err)
+	op := newFuncOp("ColSum", 1, func(s []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{s[0][1]}, nil
+	}, colSumKernel[float64], colSumKernel[float32])
+	op.ranks = []int{2, 1}
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		// d/dx of a column sum broadcasts the gradient to every row: out = 0 + grad per row.
+		zero := gorgonia.NewMatrix(in[0].Graph(), in[0].Dtype(), gorgonia.WithShape(in[0].Shape()...), gorgonia.WithInit(gorgonia.Zeroes()))
+		dx, err := AddBias(zero, g)
+		return gorgonia.Nodes{dx}, err
 	}
-	return n, nil
+	return apply(op, x)
 }
 
-type addBiasOp struct {
-	base
-	out buffer
-}
-
-func (op *addBiasOp) Arity() int            { return 2 }
-func (op *addBiasOp) String() string        { return "AddBias" }
-func (op *addBiasOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "AddBias%p", op) }
-func (op *addBiasOp) Hashcode() uint32      { return hashOf(op) }
-func (op *addBiasOp) Type() hm.Type {
-	a, b := matT(), vecT()
-	return hm.NewFnType(a, b, a)
-}
-func (op *addBiasOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
-}
-
-func (op *addBiasOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	x, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	b, err := dense(op, vs[1], 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := sameType(op, x, b); err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(x)
-	if b.Shape().TotalSize() != cols {
-		return nil, fmt.Errorf("%v: bias has %d values for %d columns", op, b.Shape().TotalSize(), cols)
-	}
-	out := op.out.get(x.Dtype(), rows, cols)
-	switch x.Dtype() {
-	case tensor.Float64:
-		addBias(out.Float64s(), x.Float64s(), b.Float64s())
-	default:
-		addBias(out.Float32s(), x.Float32s(), b.Float32s())
-	}
-	return out, nil
-}
+func addBiasKernel[T Float](out []T, in [][]T, _ []tensor.Shape) { addBias(out, in[0], in[1]) }
 
 func addBias[T Float](dst, x, b []T) {
 	cols := len(b)
@@ -95,54 +59,7 @@ func addBias[T Float](dst, x, b []T) {
 	})
 }
 
-func (op *addBiasOp) DiffWRT(int) []bool { return []bool{true, true} }
-func (op *addBiasOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	db, err := ColSum(grad)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Nodes{grad, db}, nil
-}
-
-type colSumOp struct {
-	base
-	out buffer
-}
-
-func (op *colSumOp) Arity() int            { return 1 }
-func (op *colSumOp) String() string        { return "ColSum" }
-func (op *colSumOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "ColSum%p", op) }
-func (op *colSumOp) Hashcode() uint32      { return hashOf(op) }
-func (op *colSumOp) Type() hm.Type {
-	a, b := matT(), vecT()
-	return hm.NewFnType(a, b)
-}
-func (op *colSumOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return tensor.Shape{s[1]}, nil
-}
-
-func (op *colSumOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	x, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	_, cols := rowsCols(x)
-	out := op.out.get(x.Dtype(), cols)
-	switch x.Dtype() {
-	case tensor.Float64:
-		colSum(out.Float64s(), x.Float64s())
-	default:
-		colSum(out.Float32s(), x.Float32s())
-	}
-	return out, nil
-}
+func colSumKernel[T Float](out []T, in [][]T, _ []tensor.Shape) { colSum(out, in[0]) }
 
 func colSum[T Float](dst, x []T) {
 	cols := len(dst)
@@ -154,15 +71,4 @@ func colSum[T Float](dst, x []T) {
 			}
 		}
 	})
-}
-
-func (op *colSumOp) DiffWRT(int) []bool { return []bool{true} }
-func (op *colSumOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	// d/dx of a column sum broadcasts the gradient to every row: out = 0 + grad per row.
-	zero := gorgonia.NewMatrix(in[0].Graph(), in[0].Dtype(), gorgonia.WithShape(in[0].Shape()...), gorgonia.WithInit(gorgonia.Zeroes()))
-	dx, err := AddBias(zero, grad)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Nodes{dx}, nil
 }

@@ -9,38 +9,58 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// funcOp is a matrix op defined by a shape rule, a CPU kernel instantiated for float32 and
-// float64, and a symbolic gradient rule. The smaller model-specific ops (Gaussian kernel
-// weights, per-head dot products and scaling) are built from it.
+// funcOp is an op given by its signature, a shape rule, a CPU kernel instantiated for float32
+// and float64, and a symbolic gradient rule. Every op of this package except the losses is one:
+// the Op boilerplate (arity, type, hashing, shape inference), unpacking and checking the inputs,
+// reusing the output buffer and dispatching on the element type live here once, so an op's own
+// file holds only its maths.
 type funcOp struct {
 	base
 	name  string
 	arity int
+	ranks []int // rank (1 vector, 2 matrix) of every input, then of the output; nil: all matrices
 	shape func(in []tensor.Shape) (tensor.Shape, error)
-	k64   func(out []float64, in [][]float64, shapes []tensor.Shape)
-	k32   func(out []float32, in [][]float32, shapes []tensor.Shape)
+	check func(in []tensor.Shape) error // optional run-time check (index contents, forward state)
+	k64   kernel[float64]
+	k32   kernel[float32]
 	grad  func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error)
 	diff  []bool
 	out   buffer
+	ds    []*tensor.Dense
 	in64  [][]float64
 	in32  [][]float32
 	shp   []tensor.Shape
 }
 
-// kernel is the generic form of a funcOp's kernel.
+// kernel is the generic form of a funcOp's kernel: it fully overwrites out from the inputs,
+// whose shapes are given.
 type kernel[T Float] func(out []T, in [][]T, shapes []tensor.Shape)
 
 func newFuncOp(name string, arity int, shape func([]tensor.Shape) (tensor.Shape, error),
 	k64 kernel[float64], k32 kernel[float32]) *funcOp {
 	return &funcOp{name: name, arity: arity, shape: shape, k64: k64, k32: k32,
-		in64: make([][]float64, arity), in32: make([][]float32, arity), shp: make([]tensor.Shape, arity)}
+		ds: make([]*tensor.Dense, arity), in64: make([][]float64, arity), in32: make([][]float32, arity),
+		shp: make([]tensor.Shape, arity)}
 }
 
 func (op *funcOp) Arity() int            { return op.arity }
 func (op *funcOp) String() string        { return op.name }
 func (op *funcOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op.name, op) }
 func (op *funcOp) Hashcode() uint32      { return hashOf(op) }
-func (op *funcOp) Type() hm.Type         { return fnType(op.arity) }
+func (op *funcOp) Type() hm.Type {
+	if op.ranks == nil {
+		return fnType(op.arity)
+	}
+	ts := make([]hm.Type, len(op.ranks))
+	for i, r := range op.ranks {
+		ts[i] = vecT()
+		if r == 2 {
+			ts[i] = matT()
+		}
+	}
+	return hm.NewFnType(ts...)
+}
+
 func (op *funcOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 	shapes := make([]tensor.Shape, len(in))
 	for i := range in {
@@ -57,30 +77,34 @@ func (op *funcOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err := arity(op, vs); err != nil {
 		return nil, err
 	}
-	ds := make([]*tensor.Dense, len(vs))
 	for i, v := range vs {
 		d, err := dense(op, v, i)
 		if err != nil {
 			return nil, err
 		}
-		ds[i] = d
+		op.ds[i] = d
 		op.shp[i] = d.Shape()
 	}
-	if err := sameType(op, ds...); err != nil {
+	if err := sameType(op, op.ds...); err != nil {
 		return nil, err
 	}
 	s, err := op.shape(op.shp)
 	if err != nil {
 		return nil, fmt.Errorf("%v: %w", op, err)
 	}
-	out := op.out.get(ds[0].Dtype(), s...)
-	if ds[0].Dtype() == tensor.Float64 {
-		for i, d := range ds {
+	if op.check != nil {
+		if err := op.check(op.shp); err != nil {
+			return nil, fmt.Errorf("%v: %w", op, err)
+		}
+	}
+	out := op.out.get(op.ds[0].Dtype(), s...)
+	if op.ds[0].Dtype() == tensor.Float64 {
+		for i, d := range op.ds {
 			op.in64[i] = d.Float64s()
 		}
 		op.k64(out.Float64s(), op.in64, op.shp)
 	} else {
-		for i, d := range ds {
+		for i, d := range op.ds {
 			op.in32[i] = d.Float32s()
 		}
 		op.k32(out.Float32s(), op.in32, op.shp)
@@ -118,4 +142,14 @@ func apply(op *funcOp, in ...*gorgonia.Node) (*gorgonia.Node, error) {
 // sameAs returns a shape rule copying input i's shape.
 func sameAs(i int) func([]tensor.Shape) (tensor.Shape, error) {
 	return func(s []tensor.Shape) (tensor.Shape, error) { return s[i].Clone(), nil }
+}
+
+// rowsOf returns a shape rule giving a matrix of rows rows and input i's columns.
+func rowsOf(rows, i int) func([]tensor.Shape) (tensor.Shape, error) {
+	return func(s []tensor.Shape) (tensor.Shape, error) {
+		if len(s[i]) != 2 {
+			return nil, fmt.Errorf("input %d has shape %v, want a matrix", i, s[i])
+		}
+		return tensor.Shape{rows, s[i][1]}, nil
+	}
 }

@@ -2,10 +2,7 @@ package nn
 
 import (
 	"fmt"
-	"hash"
 	"hash/fnv"
-
-	"github.com/chewxy/hm"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -17,7 +14,14 @@ func Gather(x *gorgonia.Node, ix *Index) (*gorgonia.Node, error) {
 	if x.Dims() != 2 {
 		return nil, fmt.Errorf("gather %q: input has shape %v, want a matrix", ix.Name, x.Shape())
 	}
-	n, err := gorgonia.ApplyOp(&gatherOp{ix: ix}, x)
+	op := newFuncOp(fmt.Sprintf("Gather{%s,%d}", ix.Name, ix.Len()), 1, rowsOf(ix.Len(), 0),
+		gatherKernel[float64](ix), gatherKernel[float32](ix))
+	op.check = func(s []tensor.Shape) error { return ix.check(s[0][0]) }
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		dx, err := ScatterAdd(g, ix, in[0].Shape()[0])
+		return gorgonia.Nodes{dx}, err
+	}
+	n, err := gorgonia.ApplyOp(op, x)
 	if err != nil {
 		return nil, fmt.Errorf("gather %q: %w", ix.Name, err)
 	}
@@ -34,119 +38,31 @@ func ScatterAdd(x *gorgonia.Node, ix *Index, rows int) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || x.Shape()[0] != ix.Len() {
 		return nil, fmt.Errorf("scatter-add %q: input has shape %v, want [%d, d]", ix.Name, x.Shape(), ix.Len())
 	}
-	n, err := gorgonia.ApplyOp(&scatterOp{ix: ix, rows: rows}, x)
+	op := newFuncOp(fmt.Sprintf("ScatterAdd{%s,%d→%d}", ix.Name, ix.Len(), rows), 1, rowsOf(rows, 0),
+		scatterKernel[float64](ix), scatterKernel[float32](ix))
+	op.check = func(s []tensor.Shape) error {
+		if s[0][0] != ix.Len() {
+			return fmt.Errorf("input has %d rows", s[0][0])
+		}
+		return ix.check(rows)
+	}
+	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		dx, err := Gather(g, ix)
+		return gorgonia.Nodes{dx}, err
+	}
+	n, err := gorgonia.ApplyOp(op, x)
 	if err != nil {
 		return nil, fmt.Errorf("scatter-add %q: %w", ix.Name, err)
 	}
 	return n, nil
 }
 
-type gatherOp struct {
-	base
-	ix  *Index
-	out buffer
+func gatherKernel[T Float](ix *Index) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) { GatherRows(out, in[0], s[0][1], ix.Idx, ix.W) }
 }
 
-func (op *gatherOp) Arity() int { return 1 }
-func (op *gatherOp) String() string {
-	return fmt.Sprintf("Gather{%s,%d}", op.ix.Name, op.ix.Len())
-}
-func (op *gatherOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op, op) }
-func (op *gatherOp) Hashcode() uint32      { return hashOf(op) }
-func (op *gatherOp) Type() hm.Type         { return fnType(1) }
-func (op *gatherOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return tensor.Shape{op.ix.Len(), s[1]}, nil
-}
-
-func (op *gatherOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	x, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(x)
-	if err := op.ix.check(rows); err != nil {
-		return nil, fmt.Errorf("%v: %w", op, err)
-	}
-	out := op.out.get(x.Dtype(), op.ix.Len(), cols)
-	switch x.Dtype() {
-	case tensor.Float64:
-		GatherRows(out.Float64s(), x.Float64s(), cols, op.ix.Idx, op.ix.W)
-	default:
-		GatherRows(out.Float32s(), x.Float32s(), cols, op.ix.Idx, op.ix.W)
-	}
-	return out, nil
-}
-
-func (op *gatherOp) DiffWRT(int) []bool { return []bool{true} }
-func (op *gatherOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	g, err := ScatterAdd(grad, op.ix, in[0].Shape()[0])
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Nodes{g}, nil
-}
-
-type scatterOp struct {
-	base
-	ix   *Index
-	rows int
-	out  buffer
-}
-
-func (op *scatterOp) Arity() int { return 1 }
-func (op *scatterOp) String() string {
-	return fmt.Sprintf("ScatterAdd{%s,%d→%d}", op.ix.Name, op.ix.Len(), op.rows)
-}
-func (op *scatterOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op, op) }
-func (op *scatterOp) Hashcode() uint32      { return hashOf(op) }
-func (op *scatterOp) Type() hm.Type         { return fnType(1) }
-func (op *scatterOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return tensor.Shape{op.rows, s[1]}, nil
-}
-
-func (op *scatterOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	x, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(x)
-	if rows != op.ix.Len() {
-		return nil, fmt.Errorf("%v: input has %d rows", op, rows)
-	}
-	if err := op.ix.check(op.rows); err != nil {
-		return nil, fmt.Errorf("%v: %w", op, err)
-	}
-	out := op.out.get(x.Dtype(), op.rows, cols)
-	switch x.Dtype() {
-	case tensor.Float64:
-		ScatterAddRows(out.Float64s(), x.Float64s(), cols, op.ix.Idx, op.ix.W)
-	default:
-		ScatterAddRows(out.Float32s(), x.Float32s(), cols, op.ix.Idx, op.ix.W)
-	}
-	return out, nil
-}
-
-func (op *scatterOp) DiffWRT(int) []bool { return []bool{true} }
-func (op *scatterOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	g, err := Gather(grad, op.ix)
-	if err != nil {
-		return nil, err
-	}
-	return gorgonia.Nodes{g}, nil
+func scatterKernel[T Float](ix *Index) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) { ScatterAddRows(out, in[0], s[0][1], ix.Idx, ix.W) }
 }
 
 // GatherRows is the CPU kernel of Gather: dst[i,:] = w[i]·src[idx[i],:] (zero where idx[i] < 0).

@@ -2,10 +2,8 @@ package nn
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
-	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -21,73 +19,74 @@ func LayerNorm(x, gamma, beta *gorgonia.Node, mask *Mask) (*gorgonia.Node, error
 	if gamma.Dims() != 1 || beta.Dims() != 1 || gamma.Shape()[0] != d || beta.Shape()[0] != d {
 		return nil, fmt.Errorf("layer norm: γ %v and β %v, want [%d]", gamma.Shape(), beta.Shape(), d)
 	}
-	n, err := gorgonia.ApplyOp(&lnOp{mask: mask}, x, gamma, beta)
+	st := &lnState{mask: mask}
+	op := newFuncOp("LayerNorm", 3, sameAs(0), lnKernel[float64](st), lnKernel[float32](st))
+	op.ranks = []int{2, 1, 1, 2}
+	op.check = func(s []tensor.Shape) error {
+		if s[0][0] != len(mask.Keep) {
+			return fmt.Errorf("%d rows, mask has %d", s[0][0], len(mask.Keep))
+		}
+		return nil
+	}
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		res := make(gorgonia.Nodes, 3)
+		for which := range res {
+			shape := sameAs(1) // dx has dy's shape, dγ and dβ γ's
+			if which > 0 {
+				shape = sameAs(0)
+			}
+			gop := newFuncOp(fmt.Sprintf("LayerNormGrad{%d}", which), 2, shape,
+				lnGradKernel[float64](st, which), lnGradKernel[float32](st, which))
+			gop.ranks = []int{1, 2, 2}
+			if which > 0 {
+				gop.ranks[2] = 1
+			}
+			gop.check = st.ready
+			n, err := apply(gop, in[1], g)
+			if err != nil {
+				return nil, err
+			}
+			res[which] = n
+		}
+		return res, nil
+	}
+	n, err := gorgonia.ApplyOp(op, x, gamma, beta)
 	if err != nil {
 		return nil, fmt.Errorf("layer norm: %w", err)
 	}
 	return n, nil
 }
 
-type lnOp struct {
-	base
+// lnState is what the forward pass keeps for the gradient ops: x̂ and 1/σ per row.
+type lnState struct {
 	mask   *Mask
-	out    buffer
 	xhat   []float64
-	invStd []float64 // per row
+	invStd []float64
 }
 
-func (op *lnOp) Arity() int            { return 3 }
-func (op *lnOp) String() string        { return "LayerNorm" }
-func (op *lnOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "LayerNorm%p", op) }
-func (op *lnOp) Hashcode() uint32      { return hashOf(op) }
-func (op *lnOp) Type() hm.Type         { return hm.NewFnType(matT(), vecT(), vecT(), matT()) }
-func (op *lnOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
+// ready checks that a forward pass of the gradient's shape ran (inputs γ and dy).
+func (st *lnState) ready(s []tensor.Shape) error {
+	if len(st.xhat) != s[1].TotalSize() {
+		return fmt.Errorf("no forward pass of shape %v to differentiate", s[1])
 	}
-	return s.Clone(), nil
+	return nil
 }
 
-func (op *lnOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
+func lnKernel[T Float](st *lnState) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) {
+		rows, cols := s[0][0], s[0][1]
+		st.xhat, st.invStd = scratch(&st.xhat, rows*cols), scratch(&st.invStd, rows)
+		lnForward(st, in[0], cols)
+		bnAffine(out, st.xhat, in[1], in[2], st.mask.Keep)
 	}
-	var ds [3]*tensor.Dense
-	for i := range ds {
-		d, err := dense(op, vs[i], i)
-		if err != nil {
-			return nil, err
-		}
-		ds[i] = d
-	}
-	if err := sameType(op, ds[:]...); err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(ds[0])
-	if rows != len(op.mask.Keep) {
-		return nil, fmt.Errorf("%v: %d rows, mask has %d", op, rows, len(op.mask.Keep))
-	}
-	if len(op.xhat) != rows*cols {
-		op.xhat, op.invStd = make([]float64, rows*cols), make([]float64, rows)
-	}
-	out := op.out.get(ds[0].Dtype(), rows, cols)
-	if ds[0].Dtype() == tensor.Float64 {
-		lnForward(op, ds[0].Float64s(), cols)
-		bnAffine(out.Float64s(), op.xhat, ds[1].Float64s(), ds[2].Float64s(), op.mask.Keep)
-	} else {
-		lnForward(op, ds[0].Float32s(), cols)
-		bnAffine(out.Float32s(), op.xhat, ds[1].Float32s(), ds[2].Float32s(), op.mask.Keep)
-	}
-	return out, nil
 }
 
-func lnForward[T Float](op *lnOp, x []T, d int) {
-	for r, k := range op.mask.Keep {
-		xh := op.xhat[r*d : (r+1)*d]
+func lnForward[T Float](st *lnState, x []T, d int) {
+	for r, k := range st.mask.Keep {
+		xh := st.xhat[r*d : (r+1)*d]
 		if !k {
 			clear(xh)
-			op.invStd[r] = 0
+			st.invStd[r] = 0
 			continue
 		}
 		mu := 0.0
@@ -100,99 +99,27 @@ func lnForward[T Float](op *lnOp, x []T, d int) {
 			va += (float64(v) - mu) * (float64(v) - mu)
 		}
 		inv := 1 / math.Sqrt(va/float64(d)+BNEps)
-		op.invStd[r] = inv
+		st.invStd[r] = inv
 		for c, v := range x[r*d : (r+1)*d] {
 			xh[c] = (float64(v) - mu) * inv
 		}
 	}
 }
 
-func (op *lnOp) DiffWRT(int) []bool { return []bool{true, true, true} }
-func (op *lnOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	res := make(gorgonia.Nodes, 3)
-	for which := range res {
-		n, err := gorgonia.ApplyOp(&lnGradOp{fwd: op, which: which}, in[1], grad)
-		if err != nil {
-			return nil, fmt.Errorf("%v gradient: %w", op, err)
-		}
-		res[which] = n
-	}
-	return res, nil
-}
-
-// lnGradOp: which 0: dx = (1/σ)(γ⊙dy − mean(γ⊙dy) − x̂·mean(γ⊙dy⊙x̂)) per kept row;
+// lnGradKernel: which 0: dx = (1/σ)(γ⊙dy − mean(γ⊙dy) − x̂·mean(γ⊙dy⊙x̂)) per kept row;
 // which 1: dγ = Σ_rows dy⊙x̂; which 2: dβ = Σ_rows dy.
-type lnGradOp struct {
-	base
-	fwd   *lnOp
-	which int
-	out   buffer
+func lnGradKernel[T Float](st *lnState, which int) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) { lnBackward(st, which, out, in[0], in[1], s[1][1]) }
 }
 
-func (op *lnGradOp) Arity() int            { return 2 }
-func (op *lnGradOp) String() string        { return fmt.Sprintf("LayerNormGrad{%d}", op.which) }
-func (op *lnGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op, op) }
-func (op *lnGradOp) Hashcode() uint32      { return hashOf(op) }
-func (op *lnGradOp) Type() hm.Type {
-	if op.which == 0 {
-		return hm.NewFnType(vecT(), matT(), matT())
-	}
-	return hm.NewFnType(vecT(), matT(), vecT())
-}
-func (op *lnGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	i := 1
-	if op.which > 0 {
-		i = 0
-	}
-	s, err := inShape(op, in, i)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
-}
-
-func (op *lnGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	g, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	dy, err := dense(op, vs[1], 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := sameType(op, g, dy); err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(dy)
-	if len(op.fwd.xhat) != rows*cols {
-		return nil, fmt.Errorf("%v: no forward pass of shape %dx%d to differentiate", op, rows, cols)
-	}
-	var out *tensor.Dense
-	if op.which == 0 {
-		out = op.out.get(dy.Dtype(), rows, cols)
-	} else {
-		out = op.out.get(dy.Dtype(), cols)
-	}
-	if dy.Dtype() == tensor.Float64 {
-		lnBackward(op, out.Float64s(), g.Float64s(), dy.Float64s(), cols)
-	} else {
-		lnBackward(op, out.Float32s(), g.Float32s(), dy.Float32s(), cols)
-	}
-	return out, nil
-}
-
-func lnBackward[T Float](op *lnGradOp, dst, gamma, dy []T, d int) {
-	f := op.fwd
-	if op.which > 0 {
+func lnBackward[T Float](f *lnState, which int, dst, gamma, dy []T, d int) {
+	if which > 0 {
 		clear(dst)
 	}
 	for r, k := range f.mask.Keep {
 		xh := f.xhat[r*d : (r+1)*d]
 		g := dy[r*d : (r+1)*d]
-		switch op.which {
+		switch which {
 		case 1:
 			if k {
 				for c := range dst {

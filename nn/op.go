@@ -105,6 +105,14 @@ func (b *buffer) get(dt tensor.Dtype, shape ...int) *tensor.Dense {
 	return b.t
 }
 
+// scratch returns *p resized to n values (reallocated only when its length changes).
+func scratch(p *[]float64, n int) []float64 {
+	if len(*p) != n {
+		*p = make([]float64, n)
+	}
+	return *p
+}
+
 // dense returns v as a *tensor.Dense of float32 or float64.
 func dense(op fmt.Stringer, v gorgonia.Value, i int) (*tensor.Dense, error) {
 	d, ok := v.(*tensor.Dense)

@@ -2,10 +2,8 @@ package nn
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
-	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -18,62 +16,41 @@ func SegmentSoftmax(s *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, er
 	if s.Dims() != 2 || s.Shape()[0] != dst.Len() {
 		return nil, fmt.Errorf("segment softmax %q: scores %v, want [%d, heads]", dst.Name, s.Shape(), dst.Len())
 	}
-	n, err := gorgonia.ApplyOp(&softmaxOp{dst: dst, nodes: nodes}, s)
+	var acc []float64 // per destination and column: max, then sum
+	op := newFuncOp(fmt.Sprintf("SegmentSoftmax{%s,%d→%d}", dst.Name, dst.Len(), nodes), 1, sameAs(0),
+		softmaxKernel[float64](dst, nodes, &acc), softmaxKernel[float32](dst, nodes, &acc))
+	op.check = func(s []tensor.Shape) error {
+		if s[0][0] != dst.Len() {
+			return fmt.Errorf("%d score rows", s[0][0])
+		}
+		return dst.check(nodes)
+	}
+	op.grad = func(_ gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		// dx[m] = y[m] ⊙ (dy[m] − Σ_{m' in m's segment} y[m'] ⊙ dy[m']).
+		var gacc []float64
+		dx, err := apply(newFuncOp(fmt.Sprintf("SegmentSoftmaxGrad{%s}", dst.Name), 2, sameAs(0),
+			softmaxGradKernel[float64](dst, nodes, &gacc), softmaxGradKernel[float32](dst, nodes, &gacc)), out, g)
+		return gorgonia.Nodes{dx}, err
+	}
+	n, err := gorgonia.ApplyOp(op, s)
 	if err != nil {
 		return nil, fmt.Errorf("segment softmax %q: %w", dst.Name, err)
 	}
 	return n, nil
 }
 
-type softmaxOp struct {
-	base
-	dst   *Index
-	nodes int
-	out   buffer
-	acc   []float64 // per destination and column: max, then sum
+func softmaxKernel[T Float](dst *Index, nodes int, acc *[]float64) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) {
+		cols := s[0][1]
+		SegmentSoftmaxRows(out, in[0], cols, dst.Idx, scratch(acc, nodes*cols))
+	}
 }
 
-func (op *softmaxOp) Arity() int { return 1 }
-func (op *softmaxOp) String() string {
-	return fmt.Sprintf("SegmentSoftmax{%s,%d→%d}", op.dst.Name, op.dst.Len(), op.nodes)
-}
-func (op *softmaxOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op, op) }
-func (op *softmaxOp) Hashcode() uint32      { return hashOf(op) }
-func (op *softmaxOp) Type() hm.Type         { return fnType(1) }
-func (op *softmaxOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
+func softmaxGradKernel[T Float](dst *Index, nodes int, acc *[]float64) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) {
+		cols := s[0][1]
+		segmentSoftmaxGrad(out, in[0], in[1], cols, dst.Idx, scratch(acc, nodes*cols))
 	}
-	return s.Clone(), nil
-}
-
-func (op *softmaxOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	x, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(x)
-	if rows != op.dst.Len() {
-		return nil, fmt.Errorf("%v: %d score rows", op, rows)
-	}
-	if err := op.dst.check(op.nodes); err != nil {
-		return nil, fmt.Errorf("%v: %w", op, err)
-	}
-	if len(op.acc) != op.nodes*cols {
-		op.acc = make([]float64, op.nodes*cols)
-	}
-	out := op.out.get(x.Dtype(), rows, cols)
-	switch x.Dtype() {
-	case tensor.Float64:
-		SegmentSoftmaxRows(out.Float64s(), x.Float64s(), cols, op.dst.Idx, op.acc)
-	default:
-		SegmentSoftmaxRows(out.Float32s(), x.Float32s(), cols, op.dst.Idx, op.acc)
-	}
-	return out, nil
 }
 
 // SegmentSoftmaxRows is the CPU kernel of SegmentSoftmax; acc is scratch of nodes×cols.
@@ -121,67 +98,6 @@ func SegmentSoftmaxRows[T Float](dst, src []T, cols int, seg []int32, acc []floa
 			d[k] = T(float64(d[k]) / a[k])
 		}
 	}
-}
-
-func (op *softmaxOp) DiffWRT(int) []bool { return []bool{true} }
-func (op *softmaxOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(&softmaxGradOp{fwd: op}, out, grad)
-	if err != nil {
-		return nil, fmt.Errorf("%v gradient: %w", op, err)
-	}
-	return gorgonia.Nodes{dx}, nil
-}
-
-// softmaxGradOp: dx[m] = y[m] ⊙ (dy[m] − Σ_{m' in m's segment} y[m'] ⊙ dy[m']).
-type softmaxGradOp struct {
-	base
-	fwd *softmaxOp
-	out buffer
-	acc []float64
-}
-
-func (op *softmaxGradOp) Arity() int { return 2 }
-func (op *softmaxGradOp) String() string {
-	return fmt.Sprintf("SegmentSoftmaxGrad{%s}", op.fwd.dst.Name)
-}
-func (op *softmaxGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op, op) }
-func (op *softmaxGradOp) Hashcode() uint32      { return hashOf(op) }
-func (op *softmaxGradOp) Type() hm.Type         { return fnType(2) }
-func (op *softmaxGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
-}
-
-func (op *softmaxGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	y, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	dy, err := dense(op, vs[1], 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := sameType(op, y, dy); err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(y)
-	if len(op.acc) != op.fwd.nodes*cols {
-		op.acc = make([]float64, op.fwd.nodes*cols)
-	}
-	out := op.out.get(y.Dtype(), rows, cols)
-	switch y.Dtype() {
-	case tensor.Float64:
-		segmentSoftmaxGrad(out.Float64s(), y.Float64s(), dy.Float64s(), cols, op.fwd.dst.Idx, op.acc)
-	default:
-		segmentSoftmaxGrad(out.Float32s(), y.Float32s(), dy.Float32s(), cols, op.fwd.dst.Idx, op.acc)
-	}
-	return out, nil
 }
 
 func segmentSoftmaxGrad[T Float](dx, y, dy []T, cols int, seg []int32, acc []float64) {
