@@ -99,7 +99,8 @@ func (s *Slurm) resources(jobs []Job) (time.Duration, string, error) {
 
 // WriteSlurm writes, into s.Dir, the resolved config of every run (configs/<name>.yaml), the run
 // list (runs.tsv: one line per array task, "config<TAB>seed<TAB>run dir", absolute paths) and the
-// array-job script (sweep.sbatch). Jobs already finished are left out of the list. It returns the
+// array-job script (sweep.sbatch). Jobs already finished, or diverged (see Inspect), are left out
+// of the list. It returns the
 // script's path and the number of tasks (0: nothing to do, no script written).
 func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int, err error) {
 	dir, err := filepath.Abs(s.Dir)
@@ -108,7 +109,7 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 	}
 	var todo []Job
 	for _, j := range p.Jobs {
-		if st, _ := Inspect(j); st != Finished {
+		if st, _ := Inspect(j); st != Finished && st != Diverged {
 			j.ConfigPath = filepath.Join(dir, SlurmConfigs, j.Name+".yaml")
 			if j.Out, err = filepath.Abs(j.Out); err != nil {
 				return "", 0, err
@@ -182,8 +183,8 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 	fmt.Fprintf(&b, "#SBATCH --output=%s\n", shellWord(filepath.Join(dir, SlurmLogs, "%A_%a.out")))
 	fmt.Fprintf(&b, `#
 # Written by cmd/sweep for grid %q (%d tasks, one per run and seed). Task i runs line i+1 of
-# the run list: config, seed, run dir. A task whose run already has a result.json exits at once;
-# one with a checkpoint resumes it. Re-running "sweep -slurm" lists only the unfinished runs.
+# the run list: config, seed, run dir. A task whose run already has a final result.json exits at
+# once; one with a checkpoint resumes it (train -resume DIR reads the run's own config.yaml). Re-running "sweep -slurm" lists only the unfinished runs.
 set -euo pipefail
 LIST=%s
 TRAIN=%s
@@ -195,20 +196,21 @@ if [ -z "$line" ]; then
 fi
 IFS=$'\t' read -r config seed dir <<<"$line"
 out=$(dirname "$(dirname "$dir")")
-if [ -s "$dir/%s" ] && grep -q '"stopped_by"' "$dir/%s" && ! grep -q '"stopped_by": *"signal"' "$dir/%s"; then
+if [ -s "$dir/%s" ] && grep -Eq '"stopped_by": *"(min_lr|max_time|max_epochs)"' "$dir/%s"; then
   echo "task $SLURM_ARRAY_TASK_ID: $dir/%s exists, nothing to do"
   exit 0
 fi
-args=(-config "$config" -seed "$seed" -out "$out")
 if [ -e "$dir/%s" ]; then
-  args+=(-resume "$dir")
+  args=(-resume "$dir")
+else
+  args=(-config "$config" -seed "$seed" -out "$out")
 fi
 mkdir -p "$dir"
 echo "task $SLURM_ARRAY_TASK_ID on $(hostname): $TRAIN ${args[*]}"
 echo "==== $(date -Iseconds) $TRAIN ${args[*]} (slurm job ${SLURM_ARRAY_JOB_ID:-?}_$SLURM_ARRAY_TASK_ID)" >>"$dir/%s"
 "$TRAIN" "${args[@]}" 2>&1 | tee -a "$dir/%s"
 `, p.Grid, len(todo), shellWord(listPath), shellWord(bin),
-		train.ResultFile, train.ResultFile, train.ResultFile, train.ResultFile, train.CheckpointFile, LogFile, LogFile)
+		train.ResultFile, train.ResultFile, train.ResultFile, train.CheckpointFile, LogFile, LogFile)
 	script = filepath.Join(dir, SlurmScript)
 	if err := atomicfile.Write(script, []byte(b.String()), 0o755); err != nil {
 		return "", 0, err

@@ -79,7 +79,7 @@ func TestSlurmScriptContent(t *testing.T) {
 		"#SBATCH --output=" + filepath.Join(sl.Dir, "logs", "%A_%a.out") + "\n",
 		"TRAIN=/opt/bin/train\n",
 		`sed -n "$((SLURM_ARRAY_TASK_ID + 1))p" "$LIST"`,
-		`args+=(-resume "$dir")`,
+		`args=(-resume "$dir")`,
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("script lacks %q:\n%s", want, s)

@@ -57,8 +57,9 @@ func RunDir(out, name string, seed int64) string {
 }
 
 // NewPlan makes one job per (run, seed). Run names must be unique and usable as folder names;
-// every run needs at least one seed. configDir is where the resolved configs will be written
-// (<configDir>/<name>.yaml).
+// every run needs at least one seed. out, when not empty, replaces each run's out folder (the
+// root of its run directories). configDir is where the resolved configs will be written
+// (<configDir>/<name>.yaml); "" puts them in <out>/.sweep/configs.
 func NewPlan(grid, table string, runs []*config.Run, out, configDir string) (*Plan, error) {
 	p := &Plan{Grid: grid, Table: table}
 	seen := map[string]int{}
@@ -78,15 +79,24 @@ func NewPlan(grid, table string, runs []*config.Run, out, configDir string) (*Pl
 			return nil, fmt.Errorf("grid %s: run %s has no train.seeds", grid, name)
 		}
 		cfg := *r
-		cfg.Out = out
+		if out != "" {
+			cfg.Out = out
+		}
+		if cfg.Out == "" {
+			return nil, fmt.Errorf("grid %s: run %s has no out folder (give -out)", grid, name)
+		}
+		cdir := configDir
+		if cdir == "" {
+			cdir = filepath.Join(cfg.Out, ".sweep", "configs")
+		}
 		seeds := map[int64]bool{}
 		for _, s := range r.Train.Seeds {
 			if seeds[s] {
 				return nil, fmt.Errorf("grid %s: run %s lists seed %d twice", grid, name, s)
 			}
 			seeds[s] = true
-			p.Jobs = append(p.Jobs, Job{Name: name, Seed: s, Config: &cfg, Out: out,
-				ConfigPath: filepath.Join(configDir, name+".yaml"), Dir: RunDir(out, name, s)})
+			p.Jobs = append(p.Jobs, Job{Name: name, Seed: s, Config: &cfg, Out: cfg.Out,
+				ConfigPath: filepath.Join(cdir, name+".yaml"), Dir: RunDir(cfg.Out, name, s)})
 		}
 	}
 	if len(p.Jobs) == 0 {
@@ -101,23 +111,28 @@ type State int
 const (
 	Pending   State = iota // nothing usable: start from scratch
 	Resumable              // a checkpoint and no final result: resume
-	Finished               // a valid result.json
+	Finished               // a valid result.json of a run that is over (min_lr, max_time, max_epochs)
+	Diverged               // the run stopped on a non-finite loss: not rerun, reported as failed
 )
 
 func (s State) String() string {
-	return [...]string{"pending", "resumable", "finished"}[s]
+	return [...]string{"pending", "resumable", "finished", "diverged"}[s]
 }
 
 // Inspect reads a job's run directory. A result.json that does not verify, is of another seed or
 // says the run was stopped by a signal does not count as finished (note says why); the job is
-// then resumed from its checkpoint or started again.
+// then resumed from its checkpoint or started again. A run stopped on a non-finite loss is
+// Diverged: rerunning the same seed would diverge again, so the sweep reports it instead (delete
+// its result.json to force a rerun).
 func Inspect(j Job) (st State, note string) {
 	res, err := results.ReadResult(filepath.Join(j.Dir, train.ResultFile))
 	switch {
 	case err == nil && res.Seed != j.Seed:
 		note = fmt.Sprintf("%s is of seed %d", filepath.Join(j.Dir, train.ResultFile), res.Seed)
-	case err == nil && res.StoppedBy == train.StopSignal:
-		note = "the last attempt was stopped by a signal"
+	case err == nil && res.StoppedBy == train.StopNaN:
+		return Diverged, fmt.Sprintf("stopped on a non-finite loss after %d epochs (delete %s to run it again)", res.Epochs, filepath.Join(j.Dir, train.ResultFile))
+	case err == nil && !train.Finished(res.StoppedBy):
+		note = fmt.Sprintf("the last attempt was stopped by %s", res.StoppedBy)
 	case err == nil:
 		return Finished, ""
 	case !errors.Is(err, fs.ErrNotExist):
@@ -129,14 +144,14 @@ func Inspect(j Job) (st State, note string) {
 	return Pending, note
 }
 
-// TrainArgs are the trainer's arguments for a job: -config -seed -out, plus -resume <dir> to
-// continue from the checkpoint in the run directory.
+// TrainArgs are the trainer's arguments for a job: -config <resolved.yaml> -seed S -out OUT, or
+// -resume <run dir> to continue from its checkpoint (the trainer then reads the run directory's
+// own config.yaml and refuses -config).
 func TrainArgs(j Job, resume bool) []string {
-	a := []string{"-config", j.ConfigPath, "-seed", fmt.Sprint(j.Seed), "-out", j.Out}
 	if resume {
-		a = append(a, "-resume", j.Dir)
+		return []string{"-resume", j.Dir}
 	}
-	return a
+	return []string{"-config", j.ConfigPath, "-seed", fmt.Sprint(j.Seed), "-out", j.Out}
 }
 
 // ConfigWriter writes a resolved run config where the trainer reads it (config.WriteFile).
@@ -223,6 +238,10 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		if st == Finished {
 			sum.Skipped++
 			r.logf("[%d/%d] skip %s: %s exists", i+1, len(jobs), j, filepath.Join(j.Dir, train.ResultFile))
+			continue
+		}
+		if st == Diverged {
+			sum.Failed = append(sum.Failed, Failure{j, errors.New(note)})
 			continue
 		}
 		todo = append(todo, item{j, st == Resumable, i + 1})
@@ -362,7 +381,16 @@ func (r *Runner) runOne(ctx context.Context, j Job, resume bool, gpu string, gpu
 	err = cmd.Run()
 	took := time.Since(t0).Round(time.Second)
 	if err != nil {
-		err = fmt.Errorf("trainer: %w after %s (log %s: %s)", err, took, logPath, lastLine(logPath))
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			switch ee.ExitCode() {
+			case 3:
+				err = fmt.Errorf("trainer interrupted (exit 3; resumable): %w", err)
+			case 4:
+				err = fmt.Errorf("trainer stopped on a non-finite loss (exit 4): %w", err)
+			}
+		}
+		err = fmt.Errorf("%w after %s (log %s: %s)", err, took, logPath, lastLine(logPath))
 		r.logf("%s FAILED %s: %v", tag, j, err)
 		return err
 	}

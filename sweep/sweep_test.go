@@ -124,6 +124,9 @@ func TestResumeHalfFinishedSweep(t *testing.T) {
 			if !strings.Contains(l, "-resume "+RunDir(out, "b", 41)) && !strings.Contains(l, "-resume "+RunDir(out, "c", 95)) {
 				t.Errorf("unexpected resume: %s", l)
 			}
+			if strings.Contains(l, "-config") {
+				t.Errorf("-resume with -config: %s", l)
+			}
 		} else if !strings.Contains(l, "-seed 95") || !strings.Contains(l, filepath.Join(".sweep", "configs", "a.yaml")) {
 			t.Errorf("unexpected fresh start: %s", l)
 		}
@@ -187,6 +190,15 @@ func TestInspect(t *testing.T) {
 	os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(fmt.Sprintf(good, "signal")), 0o644)
 	if st, note := Inspect(j); st != Resumable || !strings.Contains(note, "signal") {
 		t.Errorf("signal: %v %s", st, note)
+	}
+	os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(fmt.Sprintf(good, "nan")), 0o644)
+	if st, note := Inspect(j); st != Diverged || !strings.Contains(note, "non-finite") {
+		t.Errorf("nan: %v %s", st, note)
+	}
+	var log bytes.Buffer
+	sum, err := (&Runner{TrainBin: "/nonexistent", Workers: 1, WriteConfig: writeTestConfig, Log: &log}).Run(context.Background(), []Job{j})
+	if err != nil || len(sum.Failed) != 1 || sum.Started != 0 {
+		t.Errorf("a diverged run is reported, not rerun: %v %v", sum, err)
 	}
 	j.Seed = 95
 	os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(fmt.Sprintf(good, "min_lr")), 0o644)

@@ -36,16 +36,32 @@ func main() {
 		fmt.Fprintln(f, strings.Join(os.Args[1:], " "), "CUDA_VISIBLE_DEVICES="+os.Getenv("CUDA_VISIBLE_DEVICES"))
 		f.Close()
 	}
-	name, err := runName(*cfg)
-	if err != nil {
-		die(err)
-	}
-	if *out == "" {
-		die(fmt.Errorf("no -out"))
-	}
-	dir := filepath.Join(*out, name, fmt.Sprintf("seed%d", *seed))
-	if *resume != "" && *resume != dir {
-		die(fmt.Errorf("-resume %s, but the run dir is %s", *resume, dir))
+	var name, dir string
+	if *resume != "" {
+		// like cmd/train: the run directory says everything; -config is refused
+		if *cfg != "" {
+			fmt.Fprintln(os.Stderr, "fake trainer: -resume uses the run directory's config.yaml; drop -config")
+			os.Exit(2)
+		}
+		dir = *resume
+		name = filepath.Base(filepath.Dir(dir))
+		s, err := strconv.ParseInt(strings.TrimPrefix(filepath.Base(dir), "seed"), 10, 64)
+		if err != nil {
+			die(fmt.Errorf("-resume %s: not a run directory", dir))
+		}
+		*seed = s
+		if _, err := os.Stat(filepath.Join(dir, train.CheckpointFile)); err != nil {
+			die(fmt.Errorf("-resume %s: %w", dir, err))
+		}
+	} else {
+		var err error
+		if name, err = runName(*cfg); err != nil {
+			die(err)
+		}
+		if *out == "" {
+			die(fmt.Errorf("no -out"))
+		}
+		dir = filepath.Join(*out, name, fmt.Sprintf("seed%d", *seed))
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		die(err)
