@@ -379,7 +379,7 @@ func (r *Runner) runOne(ctx context.Context, j Job, resume bool, gpu string, gpu
 	r.logf("%s %s %s (%s) → %s", tag, how, j, where, j.Dir)
 	t0 := time.Now()
 	err = cmd.Run()
-	took := time.Since(t0).Round(time.Second)
+	took := time.Since(t0).Round(100 * time.Millisecond)
 	if err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {

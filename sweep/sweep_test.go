@@ -92,7 +92,7 @@ func TestResumeHalfFinishedSweep(t *testing.T) {
 	if sum.Total != 6 || sum.Skipped != 0 || sum.Started != 6 || sum.Succeeded != 4 || len(sum.Failed) != 2 || sum.Resumed != 0 {
 		t.Fatalf("first sweep: %v\n%s", sum, log.String())
 	}
-	if f := sum.Failed; f[0].Job.String() != "b seed 41" || f[1].Job.String() != "c seed 95" || !strings.Contains(f[0].Err.Error(), "exit status 3") {
+	if f := sum.Failed; f[0].Job.String() != "b seed 41" || f[1].Job.String() != "c seed 95" || !strings.Contains(f[0].Err.Error(), "exit status 5") {
 		t.Errorf("failures %v", f)
 	}
 	if !strings.Contains(sum.Failed[0].Err.Error(), "failing on purpose") {

@@ -178,7 +178,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		all.WriteString("\n")
 	}
 	var summary string
-	if res, ok := pf.Table("table:results"); ok && (*table == "" || *table == "table:results") && *grid == "" {
+	if res, ok := pf.Table("table:results"); ok && (*table == "table:results" || (*table == "" && *grid == "" && anyDataset(groups, res.Columns))) {
 		summary = (&report.Summary{Paper: res, Tables: pf, Groups: groups}).Markdown()
 		all.WriteString(summary)
 	}
@@ -262,6 +262,18 @@ func plotTable(t *report.Table, groups []*results.Group, out, short string, stdo
 		fmt.Fprintln(stdout, "wrote", p)
 	}
 	return nil
+}
+
+// anyDataset reports whether some group is of one of the datasets.
+func anyDataset(groups []*results.Group, datasets []string) bool {
+	for _, g := range groups {
+		for _, d := range datasets {
+			if g.Dataset == d {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func datasetOf(id string, pt *paper.Table, groups []*results.Group) string {

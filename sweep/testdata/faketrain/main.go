@@ -3,7 +3,7 @@
 // <out>/<name>/seed<seed>/, the run name read from the config's "name:" line.
 //
 // Environment: FAKE_SLEEP_MS (default 50); FAKE_FAIL, a comma list of name/seed that write a
-// checkpoint and exit 3 unless started with -resume; FAKE_ARGS_LOG, a file each invocation
+// checkpoint and exit 5 unless started with -resume; FAKE_ARGS_LOG, a file each invocation
 // appends its arguments to.
 package main
 
@@ -93,7 +93,7 @@ func main() {
 			if lock := os.Getenv("FAKE_EXCLUSIVE"); lock != "" {
 				os.Remove(lock)
 			}
-			os.Exit(3)
+			os.Exit(5)
 		}
 	}
 	res := train.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 1, Seed: *seed,
