@@ -57,8 +57,8 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("tables", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	var sets, stats multiFlag
-	runsDir := fs.String("runs", "runs", "folder searched for result.json files")
-	grid := fs.String("grid", "", "grid config: its runs form its table (planned seeds from the grid); others are ignored")
+	runsDir := fs.String("runs", "runs", "folder searched for result.json files (with -grid: replaces the grid's out folder)")
+	grid := fs.String("grid", "", "grid config: only its runs, in its out folder, form its table (planned seeds from the grid)")
 	fs.Var(&sets, "set", "key=value override for -grid, as given to sweep (repeatable)")
 	table := fs.String("table", "", "only this table id (e.g. table:zinc); default all tables found")
 	out := fs.String("out", "", "folder for the Markdown, LaTeX, plots and summary.json (default: Markdown to standard output)")
@@ -99,13 +99,22 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	runs, err := results.Scan(*runsDir)
-	if err != nil {
-		return fmt.Errorf("-runs: %w", err)
-	}
+	runsGiven := false
+	fs.Visit(func(f *flag.Flag) { runsGiven = runsGiven || f.Name == "runs" })
+	var runs []*results.Run
+	var gridTable string
 	opt := results.Options{DefaultPlanned: *seeds}
-	if *grid != "" {
-		plan, err := sweep.LoadPlan(*grid, sets, *runsDir, filepath.Join(*runsDir, ".sweep", "configs"))
+	if *grid == "" {
+		if runs, err = results.Scan(*runsDir); err != nil {
+			return fmt.Errorf("-runs: %w", err)
+		}
+	} else {
+		// The grid's runs only, found where the grid puts them (its out, or -runs if given).
+		over := ""
+		if runsGiven {
+			over = *runsDir
+		}
+		plan, err := sweep.LoadPlan(*grid, sets, over, "")
 		if err != nil {
 			return err
 		}
@@ -113,17 +122,36 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		if tid == "" {
 			tid = "table:" + plan.Grid
 		}
+		if *table != "" && *table != tid {
+			return usageError{fmt.Errorf("-table %s, but grid %s fills %s", *table, plan.Grid, tid)}
+		}
 		planned := map[string]int{}
+		jobDir := map[string]bool{}
+		roots := map[string]bool{}
 		for _, j := range plan.Jobs {
 			planned[j.Name]++
+			abs, err := filepath.Abs(j.Dir)
+			if err != nil {
+				return err
+			}
+			jobDir[abs] = true
+			roots[j.Out] = true
 		}
-		var keep []*results.Run
-		for _, r := range runs {
-			if _, ok := planned[r.Result.Name]; ok {
-				keep = append(keep, r)
+		for root := range roots {
+			found, err := results.Scan(root)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			for _, r := range found {
+				if abs, _ := filepath.Abs(r.Dir); jobDir[abs] {
+					runs = append(runs, r)
+				}
 			}
 		}
-		runs = keep
+		gridTable = tid
 		opt.TableOf = func(*results.Run) string { return tid }
 		byKey := map[results.Key]int{}
 		for _, r := range runs {
@@ -131,6 +159,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			byKey[k] = planned[r.Result.Name]
 		}
 		opt.Planned = func(k results.Key) int { return byKey[k] }
+		if len(runs) == 0 {
+			fmt.Fprintf(stderr, "tables: no finished runs of grid %s yet\n", plan.Grid)
+		}
 	}
 	groups, err := results.Aggregate(runs, opt)
 	if err != nil {
@@ -140,7 +171,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	for _, g := range groups {
 		ids[g.Table] = true
 	}
-	if *table != "" && *table != "table:results" {
+	if gridTable != "" {
+		ids = map[string]bool{gridTable: true}
+	} else if *table != "" && *table != "table:results" {
 		if !ids[*table] {
 			if _, ok := pf.Table(*table); !ok {
 				return fmt.Errorf("-table %s: no finished runs under %s and no such table in the paper", *table, *runsDir)
@@ -153,7 +186,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		order = append(order, id)
 	}
 	sort.Strings(order)
-	if len(order) == 0 && *table != "table:results" {
+	if len(order) == 0 && *table != "table:results" && *grid == "" {
 		return fmt.Errorf("no result.json under %s", *runsDir)
 	}
 

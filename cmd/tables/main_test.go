@@ -122,3 +122,38 @@ func TestTablesErrors(t *testing.T) {
 		t.Errorf("missing folder: exit %d %s", code, se.String())
 	}
 }
+
+// With -grid only the grid's runs count, found under the grid's out folder, and the planned
+// seeds come from the grid.
+func TestTablesWithGrid(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRuns(t, runs)                         // runs/zinc-gatedgcn-adj-cls-r1/… (4 seeds)
+	writeRuns(t, filepath.Join(runs, "small")) // the same names in the grid's out folder
+	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed12"))
+	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed35"))
+	grid := filepath.Join(dir, "g.yaml")
+	os.WriteFile(grid, []byte(`table: "table:zinc"
+datasets: [zinc]
+models: [gatedgcn]
+encodings: [adj]
+cls: [true]
+r: 1-2
+seeds: [41, 95, 12]
+overrides:
+  out: `+filepath.Join(runs, "small")+"\n"), 0o644)
+	var so, se bytes.Buffer
+	if code := run([]string{"-grid", grid}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	md := so.String()
+	// r=1: seeds 41 and 95 of the three planned; r=2: 41, 95, 12 (35 is not in the grid)
+	for _, want := range []string{"0.285 ± 0.005 †2/3 (0.287 ± 0.010)", "**0.200 ± 0.000** ‡1 (0.198 ± 0.011)", "| gcn-adj-cls | 2 | 3/3 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "table:cluster") || strings.Contains(md, "table:results") {
+		t.Errorf("runs outside the grid shown:\n%s", md)
+	}
+}
