@@ -24,9 +24,18 @@ stop() {
   done
 }
 
+# freeport prints a loopback port nothing listens on.
 freeport() {
-  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' 2>/dev/null ||
-    echo $((20000 + RANDOM % 20000))
+  local p
+  for _ in $(seq 100); do
+    p=$((20000 + RANDOM % 30000))
+    if ! (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+      echo "$p"
+      return
+    fi
+  done
+  echo "cluster.sh: no free port found" >&2
+  exit 1
 }
 
 case "$cmd" in
