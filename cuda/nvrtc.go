@@ -77,7 +77,9 @@ func LoadNVRTC(driver *Version) (*NVRTC, error) {
 	if len(all) == 0 {
 		return nil, &ProbeError{Lib: "NVRTC", Reason: "no loadable libnvrtc found", Attempts: tried}
 	}
-	sort.SliceStable(all, func(i, j int) bool { return all[j].n.Version.LessEq(all[i].n.Version) && all[i].n.Version != all[j].n.Version })
+	sort.SliceStable(all, func(i, j int) bool {
+		return all[j].n.Version.LessEq(all[i].n.Version) && all[i].n.Version != all[j].n.Version
+	})
 	pick := -1
 	if driver == nil {
 		pick = 0
