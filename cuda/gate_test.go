@@ -69,3 +69,68 @@ extern "C" __global__ void broken(float* out, int n) {
 	}
 	t.Logf("the gate rejects the broken kernel as it should:\n%v", err)
 }
+
+// TestKernelSignaturesMatchPTX checks every launcher's declared parameter list against the
+// parameters NVRTC wrote into the PTX, and that every kernel in the PTX is declared.
+func TestKernelSignaturesMatchPTX(t *testing.T) {
+	n := gateNVRTC(t)
+	ptxType := map[byte]string{'p': ".u64", 'i': ".u32", 'f': ".f32", 'u': ".u64"}
+	entries := map[string][]string{} // kernel → PTX parameter types
+	file := map[string]string{}
+	for _, s := range Sources() {
+		ptx, _, err := n.Compile(s.Name, s.Code, Headers(), 70, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, params := range ptxEntries(string(ptx)) {
+			entries[name] = params
+			file[name] = s.Name
+		}
+	}
+	declared := map[string]bool{}
+	for _, sig := range kernelSigs {
+		declared[sig.name] = true
+		got, ok := entries[sig.name]
+		if !ok {
+			t.Errorf("kernel %s (declared in %s) is not in the compiled PTX", sig.name, sig.file)
+			continue
+		}
+		if file[sig.name] != sig.file {
+			t.Errorf("kernel %s is in %s, declared in %s", sig.name, file[sig.name], sig.file)
+		}
+		want := make([]string, len(sig.params))
+		for i := range sig.params {
+			want[i] = ptxType[sig.params[i]]
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("kernel %s: PTX parameters %v, Go declares %q = %v", sig.name, got, sig.params, want)
+		}
+	}
+	for name := range entries {
+		if !declared[name] {
+			t.Errorf("kernel %s in %s has no launcher signature in kernelSigs", name, file[name])
+		}
+	}
+	t.Logf("%d kernels: parameter lists match", len(kernelSigs))
+}
+
+// ptxEntries returns the parameter types of every .entry in a PTX text.
+func ptxEntries(ptx string) map[string][]string {
+	out := map[string][]string{}
+	for _, chunk := range strings.Split(ptx, ".entry ")[1:] {
+		name, rest, ok := strings.Cut(chunk, "(")
+		if !ok {
+			continue
+		}
+		params, _, _ := strings.Cut(rest, ")")
+		var types []string
+		for _, line := range strings.Split(params, ",") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && f[0] == ".param" {
+				types = append(types, f[1])
+			}
+		}
+		out[strings.TrimSpace(name)] = types
+	}
+	return out
+}

@@ -80,25 +80,13 @@ func LoadNVRTC(driver *Version) (*NVRTC, error) {
 	sort.SliceStable(all, func(i, j int) bool {
 		return all[j].n.Version.LessEq(all[i].n.Version) && all[i].n.Version != all[j].n.Version
 	})
-	pick := -1
-	if driver == nil {
-		pick = 0
-	} else {
-		for i, f := range all {
-			if f.n.Version.LessEq(*driver) {
-				pick = i
-				break
-			}
-		}
-		if pick < 0 {
-			for i, f := range all {
-				if f.n.Version.Major == driver.Major {
-					pick = i
-					f.n.Cubin = true
-					break
-				}
-			}
-		}
+	vs := make([]Version, len(all))
+	for i, f := range all {
+		vs[i] = f.n.Version
+	}
+	pick, cubin := chooseNVRTC(vs, driver)
+	if pick >= 0 {
+		all[pick].n.Cubin = cubin
 	}
 	if pick < 0 {
 		for _, f := range all {
@@ -115,6 +103,30 @@ func LoadNVRTC(driver *Version) (*NVRTC, error) {
 	n := all[pick].n
 	tried[all[pick].idx].Result += ": chosen"
 	return n, nil
+}
+
+// chooseNVRTC picks among NVRTC versions sorted newest first: without a driver the newest; with
+// one, the newest not newer than the driver (PTX mode), else the oldest of the driver's major
+// version (cubin mode: device code needs no JIT, and CUDA's minor-version compatibility lets a
+// driver load device code from a newer toolkit of its major version). -1: none fits.
+func chooseNVRTC(vs []Version, driver *Version) (pick int, cubin bool) {
+	if len(vs) == 0 {
+		return -1, false
+	}
+	if driver == nil {
+		return 0, false
+	}
+	for i, v := range vs {
+		if v.LessEq(*driver) {
+			return i, false
+		}
+	}
+	for i := len(vs) - 1; i >= 0; i-- {
+		if vs[i].Major == driver.Major {
+			return i, true
+		}
+	}
+	return -1, false
 }
 
 func openNVRTC(path string) (*NVRTC, error) {
@@ -240,7 +252,7 @@ func (n *NVRTC) Compile(name, src string, headers map[string]string, arch int, c
 		}
 		target = fmt.Sprintf("sm_%d", arch)
 	}
-	opts := []string{"--gpu-architecture=" + target, "--std=c++14", "-default-device"}
+	opts := compileOptions(target)
 
 	var prog uintptr
 	if r := n.createProgram(unsafe.Pointer(&prog), cstr(&pin, src), cstr(&pin, name), int32(len(hnames)),
@@ -284,6 +296,12 @@ func (n *NVRTC) programLog(prog uintptr) string {
 		return ""
 	}
 	return strings.TrimRight(string(buf), "\x00")
+}
+
+// compileOptions are NVRTC's options for a target ("compute_70" or "sm_90"). No fast-math:
+// the kernels are compared with CPU twins that use exact exp, log and division.
+func compileOptions(target string) []string {
+	return []string{"--gpu-architecture=" + target, "--std=c++14", "-default-device"}
 }
 
 // cstr returns a pinned NUL-terminated copy of s.
