@@ -272,8 +272,8 @@ func getenv(k string) string { return strings.TrimSpace(os.Getenv(k)) }
 var errNoDevice = errors.New("no CUDA device")
 
 // ErrNoDevice reports whether err means that no GPU (or no driver) was found, as opposed to a
-// GPU that was found but failed.
+// GPU that was found but failed (a missing NVRTC or cuBLAS on a GPU machine is such a failure).
 func ErrNoDevice(err error) bool {
 	var pe *ProbeError
-	return errors.Is(err, errNoDevice) || errors.As(err, &pe)
+	return errors.Is(err, errNoDevice) || (errors.As(err, &pe) && pe.Lib == "libcuda")
 }

@@ -34,7 +34,7 @@ func TestProbeErrorNamesEveryPath(t *testing.T) {
 	t.Setenv(EnvNVRTC, missing)
 	_, err := LoadNVRTC(nil)
 	var pe *ProbeError
-	if !errors.As(err, &pe) || !strings.Contains(err.Error(), missing) || !ErrNoDevice(err) {
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), missing) || ErrNoDevice(err) {
 		t.Fatalf("LoadNVRTC with %s=%s: %v", EnvNVRTC, missing, err)
 	}
 	if len(pe.Attempts) != 1 {
