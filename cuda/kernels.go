@@ -264,7 +264,11 @@ func (c *check) sizes(names string, vals ...int) *check {
 	ns := strings.Split(names, ",")
 	for i, v := range vals {
 		if v < 0 {
-			c.errs = append(c.errs, fmt.Sprintf("%s = %d", strings.TrimSpace(ns[i]), v))
+			name := "size"
+			if i < len(ns) {
+				name = strings.TrimSpace(ns[i])
+			}
+			c.errs = append(c.errs, fmt.Sprintf("%s = %d", name, v))
 		}
 	}
 	return c
