@@ -363,6 +363,9 @@ type Event struct {
 // Record queues an event on the stream.
 func (d *Device) Record() (*Event, error) {
 	ev := &Event{d: d}
+	if d.drv.eventCreate == nil {
+		return nil, fmt.Errorf("cuda: %s has no usable event functions", d.DriverPath)
+	}
 	err := d.do(func() error {
 		if err := d.drv.check("cuEventCreate", d.drv.eventCreate(unsafe.Pointer(&ev.e), 0)); err != nil {
 			return err

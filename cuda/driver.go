@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"sync"
 	"unsafe"
@@ -172,16 +173,21 @@ func bindDriver(lib *library) (*driver, error) {
 		"cuModuleGetFunction":          &d.moduleGetFunction,
 		"cuModuleUnload":               &d.moduleUnload,
 		"cuLaunchKernel":               &d.launchKernel,
-		"cuEventCreate":                &d.eventCreate,
-		"cuEventRecord":                &d.eventRecord,
-		"cuEventSynchronize":           &d.eventSynchronize,
-		"cuEventElapsedTime":           &d.eventElapsedTime,
-		"cuEventDestroy_v2":            &d.eventDestroy,
 		"cuGetErrorName":               &d.getErrorName,
 		"cuGetErrorString":             &d.getErrorString,
 	})
 	if err != nil {
 		return nil, err
+	}
+	// Events are for timing only: a driver without them still computes. The elapsed-time call
+	// has a _v2 twin (same parameters) in newer drivers, used if the original name is gone.
+	elapsed := lib.bind(&d.eventElapsedTime, "cuEventElapsedTime")
+	if elapsed != nil {
+		elapsed = lib.bind(&d.eventElapsedTime, "cuEventElapsedTime_v2")
+	}
+	if errors.Join(elapsed, lib.bind(&d.eventCreate, "cuEventCreate"), lib.bind(&d.eventRecord, "cuEventRecord"),
+		lib.bind(&d.eventSynchronize, "cuEventSynchronize"), lib.bind(&d.eventDestroy, "cuEventDestroy_v2")) != nil {
+		d.eventCreate = nil
 	}
 	return d, nil
 }
