@@ -178,6 +178,7 @@ type allocator struct {
 	size   map[DevPtr]int   // every block from cuMemAlloc, live or cached → rounded size
 	live   int64            // bytes handed out
 	cached int64            // bytes in free
+	peak   int64            // the most bytes handed out at once since Open or ResetPeak
 }
 
 // roundSize is the size class of a request: multiples of 512 bytes up to 64 KiB, then powers
@@ -221,6 +222,7 @@ func (d *Device) allocLocked(bytes int) (DevPtr, error) {
 		d.alloc.free[sz] = l[:len(l)-1]
 		d.alloc.cached -= int64(sz)
 		d.alloc.live += int64(sz)
+		d.alloc.peak = max(d.alloc.peak, d.alloc.live)
 		return p, nil
 	}
 	var p uint64
@@ -236,6 +238,7 @@ func (d *Device) allocLocked(bytes int) (DevPtr, error) {
 	}
 	d.alloc.size[DevPtr(p)] = sz
 	d.alloc.live += int64(sz)
+	d.alloc.peak = max(d.alloc.peak, d.alloc.live)
 	return DevPtr(p), nil
 }
 
@@ -288,6 +291,22 @@ func (d *Device) MemStats() (live, cached int64) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.alloc.live, d.alloc.cached
+}
+
+// PeakLive returns the most bytes the allocator has handed out at once (its high-water mark)
+// since Open or the last ResetPeak. Blocks are counted at their rounded size; the driver's own
+// overhead (context, modules, cuBLAS workspace) is not included: see MemInfo for that.
+func (d *Device) PeakLive() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.alloc.peak
+}
+
+// ResetPeak restarts the high-water mark at the bytes handed out now.
+func (d *Device) ResetPeak() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.alloc.peak = d.alloc.live
 }
 
 // Elem is an element type that crosses between host and device.

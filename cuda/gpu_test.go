@@ -672,6 +672,76 @@ func TestGPUElementwise(t *testing.T) {
 	}
 }
 
+// TestGPUBinaryScalar checks Sub, Div and ScalarOp (every operator, the scalar on either side)
+// against gorgonia's own operators on the CPU.
+func TestGPUBinaryScalar(t *testing.T) {
+	type bin struct {
+		name string
+		cpu  func(a, b *gorgonia.Node) (*gorgonia.Node, error)
+		op   int
+	}
+	ops := []bin{{"add", gorgonia.Add, ScalarAdd}, {"sub", gorgonia.Sub, ScalarSub}, {"mul", gorgonia.HadamardProd, ScalarMul}, {"div", gorgonia.HadamardDiv, ScalarDiv}}
+	for _, op := range ops {
+		for i, sz := range sizes {
+			t.Run(fmt.Sprintf("%s_%dx%d", op.name, sz.n, sz.d), func(t *testing.T) {
+				tw := newTwin(t, uint64(170+i))
+				n := sz.n * sz.d
+				av, bv := tw.randn(n), tw.randn(n)
+				for j := range bv {
+					bv[j] = 0.5 + float32(math.Abs(float64(bv[j]))) // divisors away from 0
+				}
+				const sv = float32(1.75)
+				want := func(f func(*gorgonia.ExprGraph) (*gorgonia.Node, error)) []float32 {
+					g := gorgonia.NewGraph()
+					y, err := f(g)
+					if err != nil {
+						t.Fatal(err)
+					}
+					vm := gorgonia.NewTapeMachine(g)
+					defer vm.Close()
+					if err := vm.RunAll(); err != nil {
+						t.Fatal(err)
+					}
+					return values(t, y)
+				}
+				mat := func(g *gorgonia.ExprGraph, name string, xs []float32) *gorgonia.Node {
+					v := tensor.New(tensor.WithShape(sz.n, sz.d), tensor.WithBacking(append([]float32(nil), xs...)))
+					return gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(sz.n, sz.d), gorgonia.WithValue(v), gorgonia.WithName(name))
+				}
+				both := want(func(g *gorgonia.ExprGraph) (*gorgonia.Node, error) { return op.cpu(mat(g, "a", av), mat(g, "b", bv)) })
+				right := want(func(g *gorgonia.ExprGraph) (*gorgonia.Node, error) {
+					return op.cpu(mat(g, "b", bv), gorgonia.NewConstant(sv))
+				})
+				left := want(func(g *gorgonia.ExprGraph) (*gorgonia.Node, error) {
+					return op.cpu(gorgonia.NewConstant(sv), mat(g, "b", bv))
+				})
+
+				d, k := gpu(t)
+				g := dev{t, d}
+				da, db, ds := g.up(av), g.up(bv), g.up([]float32{sv})
+				out := g.poison(n)
+				switch op.op {
+				case ScalarAdd:
+					must(t, k.Add(out, da, db, n))
+				case ScalarSub:
+					must(t, k.Sub(out, da, db, n))
+				case ScalarMul:
+					must(t, k.Mul(out, da, db, n))
+				default:
+					must(t, k.Div(out, da, db, n))
+				}
+				near(t, op.name, g.down(out, n), both, exact)
+				out = g.poison(n)
+				must(t, k.ScalarOp(out, db, ds, n, op.op, false))
+				near(t, op.name+" tensor∘scalar", g.down(out, n), right, exact)
+				out = g.poison(n)
+				must(t, k.ScalarOp(out, db, ds, n, op.op, true))
+				near(t, op.name+" scalar∘tensor", g.down(out, n), left, exact)
+			})
+		}
+	}
+}
+
 // scalarTimes returns c·loss, so the loss's upstream gradient is c.
 func (tw *twin) scalarTimes(loss *gorgonia.Node, c float32) *gorgonia.Node {
 	cn := gorgonia.NewScalar(tw.g, tensor.Float32, gorgonia.WithValue(c), gorgonia.WithName("c"))
@@ -806,7 +876,7 @@ func TestGPUDropout(t *testing.T) {
 	d, k := gpu(t)
 	g := dev{t, d}
 	for _, n := range []int{1, 257, 100003} {
-		for _, p := range []float32{0, 0.3} {
+		for _, p := range []float64{0, 0.3} {
 			rng := rand.New(rand.NewPCG(uint64(n), 9))
 			xv := make([]float32, n)
 			for i := range xv {
@@ -816,7 +886,7 @@ func TestGPUDropout(t *testing.T) {
 			want := make([]float32, n)
 			for i := range want {
 				if DropoutKeep(seed, int64(i), p) {
-					want[i] = xv[i] * (1 / (1 - p))
+					want[i] = xv[i] * float32(1/(1-p))
 				}
 			}
 			out := g.poison(n)

@@ -240,14 +240,14 @@ func randSlice(rng *rand.Rand, n int) []float32 {
 
 func TestDropoutKeep(t *testing.T) {
 	const n = 200000
-	for _, p := range []float32{0, 0.1, 0.5} {
+	for _, p := range []float64{0, 0.1, 0.5} {
 		kept := 0
 		for i := int64(0); i < n; i++ {
 			if DropoutKeep(42, i, p) {
 				kept++
 			}
 		}
-		if f := float64(kept) / n; math.Abs(f-float64(1-p)) > 0.005 {
+		if f := float64(kept) / n; math.Abs(f-(1-p)) > 0.005 {
 			t.Errorf("p = %v: kept fraction %.4f", p, f)
 		}
 	}

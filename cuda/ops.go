@@ -374,6 +374,36 @@ func (k *Kernels) Add(out, a, b DevPtr, n int) error { return k.binary("ew_add",
 // Mul writes out = a ⊙ b (n elements); Exp's gradient is Mul(dx, y, g).
 func (k *Kernels) Mul(out, a, b DevPtr, n int) error { return k.binary("ew_mul", "mul", out, a, b, n) }
 
+// Sub writes out = a − b (n elements). CPU twin: gorgonia.Sub.
+func (k *Kernels) Sub(out, a, b DevPtr, n int) error { return k.binary("ew_sub", "sub", out, a, b, n) }
+
+// Div writes out = a ⊘ b (n elements). CPU twin: gorgonia.HadamardDiv.
+func (k *Kernels) Div(out, a, b DevPtr, n int) error { return k.binary("ew_div", "div", out, a, b, n) }
+
+// Scalar operations of ScalarOp.
+const (
+	ScalarAdd = iota
+	ScalarSub
+	ScalarMul
+	ScalarDiv
+)
+
+// ScalarOp writes out [n] = x ∘ s (scalarLeft false) or s ∘ x (scalarLeft true) for ∘ one of
+// ScalarAdd, ScalarSub, ScalarMul, ScalarDiv and s the device scalar s[0]: gorgonia's
+// element-wise operators with one scalar operand (a scaled attention score, 1 − y² in tanh's
+// gradient). CPU twin: gorgonia.Add, Sub, HadamardProd, HadamardDiv with a scalar.
+func (k *Kernels) ScalarOp(out, x, s DevPtr, n, op int, scalarLeft bool) error {
+	c := k.check("scalar op").sizes("n", n).buf("out", out, n).buf("x", x, n).buf("s", s, 1).
+		cond(op >= ScalarAdd && op <= ScalarDiv, "operator %d", op)
+	left := 0
+	if scalarLeft {
+		left = 1
+	}
+	return k.run(c, func() error {
+		return k.launch("ew_scalar", k.grid1(int64(n)), block1, aP(out), aP(x), aP(s), aI(n), aI(op), aI(left))
+	})
+}
+
 // Relu writes out = max(x, 0). CPU twin: nn.Relu.
 func (k *Kernels) Relu(out, x DevPtr, n int) error { return k.unary("ew_relu", "relu", out, x, n) }
 
@@ -411,12 +441,13 @@ func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
 	return k.binary("ew_abs_grad", "abs backward", dx, x, g, n)
 }
 
-// Dropout writes out = x/(1 − p) where DropoutKeep(seed, i, p), else 0. The backward pass is
-// the same call on the output gradient with the same seed. CPU twin: DropoutKeep.
-func (k *Kernels) Dropout(out, x DevPtr, n int, p float32, seed uint64) error {
-	c := k.check("dropout").sizes("n", n).buf("out", out, n).buf("x", x, n).cond(p >= 0 && p < 1, "p = %v, want 0 ≤ p < 1", p)
+// Dropout writes out = x·float32(1/(1 − rate)) where DropoutKeep(seed, i, rate), else 0: nn's
+// inverted dropout with seed = nn.DropState.StepSeed() of the step. The backward pass is the
+// same call on the output gradient with the same seed. CPU twin: DropoutKeep (and nn.Dropout).
+func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, seed uint64) error {
+	c := k.check("dropout").sizes("n", n).buf("out", out, n).buf("x", x, n).cond(rate >= 0 && rate < 1, "rate = %v, want 0 ≤ rate < 1", rate)
 	return k.run(c, func() error {
-		return k.launch("dropout", k.grid1(int64(n)), block1, aP(out), aP(x), aI(n), aF(p), aF(1/(1-p)), aU(seed))
+		return k.launch("dropout", k.grid1(int64(n)), block1, aP(out), aP(x), aI(n), aF(float32(1/(1-rate))), aU(seed), aU(DropoutThreshold(rate)))
 	})
 }
 
@@ -492,15 +523,25 @@ func (k *Kernels) AdamStep(a Adam, step int, x, m, v, g DevPtr, n int) error {
 	})
 }
 
-// DropoutKeep is the dropout mask of element i under seed: the CPU twin of dropout.cu's
-// rw_uniform(seed, i) ≥ p, bit for bit.
-func DropoutKeep(seed uint64, i int64, p float32) bool {
+// DropoutKeep is the dropout mask of element i under seed: the CPU twin of dropout.cu, bit for
+// bit, and the same function as nn's mask (DropState.Keep) when seed = DropState.StepSeed():
+// splitmix64(seed ⊕ i·0x9E3779B97F4A7C15) >> 11 ≥ DropoutThreshold(rate).
+func DropoutKeep(seed uint64, i int64, rate float64) bool {
 	z := seed ^ (uint64(i) * 0x9E3779B97F4A7C15)
+	z += 0x9E3779B97F4A7C15
 	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
 	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
 	z ^= z >> 31
-	u := float32(z>>40) * (1.0 / 16777216.0)
-	return u >= p
+	return z>>11 >= DropoutThreshold(rate)
+}
+
+// DropoutThreshold is ⌈rate·2⁵³⌉: a 53-bit draw u survives when u ≥ it, which is exactly
+// u·2⁻⁵³ ≥ rate (the scaling by 2⁵³ is exact in float64).
+func DropoutThreshold(rate float64) uint64 {
+	if rate <= 0 {
+		return 0
+	}
+	return uint64(math.Ceil(rate * (1 << 53)))
 }
 
 // String describes the compiled kernel set.

@@ -45,8 +45,11 @@ func Dropout(x *gorgonia.Node, st *DropState) (*gorgonia.Node, error) {
 		return nil, fmt.Errorf("dropout %s: rate %g outside [0, 1)", st.Name, st.Rate)
 	}
 	op := newFuncOp("Dropout{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
+	op.dev = DeviceOp{Drop: st}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		dx, err := apply(newFuncOp("DropoutGrad{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st)), g)
+		gop := newFuncOp("DropoutGrad{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
+		gop.dev = DeviceOp{Drop: st}
+		dx, err := apply(gop, g)
 		if err != nil {
 			return nil, err
 		}

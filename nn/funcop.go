@@ -25,6 +25,7 @@ type funcOp struct {
 	k32   kernel[float32]
 	grad  func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error)
 	diff  []bool
+	dev   DeviceOp // attributes another executor needs (nn/device.go); Kind is filled from name
 	out   buffer
 	ds    []*tensor.Dense
 	in64  [][]float64

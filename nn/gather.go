@@ -17,6 +17,7 @@ func Gather(x *gorgonia.Node, ix *Index) (*gorgonia.Node, error) {
 	op := newFuncOp(fmt.Sprintf("Gather{%s,%d}", ix.Name, ix.Len()), 1, rowsOf(ix.Len(), 0),
 		gatherKernel[float64](ix), gatherKernel[float32](ix))
 	op.check = func(s []tensor.Shape) error { return ix.check(s[0][0]) }
+	op.dev = DeviceOp{Index: ix}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		dx, err := ScatterAdd(g, ix, in[0].Shape()[0])
 		return gorgonia.Nodes{dx}, err
@@ -46,6 +47,7 @@ func ScatterAdd(x *gorgonia.Node, ix *Index, rows int) (*gorgonia.Node, error) {
 		}
 		return ix.check(rows)
 	}
+	op.dev = DeviceOp{Index: ix, Rows: rows}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		dx, err := Gather(g, ix)
 		return gorgonia.Nodes{dx}, err

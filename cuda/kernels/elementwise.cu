@@ -17,6 +17,32 @@ extern "C" __global__ void ew_mul(float* out, const float* a, const float* b, in
   RW_FOR(i, n) out[i] = a[i] * b[i];
 }
 
+extern "C" __global__ void ew_sub(float* out, const float* a, const float* b, int n) {
+  RW_FOR(i, n) out[i] = a[i] - b[i];
+}
+
+extern "C" __global__ void ew_div(float* out, const float* a, const float* b, int n) {
+  RW_FOR(i, n) out[i] = a[i] / b[i];
+}
+
+// ew_scalar: out = x ∘ s (left = 0) or s ∘ x (left = 1), s = *sp a device scalar, ∘ by op:
+// 0 add, 1 sub, 2 mul, 3 div (cuda.ScalarAdd …). CPU twin: gorgonia's element-wise operators
+// with a scalar operand.
+extern "C" __global__ void ew_scalar(float* out, const float* x, const float* sp, int n, int op, int left) {
+  float s = sp[0];
+  RW_FOR(i, n) {
+    float a = left ? s : x[i], b = left ? x[i] : s;
+    float r;
+    switch (op) {
+      case 0: r = a + b; break;
+      case 1: r = a - b; break;
+      case 2: r = a * b; break;
+      default: r = a / b; break;
+    }
+    out[i] = r;
+  }
+}
+
 extern "C" __global__ void ew_relu(float* out, const float* x, int n) {
   RW_FOR(i, n) out[i] = fmaxf(x[i], 0.0f);
 }
