@@ -2,10 +2,8 @@ package nn
 
 import (
 	"fmt"
-	"hash"
 	"math"
 
-	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -40,317 +38,253 @@ func NewBNState(name string, d int) *BNState {
 // evaluation the running statistics are used. Rows the mask drops come out as zeros and get no
 // gradient.
 func BatchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask) (*gorgonia.Node, error) {
-	if x.Dims() != 2 || x.Shape()[0] != len(mask.Keep) || x.Shape()[1] != len(st.RunMean) {
-		return nil, fmt.Errorf("batch norm %q: input shape %v, want [%d, %d]", st.Name, x.Shape(), len(mask.Keep), len(st.RunMean))
+	return batchNorm(x, gamma, beta, st, mask, false, nil)
+}
+
+// BatchNormRelu is res + ReLU(BatchNorm(x, γ, β)) in one op (the normalisation, activation and
+// residual connection of a GatedGCN layer); without res (nil) it is ReLU(BatchNorm(x, γ, β)).
+// Rows the mask drops come out as res's rows (zeros without res).
+func BatchNormRelu(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, res *gorgonia.Node) (*gorgonia.Node, error) {
+	if res != nil && !res.Shape().Eq(x.Shape()) {
+		return nil, fmt.Errorf("batch norm %q: residual %v, input %v", st.Name, res.Shape(), x.Shape())
 	}
-	if gamma.Dims() != 1 || beta.Dims() != 1 || gamma.Shape()[0] != len(st.RunMean) || beta.Shape()[0] != len(st.RunMean) {
-		return nil, fmt.Errorf("batch norm %q: γ %v and β %v, want [%d]", st.Name, gamma.Shape(), beta.Shape(), len(st.RunMean))
+	return batchNorm(x, gamma, beta, st, mask, true, res)
+}
+
+func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool, res *gorgonia.Node) (*gorgonia.Node, error) {
+	d := len(st.RunMean)
+	if x.Dims() != 2 || x.Shape()[0] != len(mask.Keep) || x.Shape()[1] != d {
+		return nil, fmt.Errorf("batch norm %q: input shape %v, want [%d, %d]", st.Name, x.Shape(), len(mask.Keep), d)
 	}
-	n, err := gorgonia.ApplyOp(&bnOp{st: st, mask: mask}, x, gamma, beta)
+	if gamma.Dims() != 1 || beta.Dims() != 1 || gamma.Shape()[0] != d || beta.Shape()[0] != d {
+		return nil, fmt.Errorf("batch norm %q: γ %v and β %v, want [%d]", st.Name, gamma.Shape(), beta.Shape(), d)
+	}
+	s := &bnState{bn: st, mask: mask, relu: relu}
+	name := "BatchNorm"
+	if relu {
+		name = "BatchNormRelu"
+	}
+	in := gorgonia.Nodes{x, gamma, beta}
+	ranks := []int{2, 1, 1, 2}
+	if res != nil {
+		in, ranks = append(in, res), []int{2, 1, 1, 2, 2}
+	}
+	op := newFuncOp(fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), bnForward[float64](s), bnForward[float32](s))
+	op.ranks = ranks
+	op.check = s.checkInput
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		// The x gradient's op (inputs x, γ, β, dy) also sums dγ and dβ, which two small ops copy
+		// out after it (they take dx as input to run after it). The residual's gradient is dy.
+		dx := newFuncOp(fmt.Sprintf("%sGrad{%s,x}", name, st.Name), 4, sameAs(0), bnBackward[float64](s), bnBackward[float32](s))
+		dx.ranks = []int{2, 1, 1, 2, 2}
+		dx.check = s.ready
+		dX, err := apply(dx, in[0], in[1], in[2], g)
+		if err != nil {
+			return nil, err
+		}
+		grads := gorgonia.Nodes{dX, nil, nil}
+		for i, sums := range []*[]float64{&s.dgamma, &s.dbeta} {
+			cp := newFuncOp(fmt.Sprintf("%sGrad{%s,%s}", name, st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
+				copySums[float64](sums), copySums[float32](sums))
+			cp.ranks = []int{2, 1, 1}
+			if grads[i+1], err = apply(cp, dX, in[i+1]); err != nil {
+				return nil, err
+			}
+		}
+		if len(in) == 4 {
+			grads = append(grads, g)
+		}
+		return grads, nil
+	}
+	n, err := gorgonia.ApplyOp(op, in...)
 	if err != nil {
 		return nil, fmt.Errorf("batch norm %q: %w", st.Name, err)
 	}
 	return n, nil
 }
 
-// bnOp keeps, from its last forward pass, x̂ and 1/σ per column for the backward ops.
-type bnOp struct {
-	base
-	st     *BNState
-	mask   *Mask
-	out    buffer
-	xhat   []float64
-	invStd []float64
-	mean   []float64
+// bnState is what a batch norm's forward pass keeps for its gradient ops: the statistics it
+// normalised with; the x gradient's op leaves dγ and dβ in it.
+type bnState struct {
+	bn            *BNState
+	mask          *Mask
+	relu          bool // the op is BatchNormRelu
+	kept          int
+	mean, invStd  []float64
+	dgamma, dbeta []float64
+	sum1, sum2    []float64 // the forward pass's column sums
+	cols          any       // per-column vectors in the element type, 4 of d
+	parts         any       // per-chunk column sums, 2·d per chunk
 }
 
-func (op *bnOp) Arity() int            { return 3 }
-func (op *bnOp) String() string        { return fmt.Sprintf("BatchNorm{%s}", op.st.Name) }
-func (op *bnOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op, op) }
-func (op *bnOp) Hashcode() uint32      { return hashOf(op) }
-func (op *bnOp) Type() hm.Type {
-	a, b := matT(), vecT()
-	return hm.NewFnType(a, b, b, a)
-}
-func (op *bnOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	s, err := inShape(op, in, 0)
-	if err != nil {
-		return nil, err
+func (s *bnState) checkInput(sh []tensor.Shape) error {
+	if sh[0][0] != len(s.mask.Keep) || sh[0][1] != len(s.bn.RunMean) {
+		return fmt.Errorf("input %v, want %dx%d", sh[0], len(s.mask.Keep), len(s.bn.RunMean))
 	}
-	return s.Clone(), nil
+	if kept := s.mask.Count(); s.bn.Training && kept < 2 {
+		return fmt.Errorf("%d real rows; training statistics need at least 2", kept)
+	}
+	return nil
 }
 
-func (op *bnOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
+// ready checks that a forward pass of the gradient's shape ran (inputs x, γ, dy).
+func (s *bnState) ready(sh []tensor.Shape) error {
+	if len(s.mean) != sh[0][1] || sh[0][0] != len(s.mask.Keep) {
+		return fmt.Errorf("no forward pass of shape %v to differentiate", sh[0])
 	}
-	var ds [3]*tensor.Dense
-	for i := range ds {
-		d, err := dense(op, vs[i], i)
-		if err != nil {
-			return nil, err
-		}
-		ds[i] = d
-	}
-	if err := sameType(op, ds[:]...); err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(ds[0])
-	if rows != len(op.mask.Keep) || cols != len(op.st.RunMean) {
-		return nil, fmt.Errorf("%v: input %dx%d, want %dx%d", op, rows, cols, len(op.mask.Keep), len(op.st.RunMean))
-	}
-	kept := op.mask.Count()
-	if op.st.Training && kept < 2 {
-		return nil, fmt.Errorf("%v: %d real rows; training statistics need at least 2", op, kept)
-	}
-	if len(op.xhat) != rows*cols {
-		op.xhat = make([]float64, rows*cols)
-		op.invStd = make([]float64, cols)
-		op.mean = make([]float64, cols)
-	}
-	out := op.out.get(ds[0].Dtype(), rows, cols)
-	switch ds[0].Dtype() {
-	case tensor.Float64:
-		op.forward(ds[0].Float64s(), kept)
-		bnAffine(out.Float64s(), op.xhat, ds[1].Float64s(), ds[2].Float64s(), op.mask.Keep)
-	default:
-		bnForward(op, ds[0].Float32s(), kept)
-		bnAffine(out.Float32s(), op.xhat, ds[1].Float32s(), ds[2].Float32s(), op.mask.Keep)
-	}
-	return out, nil
+	return nil
 }
 
-func (op *bnOp) forward(x []float64, kept int) { bnForward(op, x, kept) }
+// bnChunk is the number of rows per partial column sum; the partial sums are added in a fixed
+// order, so the statistics do not depend on the number of workers.
+const bnChunk = 256
 
-// bnForward computes op.xhat and op.invStd from x, and updates the running statistics when
-// training.
-func bnForward[T Float](op *bnOp, x []T, kept int) {
-	cols := len(op.st.RunMean)
-	parallelCols(cols, len(op.mask.Keep), func(c0, c1 int) { bnForwardCols(op, x, kept, c0, c1) })
-}
-
-// bnForwardCols does columns [c0, c1) of bnForward.
-func bnForwardCols[T Float](op *bnOp, x []T, kept, c0, c1 int) {
-	cols := len(op.st.RunMean)
-	keep := op.mask.Keep
-	mean, inv := op.mean, op.invStd
-	if op.st.Training {
-		clear(mean[c0:c1])
-		clear(inv[c0:c1]) // holds the sum of squared deviations first
-		for r, k := range keep {
-			if !k {
-				continue
-			}
-			for c := c0; c < c1; c++ {
-				mean[c] += float64(x[r*cols+c])
-			}
-		}
-		for c := c0; c < c1; c++ {
-			mean[c] /= float64(kept)
-		}
-		for r, k := range keep {
-			if !k {
-				continue
-			}
-			for c := c0; c < c1; c++ {
-				dv := float64(x[r*cols+c]) - mean[c]
-				inv[c] += dv * dv
-			}
-		}
-		for c := c0; c < c1; c++ {
-			v := inv[c] / float64(kept)
-			op.st.RunMean[c] = (1-BNMomentum)*op.st.RunMean[c] + BNMomentum*mean[c]
-			op.st.RunVar[c] = (1-BNMomentum)*op.st.RunVar[c] + BNMomentum*inv[c]/float64(kept-1)
-			inv[c] = 1 / math.Sqrt(v+BNEps)
-		}
-	} else {
-		for c := c0; c < c1; c++ {
-			mean[c] = op.st.RunMean[c]
-			inv[c] = 1 / math.Sqrt(op.st.RunVar[c]+BNEps)
-		}
-	}
-	for r, k := range keep {
-		xh := op.xhat[r*cols : (r+1)*cols]
-		if !k {
-			clear(xh[c0:c1])
-			continue
-		}
-		for c := c0; c < c1; c++ {
-			xh[c] = (float64(x[r*cols+c]) - mean[c]) * inv[c]
-		}
-	}
-}
-
-func bnAffine[T Float](dst []T, xhat []float64, gamma, beta []T, keep []bool) {
-	cols := len(gamma)
-	parallelCols(cols, len(keep), func(c0, c1 int) {
-		for r, k := range keep {
-			d := dst[r*cols : (r+1)*cols]
-			if !k {
-				clear(d[c0:c1])
-				continue
-			}
-			xh := xhat[r*cols : (r+1)*cols]
-			for c := c0; c < c1; c++ {
-				d[c] = gamma[c]*T(xh[c]) + beta[c]
+// colSums adds up, per column, f's two row sums over the kept rows in fixed chunks of rows
+// (in parallel), returning them in float64.
+func colSums[T Float](s *bnState, rows, d int, s1, s2 []float64, f func(p1, p2 []T, r int)) {
+	nc := (rows + bnChunk - 1) / bnChunk
+	parts := grow[T](s.parts, nc*2*d)
+	s.parts = parts
+	parallelChunks(nc, func(c int) {
+		p1, p2 := parts[c*2*d:c*2*d+d], parts[c*2*d+d:(c+1)*2*d]
+		clear(p1)
+		clear(p2)
+		for r := c * bnChunk; r < min(rows, (c+1)*bnChunk); r++ {
+			if s.mask.Keep[r] {
+				f(p1, p2, r)
 			}
 		}
 	})
-}
-
-func (op *bnOp) DiffWRT(int) []bool { return []bool{true, true, true} }
-func (op *bnOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx, err := gorgonia.ApplyOp(&bnGradOp{fwd: op, which: 0}, in[1], grad)
-	if err != nil {
-		return nil, fmt.Errorf("%v gradient: %w", op, err)
-	}
-	dg, err := gorgonia.ApplyOp(&bnGradOp{fwd: op, which: 1}, in[1], grad)
-	if err != nil {
-		return nil, fmt.Errorf("%v gradient: %w", op, err)
-	}
-	db, err := gorgonia.ApplyOp(&bnGradOp{fwd: op, which: 2}, in[1], grad)
-	if err != nil {
-		return nil, fmt.Errorf("%v gradient: %w", op, err)
-	}
-	return gorgonia.Nodes{dx, dg, db}, nil
-}
-
-// bnGradOp computes one of the batch norm's gradients (which: 0 x, 1 γ, 2 β) from γ and the
-// output gradient, using the forward op's saved x̂ and 1/σ.
-type bnGradOp struct {
-	base
-	fwd   *bnOp
-	which int
-	out   buffer
-	tmp   []float64
-	kept  int
-}
-
-func (op *bnGradOp) Arity() int { return 2 }
-func (op *bnGradOp) String() string {
-	return fmt.Sprintf("BatchNormGrad{%s,%d}", op.fwd.st.Name, op.which)
-}
-func (op *bnGradOp) WriteHash(h hash.Hash) { fmt.Fprintf(h, "%s%p", op, op) }
-func (op *bnGradOp) Hashcode() uint32      { return hashOf(op) }
-func (op *bnGradOp) Type() hm.Type {
-	a, b := matT(), vecT()
-	if op.which == 0 {
-		return hm.NewFnType(b, a, a)
-	}
-	return hm.NewFnType(b, a, b)
-}
-func (op *bnGradOp) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
-	i := 1
-	if op.which > 0 {
-		i = 0
-	}
-	s, err := inShape(op, in, i)
-	if err != nil {
-		return nil, err
-	}
-	return s.Clone(), nil
-}
-
-func (op *bnGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
-	if err := arity(op, vs); err != nil {
-		return nil, err
-	}
-	g, err := dense(op, vs[0], 0)
-	if err != nil {
-		return nil, err
-	}
-	dy, err := dense(op, vs[1], 1)
-	if err != nil {
-		return nil, err
-	}
-	if err := sameType(op, g, dy); err != nil {
-		return nil, err
-	}
-	rows, cols := rowsCols(dy)
-	if len(op.fwd.xhat) != rows*cols {
-		return nil, fmt.Errorf("%v: no forward pass of shape %dx%d to differentiate", op, rows, cols)
-	}
-	if len(op.tmp) != 2*cols {
-		op.tmp = make([]float64, 2*cols)
-	}
-	var out *tensor.Dense
-	if op.which == 0 {
-		out = op.out.get(dy.Dtype(), rows, cols)
-	} else {
-		out = op.out.get(dy.Dtype(), cols)
-	}
-	op.kept = op.fwd.mask.Count()
-	switch dy.Dtype() {
-	case tensor.Float64:
-		bnBackward(op, out.Float64s(), g.Float64s(), dy.Float64s())
-	default:
-		bnBackward(op, out.Float32s(), g.Float32s(), dy.Float32s())
-	}
-	return out, nil
-}
-
-// bnBackward: with S1 = Σ dy and S2 = Σ dy⊙x̂ over kept rows, dβ = S1, dγ = S2, and in training
-// dx = γ/σ ⊙ (dy − S1/R − x̂⊙S2/R) on kept rows (R kept rows); in evaluation dx = γ/σ ⊙ dy.
-func bnBackward[T Float](op *bnGradOp, dst, gamma, dy []T) {
-	parallelCols(len(gamma), len(op.fwd.mask.Keep), func(c0, c1 int) { bnBackwardCols(op, dst, gamma, dy, c0, c1) })
-}
-
-// bnBackwardCols does columns [c0, c1) of bnBackward.
-func bnBackwardCols[T Float](op *bnGradOp, dst, gamma, dy []T, c0, c1 int) {
-	f := op.fwd
-	cols := len(gamma)
-	keep := f.mask.Keep
-	s1, s2 := op.tmp[:cols], op.tmp[cols:]
-	clear(s1[c0:c1])
-	clear(s2[c0:c1])
-	for r, k := range keep {
-		if !k {
-			continue
+	clear(s1)
+	clear(s2)
+	for c := 0; c < nc; c++ {
+		for j := 0; j < d; j++ {
+			s1[j] += float64(parts[c*2*d+j])
+			s2[j] += float64(parts[c*2*d+d+j])
 		}
-		switch op.which { // dγ needs only S2, dβ only S1
-		case 1:
-			for c := c0; c < c1; c++ {
-				s2[c] += float64(dy[r*cols+c]) * f.xhat[r*cols+c]
+	}
+}
+
+// bnForward: in training, the column means and variances of the kept rows (sums of x − k for
+// k the first kept row, which keeps them accurate), and the running statistics' update; then
+// out = (x − μ)·γ/σ + β on kept rows, 0 on the others.
+func bnForward[T Float](s *bnState) kernel[T] {
+	return func(out []T, in [][]T, sh []tensor.Shape) {
+		x, gamma, beta := in[0], in[1], in[2]
+		rows, d := sh[0][0], sh[0][1]
+		st := s.bn
+		s.mean, s.invStd = scratch(&s.mean, d), scratch(&s.invStd, d)
+		cols := grow[T](s.cols, 4*d)
+		s.cols = cols
+		mu, p, k := cols[:d], cols[d:2*d], cols[2*d:3*d]
+		s.kept = s.mask.Count()
+		if st.Training {
+			first := 0
+			for !s.mask.Keep[first] {
+				first++
 			}
-		case 2:
-			for c := c0; c < c1; c++ {
-				s1[c] += float64(dy[r*cols+c])
+			copy(k, x[first*d:(first+1)*d])
+			s1, s2 := scratch(&s.sum1, d), scratch(&s.sum2, d)
+			colSums(s, rows, d, s1, s2, func(p1, p2 []T, r int) { statsRow(p1, p2, x[r*d:(r+1)*d], k) })
+			n := float64(s.kept)
+			for c := 0; c < d; c++ {
+				m1 := s1[c] / n
+				ss := max(s2[c]-s1[c]*m1, 0) // Σ (x − mean)²
+				s.mean[c] = float64(k[c]) + m1
+				st.RunMean[c] = (1-BNMomentum)*st.RunMean[c] + BNMomentum*s.mean[c]
+				st.RunVar[c] = (1-BNMomentum)*st.RunVar[c] + BNMomentum*ss/(n-1)
+				s.invStd[c] = 1 / math.Sqrt(ss/n+BNEps)
 			}
-		default:
-			for c := c0; c < c1; c++ {
-				v := float64(dy[r*cols+c])
-				s1[c] += v
-				s2[c] += v * f.xhat[r*cols+c]
+		} else {
+			for c := 0; c < d; c++ {
+				s.mean[c] = st.RunMean[c]
+				s.invStd[c] = 1 / math.Sqrt(st.RunVar[c]+BNEps)
 			}
 		}
+		for c := 0; c < d; c++ {
+			mu[c] = T(s.mean[c])
+			p[c] = T(float64(gamma[c]) * s.invStd[c])
+		}
+		var res []T
+		if len(in) == 4 {
+			res = in[3]
+		}
+		parallelRange(rows, d, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				o, xr := out[r*d:(r+1)*d], x[r*d:(r+1)*d]
+				switch {
+				case !s.mask.Keep[r] && res != nil:
+					copy(o, res[r*d:(r+1)*d])
+				case !s.mask.Keep[r]:
+					clear(o)
+				case res != nil:
+					affineReluAddRow(o, xr, mu, p, beta, res[r*d:(r+1)*d])
+				case s.relu:
+					affineReluRow(o, xr, mu, p, beta)
+				default:
+					affineRow(o, xr, mu, p, beta)
+				}
+			}
+		})
 	}
-	switch op.which {
-	case 1:
-		for c := c0; c < c1; c++ {
-			dst[c] = T(s2[c])
+}
+
+// bnBackward takes x, γ, β and the output gradient g; dy = g, or with the ReLU, g where the
+// normalised output γ⊙x̂+β is positive (recomputed from x), else 0. With S1 = Σ dy and
+// S2 = Σ dy⊙(x − μ) over the R kept rows, dβ = S1 and dγ = S2/σ; in training
+// dx = γ/σ ⊙ (dy − S1/R − x̂ ⊙ S2/(σR)), in evaluation dx = γ/σ ⊙ dy, on kept rows (0 on the
+// others).
+func bnBackward[T Float](s *bnState) kernel[T] {
+	return func(dx []T, in [][]T, sh []tensor.Shape) {
+		x, gamma, beta, dy := in[0], in[1], in[2], in[3]
+		rows, d := sh[0][0], sh[0][1]
+		cols := grow[T](s.cols, 7*d)
+		s.cols = cols
+		mu, p, a, b, c := cols[:d], cols[d:2*d], cols[4*d:5*d], cols[5*d:6*d], cols[6*d:7*d]
+		s.dgamma, s.dbeta = scratch(&s.dgamma, d), scratch(&s.dbeta, d)
+		for j := 0; j < d; j++ {
+			mu[j] = T(s.mean[j])
+			p[j] = T(float64(gamma[j]) * s.invStd[j])
 		}
-		return
-	case 2:
-		for c := c0; c < c1; c++ {
-			dst[c] = T(s1[c])
-		}
-		return
-	}
-	n := float64(op.kept)
-	for r, k := range keep {
-		d := dst[r*cols : (r+1)*cols]
-		if !k {
-			clear(d[c0:c1])
-			continue
-		}
-		for c := c0; c < c1; c++ {
-			scale := float64(gamma[c]) * f.invStd[c]
-			g := float64(dy[r*cols+c])
-			if f.st.Training {
-				d[c] = T(scale * (g - s1[c]/n - f.xhat[r*cols+c]*s2[c]/n))
+		colSums(s, rows, d, s.dbeta, s.dgamma, func(p1, p2 []T, r int) {
+			if s.relu {
+				statsReluRow(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta)
 			} else {
-				d[c] = T(scale * g)
+				stats2Row(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu)
 			}
+		})
+		n := float64(s.kept)
+		for j := 0; j < d; j++ {
+			inv := s.invStd[j]
+			gi := float64(gamma[j]) * inv
+			a[j], b[j], c[j] = T(gi), 0, 0
+			if s.bn.Training {
+				b[j] = T(-gi * inv * inv * s.dgamma[j] / n)
+				c[j] = T(-gi * s.dbeta[j] / n)
+			}
+			s.dgamma[j] *= inv
+		}
+		parallelRange(rows, d, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				o := dx[r*d : (r+1)*d]
+				switch {
+				case !s.mask.Keep[r]:
+					clear(o)
+				case s.relu:
+					bnBackReluRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta, a, b, c)
+				default:
+					bnBackRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, a, b, c)
+				}
+			}
+		})
+	}
+}
+
+// copySums is the kernel of the dγ and dβ ops: the sums the x gradient's op left in *sums.
+func copySums[T Float](sums *[]float64) kernel[T] {
+	return func(out []T, _ [][]T, _ []tensor.Shape) {
+		for i, v := range *sums {
+			out[i] = T(v)
 		}
 	}
 }

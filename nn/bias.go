@@ -51,10 +51,7 @@ func addBias[T Float](dst, x, b []T) {
 	cols := len(b)
 	parallelRange(len(x)/cols, cols, func(lo, hi int) {
 		for r := lo * cols; r < hi*cols; r += cols {
-			d, s := dst[r:r+cols], x[r:r+cols]
-			for k, v := range b {
-				d[k] = s[k] + v
-			}
+			add2(dst[r:r+cols], x[r:r+cols], b)
 		}
 	})
 }
@@ -66,9 +63,7 @@ func colSum[T Float](dst, x []T) {
 	parallelCols(cols, len(x)/max(cols, 1), func(c0, c1 int) {
 		clear(dst[c0:c1])
 		for r := 0; r+cols <= len(x); r += cols {
-			for k := c0; k < c1; k++ {
-				dst[k] += x[r+k]
-			}
+			addTo(dst[c0:c1], x[r+c0:r+c1])
 		}
 	})
 }

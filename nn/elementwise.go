@@ -22,11 +22,7 @@ func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 
 func addKernel[T Float](out []T, in [][]T, _ []tensor.Shape) {
 	a, b := in[0], in[1]
-	parallelRange(len(out), 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = a[i] + b[i]
-		}
-	})
+	parallelRange(len(out), 1, func(lo, hi int) { add2(out[lo:hi], a[lo:hi], b[lo:hi]) })
 }
 
 // Relu returns max(x, 0) of a matrix; its gradient passes where the output is positive.
@@ -47,23 +43,11 @@ func Relu(x *gorgonia.Node) (*gorgonia.Node, error) {
 
 func reluKernel[T Float](out []T, in [][]T, _ []tensor.Shape) {
 	x := in[0]
-	parallelRange(len(out), 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = max(x[i], 0)
-		}
-	})
+	parallelRange(len(out), 1, func(lo, hi int) { reluInto(out[lo:hi], x[lo:hi]) })
 }
 
 // reluGrad: inputs y = relu(x) and g; out = g where y > 0, else 0.
 func reluGrad[T Float](out []T, in [][]T, _ []tensor.Shape) {
 	y, g := in[0], in[1]
-	parallelRange(len(out), 1, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			if y[i] > 0 {
-				out[i] = g[i]
-			} else {
-				out[i] = 0
-			}
-		}
-	})
+	parallelRange(len(out), 1, func(lo, hi int) { reluGradInto(out[lo:hi], y[lo:hi], g[lo:hi]) })
 }

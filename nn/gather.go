@@ -59,6 +59,97 @@ func ScatterAdd(x *gorgonia.Node, ix *Index, rows int) (*gorgonia.Node, error) {
 	return n, nil
 }
 
+// EdgeSum returns e + hs[src] + ht[dst] row by row: out[m] = e[m] + hs[src[m]] + ht[dst[m]] for
+// e [M, d] and hs, ht [N, d] (GatedGCN's Ce + Dh_src + Eh_dst in one pass); an index of -1 adds
+// nothing. src and dst must be unweighted. The gradients are the output gradient g for e and
+// its sums scattered along src and dst for hs and ht, computed in one pass over g.
+func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) {
+	if e.Dims() != 2 || hs.Dims() != 2 || !hs.Shape().Eq(ht.Shape()) || e.Shape()[1] != hs.Shape()[1] ||
+		e.Shape()[0] != src.Len() || src.Len() != dst.Len() {
+		return nil, fmt.Errorf("edge sum: e %v, hs %v, ht %v, %d sources, %d destinations", e.Shape(), hs.Shape(), ht.Shape(), src.Len(), dst.Len())
+	}
+	op := newFuncOp(fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](src, dst), edgeSum[float32](src, dst))
+	op.check = func(s []tensor.Shape) error {
+		if src.W != nil || dst.W != nil {
+			return fmt.Errorf("weighted index")
+		}
+		if err := src.check(s[1][0]); err != nil {
+			return err
+		}
+		return dst.check(s[2][0])
+	}
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		var other any // the scatter along dst, kept for the second op
+		rows := in[1].Shape()[0]
+		ds := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(rows, 0),
+			scatter2[float64](src, dst, &other), scatter2[float32](src, dst, &other))
+		dS, err := apply(ds, g)
+		if err != nil {
+			return nil, err
+		}
+		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&other), takeOther[float32](&other))
+		dT, err := apply(dt, dS)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{g, dS, dT}, nil
+	}
+	return apply(op, e, hs, ht)
+}
+
+func edgeSum[T Float](src, dst *Index) kernel[T] {
+	return func(out []T, in [][]T, sh []tensor.Shape) {
+		e, hs, ht := in[0], in[1], in[2]
+		d := sh[0][1]
+		parallelRange(len(src.Idx), d, func(lo, hi int) {
+			for m := lo; m < hi; m++ {
+				o, em := out[m*d:(m+1)*d], e[m*d:(m+1)*d]
+				s, t := int(src.Idx[m]), int(dst.Idx[m])
+				switch {
+				case s >= 0 && t >= 0:
+					add3(o, em, hs[s*d:(s+1)*d], ht[t*d:(t+1)*d])
+				case s >= 0:
+					add2(o, em, hs[s*d:(s+1)*d])
+				case t >= 0:
+					add2(o, em, ht[t*d:(t+1)*d])
+				default:
+					copy(o, em)
+				}
+			}
+		})
+	}
+}
+
+// scatter2 sums the rows of g along src into out and along dst into *other (both [rows, d]).
+func scatter2[T Float](src, dst *Index, other *any) kernel[T] {
+	return func(out []T, in [][]T, sh []tensor.Shape) {
+		g := in[0]
+		d := sh[0][1]
+		od := grow[T](*other, len(out))
+		*other = od
+		parallelCols(d, len(src.Idx), func(c0, c1 int) {
+			for r := 0; r < len(out)/d; r++ {
+				clear(out[r*d+c0 : r*d+c1])
+				clear(od[r*d+c0 : r*d+c1])
+			}
+			for m, s := range src.Idx {
+				gm := g[m*d+c0 : m*d+c1]
+				if s >= 0 {
+					addTo(out[int(s)*d+c0:int(s)*d+c1], gm)
+				}
+				if t := dst.Idx[m]; t >= 0 {
+					addTo(od[int(t)*d+c0:int(t)*d+c1], gm)
+				}
+			}
+		})
+	}
+}
+
+// takeOther copies out the result a previous op left in *other.
+func takeOther[T Float](other *any) kernel[T] {
+	return func(out []T, _ [][]T, _ []tensor.Shape) { copy(out, (*other).([]T)) }
+}
+
 func gatherKernel[T Float](ix *Index) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) { GatherRows(out, in[0], s[0][1], ix.Idx, ix.W) }
 }
@@ -114,9 +205,7 @@ func scatterAddCols[T Float](dst, src []T, cols int, idx []int32, w []float64, c
 		d := dst[int(j)*cols+c0 : int(j)*cols+c1]
 		s := src[i*cols+c0 : i*cols+c1]
 		if w == nil {
-			for k := range d {
-				d[k] += s[k]
-			}
+			addTo(d, s)
 			continue
 		}
 		c := T(w[i])

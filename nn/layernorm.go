@@ -79,7 +79,7 @@ func lnKernel[T Float](st *lnState) kernel[T] {
 		rows, cols := s[0][0], s[0][1]
 		st.xhat, st.invStd = scratch(&st.xhat, rows*cols), scratch(&st.invStd, rows)
 		lnForward(st, in[0], cols)
-		bnAffine(out, st.xhat, in[1], in[2], st.mask.Keep)
+		lnAffine(out, st.xhat, in[1], in[2], st.mask.Keep)
 	}
 }
 
@@ -154,4 +154,22 @@ func lnBackward[T Float](f *lnState, which int, dst, gamma, dy []T, d int) {
 			o[c] = T(f.invStd[r] * (float64(gamma[c])*float64(g[c]) - m1 - xh[c]*m2))
 		}
 	}
+}
+
+// lnAffine sets dst = γ⊙x̂+β on kept rows and 0 on the others.
+func lnAffine[T Float](dst []T, xhat []float64, gamma, beta []T, keep []bool) {
+	cols := len(gamma)
+	parallelRange(len(keep), cols, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			d := dst[r*cols : (r+1)*cols]
+			if !keep[r] {
+				clear(d)
+				continue
+			}
+			xh := xhat[r*cols : (r+1)*cols]
+			for c := range d {
+				d[c] = gamma[c]*T(xh[c]) + beta[c]
+			}
+		}
+	})
 }

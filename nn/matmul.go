@@ -15,7 +15,8 @@ var blasImpl gonum.Implementation
 
 // MatMul returns x·w for x [M, in] and w [in, out]. Unlike gorgonia.Mul it reuses its output
 // buffers. In float32 on amd64 with AVX2/FMA all three products (forward, xᵀ·dy, dy·wᵀ) run on
-// the assembly kernel of sgemm.go; otherwise gonum's GEMM is used, except for the weight
+// the assembly kernel of sgemm.go (x is never transposed; w, small, is for dy·wᵀ); otherwise,
+// and for matrices smaller than one kernel block, gonum's GEMM is used, except for the weight
 // gradient xᵀ·dy (long and thin: M ≫ in, out), computed from transposed copies as blocked long
 // dot products in parallel.
 func MatMul(x, w *gorgonia.Node) (*gorgonia.Node, error) {
@@ -59,7 +60,7 @@ func matmulNN[T Float](out []T, in [][]T, s []tensor.Shape) {
 func matmulNT[T Float](sc *tnScratch) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
 		m, n, k := s[0][0], s[0][1], s[1][0]
-		if o, ok := any(out).([]float32); ok && haveKernel {
+		if o, ok := any(out).([]float32); ok && haveKernel && m >= mr && k >= nr && n > 0 {
 			wT := grow[float32](sc.xT, k*n)
 			sc.xT = wT
 			transposeInto(wT, any(in[1]).([]float32), k, n)
@@ -83,6 +84,7 @@ func gemm[T Float](ta, tb blas.Transpose, m, n, k int, a []T, lda int, b []T, ld
 type tnScratch struct {
 	xT, gT any
 	part   []any
+	tn     tnBuffers
 }
 
 func grow[T Float](buf any, n int) []T {
@@ -101,17 +103,18 @@ func transposeInto[T Float](dst, src []T, rows, cols int) {
 	}
 }
 
-// matmulTN: out [k, n] = xᵀ·g for x [M, k], g [M, n], as Σ over blocks of M of dot products of
-// the transposed rows; the blocks are split between workers that sum into private buffers.
+// matmulTN: out [k, n] = xᵀ·g for x [M, k], g [M, n]. In float32 the kernel reads x transposed
+// in place; otherwise it is computed as Σ over blocks of M of dot products of transposed rows,
+// the blocks split between workers that sum into private buffers.
 func matmulTN[T Float](sc *tnScratch) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
 		m, k, n := s[0][0], s[0][1], s[1][1]
+		if o, ok := any(out).([]float32); ok && sgemmTN(k, n, m, any(in[0]).([]float32), k, any(in[1]).([]float32), n, o, n, &sc.tn) {
+			return
+		}
 		xT := grow[T](sc.xT, m*k)
 		sc.xT = xT
 		transposeInto(xT, in[0], m, k)
-		if o, ok := any(out).([]float32); ok && sgemmNN(k, n, m, any(xT).([]float32), m, any(in[1]).([]float32), n, o, n) {
-			return
-		}
 		gT := grow[T](sc.gT, m*n)
 		sc.gT = gT
 		transposeInto(gT, in[1], m, n)

@@ -16,7 +16,7 @@ type Net struct {
 	Pred  *gorgonia.Node
 	Loss  *gorgonia.Node
 	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
-	vm    gorgonia.VM
+	m     *machine
 	names []string
 	vals  []gorgonia.Value
 }
@@ -27,6 +27,10 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 		return nil, err
 	}
 	n := &Net{B: b, In: in, Pred: pred, Loss: loss}
+	forward := map[int64]bool{}
+	for _, v := range b.G.AllNodes() {
+		forward[v.ID()] = true
+	}
 	if train {
 		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
 		// gradient and no update, as in PyTorch.
@@ -45,7 +49,13 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 		n.Grads = grads
 		n.vals = make([]gorgonia.Value, len(grads))
 	}
-	n.vm = gorgonia.NewTapeMachine(b.G)
+	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
+	// Gradient nodes no output needs (the gradients of inputs) are not computed.
+	m, err := newMachine(b.G, keep, func(v *gorgonia.Node) bool { return !forward[v.ID()] })
+	if err != nil {
+		return nil, fmt.Errorf("compile: %w", err)
+	}
+	n.m = m
 	return n, nil
 }
 
@@ -74,8 +84,7 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 	if err := n.In.Load(bt); err != nil {
 		return 0, err
 	}
-	n.vm.Reset()
-	if err := n.vm.RunAll(); err != nil {
+	if err := n.m.run(); err != nil {
 		return 0, fmt.Errorf("run (bucket %v): %w", n.In.B, err)
 	}
 	switch v := n.Loss.Value().Data().(type) {
@@ -97,8 +106,8 @@ func (n *Net) Gradients() ([]string, []gorgonia.Value) {
 	return n.names, n.vals
 }
 
-// Close releases the machine.
-func (n *Net) Close() { n.vm.Close() }
+// Close releases the net's resources (none at present: buffers are garbage collected).
+func (n *Net) Close() {}
 
 // BuildFunc builds a model for one bucket on parameters p.
 type BuildFunc func(p *Params, b Bucket, train bool) (*Net, error)

@@ -500,3 +500,83 @@ func equal(t *testing.T, what string, got, want []float64) {
 		}
 	}
 }
+
+func TestBatchNormReluGrad(t *testing.T) {
+	for _, training := range []bool{true, false} {
+		for _, residual := range []bool{true, false} {
+			rng := rand.New(rand.NewPCG(43, 44))
+			g := gorgonia.NewGraph()
+			x := randMatrix(g, rng, "x", 7, 3)
+			gamma := randMatrix(g, rng, "gamma", 3)
+			beta := randMatrix(g, rng, "beta", 3)
+			var res *gorgonia.Node
+			wrt := gorgonia.Nodes{x, gamma, beta}
+			if residual {
+				res = randMatrix(g, rng, "res", 7, 3)
+				wrt = append(wrt, res)
+			}
+			st := NewBNState("bn", 3)
+			st.Training = training
+			st.RunVar = []float64{0.5, 2, 1.5}
+			mask := &Mask{Keep: []bool{true, true, false, true, true, false, true}}
+			y, err := BatchNormRelu(x, gamma, beta, st, mask, res)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkGrad(t, g, project(t, g, rng, y), wrt...)
+		}
+	}
+}
+
+// TestBatchNormReluValues compares the fused op with res + Relu(BatchNorm(x)) built from the
+// separate ops.
+func TestBatchNormReluValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(45, 46))
+	g := gorgonia.NewGraph()
+	x := randMatrix(g, rng, "x", 9, 4)
+	gamma, beta := randMatrix(g, rng, "gamma", 4), randMatrix(g, rng, "beta", 4)
+	res := randMatrix(g, rng, "res", 9, 4)
+	mask := &Mask{Keep: []bool{true, true, false, true, true, false, true, true, true}}
+	fused, err := BatchNormRelu(x, gamma, beta, NewBNState("a", 4), mask, res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bn, err := BatchNorm(x, gamma, beta, NewBNState("b", 4), mask)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Relu(bn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sep, err := Add(res, r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vm := gorgonia.NewTapeMachine(g)
+	defer vm.Close()
+	if err := vm.RunAll(); err != nil {
+		t.Fatal(err)
+	}
+	a, b := Values(fused.Value()), Values(sep.Value())
+	for i := range a {
+		if math.Abs(a[i]-b[i]) > 1e-12 {
+			t.Fatalf("value %d: fused %v, separate %v", i, a[i], b[i])
+		}
+	}
+}
+
+func TestEdgeSumGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(47, 48))
+	g := gorgonia.NewGraph()
+	e := randMatrix(g, rng, "e", 7, 3)
+	hs := randMatrix(g, rng, "hs", 4, 3)
+	ht := randMatrix(g, rng, "ht", 4, 3)
+	src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
+	dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, -1, -1, 3}}
+	y, err := EdgeSum(e, hs, ht, src, dst)
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkGrad(t, g, project(t, g, rng, y), e, hs, ht)
+}

@@ -45,3 +45,29 @@ func parallelRange(n, unit int, f func(lo, hi int)) {
 	}
 	wg.Wait()
 }
+
+// parallelChunks runs f(c) for every c in [0, n), the chunks striped over GOMAXPROCS goroutines
+// (one of them the caller's).
+func parallelChunks(n int, f func(c int)) {
+	workers := min(runtime.GOMAXPROCS(0), n)
+	if workers < 2 {
+		for c := 0; c < n; c++ {
+			f(c)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for c := w; c < n; c += workers {
+				f(c)
+			}
+		}()
+	}
+	for c := 0; c < n; c += workers {
+		f(c)
+	}
+	wg.Wait()
+}

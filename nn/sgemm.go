@@ -5,99 +5,148 @@ import (
 	"sync"
 )
 
-// sgemmNN sets C [m, n] = A [m, k] · B [k, n] (row-major, leading dimensions lda, ldb, ldc).
-// On amd64 with AVX2 and FMA, blocks of 4 rows × 16 columns go through the assembly
-// micro-kernel, with k split into chunks that keep B's rows in cache. Columns beyond the last
-// multiple of 16 use a zero-padded copy of B's last columns, rows beyond the last multiple of 4 a
-// zero-padded copy of A's last rows, so everything runs on the kernel. Row blocks are shared
-// between GOMAXPROCS workers. It reports false, doing nothing, where the kernel is unavailable.
+// mr × nr is the block of C the micro-kernel computes.
+const mr, nr = 6, 16
+
+// blockAt returns where block b of a dimension of size n (≥ size) starts, and how many of its
+// leading rows (or columns) an earlier block already covers: blocks start at multiples of size,
+// except that the last one, when n is not a multiple, is moved back to end at n.
+func blockAt(b, size, n int) (start, skip int) {
+	start = min(b*size, n-size)
+	return start, b*size - start
+}
+
+// sgemmNN sets C [m, n] = A [m, k] · B [k, n] (row-major, leading dimensions lda, ldb, ldc) on
+// the AVX2/FMA micro-kernel: blocks of mr × nr, the last block of each dimension overlapping
+// the one before (computed into a scratch block of which only the new part is copied), row
+// blocks shared between GOMAXPROCS workers. It reports false, doing nothing, where the kernel is
+// unavailable or the matrix is smaller than one block.
 func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int) bool {
-	if !haveKernel {
+	if !haveKernel || m < mr || n < nr || k == 0 {
 		return false
 	}
-	if m == 0 || n == 0 {
-		return true
-	}
-	for i := 0; i < m; i++ {
-		clear(c[i*ldc : i*ldc+n])
-	}
-	if k == 0 {
-		return true
-	}
-	var bTail []float32 // B[:, n16:n] padded to 16 columns
-	if n16 := n / 16 * 16; n16 < n {
-		bTail = getScratch(k * 16)
-		defer putScratch(bTail)
-		for p := 0; p < k; p++ {
-			row := bTail[p*16 : p*16+16]
-			clear(row)
-			copy(row, b[p*ldb+n16:p*ldb+n])
+	nbi, nbj := (m+mr-1)/mr, (n+nr-1)/nr
+	parallelBlocks(nbi, 8, func(lo, hi int) {
+		var tmp [mr * nr]float32
+		for bi := lo; bi < hi; bi++ {
+			i, di := blockAt(bi, mr, m)
+			for bj := 0; bj < nbj; bj++ {
+				j, dj := blockAt(bj, nr, n)
+				if di == 0 && dj == 0 {
+					kern6x16(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0)
+					continue
+				}
+				kern6x16(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0)
+				for r := di; r < mr; r++ {
+					copy(c[(i+r)*ldc+j+dj:(i+r)*ldc+j+nr], tmp[r*nr+dj:(r+1)*nr])
+				}
+			}
 		}
-	}
-	blocks := m / 4
-	workers := max(1, min(runtime.GOMAXPROCS(0), blocks/4))
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		lo, hi := blocks*w/workers, blocks*(w+1)/workers
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sgemmRows(lo*4, hi*4, n, k, a, lda, b, ldb, bTail, c, ldc)
-		}()
-	}
-	wg.Wait()
-	if r0 := blocks * 4; r0 < m {
-		// The last m−r0 rows: pad A's rows to 4, compute into a 4-row C, copy back.
-		aPad, cPad := getScratch(4*k), getScratch(4*n)
-		defer putScratch(aPad)
-		defer putScratch(cPad)
-		clear(aPad)
-		clear(cPad)
-		for i := r0; i < m; i++ {
-			copy(aPad[(i-r0)*k:(i-r0+1)*k], a[i*lda:i*lda+k])
-		}
-		sgemmRows(0, 4, n, k, aPad, k, b, ldb, bTail, cPad, n)
-		for i := r0; i < m; i++ {
-			copy(c[i*ldc:i*ldc+n], cPad[(i-r0)*n:(i-r0+1)*n])
-		}
-	}
+	})
 	return true
 }
 
-// sgemmRows adds A[r0:r1, :]·B to C[r0:r1, :] for r1 − r0 a multiple of 4; bTail is B's last
-// n mod 16 columns padded to 16 (nil when n is a multiple of 16).
-func sgemmRows(r0, r1, n, k int, a []float32, lda int, b []float32, ldb int, bTail []float32, c []float32, ldc int) {
-	const kc = 256
-	n16 := n / 16 * 16
-	var tmp [4 * 16]float32
-	for k0 := 0; k0 < k; k0 += kc {
-		kl := min(kc, k-k0)
-		for i := r0; i < r1; i += 4 {
-			for j := 0; j < n16; j += 16 {
-				kern4x16(a[i*lda+k0:], lda, b[k0*ldb+j:], ldb, c[i*ldc+j:], ldc, kl)
+// tnChunk is how many rows of X and G one pass over the blocks of C reads (they stay in cache).
+const tnChunk = 128
+
+// tnBuffers are sgemmTN's reusable buffers: the workers' partial results and a padded copy of a
+// narrow X.
+type tnBuffers struct {
+	parts [][]float32
+	pad   []float32
+}
+
+// sgemmTN sets C [m, n] = Xᵀ · G for X [k, m] and G [k, n] (row-major, leading dimensions ldx,
+// ldg, ldc) without transposing X: the kernel reads X with unit row and ldx column strides. The
+// long dimension k is split between GOMAXPROCS workers, each summing its rows into a private
+// copy of C's blocks, which are added at the end. It reports false, doing nothing, where the
+// kernel is unavailable or n < nr.
+func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float32, ldc int, sc *tnBuffers) bool {
+	if !haveKernel || m < 1 || n < nr {
+		return false
+	}
+	if m < mr {
+		// Fewer than mr columns of X (a narrow input): run on a copy padded with zero columns.
+		pad := grow[float32](sc.pad, k*mr+mr*n)
+		sc.pad = pad
+		xp, cp := pad[:k*mr], pad[k*mr:]
+		for p := 0; p < k; p++ {
+			copy(xp[p*mr:p*mr+m], x[p*ldx:p*ldx+m])
+			clear(xp[p*mr+m : (p+1)*mr])
+		}
+		sgemmTN(mr, n, k, xp, mr, g, ldg, cp, n, sc)
+		for i := 0; i < m; i++ {
+			copy(c[i*ldc:i*ldc+n], cp[i*n:(i+1)*n])
+		}
+		return true
+	}
+	nbi, nbj := (m+mr-1)/mr, (n+nr-1)/nr
+	ldw := nbj * nr
+	size := nbi * mr * ldw
+	workers := max(1, min(runtime.GOMAXPROCS(0), k/(4*tnChunk)))
+	for len(sc.parts) < workers {
+		sc.parts = append(sc.parts, nil)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		if len(sc.parts[w]) < size {
+			sc.parts[w] = make([]float32, size)
+		}
+		acc := sc.parts[w][:size]
+		p0, p1 := k*w/workers, k*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clear(acc)
+			for q := p0; q < p1; q += tnChunk {
+				kl := min(tnChunk, p1-q)
+				for bj := 0; bj < nbj; bj++ {
+					j, _ := blockAt(bj, nr, n)
+					for bi := 0; bi < nbi; bi++ {
+						i, _ := blockAt(bi, mr, m)
+						kern6x16(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1)
+					}
+				}
 			}
-			if bTail != nil {
-				clear(tmp[:])
-				kern4x16(a[i*lda+k0:], lda, bTail[k0*16:], 16, tmp[:], 16, kl)
-				for r := 0; r < 4; r++ {
-					cr := c[(i+r)*ldc+n16 : (i+r)*ldc+n]
-					for j := range cr {
-						cr[j] += tmp[r*16+j]
+		}()
+	}
+	wg.Wait()
+	for bi := 0; bi < nbi; bi++ {
+		i, di := blockAt(bi, mr, m)
+		for bj := 0; bj < nbj; bj++ {
+			j, dj := blockAt(bj, nr, n)
+			for r := di; r < mr; r++ {
+				cr := c[(i+r)*ldc+j+dj : (i+r)*ldc+j+nr]
+				off := (bi*mr+r)*ldw + bj*nr + dj
+				copy(cr, sc.parts[0][off:off+len(cr)])
+				for w := 1; w < workers; w++ {
+					for t, v := range sc.parts[w][off : off+len(cr)] {
+						cr[t] += v
 					}
 				}
 			}
 		}
 	}
+	return true
 }
 
-var scratchPool sync.Pool
-
-// getScratch returns a float32 slice of length n from a pool (contents undefined).
-func getScratch(n int) []float32 {
-	if p, ok := scratchPool.Get().(*[]float32); ok && cap(*p) >= n {
-		return (*p)[:n]
+// parallelBlocks splits [0, n) into contiguous ranges of at least minPer items between up to
+// GOMAXPROCS goroutines; one range runs on the calling goroutine.
+func parallelBlocks(n, minPer int, f func(lo, hi int)) {
+	workers := max(1, min(runtime.GOMAXPROCS(0), n/max(minPer, 1)))
+	if workers == 1 {
+		f(0, n)
+		return
 	}
-	return make([]float32, n)
+	var wg sync.WaitGroup
+	for w := 1; w < workers; w++ {
+		lo, hi := n*w/workers, n*(w+1)/workers
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			f(lo, hi)
+		}()
+	}
+	f(0, n/workers)
+	wg.Wait()
 }
-
-func putScratch(s []float32) { scratchPool.Put(&s) }

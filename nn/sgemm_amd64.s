@@ -1,22 +1,27 @@
 #include "textflag.h"
 
-// func kern4x16(a []float32, lda int, b []float32, ldb int, c []float32, ldc int, k int)
-// C[0:4, 0:16] += A[0:4, 0:k] · B[0:k, 0:16] for row-major A, B, C with leading dimensions
-// lda, ldb, ldc (in elements). Needs AVX2 and FMA.
-TEXT ·kern4x16(SB), NOSPLIT, $0-104
+// func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int)
+// C[0:6, 0:16] (+)= A[0:6, 0:k] · B[0:k, 0:16], where A's element (i, p) is a[i·rs + p·cs], and
+// B and C are row-major with leading dimensions ldb and ldc (all in elements). With acc = 0 the
+// product is stored, otherwise added to C. k must be at least 1. Needs AVX2 and FMA.
+//
+// rs = lda, cs = 1 reads A row-major; rs = 1, cs = ldx reads the transpose of a row-major X, so
+// Xᵀ·G needs no transposed copy.
+TEXT ·kern6x16(SB), NOSPLIT, $0-120
 	MOVQ a_base+0(FP), SI
-	MOVQ lda+24(FP), R8
-	MOVQ b_base+32(FP), DI
-	MOVQ ldb+56(FP), R9
-	MOVQ c_base+64(FP), DX
-	MOVQ ldc+88(FP), R10
-	MOVQ k+96(FP), CX
+	MOVQ rs+24(FP), R8
+	MOVQ cs+32(FP), R12
+	MOVQ b_base+40(FP), DI
+	MOVQ ldb+64(FP), R9
+	MOVQ c_base+72(FP), DX
+	MOVQ ldc+96(FP), R10
+	MOVQ k+104(FP), CX
 	SHLQ $2, R8
+	SHLQ $2, R12
 	SHLQ $2, R9
 	SHLQ $2, R10
-	LEAQ (SI)(R8*1), R11
-	LEAQ (R11)(R8*1), R12
-	LEAQ (R12)(R8*1), R13
+	LEAQ (SI)(R8*2), R11
+	ADDQ R8, R11                // R11: row 3 of A
 	VXORPS Y0, Y0, Y0
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
@@ -25,51 +30,70 @@ TEXT ·kern4x16(SB), NOSPLIT, $0-104
 	VXORPS Y5, Y5, Y5
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
 
 loop:
-	TESTQ CX, CX
-	JE    done
-	VMOVUPS      (DI), Y8
-	VMOVUPS      32(DI), Y9
-	VBROADCASTSS (SI), Y10
-	VFMADD231PS  Y8, Y10, Y0
-	VFMADD231PS  Y9, Y10, Y1
-	VBROADCASTSS (R11), Y11
-	VFMADD231PS  Y8, Y11, Y2
-	VFMADD231PS  Y9, Y11, Y3
-	VBROADCASTSS (R12), Y12
-	VFMADD231PS  Y8, Y12, Y4
-	VFMADD231PS  Y9, Y12, Y5
-	VBROADCASTSS (R13), Y13
-	VFMADD231PS  Y8, Y13, Y6
-	VFMADD231PS  Y9, Y13, Y7
-	ADDQ         $4, SI
-	ADDQ         $4, R11
-	ADDQ         $4, R12
-	ADDQ         $4, R13
+	VMOVUPS      (DI), Y12
+	VMOVUPS      32(DI), Y13
+	VBROADCASTSS (SI), Y14
+	VFMADD231PS  Y12, Y14, Y0
+	VFMADD231PS  Y13, Y14, Y1
+	VBROADCASTSS (SI)(R8*1), Y15
+	VFMADD231PS  Y12, Y15, Y2
+	VFMADD231PS  Y13, Y15, Y3
+	VBROADCASTSS (SI)(R8*2), Y14
+	VFMADD231PS  Y12, Y14, Y4
+	VFMADD231PS  Y13, Y14, Y5
+	VBROADCASTSS (R11), Y15
+	VFMADD231PS  Y12, Y15, Y6
+	VFMADD231PS  Y13, Y15, Y7
+	VBROADCASTSS (R11)(R8*1), Y14
+	VFMADD231PS  Y12, Y14, Y8
+	VFMADD231PS  Y13, Y14, Y9
+	VBROADCASTSS (R11)(R8*2), Y15
+	VFMADD231PS  Y12, Y15, Y10
+	VFMADD231PS  Y13, Y15, Y11
+	ADDQ         R12, SI
+	ADDQ         R12, R11
 	ADDQ         R9, DI
 	DECQ         CX
-	JMP          loop
+	JNZ          loop
 
-done:
-	VADDPS  (DX), Y0, Y0
+	MOVQ acc+112(FP), AX
+	TESTQ AX, AX
+	JE   store
+	VADDPS (DX), Y0, Y0
+	VADDPS 32(DX), Y1, Y1
+	VADDPS (DX)(R10*1), Y2, Y2
+	VADDPS 32(DX)(R10*1), Y3, Y3
+	VADDPS (DX)(R10*2), Y4, Y4
+	VADDPS 32(DX)(R10*2), Y5, Y5
+	LEAQ   (DX)(R10*2), BX
+	ADDQ   R10, BX
+	VADDPS (BX), Y6, Y6
+	VADDPS 32(BX), Y7, Y7
+	VADDPS (BX)(R10*1), Y8, Y8
+	VADDPS 32(BX)(R10*1), Y9, Y9
+	VADDPS (BX)(R10*2), Y10, Y10
+	VADDPS 32(BX)(R10*2), Y11, Y11
+
+store:
+	LEAQ    (DX)(R10*2), BX
+	ADDQ    R10, BX
 	VMOVUPS Y0, (DX)
-	VADDPS  32(DX), Y1, Y1
 	VMOVUPS Y1, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y2, Y2
-	VMOVUPS Y2, (DX)
-	VADDPS  32(DX), Y3, Y3
-	VMOVUPS Y3, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y4, Y4
-	VMOVUPS Y4, (DX)
-	VADDPS  32(DX), Y5, Y5
-	VMOVUPS Y5, 32(DX)
-	ADDQ    R10, DX
-	VADDPS  (DX), Y6, Y6
-	VMOVUPS Y6, (DX)
-	VADDPS  32(DX), Y7, Y7
-	VMOVUPS Y7, 32(DX)
+	VMOVUPS Y2, (DX)(R10*1)
+	VMOVUPS Y3, 32(DX)(R10*1)
+	VMOVUPS Y4, (DX)(R10*2)
+	VMOVUPS Y5, 32(DX)(R10*2)
+	VMOVUPS Y6, (BX)
+	VMOVUPS Y7, 32(BX)
+	VMOVUPS Y8, (BX)(R10*1)
+	VMOVUPS Y9, 32(BX)(R10*1)
+	VMOVUPS Y10, (BX)(R10*2)
+	VMOVUPS Y11, 32(BX)(R10*2)
 	VZEROUPPER
 	RET

@@ -13,12 +13,13 @@ type progress struct {
 	w         io.Writer
 	on        bool
 	epoch, nb int
+	first     int // batches of this epoch done before this session (a resumed epoch)
 	last      time.Time
 	drawn     bool
 }
 
-func newProgress(w io.Writer, on bool, epoch, nb int) *progress {
-	return &progress{w: w, on: on, epoch: epoch, nb: nb}
+func newProgress(w io.Writer, on bool, epoch, nb, first int) *progress {
+	return &progress{w: w, on: on, epoch: epoch, nb: nb, first: first}
 }
 
 // update shows done of nb batches after secs seconds of this session's part of the epoch.
@@ -29,7 +30,7 @@ func (p *progress) update(done int, secs, loss float64) {
 	p.last = time.Now()
 	const width = 30
 	fill := width * done / max(p.nb, 1)
-	eta := secs / float64(max(done, 1)) * float64(p.nb-done)
+	eta := secs / float64(max(done-p.first, 1)) * float64(p.nb-done)
 	fmt.Fprintf(p.w, "\r\033[Kepoch %d [%s%s] %d/%d loss %.4f ETA %s", p.epoch,
 		strings.Repeat("=", fill), strings.Repeat(" ", width-fill), done, p.nb, loss, time.Duration(eta*float64(time.Second)).Round(time.Second))
 	p.drawn = true

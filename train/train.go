@@ -228,7 +228,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			r.loop.Train = NewMeter(r.metric, r.io.Out)
 		}
 		t0 := time.Now()
-		bar := newProgress(r.log, r.o.Progress, r.loop.Epoch, nb)
+		bar := newProgress(r.log, r.o.Progress, r.loop.Epoch, nb, r.loop.Next)
 		for b := r.loop.Next; b < nb; b++ {
 			if ctx.Err() != nil {
 				r.loop.EpochSecs += time.Since(t0).Seconds()

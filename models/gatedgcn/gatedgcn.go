@@ -93,18 +93,34 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 	dh := b.Linear(h, name+".D", d, d)
 	eh := b.Linear(h, name+".E", d, d)
 	ce := b.Linear(e, name+".C", d, d)
-	ehat := b.Add(b.Add(ce, b.Gather(dh, in.Src)), b.Gather(eh, in.Dst))
+	ehat := b.Apply(name+" edge sum", func() (*gorgonia.Node, error) { return nn.EdgeSum(ce, dh, eh, in.Src, in.Dst) })
 	agg := b.Apply(name+" gated aggregate", func() (*gorgonia.Node, error) {
 		return nn.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
 	})
 	hhat := b.Add(ah, agg)
-	if c.BatchNorm {
-		hhat = b.BatchNorm(hhat, name+".bn_h", in.NodeMask)
-		ehat = b.BatchNorm(ehat, name+".bn_e", in.EdgeMask)
-	}
-	hhat, ehat = b.Relu(hhat), b.Relu(ehat)
-	if c.Residual {
-		hhat, ehat = b.Add(h, hhat), b.Add(e, ehat)
-	}
+	hhat, ehat = normAct(b, c, hhat, name+".bn_h", in.NodeMask, h), normAct(b, c, ehat, name+".bn_e", in.EdgeMask, e)
 	return b.Dropout(hhat, name+".drop_h", c.Dropout), b.Dropout(ehat, name+".drop_e", c.Dropout)
+}
+
+// normAct is x → BN → ReLU (+ res with the residual), batch norm and residual as c says; with
+// batch norm it is one fused op (nn.BatchNormRelu).
+func normAct(b *nn.Builder, c Config, x *gorgonia.Node, name string, mask *nn.Mask, res *gorgonia.Node) *gorgonia.Node {
+	if !c.Residual {
+		res = nil
+	}
+	if !c.BatchNorm {
+		y := b.Relu(x)
+		if res != nil {
+			y = b.Add(res, y)
+		}
+		return y
+	}
+	if b.Err() != nil {
+		return nil
+	}
+	d := x.Shape()[1]
+	gamma, beta := b.Param(name+".gamma", nn.Const(1), d), b.Param(name+".beta", nn.Const(0), d)
+	return b.Apply(name, func() (*gorgonia.Node, error) {
+		return nn.BatchNormRelu(x, gamma, beta, b.P.BNState(name, d), mask, res)
+	})
 }
