@@ -418,6 +418,87 @@ func TestGPUBatchNorm(t *testing.T) {
 	}
 }
 
+// TestGPUBatchNormRelu checks nn.BatchNormRelu (res + ReLU(BN(x))) as the executor runs it:
+// BatchNorm, ReLU and Add in place on the output; backward BatchNormReluMask, then
+// BatchNormBackward (the residual's gradient is the output gradient itself).
+func TestGPUBatchNormRelu(t *testing.T) {
+	for i, sz := range sizes[1:] {
+		for _, withRes := range []bool{false, true} {
+			t.Run(fmt.Sprintf("rows%d_d%d_res%v", sz.rows, sz.d, withRes), func(t *testing.T) {
+				tw := newTwin(t, uint64(180+i))
+				keep, ki := randKeep(tw.rng, sz.rows)
+				n := sz.rows * sz.d
+				xv, gv, bv, rv, dy := tw.randn(n), tw.randn(sz.d), tw.randn(sz.d), tw.randn(n), tw.randn(n)
+				st := nn.NewBNState("bn", sz.d)
+				x, gamma, beta := tw.mat("x", xv, sz.rows, sz.d), tw.vec("gamma", gv), tw.vec("beta", bv)
+				var res *gorgonia.Node
+				wrt := []*gorgonia.Node{x, gamma, beta}
+				if withRes {
+					res = tw.mat("res", rv, sz.rows, sz.d)
+					wrt = append(wrt, res)
+				}
+				y := tw.ok(nn.BatchNormRelu(x, gamma, beta, st, &nn.Mask{Name: "m", Keep: keep}, res))
+				want, grads := tw.run(y, dy, wrt...)
+
+				d, k := gpu(t)
+				g := dev{t, d}
+				ones := make([]float32, sz.d)
+				for c := range ones {
+					ones[c] = 1
+				}
+				b := BatchNormBufs{X: g.up(xv), Gamma: g.up(gv), Beta: g.up(bv), Keep: g.upI(ki),
+					RunMean: g.up(make([]float32, sz.d)), RunVar: g.up(ones), Out: g.poison(n), Xhat: g.poison(n),
+					Mean: g.poison(sz.d), InvStd: g.poison(sz.d)}
+				must(t, k.BatchNorm(b, sz.rows, sz.d, true))
+				must(t, k.Relu(b.Out, b.Out, n))
+				if withRes {
+					must(t, k.Add(b.Out, b.Out, g.up(rv), n))
+				}
+				near(t, "batch norm ReLU", g.down(b.Out, n), want, reduce)
+				dyEff, dx, dg, db := g.poison(n), g.poison(n), g.poison(sz.d), g.poison(sz.d)
+				must(t, k.BatchNormReluMask(dyEff, g.up(dy), b.Xhat, b.Gamma, b.Beta, sz.rows, sz.d))
+				must(t, k.BatchNormBackward(dx, dg, db, dyEff, b, sz.rows, sz.d, true))
+				near(t, "batch norm ReLU dx", g.down(dx, n), grads[0], reduce)
+				near(t, "batch norm ReLU dγ", g.down(dg, sz.d), grads[1], reduce)
+				near(t, "batch norm ReLU dβ", g.down(db, sz.d), grads[2], reduce)
+				if withRes {
+					near(t, "batch norm ReLU dres (the output gradient)", dy, grads[3], exact)
+				}
+			})
+		}
+	}
+}
+
+// TestGPUEdgeSum checks EdgeSum against nn.EdgeSum, and its gradients (the output gradient for
+// e, ScatterAdd along src and dst for hs and ht).
+func TestGPUEdgeSum(t *testing.T) {
+	for i, sz := range sizes {
+		t.Run(fmt.Sprintf("m%d_rows%d_d%d", sz.n, sz.rows, sz.d), func(t *testing.T) {
+			tw := newTwin(t, uint64(190+i))
+			src := &nn.Index{Name: "src", Idx: randIndex(tw.rng, sz.n, usedRows(sz.rows))}
+			dst := &nn.Index{Name: "dst", Idx: randIndex(tw.rng, sz.n, usedRows(sz.rows))}
+			ev, hv, tv, dy := tw.randn(sz.n*sz.d), tw.randn(sz.rows*sz.d), tw.randn(sz.rows*sz.d), tw.randn(sz.n*sz.d)
+			e, hs, ht := tw.mat("e", ev, sz.n, sz.d), tw.mat("hs", hv, sz.rows, sz.d), tw.mat("ht", tv, sz.rows, sz.d)
+			y := tw.ok(nn.EdgeSum(e, hs, ht, src, dst))
+			want, grads := tw.run(y, dy, e, hs, ht)
+
+			d, k := gpu(t)
+			g := dev{t, d}
+			ds, dd := g.upI(src.Idx), g.upI(dst.Idx)
+			out := g.poison(sz.n * sz.d)
+			must(t, k.EdgeSum(out, g.up(ev), g.up(hv), g.up(tv), ds, dd, sz.n, sz.rows, sz.d))
+			near(t, "edge sum", g.down(out, sz.n*sz.d), want, exact)
+			near(t, "edge sum de (the output gradient)", dy, grads[0], exact)
+			gdy := g.up(dy)
+			dhs, dht := g.poison(sz.rows*sz.d), g.poison(sz.rows*sz.d)
+			must(t, k.ScatterAdd(dhs, gdy, ds, 0, sz.n, sz.rows, sz.d))
+			must(t, k.ScatterAdd(dht, gdy, dd, 0, sz.n, sz.rows, sz.d))
+			near(t, "edge sum dhs", g.down(dhs, sz.rows*sz.d), grads[1], reduce)
+			near(t, "edge sum dht", g.down(dht, sz.rows*sz.d), grads[2], reduce)
+		})
+	}
+}
+
 func f32s(xs []float64) []float32 {
 	out := make([]float32, len(xs))
 	for i, v := range xs {

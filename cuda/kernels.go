@@ -17,6 +17,7 @@ type kernelSig struct {
 var kernelSigs = []kernelSig{
 	{"gather.cu", "gather_rows", "ppppiii"},
 	{"gather.cu", "scatter_add_rows", "ppppiii"},
+	{"gather.cu", "edge_sum", "ppppppiii"},
 	{"softmax.cu", "seg_softmax_max", "pppiii"},
 	{"softmax.cu", "seg_softmax_exp", "pppppiii"},
 	{"softmax.cu", "seg_softmax_div", "pppiii"},
@@ -26,6 +27,7 @@ var kernelSigs = []kernelSig{
 	{"batchnorm.cu", "bn_eval_stats", "ppppif"},
 	{"batchnorm.cu", "bn_apply", "ppppppppii"},
 	{"batchnorm.cu", "bn_backward", "ppppppppiii"},
+	{"batchnorm.cu", "bn_relu_mask", "pppppii"},
 	{"layernorm.cu", "ln_forward", "pppppppiif"},
 	{"layernorm.cu", "ln_backward_x", "ppppppii"},
 	{"layernorm.cu", "ln_backward_params", "pppppii"},

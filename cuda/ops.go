@@ -35,6 +35,17 @@ func (k *Kernels) ScatterAdd(out, x, idx, w DevPtr, n, rows, d int) error {
 	})
 }
 
+// EdgeSum writes out [m, d] = e + hs[src] + ht[dst] row by row for e [m, d] and hs, ht
+// [rows, d] (an index of -1 adds nothing). CPU twin: nn.EdgeSum. Its gradients are the output
+// gradient for e and ScatterAdd along src and along dst for hs and ht.
+func (k *Kernels) EdgeSum(out, e, hs, ht, src, dst DevPtr, m, rows, d int) error {
+	c := k.check("edge sum").sizes("m, rows, d", m, rows, d).buf("out", out, m*d).buf("e", e, m*d).
+		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m)
+	return k.run(c, func() error {
+		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(e), aP(hs), aP(ht), aP(src), aP(dst), aI(m), aI(rows), aI(d))
+	})
+}
+
 // SegmentSoftmax writes y [m, h] = the softmax of s [m, h] over the edges sharing a
 // destination seg[i] < nodes (zero rows for seg -1). CPU twin: nn.SegmentSoftmax.
 func (k *Kernels) SegmentSoftmax(y, s, seg DevPtr, m, h, nodes int) error {
@@ -150,6 +161,17 @@ func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBuf
 			return nil
 		}
 		return k.launch("bn_backward", colGrid(d), blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d), aI(t))
+	})
+}
+
+// BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0: the ReLU's gradient
+// inside nn.BatchNormRelu (res + ReLU(BN(x))), from the forward pass's x̂. BatchNormBackward on
+// dy then gives the input's gradient (the residual's is g itself).
+func (k *Kernels) BatchNormReluMask(dy, g, xhat, gamma, beta DevPtr, rows, d int) error {
+	c := k.check("batch norm ReLU mask").sizes("rows, d", rows, d).buf("dy", dy, rows*d).buf("g", g, rows*d).
+		buf("xhat", xhat, rows*d).buf("gamma", gamma, d).buf("beta", beta, d)
+	return k.run(c, func() error {
+		return k.launch("bn_relu_mask", k.grid1(int64(rows)*int64(d)), block1, aP(dy), aP(g), aP(xhat), aP(gamma), aP(beta), aI(rows), aI(d))
 	})
 }
 

@@ -11,10 +11,12 @@ import (
 type Launchers interface {
 	Gather(out, x, idx, w cuda.DevPtr, n, rows, d int) error
 	ScatterAdd(out, x, idx, w cuda.DevPtr, n, rows, d int) error
+	EdgeSum(out, e, hs, ht, src, dst cuda.DevPtr, m, rows, d int) error
 	SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentSoftmaxBackward(dx, y, dy, seg cuda.DevPtr, m, h, nodes int) error
 	BatchNorm(b cuda.BatchNormBufs, rows, d int, training bool) error
 	BatchNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.BatchNormBufs, rows, d int, training bool) error
+	BatchNormReluMask(dy, g, xhat, gamma, beta cuda.DevPtr, rows, d int) error
 	LayerNorm(b cuda.LayerNormBufs, rows, d int) error
 	LayerNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.LayerNormBufs, rows, d int) error
 	GatedAggregate(b cuda.GatedBufs, m, nbh, nodes, d int) error

@@ -226,21 +226,11 @@ func shape(pl *Plan, v int) (int, int) {
 	return 1, pl.Vals[v].Elems
 }
 
-// firstIns returns the inputs of the first member of a group the graph has.
-func firstIns(st *Step) []int {
-	for _, in := range st.Ins {
-		if in != nil {
-			return in
-		}
-	}
-	return nil
-}
-
 // step queues one step.
 func (t *Trainer) step(pr *program, st *Step) error {
 	pl := pr.plan
 	b := t.b
-	in := firstIns(st)
+	in := primary(st)
 	p := func(i int) cuda.DevPtr { return t.ptr(pr, in[i]) }
 	out := t.ptr(pr, st.Outs[0])
 	o := func(w int) cuda.DevPtr { return t.ptr(pr, st.Outs[w]) }
@@ -261,7 +251,7 @@ func (t *Trainer) step(pr *program, st *Step) error {
 	case nn.OpSegmentSoftmaxGrad: // (y, dy)
 		m, h := rc(0)
 		return b.SegmentSoftmaxBackward(out, p(0), p(1), pr.idx[d.Index], m, h, d.Rows)
-	case nn.OpBatchNorm: // (x, γ, β)
+	case nn.OpBatchNorm, nn.OpBatchNormRelu: // (x, γ, β) or, with a residual, (x, γ, β, res)
 		rows, cols := rc(0)
 		if d.BN.Training {
 			if k := d.Mask.Count(); k < 2 {
@@ -269,11 +259,30 @@ func (t *Trainer) step(pr *program, st *Step) error {
 			}
 		}
 		s := t.bn[d.BN]
-		return b.BatchNorm(cuda.BatchNormBufs{X: p(0), Gamma: p(1), Beta: p(2), Keep: pr.mask[d.Mask],
-			RunMean: s.mean, RunVar: s.vari, Out: out, Xhat: aux(0), Mean: aux(1), InvStd: aux(2)}, rows, cols, d.BN.Training)
-	case nn.OpBatchNormGrad: // (γ, dy) → dx, dγ, dβ
-		rows, cols := rc(1)
-		return b.BatchNormBackward(o(0), o(1), o(2), p(1), cuda.BatchNormBufs{Gamma: p(0), Keep: pr.mask[d.Mask],
+		if err := b.BatchNorm(cuda.BatchNormBufs{X: p(0), Gamma: p(1), Beta: p(2), Keep: pr.mask[d.Mask],
+			RunMean: s.mean, RunVar: s.vari, Out: out, Xhat: aux(0), Mean: aux(1), InvStd: aux(2)}, rows, cols, d.BN.Training); err != nil {
+			return err
+		}
+		if st.Kind == nn.OpBatchNorm {
+			return nil
+		}
+		if err := b.Relu(out, out, n); err != nil { // in place: element by element
+			return err
+		}
+		if len(in) == 4 {
+			return b.Add(out, out, p(3), n)
+		}
+		return nil
+	case nn.OpBatchNormGrad, nn.OpBatchNormReluGrad: // (x, γ, β, dy) → dx, dγ, dβ
+		rows, cols := rc(3)
+		dy := p(3)
+		if st.Kind == nn.OpBatchNormReluGrad {
+			dy = t.ptr(pr, st.Tmp[0])
+			if err := b.BatchNormReluMask(dy, p(3), aux(0), p(1), p(2), rows, cols); err != nil {
+				return err
+			}
+		}
+		return b.BatchNormBackward(o(0), o(1), o(2), dy, cuda.BatchNormBufs{Gamma: p(1), Keep: pr.mask[d.Mask],
 			Xhat: aux(0), Mean: aux(1), InvStd: aux(2)}, rows, cols, d.BN.Training)
 	case nn.OpLayerNorm: // (x, γ, β)
 		rows, cols := rc(0)
@@ -285,10 +294,23 @@ func (t *Trainer) step(pr *program, st *Step) error {
 		m, cols := rc(0)
 		nbh, _ := rc(1)
 		return b.GatedAggregate(cuda.GatedBufs{Ehat: p(0), Bh: p(1), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst], Out: out, Eta: aux(0), Den: aux(1)}, m, nbh, d.Rows, cols)
-	case nn.OpGatedGrad: // (bh, g) → dê, dbh
+	case nn.OpGatedGrad: // (bh, out, g) → dê, dbh
 		nbh, cols := rc(0)
-		return b.GatedAggregateBackward(o(0), o(1), p(1), cuda.GatedBufs{Bh: p(0), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst],
-			Out: t.ptr(pr, st.Fwd), Eta: aux(0), Den: aux(1)}, d.Src.Len(), nbh, d.Rows, cols)
+		return b.GatedAggregateBackward(o(0), o(1), p(2), cuda.GatedBufs{Bh: p(0), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst],
+			Out: p(1), Eta: aux(0), Den: aux(1)}, d.Src.Len(), nbh, d.Rows, cols)
+	case nn.OpEdgeSum: // (e, hs, ht)
+		m, cols := rc(0)
+		rows, _ := rc(1)
+		if r2, _ := rc(2); r2 != rows {
+			return fmt.Errorf("edge sum: hs has %d rows, ht %d", rows, r2)
+		}
+		return b.EdgeSum(out, p(0), p(1), p(2), pr.idx[d.Src], pr.idx[d.Dst], m, rows, cols)
+	case nn.OpEdgeSumGrad: // (g) → g summed along src, along dst
+		m, cols := rc(0)
+		if err := b.ScatterAdd(o(0), p(0), pr.idx[d.Src], 0, m, d.Rows, cols); err != nil {
+			return err
+		}
+		return b.ScatterAdd(o(1), p(0), pr.idx[d.Dst], 0, m, d.Rows, cols)
 	case nn.OpGaussian: // (u, μ, 1/σ)
 		m, pd := rc(0)
 		kk, _ := rc(1)

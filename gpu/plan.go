@@ -62,29 +62,31 @@ type Value struct {
 	Last  int           // the last step reading it (len(Steps) when the host reads it after the run)
 }
 
-// Step is one launch group: a project op, a Gorgonia operator, or a group of gradient ops of
-// one op that a single fused launcher computes together (batch and layer norm, the gated
-// aggregation, the Gaussian weights, the kernel mix).
+// Step is one launch group: a project op, a Gorgonia operator, or the gradient ops of one op
+// that one pass computes together (batch and layer norm, the gated aggregation, the edge sum,
+// the Gaussian weights, the kernel mix).
 type Step struct {
 	Kind string      // nn.Op* kind, or "+", "-", "⊙", "÷", "tanh", "sigmoid", "exp", "abs"
 	Op   nn.DeviceOp // attributes (zero for Gorgonia's operators)
 	// Outs[w] is the value gradient w of a fused group writes (Which), or the single output;
 	// a member the graph does not need is a temporary.
 	Outs []int
-	// Ins[w] are the input value ids of member w (for single ops Ins[0]).
+	// Ins[w] are the input value ids of member w (for single ops Ins[0]); a member may read
+	// another member's output (nn's ops that copy out what the first one computed).
 	Ins [][]int
-	// Aux are temporaries a forward op keeps for its gradient ops (batch and layer norm: x̂,
-	// mean and 1/σ; gated aggregation: η and the denominators), or that a gradient step shares
-	// with its forward step; Fwd is the forward output value a gradient step reads (-1 if none).
+	// Aux are buffers a forward op keeps for its gradient ops (batch and layer norm: x̂, mean
+	// and 1/σ; gated aggregation: η and the denominators), shared with its gradient step.
 	Aux []int
-	Fwd int
+	// Tmp are scratch buffers that live for the step only.
+	Tmp []int
 }
 
 // Kinds a plan can contain and the executor runs; a model that gains another op fails Compile
 // with an error naming it (and TestEveryModelOpHasAKernel).
 var kinds = map[string]bool{
 	nn.OpGather: true, nn.OpScatterAdd: true, nn.OpSegmentSoftmax: true, nn.OpSegmentSoftmaxGrad: true,
-	nn.OpBatchNorm: true, nn.OpBatchNormGrad: true, nn.OpLayerNorm: true, nn.OpLayerNormGrad: true,
+	nn.OpBatchNorm: true, nn.OpBatchNormGrad: true, nn.OpBatchNormRelu: true, nn.OpBatchNormReluGrad: true,
+	nn.OpLayerNorm: true, nn.OpLayerNormGrad: true, nn.OpEdgeSum: true, nn.OpEdgeSumGrad: true,
 	nn.OpGated: true, nn.OpGatedGrad: true, nn.OpGaussian: true, nn.OpGaussianGrad: true,
 	nn.OpKernelMix: true, nn.OpKernelMixGradX: true, nn.OpKernelMixGradW: true, kernelMixGrad: true,
 	nn.OpHeadDot: true, nn.OpHeadScale: true, nn.OpMatMul: true, nn.OpMatMulGradX: true, nn.OpMatMulGradW: true,
@@ -109,8 +111,8 @@ const kernelMixGrad = "KernelMixGrad"
 // fused gradient groups: the kinds whose members one launcher computes together, and the
 // number of members.
 var groupSize = map[string]int{
-	nn.OpBatchNormGrad: 3, nn.OpLayerNormGrad: 3, nn.OpGatedGrad: 2, nn.OpGaussianGrad: 3,
-	nn.OpKernelMixGradX: 2, nn.OpKernelMixGradW: 2,
+	nn.OpBatchNormGrad: 3, nn.OpBatchNormReluGrad: 3, nn.OpLayerNormGrad: 3, nn.OpGatedGrad: 2,
+	nn.OpEdgeSumGrad: 2, nn.OpGaussianGrad: 3, nn.OpKernelMixGradX: 2, nn.OpKernelMixGradW: 2,
 }
 
 // opOf classifies a node's op: a project op (described by nn.Describe), a Gorgonia
@@ -177,12 +179,13 @@ func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
 	}
 	// Only what the loss, the prediction and the gradients need, and every batch norm's
 	// forward pass (its running statistics change even where its output is not used, as on
-	// the CPU). This drops Gorgonia's gradients of constants (e.g. of the attention scale).
+	// the CPU). This drops Gorgonia's gradients of constants (e.g. of the attention scale) and
+	// of inputs.
 	roots := gorgonia.Nodes{net.Loss, net.Pred}
 	roots = append(roots, net.Grads...)
 	for _, n := range order {
 		if n.Op() != nil {
-			if d, ok := nn.Describe(n.Op()); ok && d.Kind == nn.OpBatchNorm {
+			if d, ok := nn.Describe(n.Op()); ok && (d.Kind == nn.OpBatchNorm || d.Kind == nn.OpBatchNormRelu) {
 				roots = append(roots, n)
 			}
 		}
@@ -193,212 +196,23 @@ func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
 			need[id] = true
 		}
 	}
-	pl := &Plan{Net: net, byNode: map[int64]int{}}
-	params := map[int64]string{}
+	c := &compiler{pl: &Plan{Net: net, byNode: map[int64]int{}}, p: p, rows: map[*nn.Index]int{},
+		masks: map[*nn.Mask]bool{}, groups: map[groupKey]int{}, fwdStep: map[any]int{}, params: map[int64]string{},
+		inputs: inputTensors(net.In)}
 	for _, n := range net.B.Learn {
-		params[n.ID()] = n.Name()
-	}
-	inputs := inputTensors(net.In)
-	rows := map[*nn.Index]int{}
-	masks := map[*nn.Mask]bool{}
-	bound := func(ix *nn.Index, n int) {
-		if ix == nil {
-			return
-		}
-		if r, ok := rows[ix]; !ok || n < r {
-			rows[ix] = n
-		}
-	}
-	type groupKey struct {
-		family string
-		state  any
-		a, b   int64
-	}
-	groups := map[groupKey]int{} // → step index
-	fwdStep := map[any]int{}     // forward state → step index
-	fwdOut := map[any]int{}      // forward state → output value id
-	addVal := func(v Value) int {
-		v.Slot = -1
-		v.Last = -1
-		pl.Vals = append(pl.Vals, v)
-		return len(pl.Vals) - 1
+		c.params[n.ID()] = n.Name()
 	}
 	for _, n := range order {
 		if !need[n.ID()] {
 			continue
 		}
-		if n.Op() == nil {
-			v := Value{Node: n, Name: n.Name(), Elems: elems(n)}
-			switch {
-			case params[n.ID()] != "":
-				name := params[n.ID()]
-				t, ok := p.T[name]
-				if !ok || n.Value() != gorgonia.Value(t) {
-					return nil, fmt.Errorf("gpu: %s: parameter %q is not the tensor of the parameter set", describeNode(n), name)
-				}
-				v.Src, v.Param = FromParam, name
-			case inputs[n.Value()] != nil:
-				v.Src, v.Host = FromInput, inputs[n.Value()]
-			default:
-				d, ok := n.Value().(*tensor.Dense)
-				if !ok || !allZero(d) {
-					return nil, fmt.Errorf("gpu: %s is neither a parameter, an input of nn.Inputs nor a zero matrix: the executor does not know how to fill it", describeNode(n))
-				}
-				v.Src, v.Host = FromStatic, d
-			}
-			if d, ok := v.Host, v.Host != nil; ok && d.Dtype() != tensor.Float32 {
-				return nil, fmt.Errorf("gpu: %s is %v, want float32", describeNode(n), d.Dtype())
-			}
-			pl.byNode[n.ID()] = addVal(v)
-			continue
-		}
-		kind, d, constant, ok := opOf(n)
-		if !ok {
-			return nil, fmt.Errorf("gpu: %s: op %s has no device kernel", describeNode(n), kind)
-		}
-		if constant {
-			v := Value{Node: n, Name: fmt.Sprint(n.Op()), Src: FromStatic, Elems: elems(n)}
-			switch c := n.Value().(type) {
-			case *tensor.Dense:
-				if c.Dtype() != tensor.Float32 {
-					return nil, fmt.Errorf("gpu: %s is %v, want float32", describeNode(n), c.Dtype())
-				}
-				v.Host = c
-			default:
-				f, ok := c.Data().(float32)
-				if !ok {
-					return nil, fmt.Errorf("gpu: %s: constant of type %T, want float32", describeNode(n), c.Data())
-				}
-				v.Const = f
-			}
-			pl.byNode[n.ID()] = addVal(v)
-			continue
-		}
-		var ins []int
-		for _, c := range children(net.B.G, n) {
-			id, ok := pl.byNode[c.ID()]
-			if !ok {
-				return nil, fmt.Errorf("gpu: %s: input %s is not computed before it", describeNode(n), describeNode(c))
-			}
-			ins = append(ins, id)
-		}
-		out := addVal(Value{Node: n, Name: describeNode(n), Src: FromStep, Elems: elems(n)})
-		pl.byNode[n.ID()] = out
-		if err := checkArity(kind, n, ins, pl.Vals); err != nil {
+		if err := c.node(n); err != nil {
 			return nil, err
 		}
-		// index and mask bounds
-		shape := func(i int) tensor.Shape { return pl.Vals[ins[i]].Node.Shape() }
-		switch kind {
-		case nn.OpGather:
-			bound(d.Index, shape(0)[0])
-		case nn.OpScatterAdd, nn.OpSegmentSoftmax, nn.OpSegmentSoftmaxGrad:
-			bound(d.Index, d.Rows)
-		case nn.OpGated, nn.OpGatedGrad:
-			bound(d.Dst, d.Rows)
-			i := 1 // bh
-			if kind == nn.OpGatedGrad {
-				i = 0
-			}
-			bound(d.Src, shape(i)[0])
-		case nn.OpWeightedCE, nn.OpWeightedCEGrad:
-			bound(d.Index, shape(0)[1])
-			if d.Index.W == nil {
-				return nil, fmt.Errorf("gpu: %s: labels %q carry no weights", describeNode(n), d.Index.Name)
-			}
-		}
-		if d.Mask != nil {
-			masks[d.Mask] = true
-		}
-		// gradient groups
-		if size, ok := groupSize[kind]; ok {
-			family, which := kind, d.Which
-			key := groupKey{family: family, state: d.State}
-			switch kind {
-			case nn.OpKernelMixGradX: // (g, w)
-				family, which = kernelMixGrad, 0
-				key = groupKey{family: family, a: pl.Vals[ins[0]].Node.ID(), b: pl.Vals[ins[1]].Node.ID()}
-			case nn.OpKernelMixGradW: // (x, g, w)
-				family, which = kernelMixGrad, 1
-				key = groupKey{family: family, a: pl.Vals[ins[1]].Node.ID(), b: pl.Vals[ins[2]].Node.ID()}
-			case nn.OpGaussianGrad: // (u, μ, 1/σ, w, g): one group per forward output and gradient
-				key.a, key.b = pl.Vals[ins[3]].Node.ID(), pl.Vals[ins[4]].Node.ID()
-			default: // (γ or bh, upstream gradient)
-				key.a = pl.Vals[ins[1]].Node.ID()
-			}
-			if which < 0 || which >= size {
-				return nil, fmt.Errorf("gpu: %s: gradient %d of a group of %d", describeNode(n), which, size)
-			}
-			if si, ok := groups[key]; ok {
-				st := &pl.Steps[si]
-				if st.Outs[which] >= 0 {
-					return nil, fmt.Errorf("gpu: %s: gradient %d of %s computed twice", describeNode(n), which, family)
-				}
-				st.Outs[which], st.Ins[which] = out, ins
-				pl.Vals[out].Def = si
-				continue
-			}
-			st := Step{Kind: kind, Op: d, Outs: make([]int, size), Ins: make([][]int, size), Fwd: -1}
-			if family == kernelMixGrad {
-				st.Kind = family
-			}
-			for i := range st.Outs {
-				st.Outs[i] = -1
-			}
-			st.Outs[which], st.Ins[which] = out, ins
-			if d.State != nil {
-				fs, ok := fwdStep[d.State]
-				if !ok {
-					return nil, fmt.Errorf("gpu: %s: its forward op is not computed before it", describeNode(n))
-				}
-				st.Aux = pl.Steps[fs].Aux
-				if kind == nn.OpGatedGrad {
-					st.Fwd = fwdOut[d.State]
-				}
-			}
-			groups[key] = len(pl.Steps)
-			pl.Vals[out].Def = len(pl.Steps)
-			pl.Steps = append(pl.Steps, st)
-			continue
-		}
-		st := Step{Kind: kind, Op: d, Outs: []int{out}, Ins: [][]int{ins}, Fwd: -1}
-		switch kind { // forward results kept for the gradient ops
-		case nn.OpBatchNorm:
-			rows, cols := shape(0)[0], shape(0)[1]
-			st.Aux = []int{addVal(Value{Name: "x̂ of " + n.Name(), Elems: rows * cols}), addVal(Value{Name: "mean", Elems: cols}), addVal(Value{Name: "1/σ", Elems: cols})}
-		case nn.OpLayerNorm:
-			rows, cols := shape(0)[0], shape(0)[1]
-			st.Aux = []int{addVal(Value{Name: "x̂", Elems: rows * cols}), addVal(Value{Name: "1/σ", Elems: rows})}
-		case nn.OpGated:
-			m, dd := shape(0)[0], shape(0)[1]
-			st.Aux = []int{addVal(Value{Name: "η", Elems: m * dd}), addVal(Value{Name: "Σ η + ε", Elems: d.Rows * dd})}
-		}
-		for _, a := range st.Aux {
-			pl.Vals[a].Def = len(pl.Steps)
-		}
-		if d.State != nil {
-			fwdStep[d.State] = len(pl.Steps)
-			fwdOut[d.State] = out
-		}
-		pl.Vals[out].Def = len(pl.Steps)
-		pl.Steps = append(pl.Steps, st)
 	}
-	// Members a group needs but the graph does not: temporaries of the right size.
-	for si := range pl.Steps {
-		st := &pl.Steps[si]
-		if len(st.Outs) < 2 {
-			continue
-		}
-		sizes, err := groupShapes(st, pl.Vals)
-		if err != nil {
-			return nil, err
-		}
-		for w, o := range st.Outs {
-			if o < 0 {
-				st.Outs[w] = addVal(Value{Name: fmt.Sprintf("unused gradient %d of %s", w, st.Kind), Elems: sizes[w]})
-				pl.Vals[st.Outs[w]].Def = si
-			}
-		}
+	pl := c.pl
+	if err := c.fillGroups(); err != nil {
+		return nil, err
 	}
 	if err := pl.lifetimes(); err != nil {
 		return nil, err
@@ -413,32 +227,288 @@ func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
 		}
 		pl.Grads = append(pl.Grads, id)
 	}
-	for _, n := range order { // deterministic order of indexes and masks
+	for _, n := range order { // indexes and masks in a deterministic order
 		if !need[n.ID()] || n.Op() == nil {
 			continue
 		}
 		if d, ok := nn.Describe(n.Op()); ok {
 			for _, ix := range []*nn.Index{d.Index, d.Src, d.Dst} {
-				if r, ok := rows[ix]; ok && ix != nil {
+				if r, ok := c.rows[ix]; ok && ix != nil {
 					pl.Indexes, pl.IndexRows = append(pl.Indexes, ix), append(pl.IndexRows, r)
-					delete(rows, ix)
+					delete(c.rows, ix)
 				}
 			}
-			if d.Mask != nil && masks[d.Mask] {
+			if d.Mask != nil && c.masks[d.Mask] {
 				pl.Masks = append(pl.Masks, d.Mask)
-				delete(masks, d.Mask)
+				delete(c.masks, d.Mask)
 			}
 		}
 	}
 	return pl, nil
 }
 
+// groupKey identifies the gradient ops one pass computes together: those of one forward
+// state, or (Gaussian weights, kernel mix) those reading the same two nodes.
+type groupKey struct {
+	family string
+	state  any
+	a, b   int64
+}
+
+// compiler holds Compile's bookkeeping.
+type compiler struct {
+	pl      *Plan
+	p       *nn.Params
+	params  map[int64]string
+	inputs  map[gorgonia.Value]*tensor.Dense
+	rows    map[*nn.Index]int // the bound each index's entries must stay below
+	masks   map[*nn.Mask]bool
+	groups  map[groupKey]int // → step
+	fwdStep map[any]int      // forward state → its step
+}
+
+func (c *compiler) addVal(v Value) int {
+	v.Slot, v.Last = -1, -1
+	c.pl.Vals = append(c.pl.Vals, v)
+	return len(c.pl.Vals) - 1
+}
+
+// bound records that the entries of ix index rows rows.
+func (c *compiler) bound(ix *nn.Index, rows int) {
+	if ix == nil {
+		return
+	}
+	if r, ok := c.rows[ix]; !ok || rows < r {
+		c.rows[ix] = rows
+	}
+}
+
+// node adds graph node n: an input value, a constant, or a step (or a member of a group).
+func (c *compiler) node(n *gorgonia.Node) error {
+	pl := c.pl
+	if n.Op() == nil {
+		v := Value{Node: n, Name: n.Name(), Elems: elems(n)}
+		switch {
+		case c.params[n.ID()] != "":
+			name := c.params[n.ID()]
+			t, ok := c.p.T[name]
+			if !ok || n.Value() != gorgonia.Value(t) {
+				return fmt.Errorf("gpu: %s: parameter %q is not the tensor of the parameter set", describeNode(n), name)
+			}
+			v.Src, v.Param = FromParam, name
+		case c.inputs[n.Value()] != nil:
+			v.Src, v.Host = FromInput, c.inputs[n.Value()]
+		default:
+			d, ok := n.Value().(*tensor.Dense)
+			if !ok || !allZero(d) {
+				return fmt.Errorf("gpu: %s is neither a parameter, an input of nn.Inputs nor a zero matrix: the executor does not know how to fill it", describeNode(n))
+			}
+			v.Src, v.Host = FromStatic, d
+		}
+		if v.Host != nil && v.Host.Dtype() != tensor.Float32 {
+			return fmt.Errorf("gpu: %s is %v, want float32", describeNode(n), v.Host.Dtype())
+		}
+		pl.byNode[n.ID()] = c.addVal(v)
+		return nil
+	}
+	kind, d, constant, ok := opOf(n)
+	if !ok {
+		return fmt.Errorf("gpu: %s: op %s has no device kernel", describeNode(n), kind)
+	}
+	if constant {
+		v := Value{Node: n, Name: fmt.Sprint(n.Op()), Src: FromStatic, Elems: elems(n)}
+		switch cv := n.Value().(type) {
+		case *tensor.Dense:
+			if cv.Dtype() != tensor.Float32 {
+				return fmt.Errorf("gpu: %s is %v, want float32", describeNode(n), cv.Dtype())
+			}
+			v.Host = cv
+		default:
+			f, ok := cv.Data().(float32)
+			if !ok {
+				return fmt.Errorf("gpu: %s: constant of type %T, want float32", describeNode(n), cv.Data())
+			}
+			v.Const = f
+		}
+		pl.byNode[n.ID()] = c.addVal(v)
+		return nil
+	}
+	var ins []int
+	for _, ch := range children(pl.Net.B.G, n) {
+		id, ok := pl.byNode[ch.ID()]
+		if !ok {
+			return fmt.Errorf("gpu: %s: input %s is not computed before it", describeNode(n), describeNode(ch))
+		}
+		ins = append(ins, id)
+	}
+	out := c.addVal(Value{Node: n, Name: describeNode(n), Src: FromStep, Elems: elems(n)})
+	pl.byNode[n.ID()] = out
+	which := d.Which
+	switch kind {
+	case nn.OpKernelMixGradX:
+		which = 0
+	case nn.OpKernelMixGradW:
+		which = 1
+	}
+	if err := checkArity(kind, which, n, ins, pl.Vals); err != nil {
+		return err
+	}
+	shape := func(i int) tensor.Shape { return pl.Vals[ins[i]].Node.Shape() }
+	switch kind { // index bounds (checked per batch) and masks (uploaded per batch)
+	case nn.OpGather:
+		c.bound(d.Index, shape(0)[0])
+	case nn.OpScatterAdd, nn.OpSegmentSoftmax, nn.OpSegmentSoftmaxGrad:
+		c.bound(d.Index, d.Rows)
+	case nn.OpGated: // (ê, bh)
+		c.bound(d.Src, shape(1)[0])
+		c.bound(d.Dst, d.Rows)
+	case nn.OpGatedGrad:
+		if which == 0 { // (bh, out, g)
+			c.bound(d.Src, shape(0)[0])
+			c.bound(d.Dst, d.Rows)
+		}
+	case nn.OpEdgeSum: // (e, hs, ht)
+		if d.Src.W != nil || d.Dst.W != nil {
+			return fmt.Errorf("gpu: %s: edge sum over a weighted index", describeNode(n))
+		}
+		c.bound(d.Src, shape(1)[0])
+		c.bound(d.Dst, shape(2)[0])
+	case nn.OpEdgeSumGrad:
+		c.bound(d.Src, d.Rows)
+		c.bound(d.Dst, d.Rows)
+	case nn.OpWeightedCE, nn.OpWeightedCEGrad:
+		c.bound(d.Index, shape(0)[1])
+		if d.Index.W == nil {
+			return fmt.Errorf("gpu: %s: labels %q carry no weights", describeNode(n), d.Index.Name)
+		}
+	}
+	if d.Mask != nil {
+		c.masks[d.Mask] = true
+	}
+	if size, ok := groupSize[kind]; ok {
+		return c.member(kind, which, size, d, n, out, ins)
+	}
+	st := Step{Kind: kind, Op: d, Outs: []int{out}, Ins: [][]int{ins}}
+	switch kind { // what forward ops keep for their gradients
+	case nn.OpBatchNorm, nn.OpBatchNormRelu:
+		rows, cols := shape(0)[0], shape(0)[1]
+		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + describeNode(n), Elems: rows * cols}),
+			c.addVal(Value{Name: "mean of " + describeNode(n), Elems: cols}), c.addVal(Value{Name: "1/σ of " + describeNode(n), Elems: cols})}
+	case nn.OpLayerNorm:
+		rows, cols := shape(0)[0], shape(0)[1]
+		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + describeNode(n), Elems: rows * cols}), c.addVal(Value{Name: "1/σ of " + describeNode(n), Elems: rows})}
+	case nn.OpGated:
+		m, dd := shape(0)[0], shape(0)[1]
+		st.Aux = []int{c.addVal(Value{Name: "η of " + describeNode(n), Elems: m * dd}), c.addVal(Value{Name: "Σ η + ε of " + describeNode(n), Elems: d.Rows * dd})}
+	}
+	for _, a := range st.Aux {
+		pl.Vals[a].Def = len(pl.Steps)
+	}
+	if d.State != nil {
+		c.fwdStep[d.State] = len(pl.Steps)
+	}
+	pl.Vals[out].Def = len(pl.Steps)
+	pl.Steps = append(pl.Steps, st)
+	return nil
+}
+
+// member adds a gradient op to its group's step, creating the step at the first member.
+func (c *compiler) member(kind string, which, size int, d nn.DeviceOp, n *gorgonia.Node, out int, ins []int) error {
+	pl := c.pl
+	id := func(i int) int64 { return pl.Vals[ins[i]].Node.ID() }
+	key := groupKey{family: kind, state: d.State}
+	switch kind {
+	case nn.OpKernelMixGradX: // (g, w)
+		key = groupKey{family: kernelMixGrad, a: id(0), b: id(1)}
+	case nn.OpKernelMixGradW: // (x, g, w)
+		key = groupKey{family: kernelMixGrad, a: id(1), b: id(2)}
+	case nn.OpGaussianGrad: // (u, μ, 1/σ, w, g)
+		key.a, key.b = id(3), id(4)
+	}
+	if which < 0 || which >= size {
+		return fmt.Errorf("gpu: %s: gradient %d of a group of %d", describeNode(n), which, size)
+	}
+	if si, ok := c.groups[key]; ok {
+		st := &pl.Steps[si]
+		if st.Outs[which] >= 0 {
+			return fmt.Errorf("gpu: %s: gradient %d of %s computed twice", describeNode(n), which, key.family)
+		}
+		st.Outs[which], st.Ins[which] = out, ins
+		pl.Vals[out].Def = si
+		return nil
+	}
+	st := Step{Kind: key.family, Op: d, Outs: make([]int, size), Ins: make([][]int, size)}
+	for i := range st.Outs {
+		st.Outs[i] = -1
+	}
+	st.Outs[which], st.Ins[which] = out, ins
+	if d.State != nil && kind != nn.OpEdgeSumGrad {
+		fs, ok := c.fwdStep[d.State]
+		if !ok {
+			return fmt.Errorf("gpu: %s: its forward op is not computed before it", describeNode(n))
+		}
+		st.Aux = pl.Steps[fs].Aux
+	}
+	c.groups[key] = len(pl.Steps)
+	pl.Vals[out].Def = len(pl.Steps)
+	pl.Steps = append(pl.Steps, st)
+	return nil
+}
+
+// fillGroups gives the members of gradient groups that the graph does not need a temporary
+// of the right size, checks that every member reads only what is computed before the group's
+// step or by the group itself, and adds the scratch buffers steps need.
+func (c *compiler) fillGroups() error {
+	pl := c.pl
+	for si := range pl.Steps {
+		st := &pl.Steps[si]
+		if st.Kind == nn.OpBatchNormReluGrad { // the gradient through the ReLU, [rows, d]
+			tmp := c.addVal(Value{Name: "ReLU gradient in " + pl.Vals[st.Outs[0]].Name, Elems: pl.Vals[st.Ins[0][3]].Elems})
+			pl.Vals[tmp].Def = si
+			st.Tmp = append(st.Tmp, tmp)
+		}
+		if len(st.Outs) < 2 {
+			continue
+		}
+		if _, ok := groupSize[st.Kind]; ok || st.Kind == kernelMixGrad {
+			needFirst := st.Kind == nn.OpBatchNormGrad || st.Kind == nn.OpBatchNormReluGrad || st.Kind == nn.OpGatedGrad ||
+				st.Kind == nn.OpEdgeSumGrad || st.Kind == kernelMixGrad
+			if needFirst && st.Ins[0] == nil {
+				return fmt.Errorf("gpu: a %s group without its first member (%s)", st.Kind, pl.Vals[firstOut(st)].Name)
+			}
+			if st.Kind == kernelMixGrad && st.Ins[1] == nil {
+				return fmt.Errorf("gpu: a kernel mix gradient without the weights' gradient (%s)", pl.Vals[firstOut(st)].Name)
+			}
+		}
+		sizes, err := groupShapes(st, pl.Vals)
+		if err != nil {
+			return err
+		}
+		for w, o := range st.Outs {
+			if o < 0 {
+				st.Outs[w] = c.addVal(Value{Name: fmt.Sprintf("unused gradient %d of %s", w, st.Kind), Elems: sizes[w]})
+				pl.Vals[st.Outs[w]].Def = si
+			}
+		}
+	}
+	return nil
+}
+
+func firstOut(st *Step) int {
+	for _, o := range st.Outs {
+		if o >= 0 {
+			return o
+		}
+	}
+	return 0
+}
+
 // checkArity checks what the executor assumes about a step's inputs.
-func checkArity(kind string, n *gorgonia.Node, ins []int, vals []Value) error {
+func checkArity(kind string, which int, n *gorgonia.Node, ins []int, vals []Value) error {
 	want := map[string]int{
 		nn.OpGather: 1, nn.OpScatterAdd: 1, nn.OpSegmentSoftmax: 1, nn.OpSegmentSoftmaxGrad: 2,
-		nn.OpBatchNorm: 3, nn.OpBatchNormGrad: 2, nn.OpLayerNorm: 3, nn.OpLayerNormGrad: 2,
-		nn.OpGated: 2, nn.OpGatedGrad: 2, nn.OpGaussian: 3, nn.OpGaussianGrad: 5,
+		nn.OpBatchNorm: 3, nn.OpLayerNorm: 3, nn.OpLayerNormGrad: 2,
+		nn.OpGated: 2, nn.OpEdgeSum: 3, nn.OpEdgeSumGrad: 1, nn.OpGaussian: 3, nn.OpGaussianGrad: 5,
 		nn.OpKernelMix: 2, nn.OpKernelMixGradX: 2, nn.OpKernelMixGradW: 3,
 		nn.OpHeadDot: 2, nn.OpHeadScale: 2, nn.OpMatMul: 2, nn.OpMatMulGradX: 2, nn.OpMatMulGradW: 2,
 		nn.OpAddBias: 2, nn.OpColSum: 1, nn.OpAdd: 2, nn.OpRelu: 1, nn.OpReluGrad: 2,
@@ -446,6 +516,23 @@ func checkArity(kind string, n *gorgonia.Node, ins []int, vals []Value) error {
 		nn.OpWeightedCE: 1, nn.OpWeightedCEGrad: 2,
 		"+": 2, "-": 2, "⊙": 2, "÷": 2, "tanh": 1, "sigmoid": 1, "exp": 1, "abs": 1,
 	}[kind]
+	switch kind {
+	case nn.OpBatchNormRelu: // (x, γ, β) or (x, γ, β, res)
+		want = 3
+		if len(ins) == 4 {
+			want = 4
+		}
+	case nn.OpBatchNormGrad, nn.OpBatchNormReluGrad: // (x, γ, β, dy); (dx, γ); (dx, β)
+		want = 4
+		if which > 0 {
+			want = 2
+		}
+	case nn.OpGatedGrad: // (bh, out, g); (dê, bh)
+		want = 3
+		if which > 0 {
+			want = 2
+		}
+	}
 	if len(ins) != want {
 		return fmt.Errorf("gpu: %s: %d inputs, the executor expects %d for %s", describeNode(n), len(ins), want, kind)
 	}
@@ -464,33 +551,38 @@ func checkArity(kind string, n *gorgonia.Node, ins []int, vals []Value) error {
 	return nil
 }
 
-// groupShapes returns the element count of every member output of a fused gradient group,
-// from the inputs of a member the graph has.
+// groupShapes returns the element count of every member output of a gradient group, from the
+// inputs of a member the graph has.
 func groupShapes(st *Step, vals []Value) ([]int, error) {
-	var ins []int
-	for _, in := range st.Ins {
-		if in != nil {
-			ins = in
-			break
-		}
-	}
+	ins := primary(st)
 	sh := func(i int) tensor.Shape { return vals[ins[i]].Node.Shape() }
 	switch st.Kind {
-	case nn.OpBatchNormGrad, nn.OpLayerNormGrad: // (γ, dy)
-		d := sh(0)[0]
-		return []int{vals[ins[1]].Elems, d, d}, nil
-	case nn.OpGatedGrad: // (bh, g): dê [M, d], dbh [N, d]
+	case nn.OpBatchNormGrad, nn.OpBatchNormReluGrad: // (x, γ, β, dy)
+		return []int{vals[ins[0]].Elems, vals[ins[1]].Elems, vals[ins[2]].Elems}, nil
+	case nn.OpLayerNormGrad: // (γ, dy)
+		return []int{vals[ins[1]].Elems, vals[ins[0]].Elems, vals[ins[0]].Elems}, nil
+	case nn.OpGatedGrad: // (bh, out, g): dê [M, d], dbh [N, d]
 		return []int{st.Op.Src.Len() * sh(0)[1], vals[ins[0]].Elems}, nil
+	case nn.OpEdgeSumGrad: // (g): both [rows, d]
+		return []int{st.Op.Rows * sh(0)[1], st.Op.Rows * sh(0)[1]}, nil
 	case nn.OpGaussianGrad: // (u, μ, 1/σ, w, g)
 		return []int{vals[ins[0]].Elems, vals[ins[1]].Elems, vals[ins[2]].Elems}, nil
-	case kernelMixGrad:
-		if st.Ins[0] != nil { // GradX (g [M, d], w [M, K]) → dx [M, K·d], dw [M, K]
-			return []int{vals[st.Ins[0][0]].Elems * sh(1)[1], vals[st.Ins[0][1]].Elems}, nil
-		}
-		// GradW (x, g, w)
-		return []int{vals[ins[0]].Elems, vals[ins[2]].Elems}, nil
+	case kernelMixGrad: // X (g [M, d], w [M, K]), W (x, g, w)
+		x, w := st.Ins[1][0], st.Ins[1][2]
+		return []int{vals[x].Elems, vals[w].Elems}, nil
 	}
 	return nil, fmt.Errorf("gpu: no shapes for group %s", st.Kind)
+}
+
+// primary returns the inputs the step's launcher reads: those of member 0 (which computes the
+// others' results too), or of the first member the graph has.
+func primary(st *Step) []int {
+	for _, in := range st.Ins {
+		if in != nil {
+			return in
+		}
+	}
+	return nil
 }
 
 // lifetimes sets every value's last reader and assigns activation slots: at each step the
@@ -504,22 +596,23 @@ func (pl *Plan) lifetimes() error {
 		}
 	}
 	for si, st := range pl.Steps {
+		own := map[int]bool{}
+		for _, o := range st.Outs {
+			own[o] = true
+		}
 		for w, ins := range st.Ins {
-			if ins == nil {
-				continue
-			}
 			for _, v := range ins {
+				if own[v] {
+					continue // a member copying out what the group computed
+				}
 				if pl.Vals[v].Src == FromStep && pl.Vals[v].Def >= si {
 					return fmt.Errorf("gpu: %s reads %s, which is computed after it", pl.Vals[st.Outs[w]].Name, pl.Vals[v].Name)
 				}
 				use(v, si)
 			}
 		}
-		for _, a := range st.Aux {
+		for _, a := range append(append([]int(nil), st.Aux...), st.Tmp...) {
 			use(a, si)
-		}
-		if st.Fwd >= 0 {
-			use(st.Fwd, si)
 		}
 		for _, o := range st.Outs {
 			use(o, si)
@@ -528,7 +621,6 @@ func (pl *Plan) lifetimes() error {
 	for _, n := range append(gorgonia.Nodes{pl.Net.Loss, pl.Net.Pred}, pl.Net.Grads...) {
 		use(pl.byNode[n.ID()], end)
 	}
-	// Slots.
 	free := map[int][]int{} // elements → free slots
 	starts := make([][]int, end+1)
 	ends := make([][]int, end+1)

@@ -19,11 +19,15 @@ const (
 	OpSegmentSoftmax     = "SegmentSoftmax"
 	OpSegmentSoftmaxGrad = "SegmentSoftmaxGrad"
 	OpBatchNorm          = "BatchNorm"
-	OpBatchNormGrad      = "BatchNormGrad"
+	OpBatchNormGrad      = "BatchNormGrad" // Which 0: dx (also sums dγ, dβ); 1: dγ, 2: dβ
+	OpBatchNormRelu      = "BatchNormRelu"
+	OpBatchNormReluGrad  = "BatchNormReluGrad"
+	OpEdgeSum            = "EdgeSum"
+	OpEdgeSumGrad        = "EdgeSumGrad" // Which 0: along Src (also sums along Dst); 1: along Dst
 	OpLayerNorm          = "LayerNorm"
 	OpLayerNormGrad      = "LayerNormGrad"
 	OpGated              = "GatedAggregate"
-	OpGatedGrad          = "GatedAggregateGrad"
+	OpGatedGrad          = "GatedAggregateGrad" // Which 0: dê (also sums dbh); 1: dbh
 	OpGaussian           = "GaussianWeights"
 	OpGaussianGrad       = "GaussianWeightsGrad"
 	OpKernelMix          = "KernelMix"
@@ -54,14 +58,15 @@ type DeviceOp struct {
 	Kind     string
 	Which    int        // gradient ops computing one of several inputs' gradients: which one
 	Index    *Index     // Gather, ScatterAdd: the index; SegmentSoftmax(Grad): dst; WeightedCE(Grad): labels
-	Src, Dst *Index     // GatedAggregate(Grad)
-	Rows     int        // ScatterAdd: output rows; SegmentSoftmax(Grad), GatedAggregate(Grad): nodes
+	Src, Dst *Index     // GatedAggregate(Grad), EdgeSum(Grad)
+	Rows     int        // ScatterAdd, EdgeSumGrad: output rows; SegmentSoftmax(Grad), GatedAggregate(Grad): nodes
 	Heads    int        // HeadDot
-	Mask     *Mask      // BatchNorm(Grad), LayerNorm(Grad): the rows that hold data
-	BN       *BNState   // BatchNorm(Grad)
+	Mask     *Mask      // BatchNorm(Relu)(Grad), LayerNorm(Grad): the rows that hold data
+	BN       *BNState   // BatchNorm(Relu)(Grad)
 	Drop     *DropState // Dropout(Grad)
-	// State is shared by a forward op that keeps results for its backward pass (BatchNorm,
-	// LayerNorm, GatedAggregate) and the gradient ops that read them; nil otherwise.
+	// State is shared by a forward op that keeps results for its backward pass (batch and layer
+	// norm, the gated aggregation) and its gradient ops, and by gradient ops that one pass
+	// computes together (the first leaves the others' results in it); nil otherwise.
 	State any
 }
 
@@ -73,14 +78,6 @@ func Describe(op gorgonia.Op) (DeviceOp, bool) {
 		d := o.dev
 		d.Kind, _, _ = strings.Cut(o.name, "{")
 		return d, true
-	case *bnOp:
-		return DeviceOp{Kind: OpBatchNorm, BN: o.st, Mask: o.mask, State: o}, true
-	case *bnGradOp:
-		return DeviceOp{Kind: OpBatchNormGrad, Which: o.which, BN: o.fwd.st, Mask: o.fwd.mask, State: o.fwd}, true
-	case *gatedOp:
-		return DeviceOp{Kind: OpGated, Src: o.src, Dst: o.dst, Rows: o.nodes, State: o}, true
-	case *gatedGradOp:
-		return DeviceOp{Kind: OpGatedGrad, Which: o.which, Src: o.fwd.src, Dst: o.fwd.dst, Rows: o.fwd.nodes, State: o.fwd}, true
 	case *l1Op:
 		return DeviceOp{Kind: OpMaskedL1}, true
 	case *l1GradOp:

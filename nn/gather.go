@@ -69,6 +69,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		return nil, fmt.Errorf("edge sum: e %v, hs %v, ht %v, %d sources, %d destinations", e.Shape(), hs.Shape(), ht.Shape(), src.Len(), dst.Len())
 	}
 	op := newFuncOp(fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](src, dst), edgeSum[float32](src, dst))
+	op.dev = DeviceOp{Src: src, Dst: dst}
 	op.check = func(s []tensor.Shape) error {
 		if src.W != nil || dst.W != nil {
 			return fmt.Errorf("weighted index")
@@ -83,11 +84,13 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		rows := in[1].Shape()[0]
 		ds := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(rows, 0),
 			scatter2[float64](src, dst, &other), scatter2[float32](src, dst, &other))
+		ds.dev = DeviceOp{Src: src, Dst: dst, Rows: rows, State: &other}
 		dS, err := apply(ds, g)
 		if err != nil {
 			return nil, err
 		}
 		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&other), takeOther[float32](&other))
+		dt.dev = DeviceOp{Src: src, Dst: dst, Rows: rows, State: &other, Which: 1}
 		dT, err := apply(dt, dS)
 		if err != nil {
 			return nil, err

@@ -116,3 +116,15 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, c
     }
   }
 }
+
+// bn_relu_mask: dy = g where the normalised output gamma·xhat + beta is positive, else 0: the
+// ReLU's gradient inside nn.BatchNormRelu (res + ReLU(BN(x))), from the forward pass's xhat.
+// CPU twin: nn.BatchNormRelu's backward (bnBackward with relu). Dropped rows have xhat = 0, and
+// bn_backward gives them no gradient whatever dy holds there.
+extern "C" __global__ void bn_relu_mask(float* dy, const float* g, const float* xhat,
+                                        const float* gamma, const float* beta, int rows, int d) {
+  RW_FOR(e, (long long)rows * d) {
+    int c = (int)(e % d);
+    dy[e] = gamma[c] * xhat[e] + beta[c] > 0.0f ? g[e] : 0.0f;
+  }
+}

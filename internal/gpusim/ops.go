@@ -59,6 +59,30 @@ func (d *Device) ScatterAdd(out, x, idx, w cuda.DevPtr, n, rows, dd int) error {
 	return nil
 }
 
+func (d *Device) EdgeSum(out, e, hs, ht, src, dst cuda.DevPtr, m, rows, dd int) error {
+	a := d.args("edge sum")
+	a.sizes(m, rows, dd)
+	o, es, hss, hts := a.f("out", out, m*dd), a.f("e", e, m*dd), a.f("hs", hs, rows*dd), a.f("ht", ht, rows*dd)
+	ss, ts := a.idx("src", src, m), a.idx("dst", dst, m)
+	if err := a.done(); err != nil {
+		return err
+	}
+	for k := 0; k < m; k++ {
+		s, t := valid(ss[k], rows), valid(ts[k], rows)
+		for c := 0; c < dd; c++ {
+			v := es[k*dd+c]
+			if s >= 0 {
+				v += hss[s*dd+c]
+			}
+			if t >= 0 {
+				v += hts[t*dd+c]
+			}
+			o[k*dd+c] = v
+		}
+	}
+	return nil
+}
+
 func (d *Device) SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error {
 	a := d.args("segment softmax")
 	a.sizes(m, h, nodes)
@@ -220,6 +244,24 @@ func (d *Device) BatchNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.Bat
 			default:
 				dxs[e] = float32(scale * float64(dys[e]))
 			}
+		}
+	}
+	return nil
+}
+
+func (d *Device) BatchNormReluMask(dy, g, xhat, gamma, beta cuda.DevPtr, rows, dd int) error {
+	a := d.args("batch norm ReLU mask")
+	a.sizes(rows, dd)
+	dys, gs, xh, gm, bt := a.f("dy", dy, rows*dd), a.f("g", g, rows*dd), a.f("xhat", xhat, rows*dd), a.f("gamma", gamma, dd), a.f("beta", beta, dd)
+	if err := a.done(); err != nil {
+		return err
+	}
+	for e := range dys {
+		c := e % dd
+		if gm[c]*xh[e]+bt[c] > 0 {
+			dys[e] = gs[e]
+		} else {
+			dys[e] = 0
 		}
 	}
 	return nil
