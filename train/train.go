@@ -15,6 +15,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
@@ -47,6 +48,9 @@ type run struct {
 	params            int
 	p                 *nn.Params
 	tr                *nn.Trainer
+	step              stepper      // tr, or the GPU trainer on its nets (device.go)
+	choice            gpu.Choice   // the device
+	gpu               *gpu.Trainer // nil on the CPU
 	pcg               *rand.PCG
 	rng               *rand.Rand
 	loop              Loop
@@ -66,6 +70,7 @@ func Train(ctx context.Context, o Options) (*Result, error) {
 	if r.log == nil {
 		r.log = io.Discard
 	}
+	defer r.closeDevice()
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
@@ -88,10 +93,8 @@ func (r *run) prepare() error {
 	if err := c.Validate(); err != nil {
 		return err
 	}
-	switch c.Device {
-	case "cpu", "auto":
-	default:
-		return fmt.Errorf("device %q: the GPU executor is not part of this build yet; use -device cpu", c.Device)
+	if err := r.chooseDevice(); err != nil {
+		return err
 	}
 	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
 		return fmt.Errorf("run directory: %w", err)
@@ -144,6 +147,12 @@ func (r *run) prepare() error {
 		return err
 	}
 	r.tr.Opt.LR = r.loop.Plateau.LR
+	if err := r.attachDevice(); err != nil {
+		return err
+	}
+	if c.Device != "cpu" {
+		fmt.Fprintln(r.log, r.choice.Note)
+	}
 	r.base = r.loop.Elapsed
 	fmt.Fprintf(r.log, "%s seed %d: %d parameters, %d/%d/%d graphs, preprocessing %.1fs, %d threads, %s\n",
 		c.RunName(), r.o.Seed, r.params, len(r.train), len(r.val), len(r.test), prep, runtime.GOMAXPROCS(0), r.resumeNote(ckpt))
@@ -241,7 +250,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			if err != nil {
 				return "", err
 			}
-			loss, pred, err := r.tr.StepPred(bt)
+			loss, pred, err := r.step.StepPred(bt)
 			if err != nil {
 				return "", fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
 			}
@@ -347,7 +356,7 @@ func (r *run) endEpoch(trainSecs float64) (Epoch, error) {
 func (r *run) evaluate(bs []*data.Batch) (*Meter, error) {
 	m := NewMeter(r.metric, r.io.Out)
 	for _, bt := range bs {
-		loss, pred, err := r.tr.Eval(bt)
+		loss, pred, err := r.step.Eval(bt)
 		if err != nil {
 			return nil, err
 		}
@@ -361,6 +370,9 @@ func (r *run) checkpoint() error {
 	st, err := r.pcg.MarshalBinary()
 	if err != nil {
 		return fmt.Errorf("checkpoint: generator state: %w", err)
+	}
+	if err := r.step.Sync(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
 	}
 	lp := r.loop
 	lp.RNG = st
@@ -384,7 +396,7 @@ func (r *run) finish(stop string) (*Result, error) {
 	c := r.cfg
 	res := &Result{Name: c.RunName(), Dataset: c.Dataset.Name, Model: c.Model.Name, Encoding: c.Dataset.Encoding,
 		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
-		TrainGraphs: len(r.train), Params: r.params, Device: fmt.Sprintf("cpu (%d threads)", runtime.GOMAXPROCS(0)),
+		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
 		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess}
 	if r.loop.Epoch > 0 {
 		res.SecondsPerEpoch = r.loop.TrainSecs / float64(r.loop.Epoch)
