@@ -378,4 +378,3 @@ func SyntheticSuperpixels(n int, seed uint64) []*data.Graph {
 	}
 	return gs
 }
-
