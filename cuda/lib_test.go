@@ -3,6 +3,7 @@ package cuda
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
 )
 
 func TestProbeErrorNamesEveryPath(t *testing.T) {
@@ -279,5 +283,38 @@ func TestRoundSize(t *testing.T) {
 		if got := roundSize(c[0]); got != c[1] {
 			t.Errorf("roundSize(%d) = %d, want %d", c[0], got, c[1])
 		}
+	}
+}
+
+// TestDropoutKeepMatchesNN checks that the GPU's dropout mask (dropout.cu, whose CPU twin is
+// DropoutKeep) is nn's CPU mask bit for bit: for several sites, steps and rates, element i is
+// kept by DropoutKeep(site.StepSeed(), i, rate) exactly when nn keeps it.
+func TestDropoutKeepMatchesNN(t *testing.T) {
+	p, err := nn.NewParams(tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rate := range []float64{0, 1e-9, 0.1, 0.5, 0.9, 1 - 1e-12} {
+		st := p.DropState(fmt.Sprintf("site%v", rate), rate)
+		for _, step := range []uint64{0, 1, 2, 1000, 1 << 40} {
+			p.Step = step
+			seed := st.StepSeed()
+			kept := 0
+			for i := 0; i < 50000; i++ {
+				want := st.Keep(i)
+				if got := DropoutKeep(seed, int64(i), rate); got != want {
+					t.Fatalf("rate %v, step %d, element %d: GPU mask %t, nn %t", rate, step, i, got, want)
+				}
+				if want {
+					kept++
+				}
+			}
+			if rate == 0.5 && (kept < 24000 || kept > 26000) {
+				t.Errorf("rate 0.5, step %d: %d of 50000 kept", step, kept)
+			}
+		}
+	}
+	if DropoutThreshold(0) != 0 || DropoutThreshold(0.5) != 1<<52 {
+		t.Errorf("thresholds %d, %d", DropoutThreshold(0), DropoutThreshold(0.5))
 	}
 }
