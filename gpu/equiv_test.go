@@ -343,3 +343,70 @@ func TestSyncRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPipelinedSteps checks Launch, Stage and Wait: staging the next batch while a step runs
+// gives the same losses and parameters as StepPred one batch at a time, and misuse is refused.
+func TestPipelinedSteps(t *testing.T) {
+	c := newCase(t, encodings[6], append(slices.Clone(modelSets[0]), "model.dropout=0.1")...) // Laplacian encoding
+	bs, bucket := stepBatches(t, c)
+	a, b := newPair(t, c, gpusim.New(), bucket), newPair(t, c, gpusim.New(), bucket)
+	signs := func(p *pair, s int) {
+		if p.dev.LapSign == nil {
+			p.dev.LapSign = make([]float32, 2)
+		}
+		for j := range p.dev.LapSign {
+			p.dev.LapSign[j] = float32(1 - 2*((s>>j)&1))
+		}
+	}
+	var want []float64
+	for s := 0; s < 6; s++ {
+		signs(a, s)
+		l, _, err := a.g.StepPred(bs[s%len(bs)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, l)
+	}
+	signs(b, 0)
+	if err := b.g.Stage(bs[0]); err != nil {
+		t.Fatal(err)
+	}
+	for s := 0; s < 6; s++ {
+		if err := b.g.Launch(bs[s%len(bs)]); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.g.Launch(bs[0]); err == nil {
+			t.Fatal("a second Launch before Wait was accepted")
+		}
+		if _, _, err := b.g.Eval(bs[0]); err == nil {
+			t.Fatal("Eval while a step is in flight was accepted")
+		}
+		if s+1 < 6 {
+			signs(b, s+1)
+			if err := b.g.Stage(bs[(s+1)%len(bs)]); err != nil {
+				t.Fatal(err)
+			}
+		}
+		l, _, err := b.g.Wait()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l != want[s] {
+			t.Fatalf("step %d: pipelined loss %v, one at a time %v", s, l, want[s])
+		}
+	}
+	if _, _, err := b.g.Wait(); err == nil {
+		t.Fatal("Wait without a launched step was accepted")
+	}
+	if err := a.g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.g.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range a.dev.P.Names {
+		if !slices.Equal(a.dev.P.T[name].Float32s(), b.dev.P.T[name].Float32s()) {
+			t.Fatalf("parameter %s differs between pipelined and one-at-a-time steps", name)
+		}
+	}
+}

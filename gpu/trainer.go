@@ -21,15 +21,17 @@ import (
 // checkpoint, at the end), Upload sends host values to the device (after restoring a
 // checkpoint into the host mirror).
 type Trainer struct {
-	T      *nn.Trainer
-	b      Backend
-	params map[string]*paramBuf
-	bn     map[*nn.BNState]*bnBuf
-	train  []*program
-	eval   []*program
-	pred   []float64
-	res    []float32
-	buf    []float32
+	T       *nn.Trainer
+	b       Backend
+	params  map[string]*paramBuf
+	bn      map[*nn.BNState]*bnBuf
+	train   []*program
+	eval    []*program
+	pred    []float64
+	res     []float32
+	buf     []float32
+	staged  *staged   // a batch loaded and queued ahead of its Launch
+	pending *inflight // a launched step not yet waited for
 }
 
 type paramBuf struct {
@@ -281,36 +283,106 @@ func (t *Trainer) Step(bt *data.Batch) (float64, error) {
 
 // StepPred runs forward and backward on bt in the smallest bucket it fits, applies one Adam
 // update on the device and returns the loss before the update and the predictions of the
-// batch's real rows (valid until the next call), as nn.Trainer.StepPred does.
+// batch's real rows (valid until the next call), as nn.Trainer.StepPred does. It is Launch
+// then Wait.
 func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
+	if err := t.Launch(bt); err != nil {
+		return 0, nil, err
+	}
+	return t.Wait()
+}
+
+// staged is a batch whose inputs are loaded and queued for upload.
+type staged struct {
+	bt *data.Batch
+	pr *program
+}
+
+// inflight is a launched step whose results Wait reads.
+type inflight struct {
+	pr *program
+	n  int // prediction values to read back
+}
+
+// trainProgram returns the training program of bt's bucket.
+func (t *Trainer) trainProgram(bt *data.Batch) (*program, error) {
 	i, err := nn.PickBucket(t.T.Buckets, bt)
 	if err != nil {
-		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
+		return nil, fmt.Errorf("gpu trainer: %w", err)
 	}
 	pr, err := t.program(i, true)
 	if err != nil {
-		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
+		return nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	return pr, nil
+}
+
+// Stage loads bt (with the host mirror's current Laplacian signs) into its bucket's inputs
+// and queues their upload, so that Launch(bt) starts at once. Called between Launch and Wait
+// of the previous step, it assembles the next batch while the device runs: the uploads queue
+// behind the running step, which has read its own inputs by then.
+func (t *Trainer) Stage(bt *data.Batch) error {
+	t.staged = nil
+	pr, err := t.trainProgram(bt)
+	if err != nil {
+		return err
 	}
 	in := pr.plan.Net.In
 	if t.T.LapSign != nil && in.LapSign != nil {
 		copy(in.LapSign, t.T.LapSign)
 	}
-	t.T.P.SetTraining(true)
-	t.T.P.Step++
 	if err := in.Load(bt); err != nil {
-		return 0, nil, err
+		return err
 	}
 	if err := t.stage(pr); err != nil {
-		return 0, nil, err
+		return err
 	}
-	defer t.release(pr)
+	t.staged = &staged{bt: bt, pr: pr}
+	return nil
+}
+
+// Launch queues a training step on bt (staging it first unless Stage(bt) did) and the Adam
+// update, and returns without waiting for the device; Wait returns its results.
+func (t *Trainer) Launch(bt *data.Batch) error {
+	if t.pending != nil {
+		return fmt.Errorf("gpu trainer: a step is launched before the previous one was waited for")
+	}
+	if t.staged == nil || t.staged.bt != bt {
+		if err := t.Stage(bt); err != nil {
+			return err
+		}
+	}
+	pr := t.staged.pr
+	t.staged = nil
+	t.T.P.SetTraining(true)
+	t.T.P.Step++
 	if err := t.run(pr); err != nil {
-		return 0, nil, err
+		t.release(pr)
+		return err
 	}
 	if err := t.adam(pr); err != nil {
-		return 0, nil, err
+		t.release(pr)
+		return err
 	}
-	return t.results(pr, bt)
+	n, err := t.queueResults(pr, bt)
+	if err != nil {
+		t.release(pr)
+		return err
+	}
+	t.pending = &inflight{pr: pr, n: n}
+	return nil
+}
+
+// Wait waits for the launched step and returns its loss and the predictions of its batch's
+// real rows (valid until the next call).
+func (t *Trainer) Wait() (float64, []float64, error) {
+	f := t.pending
+	if f == nil {
+		return 0, nil, fmt.Errorf("gpu trainer: Wait without a launched step")
+	}
+	t.pending = nil
+	defer t.release(f.pr)
+	return t.readResults(f.pr, f.n)
 }
 
 // Gradients runs the forward and backward pass of a training step on bt without updating
@@ -318,6 +390,10 @@ func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
 // checks against the CPU). The step counter is not advanced: dropout masks are those of the
 // current Params.Step.
 func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, error) {
+	if t.pending != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: Gradients while a training step is launched and not waited for")
+	}
+	t.staged = nil // the inputs are loaded here
 	i, err := nn.PickBucket(t.T.Buckets, bt)
 	if err != nil {
 		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
@@ -375,6 +451,16 @@ func (t *Trainer) adam(pr *program) error {
 
 // results copies the loss and the real rows of the prediction back in one transfer.
 func (t *Trainer) results(pr *program, bt *data.Batch) (float64, []float64, error) {
+	n, err := t.queueResults(pr, bt)
+	if err != nil {
+		return 0, nil, err
+	}
+	return t.readResults(pr, n)
+}
+
+// queueResults queues copying the loss and the prediction of bt's real rows into the
+// program's result buffer; it returns the number of prediction values.
+func (t *Trainer) queueResults(pr *program, bt *data.Batch) (int, error) {
 	pl := pr.plan
 	rows := bt.NumGraphs
 	if pl.Net.In.NodeLevel {
@@ -383,14 +469,19 @@ func (t *Trainer) results(pr *program, bt *data.Batch) (float64, []float64, erro
 	_, cols := shape(pl, pl.Pred)
 	n := rows * cols
 	if err := t.b.Copy(pr.result, t.ptr(pr, pl.Loss), 1); err != nil {
-		return 0, nil, err
+		return 0, err
 	}
 	if err := t.b.Copy(t.b.Offset(pr.result, 1), t.ptr(pr, pl.Pred), n); err != nil {
-		return 0, nil, err
+		return 0, err
 	}
+	return n, nil
+}
+
+// readResults waits for the result buffer and returns the loss and n prediction values.
+func (t *Trainer) readResults(pr *program, n int) (float64, []float64, error) {
 	t.res = growF(t.res, 1+n)
 	if err := t.b.Download(t.res, pr.result); err != nil {
-		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pl.Net.In.B, err)
+		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pr.plan.Net.In.B, err)
 	}
 	if cap(t.pred) < n {
 		t.pred = make([]float64, n)
@@ -406,6 +497,9 @@ func (t *Trainer) results(pr *program, bt *data.Batch) (float64, []float64, erro
 // running statistics, no dropout, no gradients) and returns the loss and the predictions of
 // its real rows, as nn.Trainer.Eval does.
 func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
+	if t.pending != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: Eval while a training step is launched and not waited for")
+	}
 	i, err := nn.PickBucket(t.T.Buckets, bt)
 	if err != nil {
 		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
@@ -431,6 +525,7 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 
 // Close frees the trainer's device memory (the backend stays open).
 func (t *Trainer) Close() {
+	t.pending, t.staged = nil, nil
 	for _, progs := range [][]*program{t.train, t.eval} {
 		for i, pr := range progs {
 			if pr != nil {
