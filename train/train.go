@@ -51,6 +51,7 @@ type run struct {
 	step              stepper      // tr, or the GPU trainer on its nets (device.go)
 	choice            gpu.Choice   // the device
 	gpu               *gpu.Trainer // nil on the CPU
+	ahead             ahead        // the GPU's next batch, assembled while the device runs (device.go)
 	pcg               *rand.PCG
 	rng               *rand.Rand
 	loop              Loop
@@ -242,17 +243,16 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			if ctx.Err() != nil {
 				r.loop.EpochSecs += time.Since(t0).Seconds()
 				r.loop.Next = b
+				if err := r.dropAhead(); err != nil {
+					return "", err
+				}
 				bar.clear()
 				fmt.Fprintf(r.log, "interrupted in epoch %d at batch %d of %d: checkpoint written, continue with -resume %s\n", r.loop.Epoch, b, nb, r.o.Dir)
 				return StopSignal, r.checkpoint()
 			}
-			bt, err := r.trainBatch(b)
+			bt, loss, pred, err := r.trainStep(b, nb)
 			if err != nil {
 				return "", err
-			}
-			loss, pred, err := r.step.StepPred(bt)
-			if err != nil {
-				return "", fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
 			}
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
 				bar.clear()
