@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -61,6 +62,27 @@ func TestDeviceSelection(t *testing.T) {
 // GPU executor (on the simulated device): every epoch's losses and metrics agree closely.
 func TestDeviceRunTracksCPU(t *testing.T) {
 	withProbe(t, simulated)
+	runTracksCPU(t, 1e-3)
+}
+
+// TestGPURunTracksCPU is TestDeviceRunTracksCPU on the GPU; it skips where none is found
+// (REWIREGNN_REQUIRE_GPU=1 makes that a failure).
+func TestGPURunTracksCPU(t *testing.T) {
+	b, err := gpu.ProbeCUDA()
+	if err != nil {
+		if cuda.ErrNoDevice(err) && os.Getenv("REWIREGNN_REQUIRE_GPU") != "1" {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			t.Skipf("no GPU found, skipped (the same run was checked on the simulated device): %s", first)
+		}
+		t.Fatalf("GPU set-up failed: %v", err)
+	}
+	b.(*gpu.CUDA).Close()
+	withProbe(t, gpu.ProbeCUDA)
+	runTracksCPU(t, 5e-3)
+}
+
+// runTracksCPU trains the same run on the CPU and with device=cuda and compares every epoch.
+func runTracksCPU(t *testing.T, rel float64) {
 	sets := []string{"train.batch_size=16", "train.max_epochs=4", "model.dropout=0.1"}
 	cpuRun, devRun := nm2(t, append(sets, "device=cpu")...), nm2(t, append(sets, "device=cuda")...)
 	if _, err := trainRun(t, cpuRun, 35, false, nil); err != nil {
@@ -85,7 +107,7 @@ func TestDeviceRunTracksCPU(t *testing.T) {
 		t.Logf("epoch %d: train loss %.6f / %.6f, val loss %.6f / %.6f, test %s %.2f / %.2f (CPU / device)",
 			i, c.TrainLoss, d.TrainLoss, c.ValLoss, d.ValLoss, MetricAccuracy, c.TestMetric, d.TestMetric)
 		for _, p := range [][2]float64{{c.TrainLoss, d.TrainLoss}, {c.ValLoss, d.ValLoss}} {
-			if math.Abs(p[0]-p[1]) > 1e-3*math.Abs(p[0])+1e-5 {
+			if math.Abs(p[0]-p[1]) > rel*math.Abs(p[0])+1e-5 {
 				t.Fatalf("epoch %d: losses %v on the CPU, %v on the device", i, p[0], p[1])
 			}
 		}
