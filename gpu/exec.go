@@ -171,7 +171,11 @@ func growF(s []float32, n int) []float32 {
 // release once the results are read.
 func (t *Trainer) run(pr *program) error {
 	pl := pr.plan
-	pr.slots = make([]cuda.DevPtr, len(pl.Slots))
+	if cap(pr.slots) < len(pl.Slots) {
+		pr.slots = make([]cuda.DevPtr, len(pl.Slots))
+	}
+	pr.slots = pr.slots[:len(pl.Slots)]
+	clear(pr.slots)
 	for i, n := range pl.Slots {
 		p, err := t.b.Alloc(n)
 		if err != nil {
@@ -190,12 +194,13 @@ func (t *Trainer) run(pr *program) error {
 }
 
 func (t *Trainer) release(pr *program) {
-	for _, p := range pr.slots {
+	for i, p := range pr.slots {
 		if p != 0 {
 			_ = t.b.Free(p)
 		}
+		pr.slots[i] = 0
 	}
-	pr.slots = nil
+	pr.slots = pr.slots[:0]
 }
 
 // ptr is the device address of value v.
@@ -211,20 +216,7 @@ func (t *Trainer) ptr(pr *program, v int) cuda.DevPtr {
 }
 
 // shape returns the rows and columns of value v (a vector is one row; a scalar 1×1).
-func shape(pl *Plan, v int) (int, int) {
-	n := pl.Vals[v].Node
-	if n == nil || n.IsScalar() {
-		return 1, max(pl.Vals[v].Elems, 1)
-	}
-	s := n.Shape()
-	switch len(s) {
-	case 1:
-		return 1, s[0]
-	case 2:
-		return s[0], s[1]
-	}
-	return 1, pl.Vals[v].Elems
-}
+func shape(pl *Plan, v int) (int, int) { return pl.Vals[v].Rows, pl.Vals[v].Cols }
 
 // step queues one step.
 func (t *Trainer) step(pr *program, st *Step) error {
@@ -380,7 +372,15 @@ func (t *Trainer) step(pr *program, st *Step) error {
 		r, cl := rc(0)
 		return b.WeightedCEBackward(out, p(0), pr.idx[d.Index], pr.idxW[d.Index], p(1), r, cl)
 	case "+", "-", "⊙", "÷":
-		op := map[string]int{"+": cuda.ScalarAdd, "-": cuda.ScalarSub, "⊙": cuda.ScalarMul, "÷": cuda.ScalarDiv}[st.Kind]
+		op := cuda.ScalarDiv
+		switch st.Kind {
+		case "+":
+			op = cuda.ScalarAdd
+		case "-":
+			op = cuda.ScalarSub
+		case "⊙":
+			op = cuda.ScalarMul
+		}
 		ea, eb := pl.Vals[in[0]].Elems, pl.Vals[in[1]].Elems
 		switch {
 		case ea == eb:

@@ -54,6 +54,8 @@ type Value struct {
 	Name  string         // for errors
 	Src   Source
 	Elems int           // float32 elements
+	Rows  int           // as a matrix: rows (1 for a vector or scalar) …
+	Cols  int           // … and columns
 	Param string        // FromParam: the parameter's name
 	Host  *tensor.Dense // FromInput: the holder refilled per batch; FromStatic: the value
 	Const float32       // FromStatic scalars
@@ -269,6 +271,15 @@ type compiler struct {
 
 func (c *compiler) addVal(v Value) int {
 	v.Slot, v.Last = -1, -1
+	v.Rows, v.Cols = 1, max(v.Elems, 1)
+	if v.Node != nil && !v.Node.IsScalar() {
+		switch s := v.Node.Shape(); len(s) {
+		case 1:
+			v.Cols = s[0]
+		case 2:
+			v.Rows, v.Cols = s[0], s[1]
+		}
+	}
 	c.pl.Vals = append(c.pl.Vals, v)
 	return len(c.pl.Vals) - 1
 }
