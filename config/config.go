@@ -28,19 +28,30 @@ type Dataset struct {
 	// ValFraction carves this fraction of the training split off as validation when the
 	// dataset has no validation split (NeighborsMatch); 0 monitors the training loss instead.
 	ValFraction float64 `mapstructure:"val_fraction" yaml:"val_fraction"`
+	// Subset keeps only the first Subset graphs of each split (quick runs, tests); 0 keeps all.
+	Subset int `mapstructure:"subset" yaml:"subset"`
 }
 
 // Model selects the network and its shape (REFERENCE §2–§4).
 type Model struct {
-	Name          string  `mapstructure:"name" yaml:"name"`       // gatedgcn | monet | transformer
-	Layers        int     `mapstructure:"layers" yaml:"layers"`   // ≥ 1
-	Hidden        int     `mapstructure:"hidden" yaml:"hidden"`   // d; the transformer needs d divisible by heads
-	Heads         int     `mapstructure:"heads" yaml:"heads"`     // transformer heads (6)
-	Kernels       int     `mapstructure:"kernels" yaml:"kernels"` // MoNet Gaussian kernels K (3)
-	PseudoDim     int     `mapstructure:"pseudo_dim" yaml:"pseudo_dim"`
-	Norm          string  `mapstructure:"norm" yaml:"norm"` // transformer: pre_bn | post_bn | layer_norm
-	BatchNorm     bool    `mapstructure:"batch_norm" yaml:"batch_norm"`
-	Residual      bool    `mapstructure:"residual" yaml:"residual"`
+	Name      string `mapstructure:"name" yaml:"name"`       // gatedgcn | monet | transformer
+	Layers    int    `mapstructure:"layers" yaml:"layers"`   // ≥ 1
+	Hidden    int    `mapstructure:"hidden" yaml:"hidden"`   // d; the transformer needs d divisible by heads
+	Heads     int    `mapstructure:"heads" yaml:"heads"`     // transformer heads (6)
+	Kernels   int    `mapstructure:"kernels" yaml:"kernels"` // MoNet Gaussian kernels K (3)
+	PseudoDim int    `mapstructure:"pseudo_dim" yaml:"pseudo_dim"`
+	Norm      string `mapstructure:"norm" yaml:"norm"` // transformer: pre_bn | post_bn | pre_ln | post_ln ("" for the other models)
+	BatchNorm bool   `mapstructure:"batch_norm" yaml:"batch_norm"`
+	Residual  bool   `mapstructure:"residual" yaml:"residual"`
+	// Readout is the output head's input: mean (graph mean pooling), cls (the CLS node's final
+	// feature; needs dataset.cls), node (per-node prediction: CLUSTER, PATTERN) or root (the
+	// NeighborsMatch root). "auto" in a config file; Load resolves it from the dataset and
+	// dataset.cls (graph tasks: cls when dataset.cls, else mean).
+	Readout string `mapstructure:"readout" yaml:"readout"`
+	// EdgeFeat feeds the input edge features to the layers (bgnn's edge_feat). GatedGCN and the
+	// Transformer always use them; for MoNet it is the paper's edge embedding added to the
+	// kernel weights (REFERENCE §3.4), required with the adj and short encodings.
+	EdgeFeat      bool    `mapstructure:"edge_feat" yaml:"edge_feat"`
 	Dropout       float64 `mapstructure:"dropout" yaml:"dropout"`                 // in [0, 1)
 	InFeatDropout float64 `mapstructure:"in_feat_dropout" yaml:"in_feat_dropout"` // in [0, 1)
 	SPEncoder     string  `mapstructure:"sp_encoder" yaml:"sp_encoder"`           // table | linear (REFERENCE §9.5)

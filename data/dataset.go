@@ -48,7 +48,20 @@ type Spec struct {
 	LapQ      int  // default number of Laplacian eigenvectors
 	Directed  bool // edges are not stored in both directions
 	Splits    []string
+	Task      Task // what is predicted (REFERENCE §6)
+	Classes   int  // number of classes (logits) of a classification task; 0 for regression
 }
+
+// Task is what a dataset asks a model to predict.
+type Task string
+
+// The tasks of the benchmark datasets.
+const (
+	GraphRegression Task = "graph_regression" // one value per graph, L1 loss (ZINC, AQSOL)
+	GraphClass      Task = "graph_class"      // one class per graph, cross-entropy (MNIST, CIFAR10, Erdős–Rényi)
+	NodeClass       Task = "node_class"       // one class per node, SBM weighted cross-entropy (CLUSTER, PATTERN)
+	RootClass       Task = "root_class"       // one class per graph read at its root node 0 (NeighborsMatch)
+)
 
 // molecule datasets stored as JSON Lines in the data folder.
 var molecules = map[string]struct {
@@ -133,6 +146,7 @@ func OpenSpec(dir, name string) (*Spec, error) {
 		CLSNode:   Row{Cat: []int32{int32(vocab)}}, // a fresh atom index
 		LapQ:      m.lapQ,
 		Splits:    []string{"train", "val", "test"},
+		Task:      GraphRegression,
 	}, nil
 }
 

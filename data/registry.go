@@ -15,17 +15,17 @@ func otherSpec(name string) (spec *Spec, ok bool, err error) {
 	one := Row{Float: []float32{1}}
 	switch name {
 	case "cluster":
-		return &Spec{Name: name, NodeVocab: 7, EdgeConst: one, CLSNode: Row{Cat: []int32{7}}, LapQ: 20, Splits: trainValTest}, true, nil
+		return &Spec{Name: name, NodeVocab: 7, EdgeConst: one, CLSNode: Row{Cat: []int32{7}}, LapQ: 20, Splits: trainValTest, Task: NodeClass, Classes: 6}, true, nil
 	case "pattern":
-		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest}, true, nil
+		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest, Task: NodeClass, Classes: 2}, true, nil
 	case "mnist":
-		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 3)}, LapQ: 8, Directed: true, Splits: trainValTest}, true, nil
+		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 3)}, LapQ: 8, Directed: true, Splits: trainValTest, Task: GraphClass, Classes: 10}, true, nil
 	case "cifar10":
-		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 5)}, LapQ: 8, Directed: true, Splits: trainValTest}, true, nil
+		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 5)}, LapQ: 8, Directed: true, Splits: trainValTest, Task: GraphClass, Classes: 10}, true, nil
 	case "pattern-v1":
-		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest}, true, nil
+		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest, Task: NodeClass, Classes: 2}, true, nil
 	case "erdosrenyi":
-		return &Spec{Name: name, NodeVocab: 1, EdgeConst: one, CLSNode: Row{Cat: []int32{1}}, LapQ: 8, Splits: []string{"train"}}, true, nil
+		return &Spec{Name: name, NodeVocab: 1, EdgeConst: one, CLSNode: Row{Cat: []int32{1}}, LapQ: 8, Splits: []string{"train"}, Task: GraphClass, Classes: DefaultErdosRenyi().Graphs}, true, nil
 	}
 	if rest, found := strings.CutPrefix(name, "neighborsmatch-"); found {
 		depth, err := strconv.Atoi(rest)
@@ -35,7 +35,7 @@ func otherSpec(name string) (spec *Spec, ok bool, err error) {
 		L := int32(1) << depth
 		// keys and values are 0..L; the CLS node gets the fresh id L+1 for both
 		return &Spec{Name: name, NodeVocab: int(L) + 1, EdgeConst: one, CLSNode: Row{Cat: []int32{L + 1, L + 1}}, LapQ: 8, Directed: true,
-			Splits: []string{"train", "test"}}, true, nil
+			Splits: []string{"train", "test"}, Task: RootClass, Classes: int(L) + 1}, true, nil
 	}
 	return nil, false, nil
 }

@@ -72,6 +72,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 	op := newFuncOp(fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), bnForward[float64](s), bnForward[float32](s))
 	op.ranks = ranks
 	op.check = s.checkInput
+	op.dev = DeviceOp{BN: st, Mask: mask, State: s}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// The x gradient's op (inputs x, γ, β, dy) also sums dγ and dβ, which two small ops copy
 		// out after it (they take dx as input to run after it). The residual's gradient is dy.
@@ -79,6 +80,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 		dx.ranks = []int{2, 1, 1, 2, 2}
 		dx.check = s.ready
 		dx.sumsIn = true
+		dx.dev = DeviceOp{BN: st, Mask: mask, State: s}
 		dX, err := apply(dx, in[0], in[1], in[2], g)
 		if err != nil {
 			return nil, err
@@ -89,6 +91,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 				copySums[float64](sums), copySums[float32](sums))
 			cp.ranks = []int{2, 1, 1}
 			cp.after = true
+			cp.dev = DeviceOp{BN: st, Mask: mask, State: s, Which: i + 1}
 			if grads[i+1], err = apply(cp, dX, in[i+1]); err != nil {
 				return nil, err
 			}

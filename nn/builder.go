@@ -213,15 +213,6 @@ func (b *Builder) un(f func(x *gorgonia.Node) (*gorgonia.Node, error), x *gorgon
 	return b.ok(z, err, what)
 }
 
-// Readout is the per-graph mean of the node states h, or each graph's CLS-node state when kind
-// is "cls" (REFERENCE §1.4). Padding nodes and graphs are left out.
-func (b *Builder) Readout(in *Inputs, kind string, h *gorgonia.Node) *gorgonia.Node {
-	if kind == "cls" {
-		return b.Gather(h, in.CLS)
-	}
-	return b.ScatterAdd(h, in.NodeGraph, in.B.Graphs)
-}
-
 // L1 is the mean absolute error over the real graphs of a one-column prediction:
 // Σ_g w_g |pred_g − y_g| with w_g = 1/B on the B real graphs and 0 on padding.
 func (b *Builder) L1(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {

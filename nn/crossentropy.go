@@ -37,7 +37,17 @@ func WeightedCE(logits *gorgonia.Node, labels *Index) (*gorgonia.Node, error) {
 // a label ≥ 0 and n_c those of class c (the per-batch weights of benchmarking-gnns' SBM loss);
 // rows with a negative label get 0.
 func SBMClassWeights(labels []int32, classes int, w []float64) error {
-	counts := make([]int, classes)
+	var counts []int
+	return sbmWeights(labels, classes, w, &counts)
+}
+
+// sbmWeights is SBMClassWeights with a reusable count buffer.
+func sbmWeights(labels []int32, classes int, w []float64, counts *[]int) error {
+	if cap(*counts) < classes {
+		*counts = make([]int, classes)
+	}
+	cs := (*counts)[:classes]
+	clear(cs)
 	v := 0
 	for i, y := range labels {
 		if y < 0 {
@@ -46,13 +56,13 @@ func SBMClassWeights(labels []int32, classes int, w []float64) error {
 		if int(y) >= classes {
 			return fmt.Errorf("class weights: label %d of row %d outside %d classes", y, i, classes)
 		}
-		counts[y]++
+		cs[y]++
 		v++
 	}
 	for i, y := range labels {
 		w[i] = 0
 		if y >= 0 {
-			w[i] = float64(v-counts[y]) / float64(v)
+			w[i] = float64(v-cs[y]) / float64(v)
 		}
 	}
 	return nil

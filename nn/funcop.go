@@ -36,6 +36,7 @@ type funcOp struct {
 	// executor runs MatMul followed by AddBias as it); addsBias marks AddBias.
 	withBias func() *funcOp
 	addsBias bool
+	dev      DeviceOp // attributes another executor needs (nn/device.go); Kind is filled from name
 	out      buffer
 	ds       []*tensor.Dense
 	in64     [][]float64

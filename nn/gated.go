@@ -23,6 +23,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	st := &gatedState{src: src, dst: dst, nodes: nodes}
 	op := newFuncOp(fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0),
 		gatedForward[float64](st), gatedForward[float32](st))
+	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
 	op.check = func(s []tensor.Shape) error {
 		if err := src.check(s[1][0]); err != nil {
 			return err
@@ -35,12 +36,14 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		de := newFuncOp("GatedAggregateGrad{ê}", 3, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
 		de.check = st.ready
 		de.sumsIn = true
+		de.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
 		dE, err := apply(de, in[1], out, g)
 		if err != nil {
 			return nil, err
 		}
 		db := newFuncOp("GatedAggregateGrad{bh}", 2, sameAs(1), takeOther[float64](&st.dbh), takeOther[float32](&st.dbh))
 		db.after = true
+		db.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st, Which: 1}
 		dB, err := apply(db, dE, in[1])
 		if err != nil {
 			return nil, err

@@ -17,6 +17,7 @@ func Gather(x *gorgonia.Node, ix *Index) (*gorgonia.Node, error) {
 	op := newFuncOp(fmt.Sprintf("Gather{%s,%d}", ix.Name, ix.Len()), 1, rowsOf(ix.Len(), 0),
 		gatherKernel[float64](ix), gatherKernel[float32](ix))
 	op.check = func(s []tensor.Shape) error { return ix.check(s[0][0]) }
+	op.dev = DeviceOp{Index: ix}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		dx, err := ScatterAdd(g, ix, in[0].Shape()[0])
 		return gorgonia.Nodes{dx}, err
@@ -46,6 +47,7 @@ func ScatterAdd(x *gorgonia.Node, ix *Index, rows int) (*gorgonia.Node, error) {
 		}
 		return ix.check(rows)
 	}
+	op.dev = DeviceOp{Index: ix, Rows: rows}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		dx, err := Gather(g, ix)
 		return gorgonia.Nodes{dx}, err
@@ -68,6 +70,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 	}
 	st := &edgeSumState{src: src, dst: dst}
 	op := newFuncOp(fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](st), edgeSum[float32](st))
+	op.dev = DeviceOp{Src: src, Dst: dst}
 	op.check = func(s []tensor.Shape) error {
 		if src.W != nil || dst.W != nil {
 			return fmt.Errorf("weighted index")
@@ -80,12 +83,14 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		ds := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(in[1].Shape()[0], 0),
 			edgeSumGrad[float64](st), edgeSumGrad[float32](st))
+		ds.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st}
 		dS, err := apply(ds, g)
 		if err != nil {
 			return nil, err
 		}
 		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&st.other), takeOther[float32](&st.other))
 		dt.after = true
+		dt.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st, Which: 1}
 		dT, err := apply(dt, dS)
 		if err != nil {
 			return nil, err

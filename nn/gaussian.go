@@ -21,6 +21,7 @@ func GaussianWeights(u, mu, is *gorgonia.Node) (*gorgonia.Node, error) {
 		res := make(gorgonia.Nodes, 3)
 		for which := range res {
 			gop := newFuncOp(fmt.Sprintf("GaussianWeightsGrad{%d}", which), 5, sameAs(which), gaussGrad[float64](which), gaussGrad[float32](which))
+			gop.dev = DeviceOp{Which: which}
 			n, err := apply(gop, in[0], in[1], in[2], out, g)
 			if err != nil {
 				return nil, err

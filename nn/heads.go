@@ -16,6 +16,7 @@ func HeadDot(q, k *gorgonia.Node, heads int) (*gorgonia.Node, error) {
 	op := newFuncOp(fmt.Sprintf("HeadDot{%d}", heads), 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], heads}, nil
 	}, headDot[float64], headDot[float32])
+	op.dev = DeviceOp{Heads: heads}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// d/dq = HeadScale(k, g), d/dk = HeadScale(q, g).
 		dq, err := HeadScale(in[1], g)

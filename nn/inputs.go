@@ -74,54 +74,112 @@ func MakeBuckets(gs []*data.Graph, batchSize, k int) ([]Bucket, error) {
 type Inputs struct {
 	B         Bucket
 	Dtype     tensor.Dtype
-	NodeCat   *Index // first categorical node feature (atom type), -1 on padding
-	EdgeCat   *Index // first categorical edge feature (bond type)
-	SP        *Index // shortest-path value per edge (nil if unused)
+	NodeCat   []*Index      // one per categorical node column, -1 on padding
+	NodeFloat *tensor.Dense // [Nodes, width] float node features (nil if unused)
+	EdgeCat   *Index        // first categorical edge feature (nil if unused)
+	EdgeFloat *tensor.Dense // [Edges, width] float edge features (nil if unused)
+	SP        *Index        // shortest-path value per edge, for the table encoder (nil if unused)
+	SPValue   *tensor.Dense // [Edges, 1] shortest-path value, for the linear encoder (nil if unused)
 	Src, Dst  *Index
 	NodeGraph *Index // node → graph with weight 1/size (mean readout)
 	CLS       *Index // graph → its CLS node (CLS readout; nil if unused)
+	Root      *Index // graph → its node 0 (root readout; nil if unused)
 	NodeMask  *Mask
 	EdgeMask  *Mask
 	Adj       *tensor.Dense // [Edges, AdjDim] adjacency-power encoding (nil if unused)
 	Lap       *tensor.Dense // [Nodes, LapQ] Laplacian encoding (nil if unused)
-	Y         *tensor.Dense // [Graphs, 1] regression target
+	// LapSign multiplies column j of the Laplacian encoding by LapSign[j] on Load: the
+	// training-time random sign flip (REFERENCE §9.7). All ones unless the trainer sets it.
+	LapSign   []float32
+	Y         *tensor.Dense // [Graphs, 1] regression target (nil for classification)
+	Labels    *Index        // class per graph, or per node for node tasks, weighted (nil for regression)
+	NodeLevel bool          // Labels and predictions are per node
+	SBM       bool          // Labels carry the SBM per-batch class weights
+	Classes   int
 	GraphW    *tensor.Dense // [Graphs, 1]: 1/(real graphs) for real graphs, 0 for padding
 	DegSrc    *tensor.Dense // [Edges, 2]: MoNet pseudo-coordinates (nil unless asked)
 	deg       []float64     // scratch for the pseudo-coordinates
 	pseudo    []float32
+	scratch   []float32
+	counts    []int
 }
 
 // InputSpec says which optional inputs a model reads.
 type InputSpec struct {
-	SP, CLS, Pseudo bool
-	AdjDim, LapQ    int
+	NodeCols, NodeFloat int  // categorical node columns or float node width
+	EdgeCat             bool // a categorical edge column
+	EdgeFloat           int  // float edge width
+	SP, SPLinear        bool // shortest-path encoding as table index or as value
+	CLS, Root, Pseudo   bool
+	AdjDim, LapQ        int
+	Loss                string // LossL1 reads Y; LossCE and LossSBM read Labels
+	Classes             int
 }
 
 // NewInputs allocates the holders for bucket b.
 func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
+	mat := func(rows, cols int) *tensor.Dense { return tensor.New(tensor.WithShape(rows, cols), tensor.Of(dt)) }
 	in := &Inputs{
 		B: b, Dtype: dt,
-		NodeCat: NewIndex("node type", b.Nodes), EdgeCat: NewIndex("edge type", b.Edges),
 		Src: NewIndex("src", b.Edges), Dst: NewIndex("dst", b.Edges),
 		NodeGraph: NewIndex("node graph", b.Nodes),
 		NodeMask:  NewMask("nodes", b.Nodes), EdgeMask: NewMask("edges", b.Edges),
-		Y: tensor.New(tensor.WithShape(b.Graphs, 1), tensor.Of(dt)), GraphW: tensor.New(tensor.WithShape(b.Graphs, 1), tensor.Of(dt)),
+		GraphW: mat(b.Graphs, 1), Classes: s.Classes,
 	}
 	in.NodeGraph.W = make([]float64, b.Nodes)
+	for c := 0; c < s.NodeCols; c++ {
+		name := "node type"
+		if c > 0 {
+			name = fmt.Sprintf("node feature %d", c)
+		}
+		in.NodeCat = append(in.NodeCat, NewIndex(name, b.Nodes))
+	}
+	if s.NodeFloat > 0 {
+		in.NodeFloat = mat(b.Nodes, s.NodeFloat)
+	}
+	if s.EdgeCat {
+		in.EdgeCat = NewIndex("edge type", b.Edges)
+	}
+	if s.EdgeFloat > 0 {
+		in.EdgeFloat = mat(b.Edges, s.EdgeFloat)
+	}
 	if s.SP {
 		in.SP = NewIndex("shortest path", b.Edges)
+	}
+	if s.SPLinear {
+		in.SPValue = mat(b.Edges, 1)
 	}
 	if s.CLS {
 		in.CLS = NewIndex("cls", b.Graphs)
 	}
+	if s.Root {
+		in.Root = NewIndex("root", b.Graphs)
+	}
 	if s.AdjDim > 0 {
-		in.Adj = tensor.New(tensor.WithShape(b.Edges, s.AdjDim), tensor.Of(dt))
+		in.Adj = mat(b.Edges, s.AdjDim)
 	}
 	if s.LapQ > 0 {
-		in.Lap = tensor.New(tensor.WithShape(b.Nodes, s.LapQ), tensor.Of(dt))
+		in.Lap = mat(b.Nodes, s.LapQ)
+		in.LapSign = make([]float32, s.LapQ)
+		for j := range in.LapSign {
+			in.LapSign[j] = 1
+		}
 	}
 	if s.Pseudo {
-		in.DegSrc = tensor.New(tensor.WithShape(b.Edges, 2), tensor.Of(dt))
+		in.DegSrc = mat(b.Edges, 2)
+	}
+	switch s.Loss {
+	case LossCE, LossSBM:
+		in.NodeLevel = s.Loss == LossSBM
+		rows := b.Graphs
+		if in.NodeLevel {
+			rows = b.Nodes
+		}
+		in.Labels = NewIndex("labels", rows)
+		in.Labels.W = make([]float64, rows)
+		in.SBM = s.Loss == LossSBM
+	default:
+		in.Y = mat(b.Graphs, 1)
 	}
 	return in
 }
@@ -133,23 +191,31 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	if !in.B.Fits(bt) {
 		return fmt.Errorf("inputs: batch of %d graphs, %d nodes, %d edges does not fit bucket %v", bt.NumGraphs, u.N, u.NumEdges(), in.B)
 	}
-	if u.Node.CatDim < 1 || (u.NumEdges() > 0 && u.Edge.CatDim < 1) {
-		return fmt.Errorf("inputs: node/edge features have %d/%d categorical columns, want at least 1", u.Node.CatDim, u.Edge.CatDim)
+	if err := in.checkWidths(u); err != nil {
+		return fmt.Errorf("inputs: %w", err)
 	}
 	n, m := u.N, u.NumEdges()
-	for _, ix := range []*Index{in.NodeCat, in.EdgeCat, in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS} {
+	for _, ix := range append([]*Index{in.EdgeCat, in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}, in.NodeCat...) {
 		if ix != nil {
 			ix.Clear()
 		}
 	}
+	for c, ix := range in.NodeCat {
+		for v := 0; v < n; v++ {
+			ix.Idx[v] = u.Node.Cat[v*u.Node.CatDim+c]
+		}
+	}
+	copy(in.NodeGraph.Idx, bt.NodeGraph)
 	for v := 0; v < n; v++ {
-		in.NodeCat.Idx[v] = u.Node.Cat[v*u.Node.CatDim]
-		in.NodeGraph.Idx[v] = bt.NodeGraph[v]
 		in.NodeMask.Keep[v] = true
 	}
 	clear(in.NodeMask.Keep[n:])
+	if in.EdgeCat != nil {
+		for e := 0; e < m; e++ {
+			in.EdgeCat.Idx[e] = u.Edge.Cat[e*u.Edge.CatDim]
+		}
+	}
 	for e := 0; e < m; e++ {
-		in.EdgeCat.Idx[e] = u.Edge.Cat[e*u.Edge.CatDim]
 		in.EdgeMask.Keep[e] = true
 	}
 	clear(in.EdgeMask.Keep[m:])
@@ -160,12 +226,25 @@ func (in *Inputs) Load(bt *data.Batch) error {
 		for v := lo; v < hi; v++ {
 			in.NodeGraph.W[v] = 1 / float64(hi-lo)
 		}
+		if in.Root != nil {
+			in.Root.Idx[gi] = lo
+		}
+	}
+	if in.NodeFloat != nil {
+		fill(in.NodeFloat, u.Node.Float)
+	}
+	if in.EdgeFloat != nil {
+		fill(in.EdgeFloat, u.Edge.Float)
 	}
 	if in.SP != nil {
-		if len(u.SP) != m {
-			return fmt.Errorf("inputs: the model reads the shortest-path encoding, the batch has %d values for %d edges", len(u.SP), m)
-		}
 		copy(in.SP.Idx, u.SP)
+	}
+	if in.SPValue != nil {
+		in.scratch = growF32(in.scratch, m)
+		for e, s := range u.SP {
+			in.scratch[e] = float32(s)
+		}
+		fill(in.SPValue, in.scratch[:m])
 	}
 	if in.CLS != nil {
 		for gi, c := range bt.CLS {
@@ -176,26 +255,84 @@ func (in *Inputs) Load(bt *data.Batch) error {
 		}
 	}
 	if in.Adj != nil {
-		if w := in.Adj.Shape()[1]; u.AdjDim != w || len(u.Adj) != m*w {
-			return fmt.Errorf("inputs: the model reads a %d-wide adjacency encoding, the batch has width %d", w, u.AdjDim)
-		}
 		fill(in.Adj, u.Adj)
 	}
 	if in.Lap != nil {
-		if w := in.Lap.Shape()[1]; u.LapDim != w || len(u.Lap) != n*w {
-			return fmt.Errorf("inputs: the model reads a %d-wide Laplacian encoding, the batch has width %d", w, u.LapDim)
+		in.scratch = growF32(in.scratch, len(u.Lap))
+		q := len(in.LapSign)
+		for i, x := range u.Lap {
+			in.scratch[i] = x * in.LapSign[i%q]
 		}
-		fill(in.Lap, u.Lap)
+		fill(in.Lap, in.scratch[:len(u.Lap)])
 	}
-	if bt.YDim != 1 || len(bt.Y) != bt.NumGraphs {
-		return fmt.Errorf("inputs: batch targets have width %d, want 1", bt.YDim)
+	if err := in.loadTargets(bt); err != nil {
+		return fmt.Errorf("inputs: %w", err)
 	}
-	fill(in.Y, bt.Y)
 	fillW(in.GraphW, bt.NumGraphs)
 	if in.DegSrc != nil {
 		in.pseudoCoords(u)
 	}
 	return nil
+}
+
+// checkWidths reports the first input the model reads that the batch lacks or shapes differently.
+func (in *Inputs) checkWidths(u *data.Graph) error {
+	n, m := u.N, u.NumEdges()
+	switch {
+	case u.Node.CatDim < len(in.NodeCat):
+		return fmt.Errorf("the model reads %d categorical node columns, the batch has %d", len(in.NodeCat), u.Node.CatDim)
+	case in.NodeFloat != nil && u.Node.FloatDim != in.NodeFloat.Shape()[1]:
+		return fmt.Errorf("the model reads %d float node features, the batch has %d", in.NodeFloat.Shape()[1], u.Node.FloatDim)
+	case in.EdgeCat != nil && m > 0 && u.Edge.CatDim < 1:
+		return fmt.Errorf("the model reads a categorical edge feature, the batch has none")
+	case in.EdgeFloat != nil && u.Edge.FloatDim != in.EdgeFloat.Shape()[1]:
+		return fmt.Errorf("the model reads %d float edge features, the batch has %d", in.EdgeFloat.Shape()[1], u.Edge.FloatDim)
+	case (in.SP != nil || in.SPValue != nil) && len(u.SP) != m:
+		return fmt.Errorf("the model reads the shortest-path encoding, the batch has %d values for %d edges", len(u.SP), m)
+	case in.Adj != nil && (u.AdjDim != in.Adj.Shape()[1] || len(u.Adj) != m*u.AdjDim):
+		return fmt.Errorf("the model reads a %d-wide adjacency encoding, the batch has width %d", in.Adj.Shape()[1], u.AdjDim)
+	case in.Lap != nil && (u.LapDim != in.Lap.Shape()[1] || len(u.Lap) != n*u.LapDim):
+		return fmt.Errorf("the model reads a %d-wide Laplacian encoding, the batch has width %d", in.Lap.Shape()[1], u.LapDim)
+	}
+	return nil
+}
+
+// loadTargets fills the regression targets or the class labels and their weights.
+func (in *Inputs) loadTargets(bt *data.Batch) error {
+	switch {
+	case in.Y != nil:
+		if bt.YDim != 1 || len(bt.Y) != bt.NumGraphs {
+			return fmt.Errorf("batch targets have width %d, want 1", bt.YDim)
+		}
+		fill(in.Y, bt.Y)
+		return nil
+	case in.NodeLevel:
+		if len(bt.Union.NodeLabel) != bt.Union.N {
+			return fmt.Errorf("the model predicts node classes, the batch has %d node labels for %d nodes", len(bt.Union.NodeLabel), bt.Union.N)
+		}
+		copy(in.Labels.Idx, bt.Union.NodeLabel)
+	default:
+		copy(in.Labels.Idx, bt.Labels)
+	}
+	for i, y := range in.Labels.Idx {
+		if int(y) >= in.Classes {
+			return fmt.Errorf("label %d of row %d outside %d classes", y, i, in.Classes)
+		}
+	}
+	if in.SBM {
+		return sbmWeights(in.Labels.Idx, in.Classes, in.Labels.W, &in.counts)
+	}
+	for i, y := range in.Labels.Idx {
+		in.Labels.W[i] = float64(btoi(y >= 0))
+	}
+	return nil
+}
+
+func growF32(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
 }
 
 // fill copies src into the start of t and zeroes the rest.

@@ -22,6 +22,7 @@ func LayerNorm(x, gamma, beta *gorgonia.Node, mask *Mask) (*gorgonia.Node, error
 	st := &lnState{mask: mask}
 	op := newFuncOp("LayerNorm", 3, sameAs(0), lnKernel[float64](st), lnKernel[float32](st))
 	op.ranks = []int{2, 1, 1, 2}
+	op.dev = DeviceOp{Mask: mask, State: st}
 	op.check = func(s []tensor.Shape) error {
 		if s[0][0] != len(mask.Keep) {
 			return fmt.Errorf("%d rows, mask has %d", s[0][0], len(mask.Keep))
@@ -42,6 +43,7 @@ func LayerNorm(x, gamma, beta *gorgonia.Node, mask *Mask) (*gorgonia.Node, error
 				gop.ranks[2] = 1
 			}
 			gop.check = st.ready
+			gop.dev = DeviceOp{Mask: mask, State: st, Which: which}
 			n, err := apply(gop, in[1], g)
 			if err != nil {
 				return nil, err

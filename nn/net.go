@@ -118,9 +118,13 @@ type Trainer struct {
 	P       *Params
 	Opt     *Adam
 	Buckets []Bucket
+	// LapSign, when set, holds the signs applied to the Laplacian encoding's columns in the
+	// next training step (the per-batch random flip); evaluation never flips.
+	LapSign []float32
 	build   BuildFunc
 	nets    []*Net
 	evals   []*Net
+	pred    []float64
 }
 
 // NewTrainer returns a trainer for the model build makes, on the given buckets.
@@ -146,29 +150,42 @@ func (t *Trainer) Net(i int) (*Net, error) {
 // Step runs forward and backward on bt in the smallest bucket it fits and applies one Adam
 // update. It returns the loss before the update.
 func (t *Trainer) Step(bt *data.Batch) (float64, error) {
+	loss, _, err := t.StepPred(bt)
+	return loss, err
+}
+
+// StepPred is Step that also returns the predictions of the batch's real rows (graphs, or
+// nodes for node-level tasks; Out values per row), computed in training mode before the
+// update, valid until the next call.
+func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
 	i, err := PickBucket(t.Buckets, bt)
 	if err != nil {
-		return 0, fmt.Errorf("trainer: %w", err)
+		return 0, nil, fmt.Errorf("trainer: %w", err)
 	}
 	n, err := t.Net(i)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
+	}
+	if t.LapSign != nil && n.In.LapSign != nil {
+		copy(n.In.LapSign, t.LapSign)
 	}
 	t.P.SetTraining(true)
+	t.P.Step++
 	loss, err := n.Run(bt)
 	if err != nil {
-		return 0, err
+		return 0, nil, err
 	}
+	pred := t.predictions(n, bt)
 	names, grads := n.Gradients()
 	if err := t.Opt.Step(t.P, names, grads); err != nil {
-		return 0, err
+		return 0, nil, err
 	}
-	return loss, nil
+	return loss, pred, nil
 }
 
-// Eval runs bt through the evaluation net (no gradients, batch norm on running statistics) of
-// the smallest bucket it fits, and returns the loss and the predictions of its real graphs
-// (Out values per graph, valid until the next call).
+// Eval runs bt through the evaluation net (no gradients, batch norm on running statistics,
+// no dropout) of the smallest bucket it fits, and returns the loss and the predictions of its
+// real rows (as StepPred), valid until the next call.
 func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	i, err := PickBucket(t.Buckets, bt)
 	if err != nil {
@@ -188,8 +205,29 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	if err != nil {
 		return 0, nil, err
 	}
-	pred := Values(n.Pred.Value())
-	return loss, pred[:bt.NumGraphs*n.Pred.Shape()[1]], nil
+	return loss, t.predictions(n, bt), nil
+}
+
+// predictions copies the real rows of n's prediction into the trainer's buffer.
+func (t *Trainer) predictions(n *Net, bt *data.Batch) []float64 {
+	rows := bt.NumGraphs
+	if n.In.NodeLevel {
+		rows = bt.Union.N
+	}
+	cols := n.Pred.Shape()[1]
+	if cap(t.pred) < rows*cols {
+		t.pred = make([]float64, rows*cols)
+	}
+	t.pred = t.pred[:rows*cols]
+	switch v := n.Pred.Value().Data().(type) {
+	case []float32:
+		for i := range t.pred {
+			t.pred[i] = float64(v[i])
+		}
+	case []float64:
+		copy(t.pred, v)
+	}
+	return t.pred
 }
 
 // Close releases every compiled net.

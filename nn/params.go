@@ -16,6 +16,8 @@ type Params struct {
 	Names []string // creation order
 	T     map[string]*tensor.Dense
 	BN    map[string]*BNState
+	Drop  map[string]*DropState
+	Step  uint64 // training steps taken; dropout masks depend on it
 	rng   *rand.Rand
 }
 
@@ -104,6 +106,9 @@ func (p *Params) BNState(name string, d int) *BNState {
 // SetTraining switches every batch norm between training and evaluation statistics.
 func (p *Params) SetTraining(on bool) {
 	for _, s := range p.BN {
+		s.Training = on
+	}
+	for _, s := range p.Drop {
 		s.Training = on
 	}
 }

@@ -25,11 +25,14 @@ func SegmentSoftmax(s *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, er
 		}
 		return dst.check(nodes)
 	}
+	op.dev = DeviceOp{Index: dst, Rows: nodes}
 	op.grad = func(_ gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// dx[m] = y[m] ⊙ (dy[m] − Σ_{m' in m's segment} y[m'] ⊙ dy[m']).
 		var gacc []float64
-		dx, err := apply(newFuncOp(fmt.Sprintf("SegmentSoftmaxGrad{%s}", dst.Name), 2, sameAs(0),
-			softmaxGradKernel[float64](dst, nodes, &gacc), softmaxGradKernel[float32](dst, nodes, &gacc)), out, g)
+		gop := newFuncOp(fmt.Sprintf("SegmentSoftmaxGrad{%s}", dst.Name), 2, sameAs(0),
+			softmaxGradKernel[float64](dst, nodes, &gacc), softmaxGradKernel[float32](dst, nodes, &gacc))
+		gop.dev = DeviceOp{Index: dst, Rows: nodes}
+		dx, err := apply(gop, out, g)
 		return gorgonia.Nodes{dx}, err
 	}
 	n, err := gorgonia.ApplyOp(op, s)

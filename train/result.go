@@ -16,8 +16,14 @@ const (
 	StopMaxTime   = "max_time"
 	StopMaxEpochs = "max_epochs"
 	StopNaN       = "nan"
-	StopSignal    = "signal"
+	StopSignal    = "signal" // interrupted: the run can be resumed from its checkpoint
 )
+
+// Finished reports whether a run that stopped this way is over (a signal or a non-finite loss
+// leaves it resumable or to be inspected).
+func Finished(stoppedBy string) bool {
+	return stoppedBy == StopMinLR || stoppedBy == StopMaxTime || stoppedBy == StopMaxEpochs
+}
 
 // Metric names (Result.Metric).
 const (
@@ -69,4 +75,7 @@ type Result struct {
 	StoppedBy       string  `json:"stopped_by"` // min_lr | max_time | max_epochs | nan | signal
 	FinalLR         float64 `json:"final_lr"`
 	Resumed         int     `json:"resumed"` // times the run was resumed from a checkpoint
+	// TestSplit names the split test_metric was measured on when the dataset has no test
+	// split ("train" for the Erdős–Rényi task); empty for the test split.
+	TestSplit string `json:"test_split,omitempty"`
 }

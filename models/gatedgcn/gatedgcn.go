@@ -10,23 +10,20 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// Config is the network's shape.
+// Config is the network's shape: layers and width, the dataset-dependent input layer and head
+// (nn.IO), and the layer switches.
 type Config struct {
 	Layers, Hidden int
-	NodeVocab      int    // rows of the node-type embedding (ZINC: 28, 29 with the CLS id)
-	EdgeVocab      int    // rows of the edge-type embedding (ZINC: 4)
-	SPRows         int    // rows of the shortest-path encoding table (r+2); 0 without it
-	AdjDim         int    // width r of the adjacency-power encoding; 0 without it
-	LapQ           int    // width of the Laplacian encoding; 0 without it
-	Readout        string // "mean" or "cls"
-	Out            int    // output width of the MLP readout
-	BatchNorm      bool
-	Residual       bool
+	nn.IO
+	BatchNorm bool
+	Residual  bool
+	Dropout   float64 // after each layer's residual (REFERENCE §2.1 step 4; 0 in every paper config)
 }
 
 // ZINC is the 100K ZINC configuration (REFERENCE §2.3) without encodings or CLS node.
 func ZINC() Config {
-	return Config{Layers: 4, Hidden: 70, NodeVocab: 28, EdgeVocab: 4, Readout: "mean", Out: 1, BatchNorm: true, Residual: true}
+	return Config{Layers: 4, Hidden: 70, IO: nn.IO{NodeVocab: 28, EdgeVocab: 4, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1},
+		BatchNorm: true, Residual: true}
 }
 
 // Validate reports the first setting that cannot build a network.
@@ -36,36 +33,24 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gatedgcn: layers = %d, want at least 1", c.Layers)
 	case c.Hidden < 4:
 		return fmt.Errorf("gatedgcn: hidden = %d, want at least 4", c.Hidden)
-	case c.NodeVocab < 1 || c.EdgeVocab < 1:
-		return fmt.Errorf("gatedgcn: node/edge vocabulary %d/%d, want at least 1", c.NodeVocab, c.EdgeVocab)
-	case c.SPRows < 0 || c.AdjDim < 0 || c.LapQ < 0:
-		return fmt.Errorf("gatedgcn: negative encoding width (sp %d, adj %d, lap %d)", c.SPRows, c.AdjDim, c.LapQ)
-	case c.Readout != "mean" && c.Readout != "cls":
-		return fmt.Errorf("gatedgcn: readout %q, want mean or cls", c.Readout)
-	case c.Out < 1:
-		return fmt.Errorf("gatedgcn: output width %d", c.Out)
+	case !c.HasEdgeInput():
+		return fmt.Errorf("gatedgcn: edges need an input feature (edge vocabulary or float width)")
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("gatedgcn: dropout %g outside [0, 1)", c.Dropout)
+	}
+	if err := c.IO.Validate(); err != nil {
+		return fmt.Errorf("gatedgcn: %w", err)
 	}
 	return nil
 }
 
 // Inputs says which batch inputs the network reads.
-func (c Config) Inputs() nn.InputSpec {
-	return nn.InputSpec{SP: c.SPRows > 0, CLS: c.Readout == "cls", AdjDim: c.AdjDim, LapQ: c.LapQ}
-}
+func (c Config) Inputs() nn.InputSpec { return c.InputSpec() }
 
-// Params is the trainable-parameter count: L(5d²+9d) + embeddings + encoders + head (§2.4).
+// Params is the trainable-parameter count: L(5d²+9d) + input layer + head (§2.4).
 func (c Config) Params() int {
 	d := c.Hidden
-	p := c.Layers*(5*d*d+9*d) + c.NodeVocab*d + c.EdgeVocab*d
-	p += c.SPRows * d
-	if c.AdjDim > 0 {
-		p += (c.AdjDim + 1) * d
-	}
-	if c.LapQ > 0 {
-		p += (c.LapQ + 1) * d
-	}
-	h1, h2 := d/2, d/4
-	return p + d*h1 + h1 + h1*h2 + h2 + h2*c.Out + c.Out
+	return c.Layers*(5*d*d+9*d) + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
 }
 
 // Build adds the network for bucket b to a new graph whose parameters live in p; with train,
@@ -79,12 +64,12 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	}
 	bd := nn.NewBuilder(p)
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
-	h, e := inputLayer(bd, in, cfg)
+	h, e := bd.NodeInput(in, cfg.IO, cfg.Hidden), bd.EdgeInput(in, cfg.IO, cfg.Hidden)
 	for l := 0; l < cfg.Layers; l++ {
 		h, e = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, e)
 	}
-	pred := bd.MLPReadout(bd.Readout(in, cfg.Readout, h), "readout", cfg.Hidden, cfg.Out)
-	net, err := nn.Finish(bd, in, pred, bd.L1(pred, in), train)
+	pred, loss := bd.Head(in, cfg.IO, h, cfg.Hidden)
+	net, err := nn.Finish(bd, in, pred, loss, train)
 	if err != nil {
 		return nil, fmt.Errorf("gatedgcn: bucket %v: %w", b, err)
 	}
@@ -96,28 +81,11 @@ func Builder(cfg Config) nn.BuildFunc {
 	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
 }
 
-// inputLayer embeds node and edge types and adds the encodings (REFERENCE §5.6).
-func inputLayer(b *nn.Builder, in *nn.Inputs, c Config) (h, e *gorgonia.Node) {
-	d := c.Hidden
-	h = b.Embedding(in.NodeCat, "node_emb", c.NodeVocab, d)
-	if c.LapQ > 0 {
-		h = b.Add(h, b.Linear(b.Input("lap", in.Lap), "lap_pe", c.LapQ, d))
-	}
-	e = b.Embedding(in.EdgeCat, "edge_emb", c.EdgeVocab, d)
-	if c.SPRows > 0 {
-		e = b.Add(e, b.Embedding(in.SP, "sp_pe", c.SPRows, d))
-	}
-	if c.AdjDim > 0 {
-		e = b.Add(e, b.Linear(b.Input("adj", in.Adj), "adj_pe", c.AdjDim, d))
-	}
-	return h, e
-}
-
 // layer is one GatedGCN layer (REFERENCE §2.1):
 //
 //	ê = C e + D h_src + E h_dst,  η = σ(ê)
 //	ĥ = A h + Σ_in η⊙B h_src ⊘ (Σ_in η + 1e-6)
-//	then BN, ReLU, residual for both ĥ and ê.
+//	then BN, ReLU, residual and dropout for both ĥ and ê.
 func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node) {
 	d, n := c.Hidden, in.B.Nodes
 	ah := b.Linear(h, name+".A", d, d)
@@ -130,7 +98,8 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 		return nn.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
 	})
 	hhat := b.Add(ah, agg)
-	return normAct(b, c, hhat, name+".bn_h", in.NodeMask, h), normAct(b, c, ehat, name+".bn_e", in.EdgeMask, e)
+	hhat, ehat = normAct(b, c, hhat, name+".bn_h", in.NodeMask, h), normAct(b, c, ehat, name+".bn_e", in.EdgeMask, e)
+	return b.Dropout(hhat, name+".drop_h", c.Dropout), b.Dropout(ehat, name+".drop_e", c.Dropout)
 }
 
 // normAct is x → BN → ReLU (+ res with the residual), batch norm and residual as c says; with

@@ -15,8 +15,8 @@ import (
 // tinyConfig exercises every input path: node/edge types, shortest-path table, adjacency and
 // Laplacian encoders, two layers with batch norm and residuals.
 func tinyConfig(readout string) Config {
-	return Config{Layers: 2, Hidden: 12, NodeVocab: 5, EdgeVocab: 3, SPRows: 3, AdjDim: 2, LapQ: 2,
-		Readout: readout, Out: 1, BatchNorm: true, Residual: true}
+	return Config{Layers: 2, Hidden: 12, IO: nn.IO{NodeVocab: 5, EdgeVocab: 3, SPRows: 3, AdjDim: 2, LapQ: 2,
+		Readout: readout, Loss: nn.LossL1, Out: 1}, BatchNorm: true, Residual: true}
 }
 
 func tinyBatch(t testing.TB) *data.Batch {

@@ -11,25 +11,23 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// Config is the network's shape.
+// Config is the network's shape. Edge inputs (nn.IO's edge vocabulary or float width) are
+// optional: without them this is bgnn's MoNet; with them, the paper's edge embedding enters
+// the kernel weights (§3.4).
 type Config struct {
 	Layers, Hidden int
-	Kernels        int    // K Gaussian kernels
-	PseudoDim      int    // width of the projected pseudo-coordinates
-	NodeVocab      int    // rows of the node-type embedding
-	EdgeVocab      int    // rows of the edge-type embedding; 0: no edge embedding (plain bgnn MoNet)
-	SPRows         int    // shortest-path encoding table rows (needs EdgeVocab > 0)
-	AdjDim         int    // adjacency-power encoding width (needs EdgeVocab > 0)
-	LapQ           int    // Laplacian encoding width
-	Readout        string // "mean" or "cls"
-	Out            int
-	BatchNorm      bool
-	Residual       bool
+	Kernels        int // K Gaussian kernels
+	PseudoDim      int // width of the projected pseudo-coordinates
+	nn.IO
+	BatchNorm bool
+	Residual  bool
+	Dropout   float64 // after each layer's bias (0 in every paper config)
 }
 
 // ZINC is bgnn's 100K MoNet configuration for ZINC (§3.3), without edge embedding.
 func ZINC() Config {
-	return Config{Layers: 4, Hidden: 90, Kernels: 3, PseudoDim: 2, NodeVocab: 28, Readout: "mean", Out: 1, BatchNorm: true, Residual: true}
+	return Config{Layers: 4, Hidden: 90, Kernels: 3, PseudoDim: 2,
+		IO: nn.IO{NodeVocab: 28, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, BatchNorm: true, Residual: true}
 }
 
 // Validate reports the first setting that cannot build a network.
@@ -37,43 +35,34 @@ func (c Config) Validate() error {
 	switch {
 	case c.Layers < 1 || c.Hidden < 4 || c.Kernels < 1 || c.PseudoDim < 1:
 		return fmt.Errorf("monet: layers %d, hidden %d, kernels %d, pseudo dim %d: all must be positive (hidden ≥ 4)", c.Layers, c.Hidden, c.Kernels, c.PseudoDim)
-	case c.NodeVocab < 1 || c.EdgeVocab < 0:
-		return fmt.Errorf("monet: node/edge vocabulary %d/%d", c.NodeVocab, c.EdgeVocab)
-	case c.SPRows < 0 || c.AdjDim < 0 || c.LapQ < 0:
-		return fmt.Errorf("monet: negative encoding width (sp %d, adj %d, lap %d)", c.SPRows, c.AdjDim, c.LapQ)
-	case (c.SPRows > 0 || c.AdjDim > 0) && c.EdgeVocab == 0:
-		return fmt.Errorf("monet: edge encodings need the edge embedding (edge vocabulary > 0, REFERENCE §3.4)")
-	case c.Readout != "mean" && c.Readout != "cls":
-		return fmt.Errorf("monet: readout %q, want mean or cls", c.Readout)
-	case c.Out < 1:
-		return fmt.Errorf("monet: output width %d", c.Out)
+	case (c.SPRows > 0 || c.AdjDim > 0) && !c.HasEdgeInput():
+		return fmt.Errorf("monet: edge encodings need the edge embedding (an edge input, REFERENCE §3.4)")
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("monet: dropout %g outside [0, 1)", c.Dropout)
+	}
+	if err := c.IO.Validate(); err != nil {
+		return fmt.Errorf("monet: %w", err)
 	}
 	return nil
 }
 
 // Inputs says which batch inputs the network reads.
 func (c Config) Inputs() nn.InputSpec {
-	return nn.InputSpec{SP: c.SPRows > 0, CLS: c.Readout == "cls", Pseudo: true, AdjDim: c.AdjDim, LapQ: c.LapQ}
+	s := c.InputSpec()
+	s.Pseudo = true
+	return s
 }
 
 // Params is the trainable-parameter count: per layer K·d² + 2K·p + 3d + 3p (F, μ, 1/σ, bias,
-// BN, pseudo projection), plus d·K + K per layer with edge embeddings, plus embeddings,
-// encoders and the head.
+// BN, pseudo projection), plus d·K + K per layer with edge embeddings, plus the input layer and
+// the head.
 func (c Config) Params() int {
 	d, k, pd := c.Hidden, c.Kernels, c.PseudoDim
 	per := k*d*d + 2*k*pd + 3*d + 3*pd
-	if c.EdgeVocab > 0 {
+	if c.HasEdgeInput() {
 		per += d*k + k
 	}
-	p := c.Layers*per + c.NodeVocab*d + c.EdgeVocab*d + c.SPRows*d
-	if c.AdjDim > 0 {
-		p += (c.AdjDim + 1) * d
-	}
-	if c.LapQ > 0 {
-		p += (c.LapQ + 1) * d
-	}
-	h1, h2 := d/2, d/4
-	return p + d*h1 + h1 + h1*h2 + h2 + h2*c.Out + c.Out
+	return c.Layers*per + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
 }
 
 // Build adds the network for bucket b to a new graph on parameters p (with gradients if train).
@@ -87,26 +76,14 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	bd := nn.NewBuilder(p)
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
 	d := cfg.Hidden
-	h := bd.Embedding(in.NodeCat, "node_emb", cfg.NodeVocab, d)
-	if cfg.LapQ > 0 {
-		h = bd.Add(h, bd.Linear(bd.Input("lap", in.Lap), "lap_pe", cfg.LapQ, d))
-	}
-	var eps *gorgonia.Node // static edge embedding ε (§3.4)
-	if cfg.EdgeVocab > 0 {
-		eps = bd.Embedding(in.EdgeCat, "edge_emb", cfg.EdgeVocab, d)
-		if cfg.SPRows > 0 {
-			eps = bd.Add(eps, bd.Embedding(in.SP, "sp_pe", cfg.SPRows, d))
-		}
-		if cfg.AdjDim > 0 {
-			eps = bd.Add(eps, bd.Linear(bd.Input("adj", in.Adj), "adj_pe", cfg.AdjDim, d))
-		}
-	}
+	h := bd.NodeInput(in, cfg.IO, d)
+	eps := bd.EdgeInput(in, cfg.IO, d) // static edge embedding ε (§3.4), nil without edge input
 	u := bd.Input("pseudo", in.DegSrc)
 	for l := 0; l < cfg.Layers; l++ {
 		h = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, u, eps)
 	}
-	pred := bd.MLPReadout(bd.Readout(in, cfg.Readout, h), "readout", d, cfg.Out)
-	net, err := nn.Finish(bd, in, pred, bd.L1(pred, in), train)
+	pred, loss := bd.Head(in, cfg.IO, h, d)
+	net, err := nn.Finish(bd, in, pred, loss, train)
 	if err != nil {
 		return nil, fmt.Errorf("monet: bucket %v: %w", b, err)
 	}
@@ -141,5 +118,5 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, u, eps *gorgo
 	if c.Residual {
 		out = b.Add(h, out)
 	}
-	return b.AddBias(out, b.Param(name+".bias", nn.Const(0), d))
+	return b.Dropout(b.AddBias(out, b.Param(name+".bias", nn.Const(0), d)), name+".drop", c.Dropout)
 }

@@ -21,16 +21,14 @@ const (
 // Config is the network's shape.
 type Config struct {
 	Layers, Hidden, Heads int
-	NodeVocab, EdgeVocab  int
-	SPRows, AdjDim, LapQ  int    // encodings (0: off)
-	Readout               string // "mean" or "cls"
-	Out                   int
-	Norm                  string // PreBN, PostBN, PreLN or PostLN
+	nn.IO
+	Norm    string  // PreBN, PostBN, PreLN or PostLN
+	Dropout float64 // on the attention and FFN outputs (0 in the paper)
 }
 
 // ZINC is the 100K ZINC configuration of REFERENCE §4.2: L = 4, d = 48, 6 heads, pre-BN.
 func ZINC() Config {
-	return Config{Layers: 4, Hidden: 48, Heads: 6, NodeVocab: 28, EdgeVocab: 4, Readout: "mean", Out: 1, Norm: PreBN}
+	return Config{Layers: 4, Hidden: 48, Heads: 6, IO: nn.IO{NodeVocab: 28, EdgeVocab: 4, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, Norm: PreBN}
 }
 
 // Validate reports the first setting that cannot build a network.
@@ -40,38 +38,27 @@ func (c Config) Validate() error {
 		return fmt.Errorf("transformer: layers %d, hidden %d, heads %d: all must be positive (hidden ≥ 4)", c.Layers, c.Hidden, c.Heads)
 	case c.Hidden%c.Heads != 0:
 		return fmt.Errorf("transformer: hidden %d is not divisible by %d heads", c.Hidden, c.Heads)
-	case c.NodeVocab < 1 || c.EdgeVocab < 1:
-		return fmt.Errorf("transformer: node/edge vocabulary %d/%d, want at least 1", c.NodeVocab, c.EdgeVocab)
-	case c.SPRows < 0 || c.AdjDim < 0 || c.LapQ < 0:
-		return fmt.Errorf("transformer: negative encoding width (sp %d, adj %d, lap %d)", c.SPRows, c.AdjDim, c.LapQ)
-	case c.Readout != "mean" && c.Readout != "cls":
-		return fmt.Errorf("transformer: readout %q, want mean or cls", c.Readout)
+	case !c.HasEdgeInput():
+		return fmt.Errorf("transformer: edges need an input feature (edge vocabulary or float width)")
 	case c.Norm != PreBN && c.Norm != PostBN && c.Norm != PreLN && c.Norm != PostLN:
 		return fmt.Errorf("transformer: norm %q, want %s, %s, %s or %s", c.Norm, PreBN, PostBN, PreLN, PostLN)
-	case c.Out < 1:
-		return fmt.Errorf("transformer: output width %d", c.Out)
+	case c.Dropout < 0 || c.Dropout >= 1:
+		return fmt.Errorf("transformer: dropout %g outside [0, 1)", c.Dropout)
+	}
+	if err := c.IO.Validate(); err != nil {
+		return fmt.Errorf("transformer: %w", err)
 	}
 	return nil
 }
 
 // Inputs says which batch inputs the network reads.
-func (c Config) Inputs() nn.InputSpec {
-	return nn.InputSpec{SP: c.SPRows > 0, CLS: c.Readout == "cls", AdjDim: c.AdjDim, LapQ: c.LapQ}
-}
+func (c Config) Inputs() nn.InputSpec { return c.InputSpec() }
 
-// Params is the trainable-parameter count: per layer 11d² + (H+12)d (§4.1), plus embeddings,
-// encoders and the head.
+// Params is the trainable-parameter count: per layer 11d² + (H+12)d (§4.1), plus the input
+// layer and the head.
 func (c Config) Params() int {
 	d := c.Hidden
-	p := c.Layers*(11*d*d+(c.Heads+12)*d) + c.NodeVocab*d + c.EdgeVocab*d + c.SPRows*d
-	if c.AdjDim > 0 {
-		p += (c.AdjDim + 1) * d
-	}
-	if c.LapQ > 0 {
-		p += (c.LapQ + 1) * d
-	}
-	h1, h2 := d/2, d/4
-	return p + d*h1 + h1 + h1*h2 + h2 + h2*c.Out + c.Out
+	return c.Layers*(11*d*d+(c.Heads+12)*d) + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
 }
 
 // Build adds the network for bucket b to a new graph on parameters p (with gradients if train).
@@ -85,22 +72,12 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	bd := nn.NewBuilder(p)
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
 	d := cfg.Hidden
-	h := bd.Embedding(in.NodeCat, "node_emb", cfg.NodeVocab, d)
-	if cfg.LapQ > 0 {
-		h = bd.Add(h, bd.Linear(bd.Input("lap", in.Lap), "lap_pe", cfg.LapQ, d))
-	}
-	e := bd.Embedding(in.EdgeCat, "edge_emb", cfg.EdgeVocab, d)
-	if cfg.SPRows > 0 {
-		e = bd.Add(e, bd.Embedding(in.SP, "sp_pe", cfg.SPRows, d))
-	}
-	if cfg.AdjDim > 0 {
-		e = bd.Add(e, bd.Linear(bd.Input("adj", in.Adj), "adj_pe", cfg.AdjDim, d))
-	}
+	h, e := bd.NodeInput(in, cfg.IO, d), bd.EdgeInput(in, cfg.IO, d)
 	for l := 0; l < cfg.Layers; l++ {
 		h, e = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, e)
 	}
-	pred := bd.MLPReadout(bd.Readout(in, cfg.Readout, h), "readout", d, cfg.Out)
-	net, err := nn.Finish(bd, in, pred, bd.L1(pred, in), train)
+	pred, loss := bd.Head(in, cfg.IO, h, d)
+	net, err := nn.Finish(bd, in, pred, loss, train)
 	if err != nil {
 		return nil, fmt.Errorf("transformer: bucket %v: %w", b, err)
 	}
@@ -127,16 +104,17 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 		}
 		return b.BatchNorm(x, name+"."+which, mask)
 	}
+	drop := func(x *gorgonia.Node, which string) *gorgonia.Node { return b.Dropout(x, name+"."+which, c.Dropout) }
 	if c.Norm == PostBN || c.Norm == PostLN {
-		hh := bn(b.Add(attention(b, in, c, name, h, e), h), "bn_h1", in.NodeMask)
-		h2 := bn(b.Add(ffn(b, name+".ffn_h", hh, d), hh), "bn_h2", in.NodeMask)
-		e2 := bn(b.Add(ffn(b, name+".ffn_e", e, d), e), "bn_e", in.EdgeMask)
+		hh := bn(b.Add(drop(attention(b, in, c, name, h, e), "drop_att"), h), "bn_h1", in.NodeMask)
+		h2 := bn(b.Add(drop(ffn(b, name+".ffn_h", hh, d), "drop_h"), hh), "bn_h2", in.NodeMask)
+		e2 := bn(b.Add(drop(ffn(b, name+".ffn_e", e, d), "drop_e"), e), "bn_e", in.EdgeMask)
 		return h2, e2
 	}
 	hn, en := bn(h, "bn_h1", in.NodeMask), bn(e, "bn_e", in.EdgeMask)
-	hh := b.Add(attention(b, in, c, name, hn, en), h)
-	h2 := b.Add(ffn(b, name+".ffn_h", bn(hh, "bn_h2", in.NodeMask), d), hh)
-	e2 := b.Add(ffn(b, name+".ffn_e", en, d), e)
+	hh := b.Add(drop(attention(b, in, c, name, hn, en), "drop_att"), h)
+	h2 := b.Add(drop(ffn(b, name+".ffn_h", bn(hh, "bn_h2", in.NodeMask), d), "drop_h"), hh)
+	e2 := b.Add(drop(ffn(b, name+".ffn_e", en, d), "drop_e"), e)
 	return h2, e2
 }
 

@@ -1,0 +1,380 @@
+// Command gpubench measures training on the GPU: seconds per epoch and peak device memory of
+// the GatedGCN 100K on ZINC at r = 1, 4 and 10 (adjacency encoding, with and without the CLS
+// node), and on a CIFAR10-sized synthetic superpixel set at r = 1 … 4.
+//
+//	gpubench                                  # the whole suite on GPU 0
+//	gpubench -suite zinc -r 4 -cls true -epochs 3
+//	gpubench -suite superpixel -r 1,2 -graphs 45000 -distinct 2048
+//	gpubench -device cpu -suite zinc -r 1 -subset 2000   # the CPU trainer, for comparison
+//
+// An epoch is one pass over the training graphs in batches of -batch (shuffled, through the
+// trainer's shape buckets), timed on the wall clock including the host's batch assembly; the
+// first epoch also compiles the nets, so it is reported apart and the mean is over the later
+// ones. Peak memory is the executor's allocator high-water mark (parameters, Adam's moments,
+// batch inputs and activations) and the device's used memory from cuMemGetInfo (all
+// processes, the CUDA context and cuBLAS included). Without a GPU it says so and exits with
+// status 1 (-device sim runs the suite on the simulated device, slowly, to check the command).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/data/cache"
+	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/internal/gpusim"
+	"github.com/rewiregnn/rewiregnn/models"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+// setting is one benchmark row.
+type setting struct {
+	Suite string `json:"suite"` // zinc | superpixel
+	R     int    `json:"r"`
+	CLS   bool   `json:"cls"`
+}
+
+// Row is one measured setting.
+type Row struct {
+	setting
+	Device        string    `json:"device"`
+	Params        int       `json:"params"`
+	Graphs        int       `json:"graphs"` // training graphs per epoch
+	Batches       int       `json:"batches"`
+	MeanEdges     float64   `json:"mean_edges"` // per graph, after rewiring
+	PrepSeconds   float64   `json:"preprocess_seconds"`
+	FirstEpoch    float64   `json:"first_epoch_seconds"`
+	EpochSeconds  float64   `json:"seconds_per_epoch"` // mean over the epochs after the first (the first if only one)
+	Epochs        []float64 `json:"epochs_seconds"`
+	PeakAllocMiB  float64   `json:"peak_alloc_mib"`  // allocator high-water mark
+	DeviceUsedMiB float64   `json:"device_used_mib"` // cuMemGetInfo total − free after the run
+	DeviceMiB     float64   `json:"device_total_mib"`
+	Error         string    `json:"error,omitempty"`
+}
+
+type options struct {
+	device, dataDir string
+	epochs, batch   int
+	subset          int
+	graphs          int // superpixel: graphs per epoch
+	distinct        int // superpixel: distinct graphs generated (reused to fill an epoch)
+	workers         int
+	seed            uint64
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("gpubench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	suite := fs.String("suite", "all", "zinc, superpixel or all")
+	rs := fs.String("r", "", "comma-separated radii (default: 1,4,10 for zinc, 1,2,3,4 for superpixel)")
+	cls := fs.String("cls", "both", "with the CLS node: true, false or both (zinc; the superpixel set runs without)")
+	o := options{}
+	fs.StringVar(&o.device, "device", "cuda", "cuda (GPU 0), cpu (the CPU trainer, for comparison) or sim (the simulated device; slow, checks the command)")
+	fs.IntVar(&o.epochs, "epochs", 2, "epochs per setting (the first includes compiling the nets)")
+	fs.IntVar(&o.batch, "batch", 128, "graphs per batch")
+	fs.IntVar(&o.subset, "subset", 0, "zinc: use only the first N training graphs (0: all 10000)")
+	fs.IntVar(&o.graphs, "graphs", 45000, "superpixel: training graphs per epoch (CIFAR10's training split has 45000)")
+	fs.IntVar(&o.distinct, "distinct", 2048, "superpixel: distinct graphs generated and preprocessed, cycled to fill an epoch")
+	fs.StringVar(&o.dataDir, "data", "", "benchmark data folder (default: $REWIREGNN_DATA, then ../shared/data)")
+	fs.IntVar(&o.workers, "workers", 0, "preprocessing workers (0: all cores)")
+	seed := fs.Uint64("seed", 41, "parameter and data seed")
+	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	o.seed = *seed
+	if fs.NArg() > 0 || o.epochs < 1 || o.batch < 1 || o.graphs < 1 || o.distinct < 1 || o.subset < 0 {
+		fmt.Fprintln(stderr, "gpubench: bad arguments (see -h)")
+		return 2
+	}
+	settings, err := plan(*suite, *rs, *cls)
+	if err != nil {
+		fmt.Fprintln(stderr, "gpubench:", err)
+		return 2
+	}
+	var b gpu.Backend
+	switch o.device {
+	case "cuda":
+		c, err := gpu.OpenCUDA(0)
+		if err != nil {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			first = strings.TrimSuffix(first, ":")
+			if cuda.ErrNoDevice(err) {
+				fmt.Fprintf(stderr, "gpubench: no GPU found, nothing was measured (%s).\nRun go run ./cmd/gpuinfo for every place probed; -device cpu times the CPU trainer instead.\n", first)
+			} else {
+				fmt.Fprintf(stderr, "gpubench: the GPU does not work, nothing was measured: %v\n", err)
+			}
+			return 1
+		}
+		defer c.Close()
+		b = c
+		fmt.Fprintln(stderr, "gpubench:", c)
+	case "sim":
+		b = gpusim.New()
+	case "cpu":
+	default:
+		fmt.Fprintf(stderr, "gpubench: -device %q, want cuda, cpu or sim\n", o.device)
+		return 2
+	}
+	if !*asJSON {
+		fmt.Fprintf(stdout, "%-11s %3s %-5s %7s %7s %8s %9s %9s %10s %11s %11s\n", "suite", "r", "cls", "params", "graphs", "edges/g", "prep s", "1st ep s", "s/epoch", "peak MiB", "device MiB")
+	}
+	failed := false
+	for _, s := range settings {
+		row := measure(s, o, b, stderr)
+		if row.Error != "" {
+			failed = true
+		}
+		if *asJSON {
+			j, _ := json.Marshal(row)
+			fmt.Fprintln(stdout, string(j))
+			continue
+		}
+		if row.Error != "" {
+			fmt.Fprintf(stdout, "%-11s %3d %-5t error: %s\n", s.Suite, s.R, s.CLS, row.Error)
+			continue
+		}
+		peak, used := fmt.Sprintf("%.1f", row.PeakAllocMiB), fmt.Sprintf("%.1f", row.DeviceUsedMiB)
+		if b == nil {
+			peak = "-"
+		}
+		if row.DeviceMiB == 0 {
+			used = "-"
+		}
+		fmt.Fprintf(stdout, "%-11s %3d %-5t %7d %7d %8.1f %9.1f %9.2f %10.2f %11s %11s\n", s.Suite, s.R, s.CLS, row.Params, row.Graphs,
+			row.MeanEdges, row.PrepSeconds, row.FirstEpoch, row.EpochSeconds, peak, used)
+	}
+	if failed {
+		return 1
+	}
+	return 0
+}
+
+// plan expands the flags into settings.
+func plan(suite, rs, cls string) ([]setting, error) {
+	var suites []string
+	switch suite {
+	case "all":
+		suites = []string{"zinc", "superpixel"}
+	case "zinc", "superpixel":
+		suites = []string{suite}
+	default:
+		return nil, fmt.Errorf("-suite %q, want zinc, superpixel or all", suite)
+	}
+	var clss []bool
+	switch cls {
+	case "both":
+		clss = []bool{false, true}
+	case "true", "false":
+		clss = []bool{cls == "true"}
+	default:
+		return nil, fmt.Errorf("-cls %q, want true, false or both", cls)
+	}
+	var out []setting
+	for _, su := range suites {
+		radii := map[string][]int{"zinc": {1, 4, 10}, "superpixel": {1, 2, 3, 4}}[su]
+		if rs != "" {
+			radii = nil
+			for _, f := range strings.Split(rs, ",") {
+				r, err := strconv.Atoi(strings.TrimSpace(f))
+				if err != nil || r < 1 {
+					return nil, fmt.Errorf("-r %q: want radii ≥ 1, comma-separated", rs)
+				}
+				radii = append(radii, r)
+			}
+		}
+		for _, r := range radii {
+			if su == "superpixel" {
+				out = append(out, setting{su, r, false})
+				continue
+			}
+			for _, c := range clss {
+				out = append(out, setting{su, r, c})
+			}
+		}
+	}
+	return out, nil
+}
+
+// measure trains one setting for o.epochs epochs and reports its timings and memory.
+func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
+	row := Row{setting: s, Device: o.device}
+	if b != nil {
+		row.Device = b.String()
+	}
+	fail := func(err error) Row {
+		row.Error = err.Error()
+		return row
+	}
+	name := map[string]string{"zinc": "zinc", "superpixel": "cifar10"}[s.Suite]
+	cfg, err := config.Load("", []string{"dataset.name=" + name, "dataset.encoding=adj", fmt.Sprintf("dataset.r=%d", s.R),
+		fmt.Sprintf("dataset.cls=%t", s.CLS), "model.name=gatedgcn", fmt.Sprintf("train.batch_size=%d", o.batch)})
+	if err != nil {
+		return fail(err)
+	}
+	t0 := time.Now()
+	gs, spec, err := trainingGraphs(s, cfg, o)
+	if err != nil {
+		return fail(err)
+	}
+	row.PrepSeconds = time.Since(t0).Seconds()
+	edges := 0
+	for _, g := range gs {
+		edges += g.NumEdges()
+	}
+	row.MeanEdges = float64(edges) / float64(len(gs))
+	_, build, params, err := models.FromConfig(cfg, spec)
+	if err != nil {
+		return fail(err)
+	}
+	row.Params = params
+	p, err := nn.NewParams(tensor.Float32, o.seed)
+	if err != nil {
+		return fail(err)
+	}
+	buckets, err := nn.MakeBuckets(gs, o.batch, cfg.Train.Buckets)
+	if err != nil {
+		return fail(err)
+	}
+	tr, err := nn.NewTrainer(p, build, buckets, cfg.Train.LR)
+	if err != nil {
+		return fail(err)
+	}
+	defer tr.Close()
+	if _, err := tr.Net(len(buckets) - 1); err != nil {
+		return fail(err)
+	}
+	var step func(*data.Batch) (float64, []float64, error) = tr.StepPred
+	if b != nil {
+		b.ResetPeak()
+		g, err := gpu.NewTrainer(tr, b)
+		if err != nil {
+			return fail(err)
+		}
+		defer g.Close()
+		step = g.StepPred
+	}
+	epochGraphs := len(gs)
+	if s.Suite == "superpixel" {
+		epochGraphs = o.graphs
+	}
+	row.Graphs = epochGraphs
+	row.Batches = (epochGraphs + o.batch - 1) / o.batch
+	rng := rand.New(rand.NewPCG(o.seed, 3))
+	fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: %d distinct graphs, %.1f edges each, %d batches per epoch, %d buckets\n",
+		s.Suite, s.R, s.CLS, len(gs), row.MeanEdges, row.Batches, len(buckets))
+	for e := 0; e < o.epochs; e++ {
+		t0 := time.Now()
+		order := make([]int, 0, epochGraphs)
+		for len(order) < epochGraphs {
+			order = append(order, rng.Perm(len(gs))...)
+		}
+		order = order[:epochGraphs]
+		batch := make([]*data.Graph, 0, o.batch)
+		for lo := 0; lo < epochGraphs; lo += o.batch {
+			batch = batch[:0]
+			for _, i := range order[lo:min(lo+o.batch, epochGraphs)] {
+				batch = append(batch, gs[i])
+			}
+			bt, err := data.NewBatch(batch)
+			if err != nil {
+				return fail(err)
+			}
+			if _, _, err := step(bt); err != nil {
+				return fail(fmt.Errorf("epoch %d batch %d: %w", e, lo/o.batch, err))
+			}
+		}
+		secs := time.Since(t0).Seconds()
+		row.Epochs = append(row.Epochs, secs)
+		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: epoch %d %.2fs\n", s.Suite, s.R, s.CLS, e, secs)
+	}
+	row.FirstEpoch = row.Epochs[0]
+	later := row.Epochs
+	if len(later) > 1 {
+		later = later[1:]
+	}
+	for _, x := range later {
+		row.EpochSeconds += x / float64(len(later))
+	}
+	if b != nil {
+		peak, used, total, ok := b.Memory()
+		row.PeakAllocMiB = float64(peak) / (1 << 20)
+		if ok {
+			row.DeviceUsedMiB, row.DeviceMiB = float64(used)/(1<<20), float64(total)/(1<<20)
+		}
+	}
+	return row
+}
+
+// trainingGraphs returns the preprocessed training graphs of a setting: ZINC's training split
+// from the data folder, or synthetic CIFAR10-sized superpixel graphs.
+func trainingGraphs(s setting, cfg *config.Run, o options) ([]*data.Graph, *data.Spec, error) {
+	key := cache.Key{Dataset: cfg.Dataset.Name, Split: "train", R: s.R, Encoding: cache.EncAdj, CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
+	if s.Suite == "superpixel" {
+		spec, err := data.OpenSpec("", "cifar10")
+		if err != nil {
+			return nil, nil, err
+		}
+		gs, err := cache.Build(SyntheticSuperpixels(o.distinct, o.seed), spec, key, o.workers)
+		return gs, spec, err
+	}
+	dir, err := data.ResolveDataDir(o.dataDir)
+	if err != nil {
+		return nil, nil, err
+	}
+	raw, spec, err := data.LoadSplit(dir, "zinc", "train")
+	if err != nil {
+		return nil, nil, err
+	}
+	if o.subset > 0 && len(raw) > o.subset {
+		raw = raw[:o.subset]
+	}
+	if len(raw) == 0 {
+		return nil, nil, errors.New("zinc: no training graphs")
+	}
+	gs, err := cache.Build(raw, spec, key, o.workers)
+	return gs, spec, err
+}
+
+// SyntheticSuperpixels returns n graphs shaped like CIFAR-10's superpixel graphs (REFERENCE
+// §6): 85 to 150 nodes (CIFAR-10 averages about 118, at most 150), each with 5 float features
+// (mean colour in [0, 1] and the centroid over the image side), the directed 8-nearest-
+// neighbour graph of the centroids with its Gaussian edge weights (data.KNNGraph, as the real
+// set), and one of 10 labels. Only the sizes and shapes matter for timing; the values are
+// random.
+func SyntheticSuperpixels(n int, seed uint64) []*data.Graph {
+	rng := rand.New(rand.NewPCG(seed, 0x5b))
+	gs := make([]*data.Graph, n)
+	for i := range gs {
+		nodes := 85 + rng.IntN(66)
+		coord := make([]float64, 2*nodes)
+		feat := make([]float32, 5*nodes)
+		for v := 0; v < nodes; v++ {
+			coord[2*v], coord[2*v+1] = rng.Float64(), rng.Float64()
+			for c := 0; c < 3; c++ {
+				feat[5*v+c] = rng.Float32()
+			}
+			feat[5*v+3], feat[5*v+4] = float32(coord[2*v]), float32(coord[2*v+1])
+		}
+		src, dst, w := data.KNNGraph(coord, nodes, 8)
+		gs[i] = &data.Graph{N: nodes, Src: src, Dst: dst,
+			Node:  data.Features{FloatDim: 5, Float: feat},
+			Edge:  data.Features{FloatDim: 1, Float: w},
+			Label: int32(rng.IntN(10))}
+	}
+	return gs
+}

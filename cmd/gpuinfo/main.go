@@ -1,0 +1,96 @@
+// Command gpuinfo prints what the CUDA binding finds on this machine: the driver library and
+// the CUDA version it supports, every GPU, the NVRTC and cuBLAS chosen for that driver, and
+// the architecture kernels are compiled for; or, for whatever is missing, every place probed.
+//
+//	go run ./cmd/gpuinfo [-compile]
+//
+// -compile also compiles and loads every kernel on GPU 0 (filling the kernel cache).
+// The exit status is 0 when a usable GPU was found, 1 otherwise.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/cuda"
+)
+
+func main() {
+	compile := flag.Bool("compile", false, "compile and load every kernel on GPU 0")
+	flag.Parse()
+	os.Exit(run(*compile))
+}
+
+func run(compile bool) int {
+	drv, err := cuda.LoadDriver()
+	if err != nil {
+		fmt.Println("driver: not found")
+		fmt.Println(err)
+		// NVRTC alone still compiles kernels (the CI compile gate); report it too.
+		if nv, nerr := cuda.LoadNVRTC(nil); nerr == nil {
+			fmt.Printf("NVRTC (no driver, compile only): %v at %s, architectures %v\n", nv.Version, nv.Path, nv.Archs())
+			nv.Close()
+		} else {
+			fmt.Println(nerr)
+		}
+		return 1
+	}
+	fmt.Printf("driver: %s, supports CUDA %v, %d GPU(s)\n", drv.Path, drv.Version, drv.Devices)
+	status := 0
+	var nvrtcReported bool
+	for i := 0; i < drv.Devices; i++ {
+		d, err := cuda.Open(i)
+		if err != nil {
+			fmt.Printf("GPU %d: %v\n", i, err)
+			status = 1
+			continue
+		}
+		fmt.Println(d)
+		if !nvrtcReported {
+			nvrtcReported = true
+			if nv, err := cuda.LoadNVRTC(&d.Driver); err != nil {
+				fmt.Println(err)
+				status = 1
+			} else {
+				mode := "PTX, JIT-compiled by the driver"
+				if nv.Cubin {
+					mode = "device code (NVRTC is newer than the driver)"
+				}
+				fmt.Printf("NVRTC: %v at %s (%s), architectures %v\n", nv.Version, nv.Path, mode, nv.Archs())
+				if a, err := nv.TargetArch(d.CC); err != nil {
+					fmt.Println(err)
+					status = 1
+				} else {
+					fmt.Printf("kernels for GPU %d: architecture %d\n", i, a)
+				}
+				nv.Close()
+			}
+			if b, err := cuda.LoadCUBLAS(d.Driver); err != nil {
+				fmt.Println(err)
+				status = 1
+			} else {
+				fmt.Printf("cuBLAS: %v at %s\n", b.Version, b.Path)
+			}
+		}
+		if compile && i == 0 {
+			t0 := time.Now()
+			k, err := d.Kernels()
+			if err != nil {
+				fmt.Println(err)
+				status = 1
+			} else {
+				fmt.Printf("%v in %.1f s (cache %s)\n", k, time.Since(t0).Seconds(), cuda.DefaultKernelCache().Dir)
+			}
+		}
+		if err := d.Close(); err != nil {
+			fmt.Println(err)
+			status = 1
+		}
+	}
+	if drv.Devices == 0 {
+		status = 1
+	}
+	return status
+}

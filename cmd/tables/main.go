@@ -1,0 +1,359 @@
+// Command tables aggregates finished runs (every result.json under a folder) over seeds — mean ±
+// population std — into tables laid out like the paper's, with the paper's numbers beside ours,
+// as Markdown and LaTeX, plus plots.
+//
+//	tables -runs runs [-table table:zinc] [-grid configs/grids/zinc.yaml] [-out docs/results/zinc]
+//	       [-stats zinc-stats.json …] [-seeds 4] [-paper FILE] [-plots=true]
+//
+// Without -out the Markdown goes to standard output. With -out it writes, per table (zinc for
+// table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png, and
+// for all tables together tables.md, results.md (the paper's table:results with our rows) and
+// summary.json (every aggregated cell).
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/internal/atomicfile"
+	"github.com/rewiregnn/rewiregnn/paper"
+	"github.com/rewiregnn/rewiregnn/report"
+	"github.com/rewiregnn/rewiregnn/results"
+	"github.com/rewiregnn/rewiregnn/sweep"
+)
+
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+type usageError struct{ error }
+
+func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
+
+func run(args []string, stdout, stderr io.Writer) int {
+	err := tablesMain(args, stdout, stderr)
+	var ue usageError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.As(err, &ue):
+		fmt.Fprintln(stderr, "tables:", err)
+		return 2
+	default:
+		fmt.Fprintln(stderr, "tables:", err)
+		return 1
+	}
+}
+
+func tablesMain(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("tables", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var sets, stats multiFlag
+	runsDir := fs.String("runs", "runs", "folder searched for result.json files (with -grid: replaces the grid's out folder)")
+	grid := fs.String("grid", "", "grid config: only its runs, in its out folder, form its table (planned seeds from the grid)")
+	fs.Var(&sets, "set", "key=value override for -grid, as given to sweep (repeatable)")
+	table := fs.String("table", "", "only this table id (e.g. table:zinc); default all tables found")
+	out := fs.String("out", "", "folder for the Markdown, LaTeX, plots and summary.json (default: Markdown to standard output)")
+	fs.Var(&stats, "stats", "JSON of `go run ./cmd/stats -json` for the density measured here (repeatable; the dataset and r of each entry place it)")
+	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
+	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, paper/tables.json)")
+	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err}
+	}
+	if fs.NArg() > 0 {
+		return usageError{fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))}
+	}
+	if *seeds < 1 {
+		return usageError{fmt.Errorf("-seeds %d: want ≥ 1", *seeds)}
+	}
+	if *table != "" && !strings.HasPrefix(*table, "table:") {
+		return usageError{fmt.Errorf("-table %q: a table id looks like table:zinc", *table)}
+	}
+	if len(sets) > 0 && *grid == "" {
+		return usageError{errors.New("-set needs -grid")}
+	}
+
+	var pf *paper.File
+	var err error
+	if *paperFile != "" {
+		pf, err = paper.LoadFile(*paperFile)
+	} else {
+		pf, err = paper.Load()
+	}
+	if err != nil {
+		return err
+	}
+	density, err := readStats(stats)
+	if err != nil {
+		return err
+	}
+	runsGiven := false
+	fs.Visit(func(f *flag.Flag) { runsGiven = runsGiven || f.Name == "runs" })
+	var runs []*results.Run
+	var gridTable string
+	opt := results.Options{DefaultPlanned: *seeds}
+	if *grid == "" {
+		if runs, err = results.Scan(*runsDir); err != nil {
+			return fmt.Errorf("-runs: %w", err)
+		}
+	} else {
+		// The grid's runs only, found where the grid puts them (its out, or -runs if given).
+		over := ""
+		if runsGiven {
+			over = *runsDir
+		}
+		plan, err := sweep.LoadPlan(*grid, sets, over, "")
+		if err != nil {
+			return err
+		}
+		tid := plan.Table
+		if tid == "" {
+			tid = "table:" + plan.Grid
+		}
+		if *table != "" && *table != tid {
+			return usageError{fmt.Errorf("-table %s, but grid %s fills %s", *table, plan.Grid, tid)}
+		}
+		planned := map[string]int{}
+		jobDir := map[string]bool{}
+		roots := map[string]bool{}
+		for _, j := range plan.Jobs {
+			planned[j.Name]++
+			abs, err := filepath.Abs(j.Dir)
+			if err != nil {
+				return err
+			}
+			jobDir[abs] = true
+			roots[j.Out] = true
+		}
+		for root := range roots {
+			found, err := results.Scan(root)
+			if errors.Is(err, os.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				return err
+			}
+			for _, r := range found {
+				if abs, _ := filepath.Abs(r.Dir); jobDir[abs] {
+					runs = append(runs, r)
+				}
+			}
+		}
+		gridTable = tid
+		opt.TableOf = func(*results.Run) string { return tid }
+		byKey := map[results.Key]int{}
+		for _, r := range runs {
+			k := results.Key{Table: tid, Dataset: r.Result.Dataset, Model: r.Result.Model, Encoding: r.Result.Encoding, CLS: r.Result.CLS, R: r.Result.R}
+			byKey[k] = planned[r.Result.Name]
+		}
+		opt.Planned = func(k results.Key) int { return byKey[k] }
+		if len(runs) == 0 {
+			fmt.Fprintf(stderr, "tables: no finished runs of grid %s yet\n", plan.Grid)
+		}
+	}
+	groups, err := results.Aggregate(runs, opt)
+	if err != nil {
+		return err
+	}
+	ids := map[string]bool{}
+	for _, g := range groups {
+		ids[g.Table] = true
+	}
+	if gridTable != "" {
+		ids = map[string]bool{gridTable: true}
+	} else if *table != "" && *table != "table:results" {
+		if !ids[*table] {
+			if _, ok := pf.Table(*table); !ok {
+				return fmt.Errorf("-table %s: no finished runs under %s and no such table in the paper", *table, *runsDir)
+			}
+		}
+		ids = map[string]bool{*table: true}
+	}
+	var order []string
+	for id := range ids {
+		order = append(order, id)
+	}
+	sort.Strings(order)
+	if len(order) == 0 && *table != "table:results" && *grid == "" {
+		return fmt.Errorf("no result.json under %s", *runsDir)
+	}
+
+	var all strings.Builder
+	var tables []*report.Table
+	for _, id := range order {
+		pt, _ := pf.Table(id)
+		if pt != nil && pt.RowKey != "r" {
+			continue
+		}
+		var d map[int]float64
+		ds := datasetOf(id, pt, groups)
+		if m, ok := density[ds]; ok {
+			d = m
+		}
+		t, err := report.Build(id, groups, pt, d)
+		if err != nil {
+			return err
+		}
+		tables = append(tables, t)
+		all.WriteString(t.Markdown())
+		all.WriteString("\n")
+	}
+	var summary string
+	if res, ok := pf.Table("table:results"); ok && (*table == "table:results" || (*table == "" && *grid == "" && anyDataset(groups, res.Columns))) {
+		summary = (&report.Summary{Paper: res, Tables: pf, Groups: groups}).Markdown()
+		all.WriteString(summary)
+	}
+	if *out == "" {
+		_, err := io.WriteString(stdout, all.String())
+		return err
+	}
+
+	write := func(name, content string) error {
+		p := filepath.Join(*out, name)
+		if err := atomicfile.Write(p, []byte(content), 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "wrote", p)
+		return nil
+	}
+	for _, t := range tables {
+		short := strings.TrimPrefix(t.ID, "table:")
+		if err := write(short+".md", t.Markdown()); err != nil {
+			return err
+		}
+		if err := write(short+".tex", t.LaTeX()); err != nil {
+			return err
+		}
+		if !*plots {
+			continue
+		}
+		if err := plotTable(t, groups, *out, short, stdout); err != nil {
+			return err
+		}
+	}
+	if summary != "" {
+		if err := write("results.md", summary); err != nil {
+			return err
+		}
+	}
+	if err := write("tables.md", all.String()); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(groups, "", "  ")
+	if err != nil {
+		return err
+	}
+	return write("summary.json", string(js)+"\n")
+}
+
+// plotTable draws the metric, time and learning-curve plots of a table that has runs.
+func plotTable(t *report.Table, groups []*results.Group, out, short string, stdout io.Writer) error {
+	bySetting := map[string][]*results.Group{}
+	for _, g := range groups {
+		if g.Table == t.ID {
+			bySetting[g.Setting()] = append(bySetting[g.Setting()], g)
+		}
+	}
+	if len(bySetting) == 0 {
+		return nil
+	}
+	p := filepath.Join(out, short+"-metric.png")
+	if err := report.PlotMetric(t, p); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "wrote", p)
+	p = filepath.Join(out, short+"-time.png")
+	if err := report.PlotTime(t, p); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "wrote", p)
+	for _, c := range t.Columns {
+		gs := bySetting[c]
+		if len(gs) == 0 {
+			continue
+		}
+		p := filepath.Join(out, short+"-curves-"+c+".png")
+		err := report.PlotCurves(t.Dataset, t.Metric, c, gs, p)
+		if err != nil && strings.Contains(err.Error(), "no metrics.jsonl") {
+			continue // runs without epoch logs: no curves
+		}
+		if err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "wrote", p)
+	}
+	return nil
+}
+
+// anyDataset reports whether some group is of one of the datasets.
+func anyDataset(groups []*results.Group, datasets []string) bool {
+	for _, g := range groups {
+		for _, d := range datasets {
+			if g.Dataset == d {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func datasetOf(id string, pt *paper.Table, groups []*results.Group) string {
+	if pt != nil && pt.Dataset != "" {
+		return pt.Dataset
+	}
+	for _, g := range groups {
+		if g.Table == id {
+			return g.Dataset
+		}
+	}
+	return strings.TrimPrefix(id, "table:")
+}
+
+// statsEntry is the part of a cmd/stats -json entry used here.
+type statsEntry struct {
+	Dataset string   `json:"dataset"`
+	R       int      `json:"r"`
+	CLS     bool     `json:"cls"`
+	Density *float64 `json:"density"`
+}
+
+// readStats reads cmd/stats -json outputs into density by dataset and r. Entries with the CLS
+// node are ignored (the density excludes it and is the same).
+func readStats(paths []string) (map[string]map[int]float64, error) {
+	out := map[string]map[int]float64{}
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return nil, fmt.Errorf("-stats: %w", err)
+		}
+		var es []statsEntry
+		if err := json.Unmarshal(b, &es); err != nil {
+			return nil, fmt.Errorf("-stats %s: %w (want the output of go run ./cmd/stats -json)", p, err)
+		}
+		for i, e := range es {
+			if e.Dataset == "" || e.R < 1 || e.Density == nil {
+				return nil, fmt.Errorf("-stats %s: entry %d lacks dataset, r or density", p, i)
+			}
+			if e.CLS {
+				continue
+			}
+			if out[e.Dataset] == nil {
+				out[e.Dataset] = map[int]float64{}
+			}
+			out[e.Dataset][e.R] = *e.Density
+		}
+	}
+	return out, nil
+}

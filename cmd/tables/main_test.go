@@ -1,0 +1,159 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/train"
+)
+
+// writeRuns lays out a small finished sweep: ZINC gcn-adj-cls r = 1, 2 (4 seeds; r = 2 has one
+// seed capped) and CLUSTER gcn-lp r = 3 (2 seeds).
+func writeRuns(t *testing.T, root string) {
+	t.Helper()
+	put := func(ds, model, enc string, cls bool, r int, metric string, seed int64, test float64, stop string) {
+		name := fmt.Sprintf("%s-%s-%s-r%d", ds, model, enc, r)
+		if cls {
+			name = fmt.Sprintf("%s-%s-%s-cls-r%d", ds, model, enc, r)
+		}
+		dir := filepath.Join(root, name, fmt.Sprintf("seed%d", seed))
+		os.MkdirAll(dir, 0o755)
+		res := train.Result{Name: name, Dataset: ds, Model: model, Encoding: enc, CLS: cls, R: r, Seed: seed,
+			Metric: metric, TestMetric: test, ValMetric: test, TrainMetric: test, Epochs: 5, SecondsPerEpoch: float64(r),
+			TotalSeconds: 100, Params: 100000, Device: "cpu", StoppedBy: stop}
+		b, _ := json.Marshal(res)
+		os.WriteFile(filepath.Join(dir, train.ResultFile), b, 0o644)
+		var m bytes.Buffer
+		for ep := 0; ep < 5; ep++ {
+			l, _ := json.Marshal(train.Epoch{Epoch: ep, ValLoss: 1 / float64(ep+1), ValMetric: test + 1/float64(ep+1)})
+			m.Write(append(l, '\n'))
+		}
+		os.WriteFile(filepath.Join(dir, train.MetricsFile), m.Bytes(), 0o644)
+	}
+	for i, s := range []int64{41, 95, 12, 35} {
+		put("zinc", "gatedgcn", "adj", true, 1, train.MetricMAE, s, []float64{0.28, 0.29, 0.30, 0.27}[i], train.StopMinLR)
+		stop := train.StopMinLR
+		if s == 12 {
+			stop = train.StopMaxTime
+		}
+		put("zinc", "gatedgcn", "adj", true, 2, train.MetricMAE, s, 0.2, stop)
+	}
+	put("cluster", "gatedgcn", "lp", false, 3, train.MetricWeightedAcc, 41, 77.5, train.StopMinLR)
+	put("cluster", "gatedgcn", "lp", false, 3, train.MetricWeightedAcc, 95, 77.7, train.StopMinLR)
+}
+
+func TestTablesCommand(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRuns(t, runs)
+	stats := filepath.Join(dir, "stats.json")
+	os.WriteFile(stats, []byte(`[{"dataset":"zinc","split":"all","r":1,"cls":false,"density":0.141},{"dataset":"zinc","r":2,"cls":false,"density":0.273}]`), 0o644)
+	out := filepath.Join(dir, "docs")
+	var so, se bytes.Buffer
+	if code := run([]string{"-runs", runs, "-out", out, "-stats", stats}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	for _, f := range []string{"zinc.md", "zinc.tex", "zinc-metric.png", "zinc-time.png", "zinc-curves-gcn-adj-cls.png",
+		"cluster.md", "cluster.tex", "cluster-curves-gcn-lp.png", "results.md", "tables.md", "summary.json"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	zinc, _ := os.ReadFile(filepath.Join(out, "zinc.md"))
+	for _, want := range []string{
+		"| 1 | .14 | 0.141 |",
+		"**0.200 ± 0.000** ‡1 (0.198 ± 0.011)",
+		"0.285 ± 0.011 (0.287 ± 0.010)",
+	} {
+		if !strings.Contains(string(zinc), want) {
+			t.Errorf("zinc.md lacks %q:\n%s", want, zinc)
+		}
+	}
+	cl, _ := os.ReadFile(filepath.Join(out, "cluster.md"))
+	if !strings.Contains(string(cl), "77.600 ± 0.100 †2/4 (77.575 ± 0.149)") || !strings.Contains(string(cl), "| 2 | >.99 |") {
+		t.Errorf("cluster.md:\n%s", cl)
+	}
+	res, _ := os.ReadFile(filepath.Join(out, "results.md"))
+	if !strings.Contains(string(res), "77.600 ± 0.100 †2/4 (gcn-lp r=3)") {
+		t.Errorf("results.md:\n%s", res)
+	}
+
+	// one table to standard output
+	so.Reset()
+	if code := run([]string{"-runs", runs, "-table", "table:cluster"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	if s := so.String(); !strings.HasPrefix(s, "## table:cluster") || strings.Contains(s, "table:zinc") {
+		t.Errorf("stdout:\n%s", s)
+	}
+}
+
+func TestTablesErrors(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRuns(t, runs)
+	bad := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", "seed41", train.ResultFile)
+	os.WriteFile(bad, []byte(`{"name":"x","epochs":0}`), 0o644)
+	var so, se bytes.Buffer
+	if code := run([]string{"-runs", runs}, &so, &se); code != 1 || !strings.Contains(se.String(), bad) {
+		t.Errorf("bad result: exit %d, %s", code, se.String())
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-table", "zinc"}, `-table "zinc"`},
+		{[]string{"-seeds", "0"}, "-seeds 0"},
+		{[]string{"-set", "a=b"}, "-set needs -grid"},
+		{[]string{"extra"}, `unexpected argument "extra"`},
+	} {
+		se.Reset()
+		if code := run(c.args, &so, &se); code != 2 || !strings.Contains(se.String(), c.want) {
+			t.Errorf("%v: exit %d, %s", c.args, code, se.String())
+		}
+	}
+	se.Reset()
+	if code := run([]string{"-runs", filepath.Join(dir, "nothing")}, &so, &se); code != 1 || !strings.Contains(se.String(), "nothing") {
+		t.Errorf("missing folder: exit %d %s", code, se.String())
+	}
+}
+
+// With -grid only the grid's runs count, found under the grid's out folder, and the planned
+// seeds come from the grid.
+func TestTablesWithGrid(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	writeRuns(t, runs)                         // runs/zinc-gatedgcn-adj-cls-r1/… (4 seeds)
+	writeRuns(t, filepath.Join(runs, "small")) // the same names in the grid's out folder
+	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed12"))
+	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed35"))
+	grid := filepath.Join(dir, "g.yaml")
+	os.WriteFile(grid, []byte(`table: "table:zinc"
+datasets: [zinc]
+models: [gatedgcn]
+encodings: [adj]
+cls: [true]
+r: 1-2
+seeds: [41, 95, 12]
+overrides:
+  out: `+filepath.Join(runs, "small")+"\n"), 0o644)
+	var so, se bytes.Buffer
+	if code := run([]string{"-grid", grid}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	md := so.String()
+	// r=1: seeds 41 and 95 of the three planned; r=2: 41, 95, 12 (35 is not in the grid)
+	for _, want := range []string{"0.285 ± 0.005 †2/3 (0.287 ± 0.010)", "**0.200 ± 0.000** ‡1 (0.198 ± 0.011)", "| gcn-adj-cls | 2 | 3/3 |"} {
+		if !strings.Contains(md, want) {
+			t.Errorf("lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "table:cluster") || strings.Contains(md, "table:results") {
+		t.Errorf("runs outside the grid shown:\n%s", md)
+	}
+}

@@ -1,0 +1,263 @@
+package config
+
+import (
+	"fmt"
+	"math"
+	"reflect"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// kind is the type of a config key's value.
+type kind int
+
+const (
+	kindString kind = iota
+	kindInt
+	kindFloat
+	kindBool
+	kindDuration
+	kindInt64List
+)
+
+// field is one key of the run config: its dotted name ("train.batch_size") and the path of
+// struct field indices that reach it in a Run.
+type field struct {
+	key   string
+	kind  kind
+	index []int
+}
+
+// schema lists every key of a Run in struct order; schemaByKey finds them by dotted name.
+var (
+	schema      = buildSchema()
+	schemaByKey = func() map[string]*field {
+		m := make(map[string]*field, len(schema))
+		for _, f := range schema {
+			m[f.key] = f
+		}
+		return m
+	}()
+	// sections are the keys that hold a nested mapping (dataset, model, train).
+	sections = func() map[string]bool {
+		m := map[string]bool{}
+		for _, f := range schema {
+			if i := strings.IndexByte(f.key, '.'); i > 0 {
+				m[f.key[:i]] = true
+			}
+		}
+		return m
+	}()
+)
+
+var durationType = reflect.TypeOf(time.Duration(0))
+
+func buildSchema() []*field {
+	var out []*field
+	var walk func(t reflect.Type, prefix string, index []int)
+	walk = func(t reflect.Type, prefix string, index []int) {
+		for i := 0; i < t.NumField(); i++ {
+			sf := t.Field(i)
+			tag := sf.Tag.Get("mapstructure")
+			if tag == "" || tag == "-" {
+				continue
+			}
+			idx := append(append([]int(nil), index...), i)
+			key := prefix + tag
+			ft := sf.Type
+			var k kind
+			switch {
+			case ft == durationType:
+				k = kindDuration
+			case ft.Kind() == reflect.Struct:
+				walk(ft, key+".", idx)
+				continue
+			case ft.Kind() == reflect.String:
+				k = kindString
+			case ft.Kind() == reflect.Int:
+				k = kindInt
+			case ft.Kind() == reflect.Float64:
+				k = kindFloat
+			case ft.Kind() == reflect.Bool:
+				k = kindBool
+			case ft.Kind() == reflect.Slice && ft.Elem().Kind() == reflect.Int64:
+				k = kindInt64List
+			default:
+				panic(fmt.Sprintf("config: field %s has an unsupported type %s", key, ft))
+			}
+			out = append(out, &field{key: key, kind: k, index: idx})
+		}
+	}
+	walk(reflect.TypeOf(Run{}), "", nil)
+	return out
+}
+
+// Keys lists every dotted config key in the order YAML writes them.
+func Keys() []string {
+	ks := make([]string, len(schema))
+	for i, f := range schema {
+		ks[i] = f.key
+	}
+	return ks
+}
+
+// EnvName is the environment variable that overrides a config key:
+// REWIREGNN_<SECTION>_<KEY>, e.g. REWIREGNN_TRAIN_BATCH_SIZE for train.batch_size.
+func EnvName(key string) string {
+	return EnvPrefix + strings.ToUpper(strings.ReplaceAll(key, ".", "_"))
+}
+
+// EnvPrefix starts every environment variable that overrides a config key.
+const EnvPrefix = "REWIREGNN_"
+
+// unknownKeyError names a key that is not in the schema, with the closest known key when one is
+// near enough to be a typo.
+func unknownKeyError(key string) string { return unknownKeyErrorIn("", key) }
+
+// unknownKeyErrorIn is unknownKeyError for a key under prefix (a grid's "overrides.").
+func unknownKeyErrorIn(prefix, key string) string {
+	msg := fmt.Sprintf("unknown key %q", prefix+key)
+	if s := suggest(key); s != "" {
+		msg += fmt.Sprintf(" (did you mean %q?)", prefix+s)
+	}
+	return msg
+}
+
+// suggest returns the known key closest to key in edit distance, or "" if none is close.
+func suggest(key string) string {
+	best, bestD := "", 3
+	for _, f := range schema {
+		if d := editDistance(key, f.key); d < bestD {
+			best, bestD = f.key, d
+		}
+	}
+	for s := range sections {
+		if d := editDistance(key, s); d < bestD {
+			best, bestD = s, d
+		}
+	}
+	return best
+}
+
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			c := 1
+			if a[i-1] == b[j-1] {
+				c = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+c)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+// parseScalar converts the text of one value to the key's type. The error names the key and
+// the value; the caller adds where the value came from.
+func parseScalar(f *field, text string) (any, error) {
+	switch f.kind {
+	case kindString:
+		return text, nil
+	case kindInt:
+		n, err := strconv.ParseInt(text, 10, 0)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not an integer", f.key, text)
+		}
+		return int(n), nil
+	case kindFloat:
+		x, err := strconv.ParseFloat(text, 64)
+		if err != nil || math.IsNaN(x) || math.IsInf(x, 0) {
+			return nil, fmt.Errorf("%s: %q is not a finite number", f.key, text)
+		}
+		return x, nil
+	case kindBool:
+		b, err := strconv.ParseBool(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not true or false", f.key, text)
+		}
+		return b, nil
+	case kindDuration:
+		d, err := time.ParseDuration(text)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a duration (write it like 12h, 90m or 1h30m)", f.key, text)
+		}
+		return d, nil
+	case kindInt64List:
+		return parseInt64List(f, text)
+	}
+	panic("config: unknown kind")
+}
+
+// parseInt64List reads "41,95,12" (brackets and spaces allowed: "[41, 95]"); "" and "[]" are
+// the empty list.
+func parseInt64List(f *field, text string) ([]int64, error) {
+	t := strings.TrimSpace(text)
+	t = strings.TrimSuffix(strings.TrimPrefix(t, "["), "]")
+	out := []int64{}
+	if strings.TrimSpace(t) == "" {
+		return out, nil
+	}
+	for _, part := range strings.Split(t, ",") {
+		n, err := strconv.ParseInt(strings.TrimSpace(part), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %q is not a list of integers (write it like 41,95,12,35)", f.key, text)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// formatDuration writes a duration the short way: 12h, 90m → 1h30m, 10m, 45s.
+func formatDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// formatValue writes a typed value the way a -set or a message shows it.
+func formatValue(v any) string {
+	switch x := v.(type) {
+	case string:
+		return strconv.Quote(x)
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
+	case time.Duration:
+		return formatDuration(x)
+	case []int64:
+		parts := make([]string, len(x))
+		for i, n := range x {
+			parts[i] = strconv.FormatInt(n, 10)
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	}
+	return fmt.Sprint(v)
+}
+
+// get reads the value of a key from a Run.
+func (f *field) get(r *Run) any {
+	return reflect.ValueOf(r).Elem().FieldByIndex(f.index).Interface()
+}
+
+// sortedKeys returns the keys of m sorted.
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}

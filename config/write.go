@@ -1,0 +1,148 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// RunName is Name, or when Name is empty the name derived from the setting:
+// <dataset>-<model>-<encoding>[-cls]-r<r>, e.g. zinc-gatedgcn-adj-cls-r4.
+func (r *Run) RunName() string {
+	if r.Name != "" {
+		return r.Name
+	}
+	return SettingName(r.Dataset.Name, r.Model.Name, r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
+}
+
+// SettingName is the derived run name of one setting.
+func SettingName(dataset, model, encoding string, cls bool, r int) string {
+	return dataset + "-" + settingStem(model, encoding, cls, r)
+}
+
+// settingStem is <model>-<encoding>[-cls]-r<r>, the file name of a setting under its dataset.
+func settingStem(model, encoding string, cls bool, r int) string {
+	s := model + "-" + encoding
+	if cls {
+		s += "-cls"
+	}
+	return s + "-r" + strconv.Itoa(r)
+}
+
+// Dir is the run directory of one seed: <out>/<run name>/seed<seed>.
+func (r *Run) Dir(seed int64) string {
+	return filepath.Join(r.Out, r.RunName(), "seed"+strconv.FormatInt(seed, 10))
+}
+
+// YAML writes the whole config, every key in a fixed order (that of the Run struct), durations
+// as 12h / 90m. Loading the output gives the same Run back.
+func (r *Run) YAML() ([]byte, error) {
+	root := &yaml.Node{Kind: yaml.MappingNode}
+	sectionNodes := map[string]*yaml.Node{}
+	for _, f := range schema {
+		parent := root
+		leaf := f.key
+		if sec, rest, ok := strings.Cut(f.key, "."); ok {
+			parent = sectionNodes[sec]
+			if parent == nil {
+				parent = &yaml.Node{Kind: yaml.MappingNode}
+				sectionNodes[sec] = parent
+				root.Content = append(root.Content, scalarNode("!!str", sec), parent)
+			}
+			leaf = rest
+		}
+		parent.Content = append(parent.Content, scalarNode("!!str", leaf), valueNode(f.get(r)))
+	}
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(root); err != nil {
+		return nil, fmt.Errorf("config: writing YAML: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("config: writing YAML: %w", err)
+	}
+	return buf.Bytes(), nil
+}
+
+func scalarNode(tag, value string) *yaml.Node {
+	return &yaml.Node{Kind: yaml.ScalarNode, Tag: tag, Value: value}
+}
+
+func valueNode(v any) *yaml.Node {
+	switch x := v.(type) {
+	case string:
+		return scalarNode("!!str", x)
+	case int:
+		return scalarNode("!!int", strconv.Itoa(x))
+	case bool:
+		return scalarNode("!!bool", strconv.FormatBool(x))
+	case float64:
+		s := strconv.FormatFloat(x, 'g', -1, 64)
+		if !strings.ContainsAny(s, ".eE") {
+			s += ".0" // stays a float for YAML readers that look at the type
+		}
+		return scalarNode("!!float", s)
+	case time.Duration:
+		return scalarNode("!!str", formatDuration(x))
+	case []int64:
+		n := &yaml.Node{Kind: yaml.SequenceNode, Style: yaml.FlowStyle}
+		for _, s := range x {
+			n.Content = append(n.Content, scalarNode("!!int", strconv.FormatInt(s, 10)))
+		}
+		return n
+	}
+	panic(fmt.Sprintf("config: no YAML form for %T", v))
+}
+
+// WriteFile writes the resolved config to path atomically: a temporary file in the same folder,
+// synced, then renamed over path. The folder is created if needed.
+func WriteFile(path string, r *Run) error {
+	data, err := r.YAML()
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, data)
+}
+
+// WriteFileAtomic writes data to path through a temporary file in the same folder, synced and
+// renamed over path, so that a reader sees the old file or the new one, never part of one.
+// The folder is created if needed.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
+	if err != nil {
+		return fmt.Errorf("config: %w", err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return fmt.Errorf("config: writing %s: %w", path, err)
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return fmt.Errorf("config: writing %s: %w", path, err)
+	}
+	if err = tmp.Sync(); err != nil {
+		return fmt.Errorf("config: writing %s: %w", path, err)
+	}
+	if err = tmp.Close(); err != nil {
+		return fmt.Errorf("config: writing %s: %w", path, err)
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("config: writing %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package cuda
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// EnvKernelCache overrides the kernel cache folder; "off" disables the cache.
+const EnvKernelCache = "REWIREGNN_KERNEL_CACHE"
+
+// KernelCache keeps compiled kernels (PTX or device code) on disk, so NVRTC runs once per
+// kernel source, target architecture and NVRTC version. Entries are written atomically
+// (temporary file, then rename) and verified when read: a file whose length or SHA-256 does
+// not match its header is ignored and rewritten.
+type KernelCache struct {
+	Dir string // "" disables the cache
+}
+
+// DefaultKernelCache is $REWIREGNN_KERNEL_CACHE, else <user cache dir>/rewiregnn/kernels.
+func DefaultKernelCache() KernelCache {
+	switch v := getenv(EnvKernelCache); v {
+	case "off":
+		return KernelCache{}
+	case "":
+	default:
+		return KernelCache{Dir: v}
+	}
+	base, err := os.UserCacheDir()
+	if err != nil {
+		base = os.TempDir()
+	}
+	return KernelCache{Dir: filepath.Join(base, "rewiregnn", "kernels")}
+}
+
+// cacheMagic starts every cache file; the format is magic, SHA-256 of the payload, payload
+// length (8 bytes, little-endian), payload.
+var cacheMagic = []byte("RWGNNKC1")
+
+// KernelKey is the cache key of one compilation: the hash of the source, of every header,
+// of the target and options, and the NVRTC version.
+func KernelKey(name, src string, headers map[string]string, target string, nvrtc Version, opts []string) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00nvrtc %v\x00", name, target, nvrtc)
+	for _, o := range opts {
+		fmt.Fprintf(h, "%s\x00", o)
+	}
+	names := make([]string, 0, len(headers))
+	for n := range headers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(headers[n]), headers[n])
+	}
+	fmt.Fprintf(h, "%d\x00%s", len(src), src)
+	return fmt.Sprintf("%x", h.Sum(nil))
+}
+
+func (c KernelCache) path(key string) string { return filepath.Join(c.Dir, key[:2], key+".bin") }
+
+// Load returns the cached payload of key, or ok false when it is absent or damaged.
+func (c KernelCache) Load(key string) (payload []byte, ok bool) {
+	if c.Dir == "" || len(key) < 2 {
+		return nil, false
+	}
+	b, err := os.ReadFile(c.path(key))
+	if err != nil {
+		return nil, false
+	}
+	p, err := decodeCacheEntry(b)
+	if err != nil {
+		return nil, false
+	}
+	return p, true
+}
+
+func decodeCacheEntry(b []byte) ([]byte, error) {
+	hdr := len(cacheMagic) + sha256.Size + 8
+	if len(b) < hdr || !bytes.Equal(b[:len(cacheMagic)], cacheMagic) {
+		return nil, errors.New("not a kernel cache entry")
+	}
+	sum := b[len(cacheMagic) : len(cacheMagic)+sha256.Size]
+	n := binary.LittleEndian.Uint64(b[hdr-8 : hdr])
+	payload := b[hdr:]
+	if uint64(len(payload)) != n {
+		return nil, fmt.Errorf("length %d, header says %d", len(payload), n)
+	}
+	if got := sha256.Sum256(payload); !bytes.Equal(got[:], sum) {
+		return nil, errors.New("checksum mismatch")
+	}
+	return payload, nil
+}
+
+// Store writes payload under key atomically. A cache that cannot be written is not an error
+// for the caller to stop on; Store reports it so the caller can log it.
+func (c KernelCache) Store(key string, payload []byte) error {
+	if c.Dir == "" || len(key) < 2 {
+		return nil
+	}
+	p := c.path(key)
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		return fmt.Errorf("cuda: kernel cache: %w", err)
+	}
+	f, err := os.CreateTemp(filepath.Dir(p), key+".tmp*")
+	if err != nil {
+		return fmt.Errorf("cuda: kernel cache: %w", err)
+	}
+	sum := sha256.Sum256(payload)
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], uint64(len(payload)))
+	var buf bytes.Buffer
+	buf.Write(cacheMagic)
+	buf.Write(sum[:])
+	buf.Write(n[:])
+	buf.Write(payload)
+	_, werr := f.Write(buf.Bytes())
+	cerr := f.Close()
+	if err := errors.Join(werr, cerr); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("cuda: kernel cache: %s: %w", f.Name(), err)
+	}
+	if err := os.Rename(f.Name(), p); err != nil {
+		os.Remove(f.Name())
+		return fmt.Errorf("cuda: kernel cache: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,472 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"sync"
+	"unsafe"
+)
+
+// DevPtr is an address in device memory (CUdeviceptr). 0 is "no buffer".
+type DevPtr uint64
+
+// Device is one GPU with its primary context, one stream on which every operation of this
+// package is queued in order, a caching allocator and (on first use) a cuBLAS handle.
+//
+// Threading. CUDA binds the current context to an OS thread, and Go moves goroutines between
+// threads at any function call. Every method therefore runs its driver calls inside d.do,
+// which locks the goroutine to its OS thread (runtime.LockOSThread), makes the device's
+// primary context current on that thread (cuCtxSetCurrent: a thread-local store in the
+// driver, cheap), makes the calls, and unlocks. A mutex serialises the methods, so a Device
+// may be shared by goroutines; the work itself is ordered by the single stream. Primary
+// contexts (cuDevicePrimaryCtxRetain) are the context API that CUDA 12 and 13 both keep.
+type Device struct {
+	Ordinal      int
+	Name         string
+	CC           int // compute capability as 10·major + minor: 70 (V100), 80 (A100), 90 (H100)
+	SMs          int
+	MaxThreads   int   // per block
+	SharedMem    int   // bytes per block
+	TotalMem     int64 // bytes
+	Driver       Version
+	DriverPath   string
+	drv          *driver
+	dev          int32
+	ctx          uintptr
+	stream       uintptr
+	mu           sync.Mutex
+	closed       bool
+	alloc        allocator
+	blas         *cublasHandle
+	kernels      *Kernels
+	kernelsError error
+}
+
+// Open retains the primary context of GPU ordinal and creates the device's stream. Where no
+// driver or GPU exists the error satisfies ErrNoDevice and names every place probed.
+func Open(ordinal int) (*Device, error) {
+	drv, err := loadDriver()
+	if err != nil {
+		return nil, err
+	}
+	if ordinal < 0 || ordinal >= drv.deviceCountAtLoad {
+		return nil, fmt.Errorf("cuda: device %d requested, %s reports %d devices: %w", ordinal, drv.lib.path, drv.deviceCountAtLoad, errNoDevice)
+	}
+	d := &Device{Ordinal: ordinal, Driver: drv.version, DriverPath: drv.lib.path, drv: drv}
+	d.alloc.free = map[int][]DevPtr{}
+	d.alloc.size = map[DevPtr]int{}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := drv.check(fmt.Sprintf("cuDeviceGet(%d)", ordinal), drv.deviceGet(unsafe.Pointer(&d.dev), int32(ordinal))); err != nil {
+		return nil, err
+	}
+	name := make([]byte, 256)
+	if err := drv.check("cuDeviceGetName", drv.deviceGetName(unsafe.Pointer(&name[0]), int32(len(name)), d.dev)); err != nil {
+		return nil, err
+	}
+	d.Name = cString(&name[0])
+	attr := func(a int32) (int, error) {
+		var v int32
+		err := drv.check(fmt.Sprintf("cuDeviceGetAttribute(%d)", a), drv.deviceGetAttribute(unsafe.Pointer(&v), a, d.dev))
+		return int(v), err
+	}
+	var maj, min int
+	var errs []error
+	for _, x := range []struct {
+		a   int32
+		dst *int
+	}{{attrCCMajor, &maj}, {attrCCMinor, &min}, {attrMultiprocessors, &d.SMs}, {attrMaxThreadsPerBlock, &d.MaxThreads}, {attrMaxSharedPerBlock, &d.SharedMem}} {
+		v, err := attr(x.a)
+		*x.dst = v
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	d.CC = 10*maj + min
+	var total uint64
+	if err := drv.check("cuDeviceTotalMem", drv.deviceTotalMem(unsafe.Pointer(&total), d.dev)); err != nil {
+		return nil, err
+	}
+	d.TotalMem = int64(total)
+	if err := drv.check("cuDevicePrimaryCtxRetain", drv.primaryCtxRetain(unsafe.Pointer(&d.ctx), d.dev)); err != nil {
+		return nil, err
+	}
+	if err := drv.check("cuCtxSetCurrent", drv.ctxSetCurrent(d.ctx)); err != nil {
+		drv.primaryCtxRelease(d.dev)
+		return nil, err
+	}
+	if err := drv.check("cuStreamCreate", drv.streamCreate(unsafe.Pointer(&d.stream), 0)); err != nil {
+		drv.primaryCtxRelease(d.dev)
+		return nil, err
+	}
+	return d, nil
+}
+
+func (d *Device) String() string {
+	return fmt.Sprintf("GPU %d: %s (sm_%d, %d SMs, %.1f GiB; driver CUDA %v)", d.Ordinal, d.Name, d.CC, d.SMs, float64(d.TotalMem)/(1<<30), d.Driver)
+}
+
+// do runs f with the device's context current on a locked OS thread, one caller at a time.
+func (d *Device) do(f func() error) error {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.closed {
+		return fmt.Errorf("cuda: %v is closed", d)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := d.drv.check("cuCtxSetCurrent", d.drv.ctxSetCurrent(d.ctx)); err != nil {
+		return err
+	}
+	return f()
+}
+
+// Close waits for queued work and releases the stream, cached memory, modules, the cuBLAS
+// handle and the primary context. Buffers still allocated are freed with the context.
+func (d *Device) Close() error {
+	err := d.do(func() error {
+		var errs []error
+		errs = append(errs, d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)))
+		if d.kernels != nil {
+			for _, m := range d.kernels.mods {
+				errs = append(errs, d.drv.check("cuModuleUnload", d.drv.moduleUnload(m)))
+			}
+		}
+		if d.blas != nil {
+			errs = append(errs, d.blas.destroy())
+		}
+		errs = append(errs, d.trimLocked())
+		for p := range d.alloc.size {
+			errs = append(errs, d.drv.check("cuMemFree", d.drv.memFree(uint64(p))))
+		}
+		errs = append(errs, d.drv.check("cuStreamDestroy", d.drv.streamDestroy(d.stream)))
+		errs = append(errs, d.drv.check("cuDevicePrimaryCtxRelease", d.drv.primaryCtxRelease(d.dev)))
+		return errors.Join(errs...)
+	})
+	d.mu.Lock()
+	d.closed = true
+	d.mu.Unlock()
+	return err
+}
+
+// Sync waits until every operation queued on the device's stream has finished; errors of
+// asynchronous kernels surface here.
+func (d *Device) Sync() error {
+	return d.do(func() error { return d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)) })
+}
+
+// MemInfo returns the free and total device memory in bytes.
+func (d *Device) MemInfo() (free, total int64, err error) {
+	err = d.do(func() error {
+		var f, t uint64
+		if err := d.drv.check("cuMemGetInfo", d.drv.memGetInfo(unsafe.Pointer(&f), unsafe.Pointer(&t))); err != nil {
+			return err
+		}
+		free, total = int64(f), int64(t)
+		return nil
+	})
+	return
+}
+
+// allocator caches freed blocks by rounded size. A cached block is handed out again only to
+// work queued later on the same stream, so no synchronisation is needed before reuse.
+type allocator struct {
+	free   map[int][]DevPtr // rounded size → cached blocks
+	size   map[DevPtr]int   // every block from cuMemAlloc, live or cached → rounded size
+	live   int64            // bytes handed out
+	cached int64            // bytes in free
+	peak   int64            // the most bytes handed out at once since Open or ResetPeak
+}
+
+// roundSize is the size class of a request: multiples of 512 bytes up to 64 KiB, then powers
+// of two up to 64 MiB, then multiples of 8 MiB.
+func roundSize(n int) int {
+	switch {
+	case n <= 64<<10:
+		return (n + 511) &^ 511
+	case n <= 64<<20:
+		p := 64 << 10
+		for p < n {
+			p <<= 1
+		}
+		return p
+	}
+	return (n + (8<<20 - 1)) &^ (8<<20 - 1)
+}
+
+// Alloc returns a device buffer of at least bytes bytes, from the cache when it can. Alloc(0)
+// returns 0 without allocating.
+func (d *Device) Alloc(bytes int) (DevPtr, error) {
+	var p DevPtr
+	err := d.do(func() error {
+		var err error
+		p, err = d.allocLocked(bytes)
+		return err
+	})
+	return p, err
+}
+
+func (d *Device) allocLocked(bytes int) (DevPtr, error) {
+	if bytes < 0 {
+		return 0, fmt.Errorf("cuda: alloc of %d bytes", bytes)
+	}
+	if bytes == 0 {
+		return 0, nil
+	}
+	sz := roundSize(bytes)
+	if l := d.alloc.free[sz]; len(l) > 0 {
+		p := l[len(l)-1]
+		d.alloc.free[sz] = l[:len(l)-1]
+		d.alloc.cached -= int64(sz)
+		d.alloc.live += int64(sz)
+		d.alloc.peak = max(d.alloc.peak, d.alloc.live)
+		return p, nil
+	}
+	var p uint64
+	r := d.drv.memAlloc(unsafe.Pointer(&p), uintptr(sz))
+	if r == cudaErrOutOfMemory && d.alloc.cached > 0 {
+		if err := d.trimLocked(); err != nil {
+			return 0, err
+		}
+		r = d.drv.memAlloc(unsafe.Pointer(&p), uintptr(sz))
+	}
+	if err := d.drv.check(fmt.Sprintf("cuMemAlloc(%d bytes; %d live, %d cached)", sz, d.alloc.live, d.alloc.cached), r); err != nil {
+		return 0, err
+	}
+	d.alloc.size[DevPtr(p)] = sz
+	d.alloc.live += int64(sz)
+	d.alloc.peak = max(d.alloc.peak, d.alloc.live)
+	return DevPtr(p), nil
+}
+
+// Free returns a buffer from Alloc to the cache. Free(0) does nothing.
+func (d *Device) Free(p DevPtr) error { return d.do(func() error { return d.freeLocked(p) }) }
+
+func (d *Device) freeLocked(p DevPtr) error {
+	if p == 0 {
+		return nil
+	}
+	sz, ok := d.alloc.size[p]
+	if !ok {
+		return fmt.Errorf("cuda: free of %#x, which this device did not allocate", uint64(p))
+	}
+	for _, q := range d.alloc.free[sz] {
+		if q == p {
+			return fmt.Errorf("cuda: double free of %#x", uint64(p))
+		}
+	}
+	d.alloc.free[sz] = append(d.alloc.free[sz], p)
+	d.alloc.live -= int64(sz)
+	d.alloc.cached += int64(sz)
+	return nil
+}
+
+// Trim hands every cached block back to the driver (after the stream has finished with them).
+func (d *Device) Trim() error { return d.do(d.trimLocked) }
+
+func (d *Device) trimLocked() error {
+	if d.alloc.cached == 0 {
+		return nil
+	}
+	if err := d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)); err != nil {
+		return err
+	}
+	var errs []error
+	for sz, l := range d.alloc.free {
+		for _, p := range l {
+			errs = append(errs, d.drv.check("cuMemFree", d.drv.memFree(uint64(p))))
+			delete(d.alloc.size, p)
+			d.alloc.cached -= int64(sz)
+		}
+		delete(d.alloc.free, sz)
+	}
+	return errors.Join(errs...)
+}
+
+// MemStats returns the bytes handed out and the bytes cached by the allocator.
+func (d *Device) MemStats() (live, cached int64) {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.alloc.live, d.alloc.cached
+}
+
+// PeakLive returns the most bytes the allocator has handed out at once (its high-water mark)
+// since Open or the last ResetPeak. Blocks are counted at their rounded size; the driver's own
+// overhead (context, modules, cuBLAS workspace) is not included: see MemInfo for that.
+func (d *Device) PeakLive() int64 {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.alloc.peak
+}
+
+// ResetPeak restarts the high-water mark at the bytes handed out now.
+func (d *Device) ResetPeak() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.alloc.peak = d.alloc.live
+}
+
+// Elem is an element type that crosses between host and device.
+type Elem interface{ ~float32 | ~int32 | ~uint32 }
+
+// CopyToDevice queues a copy of src into dst (which must hold len(src) elements). On return src
+// may be reused: the driver stages pageable host memory before returning.
+func CopyToDevice[T Elem](d *Device, dst DevPtr, src []T) error {
+	if len(src) == 0 {
+		return nil
+	}
+	if dst == 0 {
+		return fmt.Errorf("cuda: copy of %d elements to a nil device buffer", len(src))
+	}
+	return d.do(func() error {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		pin.Pin(&src[0])
+		n := uintptr(len(src)) * unsafe.Sizeof(src[0])
+		return d.drv.check(fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", n), d.drv.memcpyHtoDAsync(uint64(dst), unsafe.Pointer(&src[0]), n, d.stream))
+	})
+}
+
+// CopyFromDevice copies len(dst) elements from src into dst after the work queued before it,
+// and waits for the copy.
+func CopyFromDevice[T Elem](d *Device, dst []T, src DevPtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if src == 0 {
+		return fmt.Errorf("cuda: copy of %d elements from a nil device buffer", len(dst))
+	}
+	return d.do(func() error {
+		var pin runtime.Pinner
+		defer pin.Unpin()
+		pin.Pin(&dst[0])
+		n := uintptr(len(dst)) * unsafe.Sizeof(dst[0])
+		if err := d.drv.check(fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", n), d.drv.memcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), n, d.stream)); err != nil {
+			return err
+		}
+		return d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream))
+	})
+}
+
+// Copy queues a device-to-device copy of n 4-byte elements.
+func (d *Device) Copy(dst, src DevPtr, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	return d.do(func() error {
+		return d.drv.check("cuMemcpyDtoDAsync", d.drv.memcpyDtoDAsync(uint64(dst), uint64(src), uintptr(n)*4, d.stream))
+	})
+}
+
+// Fill queues setting n float32 elements at p to v.
+func (d *Device) Fill(p DevPtr, n int, v float32) error {
+	return d.do(func() error { return d.fillLocked(p, n, math.Float32bits(v)) })
+}
+
+func (d *Device) fillLocked(p DevPtr, n int, bits uint32) error {
+	if n <= 0 {
+		return nil
+	}
+	return d.drv.check("cuMemsetD32Async", d.drv.memsetD32Async(uint64(p), bits, uintptr(n), d.stream))
+}
+
+// Event is a point in the device's stream, for timing.
+type Event struct {
+	d *Device
+	e uintptr
+}
+
+// Record queues an event on the stream.
+func (d *Device) Record() (*Event, error) {
+	ev := &Event{d: d}
+	if d.drv.eventCreate == nil {
+		return nil, fmt.Errorf("cuda: %s has no usable event functions", d.DriverPath)
+	}
+	err := d.do(func() error {
+		if err := d.drv.check("cuEventCreate", d.drv.eventCreate(unsafe.Pointer(&ev.e), 0)); err != nil {
+			return err
+		}
+		return d.drv.check("cuEventRecord", d.drv.eventRecord(ev.e, d.stream))
+	})
+	return ev, err
+}
+
+// Since waits for e and returns the milliseconds between start and e.
+func (e *Event) Since(start *Event) (float64, error) {
+	var ms float32
+	err := e.d.do(func() error {
+		if err := e.d.drv.check("cuEventSynchronize", e.d.drv.eventSynchronize(e.e)); err != nil {
+			return err
+		}
+		return e.d.drv.check("cuEventElapsedTime", e.d.drv.eventElapsedTime(unsafe.Pointer(&ms), start.e, e.e))
+	})
+	return float64(ms), err
+}
+
+// Destroy releases the event.
+func (e *Event) Destroy() error {
+	return e.d.do(func() error { return e.d.drv.check("cuEventDestroy", e.d.drv.eventDestroy(e.e)) })
+}
+
+// loadModuleLocked loads PTX or device code; JIT errors come back with the JIT's log.
+func (d *Device) loadModuleLocked(name string, image []byte) (uintptr, error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	img := append(append([]byte(nil), image...), 0) // PTX must be NUL-terminated
+	logBuf := make([]byte, 8192)
+	pin.Pin(&img[0])
+	pin.Pin(&logBuf[0])
+	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
+	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
+	pin.Pin(&opts[0])
+	pin.Pin(&vals[0])
+	var mod uintptr
+	r := d.drv.moduleLoadDataEx(unsafe.Pointer(&mod), unsafe.Pointer(&img[0]), uint32(len(opts)), unsafe.Pointer(&opts[0]), unsafe.Pointer(&vals[0]))
+	if r != cudaSuccess {
+		err := d.drv.check("cuModuleLoadDataEx("+name+")", r)
+		if log := cString(&logBuf[0]); log != "" {
+			err = fmt.Errorf("%w\nJIT log:\n%s", err, log)
+		}
+		return 0, err
+	}
+	return mod, nil
+}
+
+func (d *Device) functionLocked(mod uintptr, name string) (uintptr, error) {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var fn uintptr
+	if err := d.drv.check("cuModuleGetFunction("+name+")", d.drv.moduleGetFunction(unsafe.Pointer(&fn), mod, cstr(&pin, name))); err != nil {
+		return 0, err
+	}
+	return fn, nil
+}
+
+// dim3 is a grid or block shape.
+type dim3 struct{ x, y, z uint32 }
+
+// launchLocked queues kernel fn with the argument values in slots (one 8-byte slot per
+// argument; 4-byte arguments use the low half, which is where a little-endian machine reads
+// them). cuLaunchKernel reads the values through an array of pointers to them, all pinned.
+func (d *Device) launchLocked(name string, fn uintptr, grid, block dim3, shmem uint32, slots []uint64) error {
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	var params unsafe.Pointer
+	if len(slots) > 0 {
+		pin.Pin(&slots[0])
+		ptrs := make([]unsafe.Pointer, len(slots))
+		for i := range slots {
+			ptrs[i] = unsafe.Pointer(&slots[i])
+		}
+		pin.Pin(&ptrs[0])
+		params = unsafe.Pointer(&ptrs[0])
+	}
+	r := d.drv.launchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, d.stream, params, nil)
+	if r != cudaSuccess {
+		return fmt.Errorf("cuda: launch %s grid %v block %v: %w", name, grid, block, d.drv.check("cuLaunchKernel", r))
+	}
+	return nil
+}

@@ -1,0 +1,136 @@
+package cuda
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+// EnvRequireNVRTC makes the compile gate fail, instead of skip, when NVRTC cannot be loaded
+// (CI sets it after installing Debian's libnvrtc11.2).
+const EnvRequireNVRTC = "REWIREGNN_REQUIRE_NVRTC"
+
+// gateNVRTC loads NVRTC for the compile-gate tests: no driver is needed.
+func gateNVRTC(t *testing.T) *NVRTC {
+	t.Helper()
+	n, err := LoadNVRTC(nil)
+	if err != nil {
+		if os.Getenv(EnvRequireNVRTC) == "1" {
+			t.Fatalf("%s=1 but NVRTC cannot be loaded: %v", EnvRequireNVRTC, err)
+		}
+		t.Skipf("no NVRTC here, compile gate skipped (CI installs libnvrtc11.2 and sets %s=1): %v", EnvRequireNVRTC, err)
+	}
+	t.Cleanup(n.Close)
+	return n
+}
+
+// TestCompileGate compiles every embedded kernel file for compute_70 and compute_90.
+func TestCompileGate(t *testing.T) {
+	n := gateNVRTC(t)
+	srcs := Sources()
+	if len(srcs) == 0 {
+		t.Fatal("no kernel sources embedded")
+	}
+	t0 := time.Now()
+	res, err := CompileGate(n, srcs, GateArchs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range res {
+		if strings.TrimSpace(r.Log) != "" {
+			t.Logf("%s compute_%d: NVRTC log:\n%s", r.Kernel, r.Arch, r.Log)
+		}
+	}
+	t.Logf("compile gate: NVRTC %v (%s): %d kernel files, %d compilations for compute_%v in %.1f s",
+		n.Version, n.Path, len(srcs), len(res), GateArchs, time.Since(t0).Seconds())
+}
+
+// TestCompileGateCatchesBrokenKernel shows the gate failing on a kernel that does not compile,
+// through the same function CI runs, with NVRTC's log in the error.
+func TestCompileGateCatchesBrokenKernel(t *testing.T) {
+	n := gateNVRTC(t)
+	broken := Source{Name: "broken.cu", Code: `#include "common.cuh"
+extern "C" __global__ void broken(float* out, int n) {
+  RW_FOR(i, n) { out[i] = undeclared_variable; }
+}
+`}
+	_, err := CompileGate(n, []Source{broken}, GateArchs)
+	if err == nil {
+		t.Fatal("the compile gate accepted a kernel that uses an undeclared variable")
+	}
+	var ce *CompileError
+	if _, _, cerr := n.Compile(broken.Name, broken.Code, Headers(), 70, false); !errors.As(cerr, &ce) {
+		t.Fatalf("compile error is %T (%v), want *CompileError", cerr, cerr)
+	}
+	if ce.Kernel != "broken.cu" || ce.Target != "compute_70" || !strings.Contains(ce.Log, "undeclared_variable") {
+		t.Fatalf("compile error does not name the kernel, target and problem: %+v", ce)
+	}
+	t.Logf("the gate rejects the broken kernel as it should:\n%v", err)
+}
+
+// TestKernelSignaturesMatchPTX checks every launcher's declared parameter list against the
+// parameters NVRTC wrote into the PTX, and that every kernel in the PTX is declared.
+func TestKernelSignaturesMatchPTX(t *testing.T) {
+	n := gateNVRTC(t)
+	ptxType := map[byte]string{'p': ".u64", 'i': ".u32", 'f': ".f32", 'u': ".u64"}
+	entries := map[string][]string{} // kernel → PTX parameter types
+	file := map[string]string{}
+	for _, s := range Sources() {
+		ptx, _, err := n.Compile(s.Name, s.Code, Headers(), 70, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, params := range ptxEntries(string(ptx)) {
+			entries[name] = params
+			file[name] = s.Name
+		}
+	}
+	declared := map[string]bool{}
+	for _, sig := range kernelSigs {
+		declared[sig.name] = true
+		got, ok := entries[sig.name]
+		if !ok {
+			t.Errorf("kernel %s (declared in %s) is not in the compiled PTX", sig.name, sig.file)
+			continue
+		}
+		if file[sig.name] != sig.file {
+			t.Errorf("kernel %s is in %s, declared in %s", sig.name, file[sig.name], sig.file)
+		}
+		want := make([]string, len(sig.params))
+		for i := range sig.params {
+			want[i] = ptxType[sig.params[i]]
+		}
+		if strings.Join(got, " ") != strings.Join(want, " ") {
+			t.Errorf("kernel %s: PTX parameters %v, Go declares %q = %v", sig.name, got, sig.params, want)
+		}
+	}
+	for name := range entries {
+		if !declared[name] {
+			t.Errorf("kernel %s in %s has no launcher signature in kernelSigs", name, file[name])
+		}
+	}
+	t.Logf("%d kernels: parameter lists match", len(kernelSigs))
+}
+
+// ptxEntries returns the parameter types of every .entry in a PTX text.
+func ptxEntries(ptx string) map[string][]string {
+	out := map[string][]string{}
+	for _, chunk := range strings.Split(ptx, ".entry ")[1:] {
+		name, rest, ok := strings.Cut(chunk, "(")
+		if !ok {
+			continue
+		}
+		params, _, _ := strings.Cut(rest, ")")
+		var types []string
+		for _, line := range strings.Split(params, ",") {
+			f := strings.Fields(line)
+			if len(f) >= 2 && f[0] == ".param" {
+				types = append(types, f[1])
+			}
+		}
+		out[strings.TrimSpace(name)] = types
+	}
+	return out
+}

@@ -1,0 +1,341 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+	"strings"
+)
+
+// kernelSig declares a kernel's parameters, one letter each: 'p' a device pointer, 'i' an int,
+// 'f' a float, 'u' an unsigned 64-bit integer. Launches are checked against it at run time,
+// and the compile gate checks it against the parameter list NVRTC writes into the PTX, so the
+// Go side and the CUDA side cannot drift apart unnoticed.
+type kernelSig struct {
+	file, name, params string
+}
+
+var kernelSigs = []kernelSig{
+	{"gather.cu", "gather_rows", "ppppiii"},
+	{"gather.cu", "scatter_add_rows", "ppppiii"},
+	{"gather.cu", "edge_sum", "ppppppiii"},
+	{"softmax.cu", "seg_softmax_max", "pppiii"},
+	{"softmax.cu", "seg_softmax_exp", "pppppiii"},
+	{"softmax.cu", "seg_softmax_div", "pppiii"},
+	{"softmax.cu", "seg_softmax_bwd_dot", "ppppiii"},
+	{"softmax.cu", "seg_softmax_bwd", "pppppiii"},
+	{"batchnorm.cu", "bn_train_stats", "ppppppiiff"},
+	{"batchnorm.cu", "bn_eval_stats", "ppppif"},
+	{"batchnorm.cu", "bn_apply", "ppppppppii"},
+	{"batchnorm.cu", "bn_backward", "ppppppppiii"},
+	{"batchnorm.cu", "bn_relu_mask", "pppppii"},
+	{"layernorm.cu", "ln_forward", "pppppppiif"},
+	{"layernorm.cu", "ln_backward_x", "ppppppii"},
+	{"layernorm.cu", "ln_backward_params", "pppppii"},
+	{"gated.cu", "gated_edges", "pppppppiiii"},
+	{"gated.cu", "gated_div", "ppii"},
+	{"gated.cu", "gated_backward", "pppppppppiiii"},
+	{"gaussian.cu", "gauss_weights", "ppppiii"},
+	{"gaussian.cu", "gauss_grad_u", "ppppppiii"},
+	{"gaussian.cu", "gauss_grad_params", "pppppppiii"},
+	{"kernelmix.cu", "kernel_mix", "pppiii"},
+	{"kernelmix.cu", "kernel_mix_grad_x", "pppiii"},
+	{"kernelmix.cu", "kernel_mix_grad_w", "pppiii"},
+	{"heads.cu", "head_dot", "pppiii"},
+	{"heads.cu", "head_scale", "pppiii"},
+	{"elementwise.cu", "ew_add", "pppi"},
+	{"elementwise.cu", "ew_mul", "pppi"},
+	{"elementwise.cu", "ew_sub", "pppi"},
+	{"elementwise.cu", "ew_div", "pppi"},
+	{"elementwise.cu", "ew_scalar", "pppiii"},
+	{"elementwise.cu", "ew_relu", "ppi"},
+	{"elementwise.cu", "ew_relu_grad", "pppi"},
+	{"elementwise.cu", "ew_sigmoid", "ppi"},
+	{"elementwise.cu", "ew_sigmoid_grad", "pppi"},
+	{"elementwise.cu", "ew_tanh", "ppi"},
+	{"elementwise.cu", "ew_tanh_grad", "pppi"},
+	{"elementwise.cu", "ew_exp", "ppi"},
+	{"elementwise.cu", "ew_abs", "ppi"},
+	{"elementwise.cu", "ew_abs_grad", "pppi"},
+	{"elementwise.cu", "add_bias", "pppii"},
+	{"elementwise.cu", "broadcast_rows", "ppii"},
+	{"elementwise.cu", "col_sum", "ppii"},
+	{"dropout.cu", "dropout", "ppifuu"},
+	{"loss.cu", "masked_l1", "ppppi"},
+	{"loss.cu", "masked_l1_grad", "pppppi"},
+	{"loss.cu", "ce_rows", "pppppii"},
+	{"loss.cu", "ce_reduce", "ppppi"},
+	{"loss.cu", "ce_total", "pppii"},
+	{"loss.cu", "ce_grad", "ppppppii"},
+	{"adam.cu", "adam_step", "ppppiffffff"},
+}
+
+// Launch geometry shared with kernels/common.cuh.
+const (
+	threads  = 256 // RW_THREADS
+	colX     = 32  // RW_COL_X
+	colY     = 8   // RW_COL_Y
+	warpSize = 32
+)
+
+// arg is one kernel argument as an 8-byte slot.
+type arg struct {
+	kind byte
+	v    uint64
+	bad  string
+}
+
+func aP(p DevPtr) arg { return arg{kind: 'p', v: uint64(p)} }
+func aF(x float32) arg {
+	return arg{kind: 'f', v: uint64(math.Float32bits(x))}
+}
+func aU(x uint64) arg { return arg{kind: 'u', v: x} }
+func aI(n int) arg {
+	if n < math.MinInt32 || n > math.MaxInt32 {
+		return arg{kind: 'i', bad: fmt.Sprintf("%d does not fit a 32-bit int", n)}
+	}
+	return arg{kind: 'i', v: uint64(uint32(int32(n)))}
+}
+
+// Kernels are the compiled kernels of a device with typed launchers, one per op. Every
+// launcher queues work on the device's stream and returns; errors of the kernels themselves
+// surface at the next synchronising call (Sync, CopyFromDevice).
+type Kernels struct {
+	d      *Device
+	NVRTC  *NVRTC
+	Target string // "compute_70", or "sm_90" in cubin mode
+	Cached int    // kernel files found in the disk cache
+	Built  int    // kernel files compiled by NVRTC
+	fns    map[string]uintptr
+	sigs   map[string]string
+	mods   []uintptr
+}
+
+// Kernels compiles (or takes from the disk cache) every kernel for this device and loads
+// them, once; later calls return the same set.
+func (d *Device) Kernels() (*Kernels, error) {
+	d.mu.Lock()
+	k, err := d.kernels, d.kernelsError
+	d.mu.Unlock()
+	if k != nil || err != nil {
+		return k, err
+	}
+	k, err = buildKernels(d, DefaultKernelCache())
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	if d.kernels == nil && d.kernelsError == nil {
+		d.kernels, d.kernelsError = k, err
+	}
+	return d.kernels, d.kernelsError
+}
+
+func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
+	nv, err := LoadNVRTC(&d.Driver)
+	if err != nil {
+		return nil, err
+	}
+	arch, err := nv.TargetArch(d.CC)
+	if err != nil {
+		return nil, err
+	}
+	target := fmt.Sprintf("compute_%d", arch)
+	if nv.Cubin {
+		target = fmt.Sprintf("sm_%d", arch)
+	}
+	k := &Kernels{d: d, NVRTC: nv, Target: target, fns: map[string]uintptr{}, sigs: map[string]string{}}
+	headers := Headers()
+	images := map[string][]byte{}
+	for _, s := range Sources() {
+		key := KernelKey(s.Name, s.Code, headers, target, nv.Version, compileOptions(target))
+		if img, ok := cache.Load(key); ok {
+			images[s.Name] = img
+			k.Cached++
+			continue
+		}
+		img, _, err := nv.Compile(s.Name, s.Code, headers, arch, nv.Cubin)
+		if err != nil {
+			return nil, err
+		}
+		k.Built++
+		images[s.Name] = img
+		_ = cache.Store(key, img) // a read-only cache only costs a recompile next time
+	}
+	err = d.do(func() error {
+		mods := map[string]uintptr{}
+		for name, img := range images {
+			m, err := d.loadModuleLocked(name, img)
+			if err != nil {
+				return fmt.Errorf("cuda: loading %s compiled by NVRTC %v for %s on a driver for CUDA %v: %w", name, nv.Version, target, d.Driver, err)
+			}
+			mods[name] = m
+			k.mods = append(k.mods, m)
+		}
+		for _, s := range kernelSigs {
+			m, ok := mods[s.file]
+			if !ok {
+				return fmt.Errorf("cuda: kernel %s: no source file %s embedded", s.name, s.file)
+			}
+			fn, err := d.functionLocked(m, s.name)
+			if err != nil {
+				return fmt.Errorf("cuda: kernel %s in %s: %w", s.name, s.file, err)
+			}
+			k.fns[s.name] = fn
+			k.sigs[s.name] = s.params
+		}
+		return nil
+	})
+	if err != nil {
+		_ = d.do(func() error {
+			for _, m := range k.mods {
+				d.drv.moduleUnload(m)
+			}
+			return nil
+		})
+		return nil, err
+	}
+	return k, nil
+}
+
+// launch queues kernel name; the caller holds the device (inside d.do).
+func (k *Kernels) launch(name string, grid, block dim3, args ...arg) error {
+	fn, ok := k.fns[name]
+	if !ok {
+		return fmt.Errorf("cuda: no kernel %s", name)
+	}
+	sig := k.sigs[name]
+	if len(sig) != len(args) {
+		return fmt.Errorf("cuda: kernel %s takes %d arguments, %d given", name, len(sig), len(args))
+	}
+	slots := make([]uint64, len(args))
+	for i, a := range args {
+		if a.bad != "" {
+			return fmt.Errorf("cuda: kernel %s argument %d: %s", name, i, a.bad)
+		}
+		if a.kind != sig[i] {
+			return fmt.Errorf("cuda: kernel %s argument %d is '%c', want '%c'", name, i, a.kind, sig[i])
+		}
+		slots[i] = a.v
+	}
+	if grid.x == 0 || grid.y == 0 || grid.z == 0 {
+		return nil // nothing to do
+	}
+	return k.d.launchLocked(name, fn, grid, block, 0, slots)
+}
+
+// grid1 is the grid of a grid-stride kernel over n items with per items per block, capped at
+// 32 blocks per SM (the loop covers the rest).
+func (k *Kernels) grid(n int64, per int64) dim3 {
+	if n <= 0 {
+		return dim3{0, 1, 1}
+	}
+	b := (n + per - 1) / per
+	if lim := int64(max(k.d.SMs, 1) * 32); b > lim {
+		b = lim
+	}
+	return dim3{uint32(b), 1, 1}
+}
+
+// grid1 covers n elements with one thread each; gridWarps covers n items with one warp each.
+func (k *Kernels) grid1(n int64) dim3     { return k.grid(n, threads) }
+func (k *Kernels) gridWarps(n int64) dim3 { return k.grid(n, threads/warpSize) }
+
+// colGrid is the grid of a column-reduction kernel: one block per colX columns.
+func colGrid(d int) dim3 { return dim3{uint32((d + colX - 1) / colX), 1, 1} }
+
+var (
+	block1   = dim3{threads, 1, 1} // 1-D kernels
+	blockCol = dim3{colX, colY, 1} // column reductions
+	oneBlock = dim3{1, 1, 1}       // single-block reductions to a scalar
+)
+
+// check validates an op's sizes (non-negative) and buffers (non-nil, and large enough where
+// the buffer came from this device's allocator). A bad launch on a GPU poisons the context
+// for the rest of the process, so these are checked before anything is queued.
+type check struct {
+	op   string
+	d    *Device
+	errs []string
+	bufs []bufReq
+}
+
+type bufReq struct {
+	name  string
+	p     DevPtr
+	elems int
+}
+
+func (k *Kernels) check(op string) *check { return &check{op: op, d: k.d} }
+
+func (c *check) sizes(names string, vals ...int) *check {
+	ns := strings.Split(names, ",")
+	for i, v := range vals {
+		if v < 0 {
+			name := "size"
+			if i < len(ns) {
+				name = strings.TrimSpace(ns[i])
+			}
+			c.errs = append(c.errs, fmt.Sprintf("%s = %d", name, v))
+		}
+	}
+	return c
+}
+
+// buf requires p to hold at least elems 4-byte elements (when elems > 0).
+func (c *check) buf(name string, p DevPtr, elems int) *check {
+	if elems <= 0 {
+		return c
+	}
+	if p == 0 {
+		c.errs = append(c.errs, fmt.Sprintf("%s is nil (needs %d elements)", name, elems))
+		return c
+	}
+	c.bufs = append(c.bufs, bufReq{name, p, elems})
+	return c
+}
+
+// opt is buf for an optional buffer (0 allowed).
+func (c *check) opt(name string, p DevPtr, elems int) *check {
+	if p == 0 {
+		return c
+	}
+	return c.buf(name, p, elems)
+}
+
+func (c *check) cond(ok bool, format string, a ...any) *check {
+	if !ok {
+		c.errs = append(c.errs, fmt.Sprintf(format, a...))
+	}
+	return c
+}
+
+// err reports every problem; the caller holds the device (the allocator's sizes are read).
+func (c *check) err() error {
+	for _, b := range c.bufs {
+		if sz, ok := c.d.alloc.size[b.p]; ok && sz < 4*b.elems {
+			c.errs = append(c.errs, fmt.Sprintf("%s holds %d bytes, needs %d elements", b.name, sz, b.elems))
+		}
+	}
+	if len(c.errs) == 0 {
+		return nil
+	}
+	return fmt.Errorf("cuda: %s: %s", c.op, strings.Join(c.errs, "; "))
+}
+
+// run validates, then runs f with the device held.
+func (k *Kernels) run(c *check, f func() error) error {
+	return k.d.do(func() error {
+		if err := c.err(); err != nil {
+			return err
+		}
+		return f()
+	})
+}
+
+// scratch allocates n float32 elements for the duration of an op; freeing returns them to the
+// cache, and only later work on the same stream can reuse them.
+func (k *Kernels) scratch(n int) (DevPtr, func(), error) {
+	p, err := k.d.allocLocked(4 * n)
+	if err != nil {
+		return 0, func() {}, err
+	}
+	return p, func() { _ = k.d.freeLocked(p) }, nil
+}

@@ -1,0 +1,85 @@
+// common.cuh: the helpers every kernel file shares. NVRTC receives it as a named header.
+//
+// Conventions of all kernels:
+//   - float32 tensors, row-major [rows, cols]; index tensors are int32 with -1 meaning "no row";
+//     an index outside its range is treated as -1, so a bad index can never write outside a
+//     buffer (the host validates indexes before upload, as the CPU ops do, and reports them);
+//   - every kernel fully overwrites its outputs unless its comment says the Go side clears or
+//     fills an accumulator first, and it never writes its inputs;
+//   - 1-D kernels use grid-stride loops, so any grid size covers any n;
+//   - reductions accumulate in double, as the CPU twins do.
+#pragma once
+
+#define RW_THREADS 256 // threads of a 1-D block
+#define RW_COL_X 32    // column tile of the column-reduction kernels (block RW_COL_X × RW_COL_Y)
+#define RW_COL_Y 8
+
+// RW_FOR(i, n): grid-stride loop over 0 ≤ i < n (i is a long long).
+#define RW_FOR(i, n)                                                            \
+  for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;        \
+       i < (long long)(n); i += (long long)blockDim.x * gridDim.x)
+
+// RW_WARP_FOR(w, n): each warp of the grid takes items w, w + warps, … below n.
+#define RW_WARP_FOR(w, n)                                                       \
+  for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; \
+       w < (long long)(n); w += ((long long)blockDim.x * gridDim.x) >> 5)
+
+#define RW_LANE (threadIdx.x & 31)
+
+__device__ __forceinline__ float rw_neg_inf() { return __int_as_float(0xff800000); }
+
+__device__ __forceinline__ float rw_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// rw_valid maps an index entry to itself when it lies in [0, n) and to -1 otherwise.
+__device__ __forceinline__ int rw_valid(int j, int n) { return (j >= 0 && j < n) ? j : -1; }
+
+// rw_atomic_max sets *addr = max(*addr, v) atomically (compare-and-swap on the bits).
+__device__ __forceinline__ void rw_atomic_max(float* addr, float v) {
+  int* a = (int*)addr;
+  int old = *a;
+  while (__int_as_float(old) < v) {
+    int assumed = old;
+    old = atomicCAS(a, assumed, __float_as_int(v));
+    if (old == assumed) break;
+  }
+}
+
+// rw_warp_sum returns the sum of v over the 32 lanes of the warp, in every lane.
+__device__ __forceinline__ double rw_warp_sum(double v) {
+  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+  return v;
+}
+
+__device__ __forceinline__ float rw_warp_max(float v) {
+  for (int o = 16; o > 0; o >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffffu, v, o));
+  return v;
+}
+
+// rw_block_sum returns the sum of v over a 1-D block (a multiple of 32 threads) in every
+// thread; sh is shared scratch of 32 doubles. Every thread of the block must call it.
+__device__ __forceinline__ double rw_block_sum(double v, double* sh) {
+  v = rw_warp_sum(v);
+  __syncthreads(); // sh may still be read by a previous call
+  if (RW_LANE == 0) sh[threadIdx.x >> 5] = v;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    int warps = (blockDim.x + 31) >> 5;
+    double s = threadIdx.x < warps ? sh[threadIdx.x] : 0.0;
+    s = rw_warp_sum(s);
+    if (threadIdx.x == 0) sh[0] = s;
+  }
+  __syncthreads();
+  return sh[0];
+}
+
+// rw_col_reduce sums v over threadIdx.y of a RW_COL_X × RW_COL_Y block, per threadIdx.x, and
+// returns the column's sum in every thread of that column (fixed order: deterministic).
+// Every thread of the block must call it.
+__device__ __forceinline__ double rw_col_reduce(double v, double (*sh)[RW_COL_X + 1]) {
+  __syncthreads();
+  sh[threadIdx.y][threadIdx.x] = v;
+  __syncthreads();
+  double s = 0.0;
+  for (int y = 0; y < RW_COL_Y; y++) s += sh[y][threadIdx.x];
+  return s;
+}

@@ -1,0 +1,102 @@
+// elementwise.cu: element-wise maps, row bias and column sums.
+//
+// CPU twins: nn.Add, nn.Relu (reluKernel, reluGrad) in nn/elementwise.go; nn.AddBias and
+// nn.ColSum (addBias, colSum) in nn/bias.go; gorgonia.Sigmoid, gorgonia.Tanh, gorgonia.Exp and
+// gorgonia.Abs with their gorgonia gradients (nn.Builder's Sigmoid, Tanh, Exp, Abs).
+//
+// Element-wise kernels take n elements; gradients of maps whose derivative is a function of
+// the output take y = f(x), as the CPU ops do:
+//   relu' = [y > 0], sigmoid' = y(1 − y), tanh' = 1 − y², exp' = y (ew_mul), abs' = sign(x).
+#include "common.cuh"
+
+extern "C" __global__ void ew_add(float* out, const float* a, const float* b, int n) {
+  RW_FOR(i, n) out[i] = a[i] + b[i];
+}
+
+extern "C" __global__ void ew_mul(float* out, const float* a, const float* b, int n) {
+  RW_FOR(i, n) out[i] = a[i] * b[i];
+}
+
+extern "C" __global__ void ew_sub(float* out, const float* a, const float* b, int n) {
+  RW_FOR(i, n) out[i] = a[i] - b[i];
+}
+
+extern "C" __global__ void ew_div(float* out, const float* a, const float* b, int n) {
+  RW_FOR(i, n) out[i] = a[i] / b[i];
+}
+
+// ew_scalar: out = x ∘ s (left = 0) or s ∘ x (left = 1), s = *sp a device scalar, ∘ by op:
+// 0 add, 1 sub, 2 mul, 3 div (cuda.ScalarAdd …). CPU twin: gorgonia's element-wise operators
+// with a scalar operand.
+extern "C" __global__ void ew_scalar(float* out, const float* x, const float* sp, int n, int op, int left) {
+  float s = sp[0];
+  RW_FOR(i, n) {
+    float a = left ? s : x[i], b = left ? x[i] : s;
+    float r;
+    switch (op) {
+      case 0: r = a + b; break;
+      case 1: r = a - b; break;
+      case 2: r = a * b; break;
+      default: r = a / b; break;
+    }
+    out[i] = r;
+  }
+}
+
+extern "C" __global__ void ew_relu(float* out, const float* x, int n) {
+  RW_FOR(i, n) out[i] = fmaxf(x[i], 0.0f);
+}
+
+extern "C" __global__ void ew_relu_grad(float* dx, const float* y, const float* g, int n) {
+  RW_FOR(i, n) dx[i] = y[i] > 0.0f ? g[i] : 0.0f;
+}
+
+extern "C" __global__ void ew_sigmoid(float* out, const float* x, int n) {
+  RW_FOR(i, n) out[i] = rw_sigmoid(x[i]);
+}
+
+extern "C" __global__ void ew_sigmoid_grad(float* dx, const float* y, const float* g, int n) {
+  RW_FOR(i, n) dx[i] = g[i] * y[i] * (1.0f - y[i]);
+}
+
+extern "C" __global__ void ew_tanh(float* out, const float* x, int n) {
+  RW_FOR(i, n) out[i] = tanhf(x[i]);
+}
+
+extern "C" __global__ void ew_tanh_grad(float* dx, const float* y, const float* g, int n) {
+  RW_FOR(i, n) dx[i] = g[i] * (1.0f - y[i] * y[i]);
+}
+
+extern "C" __global__ void ew_exp(float* out, const float* x, int n) {
+  RW_FOR(i, n) out[i] = expf(x[i]);
+}
+
+extern "C" __global__ void ew_abs(float* out, const float* x, int n) {
+  RW_FOR(i, n) out[i] = fabsf(x[i]);
+}
+
+// ew_abs_grad: dx = g·sign(x), with sign(0) = 0.
+extern "C" __global__ void ew_abs_grad(float* dx, const float* x, const float* g, int n) {
+  RW_FOR(i, n) dx[i] = x[i] > 0.0f ? g[i] : (x[i] < 0.0f ? -g[i] : 0.0f);
+}
+
+// add_bias: out [rows, d] = x + b for b [d] on every row. Gradient: dx = g, db = col_sum(g).
+extern "C" __global__ void add_bias(float* out, const float* x, const float* b, int rows, int d) {
+  RW_FOR(e, (long long)rows * d) out[e] = x[e] + b[e % d];
+}
+
+// broadcast_rows: out [rows, d] = v [d] on every row (the gradient of col_sum).
+extern "C" __global__ void broadcast_rows(float* out, const float* v, int rows, int d) {
+  RW_FOR(e, (long long)rows * d) out[e] = v[e % d];
+}
+
+// col_sum: out [d] = Σ_r x[r,:], on RW_COL_X × RW_COL_Y blocks, one per RW_COL_X columns.
+extern "C" __global__ void col_sum(float* out, const float* x, int rows, int d) {
+  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  int c = blockIdx.x * RW_COL_X + threadIdx.x;
+  double s = 0.0;
+  if (c < d)
+    for (int r = threadIdx.y; r < rows; r += RW_COL_Y) s += x[(long long)r * d + c];
+  s = rw_col_reduce(s, sh);
+  if (c < d && threadIdx.y == 0) out[c] = (float)s;
+}

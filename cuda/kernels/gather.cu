@@ -1,0 +1,58 @@
+// gather.cu: gather rows by index, and its adjoint scatter-add.
+//
+// CPU twins: nn.GatherRows and nn.ScatterAddRows in nn/gather.go (ops nn.Gather, nn.Embed,
+// nn.ScatterAdd). Gather's gradient is ScatterAdd with the same index, and vice versa.
+//
+// Shapes: x [rows, d]; idx [n] int32 (-1: no row); w [n] optional per-entry weights (null
+// pointer: weight 1).
+#include "common.cuh"
+
+// gather_rows: out [n, d], out[i,:] = w[i]·x[idx[i],:], a zero row where idx[i] = -1.
+// One thread per output element; fully overwrites out.
+extern "C" __global__ void gather_rows(float* out, const float* x, const int* idx, const float* w,
+                                       int n, int rows, int d) {
+  RW_FOR(e, (long long)n * d) {
+    int i = (int)(e / d);
+    int c = (int)(e - (long long)i * d);
+    int j = rw_valid(idx[i], rows);
+    float v = 0.0f;
+    if (j >= 0) {
+      v = x[(long long)j * d + c];
+      if (w) v *= w[i];
+    }
+    out[e] = v;
+  }
+}
+
+// scatter_add_rows: out [rows, d] += w[i]·x[i,:] at row idx[i], skipping idx[i] = -1.
+// The Go side zero-fills out on the same stream first, so the op as a whole overwrites out.
+// One thread per input element, float atomics (summation order is not fixed).
+extern "C" __global__ void scatter_add_rows(float* out, const float* x, const int* idx,
+                                            const float* w, int n, int rows, int d) {
+  RW_FOR(e, (long long)n * d) {
+    int i = (int)(e / d);
+    int c = (int)(e - (long long)i * d);
+    int j = rw_valid(idx[i], rows);
+    if (j < 0) continue;
+    float v = x[e];
+    if (w) v *= w[i];
+    atomicAdd(&out[(long long)j * d + c], v);
+  }
+}
+
+// edge_sum: out [m, d] = e + hs[src] + ht[dst] row by row (GatedGCN's Ce + Dh_src + Eh_dst);
+// an index of -1 adds nothing. hs and ht are [rows, d]. CPU twin: nn.EdgeSum (edgeSum). Its
+// gradients are the output gradient for e and scatter_add_rows along src and dst.
+extern "C" __global__ void edge_sum(float* out, const float* e, const float* hs, const float* ht,
+                                    const int* src, const int* dst, int m, int rows, int d) {
+  RW_FOR(x, (long long)m * d) {
+    int k = (int)(x / d);
+    int c = (int)(x - (long long)k * d);
+    int s = rw_valid(src[k], rows);
+    int t = rw_valid(dst[k], rows);
+    float v = e[x];
+    if (s >= 0) v += hs[(long long)s * d + c];
+    if (t >= 0) v += ht[(long long)t * d + c];
+    out[x] = v;
+  }
+}

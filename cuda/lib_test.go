@@ -1,0 +1,320 @@
+package cuda
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+func TestProbeErrorNamesEveryPath(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(EnvLibDir, dir)
+	t.Setenv(EnvNVRTC, "")
+	files, tried := candidates([]string{"libnvrtc.so.12", "libnvrtc.so.11.2"}, searchDirs())
+	if !slices.Contains(files, "libnvrtc.so.12") {
+		t.Errorf("bare soname not offered to the system loader: %v", files)
+	}
+	want := filepath.Join(dir, "libnvrtc.so.12")
+	found := false
+	for _, a := range tried {
+		found = found || (a.Path == want && a.Result == "not found")
+	}
+	if !found {
+		t.Fatalf("override folder not probed first: %v", tried[:min(3, len(tried))])
+	}
+
+	// An explicit file that does not exist is the only candidate, and the error names it.
+	missing := filepath.Join(dir, "nope", "libnvrtc.so.12")
+	t.Setenv(EnvNVRTC, missing)
+	_, err := LoadNVRTC(nil)
+	var pe *ProbeError
+	if !errors.As(err, &pe) || !strings.Contains(err.Error(), missing) || ErrNoDevice(err) {
+		t.Fatalf("LoadNVRTC with %s=%s: %v", EnvNVRTC, missing, err)
+	}
+	if len(pe.Attempts) != 1 {
+		t.Fatalf("with an explicit file, %d places probed, want 1: %v", len(pe.Attempts), pe.Attempts)
+	}
+	t.Logf("error as a user sees it:\n%v", err)
+}
+
+func TestSearchDirsCoverWheelsAndToolkits(t *testing.T) {
+	venv := t.TempDir()
+	wheel := filepath.Join(venv, "lib", "python3.11", "site-packages", "nvidia", "cuda_nvrtc", "lib")
+	if err := os.MkdirAll(wheel, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("VIRTUAL_ENV", venv)
+	t.Setenv(EnvLibDir, "/opt/a:/opt/b")
+	t.Setenv("LD_LIBRARY_PATH", "/opt/ld")
+	dirs := searchDirs()
+	for _, want := range []string{"/opt/a", "/opt/b", "/opt/ld", wheel, "/usr/local/cuda/lib64", "/usr/lib/x86_64-linux-gnu"} {
+		if !slices.Contains(dirs, want) {
+			t.Errorf("search folders miss %s", want)
+		}
+	}
+	if dirs[0] != "/opt/a" || dirs[1] != "/opt/b" {
+		t.Errorf("override folders are not searched first: %v", dirs[:3])
+	}
+}
+
+func TestNewestFirst(t *testing.T) {
+	got := newestFirst([]string{"/usr/local/cuda-11.8", "/usr/local/cuda-12.10", "/usr/local/cuda-12.4", "/usr/local/cuda-9.2"})
+	want := []string{"/usr/local/cuda-12.10", "/usr/local/cuda-12.4", "/usr/local/cuda-11.8", "/usr/local/cuda-9.2"}
+	if !slices.Equal(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+}
+
+func TestChooseNVRTC(t *testing.T) {
+	v := func(a, b int) Version { return Version{a, b} }
+	drv := func(a, b int) *Version { x := v(a, b); return &x }
+	for _, c := range []struct {
+		have      []Version // newest first
+		driver    *Version
+		pick      int
+		wantCubin bool
+	}{
+		{[]Version{v(12, 4), v(11, 8)}, nil, 0, false},                  // compile gate: newest
+		{[]Version{v(12, 4), v(11, 8)}, drv(12, 4), 0, false},           // equal is fine
+		{[]Version{v(12, 6), v(12, 2), v(11, 8)}, drv(12, 4), 1, false}, // 12.6 would emit PTX the 12.4 driver refuses
+		{[]Version{v(12, 9), v(12, 6)}, drv(12, 2), 1, true},            // only newer 12.x: device code from the closest
+		{[]Version{v(13, 0)}, drv(12, 8), -1, false},                    // a CUDA 13 compiler for a CUDA 12 driver: none
+		{nil, drv(12, 0), -1, false},
+	} {
+		p, cubin := chooseNVRTC(c.have, c.driver)
+		if p != c.pick || cubin != c.wantCubin {
+			t.Errorf("chooseNVRTC(%v, %v) = %d, %v; want %d, %v", c.have, c.driver, p, cubin, c.pick, c.wantCubin)
+		}
+	}
+}
+
+func TestDriverVersion(t *testing.T) {
+	if v := driverVersion(12040); v != (Version{12, 4}) {
+		t.Fatalf("12040 → %v", v)
+	}
+	if v := driverVersion(13000); v != (Version{13, 0}) {
+		t.Fatalf("13000 → %v", v)
+	}
+	if v, err := ParseVersion("11.8"); err != nil || v != (Version{11, 8}) {
+		t.Fatalf("ParseVersion(11.8) = %v, %v", v, err)
+	}
+	if _, err := ParseVersion("x"); err == nil {
+		t.Fatal("ParseVersion(x) accepted")
+	}
+}
+
+func TestKernelCache(t *testing.T) {
+	c := KernelCache{Dir: t.TempDir()}
+	key := KernelKey("a.cu", "src", map[string]string{"common.cuh": "h"}, "compute_70", Version{11, 8}, compileOptions("compute_70"))
+	for _, other := range []string{
+		KernelKey("a.cu", "src2", map[string]string{"common.cuh": "h"}, "compute_70", Version{11, 8}, nil),
+		KernelKey("a.cu", "src", map[string]string{"common.cuh": "h2"}, "compute_70", Version{11, 8}, compileOptions("compute_70")),
+		KernelKey("a.cu", "src", map[string]string{"common.cuh": "h"}, "compute_90", Version{11, 8}, compileOptions("compute_70")),
+		KernelKey("a.cu", "src", map[string]string{"common.cuh": "h"}, "compute_70", Version{12, 4}, compileOptions("compute_70")),
+	} {
+		if other == key {
+			t.Fatal("a different source, header, target or NVRTC version gives the same key")
+		}
+	}
+	if _, ok := c.Load(key); ok {
+		t.Fatal("empty cache returned an entry")
+	}
+	payload := []byte(".version 7.8\n.target sm_70\n")
+	if err := c.Store(key, payload); err != nil {
+		t.Fatal(err)
+	}
+	got, ok := c.Load(key)
+	if !ok || !bytes.Equal(got, payload) {
+		t.Fatalf("load after store: %q, %v", got, ok)
+	}
+	// A damaged entry (one flipped byte, or cut short) is ignored.
+	p := c.path(key)
+	b, _ := os.ReadFile(p)
+	b[len(b)-1] ^= 1
+	os.WriteFile(p, b, 0o644)
+	if _, ok := c.Load(key); ok {
+		t.Fatal("a corrupted entry was returned")
+	}
+	os.WriteFile(p, b[:len(b)-3], 0o644)
+	if _, ok := c.Load(key); ok {
+		t.Fatal("a truncated entry was returned")
+	}
+	if err := c.Store(key, payload); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok := c.Load(key); !ok || !bytes.Equal(got, payload) {
+		t.Fatal("rewrite after damage failed")
+	}
+	ents, _ := os.ReadDir(filepath.Dir(p))
+	if len(ents) != 1 {
+		t.Fatalf("temporary files left behind: %v", ents)
+	}
+	t.Setenv(EnvKernelCache, "off")
+	if DefaultKernelCache().Dir != "" {
+		t.Fatal("REWIREGNN_KERNEL_CACHE=off does not disable the cache")
+	}
+}
+
+// TestRowMajorGemm runs the cuBLAS arguments that rowMajorGemm produces through a plain
+// column-major GEMM (BLAS semantics) and compares with a row-major product, for every
+// transpose combination: the mapping that MatMul and its gradients rely on.
+func TestRowMajorGemm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	for _, ta := range []bool{false, true} {
+		for _, tb := range []bool{false, true} {
+			m, n, k := 5, 3, 4
+			a := randSlice(rng, m*k)
+			b := randSlice(rng, k*n)
+			at := func(i, l int) float32 { // op(A)[i, l]
+				if ta {
+					return a[l*m+i]
+				}
+				return a[i*k+l]
+			}
+			bt := func(l, j int) float32 {
+				if tb {
+					return b[j*k+l]
+				}
+				return b[l*n+j]
+			}
+			g, err := rowMajorGemm(ta, tb, m, n, k, 1, 2)
+			if err != nil {
+				t.Fatal(err)
+			}
+			mem := map[DevPtr][]float32{1: a, 2: b}
+			c := colMajorSgemm(g.ta, g.tb, int(g.m), int(g.n), int(g.k), mem[g.a], int(g.lda), mem[g.b], int(g.ldb), int(g.ldc))
+			for i := 0; i < m; i++ {
+				for j := 0; j < n; j++ {
+					var want float32
+					for l := 0; l < k; l++ {
+						want += at(i, l) * bt(l, j)
+					}
+					if got := c[i*n+j]; math.Abs(float64(got-want)) > 1e-5 {
+						t.Fatalf("transA %v transB %v: C[%d,%d] = %v, want %v", ta, tb, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+}
+
+// colMajorSgemm is C = op(A)·op(B) in column-major storage, as BLAS defines sgemm.
+func colMajorSgemm(ta, tb int32, m, n, k int, a []float32, lda int, b []float32, ldb, ldc int) []float32 {
+	c := make([]float32, ldc*n)
+	for j := 0; j < n; j++ {
+		for i := 0; i < m; i++ {
+			var s float32
+			for l := 0; l < k; l++ {
+				var av, bv float32
+				if ta == cublasOpT {
+					av = a[l+i*lda]
+				} else {
+					av = a[i+l*lda]
+				}
+				if tb == cublasOpT {
+					bv = b[j+l*ldb]
+				} else {
+					bv = b[l+j*ldb]
+				}
+				s += av * bv
+			}
+			c[i+j*ldc] = s
+		}
+	}
+	return c
+}
+
+func randSlice(rng *rand.Rand, n int) []float32 {
+	xs := make([]float32, n)
+	for i := range xs {
+		xs[i] = float32(rng.NormFloat64())
+	}
+	return xs
+}
+
+func TestDropoutKeep(t *testing.T) {
+	const n = 200000
+	for _, p := range []float64{0, 0.1, 0.5} {
+		kept := 0
+		for i := int64(0); i < n; i++ {
+			if DropoutKeep(42, i, p) {
+				kept++
+			}
+		}
+		if f := float64(kept) / n; math.Abs(f-(1-p)) > 0.005 {
+			t.Errorf("p = %v: kept fraction %.4f", p, f)
+		}
+	}
+	same := 0
+	for i := int64(0); i < 1000; i++ {
+		if DropoutKeep(1, i, 0.5) == DropoutKeep(2, i, 0.5) {
+			same++
+		}
+	}
+	if same > 600 || same < 400 {
+		t.Errorf("masks of seeds 1 and 2 agree on %d of 1000 elements", same)
+	}
+}
+
+func TestArgs(t *testing.T) {
+	if a := aI(math.MaxInt32 + 1); a.bad == "" {
+		t.Error("an int above 2³¹−1 was accepted as a kernel argument")
+	}
+	if a := aI(-1); a.v != 0xffffffff {
+		t.Errorf("aI(-1) = %#x", a.v)
+	}
+	if a := aF(1); a.v != 0x3f800000 {
+		t.Errorf("aF(1) = %#x", a.v)
+	}
+}
+
+func TestRoundSize(t *testing.T) {
+	for _, c := range [][2]int{{1, 512}, {512, 512}, {513, 1024}, {65536, 65536}, {65537, 131072}, {64 << 20, 64 << 20}, {64<<20 + 1, 72 << 20}} {
+		if got := roundSize(c[0]); got != c[1] {
+			t.Errorf("roundSize(%d) = %d, want %d", c[0], got, c[1])
+		}
+	}
+}
+
+// TestDropoutKeepMatchesNN checks that the GPU's dropout mask (dropout.cu, whose CPU twin is
+// DropoutKeep) is nn's CPU mask bit for bit: for several sites, steps and rates, element i is
+// kept by DropoutKeep(site.StepSeed(), i, rate) exactly when nn keeps it.
+func TestDropoutKeepMatchesNN(t *testing.T) {
+	p, err := nn.NewParams(tensor.Float32, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, rate := range []float64{0, 1e-9, 0.1, 0.5, 0.9, 1 - 1e-12} {
+		st := p.DropState(fmt.Sprintf("site%v", rate), rate)
+		for _, step := range []uint64{0, 1, 2, 1000, 1 << 40} {
+			p.Step = step
+			seed := st.StepSeed()
+			kept := 0
+			for i := 0; i < 50000; i++ {
+				want := st.Keep(i)
+				if got := DropoutKeep(seed, int64(i), rate); got != want {
+					t.Fatalf("rate %v, step %d, element %d: GPU mask %t, nn %t", rate, step, i, got, want)
+				}
+				if want {
+					kept++
+				}
+			}
+			if rate == 0.5 && (kept < 24000 || kept > 26000) {
+				t.Errorf("rate 0.5, step %d: %d of 50000 kept", step, kept)
+			}
+		}
+	}
+	if DropoutThreshold(0) != 0 || DropoutThreshold(0.5) != 1<<52 {
+		t.Errorf("thresholds %d, %d", DropoutThreshold(0), DropoutThreshold(0.5))
+	}
+}

@@ -1,0 +1,572 @@
+package cuda
+
+import (
+	"fmt"
+	"math"
+)
+
+// The launchers below are the GPU side of the nn ops (see nn/doc.go for shapes and the
+// contract: every op fully overwrites its outputs and never writes its inputs). Arguments are
+// device buffers of float32 (index buffers of int32, -1 meaning "no row") and sizes; an
+// optional buffer may be 0. Each launcher validates sizes and buffers, queues its kernels on
+// the device's stream and returns.
+
+// Gather writes out [n, d] = w[i]·x[idx[i], :] for x [rows, d] (zero rows where idx is -1; w
+// optional). CPU twin: nn.Gather / nn.GatherRows. Its gradient is ScatterAdd.
+func (k *Kernels) Gather(out, x, idx, w DevPtr, n, rows, d int) error {
+	c := k.check("gather").sizes("n, rows, d", n, rows, d).
+		buf("out", out, n*d).buf("idx", idx, n).opt("w", w, n).buf("x", x, rows*d)
+	return k.run(c, func() error {
+		return k.launch("gather_rows", k.grid1(int64(n)*int64(d)), block1, aP(out), aP(x), aP(idx), aP(w), aI(n), aI(rows), aI(d))
+	})
+}
+
+// ScatterAdd writes out [rows, d] = Σ_{i: idx[i]=r} w[i]·x[i, :] for x [n, d] (entries with
+// idx -1 skipped; w optional). CPU twin: nn.ScatterAdd / nn.ScatterAddRows. Its gradient is
+// Gather.
+func (k *Kernels) ScatterAdd(out, x, idx, w DevPtr, n, rows, d int) error {
+	c := k.check("scatter-add").sizes("n, rows, d", n, rows, d).
+		buf("out", out, rows*d).buf("x", x, n*d).buf("idx", idx, n).opt("w", w, n)
+	return k.run(c, func() error {
+		if err := k.d.fillLocked(out, rows*d, 0); err != nil {
+			return err
+		}
+		return k.launch("scatter_add_rows", k.grid1(int64(n)*int64(d)), block1, aP(out), aP(x), aP(idx), aP(w), aI(n), aI(rows), aI(d))
+	})
+}
+
+// EdgeSum writes out [m, d] = e + hs[src] + ht[dst] row by row for e [m, d] and hs, ht
+// [rows, d] (an index of -1 adds nothing). CPU twin: nn.EdgeSum. Its gradients are the output
+// gradient for e and ScatterAdd along src and along dst for hs and ht.
+func (k *Kernels) EdgeSum(out, e, hs, ht, src, dst DevPtr, m, rows, d int) error {
+	c := k.check("edge sum").sizes("m, rows, d", m, rows, d).buf("out", out, m*d).buf("e", e, m*d).
+		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m)
+	return k.run(c, func() error {
+		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(e), aP(hs), aP(ht), aP(src), aP(dst), aI(m), aI(rows), aI(d))
+	})
+}
+
+// SegmentSoftmax writes y [m, h] = the softmax of s [m, h] over the edges sharing a
+// destination seg[i] < nodes (zero rows for seg -1). CPU twin: nn.SegmentSoftmax.
+func (k *Kernels) SegmentSoftmax(y, s, seg DevPtr, m, h, nodes int) error {
+	c := k.check("segment softmax").sizes("m, h, nodes", m, h, nodes).
+		buf("y", y, m*h).buf("s", s, m*h).buf("seg", seg, m)
+	return k.run(c, func() error {
+		if m*h == 0 {
+			return nil
+		}
+		acc, free, err := k.scratch(2 * max(nodes*h, 1))
+		if err != nil {
+			return err
+		}
+		defer free()
+		mx, sum := acc, acc+DevPtr(4*max(nodes*h, 1))
+		if err := k.d.fillLocked(mx, nodes*h, math.Float32bits(float32(math.Inf(-1)))); err != nil {
+			return err
+		}
+		if err := k.d.fillLocked(sum, nodes*h, 0); err != nil {
+			return err
+		}
+		g := k.grid1(int64(m) * int64(h))
+		if err := k.launch("seg_softmax_max", g, block1, aP(mx), aP(s), aP(seg), aI(m), aI(h), aI(nodes)); err != nil {
+			return err
+		}
+		if err := k.launch("seg_softmax_exp", g, block1, aP(y), aP(sum), aP(s), aP(mx), aP(seg), aI(m), aI(h), aI(nodes)); err != nil {
+			return err
+		}
+		return k.launch("seg_softmax_div", g, block1, aP(y), aP(sum), aP(seg), aI(m), aI(h), aI(nodes))
+	})
+}
+
+// SegmentSoftmaxBackward writes dx = y ⊙ (dy − Σ_segment y ⊙ dy) for the forward output y.
+func (k *Kernels) SegmentSoftmaxBackward(dx, y, dy, seg DevPtr, m, h, nodes int) error {
+	c := k.check("segment softmax backward").sizes("m, h, nodes", m, h, nodes).
+		buf("dx", dx, m*h).buf("y", y, m*h).buf("dy", dy, m*h).buf("seg", seg, m)
+	return k.run(c, func() error {
+		if m*h == 0 {
+			return nil
+		}
+		dot, free, err := k.scratch(max(nodes*h, 1))
+		if err != nil {
+			return err
+		}
+		defer free()
+		if err := k.d.fillLocked(dot, nodes*h, 0); err != nil {
+			return err
+		}
+		g := k.grid1(int64(m) * int64(h))
+		if err := k.launch("seg_softmax_bwd_dot", g, block1, aP(dot), aP(y), aP(dy), aP(seg), aI(m), aI(h), aI(nodes)); err != nil {
+			return err
+		}
+		return k.launch("seg_softmax_bwd", g, block1, aP(dx), aP(y), aP(dy), aP(dot), aP(seg), aI(m), aI(h), aI(nodes))
+	})
+}
+
+// BNEps and BNMomentum are batch norm's constants (nn.BNEps, nn.BNMomentum).
+const (
+	BNEps      = 1e-5
+	BNMomentum = 0.1
+)
+
+// BatchNormBufs are the buffers of one masked batch norm: inputs X [rows, d], Gamma, Beta [d],
+// Keep [rows] (int32, non-zero for real rows); state RunMean, RunVar [d] (updated in
+// training); outputs Out, Xhat [rows, d], Mean, InvStd [d] (Xhat and InvStd are kept for the
+// backward pass).
+type BatchNormBufs struct {
+	X, Gamma, Beta, Keep DevPtr
+	RunMean, RunVar      DevPtr
+	Out, Xhat            DevPtr
+	Mean, InvStd         DevPtr
+}
+
+func (b BatchNormBufs) check(c *check, rows, d int) *check {
+	return c.sizes("rows, d", rows, d).buf("X", b.X, rows*d).buf("Gamma", b.Gamma, d).buf("Beta", b.Beta, d).
+		buf("Keep", b.Keep, rows).buf("RunMean", b.RunMean, d).buf("RunVar", b.RunVar, d).
+		buf("Out", b.Out, rows*d).buf("Xhat", b.Xhat, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d)
+}
+
+// BatchNorm is the forward pass of nn.BatchNorm: in training, statistics of the kept rows and
+// a running-statistics update; in evaluation, the running statistics. The caller checks that
+// training batches have at least 2 kept rows, as the CPU op does (it has the mask on the host).
+func (k *Kernels) BatchNorm(b BatchNormBufs, rows, d int, training bool) error {
+	c := b.check(k.check("batch norm"), rows, d)
+	return k.run(c, func() error {
+		if d == 0 {
+			return nil
+		}
+		var err error
+		if training {
+			err = k.launch("bn_train_stats", colGrid(d), blockCol, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(b.X), aP(b.Keep), aI(rows), aI(d), aF(BNEps), aF(BNMomentum))
+		} else {
+			err = k.launch("bn_eval_stats", k.grid1(int64(d)), block1, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aI(d), aF(BNEps))
+		}
+		if err != nil {
+			return err
+		}
+		return k.launch("bn_apply", k.grid1(int64(rows)*int64(d)), block1, aP(b.Out), aP(b.Xhat), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(b.Beta), aP(b.Keep), aI(rows), aI(d))
+	})
+}
+
+// BatchNormBackward writes dx [rows, d], dgamma, dbeta [d] from dy and the forward pass's
+// buffers, in one fused kernel.
+func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training bool) error {
+	c := k.check("batch norm backward").sizes("rows, d", rows, d).buf("dx", dx, rows*d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
+		buf("dy", dy, rows*d).buf("Xhat", b.Xhat, rows*d).buf("InvStd", b.InvStd, d).buf("Gamma", b.Gamma, d).buf("Keep", b.Keep, rows)
+	t := 0
+	if training {
+		t = 1
+	}
+	return k.run(c, func() error {
+		if d == 0 {
+			return nil
+		}
+		return k.launch("bn_backward", colGrid(d), blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d), aI(t))
+	})
+}
+
+// BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0: the ReLU's gradient
+// inside nn.BatchNormRelu (res + ReLU(BN(x))), from the forward pass's x̂. BatchNormBackward on
+// dy then gives the input's gradient (the residual's is g itself).
+func (k *Kernels) BatchNormReluMask(dy, g, xhat, gamma, beta DevPtr, rows, d int) error {
+	c := k.check("batch norm ReLU mask").sizes("rows, d", rows, d).buf("dy", dy, rows*d).buf("g", g, rows*d).
+		buf("xhat", xhat, rows*d).buf("gamma", gamma, d).buf("beta", beta, d)
+	return k.run(c, func() error {
+		return k.launch("bn_relu_mask", k.grid1(int64(rows)*int64(d)), block1, aP(dy), aP(g), aP(xhat), aP(gamma), aP(beta), aI(rows), aI(d))
+	})
+}
+
+// LayerNormBufs are the buffers of one masked layer norm: inputs X [rows, d], Gamma, Beta [d],
+// Keep [rows]; outputs Out, Xhat [rows, d], InvStd [rows] (kept for the backward pass).
+type LayerNormBufs struct {
+	X, Gamma, Beta, Keep DevPtr
+	Out, Xhat, InvStd    DevPtr
+}
+
+// LayerNorm is the forward pass of nn.LayerNorm.
+func (k *Kernels) LayerNorm(b LayerNormBufs, rows, d int) error {
+	c := k.check("layer norm").sizes("rows, d", rows, d).buf("X", b.X, rows*d).buf("Gamma", b.Gamma, d).buf("Beta", b.Beta, d).
+		buf("Keep", b.Keep, rows).buf("Out", b.Out, rows*d).buf("Xhat", b.Xhat, rows*d).buf("InvStd", b.InvStd, rows).cond(d > 0 || rows == 0, "d = 0")
+	return k.run(c, func() error {
+		return k.launch("ln_forward", k.gridWarps(int64(rows)), block1, aP(b.Out), aP(b.Xhat), aP(b.InvStd), aP(b.X), aP(b.Gamma), aP(b.Beta), aP(b.Keep), aI(rows), aI(d), aF(BNEps))
+	})
+}
+
+// LayerNormBackward writes dx [rows, d], dgamma, dbeta [d] from dy and the forward buffers.
+func (k *Kernels) LayerNormBackward(dx, dgamma, dbeta, dy DevPtr, b LayerNormBufs, rows, d int) error {
+	c := k.check("layer norm backward").sizes("rows, d", rows, d).buf("dx", dx, rows*d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
+		buf("dy", dy, rows*d).buf("Xhat", b.Xhat, rows*d).buf("InvStd", b.InvStd, rows).buf("Gamma", b.Gamma, d).buf("Keep", b.Keep, rows)
+	return k.run(c, func() error {
+		if err := k.launch("ln_backward_x", k.gridWarps(int64(rows)), block1, aP(dx), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d)); err != nil {
+			return err
+		}
+		if d == 0 {
+			return nil
+		}
+		return k.launch("ln_backward_params", colGrid(d), blockCol, aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d))
+	})
+}
+
+// GatedEps is added to GatedAggregate's gate sums (nn.GatedEps).
+const GatedEps = 1e-6
+
+// GatedBufs are the buffers of one GatedGCN aggregation: inputs Ehat [m, d], Bh [nbh, d], Src,
+// Dst [m]; outputs Out [nodes, d], Eta [m, d], Den [nodes, d] (all three kept for backward).
+type GatedBufs struct {
+	Ehat, Bh, Src, Dst DevPtr
+	Out, Eta, Den      DevPtr
+}
+
+// GatedAggregate is nn.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
+// one pass over the edges, then one division.
+func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
+	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
+		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Eta", b.Eta, m*d).buf("Den", b.Den, nodes*d)
+	return k.run(c, func() error {
+		if err := k.d.fillLocked(b.Out, nodes*d, 0); err != nil {
+			return err
+		}
+		if err := k.d.fillLocked(b.Den, nodes*d, math.Float32bits(GatedEps)); err != nil {
+			return err
+		}
+		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Eta), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
+			return err
+		}
+		return k.launch("gated_div", k.grid1(int64(nodes)*int64(d)), block1, aP(b.Out), aP(b.Den), aI(nodes), aI(d))
+	})
+}
+
+// GatedAggregateBackward writes dê [m, d] and dbh [nbh, d] from the output gradient g
+// [nodes, d] in one fused pass over the edges.
+func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh, nodes, d int) error {
+	c := k.check("gated aggregate backward").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("de", de, m*d).buf("dbh", dbh, nbh*d).
+		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).buf("Eta", b.Eta, m*d).
+		buf("Src", b.Src, m).buf("Dst", b.Dst, m)
+	return k.run(c, func() error {
+		if err := k.d.fillLocked(dbh, nbh*d, 0); err != nil {
+			return err
+		}
+		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.Out), aP(b.Den), aP(b.Eta), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes))
+	})
+}
+
+// GaussianWeights writes w [m, kk] for pseudo-coordinates u [m, p], means mu and inverse
+// standard deviations is [kk, p]. CPU twin: nn.GaussianWeights.
+func (k *Kernels) GaussianWeights(w, u, mu, is DevPtr, m, kk, p int) error {
+	c := k.check("gaussian weights").sizes("m, k, p", m, kk, p).buf("w", w, m*kk).buf("u", u, m*p).buf("mu", mu, kk*p).buf("is", is, kk*p)
+	return k.run(c, func() error {
+		return k.launch("gauss_weights", k.grid1(int64(m)*int64(kk)), block1, aP(w), aP(u), aP(mu), aP(is), aI(m), aI(kk), aI(p))
+	})
+}
+
+// GaussianWeightsBackward writes du [m, p], dmu and dis [kk, p] from the forward output w and
+// its gradient g [m, kk].
+func (k *Kernels) GaussianWeightsBackward(du, dmu, dis, u, mu, is, w, g DevPtr, m, kk, p int) error {
+	c := k.check("gaussian weights backward").sizes("m, k, p", m, kk, p).buf("du", du, m*p).buf("dmu", dmu, kk*p).buf("dis", dis, kk*p).
+		buf("u", u, m*p).buf("mu", mu, kk*p).buf("is", is, kk*p).buf("w", w, m*kk).buf("g", g, m*kk)
+	return k.run(c, func() error {
+		if err := k.launch("gauss_grad_u", k.grid1(int64(m)*int64(p)), block1, aP(du), aP(u), aP(mu), aP(is), aP(w), aP(g), aI(m), aI(kk), aI(p)); err != nil {
+			return err
+		}
+		return k.launch("gauss_grad_params", dim3{uint32(min(kk*p, 65535)), 1, 1}, block1, aP(dmu), aP(dis), aP(u), aP(mu), aP(is), aP(w), aP(g), aI(m), aI(kk), aI(p))
+	})
+}
+
+// KernelMix writes out [m, d] = Σ_j w[m, j]·x[m, j·d : (j+1)·d] for x [m, kk·d], w [m, kk].
+// CPU twin: nn.KernelMix.
+func (k *Kernels) KernelMix(out, x, w DevPtr, m, kk, d int) error {
+	c := k.check("kernel mix").sizes("m, k, d", m, kk, d).buf("out", out, m*d).buf("x", x, m*kk*d).buf("w", w, m*kk)
+	return k.run(c, func() error {
+		return k.launch("kernel_mix", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(x), aP(w), aI(m), aI(kk), aI(d))
+	})
+}
+
+// KernelMixBackward writes dx [m, kk·d] and dw [m, kk] from the output gradient g [m, d].
+func (k *Kernels) KernelMixBackward(dx, dw, x, w, g DevPtr, m, kk, d int) error {
+	c := k.check("kernel mix backward").sizes("m, k, d", m, kk, d).buf("dx", dx, m*kk*d).buf("dw", dw, m*kk).
+		buf("x", x, m*kk*d).buf("w", w, m*kk).buf("g", g, m*d)
+	return k.run(c, func() error {
+		if err := k.launch("kernel_mix_grad_x", k.grid1(int64(m)*int64(kk)*int64(d)), block1, aP(dx), aP(g), aP(w), aI(m), aI(kk), aI(d)); err != nil {
+			return err
+		}
+		return k.launch("kernel_mix_grad_w", k.gridWarps(int64(m)*int64(kk)), block1, aP(dw), aP(x), aP(g), aI(m), aI(kk), aI(d))
+	})
+}
+
+func headCheck(c *check, m, h, d int) *check {
+	return c.sizes("m, heads, d", m, h, d).cond(h > 0 && d%max(h, 1) == 0, "%d heads do not divide d = %d", h, d)
+}
+
+// HeadDot writes out [m, h] = per-head dot products of a and b [m, d]. CPU twin: nn.HeadDot.
+// Gradients: da = HeadScale(b, g), db = HeadScale(a, g).
+func (k *Kernels) HeadDot(out, a, b DevPtr, m, h, d int) error {
+	c := headCheck(k.check("head dot"), m, h, d).buf("out", out, m*h).buf("a", a, m*d).buf("b", b, m*d)
+	return k.run(c, func() error {
+		return k.launch("head_dot", k.gridWarps(int64(m)*int64(h)), block1, aP(out), aP(a), aP(b), aI(m), aI(h), aI(d))
+	})
+}
+
+// HeadScale writes out [m, d] = x [m, d] with head block j of row i scaled by s[i, j] (s
+// [m, h]). CPU twin: nn.HeadScale. Gradients: dx = HeadScale(g, s), ds = HeadDot(x, g).
+func (k *Kernels) HeadScale(out, x, s DevPtr, m, h, d int) error {
+	c := headCheck(k.check("head scale"), m, h, d).buf("out", out, m*d).buf("x", x, m*d).buf("s", s, m*h)
+	return k.run(c, func() error {
+		return k.launch("head_scale", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(x), aP(s), aI(m), aI(h), aI(d))
+	})
+}
+
+// MatMul writes out [m, b] = x [m, a] · w [a, b] with cuBLAS. CPU twin: nn.MatMul.
+func (k *Kernels) MatMul(out, x, w DevPtr, m, a, b int) error {
+	c := k.check("matmul").sizes("m, a, b", m, a, b).buf("out", out, m*b).buf("x", x, m*a).buf("w", w, a*b)
+	return k.run(c, func() error { return k.d.gemmLocked(false, false, m, b, a, x, w, out) })
+}
+
+// MatMulBackward writes dx [m, a] = g·wᵀ and dw [a, b] = xᵀ·g for the output gradient g
+// [m, b]; either output may be 0 to skip it.
+func (k *Kernels) MatMulBackward(dx, dw, x, w, g DevPtr, m, a, b int) error {
+	c := k.check("matmul backward").sizes("m, a, b", m, a, b).opt("dx", dx, m*a).opt("dw", dw, a*b).buf("g", g, m*b)
+	if dx != 0 {
+		c.buf("w", w, a*b)
+	}
+	if dw != 0 {
+		c.buf("x", x, m*a)
+	}
+	return k.run(c, func() error {
+		if dx != 0 {
+			if err := k.d.gemmLocked(false, true, m, a, b, g, w, dx); err != nil {
+				return err
+			}
+		}
+		if dw != 0 {
+			return k.d.gemmLocked(true, false, a, b, m, x, g, dw)
+		}
+		return nil
+	})
+}
+
+// Gemm writes the row-major product c [m, n] = op(a)·op(b) with op(a) [m, kk], op(b) [kk, n];
+// a is stored [m, kk] ([kk, m] when transA) and b [kk, n] ([n, kk] when transB).
+func (k *Kernels) Gemm(transA, transB bool, m, n, kk int, a, b, c DevPtr) error {
+	ch := k.check("gemm").sizes("m, n, k", m, n, kk).buf("c", c, m*n).buf("a", a, m*kk).buf("b", b, kk*n)
+	return k.run(ch, func() error { return k.d.gemmLocked(transA, transB, m, n, kk, a, b, c) })
+}
+
+// AddBias writes out [rows, d] = x + b on every row. CPU twin: nn.AddBias. Gradients: dx = g,
+// db = ColSum(g).
+func (k *Kernels) AddBias(out, x, b DevPtr, rows, d int) error {
+	c := k.check("add bias").sizes("rows, d", rows, d).buf("out", out, rows*d).buf("x", x, rows*d).buf("b", b, d)
+	return k.run(c, func() error {
+		return k.launch("add_bias", k.grid1(int64(rows)*int64(d)), block1, aP(out), aP(x), aP(b), aI(rows), aI(d))
+	})
+}
+
+// ColSum writes out [d] = the column sums of x [rows, d]. CPU twin: nn.ColSum. Gradient:
+// BroadcastRows.
+func (k *Kernels) ColSum(out, x DevPtr, rows, d int) error {
+	c := k.check("column sum").sizes("rows, d", rows, d).buf("out", out, d).buf("x", x, rows*d)
+	return k.run(c, func() error {
+		if d == 0 {
+			return nil
+		}
+		return k.launch("col_sum", colGrid(d), blockCol, aP(out), aP(x), aI(rows), aI(d))
+	})
+}
+
+// BroadcastRows writes out [rows, d] = v [d] on every row (ColSum's gradient).
+func (k *Kernels) BroadcastRows(out, v DevPtr, rows, d int) error {
+	c := k.check("broadcast rows").sizes("rows, d", rows, d).buf("out", out, rows*d).buf("v", v, d)
+	return k.run(c, func() error {
+		return k.launch("broadcast_rows", k.grid1(int64(rows)*int64(d)), block1, aP(out), aP(v), aI(rows), aI(d))
+	})
+}
+
+// unary and binary run an element-wise kernel over n elements.
+func (k *Kernels) unary(kernel, op string, out, x DevPtr, n int) error {
+	c := k.check(op).sizes("n", n).buf("out", out, n).buf("x", x, n)
+	return k.run(c, func() error { return k.launch(kernel, k.grid1(int64(n)), block1, aP(out), aP(x), aI(n)) })
+}
+
+func (k *Kernels) binary(kernel, op string, out, a, b DevPtr, n int) error {
+	c := k.check(op).sizes("n", n).buf("out", out, n).buf("a", a, n).buf("b", b, n)
+	return k.run(c, func() error { return k.launch(kernel, k.grid1(int64(n)), block1, aP(out), aP(a), aP(b), aI(n)) })
+}
+
+// Add writes out = a + b (n elements). CPU twin: nn.Add.
+func (k *Kernels) Add(out, a, b DevPtr, n int) error { return k.binary("ew_add", "add", out, a, b, n) }
+
+// Mul writes out = a ⊙ b (n elements); Exp's gradient is Mul(dx, y, g).
+func (k *Kernels) Mul(out, a, b DevPtr, n int) error { return k.binary("ew_mul", "mul", out, a, b, n) }
+
+// Sub writes out = a − b (n elements). CPU twin: gorgonia.Sub.
+func (k *Kernels) Sub(out, a, b DevPtr, n int) error { return k.binary("ew_sub", "sub", out, a, b, n) }
+
+// Div writes out = a ⊘ b (n elements). CPU twin: gorgonia.HadamardDiv.
+func (k *Kernels) Div(out, a, b DevPtr, n int) error { return k.binary("ew_div", "div", out, a, b, n) }
+
+// Scalar operations of ScalarOp.
+const (
+	ScalarAdd = iota
+	ScalarSub
+	ScalarMul
+	ScalarDiv
+)
+
+// ScalarOp writes out [n] = x ∘ s (scalarLeft false) or s ∘ x (scalarLeft true) for ∘ one of
+// ScalarAdd, ScalarSub, ScalarMul, ScalarDiv and s the device scalar s[0]: gorgonia's
+// element-wise operators with one scalar operand (a scaled attention score, 1 − y² in tanh's
+// gradient). CPU twin: gorgonia.Add, Sub, HadamardProd, HadamardDiv with a scalar.
+func (k *Kernels) ScalarOp(out, x, s DevPtr, n, op int, scalarLeft bool) error {
+	c := k.check("scalar op").sizes("n", n).buf("out", out, n).buf("x", x, n).buf("s", s, 1).
+		cond(op >= ScalarAdd && op <= ScalarDiv, "operator %d", op)
+	left := 0
+	if scalarLeft {
+		left = 1
+	}
+	return k.run(c, func() error {
+		return k.launch("ew_scalar", k.grid1(int64(n)), block1, aP(out), aP(x), aP(s), aI(n), aI(op), aI(left))
+	})
+}
+
+// Relu writes out = max(x, 0). CPU twin: nn.Relu.
+func (k *Kernels) Relu(out, x DevPtr, n int) error { return k.unary("ew_relu", "relu", out, x, n) }
+
+// ReluBackward writes dx = g where y = relu(x) > 0, else 0.
+func (k *Kernels) ReluBackward(dx, y, g DevPtr, n int) error {
+	return k.binary("ew_relu_grad", "relu backward", dx, y, g, n)
+}
+
+// Sigmoid writes out = 1/(1 + e^−x). CPU twin: gorgonia.Sigmoid.
+func (k *Kernels) Sigmoid(out, x DevPtr, n int) error {
+	return k.unary("ew_sigmoid", "sigmoid", out, x, n)
+}
+
+// SigmoidBackward writes dx = g·y·(1 − y) for y = sigmoid(x).
+func (k *Kernels) SigmoidBackward(dx, y, g DevPtr, n int) error {
+	return k.binary("ew_sigmoid_grad", "sigmoid backward", dx, y, g, n)
+}
+
+// Tanh writes out = tanh(x). CPU twin: gorgonia.Tanh.
+func (k *Kernels) Tanh(out, x DevPtr, n int) error { return k.unary("ew_tanh", "tanh", out, x, n) }
+
+// TanhBackward writes dx = g·(1 − y²) for y = tanh(x).
+func (k *Kernels) TanhBackward(dx, y, g DevPtr, n int) error {
+	return k.binary("ew_tanh_grad", "tanh backward", dx, y, g, n)
+}
+
+// Exp writes out = eˣ. CPU twin: gorgonia.Exp. Gradient: Mul(dx, y, g).
+func (k *Kernels) Exp(out, x DevPtr, n int) error { return k.unary("ew_exp", "exp", out, x, n) }
+
+// Abs writes out = |x|. CPU twin: gorgonia.Abs.
+func (k *Kernels) Abs(out, x DevPtr, n int) error { return k.unary("ew_abs", "abs", out, x, n) }
+
+// AbsBackward writes dx = g·sign(x) (0 where x = 0).
+func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
+	return k.binary("ew_abs_grad", "abs backward", dx, x, g, n)
+}
+
+// Dropout writes out = x·float32(1/(1 − rate)) where DropoutKeep(seed, i, rate), else 0: nn's
+// inverted dropout with seed = nn.DropState.StepSeed() of the step. The backward pass is the
+// same call on the output gradient with the same seed. CPU twin: DropoutKeep (and nn.Dropout).
+func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, seed uint64) error {
+	c := k.check("dropout").sizes("n", n).buf("out", out, n).buf("x", x, n).cond(rate >= 0 && rate < 1, "rate = %v, want 0 ≤ rate < 1", rate)
+	return k.run(c, func() error {
+		return k.launch("dropout", k.grid1(int64(n)), block1, aP(out), aP(x), aI(n), aF(float32(1/(1-rate))), aU(seed), aU(DropoutThreshold(rate)))
+	})
+}
+
+// MaskedL1 writes out [1] = Σ w·|p − y| over n entries. CPU twin: nn.MaskedL1.
+func (k *Kernels) MaskedL1(out, p, y, w DevPtr, n int) error {
+	c := k.check("masked L1").sizes("n", n).buf("out", out, 1).buf("p", p, n).buf("y", y, n).buf("w", w, n)
+	return k.run(c, func() error {
+		return k.launch("masked_l1", oneBlock, block1, aP(out), aP(p), aP(y), aP(w), aI(n))
+	})
+}
+
+// MaskedL1Backward writes dp = g·w·sign(p − y), g a device scalar (the upstream gradient).
+func (k *Kernels) MaskedL1Backward(dp, p, y, w, g DevPtr, n int) error {
+	c := k.check("masked L1 backward").sizes("n", n).buf("dp", dp, n).buf("p", p, n).buf("y", y, n).buf("w", w, n).buf("g", g, 1)
+	return k.run(c, func() error {
+		return k.launch("masked_l1_grad", k.grid1(int64(n)), block1, aP(dp), aP(p), aP(y), aP(w), aP(g), aI(n))
+	})
+}
+
+// WeightedCE writes out [1] = the weighted softmax cross-entropy of logits z [r, cl] against
+// labels [r] (int32, -1: none) with row weights w [r]. CPU twin: nn.WeightedCE.
+func (k *Kernels) WeightedCE(out, z, labels, w DevPtr, r, cl int) error {
+	c := k.check("weighted cross-entropy").sizes("rows, classes", r, cl).cond(cl > 0, "no classes").
+		buf("out", out, 1).buf("z", z, r*cl).buf("labels", labels, r).buf("w", w, r)
+	return k.run(c, func() error {
+		buf, free, err := k.scratch(2*r + 1)
+		if err != nil {
+			return err
+		}
+		defer free()
+		rowloss, roww, total := buf, buf+DevPtr(4*r), buf+DevPtr(8*r)
+		if err := k.launch("ce_rows", k.gridWarps(int64(r)), block1, aP(rowloss), aP(roww), aP(z), aP(labels), aP(w), aI(r), aI(cl)); err != nil {
+			return err
+		}
+		return k.launch("ce_reduce", oneBlock, block1, aP(out), aP(total), aP(rowloss), aP(roww), aI(r))
+	})
+}
+
+// WeightedCEBackward writes dz [r, cl] = g·w_i/Σw·(softmax(z_i) − onehot(y_i)), g a device
+// scalar.
+func (k *Kernels) WeightedCEBackward(dz, z, labels, w, g DevPtr, r, cl int) error {
+	c := k.check("weighted cross-entropy backward").sizes("rows, classes", r, cl).cond(cl > 0, "no classes").
+		buf("dz", dz, r*cl).buf("z", z, r*cl).buf("labels", labels, r).buf("w", w, r).buf("g", g, 1)
+	return k.run(c, func() error {
+		total, free, err := k.scratch(1)
+		if err != nil {
+			return err
+		}
+		defer free()
+		if err := k.launch("ce_total", oneBlock, block1, aP(total), aP(labels), aP(w), aI(r), aI(cl)); err != nil {
+			return err
+		}
+		return k.launch("ce_grad", k.gridWarps(int64(r)), block1, aP(dz), aP(z), aP(labels), aP(w), aP(total), aP(g), aI(r), aI(cl))
+	})
+}
+
+// Adam holds the hyper-parameters of nn.Adam (REFERENCE §1.5).
+type Adam struct{ LR, Beta1, Beta2, Eps float64 }
+
+// NewAdam returns Adam with the paper's β₁ = 0.9, β₂ = 0.999, ε = 1e-8.
+func NewAdam(lr float64) Adam { return Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
+
+// AdamStep applies update number step (1, 2, …) to x [n] with gradient g and moments m, v
+// (zero before the first step), in place. CPU twin: nn.Adam.Step.
+func (k *Kernels) AdamStep(a Adam, step int, x, m, v, g DevPtr, n int) error {
+	c := k.check("adam").sizes("n", n).cond(step >= 1, "step %d, want ≥ 1", step).
+		buf("x", x, n).buf("m", m, n).buf("v", v, n).buf("g", g, n)
+	c1 := 1 - math.Pow(a.Beta1, float64(step))
+	c2 := 1 - math.Pow(a.Beta2, float64(step))
+	return k.run(c, func() error {
+		return k.launch("adam_step", k.grid1(int64(n)), block1, aP(x), aP(m), aP(v), aP(g), aI(n),
+			aF(float32(a.LR)), aF(float32(a.Beta1)), aF(float32(a.Beta2)), aF(float32(a.Eps)), aF(float32(c1)), aF(float32(c2)))
+	})
+}
+
+// DropoutKeep is the dropout mask of element i under seed: the CPU twin of dropout.cu, bit for
+// bit, and the same function as nn's mask (DropState.Keep) when seed = DropState.StepSeed():
+// splitmix64(seed ⊕ i·0x9E3779B97F4A7C15) >> 11 ≥ DropoutThreshold(rate).
+func DropoutKeep(seed uint64, i int64, rate float64) bool {
+	z := seed ^ (uint64(i) * 0x9E3779B97F4A7C15)
+	z += 0x9E3779B97F4A7C15
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
+	z ^= z >> 31
+	return z>>11 >= DropoutThreshold(rate)
+}
+
+// DropoutThreshold is ⌈rate·2⁵³⌉: a 53-bit draw u survives when u ≥ it, which is exactly
+// u·2⁻⁵³ ≥ rate (the scaling by 2⁵³ is exact in float64).
+func DropoutThreshold(rate float64) uint64 {
+	if rate <= 0 {
+		return 0
+	}
+	return uint64(math.Ceil(rate * (1 << 53)))
+}
+
+// String describes the compiled kernel set.
+func (k *Kernels) String() string {
+	return fmt.Sprintf("%d kernels for %s by NVRTC %v (%s); %d files from cache, %d compiled", len(k.fns), k.Target, k.NVRTC.Version, k.NVRTC.Path, k.Cached, k.Built)
+}

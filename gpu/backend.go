@@ -1,0 +1,122 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/rewiregnn/rewiregnn/cuda"
+)
+
+// Launchers are the op launchers of package cuda the executor calls; *cuda.Kernels has them
+// all (see cuda/ops.go for shapes and semantics).
+type Launchers interface {
+	Gather(out, x, idx, w cuda.DevPtr, n, rows, d int) error
+	ScatterAdd(out, x, idx, w cuda.DevPtr, n, rows, d int) error
+	EdgeSum(out, e, hs, ht, src, dst cuda.DevPtr, m, rows, d int) error
+	SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error
+	SegmentSoftmaxBackward(dx, y, dy, seg cuda.DevPtr, m, h, nodes int) error
+	BatchNorm(b cuda.BatchNormBufs, rows, d int, training bool) error
+	BatchNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.BatchNormBufs, rows, d int, training bool) error
+	BatchNormReluMask(dy, g, xhat, gamma, beta cuda.DevPtr, rows, d int) error
+	LayerNorm(b cuda.LayerNormBufs, rows, d int) error
+	LayerNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.LayerNormBufs, rows, d int) error
+	GatedAggregate(b cuda.GatedBufs, m, nbh, nodes, d int) error
+	GatedAggregateBackward(de, dbh, g cuda.DevPtr, b cuda.GatedBufs, m, nbh, nodes, d int) error
+	GaussianWeights(w, u, mu, is cuda.DevPtr, m, kk, p int) error
+	GaussianWeightsBackward(du, dmu, dis, u, mu, is, w, g cuda.DevPtr, m, kk, p int) error
+	KernelMix(out, x, w cuda.DevPtr, m, kk, d int) error
+	KernelMixBackward(dx, dw, x, w, g cuda.DevPtr, m, kk, d int) error
+	HeadDot(out, a, b cuda.DevPtr, m, h, d int) error
+	HeadScale(out, x, s cuda.DevPtr, m, h, d int) error
+	MatMul(out, x, w cuda.DevPtr, m, a, b int) error
+	MatMulBackward(dx, dw, x, w, g cuda.DevPtr, m, a, b int) error
+	AddBias(out, x, b cuda.DevPtr, rows, d int) error
+	ColSum(out, x cuda.DevPtr, rows, d int) error
+	Add(out, a, b cuda.DevPtr, n int) error
+	Sub(out, a, b cuda.DevPtr, n int) error
+	Mul(out, a, b cuda.DevPtr, n int) error
+	Div(out, a, b cuda.DevPtr, n int) error
+	ScalarOp(out, x, s cuda.DevPtr, n, op int, scalarLeft bool) error
+	Relu(out, x cuda.DevPtr, n int) error
+	ReluBackward(dx, y, g cuda.DevPtr, n int) error
+	Sigmoid(out, x cuda.DevPtr, n int) error
+	Tanh(out, x cuda.DevPtr, n int) error
+	Exp(out, x cuda.DevPtr, n int) error
+	Abs(out, x cuda.DevPtr, n int) error
+	Dropout(out, x cuda.DevPtr, n int, rate float64, seed uint64) error
+	MaskedL1(out, p, y, w cuda.DevPtr, n int) error
+	MaskedL1Backward(dp, p, y, w, g cuda.DevPtr, n int) error
+	WeightedCE(out, z, labels, w cuda.DevPtr, r, cl int) error
+	WeightedCEBackward(dz, z, labels, w, g cuda.DevPtr, r, cl int) error
+	AdamStep(a cuda.Adam, step int, x, m, v, g cuda.DevPtr, n int) error
+}
+
+// Backend is the device the executor drives: memory, copies and the launchers. Work is queued
+// in order on one stream; Download waits for everything queued before it.
+type Backend interface {
+	Launchers
+	Alloc(elems int) (cuda.DevPtr, error) // float32 or int32 elements
+	Free(p cuda.DevPtr) error
+	UploadF32(dst cuda.DevPtr, src []float32) error
+	UploadI32(dst cuda.DevPtr, src []int32) error
+	Download(dst []float32, src cuda.DevPtr) error
+	Copy(dst, src cuda.DevPtr, n int) error
+	Fill(p cuda.DevPtr, n int, v float32) error
+	// Offset is the address of element i of the buffer at p.
+	Offset(p cuda.DevPtr, i int) cuda.DevPtr
+	// Memory reports the high-water mark of the allocator (bytes) and, where the device can
+	// tell, the device's used and total memory; ok is false for a simulated device.
+	Memory() (peak, used, total int64, ok bool)
+	ResetPeak()
+	String() string
+}
+
+// CUDA is the Backend of a GPU: a *cuda.Device and its compiled kernels.
+type CUDA struct {
+	*cuda.Kernels
+	Dev *cuda.Device
+}
+
+// OpenCUDA opens GPU ordinal and compiles (or loads from the kernel cache) every kernel. Where
+// no driver or GPU exists the error satisfies cuda.ErrNoDevice and lists every place probed.
+func OpenCUDA(ordinal int) (*CUDA, error) {
+	d, err := cuda.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	k, err := d.Kernels()
+	if err != nil {
+		d.Close()
+		return nil, fmt.Errorf("gpu: %v: kernels: %w", d, err)
+	}
+	return &CUDA{Kernels: k, Dev: d}, nil
+}
+
+func (c *CUDA) Alloc(elems int) (cuda.DevPtr, error) { return c.Dev.Alloc(4 * elems) }
+func (c *CUDA) Free(p cuda.DevPtr) error             { return c.Dev.Free(p) }
+func (c *CUDA) UploadF32(dst cuda.DevPtr, src []float32) error {
+	return cuda.CopyToDevice(c.Dev, dst, src)
+}
+func (c *CUDA) UploadI32(dst cuda.DevPtr, src []int32) error {
+	return cuda.CopyToDevice(c.Dev, dst, src)
+}
+func (c *CUDA) Download(dst []float32, src cuda.DevPtr) error {
+	return cuda.CopyFromDevice(c.Dev, dst, src)
+}
+func (c *CUDA) Copy(dst, src cuda.DevPtr, n int) error     { return c.Dev.Copy(dst, src, n) }
+func (c *CUDA) Fill(p cuda.DevPtr, n int, v float32) error { return c.Dev.Fill(p, n, v) }
+func (c *CUDA) Offset(p cuda.DevPtr, i int) cuda.DevPtr    { return p + cuda.DevPtr(4*i) }
+func (c *CUDA) Memory() (peak, used, total int64, ok bool) {
+	peak = c.Dev.PeakLive()
+	free, total, err := c.Dev.MemInfo()
+	if err != nil {
+		return peak, 0, 0, true
+	}
+	return peak, total - free, total, true
+}
+func (c *CUDA) ResetPeak()     { c.Dev.ResetPeak() }
+func (c *CUDA) String() string { return c.Dev.String() + "; " + c.Kernels.String() }
+
+// Close releases the device.
+func (c *CUDA) Close() error { return c.Dev.Close() }
+
+var _ Backend = (*CUDA)(nil)

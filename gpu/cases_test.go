@@ -1,0 +1,180 @@
+package gpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/data/cache"
+	"github.com/rewiregnn/rewiregnn/models"
+	"github.com/rewiregnn/rewiregnn/nn"
+)
+
+// modelCase is one network on one dataset kind and encoding, from a resolved config.
+type modelCase struct {
+	name  string
+	spec  *data.Spec
+	key   cache.Key
+	io    nn.IO
+	build nn.BuildFunc
+}
+
+// molecules stands in for OpenSpec of the molecule datasets, which reads a dictionary from the
+// data folder: the op graph does not depend on the vocabulary size.
+func specFor(t testing.TB, name string) *data.Spec {
+	t.Helper()
+	switch name {
+	case "zinc", "aqsol":
+		v, b := 28, 4
+		if name == "aqsol" {
+			v, b = 65, 5
+		}
+		return &data.Spec{Name: name, NodeVocab: v, EdgeVocab: b, EdgeConst: data.Row{Cat: []int32{0}},
+			CLSNode: data.Row{Cat: []int32{int32(v)}}, Splits: []string{"train", "val", "test"}, Task: data.GraphRegression}
+	}
+	s, err := data.OpenSpec("", name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// encodingCase is a dataset with one preprocessing.
+type encodingCase struct {
+	dataset, enc string
+	r            int
+	cls          bool
+	spLinear     bool
+}
+
+// encodings covers every task kind (graph regression and classification, node and root
+// classification), float and categorical features, mean/CLS/root/node readouts and every
+// encoding.
+var encodings = []encodingCase{
+	{"zinc", "adj", 2, false, false},
+	{"zinc", "adj", 2, true, false},
+	{"aqsol", "short", 2, true, false},
+	{"mnist", "short", 2, true, false},
+	{"cifar10", "short", 1, false, true},
+	{"cluster", "adj", 2, false, false},
+	{"pattern", "lp", 1, true, false},
+	{"neighborsmatch-2", "adj", 2, true, false},
+	{"erdosrenyi", "lp", 1, false, false},
+	{"cluster", "none", 2, false, false},
+}
+
+// modelSets are the networks: the three models, the transformer with each normalisation.
+var modelSets = [][]string{
+	{"model.name=gatedgcn", "model.layers=2", "model.hidden=16"},
+	{"model.name=monet", "model.layers=2", "model.hidden=16"},
+	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=pre_bn"},
+	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=post_bn"},
+	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=pre_ln"},
+	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=post_ln"},
+}
+
+// newCase resolves a config for the encoding, the model sets and extra sets.
+func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
+	t.Helper()
+	all := []string{"dataset.name=" + e.dataset, "dataset.encoding=" + e.enc, fmt.Sprintf("dataset.r=%d", e.r), fmt.Sprintf("dataset.cls=%t", e.cls)}
+	if e.enc == "lp" {
+		all = append(all, "dataset.q=2")
+	}
+	if e.spLinear {
+		all = append(all, "model.sp_encoder=linear")
+	}
+	all = append(all, sets...)
+	r, err := config.Load("", all)
+	if err != nil {
+		t.Fatalf("config %v: %v", all, err)
+	}
+	spec := specFor(t, e.dataset)
+	io, build, _, err := models.FromConfig(r, spec)
+	if err != nil {
+		t.Fatalf("model %v: %v", all, err)
+	}
+	enc := e.enc
+	if enc == "none" {
+		enc = cache.EncNone
+	}
+	key := cache.Key{Dataset: e.dataset, Split: "train", R: e.r, Encoding: enc, CLS: e.cls, SelfLoops: true}
+	if enc == cache.EncLap {
+		key.Q = 2
+	}
+	return modelCase{name: fmt.Sprintf("%s-%s-r%d-cls%t/%s/%s", e.dataset, e.enc, e.r, e.cls, r.Model.Name, r.Model.Norm),
+		spec: spec, key: key, io: io, build: build}
+}
+
+// synthetic returns k random connected graphs shaped like spec's (feature kinds and widths,
+// targets of its task), preprocessed as key says.
+func synthetic(t testing.TB, spec *data.Spec, key cache.Key, k int, seed uint64) []*data.Graph {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	gs := make([]*data.Graph, k)
+	for i := range gs {
+		n := 4 + rng.IntN(5)
+		g := &data.Graph{N: n}
+		for v := 1; v < n; v++ {
+			u := int32(rng.IntN(v))
+			g.Src, g.Dst = append(g.Src, u, int32(v)), append(g.Dst, int32(v), u)
+		}
+		if cd := len(spec.CLSNode.Cat); cd > 0 {
+			g.Node = data.Features{CatDim: cd, Cat: make([]int32, n*cd)}
+			for j := range g.Node.Cat {
+				g.Node.Cat[j] = int32(rng.IntN(max(spec.NodeVocab, 1)))
+			}
+		} else {
+			fd := len(spec.CLSNode.Float)
+			g.Node = data.Features{FloatDim: fd, Float: make([]float32, n*fd)}
+			for j := range g.Node.Float {
+				g.Node.Float[j] = rng.Float32()
+			}
+		}
+		m := len(g.Src)
+		if spec.EdgeVocab > 0 {
+			g.Edge = data.Features{CatDim: 1, Cat: make([]int32, m)}
+			for j := 0; j < m; j += 2 {
+				b := int32(1 + rng.IntN(spec.EdgeVocab-1))
+				g.Edge.Cat[j], g.Edge.Cat[j+1] = b, b
+			}
+		} else {
+			g.Edge = data.Features{FloatDim: 1, Float: make([]float32, m)}
+			for j := range g.Edge.Float {
+				g.Edge.Float[j] = rng.Float32()
+			}
+		}
+		switch spec.Task {
+		case data.GraphRegression:
+			g.Y = []float32{float32(rng.NormFloat64())}
+		case data.NodeClass:
+			g.NodeLabel = make([]int32, n)
+			for v := range g.NodeLabel {
+				g.NodeLabel[v] = int32(rng.IntN(spec.Classes))
+			}
+		default:
+			g.Label = int32(rng.IntN(spec.Classes))
+		}
+		gs[i] = g
+	}
+	out, err := cache.Build(gs, spec, key, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// batchesOf cuts gs into batches of size.
+func batchesOf(t testing.TB, gs []*data.Graph, size int) []*data.Batch {
+	t.Helper()
+	var out []*data.Batch
+	for lo := 0; lo < len(gs); lo += size {
+		b, err := data.NewBatch(gs[lo:min(lo+size, len(gs))])
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	return out
+}

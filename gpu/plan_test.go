@@ -1,0 +1,198 @@
+package gpu
+
+import (
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// eachNet builds the training and evaluation nets of every model on every dataset kind and
+// encoding, with and without dropout, and calls f on each.
+func eachNet(t *testing.T, f func(t *testing.T, name string, net *nn.Net, p *nn.Params)) {
+	b := nn.Bucket{Nodes: 40, Edges: 160, Graphs: 4}
+	for _, e := range encodings {
+		for _, ms := range modelSets {
+			for _, drop := range []bool{false, true} {
+				sets := ms
+				if drop {
+					sets = append(slices.Clone(ms), "model.dropout=0.1", "model.in_feat_dropout=0.2")
+				}
+				c := newCase(t, e, sets...)
+				p, err := nn.NewParams(tensor.Float32, 1)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for _, train := range []bool{true, false} {
+					net, err := c.build(p, b, train)
+					if err != nil {
+						t.Fatalf("%s: %v", c.name, err)
+					}
+					name := c.name
+					if drop {
+						name += "/dropout"
+					}
+					if !train {
+						name += "/eval"
+					}
+					f(t, name, net, p)
+					net.Close()
+				}
+			}
+		}
+	}
+}
+
+// TestEveryModelOpHasAKernel walks the graph of every model, dataset kind, encoding and
+// normalisation (training and evaluation, with and without dropout) and checks that every node
+// the loss, prediction and gradients need maps to a device kernel: a model that gains an op
+// the executor does not run fails here, on any machine.
+func TestEveryModelOpHasAKernel(t *testing.T) {
+	used := map[string]int{}
+	nets := 0
+	eachNet(t, func(t *testing.T, name string, net *nn.Net, p *nn.Params) {
+		pl, err := Compile(net, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		nets++
+		for _, st := range pl.Steps {
+			if !kinds[st.Kind] {
+				t.Errorf("%s: step kind %s is not in the executor's table", name, st.Kind)
+			}
+			used[st.Kind]++
+		}
+	})
+	var ks []string
+	for k, n := range used {
+		ks = append(ks, k)
+		_ = n
+	}
+	sort.Strings(ks)
+	t.Logf("%d nets; step kinds used: %s", nets, strings.Join(ks, " "))
+	for k := range kinds {
+		switch k {
+		case "÷", "sigmoid", "exp", "abs", nn.OpKernelMixGradX, nn.OpKernelMixGradW: // builder helpers no model uses; fused into KernelMixGrad
+			continue
+		}
+		if used[k] == 0 {
+			t.Errorf("kind %s is never used by a model (is the coverage list out of date?)", k)
+		}
+	}
+}
+
+// TestCompileRefusesUnknownOps checks the error for an op without a device kernel.
+func TestCompileRefusesUnknownOps(t *testing.T) {
+	p, err := nn.NewParams(tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bd := nn.NewBuilder(p)
+	in := nn.NewInputs(nn.Bucket{Nodes: 2, Edges: 1, Graphs: 2}, tensor.Float32, nn.InputSpec{NodeFloat: 2, Loss: nn.LossL1})
+	h := bd.Linear(bd.Input("x", in.NodeFloat), "lin", 2, 1)
+	pred := bd.Apply("square", func() (*gorgonia.Node, error) { return gorgonia.Square(h) })
+	net, err := nn.Finish(bd, in, pred, bd.L1(pred, in), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer net.Close()
+	_, err = Compile(net, p)
+	if err == nil || !strings.Contains(err.Error(), "square") || !strings.Contains(err.Error(), "no device kernel") {
+		t.Fatalf("Compile of a net with gorgonia.Square: %v, want an error naming the op", err)
+	}
+	t.Log(err)
+	p64, err := nn.NewParams(tensor.Float64, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Compile(net, p64); err == nil || !strings.Contains(err.Error(), "float32") {
+		t.Fatalf("Compile with float64 parameters: %v", err)
+	}
+}
+
+// TestPlanBuffers checks the buffer plan of every net: each value has a buffer of its size,
+// values alive at the same time never share an activation slot (a step never writes the slot
+// of a value it or a later step still reads), inputs are computed before they are read, and the
+// loss, prediction and gradients survive to the end.
+func TestPlanBuffers(t *testing.T) {
+	var shared, naive int64
+	eachNet(t, func(t *testing.T, name string, net *nn.Net, p *nn.Params) {
+		pl, err := Compile(net, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		end := len(pl.Steps)
+		bySlot := map[int][]int{}
+		for i, v := range pl.Vals {
+			if v.Node != nil {
+				want := v.Node.Shape().TotalSize()
+				if v.Node.IsScalar() {
+					want = 1
+				}
+				if v.Elems != want {
+					t.Fatalf("%s: %s has %d elements, its node %d", name, v.Name, v.Elems, want)
+				}
+			}
+			switch v.Src {
+			case FromStep:
+				if v.Slot < 0 || v.Slot >= len(pl.Slots) || pl.Slots[v.Slot] != max(v.Elems, 1) {
+					t.Fatalf("%s: %s (%d elements) has slot %d", name, v.Name, v.Elems, v.Slot)
+				}
+				if v.Def < 0 || v.Def >= end || v.Last < v.Def || v.Last > end {
+					t.Fatalf("%s: %s lives over steps [%d, %d] of %d", name, v.Name, v.Def, v.Last, end)
+				}
+				bySlot[v.Slot] = append(bySlot[v.Slot], i)
+				naive += 4 * int64(max(v.Elems, 1))
+			case FromParam:
+				if p.T[v.Param] == nil {
+					t.Fatalf("%s: %s reads unknown parameter %q", name, v.Name, v.Param)
+				}
+			case FromInput, FromStatic:
+				if v.Slot != -1 {
+					t.Fatalf("%s: %s (%v) has an activation slot", name, v.Name, v.Src)
+				}
+			}
+		}
+		shared += pl.Bytes()
+		for slot, vs := range bySlot {
+			for a := 0; a < len(vs); a++ {
+				for b := a + 1; b < len(vs); b++ {
+					va, vb := pl.Vals[vs[a]], pl.Vals[vs[b]]
+					if va.Def <= vb.Last && vb.Def <= va.Last {
+						t.Fatalf("%s: slot %d holds %s (steps %d–%d) and %s (steps %d–%d) at once", name, slot, va.Name, va.Def, va.Last, vb.Name, vb.Def, vb.Last)
+					}
+				}
+			}
+		}
+		for si, st := range pl.Steps {
+			for _, ins := range st.Ins {
+				for _, v := range ins {
+					if slices.Contains(st.Outs, v) {
+						continue // a member copying out what its group computed
+					}
+					if pl.Vals[v].Src == FromStep && pl.Vals[v].Def >= si {
+						t.Fatalf("%s: step %d (%s) reads %s, defined at step %d", name, si, st.Kind, pl.Vals[v].Name, pl.Vals[v].Def)
+					}
+				}
+			}
+			for _, o := range st.Outs {
+				if pl.Vals[o].Def != si {
+					t.Fatalf("%s: step %d (%s) writes %s, defined at step %d", name, si, st.Kind, pl.Vals[o].Name, pl.Vals[o].Def)
+				}
+			}
+		}
+		for _, v := range append([]int{pl.Loss, pl.Pred}, pl.Grads...) {
+			if pl.Vals[v].Last != end {
+				t.Fatalf("%s: %s is released at step %d of %d; the host reads it after the run", name, pl.Vals[v].Name, pl.Vals[v].Last, end)
+			}
+		}
+		if len(pl.Grads) != len(net.Grads) || len(pl.GradNames) != len(net.Grads) {
+			t.Fatalf("%s: %d gradients planned for %d", name, len(pl.Grads), len(net.Grads))
+		}
+	})
+	t.Logf("activation memory with shared slots: %.1f%% of one buffer per value", 100*float64(shared)/float64(naive))
+}

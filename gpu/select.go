@@ -1,0 +1,56 @@
+package gpu
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/cuda"
+)
+
+// Devices are the values of the trainer's -device flag (config key device).
+var Devices = []string{"cpu", "cuda", "auto"}
+
+// Prober opens the GPU to train on, or says why it cannot: where no driver or GPU exists the
+// error satisfies cuda.ErrNoDevice and names every place probed.
+type Prober func() (Backend, error)
+
+// ProbeCUDA opens GPU 0 and compiles its kernels (OpenCUDA).
+func ProbeCUDA() (Backend, error) { return OpenCUDA(0) }
+
+// Choice is the device a run trains on.
+type Choice struct {
+	Backend Backend // nil: the CPU
+	Note    string  // one line for the run's log: what was chosen and, for auto, why
+}
+
+// Choose resolves a device setting: "cpu" trains on the CPU without probing; "cuda" needs a
+// working GPU, and its error says what was probed or what failed on the GPU found; "auto" takes
+// the GPU when one works and the CPU otherwise, saying why in Note.
+func Choose(device string, probe Prober) (Choice, error) {
+	switch device {
+	case "cpu":
+		return Choice{Note: "device cpu"}, nil
+	case "cuda", "auto":
+	default:
+		return Choice{}, fmt.Errorf("device %q: want one of %s", device, strings.Join(Devices, ", "))
+	}
+	b, err := probe()
+	if err == nil && b == nil {
+		err = fmt.Errorf("the GPU probe returned no device")
+	}
+	if err != nil {
+		if device == "cuda" {
+			if cuda.ErrNoDevice(err) {
+				return Choice{}, fmt.Errorf("device cuda: no usable GPU (run go run ./cmd/gpuinfo for details, or use -device cpu or auto): %w", err)
+			}
+			return Choice{}, fmt.Errorf("device cuda: the GPU does not work: %w", err)
+		}
+		first, _, _ := strings.Cut(err.Error(), "\n")
+		what := "no usable GPU"
+		if !cuda.ErrNoDevice(err) {
+			what = "the GPU does not work"
+		}
+		return Choice{Note: fmt.Sprintf("device auto: %s (%s); training on the CPU", what, first)}, nil
+	}
+	return Choice{Backend: b, Note: fmt.Sprintf("device %s: %v", device, b)}, nil
+}

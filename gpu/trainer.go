@@ -1,0 +1,551 @@
+package gpu
+
+import (
+	"fmt"
+
+	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/nn"
+)
+
+// Trainer trains an nn.Trainer's model on a device: the same compiled Gorgonia graphs (one
+// per shape bucket, training and evaluation), run step by step through the cuda launchers,
+// with the parameters, Adam's moments and the batch-norm statistics resident on the device.
+// Per step only the batch goes up (queued without waiting) and the loss and the batch's
+// predictions come back.
+//
+// The nn.Trainer remains the host mirror: its Params hold the step counter and the dropout and
+// batch-norm switches, its Adam the learning rate (read every step) and step count, its
+// LapSign the next training batch's Laplacian signs. Its parameter values, Adam moments and
+// running statistics are stale while the Trainer runs: Sync copies them back (before a
+// checkpoint, at the end), Upload sends host values to the device (after restoring a
+// checkpoint into the host mirror).
+type Trainer struct {
+	T       *nn.Trainer
+	b       Backend
+	params  map[string]*paramBuf
+	bn      map[*nn.BNState]*bnBuf
+	train   []*program
+	eval    []*program
+	pred    []float64
+	res     []float32
+	buf     []float32
+	staged  *staged   // a batch loaded and queued ahead of its Launch
+	pending *inflight // a launched step not yet waited for
+}
+
+type paramBuf struct {
+	x, m, v cuda.DevPtr
+	n       int
+}
+
+type bnBuf struct{ mean, vari cuda.DevPtr }
+
+// NewTrainer puts t's model on backend b, uploading every parameter that exists.
+func NewTrainer(t *nn.Trainer, b Backend) (*Trainer, error) {
+	if t == nil || b == nil {
+		return nil, fmt.Errorf("gpu: NewTrainer needs a trainer and a backend")
+	}
+	g := &Trainer{T: t, b: b, params: map[string]*paramBuf{}, bn: map[*nn.BNState]*bnBuf{},
+		train: make([]*program, len(t.Buckets)), eval: make([]*program, len(t.Buckets))}
+	if err := g.Upload(); err != nil {
+		g.Close()
+		return nil, err
+	}
+	return g, nil
+}
+
+// Backend is the device the trainer runs on.
+func (t *Trainer) Backend() Backend { return t.b }
+
+// ensureParam allocates and uploads parameter name if it is not on the device yet.
+func (t *Trainer) ensureParam(name string) error {
+	if _, ok := t.params[name]; ok {
+		return nil
+	}
+	ht, ok := t.T.P.T[name]
+	if !ok {
+		return fmt.Errorf("gpu: no parameter %q", name)
+	}
+	xs, err := hostFloat32("parameter "+name, ht)
+	if err != nil {
+		return err
+	}
+	pb := &paramBuf{n: len(xs)}
+	if pb.x, err = t.b.Alloc(pb.n); err != nil {
+		return fmt.Errorf("gpu: parameter %q (%d values): %w", name, pb.n, err)
+	}
+	t.params[name] = pb
+	if err := t.b.UploadF32(pb.x, xs); err != nil {
+		return fmt.Errorf("gpu: uploading parameter %q: %w", name, err)
+	}
+	return nil
+}
+
+// ensureMoments allocates Adam's moments of a parameter: the host's (a restored checkpoint) or
+// zeros.
+func (t *Trainer) ensureMoments(name string) (*paramBuf, error) {
+	pb := t.params[name]
+	if pb == nil {
+		if err := t.ensureParam(name); err != nil {
+			return nil, err
+		}
+		pb = t.params[name]
+	}
+	if pb.m != 0 {
+		return pb, nil
+	}
+	var err error
+	if pb.m, err = t.b.Alloc(pb.n); err != nil {
+		return nil, fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
+	}
+	if pb.v, err = t.b.Alloc(pb.n); err != nil {
+		return nil, fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
+	}
+	return pb, t.uploadMoments(name, pb)
+}
+
+// uploadMoments sends the host's Adam moments of a parameter (zeros where it has none).
+func (t *Trainer) uploadMoments(name string, pb *paramBuf) error {
+	st := t.T.Opt.State()
+	for _, mv := range []struct {
+		p    cuda.DevPtr
+		host []float64
+	}{{pb.m, st.M[name]}, {pb.v, st.V[name]}} {
+		var err error
+		switch {
+		case mv.host == nil:
+			err = t.b.Fill(mv.p, pb.n, 0)
+		case len(mv.host) != pb.n:
+			err = fmt.Errorf("%d values, the parameter has %d", len(mv.host), pb.n)
+		default:
+			err = t.b.UploadF32(mv.p, t.f32(mv.host))
+		}
+		if err != nil {
+			return fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// ensureBN puts a batch norm's running statistics on the device.
+func (t *Trainer) ensureBN(s *nn.BNState) error {
+	if _, ok := t.bn[s]; ok {
+		return nil
+	}
+	bb := &bnBuf{}
+	var err error
+	d := len(s.RunMean)
+	if bb.mean, err = t.b.Alloc(d); err == nil {
+		bb.vari, err = t.b.Alloc(d)
+	}
+	if err != nil {
+		return fmt.Errorf("gpu: running statistics of batch norm %q: %w", s.Name, err)
+	}
+	t.bn[s] = bb
+	if err := t.b.UploadF32(bb.mean, t.f32(s.RunMean)); err != nil {
+		return err
+	}
+	return t.b.UploadF32(bb.vari, t.f32(s.RunVar))
+}
+
+// f32 converts into the trainer's scratch (valid until the next call; uploads copy at once).
+func (t *Trainer) f32(xs []float64) []float32 {
+	t.buf = growF(t.buf, len(xs))
+	for i, x := range xs {
+		t.buf[i] = float32(x)
+	}
+	return t.buf
+}
+
+// Upload sends the host mirror's parameters, Adam moments and batch-norm statistics to the
+// device (all that are already there, and every parameter of the host set).
+func (t *Trainer) Upload() error {
+	for _, name := range t.T.P.Names {
+		if err := t.ensureParam(name); err != nil {
+			return err
+		}
+		xs, err := hostFloat32("parameter "+name, t.T.P.T[name])
+		if err != nil {
+			return err
+		}
+		pb := t.params[name]
+		if err := t.b.UploadF32(pb.x, xs); err != nil {
+			return fmt.Errorf("gpu: uploading parameter %q: %w", name, err)
+		}
+		if pb.m != 0 {
+			if err := t.uploadMoments(name, pb); err != nil {
+				return err
+			}
+		}
+	}
+	for s, bb := range t.bn {
+		if err := t.b.UploadF32(bb.mean, t.f32(s.RunMean)); err != nil {
+			return err
+		}
+		if err := t.b.UploadF32(bb.vari, t.f32(s.RunVar)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Sync copies the device's parameters, Adam moments and batch-norm running statistics into
+// the host mirror (for checkpoints and results).
+func (t *Trainer) Sync() error {
+	st := t.T.Opt.State()
+	if st.M == nil || st.V == nil {
+		st.M, st.V = map[string][]float64{}, map[string][]float64{}
+	}
+	for name, pb := range t.params {
+		ht := t.T.P.T[name]
+		if err := t.b.Download(ht.Float32s(), pb.x); err != nil {
+			return fmt.Errorf("gpu: downloading parameter %q: %w", name, err)
+		}
+		if pb.m == 0 {
+			continue
+		}
+		for _, mv := range []struct {
+			p   cuda.DevPtr
+			dst map[string][]float64
+		}{{pb.m, st.M}, {pb.v, st.V}} {
+			t.buf = growF(t.buf, pb.n)
+			if err := t.b.Download(t.buf, mv.p); err != nil {
+				return fmt.Errorf("gpu: downloading the Adam moments of %q: %w", name, err)
+			}
+			h := mv.dst[name]
+			if len(h) != pb.n {
+				h = make([]float64, pb.n)
+				mv.dst[name] = h
+			}
+			for i, x := range t.buf {
+				h[i] = float64(x)
+			}
+		}
+	}
+	t.T.Opt.SetState(st)
+	for s, bb := range t.bn {
+		for _, mv := range []struct {
+			p   cuda.DevPtr
+			dst []float64
+		}{{bb.mean, s.RunMean}, {bb.vari, s.RunVar}} {
+			t.buf = growF(t.buf, len(mv.dst))
+			if err := t.b.Download(t.buf, mv.p); err != nil {
+				return fmt.Errorf("gpu: downloading the running statistics of %q: %w", s.Name, err)
+			}
+			for i, x := range t.buf {
+				mv.dst[i] = float64(x)
+			}
+		}
+	}
+	return nil
+}
+
+// program returns the compiled program of bucket i (training or evaluation).
+func (t *Trainer) program(i int, train bool) (*program, error) {
+	progs, get := t.eval, t.T.EvalNet
+	if train {
+		progs, get = t.train, t.T.Net
+	}
+	if progs[i] != nil {
+		return progs[i], nil
+	}
+	net, err := get(i)
+	if err != nil {
+		return nil, err
+	}
+	pl, err := Compile(net, t.T.P)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %v: %w", t.T.Buckets[i], err)
+	}
+	pr, err := t.newProgram(pl)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %v: %w", t.T.Buckets[i], err)
+	}
+	progs[i] = pr
+	return pr, nil
+}
+
+// Plan returns the plan of bucket i's training (or evaluation) net, compiling it if needed.
+func (t *Trainer) Plan(i int, train bool) (*Plan, error) {
+	pr, err := t.program(i, train)
+	if err != nil {
+		return nil, err
+	}
+	return pr.plan, nil
+}
+
+// Step is StepPred without the predictions.
+func (t *Trainer) Step(bt *data.Batch) (float64, error) {
+	loss, _, err := t.StepPred(bt)
+	return loss, err
+}
+
+// StepPred runs forward and backward on bt in the smallest bucket it fits, applies one Adam
+// update on the device and returns the loss before the update and the predictions of the
+// batch's real rows (valid until the next call), as nn.Trainer.StepPred does. It is Launch
+// then Wait.
+func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
+	if err := t.Launch(bt); err != nil {
+		return 0, nil, err
+	}
+	return t.Wait()
+}
+
+// staged is a batch whose inputs are loaded and queued for upload.
+type staged struct {
+	bt *data.Batch
+	pr *program
+}
+
+// inflight is a launched step whose results Wait reads.
+type inflight struct {
+	pr *program
+	n  int // prediction values to read back
+}
+
+// trainProgram returns the training program of bt's bucket.
+func (t *Trainer) trainProgram(bt *data.Batch) (*program, error) {
+	i, err := nn.PickBucket(t.T.Buckets, bt)
+	if err != nil {
+		return nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	pr, err := t.program(i, true)
+	if err != nil {
+		return nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	return pr, nil
+}
+
+// Stage loads bt (with the host mirror's current Laplacian signs) into its bucket's inputs
+// and queues their upload, so that Launch(bt) starts at once. Called between Launch and Wait
+// of the previous step, it assembles the next batch while the device runs: the uploads queue
+// behind the running step, which has read its own inputs by then.
+func (t *Trainer) Stage(bt *data.Batch) error {
+	t.staged = nil
+	pr, err := t.trainProgram(bt)
+	if err != nil {
+		return err
+	}
+	in := pr.plan.Net.In
+	if t.T.LapSign != nil && in.LapSign != nil {
+		copy(in.LapSign, t.T.LapSign)
+	}
+	if err := in.Load(bt); err != nil {
+		return err
+	}
+	if err := t.stage(pr); err != nil {
+		return err
+	}
+	t.staged = &staged{bt: bt, pr: pr}
+	return nil
+}
+
+// Launch queues a training step on bt (staging it first unless Stage(bt) did) and the Adam
+// update, and returns without waiting for the device; Wait returns its results.
+func (t *Trainer) Launch(bt *data.Batch) error {
+	if t.pending != nil {
+		return fmt.Errorf("gpu trainer: a step is launched before the previous one was waited for")
+	}
+	if t.staged == nil || t.staged.bt != bt {
+		if err := t.Stage(bt); err != nil {
+			return err
+		}
+	}
+	pr := t.staged.pr
+	t.staged = nil
+	t.T.P.SetTraining(true)
+	t.T.P.Step++
+	if err := t.run(pr); err != nil {
+		t.release(pr)
+		return err
+	}
+	if err := t.adam(pr); err != nil {
+		t.release(pr)
+		return err
+	}
+	n, err := t.queueResults(pr, bt)
+	if err != nil {
+		t.release(pr)
+		return err
+	}
+	t.pending = &inflight{pr: pr, n: n}
+	return nil
+}
+
+// Wait waits for the launched step and returns its loss and the predictions of its batch's
+// real rows (valid until the next call).
+func (t *Trainer) Wait() (float64, []float64, error) {
+	f := t.pending
+	if f == nil {
+		return 0, nil, fmt.Errorf("gpu trainer: Wait without a launched step")
+	}
+	t.pending = nil
+	defer t.release(f.pr)
+	return t.readResults(f.pr, f.n)
+}
+
+// Gradients runs the forward and backward pass of a training step on bt without updating
+// anything, and returns the loss and the gradient of every parameter the loss depends on (for
+// checks against the CPU). The step counter is not advanced: dropout masks are those of the
+// current Params.Step.
+func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, error) {
+	if t.pending != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: Gradients while a training step is launched and not waited for")
+	}
+	t.staged = nil // the inputs are loaded here
+	i, err := nn.PickBucket(t.T.Buckets, bt)
+	if err != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	pr, err := t.program(i, true)
+	if err != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	t.T.P.SetTraining(true)
+	if err := pr.plan.Net.In.Load(bt); err != nil {
+		return 0, nil, err
+	}
+	if err := t.stage(pr); err != nil {
+		return 0, nil, err
+	}
+	defer t.release(pr)
+	if err := t.run(pr); err != nil {
+		return 0, nil, err
+	}
+	grads := map[string][]float32{}
+	for j, name := range pr.plan.GradNames {
+		g := make([]float32, pr.plan.Vals[pr.plan.Grads[j]].Elems)
+		if err := t.b.Download(g, t.ptr(pr, pr.plan.Grads[j])); err != nil {
+			return 0, nil, fmt.Errorf("gpu: downloading the gradient of %q: %w", name, err)
+		}
+		grads[name] = g
+	}
+	loss, _, err := t.results(pr, bt)
+	return loss, grads, err
+}
+
+// adam queues one Adam update of every parameter with a gradient.
+func (t *Trainer) adam(pr *program) error {
+	pl := pr.plan
+	st := t.T.Opt.State()
+	st.Step++
+	t.T.Opt.SetState(st)
+	o := t.T.Opt
+	hyper := cuda.Adam{LR: o.LR, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps}
+	for i, name := range pl.GradNames {
+		pb, err := t.ensureMoments(name)
+		if err != nil {
+			return err
+		}
+		g := pl.Grads[i]
+		if pl.Vals[g].Elems != pb.n {
+			return fmt.Errorf("gpu: gradient of %q has %d values, the parameter %d", name, pl.Vals[g].Elems, pb.n)
+		}
+		if err := t.b.AdamStep(hyper, st.Step, pb.x, pb.m, pb.v, t.ptr(pr, g), pb.n); err != nil {
+			return fmt.Errorf("gpu: Adam update of %q: %w", name, err)
+		}
+	}
+	return nil
+}
+
+// results copies the loss and the real rows of the prediction back in one transfer.
+func (t *Trainer) results(pr *program, bt *data.Batch) (float64, []float64, error) {
+	n, err := t.queueResults(pr, bt)
+	if err != nil {
+		return 0, nil, err
+	}
+	return t.readResults(pr, n)
+}
+
+// queueResults queues copying the loss and the prediction of bt's real rows into the
+// program's result buffer; it returns the number of prediction values.
+func (t *Trainer) queueResults(pr *program, bt *data.Batch) (int, error) {
+	pl := pr.plan
+	rows := bt.NumGraphs
+	if pl.Net.In.NodeLevel {
+		rows = bt.Union.N
+	}
+	_, cols := shape(pl, pl.Pred)
+	n := rows * cols
+	if err := t.b.Copy(pr.result, t.ptr(pr, pl.Loss), 1); err != nil {
+		return 0, err
+	}
+	if err := t.b.Copy(t.b.Offset(pr.result, 1), t.ptr(pr, pl.Pred), n); err != nil {
+		return 0, err
+	}
+	return n, nil
+}
+
+// readResults waits for the result buffer and returns the loss and n prediction values.
+func (t *Trainer) readResults(pr *program, n int) (float64, []float64, error) {
+	t.res = growF(t.res, 1+n)
+	if err := t.b.Download(t.res, pr.result); err != nil {
+		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pr.plan.Net.In.B, err)
+	}
+	if cap(t.pred) < n {
+		t.pred = make([]float64, n)
+	}
+	t.pred = t.pred[:n]
+	for i := range t.pred {
+		t.pred[i] = float64(t.res[1+i])
+	}
+	return float64(t.res[0]), t.pred, nil
+}
+
+// Eval runs bt through the evaluation net of the smallest bucket it fits (batch norm on its
+// running statistics, no dropout, no gradients) and returns the loss and the predictions of
+// its real rows, as nn.Trainer.Eval does.
+func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
+	if t.pending != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: Eval while a training step is launched and not waited for")
+	}
+	i, err := nn.PickBucket(t.T.Buckets, bt)
+	if err != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	pr, err := t.program(i, false)
+	if err != nil {
+		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	t.T.P.SetTraining(false)
+	defer t.T.P.SetTraining(true)
+	if err := pr.plan.Net.In.Load(bt); err != nil {
+		return 0, nil, err
+	}
+	if err := t.stage(pr); err != nil {
+		return 0, nil, err
+	}
+	defer t.release(pr)
+	if err := t.run(pr); err != nil {
+		return 0, nil, err
+	}
+	return t.results(pr, bt)
+}
+
+// Close frees the trainer's device memory (the backend stays open).
+func (t *Trainer) Close() {
+	t.pending, t.staged = nil, nil
+	for _, progs := range [][]*program{t.train, t.eval} {
+		for i, pr := range progs {
+			if pr != nil {
+				t.release(pr)
+				t.freeProgram(pr)
+				progs[i] = nil
+			}
+		}
+	}
+	for name, pb := range t.params {
+		for _, p := range []cuda.DevPtr{pb.x, pb.m, pb.v} {
+			if p != 0 {
+				_ = t.b.Free(p)
+			}
+		}
+		delete(t.params, name)
+	}
+	for s, bb := range t.bn {
+		_ = t.b.Free(bb.mean)
+		_ = t.b.Free(bb.vari)
+		delete(t.bn, s)
+	}
+}

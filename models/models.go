@@ -1,0 +1,136 @@
+// Package models connects the experiment config to the three networks: it derives a dataset's
+// input layer and head (nn.IO) from its description and the encoding, and builds the network a
+// config names.
+package models
+
+import (
+	"fmt"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
+	"github.com/rewiregnn/rewiregnn/models/monet"
+	"github.com/rewiregnn/rewiregnn/models/transformer"
+	"github.com/rewiregnn/rewiregnn/nn"
+)
+
+// Encoding is the preprocessing a network is built for.
+type Encoding struct {
+	Name     string // none | adj | short | lp
+	R        int    // rewiring radius
+	Q        int    // Laplacian width (lp)
+	CLS      bool   // graphs carry a CLS node
+	SPLinear bool   // shortest path by Linear(1→d) instead of a table
+}
+
+// IO returns the input layer and head of REFERENCE §2.2 for a dataset, with the encodings of
+// §5.6. Feature widths are read off the dataset's constants: the CLS node's feature row has the
+// nodes' width, C_e the edges'.
+func IO(spec *data.Spec, enc Encoding) (nn.IO, error) {
+	io := nn.IO{}
+	if spec.NodeVocab > 0 {
+		io.NodeVocab = spec.NodeVocab
+		if enc.CLS {
+			io.NodeVocab++ // the CLS node's fresh id
+		}
+		io.NodeCols = len(spec.CLSNode.Cat)
+	} else {
+		io.NodeFloat = len(spec.CLSNode.Float)
+	}
+	if spec.EdgeVocab > 0 {
+		io.EdgeVocab = spec.EdgeVocab
+	} else {
+		io.EdgeFloat = len(spec.EdgeConst.Float)
+	}
+	switch enc.Name {
+	case "none", "":
+	case "adj":
+		io.AdjDim = enc.R
+	case "short":
+		io.SPRows, io.SPLinear = enc.R+2, enc.SPLinear
+	case "lp":
+		io.LapQ = enc.Q
+	default:
+		return io, fmt.Errorf("%s: encoding %q, want none, adj, short or lp", spec.Name, enc.Name)
+	}
+	graphReadout := nn.ReadoutMean
+	if enc.CLS {
+		graphReadout = nn.ReadoutCLS
+	}
+	switch spec.Task {
+	case data.GraphRegression:
+		io.Readout, io.Loss, io.Out = graphReadout, nn.LossL1, 1
+	case data.GraphClass:
+		io.Readout, io.Loss, io.Out = graphReadout, nn.LossCE, spec.Classes
+	case data.NodeClass:
+		io.Readout, io.Loss, io.Out = nn.ReadoutNode, nn.LossSBM, spec.Classes
+	case data.RootClass:
+		io.Readout, io.Loss, io.Out = nn.ReadoutRoot, nn.LossCE, spec.Classes
+	default:
+		return io, fmt.Errorf("%s: unknown task %q", spec.Name, spec.Task)
+	}
+	if err := io.Validate(); err != nil {
+		return io, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	return io, nil
+}
+
+// Transformer norm names in configs and their model constants.
+var norms = map[string]string{
+	"pre_bn": transformer.PreBN, "post_bn": transformer.PostBN,
+	"pre_ln": transformer.PreLN, "post_ln": transformer.PostLN,
+}
+
+// Build returns the BuildFunc and the parameter count of the network m describes on io.
+func Build(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
+	io.InDropout = m.InFeatDropout
+	switch m.Name {
+	case "gatedgcn":
+		c := gatedgcn.Config{Layers: m.Layers, Hidden: m.Hidden, IO: io, BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
+		if err := c.Validate(); err != nil {
+			return nil, 0, err
+		}
+		return gatedgcn.Builder(c), c.Params(), nil
+	case "monet":
+		c := monet.Config{Layers: m.Layers, Hidden: m.Hidden, Kernels: m.Kernels, PseudoDim: m.PseudoDim, IO: io,
+			BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
+		if err := c.Validate(); err != nil {
+			return nil, 0, err
+		}
+		return monet.Builder(c), c.Params(), nil
+	case "transformer":
+		norm, ok := norms[m.Norm]
+		if !ok {
+			return nil, 0, fmt.Errorf("model.norm %q, want pre_bn, post_bn, pre_ln or post_ln", m.Norm)
+		}
+		c := transformer.Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, IO: io, Norm: norm, Dropout: m.Dropout}
+		if err := c.Validate(); err != nil {
+			return nil, 0, err
+		}
+		return transformer.Builder(c), c.Params(), nil
+	}
+	return nil, 0, fmt.Errorf("model.name %q, want gatedgcn, monet or transformer", m.Name)
+}
+
+// FromConfig returns the input/output description, the BuildFunc and the parameter count of a
+// run's network on its dataset: the encoding, CLS node and shortest-path encoder from the
+// dataset section, an explicit model.readout over the task's default, and model.edge_feat
+// (off: no edge input, bgnn's plain MoNet).
+func FromConfig(r *config.Run, spec *data.Spec) (nn.IO, nn.BuildFunc, int, error) {
+	enc := Encoding{Name: r.Dataset.Encoding, R: r.Dataset.R, Q: r.Dataset.Q, CLS: r.Dataset.CLS, SPLinear: r.Model.SPEncoder == "linear"}
+	io, err := IO(spec, enc)
+	if err != nil {
+		return io, nil, 0, err
+	}
+	if r.Model.Readout != "" && r.Model.Readout != "auto" {
+		io.Readout = r.Model.Readout
+	}
+	if !r.Model.EdgeFeat {
+		io.EdgeVocab, io.EdgeFloat = 0, 0
+	}
+	if err := io.Validate(); err != nil {
+		return io, nil, 0, fmt.Errorf("%s: %w", spec.Name, err)
+	}
+	build, params, err := Build(r.Model, io)
+	return io, build, params, err
+}

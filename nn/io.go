@@ -1,0 +1,213 @@
+package nn
+
+import (
+	"fmt"
+
+	"gorgonia.org/gorgonia"
+)
+
+// Readouts: how a model turns node states into the rows its head predicts (REFERENCE §1.4, §2.3).
+const (
+	ReadoutMean = "mean" // mean of each graph's nodes
+	ReadoutCLS  = "cls"  // each graph's CLS node
+	ReadoutRoot = "root" // each graph's node 0 (NeighborsMatch)
+	ReadoutNode = "node" // every node (CLUSTER, PATTERN)
+)
+
+// Losses (REFERENCE §6.1).
+const (
+	LossL1  = "l1"     // mean absolute error of a one-column prediction
+	LossCE  = "ce"     // mean cross-entropy
+	LossSBM = "sbm_ce" // cross-entropy with the per-batch SBM class weights
+)
+
+// IO describes what a model reads from a dataset's batches and what it predicts: the input
+// layer (REFERENCE §2.2, §5.6) and the readout, MLP head and loss (§1.3, §1.4, §6.1). It is the
+// same for every model.
+type IO struct {
+	NodeVocab int  // rows of each categorical node table (the CLS id included); 0 with float node features
+	NodeCols  int  // categorical node columns, one table each, summed (NeighborsMatch: key and value); 0 means 1
+	NodeFloat int  // width of float node features, embedded by Linear(NodeFloat→d); 0 without
+	EdgeVocab int  // rows of the edge-type table; 0 without
+	EdgeFloat int  // width of float edge features, embedded by Linear(EdgeFloat→d); 0 without
+	SPRows    int  // rows of the shortest-path table (r+2); 0 without the encoding
+	SPLinear  bool // encode the shortest path by Linear(1→d) on its value instead (REFERENCE §9.5)
+	AdjDim    int  // width r of the adjacency-power encoding; 0 without
+	LapQ      int  // width of the Laplacian encoding; 0 without
+	Readout   string
+	Loss      string
+	Out       int     // output width: 1 for L1, the number of classes otherwise
+	InDropout float64 // dropout on the node embedding before the node encoding is added
+}
+
+func (io IO) nodeCols() int { return max(io.NodeCols, 1) }
+
+// HasEdgeInput reports whether edges carry an input feature.
+func (io IO) HasEdgeInput() bool { return io.EdgeVocab > 0 || io.EdgeFloat > 0 }
+
+// Validate reports the first inconsistent setting.
+func (io IO) Validate() error {
+	switch {
+	case (io.NodeVocab > 0) == (io.NodeFloat > 0):
+		return fmt.Errorf("node input: vocabulary %d and float width %d, want exactly one positive", io.NodeVocab, io.NodeFloat)
+	case io.NodeCols < 0 || io.EdgeVocab < 0 || io.EdgeFloat < 0:
+		return fmt.Errorf("negative input width (node columns %d, edge vocabulary %d, edge floats %d)", io.NodeCols, io.EdgeVocab, io.EdgeFloat)
+	case io.EdgeVocab > 0 && io.EdgeFloat > 0:
+		return fmt.Errorf("edge input: both a vocabulary (%d) and float features (%d)", io.EdgeVocab, io.EdgeFloat)
+	case io.SPRows < 0 || io.AdjDim < 0 || io.LapQ < 0:
+		return fmt.Errorf("negative encoding width (sp %d, adj %d, lap %d)", io.SPRows, io.AdjDim, io.LapQ)
+	case io.SPLinear && io.SPRows == 0:
+		return fmt.Errorf("a linear shortest-path encoder needs the encoding (sp rows 0)")
+	case io.Out < 1:
+		return fmt.Errorf("output width %d", io.Out)
+	case io.InDropout < 0 || io.InDropout >= 1:
+		return fmt.Errorf("input dropout %g outside [0, 1)", io.InDropout)
+	}
+	switch io.Readout {
+	case ReadoutMean, ReadoutCLS, ReadoutRoot, ReadoutNode:
+	default:
+		return fmt.Errorf("readout %q, want mean, cls, root or node", io.Readout)
+	}
+	switch io.Loss {
+	case LossL1:
+		if io.Out != 1 || io.Readout == ReadoutNode {
+			return fmt.Errorf("the L1 loss needs one output per graph (out %d, readout %s)", io.Out, io.Readout)
+		}
+	case LossCE, LossSBM:
+		if io.Out < 2 {
+			return fmt.Errorf("a classification loss needs at least 2 classes, have %d", io.Out)
+		}
+		if io.Loss == LossSBM && io.Readout != ReadoutNode {
+			return fmt.Errorf("the SBM weighted loss is per node, readout is %s", io.Readout)
+		}
+	default:
+		return fmt.Errorf("loss %q, want l1, ce or sbm_ce", io.Loss)
+	}
+	return nil
+}
+
+// InputSpec is what a network built on io reads from a batch.
+func (io IO) InputSpec() InputSpec {
+	return InputSpec{
+		NodeCols: io.nodeCols() * btoi(io.NodeVocab > 0), NodeFloat: io.NodeFloat,
+		EdgeCat: io.EdgeVocab > 0, EdgeFloat: io.EdgeFloat,
+		SP: io.SPRows > 0 && !io.SPLinear, SPLinear: io.SPLinear, CLS: io.Readout == ReadoutCLS, Root: io.Readout == ReadoutRoot,
+		AdjDim: io.AdjDim, LapQ: io.LapQ, Loss: io.Loss, Classes: io.Out * btoi(io.Loss != LossL1),
+	}
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// NodeParams is the parameter count of the node input layer for width d.
+func (io IO) NodeParams(d int) int {
+	p := io.nodeCols() * io.NodeVocab * d
+	if io.NodeFloat > 0 {
+		p = (io.NodeFloat + 1) * d
+	}
+	if io.LapQ > 0 {
+		p += (io.LapQ + 1) * d
+	}
+	return p
+}
+
+// EdgeParams is the parameter count of the edge input layer (features and encodings).
+func (io IO) EdgeParams(d int) int {
+	p := io.EdgeVocab * d
+	if io.EdgeFloat > 0 {
+		p = (io.EdgeFloat + 1) * d
+	}
+	switch {
+	case io.SPLinear:
+		p += 2 * d
+	default:
+		p += io.SPRows * d
+	}
+	if io.AdjDim > 0 {
+		p += (io.AdjDim + 1) * d
+	}
+	return p
+}
+
+// HeadParams is the parameter count of the MLP readout d → ⌊d/2⌋ → ⌊d/4⌋ → Out (§1.3).
+func (io IO) HeadParams(d int) int {
+	h1, h2 := d/2, d/4
+	return d*h1 + h1 + h1*h2 + h2 + h2*io.Out + io.Out
+}
+
+// NodeInput embeds the node features and adds the Laplacian encoding (REFERENCE §5.6):
+// h⁰ = Σ_c Emb_c(f_c) (or Linear(f)) [+ Linear(q→d)(p)].
+func (b *Builder) NodeInput(in *Inputs, io IO, d int) *gorgonia.Node {
+	var h *gorgonia.Node
+	if io.NodeFloat > 0 {
+		h = b.Linear(b.Input("node_x", in.NodeFloat), "node_lin", io.NodeFloat, d)
+	} else {
+		for c, ids := range in.NodeCat {
+			name := "node_emb"
+			if c > 0 {
+				name = fmt.Sprintf("node_emb%d", c)
+			}
+			x := b.Embedding(ids, name, io.NodeVocab, d)
+			if h == nil {
+				h = x
+			} else {
+				h = b.Add(h, x)
+			}
+		}
+	}
+	if io.InDropout > 0 {
+		h = b.Dropout(h, "in_feat_dropout", io.InDropout)
+	}
+	if io.LapQ > 0 {
+		h = b.Add(h, b.Linear(b.Input("lap", in.Lap), "lap_pe", io.LapQ, d))
+	}
+	return h
+}
+
+// EdgeInput embeds the edge features and adds the edge encodings: e⁰ = Emb(f_e) (or Linear)
+// [+ SP table or Linear(1→d)] [+ Linear(r→d)(adj)]. It returns nil when edges carry no input.
+func (b *Builder) EdgeInput(in *Inputs, io IO, d int) *gorgonia.Node {
+	if !io.HasEdgeInput() {
+		return nil
+	}
+	var e *gorgonia.Node
+	if io.EdgeFloat > 0 {
+		e = b.Linear(b.Input("edge_x", in.EdgeFloat), "edge_lin", io.EdgeFloat, d)
+	} else {
+		e = b.Embedding(in.EdgeCat, "edge_emb", io.EdgeVocab, d)
+	}
+	switch {
+	case io.SPLinear:
+		e = b.Add(e, b.Linear(b.Input("sp", in.SPValue), "sp_pe", 1, d))
+	case io.SPRows > 0:
+		e = b.Add(e, b.Embedding(in.SP, "sp_pe", io.SPRows, d))
+	}
+	if io.AdjDim > 0 {
+		e = b.Add(e, b.Linear(b.Input("adj", in.Adj), "adj_pe", io.AdjDim, d))
+	}
+	return e
+}
+
+// Head reads out the final node states h ([Nodes, d]), applies the MLP readout and the loss.
+func (b *Builder) Head(in *Inputs, io IO, h *gorgonia.Node, d int) (pred, loss *gorgonia.Node) {
+	var x *gorgonia.Node
+	switch io.Readout {
+	case ReadoutCLS:
+		x = b.Gather(h, in.CLS)
+	case ReadoutRoot:
+		x = b.Gather(h, in.Root)
+	case ReadoutNode:
+		x = h
+	default:
+		x = b.ScatterAdd(h, in.NodeGraph, in.B.Graphs)
+	}
+	pred = b.MLPReadout(x, "readout", d, io.Out)
+	if io.Loss == LossL1 {
+		return pred, b.L1(pred, in)
+	}
+	return pred, b.Apply("cross-entropy", func() (*gorgonia.Node, error) { return WeightedCE(pred, in.Labels) })
+}

@@ -1,0 +1,76 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+	"image/png"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/results"
+	"github.com/rewiregnn/rewiregnn/train"
+)
+
+func TestPlots(t *testing.T) {
+	dir := t.TempDir()
+	runs := zincRuns()
+	// learning curves for gcn-adj-cls: metrics.jsonl per run
+	for _, r := range runs {
+		res := r.Result
+		r.Dir = filepath.Join(dir, "runs", fmt.Sprintf("%s-%v-r%d", res.Encoding, res.CLS, res.R), fmt.Sprintf("seed%d", res.Seed))
+		os.MkdirAll(r.Dir, 0o755)
+		f, err := os.Create(filepath.Join(r.Dir, train.MetricsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		enc := json.NewEncoder(f)
+		for ep := 0; ep < 20+int(res.Seed%7); ep++ {
+			enc.Encode(train.Epoch{Epoch: ep, ValLoss: 1 / float64(ep+1) * float64(res.R), ValMetric: res.TestMetric + 1/float64(ep+1)})
+		}
+		f.Close()
+	}
+	groups, err := results.Aggregate(runs, results.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Build("table:zinc", groups, smallZinc(t), map[int]float64{1: 0.141, 2: 0.273})
+	if err != nil {
+		t.Fatal(err)
+	}
+	metric := filepath.Join(dir, "zinc-metric.png")
+	timep := filepath.Join(dir, "zinc-time.png")
+	curves := filepath.Join(dir, "zinc-curves-gcn-adj-cls.png")
+	if err := PlotMetric(tb, metric); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlotTime(tb, timep); err != nil {
+		t.Fatal(err)
+	}
+	var cls []*results.Group
+	for _, g := range groups {
+		if g.Setting() == "gcn-adj-cls" {
+			cls = append(cls, g)
+		}
+	}
+	if err := PlotCurves("zinc", train.MetricMAE, "gcn-adj-cls", cls, curves); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{metric, timep, curves} {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := png.DecodeConfig(f)
+		f.Close()
+		if err != nil || cfg.Width < 300 || cfg.Height < 200 {
+			t.Errorf("%s: %v %dx%d", p, err, cfg.Width, cfg.Height)
+		}
+	}
+	if os.Getenv("REPORT_KEEP_PLOTS") != "" {
+		for _, p := range []string{metric, timep, curves} {
+			b, _ := os.ReadFile(p)
+			os.WriteFile(filepath.Join(os.Getenv("REPORT_KEEP_PLOTS"), filepath.Base(p)), b, 0o644)
+		}
+	}
+}

@@ -1,0 +1,475 @@
+// Package report lays aggregated runs (package results) out like the paper's tables — rows r,
+// columns model-encoding[-cls], a density column — with the paper's published number beside each
+// of ours, as Markdown and LaTeX, and draws the plots (plot.go).
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/paper"
+	"github.com/rewiregnn/rewiregnn/results"
+	"github.com/rewiregnn/rewiregnn/train"
+)
+
+// DatasetTitle is the paper's spelling of a dataset name.
+func DatasetTitle(d string) string {
+	switch d {
+	case "zinc", "aqsol", "mnist", "cluster", "pattern", "cifar10":
+		return strings.ToUpper(d)
+	}
+	return d
+}
+
+// MetricTitle names a metric for captions and axes.
+func MetricTitle(m string) string {
+	switch m {
+	case train.MetricMAE:
+		return "test MAE (lower is better)"
+	case train.MetricAccuracy:
+		return "test accuracy % (higher is better)"
+	case train.MetricWeightedAcc:
+		return "test weighted accuracy % (higher is better)"
+	}
+	return "test " + m
+}
+
+type cell struct {
+	setting string
+	r       int
+}
+
+// Table is one r-sweep table: ours beside the paper's.
+type Table struct {
+	ID      string // table id, e.g. table:zinc
+	Dataset string
+	Metric  string
+	Columns []string // settings: the paper's order, then settings only we ran
+	Rows    []int    // r values
+	Ours    map[cell]*results.Group
+	Paper   *paper.Table // nil when the paper has no such table
+	// Density measured here (e.g. from cmd/stats -json) by r; nil leaves the column out.
+	Density map[int]float64
+	// best marks, per column, the r of our best mean (bold)
+	best map[string]int
+}
+
+// Build assembles the table id from the groups belonging to it and the paper's table (nil if
+// none). density may be nil.
+func Build(id string, groups []*results.Group, pt *paper.Table, density map[int]float64) (*Table, error) {
+	t := &Table{ID: id, Ours: map[cell]*results.Group{}, Paper: pt, Density: density, best: map[string]int{}}
+	cols := map[string]bool{}
+	rows := map[int]bool{}
+	if pt != nil {
+		if pt.RowKey != "r" {
+			return nil, fmt.Errorf("%s: the paper's table has rows by %s, not by r", id, pt.RowKey)
+		}
+		t.Dataset, t.Metric = pt.Dataset, pt.Metric
+		for _, c := range pt.Columns {
+			cols[c] = true
+			t.Columns = append(t.Columns, c)
+		}
+		for _, r := range pt.Rows {
+			rows[r.R] = true
+		}
+	}
+	var extra []string
+	for _, g := range groups {
+		if g.Table != id {
+			continue
+		}
+		if t.Dataset == "" {
+			t.Dataset = g.Dataset
+		} else if g.Dataset != t.Dataset {
+			return nil, fmt.Errorf("%s: runs of datasets %s and %s in one table (%s)", id, t.Dataset, g.Dataset, g.Runs[0].Dir)
+		}
+		if t.Metric == "" {
+			t.Metric = g.Metric
+		} else if g.Metric != t.Metric {
+			return nil, fmt.Errorf("%s: %s has metric %s, the table %s", id, g.Runs[0].Dir, g.Metric, t.Metric)
+		}
+		s := g.Setting()
+		if !cols[s] {
+			cols[s] = true
+			extra = append(extra, s)
+		}
+		rows[g.R] = true
+		t.Ours[cell{s, g.R}] = g
+	}
+	sort.Strings(extra)
+	t.Columns = append(t.Columns, extra...)
+	for r := range rows {
+		t.Rows = append(t.Rows, r)
+	}
+	sort.Ints(t.Rows)
+	for _, c := range t.Columns {
+		bestR, found := 0, false
+		var bestV float64
+		for _, r := range t.Rows {
+			g := t.Ours[cell{c, r}]
+			if g == nil {
+				continue
+			}
+			v := g.Test.Mean
+			if !found || (results.LowerIsBetter(t.Metric) && v < bestV) || (!results.LowerIsBetter(t.Metric) && v > bestV) {
+				bestR, bestV, found = r, v, true
+			}
+		}
+		if found && countOurs(t, c) > 1 {
+			t.best[c] = bestR
+		}
+	}
+	return t, nil
+}
+
+func countOurs(t *Table, col string) int {
+	n := 0
+	for _, r := range t.Rows {
+		if t.Ours[cell{col, r}] != nil {
+			n++
+		}
+	}
+	return n
+}
+
+// Group returns our group of a cell, nil if not run.
+func (t *Table) Group(setting string, r int) *results.Group { return t.Ours[cell{setting, r}] }
+
+// PaperCell returns the paper's cell.
+func (t *Table) PaperCell(setting string, r int) (paper.Cell, bool) {
+	if t.Paper == nil {
+		return paper.Cell{}, false
+	}
+	return t.Paper.Cell(r, setting)
+}
+
+// PaperDensity returns the paper's printed density of row r.
+func (t *Table) PaperDensity(r int) string {
+	if t.Paper == nil {
+		return ""
+	}
+	row, ok := t.Paper.RowR(r)
+	if !ok {
+		return ""
+	}
+	return row.Density
+}
+
+func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+
+// marks are the footnote markers of a group: †k/n when seeds are missing, ‡ when capped.
+func marks(g *results.Group, dagger, ddagger func(string) string) string {
+	var m []string
+	if g.Short() {
+		m = append(m, dagger(fmt.Sprintf("%d/%d", len(g.Seeds), g.Planned)))
+	}
+	if c := g.Capped(); c > 0 {
+		m = append(m, ddagger(fmt.Sprintf("%d", c)))
+	}
+	return strings.Join(m, "")
+}
+
+// Markdown renders the table, a legend and a statistics table of the runs.
+func (t *Table) Markdown() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s: %s, %s\n\n", t.ID, DatasetTitle(t.Dataset), MetricTitle(t.Metric))
+	b.WriteString("Each cell: ours, mean ± population std over seeds (3 decimals), then the paper's value in parentheses. " +
+		"**Bold**: our best r in that column. †k/n: only k of the n planned seeds have finished. " +
+		"‡k: k seeds stopped by the wall-clock cap (max_time). –: not run here / not in the paper.")
+	if t.Paper != nil && len(t.Paper.ColumnNotes) > 0 {
+		var notes []string
+		for _, c := range t.Columns {
+			if n, ok := t.Paper.ColumnNotes[c]; ok {
+				notes = append(notes, c+": "+n)
+			}
+		}
+		b.WriteString(" Paper's notes (*): " + strings.Join(notes, "; ") + ".")
+	}
+	b.WriteString("\n\n")
+	hasPaperDensity := false
+	for _, r := range t.Rows {
+		if t.PaperDensity(r) != "" {
+			hasPaperDensity = true
+		}
+	}
+	b.WriteString("| r |")
+	align := "|---:|"
+	if hasPaperDensity {
+		b.WriteString(" density (paper) |")
+		align += "---:|"
+	}
+	if t.Density != nil {
+		b.WriteString(" density (ours) |")
+		align += "---:|"
+	}
+	for _, c := range t.Columns {
+		h := c
+		if t.Paper != nil && t.Paper.ColumnNotes[c] != "" {
+			h += "*"
+		}
+		b.WriteString(" " + h + " |")
+		align += "---|"
+	}
+	b.WriteString("\n" + align + "\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(&b, "| %d |", r)
+		if hasPaperDensity {
+			d := t.PaperDensity(r)
+			if d == "" {
+				d = "–"
+			}
+			b.WriteString(" " + d + " |")
+		}
+		if t.Density != nil {
+			if d, ok := t.Density[r]; ok {
+				b.WriteString(" " + f3(d) + " |")
+			} else {
+				b.WriteString(" – |")
+			}
+		}
+		for _, c := range t.Columns {
+			b.WriteString(" " + t.mdCell(c, r) + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("\n")
+	b.WriteString(t.statsMarkdown())
+	return b.String()
+}
+
+func (t *Table) mdCell(c string, r int) string {
+	var s string
+	if g := t.Group(c, r); g != nil {
+		s = f3(g.Test.Mean) + " ± " + f3(g.Test.Std)
+		if br, ok := t.best[c]; ok && br == r {
+			s = "**" + s + "**"
+		}
+		s += marks(g, func(x string) string { return " †" + x }, func(x string) string { return " ‡" + x })
+	} else {
+		s = "–"
+	}
+	if pc, ok := t.PaperCell(c, r); ok {
+		s += " (" + strings.ReplaceAll(pc.String(), "±", " ± ") + ")"
+	}
+	return s
+}
+
+// statsMarkdown is the per-setting run statistics (REFERENCE §7.6: params, epochs, hours,
+// seconds per epoch).
+func (t *Table) statsMarkdown() string {
+	var b strings.Builder
+	b.WriteString("Runs: seeds finished, validation and training metric (final model, eval mode), epochs, seconds per training epoch, total hours (preprocessing included), parameters, device, stop reasons.\n\n")
+	b.WriteString("| setting | r | seeds | val | train | epochs | s/epoch | hours | params | device | stopped by |\n")
+	b.WriteString("|---|---:|---|---|---|---:|---:|---:|---:|---|---|\n")
+	n := 0
+	for _, c := range t.Columns {
+		for _, r := range t.Rows {
+			g := t.Group(c, r)
+			if g == nil {
+				continue
+			}
+			n++
+			var stops []string
+			for _, k := range sortedKeys(g.StoppedBy) {
+				stops = append(stops, fmt.Sprintf("%s %d", k, g.StoppedBy[k]))
+			}
+			fmt.Fprintf(&b, "| %s | %d | %d/%d | %s ± %s | %s ± %s | %.0f | %.2f | %.2f | %d | %s | %s |\n",
+				c, r, len(g.Seeds), g.Planned, f3(g.Val.Mean), f3(g.Val.Std), f3(g.Train.Mean), f3(g.Train.Std),
+				g.Epochs.Mean, g.SecondsPerEpoch.Mean, g.Hours.Mean, g.Params, strings.Join(g.Devices, ","), strings.Join(stops, ", "))
+		}
+	}
+	if n == 0 {
+		return "No runs of this table have finished.\n"
+	}
+	return b.String()
+}
+
+func sortedKeys(m map[string]int) []string {
+	var k []string
+	for s := range m {
+		k = append(k, s)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// texEscape escapes the characters of a column key that LaTeX treats specially.
+func texEscape(s string) string {
+	r := strings.NewReplacer(`\`, `\textbackslash{}`, "_", `\_`, "%", `\%`, "&", `\&`, "#", `\#`, "$", `\$`)
+	return r.Replace(s)
+}
+
+// LaTeX renders the table like the paper's (tabular with a type:/density header row, r=N rows),
+// ours with the paper's value in small type beside it.
+func (t *Table) LaTeX() string {
+	var b strings.Builder
+	hasPaperDensity := false
+	for _, r := range t.Rows {
+		if t.PaperDensity(r) != "" {
+			hasPaperDensity = true
+		}
+	}
+	ncol := 1 + len(t.Columns)
+	if hasPaperDensity {
+		ncol++
+	}
+	if t.Density != nil {
+		ncol++
+	}
+	fmt.Fprintf(&b, "%% %s generated by cmd/tables: ours mean$\\pm$population std over seeds, the paper's value in parentheses.\n", t.ID)
+	b.WriteString("% \\textbf{}: our best r per column; $^{\\dagger k/n}$: k of n planned seeds; $^{\\ddagger k}$: k seeds stopped by max_time.\n")
+	b.WriteString("\\begin{table*}[h]\n")
+	fmt.Fprintf(&b, "\\caption{Increasing $r$ on %s (this reproduction; paper in parentheses): %s.}\n", DatasetTitle(t.Dataset), texEscape(MetricTitle(t.Metric)))
+	b.WriteString("\\begin{center}\n\\begin{adjustbox}{max width=\\textwidth}\n")
+	b.WriteString("\\begin{tabular}{" + strings.TrimSpace(strings.Repeat("l ", ncol)) + "}\n\\hline\n")
+	b.WriteString("type:")
+	if hasPaperDensity {
+		b.WriteString(" & density")
+	}
+	if t.Density != nil {
+		b.WriteString(" & density (ours)")
+	}
+	for _, c := range t.Columns {
+		b.WriteString(" & " + texEscape(c))
+		if t.Paper != nil && t.Paper.ColumnNotes[c] != "" {
+			b.WriteString("*")
+		}
+	}
+	b.WriteString(" \\\\\n\\hline\n")
+	for _, r := range t.Rows {
+		fmt.Fprintf(&b, "r=%d", r)
+		if hasPaperDensity {
+			d := strings.ReplaceAll(t.PaperDensity(r), ">", "$>$")
+			if d == "" {
+				d = "--"
+			}
+			b.WriteString(" & " + d)
+		}
+		if t.Density != nil {
+			if d, ok := t.Density[r]; ok {
+				b.WriteString(" & " + f3(d))
+			} else {
+				b.WriteString(" & --")
+			}
+		}
+		for _, c := range t.Columns {
+			b.WriteString(" & " + t.texCell(c, r))
+		}
+		b.WriteString(" \\\\\n")
+	}
+	b.WriteString("\\hline\n\\end{tabular}\n\\end{adjustbox}\n\\end{center}\n")
+	fmt.Fprintf(&b, "\\label{ours:%s}\n\\end{table*}\n", t.ID)
+	return b.String()
+}
+
+func (t *Table) texCell(c string, r int) string {
+	var s string
+	if g := t.Group(c, r); g != nil {
+		s = f3(g.Test.Mean) + "$\\pm$" + f3(g.Test.Std)
+		if br, ok := t.best[c]; ok && br == r {
+			s = "\\textbf{" + s + "}"
+		}
+		s += marks(g, func(x string) string { return "$^{\\dagger " + x + "}$" }, func(x string) string { return "$^{\\ddagger " + x + "}$" })
+	} else {
+		s = "--"
+	}
+	if pc, ok := t.PaperCell(c, r); ok {
+		p := pc.Text
+		if pc.Mean != "" {
+			p = pc.Mean + "$\\pm$" + pc.Std
+		}
+		s += " {\\scriptsize(" + p + ")}"
+	}
+	return s
+}
+
+// Summary is the paper's table:results with our rows added: per dataset, our value at the
+// setting the paper reports as its best ("Ours(100K)") and our best cell.
+type Summary struct {
+	Paper  *paper.Table // table:results
+	Tables *paper.File
+	Groups []*results.Group
+}
+
+// paperChoice finds the setting and r of the paper's table:<dataset> whose printed cell equals
+// the Ours(100K) cell of table:results.
+func paperChoice(f *paper.File, dataset string, ours paper.Cell) (string, int, bool) {
+	t, ok := f.TableForDataset(dataset)
+	if !ok || ours.Mean == "" {
+		return "", 0, false
+	}
+	for _, row := range t.Rows {
+		for _, c := range t.Columns {
+			pc := row.Cells[c]
+			if pc.Mean == ours.Mean && pc.Std == ours.Std {
+				return c, row.R, true
+			}
+		}
+	}
+	return "", 0, false
+}
+
+// Markdown renders the summary.
+func (s *Summary) Markdown() string {
+	var b strings.Builder
+	b.WriteString("## table:results: the benchmark table with this reproduction\n\n")
+	b.WriteString("Literature rows and Ours(100K) as printed in the paper; \"here, paper's setting\" is our result at the setting the paper's Ours(100K) comes from; \"here, best\" is our best finished cell (setting, r). Marks as in the per-dataset tables.\n\n")
+	b.WriteString("| method |")
+	for _, c := range s.Paper.Columns {
+		b.WriteString(" " + DatasetTitle(c) + " |")
+	}
+	b.WriteString("\n|---|" + strings.Repeat("---|", len(s.Paper.Columns)) + "\n")
+	var oursPaper *paper.Row
+	for i, row := range s.Paper.Rows {
+		if strings.HasPrefix(row.Label, "Ours") {
+			oursPaper = &s.Paper.Rows[i]
+		}
+		b.WriteString("| " + row.Label + " (paper) |")
+		for _, c := range s.Paper.Columns {
+			b.WriteString(" " + strings.ReplaceAll(row.Cells[c].String(), "±", " ± ") + " |")
+		}
+		b.WriteString("\n")
+	}
+	b.WriteString("| here, paper's setting |")
+	for _, c := range s.Paper.Columns {
+		txt := "–"
+		if oursPaper != nil {
+			if set, r, ok := paperChoice(s.Tables, c, oursPaper.Cells[c]); ok {
+				txt = fmt.Sprintf("– (%s r=%d)", set, r)
+				for _, g := range s.Groups {
+					if g.Dataset == c && g.Table == "table:"+c && g.Setting() == set && g.R == r {
+						txt = fmt.Sprintf("%s ± %s%s (%s r=%d)", f3(g.Test.Mean), f3(g.Test.Std), mdMarks(g), set, r)
+					}
+				}
+			}
+		}
+		b.WriteString(" " + txt + " |")
+	}
+	b.WriteString("\n| here, best |")
+	for _, c := range s.Paper.Columns {
+		var best *results.Group
+		for _, g := range s.Groups {
+			if g.Dataset != c || g.Table != "table:"+c || math.IsNaN(g.Test.Mean) {
+				continue
+			}
+			if best == nil || (results.LowerIsBetter(g.Metric) && g.Test.Mean < best.Test.Mean) ||
+				(!results.LowerIsBetter(g.Metric) && g.Test.Mean > best.Test.Mean) {
+				best = g
+			}
+		}
+		if best == nil {
+			b.WriteString(" – |")
+		} else {
+			fmt.Fprintf(&b, " %s ± %s%s (%s r=%d) |", f3(best.Test.Mean), f3(best.Test.Std), mdMarks(best), best.Setting(), best.R)
+		}
+	}
+	b.WriteString("\n")
+	return b.String()
+}
+
+func mdMarks(g *results.Group) string {
+	return marks(g, func(x string) string { return " †" + x }, func(x string) string { return " ‡" + x })
+}

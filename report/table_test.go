@@ -1,0 +1,143 @@
+package report
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/paper"
+	"github.com/rewiregnn/rewiregnn/results"
+	"github.com/rewiregnn/rewiregnn/train"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files")
+
+// zincRuns is a small synthetic result set of table:zinc.
+func zincRuns() []*results.Run {
+	var runs []*results.Run
+	add := func(model, enc string, cls bool, r int, stop string, seedsTests map[int64]float64) {
+		for seed, v := range seedsTests {
+			res := &train.Result{Name: "zinc-" + model + "-" + enc, Dataset: "zinc", Model: model, Encoding: enc,
+				CLS: cls, R: r, Seed: seed, Metric: train.MetricMAE, TestMetric: v, ValMetric: v + 0.02,
+				TrainMetric: v / 2, Epochs: 200, SecondsPerEpoch: 1.5 * float64(r), TotalSeconds: 7200,
+				Params: 101000, Device: "cuda", StoppedBy: train.StopMinLR}
+			if stop != "" && seed == 41 {
+				res.StoppedBy = stop
+			}
+			runs = append(runs, &results.Run{Dir: filepath.Join("runs", res.Name, "r", string(rune('0'+r)), "seed"), Result: res})
+		}
+	}
+	four := func(a, b, c, d float64) map[int64]float64 { return map[int64]float64{41: a, 95: b, 12: c, 35: d} }
+	add("gatedgcn", "adj", true, 1, "", four(0.28, 0.29, 0.30, 0.27)) // mean .285, std .01118
+	add("gatedgcn", "adj", true, 2, "", four(0.20, 0.20, 0.19, 0.21)) // .200, .00707
+	add("gatedgcn", "adj", false, 1, train.StopMaxTime, four(0.33, 0.33, 0.33, 0.33))
+	add("transformer", "adj", false, 2, "", map[int64]float64{41: 0.30, 95: 0.28}) // 2 of 4 seeds
+	add("gatedgcn", "none", false, 1, "", four(0.6, 0.6, 0.6, 0.6))                // a setting the paper lacks
+	return runs
+}
+
+// smallZinc is the paper's table:zinc cut to three columns and r = 1..3.
+func smallZinc(t *testing.T) *paper.Table {
+	f, err := paper.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	full, _ := f.Table("table:zinc")
+	pt := *full
+	pt.Columns = []string{"trans-adj", "gcn-adj", "gcn-adj-cls"}
+	pt.Rows = nil
+	for _, r := range full.Rows[:3] {
+		row := paper.Row{Label: r.Label, R: r.R, Density: r.Density, Cells: map[string]paper.Cell{}}
+		for _, c := range pt.Columns {
+			row.Cells[c] = r.Cells[c]
+		}
+		pt.Rows = append(pt.Rows, row)
+	}
+	return &pt
+}
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	p := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(p, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatalf("%v (go test ./report -update writes it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file (go test ./report -update rewrites it); got:\n%s", p, got)
+	}
+}
+
+func TestZincMarkdownGolden(t *testing.T) {
+	groups, err := results.Aggregate(zincRuns(), results.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Build("table:zinc", groups, smallZinc(t), map[int]float64{1: 0.141, 2: 0.273})
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := tb.Markdown()
+	golden(t, "zinc.md", md)
+	// the hand-computed cells, independent of the golden file
+	for _, want := range []string{
+		"**0.200 ± 0.007** (0.198 ± 0.011)",  // gcn-adj-cls r=2: pop std of .20 .20 .19 .21 = .00707
+		"0.285 ± 0.011 (0.287 ± 0.010)",      // gcn-adj-cls r=1: pop std .01118
+		"0.330 ± 0.000 ‡1 (0.329 ± 0.023)",   // gcn-adj r=1, one seed capped
+		"0.290 ± 0.010 †2/4 (0.297 ± 0.019)", // alone in its column: not bold
+		"| 3 | .40 | – | – (0.233 ± 0.010) |",
+		"| gcn-none |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q", want)
+		}
+	}
+	tex := tb.LaTeX()
+	golden(t, "zinc.tex", tex)
+	if !strings.Contains(tex, `\textbf{0.200$\pm$0.007} {\scriptsize(0.198$\pm$0.011)}`) ||
+		!strings.Contains(tex, `0.290$\pm$0.010$^{\dagger 2/4}$`) {
+		t.Errorf("latex cells wrong:\n%s", tex)
+	}
+}
+
+func TestBuildRejectsMixedMetrics(t *testing.T) {
+	runs := zincRuns()
+	runs[0].Result.Metric = train.MetricAccuracy
+	runs[0].Result.Encoding = "lp"
+	groups, err := results.Aggregate(runs, results.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Build("table:zinc", groups, nil, nil); err == nil || !strings.Contains(err.Error(), "metric") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestSummaryFindsPaperSetting(t *testing.T) {
+	f, err := paper.Load()
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, _ := f.Table("table:results")
+	for ds, want := range map[string]string{"pattern": "gcn-short 2", "cluster": "gcn-lp 3", "mnist": "gcn-adj-cls 2",
+		"cifar10": "gcn-lp-cls 1", "zinc": "gcn-adj-cls 4", "aqsol": "gcn-adj-cls 1"} {
+		ours := res.Rows[len(res.Rows)-1].Cells[ds]
+		s, r, ok := paperChoice(f, ds, ours)
+		if !ok || s+" "+string(rune('0'+r)) != want {
+			t.Errorf("%s: %s %d %v, want %s (REFERENCE §8)", ds, s, r, ok, want)
+		}
+	}
+	groups, _ := results.Aggregate(zincRuns(), results.Options{})
+	md := (&Summary{Paper: res, Tables: f, Groups: groups}).Markdown()
+	if !strings.Contains(md, "| here, best |") || !strings.Contains(md, "0.200 ± 0.007 (gcn-adj-cls r=2)") ||
+		!strings.Contains(md, "– (gcn-adj-cls r=4)") {
+		t.Errorf("summary:\n%s", md)
+	}
+}

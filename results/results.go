@@ -1,0 +1,329 @@
+// Package results reads finished run directories (<out>/<run name>/seed<seed>/, see package
+// train) with verification, and aggregates them over seeds into the cells of a paper table:
+// mean ± population standard deviation (ddof = 0, REFERENCE §7.6).
+package results
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/train"
+)
+
+// ReadResult reads and verifies a result.json: it must parse as a train.Result with no unknown
+// keys and carry the fields a table needs. Errors name the file and the key.
+func ReadResult(path string) (*train.Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(strings.NewReader(string(b)))
+	dec.DisallowUnknownFields()
+	var r train.Result
+	if err := dec.Decode(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("%s: data after the JSON object", path)
+	}
+	if err := Check(&r); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return &r, nil
+}
+
+// Check verifies the fields of a result that reports rely on.
+func Check(r *train.Result) error {
+	switch {
+	case r.Name == "":
+		return errors.New(`key "name" is missing or empty`)
+	case r.Dataset == "":
+		return errors.New(`key "dataset" is missing or empty`)
+	case r.Model == "":
+		return errors.New(`key "model" is missing or empty`)
+	case r.R < 1:
+		return fmt.Errorf(`key "r" is %d, want ≥ 1`, r.R)
+	case r.Epochs < 1:
+		return fmt.Errorf(`key "epochs" is %d, want ≥ 1`, r.Epochs)
+	}
+	if !KnownMetric(r.Metric) {
+		return fmt.Errorf(`key "metric" is %q, want %s, %s or %s`, r.Metric, train.MetricMAE, train.MetricAccuracy, train.MetricWeightedAcc)
+	}
+	switch r.StoppedBy {
+	case train.StopMinLR, train.StopMaxTime, train.StopMaxEpochs, train.StopNaN, train.StopSignal:
+	default:
+		return fmt.Errorf(`key "stopped_by" is %q, want one of min_lr, max_time, max_epochs, nan, signal`, r.StoppedBy)
+	}
+	return nil
+}
+
+// KnownMetric reports whether m is one of the train.Metric* names.
+func KnownMetric(m string) bool {
+	return m == train.MetricMAE || m == train.MetricAccuracy || m == train.MetricWeightedAcc
+}
+
+// LowerIsBetter reports whether smaller values of the metric are better (MAE).
+func LowerIsBetter(metric string) bool { return metric == train.MetricMAE }
+
+// ReadMetrics reads metrics.jsonl (one train.Epoch per line); errors name the line.
+func ReadMetrics(path string) ([]train.Epoch, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var out []train.Epoch
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<16), 1<<24)
+	line := 0
+	for sc.Scan() {
+		line++
+		s := strings.TrimSpace(sc.Text())
+		if s == "" {
+			continue
+		}
+		var e train.Epoch
+		dec := json.NewDecoder(strings.NewReader(s))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&e); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
+		out = append(out, e)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return out, nil
+}
+
+// Run is one finished run directory.
+type Run struct {
+	Dir    string
+	Result *train.Result
+}
+
+// Epochs reads the run's metrics.jsonl; a missing file gives no epochs and no error.
+func (r *Run) Epochs() ([]train.Epoch, error) {
+	e, err := ReadMetrics(filepath.Join(r.Dir, train.MetricsFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return e, err
+}
+
+// Scan finds every result.json under root and reads it. A result.json that does not verify is an
+// error (named), not skipped: a table must not silently lose a seed.
+func Scan(root string) ([]*Run, error) {
+	if _, err := os.Stat(root); err != nil {
+		return nil, err
+	}
+	var runs []*Run
+	var errs []error
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && path != root && strings.HasPrefix(d.Name(), ".") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || d.Name() != train.ResultFile {
+			return nil
+		}
+		res, err := ReadResult(path)
+		if err != nil {
+			errs = append(errs, err)
+			return nil
+		}
+		runs = append(runs, &Run{Dir: filepath.Dir(path), Result: res})
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	sort.Slice(runs, func(i, j int) bool { return runs[i].Dir < runs[j].Dir })
+	return runs, nil
+}
+
+// ModelKey is the paper's short model name: gcn, mon, trans.
+func ModelKey(model string) string {
+	switch strings.ToLower(model) {
+	case "gatedgcn", "gcn":
+		return "gcn"
+	case "monet", "mon":
+		return "mon"
+	case "transformer", "trans":
+		return "trans"
+	}
+	return strings.ToLower(model)
+}
+
+// Setting is the paper's column key of a run: model-encoding[-cls], e.g. gcn-adj-cls.
+func Setting(model, encoding string, cls bool) string {
+	s := ModelKey(model) + "-" + encoding
+	if cls {
+		s += "-cls"
+	}
+	return s
+}
+
+// Key identifies a table cell: the runs of one configuration over seeds.
+type Key struct {
+	Table    string `json:"table"` // table id, e.g. table:zinc
+	Dataset  string `json:"dataset"`
+	Model    string `json:"model"` // as in the result (gatedgcn, …)
+	Encoding string `json:"encoding"`
+	CLS      bool   `json:"cls"`
+	R        int    `json:"r"`
+}
+
+// Setting is the key's column name.
+func (k Key) Setting() string { return Setting(k.Model, k.Encoding, k.CLS) }
+
+// Stat is a mean and population standard deviation.
+type Stat struct {
+	Mean float64 `json:"mean"`
+	Std  float64 `json:"std"`
+	N    int     `json:"n"`
+}
+
+// MeanStd returns the mean and the population standard deviation (ddof = 0) of xs.
+func MeanStd(xs []float64) Stat {
+	if len(xs) == 0 {
+		return Stat{Mean: math.NaN(), Std: math.NaN()}
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	m := s / float64(len(xs))
+	var v float64
+	for _, x := range xs {
+		v += (x - m) * (x - m)
+	}
+	return Stat{Mean: m, Std: math.Sqrt(v / float64(len(xs))), N: len(xs)}
+}
+
+// Group is one aggregated cell.
+type Group struct {
+	Key
+	Name    string  `json:"name"`   // run name (from the results)
+	Metric  string  `json:"metric"` // mae | accuracy | weighted_accuracy
+	Seeds   []int64 `json:"seeds"`  // sorted
+	Planned int     `json:"planned"`
+	Runs    []*Run  `json:"-"`
+
+	Test            Stat           `json:"test"`
+	Val             Stat           `json:"val"`
+	Train           Stat           `json:"train"`
+	SecondsPerEpoch Stat           `json:"seconds_per_epoch"`
+	Epochs          Stat           `json:"epochs"`
+	Hours           Stat           `json:"hours"`
+	Params          int            `json:"params"`
+	Devices         []string       `json:"devices"`
+	StoppedBy       map[string]int `json:"stopped_by"`
+}
+
+// Capped is the number of runs stopped by the wall-clock cap.
+func (g *Group) Capped() int { return g.StoppedBy[train.StopMaxTime] }
+
+// Short reports whether fewer seeds finished than were planned.
+func (g *Group) Short() bool { return len(g.Seeds) < g.Planned }
+
+// Options of Aggregate.
+type Options struct {
+	// TableOf names the table a run belongs to; nil uses "table:<dataset>".
+	TableOf func(*Run) string
+	// Planned is the number of seeds planned for a key (e.g. from the grid); nil uses
+	// DefaultPlanned.
+	Planned func(Key) int
+	// DefaultPlanned is used without Planned, 4 (the paper's seeds) when 0.
+	DefaultPlanned int
+}
+
+// Aggregate groups runs by Key and computes each group's statistics. Two runs of one key with
+// the same seed (two copies of a run) are an error naming both folders. Groups come sorted by
+// table, setting and r.
+func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
+	if opt.DefaultPlanned == 0 {
+		opt.DefaultPlanned = 4
+	}
+	byKey := map[Key]*Group{}
+	seedDir := map[Key]map[int64]string{}
+	for _, r := range runs {
+		res := r.Result
+		k := Key{Dataset: res.Dataset, Model: res.Model, Encoding: res.Encoding, CLS: res.CLS, R: res.R}
+		if opt.TableOf != nil {
+			k.Table = opt.TableOf(r)
+		} else {
+			k.Table = "table:" + res.Dataset
+		}
+		g := byKey[k]
+		if g == nil {
+			g = &Group{Key: k, Name: res.Name, Metric: res.Metric, StoppedBy: map[string]int{}}
+			byKey[k] = g
+			seedDir[k] = map[int64]string{}
+		}
+		if g.Metric != res.Metric {
+			return nil, fmt.Errorf("%s: metric %q, but %s has %q for the same setting", r.Dir, res.Metric, g.Runs[0].Dir, g.Metric)
+		}
+		if d, dup := seedDir[k][res.Seed]; dup {
+			return nil, fmt.Errorf("seed %d of %s r=%d (%s) appears twice: %s and %s", res.Seed, k.Setting(), k.R, k.Dataset, d, r.Dir)
+		}
+		seedDir[k][res.Seed] = r.Dir
+		g.Runs = append(g.Runs, r)
+	}
+	var out []*Group
+	for k, g := range byKey {
+		sort.Slice(g.Runs, func(i, j int) bool { return g.Runs[i].Result.Seed < g.Runs[j].Result.Seed })
+		var test, val, tr, spe, ep, hrs []float64
+		devs := map[string]bool{}
+		for _, r := range g.Runs {
+			res := r.Result
+			g.Seeds = append(g.Seeds, res.Seed)
+			test = append(test, res.TestMetric)
+			val = append(val, res.ValMetric)
+			tr = append(tr, res.TrainMetric)
+			spe = append(spe, res.SecondsPerEpoch)
+			ep = append(ep, float64(res.Epochs))
+			hrs = append(hrs, res.TotalSeconds/3600)
+			g.StoppedBy[res.StoppedBy]++
+			if res.Params > g.Params {
+				g.Params = res.Params
+			}
+			devs[res.Device] = true
+		}
+		for d := range devs {
+			g.Devices = append(g.Devices, d)
+		}
+		sort.Strings(g.Devices)
+		g.Test, g.Val, g.Train = MeanStd(test), MeanStd(val), MeanStd(tr)
+		g.SecondsPerEpoch, g.Epochs, g.Hours = MeanStd(spe), MeanStd(ep), MeanStd(hrs)
+		g.Planned = opt.DefaultPlanned
+		if opt.Planned != nil {
+			g.Planned = opt.Planned(k)
+		}
+		out = append(out, g)
+	}
+	sort.Slice(out, func(i, j int) bool {
+		a, b := out[i].Key, out[j].Key
+		if a.Table != b.Table {
+			return a.Table < b.Table
+		}
+		if a.Setting() != b.Setting() {
+			return a.Setting() < b.Setting()
+		}
+		return a.R < b.R
+	})
+	return out, nil
+}

@@ -1,0 +1,186 @@
+package results
+
+import (
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/train"
+)
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func result(name string, seed int64, test float64) *train.Result {
+	return &train.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", CLS: true, R: 4,
+		Seed: seed, Metric: train.MetricMAE, TestMetric: test, ValMetric: test + 0.01, TrainMetric: test / 2,
+		Epochs: 100 + int(seed), SecondsPerEpoch: float64(seed), TotalSeconds: 3600, Params: 100000,
+		Device: "cpu", StoppedBy: train.StopMinLR}
+}
+
+func TestMeanStdPopulation(t *testing.T) {
+	cases := []struct {
+		xs        []float64
+		mean, std float64
+	}{
+		{[]float64{0.1, 0.2, 0.3, 0.4}, 0.25, math.Sqrt(0.0125)}, // deviations ±.15, ±.05: (2·.0225+2·.0025)/4
+		{[]float64{2, 4, 4, 4, 5, 5, 7, 9}, 5, 2},                // the textbook population example
+		{[]float64{1.5}, 1.5, 0},
+		{[]float64{70, 80}, 75, 5},
+	}
+	for _, c := range cases {
+		s := MeanStd(c.xs)
+		if math.Abs(s.Mean-c.mean) > 1e-12 || math.Abs(s.Std-c.std) > 1e-12 || s.N != len(c.xs) {
+			t.Errorf("MeanStd(%v) = %+v, want mean %v std %v", c.xs, s, c.mean, c.std)
+		}
+	}
+	if s := MeanStd(nil); !math.IsNaN(s.Mean) || s.N != 0 {
+		t.Errorf("empty: %+v", s)
+	}
+}
+
+func TestScanAndAggregate(t *testing.T) {
+	root := t.TempDir()
+	name := "zinc-gatedgcn-adj-cls-r4"
+	for i, seed := range []int64{41, 95, 12, 35} {
+		r := result(name, seed, []float64{0.1, 0.2, 0.3, 0.4}[i])
+		if seed == 12 {
+			r.StoppedBy = train.StopMaxTime
+		}
+		writeJSON(t, filepath.Join(root, name, "seed"+itoa(seed), train.ResultFile), r)
+	}
+	// a second setting with two of four seeds
+	for _, seed := range []int64{41, 95} {
+		r := result("zinc-gatedgcn-adj-r1", seed, 0.3)
+		r.CLS, r.R = false, 1
+		writeJSON(t, filepath.Join(root, "zinc-gatedgcn-adj-r1", "seed"+itoa(seed), train.ResultFile), r)
+	}
+	// an unfinished run (no result.json) is not a run
+	os.MkdirAll(filepath.Join(root, "zinc-gatedgcn-adj-r2", "seed41"), 0o755)
+	runs, err := Scan(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 6 {
+		t.Fatalf("%d runs, want 6", len(runs))
+	}
+	groups, err := Aggregate(runs, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(groups) != 2 {
+		t.Fatalf("%d groups", len(groups))
+	}
+	g := groups[1] // gcn-adj-cls sorts after gcn-adj
+	if g.Setting() != "gcn-adj-cls" || g.R != 4 || g.Table != "table:zinc" {
+		t.Fatalf("group %+v", g.Key)
+	}
+	if math.Abs(g.Test.Mean-0.25) > 1e-12 || math.Abs(g.Test.Std-math.Sqrt(0.0125)) > 1e-12 {
+		t.Errorf("test %+v", g.Test)
+	}
+	if math.Abs(g.Val.Mean-0.26) > 1e-12 {
+		t.Errorf("val %+v", g.Val)
+	}
+	// seconds per epoch = seed: 41, 95, 12, 35 → mean 45.75
+	if math.Abs(g.SecondsPerEpoch.Mean-45.75) > 1e-12 {
+		t.Errorf("s/epoch %+v", g.SecondsPerEpoch)
+	}
+	if g.Capped() != 1 || g.Short() || g.Planned != 4 {
+		t.Errorf("capped %d short %v planned %d", g.Capped(), g.Short(), g.Planned)
+	}
+	if want := []int64{12, 35, 41, 95}; !equal(g.Seeds, want) {
+		t.Errorf("seeds %v", g.Seeds)
+	}
+	if h := groups[0]; !h.Short() || len(h.Seeds) != 2 || h.Test.Std != 0 {
+		t.Errorf("short group %+v", h)
+	}
+}
+
+func TestAggregateDuplicateSeed(t *testing.T) {
+	a := &Run{Dir: "a/seed41", Result: result("x", 41, 1)}
+	b := &Run{Dir: "b/seed41", Result: result("x", 41, 2)}
+	_, err := Aggregate([]*Run{a, b}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "a/seed41") || !strings.Contains(err.Error(), "b/seed41") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestReadResultErrors(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "result.json")
+	cases := []struct {
+		body string
+		want string
+	}{
+		{`{"name":"x"`, "unexpected EOF"},
+		{`{"name":"x","bogus":1}`, `unknown field "bogus"`},
+		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mse","stopped_by":"min_lr"}`, `"metric" is "mse"`},
+		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":0,"metric":"mae","stopped_by":"min_lr"}`, `"epochs" is 0`},
+		{`{"dataset":"zinc"}`, `"name" is missing`},
+		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"tired"}`, `"stopped_by" is "tired"`},
+	}
+	for _, c := range cases {
+		os.WriteFile(p, []byte(c.body), 0o644)
+		_, err := ReadResult(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: got %v, want an error naming the file and %q", c.body, err, c.want)
+		}
+	}
+	// Scan reports the bad file instead of skipping it
+	if _, err := Scan(dir); err == nil || !strings.Contains(err.Error(), p) {
+		t.Errorf("Scan: %v", err)
+	}
+}
+
+func TestReadMetrics(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "metrics.jsonl")
+	os.WriteFile(p, []byte(`{"epoch":0,"lr":0.001,"val_loss":1}`+"\n"+`{"epoch":1,"lr":0.001,"val_loss":0.5}`+"\n"), 0o644)
+	e, err := ReadMetrics(p)
+	if err != nil || len(e) != 2 || e[1].ValLoss != 0.5 {
+		t.Fatalf("%v %+v", err, e)
+	}
+	os.WriteFile(p, []byte(`{"epoch":0}`+"\n"+`{"epoch":1,`+"\n"), 0o644)
+	if _, err := ReadMetrics(p); err == nil || !strings.Contains(err.Error(), p+":2:") {
+		t.Errorf("got %v, want the line named", err)
+	}
+}
+
+func TestSetting(t *testing.T) {
+	for _, c := range []struct {
+		m, e string
+		cls  bool
+		want string
+	}{{"gatedgcn", "adj", false, "gcn-adj"}, {"monet", "lp", true, "mon-lp-cls"}, {"transformer", "short", false, "trans-short"}} {
+		if got := Setting(c.m, c.e, c.cls); got != c.want {
+			t.Errorf("%v: %s", c, got)
+		}
+	}
+}
+
+func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
+
+func equal(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}

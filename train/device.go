@@ -1,0 +1,137 @@
+package train
+
+import (
+	"fmt"
+	"runtime"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/nn"
+)
+
+// stepper is what the training loop trains and evaluates through: the CPU trainer, or the
+// GPU executor on the same nets.
+type stepper interface {
+	StepPred(bt *data.Batch) (float64, []float64, error)
+	Eval(bt *data.Batch) (float64, []float64, error)
+	// Sync brings the parameters, optimiser moments and running statistics to the host
+	// (before a checkpoint or the result).
+	Sync() error
+}
+
+// cpuStepper is the CPU trainer, whose state lives on the host.
+type cpuStepper struct{ *nn.Trainer }
+
+func (cpuStepper) Sync() error { return nil }
+
+// probeGPU opens the GPU for cuda and auto runs; tests replace it.
+var probeGPU gpu.Prober = gpu.ProbeCUDA
+
+// chooseDevice resolves the config's device before the data is loaded, so that -device cuda
+// without a GPU fails at once.
+func (r *run) chooseDevice() error {
+	ch, err := gpu.Choose(r.cfg.Device, probeGPU)
+	if err != nil {
+		return err
+	}
+	r.choice = ch
+	return nil
+}
+
+// attachDevice puts the built (and possibly restored) trainer on the chosen device.
+func (r *run) attachDevice() error {
+	if r.choice.Backend == nil {
+		r.step = cpuStepper{r.tr}
+		return nil
+	}
+	g, err := gpu.NewTrainer(r.tr, r.choice.Backend)
+	if err != nil {
+		return fmt.Errorf("%s: %w", r.choice.Note, err)
+	}
+	r.gpu, r.step = g, g
+	return nil
+}
+
+// trainStep trains on batch b of the epoch's nb. On the CPU it assembles the batch and steps;
+// on the GPU it launches the step, then assembles batch b+1 of the same epoch (drawing its
+// Laplacian signs) and queues its upload while the device runs, then waits for the results.
+// Errors are those of the loop: a batch's as they are, a step's with the epoch and batch.
+func (r *run) trainStep(b, nb int) (*data.Batch, float64, []float64, error) {
+	if r.gpu == nil {
+		bt, err := r.trainBatch(b)
+		if err != nil {
+			return nil, 0, nil, err
+		}
+		loss, pred, err := r.step.StepPred(bt)
+		if err != nil {
+			return nil, 0, nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
+		}
+		return bt, loss, pred, nil
+	}
+	bt := r.ahead.bt
+	if bt == nil || r.ahead.b != b {
+		if err := r.dropAhead(); err != nil {
+			return nil, 0, nil, err
+		}
+		var err error
+		if bt, err = r.trainBatch(b); err != nil {
+			return nil, 0, nil, err
+		}
+	}
+	r.ahead = ahead{}
+	if err := r.gpu.Launch(bt); err != nil {
+		return nil, 0, nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
+	}
+	if b+1 < nb {
+		if rng, err := r.pcg.MarshalBinary(); err == nil {
+			if next, err := r.trainBatch(b + 1); err == nil && r.gpu.Stage(next) == nil {
+				r.ahead = ahead{bt: next, b: b + 1, rng: rng}
+			} else if err := r.pcg.UnmarshalBinary(rng); err != nil { // assembled again in turn, reporting its error then
+				return nil, 0, nil, err
+			}
+		}
+	}
+	loss, pred, err := r.gpu.Wait()
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
+	}
+	return bt, loss, pred, nil
+}
+
+// ahead is a training batch assembled (and staged on the GPU) before its turn, with the
+// generator's state from before its Laplacian signs were drawn.
+type ahead struct {
+	bt  *data.Batch
+	b   int
+	rng []byte
+}
+
+// dropAhead forgets a batch assembled ahead and puts the generator back to before it, so that
+// a checkpoint taken now resumes exactly as an uninterrupted run continues.
+func (r *run) dropAhead() error {
+	if r.ahead.rng != nil {
+		if err := r.pcg.UnmarshalBinary(r.ahead.rng); err != nil {
+			return fmt.Errorf("generator state: %w", err)
+		}
+	}
+	r.ahead = ahead{}
+	return nil
+}
+
+// deviceName is the device as result.json records it.
+func (r *run) deviceName() string {
+	if r.choice.Backend == nil {
+		return fmt.Sprintf("cpu (%d threads)", runtime.GOMAXPROCS(0))
+	}
+	return r.choice.Backend.String()
+}
+
+// closeDevice frees the GPU trainer and releases the device.
+func (r *run) closeDevice() {
+	if r.gpu != nil {
+		r.gpu.Close()
+	}
+	if c, ok := r.choice.Backend.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}

@@ -1,0 +1,149 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/internal/gpusim"
+	"github.com/rewiregnn/rewiregnn/nn"
+)
+
+// withProbe makes cuda and auto runs of the test find the given device (or error).
+func withProbe(t *testing.T, p gpu.Prober) {
+	t.Helper()
+	old := probeGPU
+	probeGPU = p
+	t.Cleanup(func() { probeGPU = old })
+}
+
+func simulated() (gpu.Backend, error) { return gpusim.New(), nil }
+
+// TestDeviceSelection: -device cuda without a GPU fails before any data is loaded, naming what
+// was probed; auto falls back to the CPU and says so; cuda on a (simulated) GPU records the
+// device in result.json.
+func TestDeviceSelection(t *testing.T) {
+	none := &cuda.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cuda.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
+	withProbe(t, func() (gpu.Backend, error) { return nil, none })
+	c := nm2(t, "train.max_epochs=1", "device=cuda", "dataset.name=zinc", "dataset.dir=/nonexistent")
+	_, err := trainRun(t, c, 41, false, nil)
+	if err == nil || !strings.Contains(err.Error(), "device cuda: no usable GPU") || !strings.Contains(err.Error(), "/usr/lib64/libcuda.so.1: not found") {
+		t.Fatalf("device cuda without a GPU: %v", err)
+	}
+
+	c = nm2(t, "train.max_epochs=1", "device=auto")
+	var log bytes.Buffer
+	res, err := Train(context.Background(), Options{Run: c, Seed: 41, Dir: c.Dir(41), Workers: 1, Log: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "device auto: no usable GPU") || !strings.HasPrefix(res.Device, "cpu") {
+		t.Fatalf("device auto without a GPU: device %q, log:\n%s", res.Device, log.String())
+	}
+
+	withProbe(t, simulated)
+	c = nm2(t, "train.max_epochs=1", "device=cuda")
+	if res, err = trainRun(t, c, 41, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(res.Device, "simulated GPU") {
+		t.Fatalf("device cuda on the simulated GPU: result.json says %q", res.Device)
+	}
+}
+
+// TestDeviceRunTracksCPU trains NeighborsMatch for a few epochs on the CPU and through the
+// GPU executor (on the simulated device): every epoch's losses and metrics agree closely.
+func TestDeviceRunTracksCPU(t *testing.T) {
+	withProbe(t, simulated)
+	runTracksCPU(t, 1e-3)
+}
+
+// TestGPURunTracksCPU is TestDeviceRunTracksCPU on the GPU; it skips where none is found
+// (REWIREGNN_REQUIRE_GPU=1 makes that a failure).
+func TestGPURunTracksCPU(t *testing.T) {
+	b, err := gpu.ProbeCUDA()
+	if err != nil {
+		if cuda.ErrNoDevice(err) && os.Getenv("REWIREGNN_REQUIRE_GPU") != "1" {
+			first, _, _ := strings.Cut(err.Error(), "\n")
+			t.Skipf("no GPU found, skipped (the same run was checked on the simulated device): %s", first)
+		}
+		t.Fatalf("GPU set-up failed: %v", err)
+	}
+	b.(*gpu.CUDA).Close()
+	withProbe(t, gpu.ProbeCUDA)
+	runTracksCPU(t, 5e-3)
+}
+
+// runTracksCPU trains the same run on the CPU and with device=cuda and compares every epoch.
+func runTracksCPU(t *testing.T, rel float64) {
+	sets := []string{"train.batch_size=16", "train.max_epochs=4", "model.dropout=0.1"}
+	cpuRun, devRun := nm2(t, append(sets, "device=cpu")...), nm2(t, append(sets, "device=cuda")...)
+	if _, err := trainRun(t, cpuRun, 35, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := trainRun(t, devRun, 35, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	ec, err := ReadMetrics(filepath.Join(cpuRun.Dir(35), MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ed, err := ReadMetrics(filepath.Join(devRun.Dir(35), MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ec) != len(ed) {
+		t.Fatalf("%d epochs on the CPU, %d on the device", len(ec), len(ed))
+	}
+	for i := range ec {
+		c, d := ec[i], ed[i]
+		t.Logf("epoch %d: train loss %.6f / %.6f, val loss %.6f / %.6f, test %s %.2f / %.2f (CPU / device)",
+			i, c.TrainLoss, d.TrainLoss, c.ValLoss, d.ValLoss, MetricAccuracy, c.TestMetric, d.TestMetric)
+		for _, p := range [][2]float64{{c.TrainLoss, d.TrainLoss}, {c.ValLoss, d.ValLoss}} {
+			if math.Abs(p[0]-p[1]) > rel*math.Abs(p[0])+1e-5 {
+				t.Fatalf("epoch %d: losses %v on the CPU, %v on the device", i, p[0], p[1])
+			}
+		}
+		if math.Abs(c.TestMetric-d.TestMetric) > 5 || math.Abs(c.TrainMetric-d.TrainMetric) > 5 {
+			t.Fatalf("epoch %d: accuracies %.2f/%.2f on the CPU, %.2f/%.2f on the device", i, c.TrainMetric, c.TestMetric, d.TrainMetric, d.TestMetric)
+		}
+	}
+}
+
+// TestDeviceResumeIsExact interrupts a run on the (simulated) GPU inside an epoch, resumes it
+// and checks it against an uninterrupted one bit for bit: the checkpoint carries the device's
+// parameters, Adam moments and running statistics.
+func TestDeviceResumeIsExact(t *testing.T) {
+	withProbe(t, simulated)
+	sets := []string{"device=cuda", "train.batch_size=8", "train.max_epochs=4", "dataset.encoding=lp", "dataset.q=3", "model.dropout=0.1"}
+	whole := nm2(t, sets...)
+	if _, err := trainRun(t, whole, 95, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	cut := nm2(t, sets...)
+	ctx, cancel := context.WithCancel(context.Background())
+	o := Options{Run: cut, Seed: 95, Dir: cut.Dir(95), Workers: 1, AfterBatch: func(e, b int, _ *nn.Params) {
+		if e == 1 && b == 4 {
+			cancel()
+		}
+	}}
+	res, err := Train(ctx, o)
+	cancel()
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if res.StoppedBy != StopSignal {
+		t.Fatalf("interrupted run stopped by %s", res.StoppedBy)
+	}
+	if _, err := trainRun(t, cut, 95, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameRuns(t, whole.Dir(95), cut.Dir(95))
+}

@@ -1,0 +1,46 @@
+package train
+
+import "math"
+
+// Plateau is PyTorch's ReduceLROnPlateau as benchmarking-gnns uses it (REFERENCE §7 step d):
+// mode min, relative threshold 1e-4, cooldown 0, no lower bound, eps 1e-8. After Patience+1
+// consecutive epochs without a relative improvement of the best value, the rate is multiplied
+// by Factor (unless the change would be at most Eps) and the count restarts.
+type Plateau struct {
+	LR       float64
+	Factor   float64
+	Patience int
+	Best     float64 // +Inf before the first step
+	Bad      int     // epochs since the last improvement
+}
+
+// NewPlateau returns the schedule at lr.
+func NewPlateau(lr, factor float64, patience int) *Plateau {
+	return &Plateau{LR: lr, Factor: factor, Patience: patience, Best: math.Inf(1)}
+}
+
+const (
+	plateauThreshold = 1e-4
+	plateauEps       = 1e-8
+)
+
+// Step records one epoch's monitored value and reports whether the rate was reduced.
+func (p *Plateau) Step(v float64) bool {
+	if v < p.Best*(1-plateauThreshold) {
+		p.Best, p.Bad = v, 0
+	} else {
+		p.Bad++
+	}
+	if p.Bad <= p.Patience {
+		return false
+	}
+	p.Bad = 0
+	if next := p.LR * p.Factor; p.LR-next > plateauEps {
+		p.LR = next
+		return true
+	}
+	return false
+}
+
+// StopByLR is the stop rule of REFERENCE §7 step e: the rate has fallen strictly below minLR.
+func StopByLR(lr, minLR float64) bool { return lr < minLR }

@@ -1,0 +1,452 @@
+package train
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/models"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+// Options says what to run and where.
+type Options struct {
+	Run      *config.Run // validated, fully resolved
+	Seed     int64
+	Dir      string    // the run directory (created if missing)
+	Resume   bool      // continue from Dir's checkpoint
+	Log      io.Writer // one line per epoch and the run's notices (nil: discard)
+	Progress bool      // redraw a progress bar with ETA during each epoch (for terminals)
+	Workers  int       // preprocessing workers (0: all cores)
+	// AfterBatch, if set, runs after every training batch (tests use it to interrupt a run).
+	AfterBatch func(epoch, batch int, p *nn.Params)
+}
+
+// ErrNaN is returned (wrapped) when a training loss is not finite.
+var ErrNaN = errors.New("the training loss is not finite")
+
+// run is one training session of one seed.
+type run struct {
+	o                 Options
+	cfg               *config.Run
+	spec              *data.Spec
+	train, val, test  []*data.Graph
+	valB, testB, eval []*data.Batch // fixed evaluation batches (eval: the training split, unshuffled)
+	io                nn.IO
+	params            int
+	p                 *nn.Params
+	tr                *nn.Trainer
+	step              stepper      // tr, or the GPU trainer on its nets (device.go)
+	choice            gpu.Choice   // the device
+	gpu               *gpu.Trainer // nil on the CPU
+	ahead             ahead        // the GPU's next batch, assembled while the device runs (device.go)
+	pcg               *rand.PCG
+	rng               *rand.Rand
+	loop              Loop
+	epochs            []Epoch
+	metric            string
+	start             time.Time
+	base              float64 // run seconds before this session
+	log               io.Writer
+}
+
+// Train runs (or resumes) one seed of a config and returns its result, which it also writes to
+// the run directory with the per-epoch metrics and a checkpoint after every epoch. A cancelled
+// ctx (SIGINT, SIGTERM) checkpoints the position inside the epoch and stops with StopSignal;
+// a non-finite loss stops with StopNaN, keeping the last good checkpoint, and returns ErrNaN.
+func Train(ctx context.Context, o Options) (*Result, error) {
+	r := &run{o: o, cfg: o.Run, start: time.Now(), log: o.Log}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	defer r.closeDevice()
+	if err := r.prepare(); err != nil {
+		return nil, err
+	}
+	defer r.tr.Close()
+	stop, err := r.loopEpochs(ctx)
+	if err != nil && !errors.Is(err, ErrNaN) {
+		return nil, err
+	}
+	res, ferr := r.finish(stop)
+	if ferr != nil {
+		return nil, ferr
+	}
+	return res, err
+}
+
+// prepare checks the run directory, loads and preprocesses the data, builds the model and
+// restores a checkpoint when resuming.
+func (r *run) prepare() error {
+	c := r.cfg
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if err := r.chooseDevice(); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
+		return fmt.Errorf("run directory: %w", err)
+	}
+	ckptPath := filepath.Join(r.o.Dir, CheckpointFile)
+	var ckpt *Checkpoint
+	if r.o.Resume {
+		var err error
+		if ckpt, err = ReadCheckpoint(ckptPath); err != nil {
+			return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+		}
+		if ckpt.Run != c.RunName() || ckpt.Seed != r.o.Seed {
+			return fmt.Errorf("resume %s: the checkpoint is of run %s seed %d, the config is %s seed %d", r.o.Dir, ckpt.Run, ckpt.Seed, c.RunName(), r.o.Seed)
+		}
+	} else {
+		for _, f := range []string{ResultFile, CheckpointFile} {
+			if _, err := os.Stat(filepath.Join(r.o.Dir, f)); err == nil {
+				return fmt.Errorf("%s already holds %s: pass -resume %s to continue it, or choose another -out", r.o.Dir, f, r.o.Dir)
+			}
+		}
+	}
+	if err := config.WriteFile(filepath.Join(r.o.Dir, ConfigFile), c); err != nil {
+		return err
+	}
+	if err := r.loadData(); err != nil {
+		return err
+	}
+	prep := time.Since(r.start).Seconds()
+	var build nn.BuildFunc
+	var err error
+	r.io, build, r.params, err = models.FromConfig(c, r.spec)
+	if err != nil {
+		return fmt.Errorf("model: %w", err)
+	}
+	r.metric = MetricMAE
+	switch r.io.Loss {
+	case nn.LossCE:
+		r.metric = MetricAccuracy
+	case nn.LossSBM:
+		r.metric = MetricWeightedAcc
+	}
+	if err := r.buildTrainer(build); err != nil {
+		return err
+	}
+	r.pcg = rand.NewPCG(uint64(r.o.Seed), 0x5eed)
+	r.rng = rand.New(r.pcg)
+	if ckpt == nil {
+		r.loop = Loop{Plateau: *NewPlateau(c.Train.LR, c.Train.LRFactor, c.Train.Patience), Preprocess: prep}
+	} else if err := r.restore(ckpt); err != nil {
+		return err
+	}
+	r.tr.Opt.LR = r.loop.Plateau.LR
+	if err := r.attachDevice(); err != nil {
+		return err
+	}
+	if c.Device != "cpu" {
+		fmt.Fprintln(r.log, r.choice.Note)
+	}
+	r.base = r.loop.Elapsed
+	fmt.Fprintf(r.log, "%s seed %d: %d parameters, %d/%d/%d graphs, preprocessing %.1fs, %d threads, %s\n",
+		c.RunName(), r.o.Seed, r.params, len(r.train), len(r.val), len(r.test), prep, runtime.GOMAXPROCS(0), r.resumeNote(ckpt))
+	return nil
+}
+
+func (r *run) resumeNote(ckpt *Checkpoint) string {
+	if ckpt == nil {
+		return "new run"
+	}
+	return fmt.Sprintf("resumed at epoch %d batch %d", r.loop.Epoch, r.loop.Next)
+}
+
+// buildTrainer makes the parameters, the buckets and the trainer, and builds the first
+// training network so every parameter exists (with its seeded initial value).
+func (r *run) buildTrainer(build nn.BuildFunc) error {
+	c := r.cfg
+	p, err := nn.NewParams(tensor.Float32, uint64(r.o.Seed))
+	if err != nil {
+		return err
+	}
+	all := slices.Concat(r.train, r.val, r.test)
+	buckets, err := nn.MakeBuckets(all, c.Train.BatchSize, c.Train.Buckets)
+	if err != nil {
+		return err
+	}
+	tr, err := nn.NewTrainer(p, build, buckets, c.Train.LR)
+	if err != nil {
+		return err
+	}
+	if _, err := tr.Net(len(buckets) - 1); err != nil {
+		tr.Close()
+		return err
+	}
+	if got := p.Count(); got != r.params {
+		tr.Close()
+		return fmt.Errorf("model: %d parameters built, the formula says %d", got, r.params)
+	}
+	r.p, r.tr = p, tr
+	return nil
+}
+
+// restore loads the checkpoint's state and the metrics of its finished epochs.
+func (r *run) restore(ckpt *Checkpoint) error {
+	if err := ckpt.Restore(r.p, r.tr.Opt); err != nil {
+		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+	}
+	r.loop = ckpt.Loop
+	if err := r.pcg.UnmarshalBinary(r.loop.RNG); err != nil {
+		return fmt.Errorf("resume %s: generator state: %w", r.o.Dir, err)
+	}
+	r.loop.Resumed++
+	eps, err := ReadMetrics(filepath.Join(r.o.Dir, MetricsFile))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+	}
+	if len(eps) < r.loop.Epoch {
+		return fmt.Errorf("resume %s: %s has %d epochs, the checkpoint %d", r.o.Dir, MetricsFile, len(eps), r.loop.Epoch)
+	}
+	r.epochs = eps[:r.loop.Epoch]
+	return nil
+}
+
+// elapsed is the run's wall time so far, earlier sessions included.
+func (r *run) elapsed() float64 { return r.base + time.Since(r.start).Seconds() }
+
+// loopEpochs trains until a stop rule fires and returns its name.
+func (r *run) loopEpochs(ctx context.Context) (string, error) {
+	c := r.cfg.Train
+	bs := c.BatchSize
+	nb := (len(r.train) + bs - 1) / bs
+	for {
+		if r.loop.Epoch >= c.MaxEpochs {
+			return StopMaxEpochs, nil
+		}
+		if r.loop.Perm == nil {
+			r.loop.Perm = make([]int32, len(r.train))
+			for i, j := range r.rng.Perm(len(r.train)) {
+				r.loop.Perm[i] = int32(j)
+			}
+			r.loop.Next, r.loop.EpochSecs = 0, 0
+			r.loop.Train = NewMeter(r.metric, r.io.Out)
+		}
+		t0 := time.Now()
+		bar := newProgress(r.log, r.o.Progress, r.loop.Epoch, nb, r.loop.Next)
+		for b := r.loop.Next; b < nb; b++ {
+			if ctx.Err() != nil {
+				r.loop.EpochSecs += time.Since(t0).Seconds()
+				r.loop.Next = b
+				if err := r.dropAhead(); err != nil {
+					return "", err
+				}
+				bar.clear()
+				fmt.Fprintf(r.log, "interrupted in epoch %d at batch %d of %d: checkpoint written, continue with -resume %s\n", r.loop.Epoch, b, nb, r.o.Dir)
+				return StopSignal, r.checkpoint()
+			}
+			bt, loss, pred, err := r.trainStep(b, nb)
+			if err != nil {
+				return "", err
+			}
+			if math.IsNaN(loss) || math.IsInf(loss, 0) {
+				bar.clear()
+				fmt.Fprintf(r.log, "epoch %d batch %d: loss %v; stopping, the last good checkpoint (end of epoch %d) is kept\n", r.loop.Epoch, b, loss, r.loop.Epoch-1)
+				return StopNaN, fmt.Errorf("epoch %d batch %d: %w (%v)", r.loop.Epoch, b, ErrNaN, loss)
+			}
+			r.loop.Train.Add(loss, pred, bt)
+			bar.update(b+1, time.Since(t0).Seconds(), r.loop.Train.Loss())
+			if r.o.AfterBatch != nil {
+				r.o.AfterBatch(r.loop.Epoch, b, r.p)
+			}
+		}
+		bar.clear()
+		ep, err := r.endEpoch(r.loop.EpochSecs + time.Since(t0).Seconds())
+		if err != nil {
+			return "", err
+		}
+		stop := ""
+		switch {
+		case StopByLR(r.loop.Plateau.LR, c.MinLR):
+			stop = StopMinLR
+		case r.elapsed() > c.MaxTime.Seconds():
+			stop = StopMaxTime
+		case r.loop.Epoch >= c.MaxEpochs:
+			stop = StopMaxEpochs
+		}
+		fmt.Fprintln(r.log, r.logLine(ep))
+		if err := r.checkpoint(); err != nil {
+			return "", err
+		}
+		if stop != "" {
+			return stop, nil
+		}
+	}
+}
+
+// trainBatch assembles training batch b of this epoch's order and draws its Laplacian signs.
+func (r *run) trainBatch(b int) (*data.Batch, error) {
+	bs := r.cfg.Train.BatchSize
+	lo, hi := b*bs, min((b+1)*bs, len(r.train))
+	gs := make([]*data.Graph, hi-lo)
+	for i := range gs {
+		gs[i] = r.train[r.loop.Perm[lo+i]]
+	}
+	bt, err := data.NewBatch(gs)
+	if err != nil {
+		return nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
+	}
+	if r.io.LapQ > 0 {
+		if r.tr.LapSign == nil {
+			r.tr.LapSign = make([]float32, r.io.LapQ)
+		}
+		for j := range r.tr.LapSign {
+			r.tr.LapSign[j] = 1
+			if r.rng.IntN(2) == 0 {
+				r.tr.LapSign[j] = -1
+			}
+		}
+	}
+	return bt, nil
+}
+
+// endEpoch evaluates val and test, records the epoch, steps the schedule and advances the loop.
+func (r *run) endEpoch(trainSecs float64) (Epoch, error) {
+	t0 := time.Now()
+	ep := Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs}
+	if r.val != nil {
+		m, err := r.evaluate(r.valB)
+		if err != nil {
+			return ep, fmt.Errorf("epoch %d: validation: %w", r.loop.Epoch, err)
+		}
+		ep.ValLoss, ep.ValMetric = m.Loss(), m.Value()
+	}
+	if r.test != nil {
+		m, err := r.evaluate(r.testB)
+		if err != nil {
+			return ep, fmt.Errorf("epoch %d: test: %w", r.loop.Epoch, err)
+		}
+		ep.TestMetric = m.Value()
+	}
+	ep.EvalSeconds = time.Since(t0).Seconds()
+	ep.Elapsed = r.elapsed()
+	monitored := ep.ValLoss
+	if r.cfg.Train.Monitor == "train_loss" {
+		monitored = ep.TrainLoss
+	}
+	r.loop.Plateau.Step(monitored)
+	r.tr.Opt.LR = r.loop.Plateau.LR
+	r.loop.TrainSecs += trainSecs
+	r.loop.Epoch++
+	r.loop.Perm, r.loop.Next = nil, 0
+	r.loop.Last = &ep
+	r.epochs = append(r.epochs, ep)
+	if err := WriteMetrics(filepath.Join(r.o.Dir, MetricsFile), r.epochs); err != nil {
+		return ep, err
+	}
+	return ep, nil
+}
+
+// evaluate runs fixed batches in evaluation mode.
+func (r *run) evaluate(bs []*data.Batch) (*Meter, error) {
+	m := NewMeter(r.metric, r.io.Out)
+	for _, bt := range bs {
+		loss, pred, err := r.step.Eval(bt)
+		if err != nil {
+			return nil, err
+		}
+		m.Add(loss, pred, bt)
+	}
+	return m, nil
+}
+
+// checkpoint writes the current state.
+func (r *run) checkpoint() error {
+	st, err := r.pcg.MarshalBinary()
+	if err != nil {
+		return fmt.Errorf("checkpoint: generator state: %w", err)
+	}
+	if err := r.step.Sync(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	lp := r.loop
+	lp.RNG = st
+	lp.Elapsed = r.elapsed()
+	return WriteCheckpoint(filepath.Join(r.o.Dir, CheckpointFile), Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp))
+}
+
+func (r *run) logLine(ep Epoch) string {
+	s := fmt.Sprintf("epoch %3d | lr %.2e | train loss %.4f %s %.4f", ep.Epoch, ep.LR, ep.TrainLoss, r.metric, ep.TrainMetric)
+	if r.val != nil {
+		s += fmt.Sprintf(" | val loss %.4f %s %.4f", ep.ValLoss, r.metric, ep.ValMetric)
+	}
+	if r.test != nil {
+		s += fmt.Sprintf(" | test %s %.4f", r.metric, ep.TestMetric)
+	}
+	return s + fmt.Sprintf(" | %.1fs + %.1fs eval", ep.Seconds, ep.EvalSeconds)
+}
+
+// finish evaluates the final model on the training split (eval mode) and writes result.json.
+func (r *run) finish(stop string) (*Result, error) {
+	c := r.cfg
+	res := &Result{Name: c.RunName(), Dataset: c.Dataset.Name, Model: c.Model.Name, Encoding: c.Dataset.Encoding,
+		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
+		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
+		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess}
+	if r.loop.Epoch > 0 {
+		res.SecondsPerEpoch = r.loop.TrainSecs / float64(r.loop.Epoch)
+	}
+	if last := r.loop.Last; last != nil {
+		res.ValMetric, res.TestMetric = last.ValMetric, last.TestMetric
+	}
+	if stop == StopSignal || stop == StopNaN {
+		// Leave quickly (a scheduler's grace period is short): the last epoch's figures.
+		if last := r.loop.Last; last != nil {
+			res.TrainMetric = last.TrainMetric
+		}
+		return res, r.writeResult(res, stop)
+	}
+	m, err := r.evaluate(r.eval)
+	if err != nil {
+		return nil, fmt.Errorf("final evaluation of the training split: %w", err)
+	}
+	res.TrainMetric = m.Value()
+	if r.metric == MetricWeightedAcc {
+		b := m.Balanced()
+		res.TrainBalanced = &b
+		for _, s := range []struct {
+			bs  []*data.Batch
+			dst **float64
+		}{{r.valB, &res.ValBalanced}, {r.testB, &res.TestBalanced}} {
+			if s.bs == nil {
+				continue
+			}
+			m, err := r.evaluate(s.bs)
+			if err != nil {
+				return nil, err
+			}
+			b := m.Balanced()
+			*s.dst = &b
+		}
+	}
+	if r.test == nil {
+		res.TestSplit = "train"
+		res.TestMetric = res.TrainMetric
+	}
+	return res, r.writeResult(res, stop)
+}
+
+func (r *run) writeResult(res *Result, stop string) error {
+	res.TotalSeconds = r.elapsed()
+	if err := WriteResult(filepath.Join(r.o.Dir, ResultFile), res); err != nil {
+		return err
+	}
+	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %d epochs (%.1fs per epoch); test %s %.4f, val %.4f, train %.4f\n",
+		res.Name, res.Seed, stop, res.Epochs, res.SecondsPerEpoch, r.metric, res.TestMetric, res.ValMetric, res.TrainMetric)
+	return nil
+}
