@@ -37,6 +37,7 @@ func ColSum(x *gorgonia.Node) (*gorgonia.Node, error) {
 		return tensor.Shape{s[0][1]}, nil
 	}, colSumKernel[float64], colSumKernel[float32])
 	op.ranks = []int{2, 1}
+	op.colSum = true
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// d/dx of a column sum broadcasts the gradient to every row: out = 0 + grad per row.
 		zero := gorgonia.NewMatrix(in[0].Graph(), in[0].Dtype(), gorgonia.WithShape(in[0].Shape()...), gorgonia.WithInit(gorgonia.Zeroes()))

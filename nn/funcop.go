@@ -36,12 +36,17 @@ type funcOp struct {
 	// executor runs MatMul followed by AddBias as it); addsBias marks AddBias.
 	withBias func() *funcOp
 	addsBias bool
-	dev      DeviceOp // attributes another executor needs (nn/device.go); Kind is filled from name
-	out      buffer
-	ds       []*tensor.Dense
-	in64     [][]float64
-	in32     [][]float32
-	shp      []tensor.Shape
+	// colSum marks ColSum; lin links a product's gradient ops to their state; filled, set by
+	// the executor, says another op writes this op's output buffer (Do runs no kernel).
+	colSum bool
+	lin    *linGrad
+	filled bool
+	dev    DeviceOp // attributes another executor needs (nn/device.go); Kind is filled from name
+	out    buffer
+	ds     []*tensor.Dense
+	in64   [][]float64
+	in32   [][]float32
+	shp    []tensor.Shape
 }
 
 // kernel is the generic form of a funcOp's kernel: it fully overwrites out from the inputs,
@@ -119,6 +124,9 @@ func (op *funcOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 		}
 	}
 	out := op.out.get(ds[0].Dtype(), s...)
+	if op.filled {
+		return out, nil
+	}
 	if ds[0].Dtype() == tensor.Float64 {
 		for i, d := range ds {
 			op.in64[i] = d.Float64s()

@@ -42,7 +42,8 @@ func productShape(s []tensor.Shape) (tensor.Shape, error) { return tensor.Shape{
 // (linearGrad32) and leaves the other's result in that op's output buffer; an executor that
 // finds that nothing needs one of them says so (funcOp.dead), and it is not computed. A summand
 // the executor folds into dx's op (funcOp.sumsIn) is added to dx; the executor then runs dw's
-// op after dx's (funcOp.pair).
+// op after dx's (funcOp.pair). The executor can also have the pass compute the column sums of
+// g for a ColSum of g (the bias gradient), which then runs after both.
 func matmulGrads(st *linGrad, in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
 	dx := newFuncOp("MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], s[1][0]}, nil
@@ -54,6 +55,7 @@ func matmulGrads(st *linGrad, in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nod
 	}, linGradKernel[float64](st, 1), linGradKernel[float32](st, 1))
 	dw.dead = func() { st.noDW = true }
 	dx.pair, dw.pair = dw, dx
+	dx.lin, dw.lin = st, st
 	st.ops = [2]*funcOp{dx, dw}
 	dX, err := apply(dx, g, in[1])
 	if err != nil {
@@ -74,6 +76,7 @@ type linGrad struct {
 	pass, done int
 	ops        [2]*funcOp // dx's and dw's ops
 	noDX, noDW bool       // nothing needs dx (dw)
+	db         *funcOp    // a ColSum of g whose output the gradient pass fills (set by the executor)
 	nt, tn     tnScratch
 	fused      tnBuffers
 }
@@ -99,7 +102,7 @@ func linGradKernel[T Float](st *linGrad, which int) kernel[T] {
 		st.done = st.pass
 		m, a, b := st.m, st.a, st.b
 		x, w := st.x.([]T), st.w.([]T)
-		var g, sum, dx, dw []T
+		var g, sum, dx, dw, db []T
 		var z T
 		dt := tensor.Float64
 		if _, ok := any(z).(float32); ok {
@@ -119,7 +122,10 @@ func linGradKernel[T Float](st *linGrad, which int) kernel[T] {
 				dx = st.ops[0].out.get(dt, m, a).Data().([]T)
 			}
 		}
-		if d32, ok := any(dx).([]float32); ok && linearGrad32(d32, any(dw).([]float32), nil,
+		if st.db != nil {
+			db = st.db.out.get(dt, b).Data().([]T)
+		}
+		if d32, ok := any(dx).([]float32); ok && linearGrad32(d32, any(dw).([]float32), any(db).([]float32),
 			any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, &st.fused) {
 			return
 		}
@@ -131,6 +137,9 @@ func linGradKernel[T Float](st *linGrad, which int) kernel[T] {
 		}
 		if dw != nil {
 			matmulTN[T](&st.tn)(dw, [][]T{x, g}, []tensor.Shape{{m, a}, {m, b}})
+		}
+		if db != nil {
+			colSum(db, g)
 		}
 	}
 }

@@ -103,6 +103,7 @@ func newMachine(g *gorgonia.ExprGraph, keep gorgonia.Nodes, prunable func(*gorgo
 	}
 	m.fuseBias(users, kept)
 	m.foldSums(users, kept)
+	m.shareColSums(users)
 	return m, nil
 }
 
@@ -316,4 +317,42 @@ func sumInto[T Float](out []T, ds []*tensor.Dense, data func(*tensor.Dense) []T)
 			}
 		}
 	})
+}
+
+// shareColSums lets a product's gradient pass also compute a ColSum of its output gradient g
+// (the gradient of the bias added to the product): the ColSum step then only hands out the
+// result, moved after both gradient steps. Only for a ColSum whose result nothing in the graph
+// reads (an output), so that it can move.
+func (m *machine) shareColSums(users map[int64]int) {
+	lins := map[int64]*linGrad{} // g's node → the state of the product it is the gradient of
+	for _, s := range m.steps {
+		if f, ok := s.op.(*funcOp); ok && f.lin != nil {
+			g := s.in[0] // dx's op reads (g, w), dw's (x, g)
+			if f == f.lin.ops[1] {
+				g = s.in[1]
+			}
+			lins[g.ID()] = f.lin
+		}
+	}
+	for i := 0; i < len(m.steps); i++ {
+		s := m.steps[i]
+		f, ok := s.op.(*funcOp)
+		if !ok || !f.colSum || users[s.node.ID()] != 0 {
+			continue
+		}
+		st := lins[s.in[0].ID()]
+		if st == nil || st.db != nil {
+			continue
+		}
+		last := max(m.stepOf(st.ops[0]), m.stepOf(st.ops[1]))
+		if last < 0 {
+			continue
+		}
+		st.db, f.filled = f, true
+		if i < last {
+			copy(m.steps[i:last], m.steps[i+1:last+1])
+			m.steps[last] = s
+			i--
+		}
+	}
 }

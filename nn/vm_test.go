@@ -171,7 +171,7 @@ func TestMachineFloat32(t *testing.T) {
 	}
 	l64, g64, _ := run(tensor.Float64)
 	l32, g32, net := run(tensor.Float32)
-	fused, folded := 0, 0
+	fused, folded, shared := 0, 0, 0
 	for _, s := range net.m.steps {
 		if s.op != nil && s.op.String() == "MatMul+AddBias" {
 			fused++
@@ -179,9 +179,12 @@ func TestMachineFloat32(t *testing.T) {
 		if f, ok := s.op.(*funcOp); ok && f.withSum {
 			folded++
 		}
+		if f, ok := s.op.(*funcOp); ok && f.colSum && f.filled {
+			shared++
+		}
 	}
-	if fused != 4 || folded == 0 {
-		t.Errorf("%d products fused with their bias (want 4), %d sums folded into ops (want some)", fused, folded)
+	if fused != 4 || folded == 0 || shared != 4 {
+		t.Errorf("%d products fused with their bias (want 4), %d sums folded into ops (want some), %d bias gradients from the products' gradient passes (want 4)", fused, folded, shared)
 	}
 	if d := (l32 - l64) / l64; d > 1e-5 || d < -1e-5 {
 		t.Fatalf("loss float32 %v, float64 %v", l32, l64)
