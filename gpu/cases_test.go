@@ -2,7 +2,7 @@ package gpu
 
 import (
 	"fmt"
-	"math/rand/v2"
+	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
@@ -107,57 +107,10 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 		spec: spec, key: key, io: io, build: build}
 }
 
-// synthetic returns k random connected graphs shaped like spec's (feature kinds and widths,
-// targets of its task), preprocessed as key says.
+// synthetic returns k random connected graphs shaped like spec's, preprocessed as key says.
 func synthetic(t testing.TB, spec *data.Spec, key cache.Key, k int, seed uint64) []*data.Graph {
 	t.Helper()
-	rng := rand.New(rand.NewPCG(seed, 7))
-	gs := make([]*data.Graph, k)
-	for i := range gs {
-		n := 4 + rng.IntN(5)
-		g := &data.Graph{N: n}
-		for v := 1; v < n; v++ {
-			u := int32(rng.IntN(v))
-			g.Src, g.Dst = append(g.Src, u, int32(v)), append(g.Dst, int32(v), u)
-		}
-		if cd := len(spec.CLSNode.Cat); cd > 0 {
-			g.Node = data.Features{CatDim: cd, Cat: make([]int32, n*cd)}
-			for j := range g.Node.Cat {
-				g.Node.Cat[j] = int32(rng.IntN(max(spec.NodeVocab, 1)))
-			}
-		} else {
-			fd := len(spec.CLSNode.Float)
-			g.Node = data.Features{FloatDim: fd, Float: make([]float32, n*fd)}
-			for j := range g.Node.Float {
-				g.Node.Float[j] = rng.Float32()
-			}
-		}
-		m := len(g.Src)
-		if spec.EdgeVocab > 0 {
-			g.Edge = data.Features{CatDim: 1, Cat: make([]int32, m)}
-			for j := 0; j < m; j += 2 {
-				b := int32(1 + rng.IntN(spec.EdgeVocab-1))
-				g.Edge.Cat[j], g.Edge.Cat[j+1] = b, b
-			}
-		} else {
-			g.Edge = data.Features{FloatDim: 1, Float: make([]float32, m)}
-			for j := range g.Edge.Float {
-				g.Edge.Float[j] = rng.Float32()
-			}
-		}
-		switch spec.Task {
-		case data.GraphRegression:
-			g.Y = []float32{float32(rng.NormFloat64())}
-		case data.NodeClass:
-			g.NodeLabel = make([]int32, n)
-			for v := range g.NodeLabel {
-				g.NodeLabel[v] = int32(rng.IntN(spec.Classes))
-			}
-		default:
-			g.Label = int32(rng.IntN(spec.Classes))
-		}
-		gs[i] = g
-	}
+	gs := testgraphs.Synthetic(spec, k, seed)
 	out, err := cache.Build(gs, spec, key, 1)
 	if err != nil {
 		t.Fatal(err)

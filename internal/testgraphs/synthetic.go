@@ -1,0 +1,76 @@
+package testgraphs
+
+import (
+	"math/rand/v2"
+
+	"github.com/rewiregnn/rewiregnn/data"
+)
+
+// Synthetic returns k small random connected graphs (4–8 nodes: a random tree plus one chord)
+// shaped like spec's: its node and edge feature kinds and widths (read off the CLS node's row
+// and the dataset's vocabularies) and a target of its task. Edges are stored in both directions
+// with the same feature.
+func Synthetic(spec *data.Spec, k int, seed uint64) []*data.Graph {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	gs := make([]*data.Graph, k)
+	for i := range gs {
+		n := 4 + rng.IntN(5)
+		g := &data.Graph{N: n}
+		for v := 1; v < n; v++ {
+			u := int32(rng.IntN(v))
+			g.Src, g.Dst = append(g.Src, u, int32(v)), append(g.Dst, int32(v), u)
+		}
+		if g.Src[2*(n-2)] != 0 { // a chord 0–(n−1) unless it is a tree edge
+			g.Src, g.Dst = append(g.Src, 0, int32(n-1)), append(g.Dst, int32(n-1), 0)
+		}
+		g.Node = nodeFeatures(rng, spec, n)
+		g.Edge = edgeFeatures(rng, spec, len(g.Src))
+		switch spec.Task {
+		case data.GraphRegression:
+			g.Y = []float32{float32(rng.NormFloat64())}
+		case data.NodeClass:
+			g.NodeLabel = make([]int32, n)
+			for v := range g.NodeLabel {
+				g.NodeLabel[v] = int32(rng.IntN(spec.Classes))
+			}
+		default:
+			g.Label = int32(rng.IntN(spec.Classes))
+		}
+		gs[i] = g
+	}
+	return gs
+}
+
+func nodeFeatures(rng *rand.Rand, spec *data.Spec, n int) data.Features {
+	if cd := len(spec.CLSNode.Cat); cd > 0 {
+		f := data.Features{CatDim: cd, Cat: make([]int32, n*cd)}
+		for j := range f.Cat {
+			f.Cat[j] = int32(rng.IntN(max(spec.NodeVocab, 1)))
+		}
+		return f
+	}
+	fd := len(spec.CLSNode.Float)
+	f := data.Features{FloatDim: fd, Float: make([]float32, n*fd)}
+	for j := range f.Float {
+		f.Float[j] = rng.Float32()
+	}
+	return f
+}
+
+// edgeFeatures gives both directions of an edge (positions 2j, 2j+1) the same bond type, or
+// independent float values for float edge features.
+func edgeFeatures(rng *rand.Rand, spec *data.Spec, m int) data.Features {
+	if spec.EdgeVocab > 0 {
+		f := data.Features{CatDim: 1, Cat: make([]int32, m)}
+		for j := 0; j < m; j += 2 {
+			b := int32(1 + rng.IntN(spec.EdgeVocab-1))
+			f.Cat[j], f.Cat[j+1] = b, b
+		}
+		return f
+	}
+	f := data.Features{FloatDim: 1, Float: make([]float32, m)}
+	for j := range f.Float {
+		f.Float[j] = rng.Float32()
+	}
+	return f
+}
