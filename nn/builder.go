@@ -184,17 +184,19 @@ func (b *Builder) Sum(x *gorgonia.Node) *gorgonia.Node {
 
 // AddConst adds the scalar c to every entry of x.
 func (b *Builder) AddConst(x *gorgonia.Node, c float64) *gorgonia.Node {
+	return b.withConst(gorgonia.Add, x, c, "add constant")
+}
+
+// withConst applies f to x and the scalar c as a constant of x's element type.
+func (b *Builder) withConst(f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x *gorgonia.Node, c float64, what string) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	var k *gorgonia.Node
+	k := gorgonia.NewConstant(c)
 	if x.Dtype() == tensor.Float32 {
 		k = gorgonia.NewConstant(float32(c))
-	} else {
-		k = gorgonia.NewConstant(c)
 	}
-	y, err := gorgonia.Add(x, k)
-	return b.ok(y, err, "add constant")
+	return b.bin(f, x, k, what)
 }
 
 func (b *Builder) bin(f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x, y *gorgonia.Node, what string) *gorgonia.Node {
@@ -236,17 +238,7 @@ func (b *Builder) Apply(what string, f func() (*gorgonia.Node, error)) *gorgonia
 
 // Scale multiplies every entry of x by c.
 func (b *Builder) Scale(x *gorgonia.Node, c float64) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	var k *gorgonia.Node
-	if x.Dtype() == tensor.Float32 {
-		k = gorgonia.NewConstant(float32(c))
-	} else {
-		k = gorgonia.NewConstant(c)
-	}
-	y, err := gorgonia.Mul(x, k)
-	return b.ok(y, err, "scale")
+	return b.withConst(gorgonia.Mul, x, c, "scale")
 }
 
 // LayerNorm is a masked LayerNorm over the features of each row, γ = 1, β = 0 at start.

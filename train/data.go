@@ -70,10 +70,7 @@ func (r *run) loadData() error {
 	if r.valB, err = batches(r.val, bs); err != nil {
 		return err
 	}
-	if r.testB, err = batches(r.test, bs); err != nil {
-		return err
-	}
-	r.eval, err = batches(r.train, bs)
+	r.testB, err = batches(r.test, bs)
 	return err
 }
 

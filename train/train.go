@@ -39,27 +39,27 @@ var ErrNaN = errors.New("the training loss is not finite")
 
 // run is one training session of one seed.
 type run struct {
-	o                 Options
-	cfg               *config.Run
-	spec              *data.Spec
-	train, val, test  []*data.Graph
-	valB, testB, eval []*data.Batch // fixed evaluation batches (eval: the training split, unshuffled)
-	io                nn.IO
-	params            int
-	p                 *nn.Params
-	tr                *nn.Trainer
-	step              stepper      // tr, or the GPU trainer on its nets (device.go)
-	choice            gpu.Choice   // the device
-	gpu               *gpu.Trainer // nil on the CPU
-	ahead             ahead        // the GPU's next batch, assembled while the device runs (device.go)
-	pcg               *rand.PCG
-	rng               *rand.Rand
-	loop              Loop
-	epochs            []Epoch
-	metric            string
-	start             time.Time
-	base              float64 // run seconds before this session
-	log               io.Writer
+	o                Options
+	cfg              *config.Run
+	spec             *data.Spec
+	train, val, test []*data.Graph
+	valB, testB      []*data.Batch // fixed evaluation batches
+	io               nn.IO
+	params           int
+	p                *nn.Params
+	tr               *nn.Trainer
+	step             stepper      // tr, or the GPU trainer on its nets (device.go)
+	choice           gpu.Choice   // the device
+	gpu              *gpu.Trainer // nil on the CPU
+	ahead            ahead        // the GPU's next batch, assembled while the device runs (device.go)
+	pcg              *rand.PCG
+	rng              *rand.Rand
+	loop             Loop
+	epochs           []Epoch
+	metric           string
+	start            time.Time
+	base             float64 // run seconds before this session
+	log              io.Writer
 }
 
 // Train runs (or resumes) one seed of a config and returns its result, which it also writes to
@@ -411,7 +411,13 @@ func (r *run) finish(stop string) (*Result, error) {
 		}
 		return res, r.writeResult(res, stop)
 	}
-	m, err := r.evaluate(r.eval)
+	// The training split, unshuffled, in evaluation mode: its batches are built only here, so
+	// the run does not hold a second copy of the training unions.
+	trainB, err := batches(r.train, c.Train.BatchSize)
+	if err != nil {
+		return nil, err
+	}
+	m, err := r.evaluate(trainB)
 	if err != nil {
 		return nil, fmt.Errorf("final evaluation of the training split: %w", err)
 	}
