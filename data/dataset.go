@@ -74,6 +74,14 @@ var molecules = map[string]struct {
 	"aqsol": {dict: "dicts.json", atomKey: "atom_dict", bondVocab: 5, lapQ: 4},
 }
 
+// NeedsFiles reports whether a dataset is read from the data folder (the molecules and the
+// image datasets) rather than generated from its recipe.
+func NeedsFiles(name string) bool {
+	name = strings.ToLower(name)
+	_, mol := molecules[name]
+	return mol || name == "mnist" || name == "cifar10"
+}
+
 // Names lists the datasets LoadSplit knows: the file-backed molecules, the image datasets, and
 // the generated ones (NeighborsMatch as "neighborsmatch-<depth>", depth 1..9).
 func Names() []string {

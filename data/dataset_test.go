@@ -53,3 +53,12 @@ func TestMoleculeFileErrors(t *testing.T) {
 	_, _, err = LoadSplit(testDataDir, "zinc", "dev")
 	wantErr(t, err, `unknown split "dev"`)
 }
+
+func TestNeedsFiles(t *testing.T) {
+	for name, want := range map[string]bool{"zinc": true, "AQSOL": true, "mnist": true, "cifar10": true,
+		"cluster": false, "pattern": false, "neighborsmatch-3": false, "erdosrenyi": false} {
+		if got := NeedsFiles(name); got != want {
+			t.Errorf("NeedsFiles(%q) = %v, want %v", name, got, want)
+		}
+	}
+}

@@ -14,13 +14,9 @@ import (
 func (r *run) loadData() error {
 	d := r.cfg.Dataset
 	dir, err := data.ResolveDataDir(d.Dir)
-	if err != nil {
-		// Generated datasets need no folder.
-		if spec, serr := data.OpenSpec("", d.Name); serr != nil || spec.Task == data.GraphRegression || d.Name == "mnist" || d.Name == "cifar10" {
-			return err
-		}
-		dir = ""
-	}
+	if err != nil && data.NeedsFiles(d.Name) {
+		return err
+	} // generated datasets need no folder
 	spec, err := data.OpenSpec(dir, d.Name)
 	if err != nil {
 		return err

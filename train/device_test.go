@@ -3,7 +3,6 @@ package train
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -13,7 +12,6 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/internal/gpusim"
-	"github.com/rewiregnn/rewiregnn/nn"
 )
 
 // withProbe makes cuda and auto runs of the test find the given device (or error).
@@ -122,28 +120,5 @@ func runTracksCPU(t *testing.T, rel float64) {
 // parameters, Adam moments and running statistics.
 func TestDeviceResumeIsExact(t *testing.T) {
 	withProbe(t, simulated)
-	sets := []string{"device=cuda", "train.batch_size=8", "train.max_epochs=4", "dataset.encoding=lp", "dataset.q=3", "model.dropout=0.1"}
-	whole := nm2(t, sets...)
-	if _, err := trainRun(t, whole, 95, false, nil); err != nil {
-		t.Fatal(err)
-	}
-	cut := nm2(t, sets...)
-	ctx, cancel := context.WithCancel(context.Background())
-	o := Options{Run: cut, Seed: 95, Dir: cut.Dir(95), Workers: 1, AfterBatch: func(e, b int, _ *nn.Params) {
-		if e == 1 && b == 4 {
-			cancel()
-		}
-	}}
-	res, err := Train(ctx, o)
-	cancel()
-	if err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
-	if res.StoppedBy != StopSignal {
-		t.Fatalf("interrupted run stopped by %s", res.StoppedBy)
-	}
-	if _, err := trainRun(t, cut, 95, true, nil); err != nil {
-		t.Fatal(err)
-	}
-	sameRuns(t, whole.Dir(95), cut.Dir(95))
+	resumeIsExact(t, []string{"device=cuda", "train.batch_size=8", "train.max_epochs=4", "dataset.encoding=lp", "dataset.q=3", "model.dropout=0.1"}, 1, 4)
 }
