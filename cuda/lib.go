@@ -21,6 +21,13 @@ const (
 	EnvCUBLAS  = "REWIREGNN_CUBLAS"       // the cuBLAS library, e.g. .../nvidia/cublas/lib/libcublas.so.12
 )
 
+// EnvRequireGPU set to 1 makes every GPU test fail, instead of skip, when no GPU is found (for
+// GPU machines, where a skip would hide a broken driver set-up).
+const EnvRequireGPU = "REWIREGNN_REQUIRE_GPU"
+
+// RequireGPU reports whether EnvRequireGPU is set to 1.
+func RequireGPU() bool { return getenv(EnvRequireGPU) == "1" }
+
 // Attempt records one place a library was looked for and what was found there.
 type Attempt struct {
 	Path   string // a file path, or a bare soname left to the system loader

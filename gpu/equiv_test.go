@@ -28,9 +28,6 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// EnvRequireGPU makes the GPU tests fail instead of skip when no GPU is found.
-const EnvRequireGPU = "REWIREGNN_REQUIRE_GPU"
-
 var (
 	gpuOnce sync.Once
 	gpuDev  *CUDA
@@ -43,7 +40,7 @@ func realGPU(t *testing.T) Backend {
 	t.Helper()
 	gpuOnce.Do(func() { gpuDev, gpuErr = OpenCUDA(0) })
 	if gpuErr != nil {
-		if cuda.ErrNoDevice(gpuErr) && os.Getenv(EnvRequireGPU) != "1" {
+		if cuda.ErrNoDevice(gpuErr) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(gpuErr.Error(), "\n")
 			t.Skipf("no GPU found, the GPU part is skipped (the same checks ran on the simulated device): %s", first)
 		}

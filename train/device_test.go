@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -68,7 +67,7 @@ func TestDeviceRunTracksCPU(t *testing.T) {
 func TestGPURunTracksCPU(t *testing.T) {
 	b, err := gpu.ProbeCUDA()
 	if err != nil {
-		if cuda.ErrNoDevice(err) && os.Getenv("REWIREGNN_REQUIRE_GPU") != "1" {
+		if cuda.ErrNoDevice(err) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			t.Skipf("no GPU found, skipped (the same run was checked on the simulated device): %s", first)
 		}
