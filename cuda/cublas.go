@@ -3,8 +3,10 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"path/filepath"
 	"runtime"
 	"sort"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -22,7 +24,9 @@ const (
 type CUBLAS struct {
 	Path    string
 	Version Version
+	LtPath  string // the libcublasLt preloaded from cuBLAS's folder ("" if the loader found it)
 	lib     *library
+	lt      *library
 
 	create      func(h unsafe.Pointer) int32
 	destroy     func(h uintptr) int32
@@ -47,6 +51,8 @@ func LoadCUBLAS(driver Version) (*CUBLAS, error) {
 	return cublasVal, cublasErr
 }
 
+// openCUBLAS probes the candidates one at a time (each opened with its own libcublasLt, asked
+// its version and closed before the next) and opens the chosen one again.
 func openCUBLAS(driver Version) (*CUBLAS, error) {
 	var files []string
 	var tried []Attempt
@@ -55,54 +61,94 @@ func openCUBLAS(driver Version) (*CUBLAS, error) {
 	} else {
 		files, tried = candidates(cublasNames, searchDirs())
 	}
-	var found []*CUBLAS
-	idx := map[*CUBLAS]int{}
+	type found struct {
+		file, real string
+		version    Version
+		idx        int
+	}
+	var all []found
+	seen := map[string]bool{}
 	for _, f := range files {
 		b, err := bindCUBLAS(f)
 		if err != nil {
 			tried = append(tried, Attempt{f, err.Error()})
 			continue
 		}
-		dup := false
-		for _, o := range found {
-			dup = dup || o.lib.handle == b.lib.handle
+		real := realFile(b.lib, "cublasGetProperty")
+		res := "version " + b.Version.String()
+		if real != f {
+			res += " (" + real + ")"
 		}
-		if dup {
-			b.lib.close()
-			tried = append(tried, Attempt{f, "version " + b.Version.String() + " (same library as above)"})
+		if b.LtPath != "" {
+			res += " with " + b.LtPath
+		}
+		b.close()
+		if seen[real] {
+			tried = append(tried, Attempt{f, res + ", the same library as above"})
 			continue
 		}
-		tried = append(tried, Attempt{f, "version " + b.Version.String()})
-		idx[b] = len(tried) - 1
-		found = append(found, b)
+		seen[real] = true
+		tried = append(tried, Attempt{f, res})
+		all = append(all, found{f, real, b.Version, len(tried) - 1})
 	}
-	sort.SliceStable(found, func(i, j int) bool {
-		return found[j].Version.LessEq(found[i].Version) && found[i].Version != found[j].Version
+	sort.SliceStable(all, func(i, j int) bool {
+		return all[j].version.LessEq(all[i].version) && all[i].version != all[j].version
 	})
-	var pick *CUBLAS
-	for _, b := range found {
-		if pick == nil && b.Version.Major <= driver.Major {
-			pick = b
-			continue
+	pick := -1
+	for i, c := range all {
+		if c.version.Major > driver.Major {
+			tried[c.idx].Result += fmt.Sprintf(": needs a CUDA %d driver, this one supports %v", c.version.Major, driver)
+		} else if pick < 0 {
+			pick = i
 		}
-		if b.Version.Major > driver.Major {
-			tried[idx[b]].Result += fmt.Sprintf(": needs a CUDA %d driver, this one supports %v", b.Version.Major, driver)
-		}
-		b.lib.close()
 	}
-	if pick == nil {
+	if pick < 0 {
 		return nil, &ProbeError{Lib: "cuBLAS", Reason: fmt.Sprintf("no cuBLAS usable with the driver's CUDA %v", driver), Attempts: tried}
 	}
-	tried[idx[pick]].Result += ": chosen"
-	return pick, nil
+	c := all[pick]
+	b, err := bindCUBLAS(c.file)
+	if err != nil {
+		tried[c.idx].Result += ": chosen, but opening it again failed: " + err.Error()
+		return nil, &ProbeError{Lib: "cuBLAS", Reason: "the chosen cuBLAS could not be opened again", Attempts: tried}
+	}
+	tried[c.idx].Result += ": chosen"
+	return b, nil
 }
 
+// ltName is the libcublasLt that the cuBLAS file named base needs: libcublas.so.13 needs
+// libcublasLt.so.13.
+func ltName(base string) string { return strings.Replace(base, "libcublas", "libcublasLt", 1) }
+
+// bindCUBLAS opens the cuBLAS file path, after preloading the libcublasLt of the same version
+// from the folder the file lies in (cuBLAS asks the system loader for libcublasLt.so.<major>,
+// which would otherwise be any installation's, or none when the folder is not on its path).
 func bindCUBLAS(path string) (*CUBLAS, error) {
+	var lt *library
+	if d := dirOf(path); d != "" {
+		real := path
+		if r, err := filepath.EvalSymlinks(path); err == nil {
+			real = r
+		}
+		var err error
+		// The name as searched (libcublas.so.13) first, then the file's own (…so.13.1.0.3).
+		for _, base := range []string{filepath.Base(path), filepath.Base(real)} {
+			if lt, err = preload(filepath.Dir(real), ltName(base)); lt != nil || err != nil {
+				break
+			}
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	lib, err := openLibrary(path)
 	if err != nil {
+		lt.close()
 		return nil, err
 	}
-	b := &CUBLAS{Path: path, lib: lib}
+	b := &CUBLAS{Path: path, lib: lib, lt: lt}
+	if lt != nil {
+		b.LtPath = lt.path
+	}
 	if err := lib.bindAll(map[string]any{
 		"cublasCreate_v2":    &b.create,
 		"cublasDestroy_v2":   &b.destroy,
@@ -111,20 +157,26 @@ func bindCUBLAS(path string) (*CUBLAS, error) {
 		"cublasSgemm_v2":     &b.sgemm,
 		"cublasGetProperty":  &b.getProperty,
 	}); err != nil {
-		lib.close()
+		b.close()
 		return nil, err
 	}
 	var maj, min int32
 	if r := b.getProperty(cublasMajor, unsafe.Pointer(&maj)); r != 0 {
-		lib.close()
+		b.close()
 		return nil, fmt.Errorf("cublasGetProperty: status %d", r)
 	}
 	if r := b.getProperty(cublasMinor, unsafe.Pointer(&min)); r != 0 {
-		lib.close()
+		b.close()
 		return nil, fmt.Errorf("cublasGetProperty: status %d", r)
 	}
 	b.Version = Version{int(maj), int(min)}
 	return b, nil
+}
+
+// close unloads cuBLAS, then its libcublasLt.
+func (b *CUBLAS) close() {
+	b.lib.close()
+	b.lt.close()
 }
 
 // cublasHandle is a cuBLAS handle bound to a device's context and stream.

@@ -102,6 +102,13 @@ func Open(ordinal int) (*Device, error) {
 		drv.primaryCtxRelease(d.dev)
 		return nil, err
 	}
+	// cuBLAS now, not at the first matrix product: a GPU whose cuBLAS is missing or broken
+	// fails here, where -device auto can still fall back and gpuinfo reports it.
+	if _, err := d.blasLocked(); err != nil {
+		drv.streamDestroy(d.stream)
+		drv.primaryCtxRelease(d.dev)
+		return nil, fmt.Errorf("cuda: %s: %w", d.Name, err)
+	}
 	return d, nil
 }
 

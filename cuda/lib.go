@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
+	"unsafe"
 
 	"github.com/ebitengine/purego"
 )
@@ -102,6 +104,73 @@ func openLibrary(path string) (*library, error) {
 	return &library{path: path, handle: h}, nil
 }
 
+// preload opens the file name in dir, if it exists, so that a library opened after it that
+// asks the system loader for that name (its DT_NEEDED entry, or a dlopen by name) gets this
+// copy rather than one of another installation. It returns nil when dir has no such file.
+func preload(dir, name string) (*library, error) {
+	if dir == "" {
+		return nil, nil
+	}
+	p := filepath.Join(dir, name)
+	if _, err := os.Stat(p); err != nil {
+		return nil, nil
+	}
+	l, err := openLibrary(p)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", p, err)
+	}
+	return l, nil
+}
+
+var (
+	dladdrOnce sync.Once
+	dladdrFn   func(addr uintptr, info unsafe.Pointer) int32
+)
+
+// realFile returns the file, links resolved, that the system loader mapped for the library l
+// (found through its symbol sym); for a library opened by a bare soname this is where the
+// loader found it. It falls back to l.path.
+func realFile(l *library, sym string) string {
+	dladdrOnce.Do(func() {
+		for _, libc := range []string{"libc.so.6", "libdl.so.2"} {
+			h, err := purego.Dlopen(libc, purego.RTLD_NOW|purego.RTLD_GLOBAL)
+			if err != nil {
+				continue
+			}
+			if a, err := purego.Dlsym(h, "dladdr"); err == nil && a != 0 {
+				purego.RegisterFunc(&dladdrFn, a)
+				return
+			}
+		}
+	})
+	p := l.path
+	if addr, err := purego.Dlsym(l.handle, sym); err == nil && addr != 0 && dladdrFn != nil {
+		var info struct {
+			fname *byte
+			fbase uintptr
+			sname *byte
+			saddr uintptr
+		}
+		if dladdrFn(addr, unsafe.Pointer(&info)) != 0 && info.fname != nil {
+			if f := cString(info.fname); f != "" {
+				p = f
+			}
+		}
+	}
+	if r, err := filepath.EvalSymlinks(p); err == nil {
+		return r
+	}
+	return p
+}
+
+// dirOf is the folder a candidate was found in, "" for a bare soname.
+func dirOf(candidate string) string {
+	if !strings.Contains(candidate, "/") {
+		return ""
+	}
+	return filepath.Dir(candidate)
+}
+
 // candidates lists, in search order and without duplicates, the files called one of names in
 // the search folders, followed by the bare names for the system loader (ld.so.cache,
 // LD_LIBRARY_PATH, RUNPATH). Files that do not exist are recorded as attempts.
@@ -130,36 +199,44 @@ func candidates(names []string, dirs []string) (files []string, tried []Attempt)
 	return files, tried
 }
 
+// sysRoot prefixes the fixed system folders of the search (the toolkits, the driver folders,
+// /opt): "/" in use, a temporary folder in the tests that lay out fake installations.
+var sysRoot = "/"
+
+func sys(p string) string { return filepath.Join(sysRoot, p) }
+
 // searchDirs is where the libraries are looked for, in order: the override folders, the
 // folders of LD_LIBRARY_PATH, the CUDA toolkits (newest first), the driver folders, and the
-// nvidia/*/lib folders of Python wheels in the active and the common virtual environments.
+// nvidia/*/lib folders of Python wheels (nvidia/cu13/lib for CUDA 13's) in the active, the
+// PATH's and the common virtual environments. A toolkit's "stubs" folders are never searched:
+// their libraries load but fail every call (they exist for linking only).
 func searchDirs() []string {
 	var dirs []string
 	add := func(ds ...string) {
 		for _, d := range ds {
-			if d != "" {
+			if d != "" && filepath.Base(d) != "stubs" {
 				dirs = append(dirs, filepath.Clean(d))
 			}
 		}
 	}
 	add(filepath.SplitList(os.Getenv(EnvLibDir))...)
 	add(filepath.SplitList(os.Getenv("LD_LIBRARY_PATH"))...)
-	if h := os.Getenv("CUDA_HOME"); h != "" {
-		add(filepath.Join(h, "lib64"), filepath.Join(h, "lib"))
+	for _, v := range []string{"CUDA_HOME", "CUDA_PATH"} {
+		if h := os.Getenv(v); h != "" {
+			add(filepath.Join(h, "lib64"), filepath.Join(h, "lib"), filepath.Join(h, "targets", "x86_64-linux", "lib"))
+		}
 	}
-	if h := os.Getenv("CUDA_PATH"); h != "" {
-		add(filepath.Join(h, "lib64"), filepath.Join(h, "lib"))
-	}
-	add("/usr/local/cuda/lib64", "/usr/local/cuda/targets/x86_64-linux/lib", "/usr/local/cuda/targets/sbsa-linux/lib")
-	add(newestFirst(glob("/usr/local/cuda-*/lib64"))...)
-	add(newestFirst(glob("/usr/local/cuda-*/targets/*/lib"))...)
-	add("/opt/cuda/lib64")
+	add(sys("/usr/local/cuda/lib64"), sys("/usr/local/cuda/targets/x86_64-linux/lib"), sys("/usr/local/cuda/targets/sbsa-linux/lib"))
+	add(newestFirst(glob(sys("/usr/local/cuda-*/lib64")))...)
+	add(newestFirst(glob(sys("/usr/local/cuda-*/targets/*/lib")))...)
+	add(sys("/opt/cuda/lib64"))
 	// Driver folders (distribution packages, containers, WSL).
-	add("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib",
-		"/usr/local/nvidia/lib64", "/usr/local/nvidia/lib", "/usr/lib/wsl/lib")
-	add(glob("/usr/lib/nvidia*")...)
-	add(glob("/usr/lib/x86_64-linux-gnu/nvidia/current")...)
-	// Python wheels (nvidia-cuda-nvrtc-cu12, nvidia-cublas-cu12, the cu13 wheels, …).
+	add(sys("/usr/lib/x86_64-linux-gnu"), sys("/usr/lib/aarch64-linux-gnu"), sys("/usr/lib64"), sys("/usr/lib"),
+		sys("/usr/local/nvidia/lib64"), sys("/usr/local/nvidia/lib"), sys("/usr/lib/wsl/lib"))
+	add(glob(sys("/usr/lib/nvidia*"))...)
+	add(glob(sys("/usr/lib/x86_64-linux-gnu/nvidia/current"))...)
+	// Python wheels (nvidia-cuda-nvrtc-cu12, nvidia-cublas-cu12: nvidia/<name>/lib; the CUDA 13
+	// wheels: nvidia/cu13/lib), in environments that need not be activated.
 	for _, env := range venvRoots() {
 		for _, sp := range sitePackages(env) {
 			add(newestFirst(glob(filepath.Join(sp, "nvidia", "*", "lib")))...)
@@ -169,23 +246,59 @@ func searchDirs() []string {
 	return dirs
 }
 
-// venvRoots lists the active and the usual virtual environments and Python prefixes.
+// venvRoots lists, without duplicates, the Python prefixes whose wheels may hold NVRTC and
+// cuBLAS: the active virtual or conda environment, the environment of the python3 (or python)
+// found on PATH (a venv need not be activated for its bin folder to be on PATH) and the
+// installation it was made from, ./.venv and ./venv, the usual folders in the home directory,
+// environments under /opt (/opt/<name>/.venv, /opt/<name>/venv, /opt/<name> itself, as conda
+// installs there), and the system prefixes.
 func venvRoots() []string {
 	var roots []string
-	for _, v := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
-		if p := os.Getenv(v); p != "" {
-			roots = append(roots, p)
+	seen := map[string]bool{}
+	add := func(ps ...string) {
+		for _, p := range ps {
+			if p != "" && !seen[filepath.Clean(p)] {
+				seen[filepath.Clean(p)] = true
+				roots = append(roots, filepath.Clean(p))
+			}
 		}
 	}
+	for _, v := range []string{"VIRTUAL_ENV", "CONDA_PREFIX"} {
+		add(os.Getenv(v))
+	}
+	add(pathPythonPrefixes()...)
 	if wd, err := os.Getwd(); err == nil {
-		roots = append(roots, filepath.Join(wd, ".venv"), filepath.Join(wd, "venv"))
+		add(filepath.Join(wd, ".venv"), filepath.Join(wd, "venv"))
 	}
 	if home, err := os.UserHomeDir(); err == nil {
-		roots = append(roots, filepath.Join(home, ".venv"), filepath.Join(home, "venv"), filepath.Join(home, ".local"),
+		add(filepath.Join(home, ".venv"), filepath.Join(home, "venv"), filepath.Join(home, ".local"),
 			filepath.Join(home, "miniconda3"), filepath.Join(home, "anaconda3"), filepath.Join(home, "miniforge3"))
 	}
-	roots = append(roots, "/usr/local", "/usr", "/opt/conda")
+	for _, pat := range []string{"/opt/*/.venv", "/opt/*/venv", "/opt/*"} {
+		add(glob(sys(pat))...)
+	}
+	add(sys("/usr/local"), sys("/usr"), sys("/opt/conda"))
 	return roots
+}
+
+// pathPythonPrefixes returns the prefixes of the python3 and python found on PATH: the folder
+// above its bin (a venv's root, as the file is usually a link into the base installation) and
+// the folder above the bin of the file the link resolves to (the base installation).
+func pathPythonPrefixes() []string {
+	var out []string
+	for _, dir := range filepath.SplitList(os.Getenv("PATH")) {
+		for _, name := range []string{"python3", "python"} {
+			p := filepath.Join(dir, name)
+			if st, err := os.Stat(p); err != nil || st.IsDir() || st.Mode()&0o111 == 0 {
+				continue
+			}
+			out = append(out, filepath.Dir(filepath.Dir(p)))
+			if real, err := filepath.EvalSymlinks(p); err == nil {
+				out = append(out, filepath.Dir(filepath.Dir(real)))
+			}
+		}
+	}
+	return out
 }
 
 // sitePackages lists the site-packages and dist-packages folders of a Python prefix.

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"path/filepath"
 	"runtime"
 	"sort"
 	"strings"
@@ -14,8 +15,13 @@ type NVRTC struct {
 	Path    string  // the file that was loaded
 	Version Version // nvrtcVersion
 	Cubin   bool    // compile to device code (sm_XX) instead of PTX: see LoadNVRTC
-	archs   []int   // architectures this NVRTC can target, if it can tell
-	lib     *library
+	// Builtins is the libnvrtc-builtins preloaded from NVRTC's own folder ("" when that folder
+	// has none and NVRTC finds its builtins through the system loader).
+	Builtins    string
+	archs       []int // architectures this NVRTC can target, if it can tell
+	lib         *library
+	builtins    *library
+	builtinsDir string
 
 	version           func(major, minor unsafe.Pointer) int32
 	createProgram     func(prog, src, name unsafe.Pointer, numHeaders int32, headers, includeNames unsafe.Pointer) int32
@@ -41,6 +47,10 @@ var nvrtcNames = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"
 // driver's major version, that one is used in cubin mode (device code for the exact GPU
 // architecture, which the driver loads without JIT under CUDA's minor-version compatibility).
 // Without a driver (the compile gate) the newest NVRTC found is used.
+//
+// Candidates are probed one at a time (opened, asked their version, closed), so that two
+// installations are never loaded together; the chosen one is then opened again after its
+// libnvrtc-builtins.so.<major>.<minor> from the same folder (see openChosenNVRTC).
 func LoadNVRTC(driver *Version) (*NVRTC, error) {
 	var files []string
 	var tried []Attempt
@@ -50,58 +60,85 @@ func LoadNVRTC(driver *Version) (*NVRTC, error) {
 		files, tried = candidates(nvrtcNames, searchDirs())
 	}
 	type found struct {
-		n   *NVRTC
-		idx int
+		file, real string
+		version    Version
+		idx        int
 	}
 	var all []found
+	seen := map[string]bool{}
 	for _, f := range files {
 		n, err := openNVRTC(f)
 		if err != nil {
 			tried = append(tried, Attempt{f, err.Error()})
 			continue
 		}
-		dup := false
-		for _, o := range all {
-			if o.n.lib.handle == n.lib.handle {
-				dup = true // the system loader returned a library already opened by path
-			}
+		real := realFile(n.lib, "nvrtcVersion")
+		n.Close()
+		res := "version " + n.Version.String()
+		if real != f {
+			res += " (" + real + ")"
 		}
-		if dup {
-			n.lib.close()
-			tried = append(tried, Attempt{f, "version " + n.Version.String() + " (same library as above)"})
+		if seen[real] {
+			tried = append(tried, Attempt{f, res + ", the same library as above"})
 			continue
 		}
-		tried = append(tried, Attempt{f, "version " + n.Version.String()})
-		all = append(all, found{n, len(tried) - 1})
+		seen[real] = true
+		tried = append(tried, Attempt{f, res})
+		all = append(all, found{f, real, n.Version, len(tried) - 1})
 	}
 	if len(all) == 0 {
 		return nil, &ProbeError{Lib: "NVRTC", Reason: "no loadable libnvrtc found", Attempts: tried}
 	}
 	sort.SliceStable(all, func(i, j int) bool {
-		return all[j].n.Version.LessEq(all[i].n.Version) && all[i].n.Version != all[j].n.Version
+		return all[j].version.LessEq(all[i].version) && all[i].version != all[j].version
 	})
 	vs := make([]Version, len(all))
 	for i, f := range all {
-		vs[i] = f.n.Version
+		vs[i] = f.version
 	}
 	pick, cubin := chooseNVRTC(vs, driver)
-	if pick >= 0 {
-		all[pick].n.Cubin = cubin
-	}
 	if pick < 0 {
 		for _, f := range all {
-			f.n.lib.close()
 			tried[f.idx].Result += fmt.Sprintf(": newer than the driver's CUDA %v", *driver)
 		}
 		return nil, &ProbeError{Lib: "NVRTC", Reason: fmt.Sprintf("no NVRTC usable with the driver's CUDA %v (need version ≤ %v, or major %d)", *driver, *driver, driver.Major), Attempts: tried}
 	}
-	for i, f := range all {
-		if i != pick {
-			f.n.lib.close()
-		}
+	c := all[pick]
+	n, err := openChosenNVRTC(c.file, filepath.Dir(c.real), c.version)
+	if err != nil {
+		tried[c.idx].Result += ": chosen, but opening it again failed: " + err.Error()
+		return nil, &ProbeError{Lib: "NVRTC", Reason: "the chosen NVRTC could not be opened again", Attempts: tried}
 	}
-	n := all[pick].n
-	tried[all[pick].idx].Result += ": chosen"
+	n.Cubin = cubin
+	tried[c.idx].Result += ": chosen"
+	return n, nil
+}
+
+// builtinsName is the library NVRTC v loads by name when it compiles.
+func builtinsName(v Version) string {
+	return fmt.Sprintf("libnvrtc-builtins.so.%d.%d", v.Major, v.Minor)
+}
+
+// openChosenNVRTC opens NVRTC file after preloading, from dir (the folder the file really lies
+// in), the libnvrtc-builtins.so.<major>.<minor> that NVRTC dlopens by name at its first
+// compile: the system loader then hands NVRTC this copy, even when dir is not on the loader's
+// path (NVRTC found in a wheel or a toolkit that is not on LD_LIBRARY_PATH). Without such a
+// file NVRTC is opened anyway and left to find its builtins itself; a failure then says so
+// (see NVRTC.errString).
+func openChosenNVRTC(file, dir string, v Version) (*NVRTC, error) {
+	b, err := preload(dir, builtinsName(v))
+	if err != nil {
+		return nil, err
+	}
+	n, err := openNVRTC(file)
+	if err != nil {
+		b.close()
+		return nil, err
+	}
+	n.builtins, n.builtinsDir = b, dir
+	if b != nil {
+		n.Builtins = b.path
+	}
 	return n, nil
 }
 
@@ -159,8 +196,9 @@ func openNVRTC(path string) (*NVRTC, error) {
 	}
 	var maj, min int32
 	if r := n.version(unsafe.Pointer(&maj), unsafe.Pointer(&min)); r != 0 {
+		msg := n.errString(r) // before the library is closed: errString calls into it
 		lib.close()
-		return nil, fmt.Errorf("nvrtcVersion: %s", n.errString(r))
+		return nil, fmt.Errorf("nvrtcVersion: %s", msg)
 	}
 	n.Version = Version{int(maj), int(min)}
 	if n.numArchs != nil {
@@ -177,8 +215,11 @@ func openNVRTC(path string) (*NVRTC, error) {
 	return n, nil
 }
 
-// Close unloads the library.
-func (n *NVRTC) Close() { n.lib.close() }
+// Close unloads the library (and the builtins preloaded for it).
+func (n *NVRTC) Close() {
+	n.lib.close()
+	n.builtins.close()
+}
 
 // Archs lists the architectures (70 for compute_70/sm_70, …) this NVRTC can target; nil if it
 // cannot tell (before CUDA 11.2).
@@ -209,13 +250,35 @@ func (n *NVRTC) TargetArch(cc int) (int, error) {
 	return best, nil
 }
 
+// nvrtcBuiltinFailure is NVRTC_ERROR_BUILTIN_OPERATION_FAILURE: NVRTC could not load or use
+// its libnvrtc-builtins.
+const nvrtcBuiltinFailure = 7
+
 func (n *NVRTC) errString(r int32) string {
+	msg := fmt.Sprintf("nvrtc error %d", r)
 	if n.getErrorString != nil {
 		if s := n.getErrorString(r); s != "" {
-			return fmt.Sprintf("%s (%d)", s, r)
+			msg = fmt.Sprintf("%s (%d)", s, r)
 		}
 	}
-	return fmt.Sprintf("nvrtc error %d", r)
+	if r == nvrtcBuiltinFailure {
+		msg += "; " + n.builtinsHint()
+	}
+	return msg
+}
+
+// builtinsHint says which builtins library NVRTC needs and where it was looked for.
+func (n *NVRTC) builtinsHint() string {
+	name := builtinsName(n.Version)
+	if n.Builtins != "" {
+		return fmt.Sprintf("NVRTC %v (%s) failed in its builtins %s (preloaded)", n.Version, n.Path, n.Builtins)
+	}
+	where := "the system loader's path"
+	if n.builtinsDir != "" {
+		where = n.builtinsDir + " (NVRTC's folder) and the system loader's path"
+	}
+	return fmt.Sprintf("NVRTC %v (%s) needs %s, which is not in %s: put it beside NVRTC (it ships with NVRTC) or add the folder holding it to LD_LIBRARY_PATH",
+		n.Version, n.Path, name, where)
 }
 
 // CompileError is a kernel source that NVRTC rejected; Log is NVRTC's compiler output.
@@ -227,7 +290,11 @@ type CompileError struct {
 }
 
 func (e *CompileError) Error() string {
-	return fmt.Sprintf("cuda: kernel %s for %s: NVRTC: %s:\n%s", e.Kernel, e.Target, e.Result, strings.TrimSpace(e.Log))
+	msg := fmt.Sprintf("cuda: kernel %s for %s: NVRTC: %s", e.Kernel, e.Target, e.Result)
+	if l := strings.TrimSpace(e.Log); l != "" {
+		msg += ":\n" + l
+	}
+	return msg
 }
 
 // Compile compiles the CUDA C source src (file name name, #include-able headers by name) for

@@ -59,6 +59,9 @@ func run(compile bool) int {
 					mode = "device code (NVRTC is newer than the driver)"
 				}
 				fmt.Printf("NVRTC: %v at %s (%s), architectures %v\n", nv.Version, nv.Path, mode, nv.Archs())
+				if nv.Builtins != "" {
+					fmt.Printf("NVRTC builtins: %s\n", nv.Builtins)
+				}
 				if a, err := nv.TargetArch(d.CC); err != nil {
 					fmt.Println(err)
 					status = 1
@@ -72,6 +75,9 @@ func run(compile bool) int {
 				status = 1
 			} else {
 				fmt.Printf("cuBLAS: %v at %s\n", b.Version, b.Path)
+				if b.LtPath != "" {
+					fmt.Printf("cuBLASLt: %s\n", b.LtPath)
+				}
 			}
 		}
 		if compile && i == 0 {
