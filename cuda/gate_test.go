@@ -2,7 +2,9 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -26,15 +28,51 @@ func gateNVRTC(t *testing.T) *NVRTC {
 	return n
 }
 
-// TestCompileGate compiles every embedded kernel file for compute_70 and compute_90.
+// gateTargets returns the gate's architectures that n can compile for, logging those it
+// cannot. Under REWIREGNN_REQUIRE_NVRTC=1 an NVRTC of CUDA 12 or older (CI's is 11.8) must
+// compile for every one of them: only CUDA 13 dropped compute_70.
+func gateTargets(t *testing.T, n *NVRTC) []int {
+	t.Helper()
+	use, skipped := GateTargets(n)
+	if len(skipped) > 0 {
+		t.Logf("compile gate: NVRTC %v (%s) cannot compile for compute_%v (it knows %v): skipped", n.Version, n.Path, skipped, n.Archs())
+		if os.Getenv(EnvRequireNVRTC) == "1" && n.Version.Major <= 12 {
+			t.Fatalf("NVRTC %v must compile for every gate architecture %v", n.Version, GateArchs)
+		}
+	}
+	if len(use) == 0 {
+		t.Fatalf("NVRTC %v compiles for none of the gate architectures %v", n.Version, GateArchs)
+	}
+	return use
+}
+
+// TestGateTargets: an NVRTC that lists its architectures is given only those it knows.
+func TestGateTargets(t *testing.T) {
+	for _, c := range []struct {
+		archs, use, skipped []int
+	}{
+		{nil, GateArchs, nil}, // before 11.2: cannot tell
+		{[]int{35, 50, 60, 70, 75, 80, 86, 90}, GateArchs, nil},     // 11.8
+		{[]int{75, 80, 86, 89, 90, 100, 120}, []int{90}, []int{70}}, // 13.0
+	} {
+		use, skipped := GateTargets(&NVRTC{archs: c.archs})
+		if !slices.Equal(use, c.use) || !slices.Equal(skipped, c.skipped) {
+			t.Errorf("archs %v: use %v skip %v, want %v and %v", c.archs, use, skipped, c.use, c.skipped)
+		}
+	}
+}
+
+// TestCompileGate compiles every embedded kernel file for compute_70 and compute_90 (those of
+// them the NVRTC found knows).
 func TestCompileGate(t *testing.T) {
 	n := gateNVRTC(t)
 	srcs := Sources()
 	if len(srcs) == 0 {
 		t.Fatal("no kernel sources embedded")
 	}
+	archs := gateTargets(t, n)
 	t0 := time.Now()
-	res, err := CompileGate(n, srcs, GateArchs)
+	res, err := CompileGate(n, srcs, archs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +82,7 @@ func TestCompileGate(t *testing.T) {
 		}
 	}
 	t.Logf("compile gate: NVRTC %v (%s): %d kernel files, %d compilations for compute_%v in %.1f s",
-		n.Version, n.Path, len(srcs), len(res), GateArchs, time.Since(t0).Seconds())
+		n.Version, n.Path, len(srcs), len(res), archs, time.Since(t0).Seconds())
 }
 
 // TestCompileGateCatchesBrokenKernel shows the gate failing on a kernel that does not compile,
@@ -56,15 +94,16 @@ extern "C" __global__ void broken(float* out, int n) {
   RW_FOR(i, n) { out[i] = undeclared_variable; }
 }
 `}
-	_, err := CompileGate(n, []Source{broken}, GateArchs)
+	archs := gateTargets(t, n)
+	_, err := CompileGate(n, []Source{broken}, archs)
 	if err == nil {
 		t.Fatal("the compile gate accepted a kernel that uses an undeclared variable")
 	}
 	var ce *CompileError
-	if _, _, cerr := n.Compile(broken.Name, broken.Code, Headers(), 70, false); !errors.As(cerr, &ce) {
+	if _, _, cerr := n.Compile(broken.Name, broken.Code, Headers(), archs[0], false); !errors.As(cerr, &ce) {
 		t.Fatalf("compile error is %T (%v), want *CompileError", cerr, cerr)
 	}
-	if ce.Kernel != "broken.cu" || ce.Target != "compute_70" || !strings.Contains(ce.Log, "undeclared_variable") {
+	if ce.Kernel != "broken.cu" || ce.Target != fmt.Sprintf("compute_%d", archs[0]) || !strings.Contains(ce.Log, "undeclared_variable") {
 		t.Fatalf("compile error does not name the kernel, target and problem: %+v", ce)
 	}
 	t.Logf("the gate rejects the broken kernel as it should:\n%v", err)
@@ -74,11 +113,12 @@ extern "C" __global__ void broken(float* out, int n) {
 // parameters NVRTC wrote into the PTX, and that every kernel in the PTX is declared.
 func TestKernelSignaturesMatchPTX(t *testing.T) {
 	n := gateNVRTC(t)
+	arch := gateTargets(t, n)[0]
 	ptxType := map[byte]string{'p': ".u64", 'i': ".u32", 'f': ".f32", 'u': ".u64"}
 	entries := map[string][]string{} // kernel → PTX parameter types
 	file := map[string]string{}
 	for _, s := range Sources() {
-		ptx, _, err := n.Compile(s.Name, s.Code, Headers(), 70, false)
+		ptx, _, err := n.Compile(s.Name, s.Code, Headers(), arch, false)
 		if err != nil {
 			t.Fatal(err)
 		}

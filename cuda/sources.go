@@ -4,6 +4,7 @@ import (
 	"embed"
 	"fmt"
 	"io/fs"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,6 +55,22 @@ func Headers() map[string]string {
 // GateArchs are the architectures CI compiles every kernel for: Volta (V100, the oldest GPU
 // users train on) and Hopper (H100/H200).
 var GateArchs = []int{70, 90}
+
+// GateTargets splits GateArchs into those NVRTC n can compile for and those it cannot: NVRTC
+// 13 dropped compute_70 (Volta), so on a CUDA 13 machine the gate compiles for compute_90 alone
+// and says that compute_70 was skipped. An NVRTC that cannot list its architectures (before
+// 11.2) is given them all.
+func GateTargets(n *NVRTC) (use, skipped []int) {
+	known := n.Archs()
+	for _, a := range GateArchs {
+		if len(known) == 0 || slices.Contains(known, a) {
+			use = append(use, a)
+		} else {
+			skipped = append(skipped, a)
+		}
+	}
+	return use, skipped
+}
 
 // GateResult is one compiled kernel file of the compile gate.
 type GateResult struct {
