@@ -24,13 +24,22 @@ var kernelSigs = []kernelSig{
 	{"softmax.cu", "seg_softmax_bwd_dot", "ppppiii"},
 	{"softmax.cu", "seg_softmax_bwd", "pppppiii"},
 	{"batchnorm.cu", "bn_train_stats", "ppppppiiff"},
+	{"batchnorm.cu", "bn_stats_sum_part", "pppiii"},
+	{"batchnorm.cu", "bn_stats_mean", "ppii"},
+	{"batchnorm.cu", "bn_stats_sq_part", "ppppiii"},
+	{"batchnorm.cu", "bn_stats_finish", "ppppppiiff"},
 	{"batchnorm.cu", "bn_eval_stats", "ppppif"},
 	{"batchnorm.cu", "bn_apply", "ppppppppii"},
 	{"batchnorm.cu", "bn_backward", "ppppppppiii"},
+	{"batchnorm.cu", "bn_backward_part", "ppppiii"},
+	{"batchnorm.cu", "bn_backward_combine", "ppppii"},
+	{"batchnorm.cu", "bn_backward_dx", "pppppppiii"},
 	{"batchnorm.cu", "bn_relu_mask", "pppppii"},
 	{"layernorm.cu", "ln_forward", "pppppppiif"},
 	{"layernorm.cu", "ln_backward_x", "ppppppii"},
 	{"layernorm.cu", "ln_backward_params", "pppppii"},
+	{"layernorm.cu", "ln_params_part", "ppppiii"},
+	{"layernorm.cu", "ln_params_combine", "pppii"},
 	{"gated.cu", "gated_edges", "pppppppiiii"},
 	{"gated.cu", "gated_div", "ppii"},
 	{"gated.cu", "gated_backward", "pppppppppiiii"},
@@ -59,6 +68,8 @@ var kernelSigs = []kernelSig{
 	{"elementwise.cu", "add_bias", "pppii"},
 	{"elementwise.cu", "broadcast_rows", "ppii"},
 	{"elementwise.cu", "col_sum", "ppii"},
+	{"elementwise.cu", "col_sum_part", "ppiii"},
+	{"elementwise.cu", "col_sum_combine", "ppii"},
 	{"dropout.cu", "dropout", "ppifuu"},
 	{"loss.cu", "masked_l1", "ppppi"},
 	{"loss.cu", "masked_l1_grad", "pppppi"},
@@ -238,14 +249,67 @@ func (k *Kernels) grid(n int64, per int64) dim3 {
 func (k *Kernels) grid1(n int64) dim3     { return k.grid(n, threads) }
 func (k *Kernels) gridWarps(n int64) dim3 { return k.grid(n, threads/warpSize) }
 
-// colGrid is the grid of a column-reduction kernel: one block per colX columns.
+// colGrid is the grid of a fused (single-chunk) column-reduction kernel: one block per colX
+// columns.
 func colGrid(d int) dim3 { return dim3{uint32((d + colX - 1) / colX), 1, 1} }
+
+// Row chunking of the column reductions (col_sum, ln_backward_params, bn_train_stats,
+// bn_backward). One block per colX columns that loops over every row leaves a large GPU idle
+// (d = 70: 3 blocks on 132 SMs), so with many rows the rows are split into chunks as well.
+const (
+	// colTargetBlocks is the grid size aimed at with many rows: 4 blocks per SM of an H100
+	// (132 SMs). It is a constant, not the device's SM count, so the chunking, and with it
+	// every rounding of the sums, is the same on every GPU.
+	colTargetBlocks = 4 * 132
+	// colMinChunkRows is the fewest rows a chunk gets (each of the block's colY thread rows
+	// then sums at least 64 rows); fewer than 2·colMinChunkRows rows make one chunk, and the
+	// op runs its fused single-launch kernel.
+	colMinChunkRows = 512
+	// colMaxChunks is the grid's y limit.
+	colMaxChunks = 65535
+)
+
+// colReduceGeometry returns the grid of a column reduction over rows × d: tiles blocks of colX
+// columns (grid.x) times chunks row chunks (grid.y) of rowsPerChunk rows each (the last may be
+// shorter; none is empty). chunks = 1 means the fused kernel (rowsPerChunk = rows).
+func colReduceGeometry(rows, d int) (tiles, chunks, rowsPerChunk int) {
+	tiles = (d + colX - 1) / colX
+	if rows <= 0 || tiles == 0 {
+		return tiles, 1, max(rows, 0)
+	}
+	chunks = min((colTargetBlocks+tiles-1)/tiles, rows/colMinChunkRows, colMaxChunks)
+	if chunks <= 1 {
+		return tiles, 1, rows
+	}
+	rowsPerChunk = (rows + chunks - 1) / chunks
+	chunks = (rows + rowsPerChunk - 1) / rowsPerChunk
+	return tiles, chunks, rowsPerChunk
+}
 
 var (
 	block1   = dim3{threads, 1, 1} // 1-D kernels
 	blockCol = dim3{colX, colY, 1} // column reductions
 	oneBlock = dim3{1, 1, 1}       // single-block reductions to a scalar
 )
+
+// colChunkGrid is the grid of a chunked column reduction (colReduceGeometry).
+func colChunkGrid(tiles, chunks int) dim3 { return dim3{uint32(tiles), uint32(chunks), 1} }
+
+// colScratch allocates the scratch of a chunked column reduction with q quantities per
+// column: part, chunks·q·d doubles (each chunk's partial sums), then tot, q·d doubles (the
+// combined sums, for ops whose element-wise pass reads them). Like scratch it comes from the
+// device's caching allocator and is freed as soon as the op's kernels are queued: every kernel
+// runs on the one stream, so only work queued later can get the block again (device.go). That
+// keeps no per-Kernels state and costs no cuMemAlloc after the first batch of a given size.
+// The caller holds the device.
+func (k *Kernels) colScratch(q, chunks, d int) (part, tot DevPtr, free func(), err error) {
+	n := q * d * (chunks + 1) // doubles
+	p, free, err := k.scratch(2 * n)
+	if err != nil {
+		return 0, 0, free, err
+	}
+	return p, p + DevPtr(8*q*d*chunks), free, nil
+}
 
 // check validates an op's sizes (non-negative) and buffers (non-nil, and large enough where
 // the buffer came from this device's allocator). A bad launch on a GPU poisons the context

@@ -136,7 +136,7 @@ func (k *Kernels) BatchNorm(b BatchNormBufs, rows, d int, training bool) error {
 		}
 		var err error
 		if training {
-			err = k.launch("bn_train_stats", colGrid(d), blockCol, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(b.X), aP(b.Keep), aI(rows), aI(d), aF(BNEps), aF(BNMomentum))
+			err = k.bnTrainStats(b, rows, d)
 		} else {
 			err = k.launch("bn_eval_stats", k.grid1(int64(d)), block1, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aI(d), aF(BNEps))
 		}
@@ -160,8 +160,50 @@ func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBuf
 		if d == 0 {
 			return nil
 		}
-		return k.launch("bn_backward", colGrid(d), blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d), aI(t))
+		tiles, chunks, rpc := colReduceGeometry(rows, d)
+		if chunks == 1 {
+			return k.launch("bn_backward", colGrid(d), blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d), aI(t))
+		}
+		// part [chunks][3][d] and tot [3][d], doubles (see batchnorm.cu).
+		part, tot, free, err := k.colScratch(3, chunks, d)
+		if err != nil {
+			return err
+		}
+		defer free()
+		if err := k.launch("bn_backward_part", colChunkGrid(tiles, chunks), blockCol, aP(part), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d), aI(rpc)); err != nil {
+			return err
+		}
+		if err := k.launch("bn_backward_combine", k.grid1(int64(d)), block1, aP(dgamma), aP(dbeta), aP(tot), aP(part), aI(chunks), aI(d)); err != nil {
+			return err
+		}
+		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aP(tot), aI(rows), aI(d), aI(t))
 	})
+}
+
+// bnTrainStats queues the training statistics of BatchNorm: the fused bn_train_stats for one
+// row chunk, else the chunked two-pass reduction (batchnorm.cu). The caller holds the device.
+func (k *Kernels) bnTrainStats(b BatchNormBufs, rows, d int) error {
+	tiles, chunks, rpc := colReduceGeometry(rows, d)
+	if chunks == 1 {
+		return k.launch("bn_train_stats", colGrid(d), blockCol, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(b.X), aP(b.Keep), aI(rows), aI(d), aF(BNEps), aF(BNMomentum))
+	}
+	// part [chunks][2][d] (the second pass uses [chunks][1][d] of it) and tot [2][d], doubles.
+	part, tot, free, err := k.colScratch(2, chunks, d)
+	if err != nil {
+		return err
+	}
+	defer free()
+	g := colChunkGrid(tiles, chunks)
+	if err := k.launch("bn_stats_sum_part", g, blockCol, aP(part), aP(b.X), aP(b.Keep), aI(rows), aI(d), aI(rpc)); err != nil {
+		return err
+	}
+	if err := k.launch("bn_stats_mean", k.grid1(int64(d)), block1, aP(tot), aP(part), aI(chunks), aI(d)); err != nil {
+		return err
+	}
+	if err := k.launch("bn_stats_sq_part", g, blockCol, aP(part), aP(b.X), aP(b.Keep), aP(tot), aI(rows), aI(d), aI(rpc)); err != nil {
+		return err
+	}
+	return k.launch("bn_stats_finish", k.grid1(int64(d)), block1, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(part), aP(tot), aI(chunks), aI(d), aF(BNEps), aF(BNMomentum))
 }
 
 // BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0: the ReLU's gradient
@@ -202,7 +244,19 @@ func (k *Kernels) LayerNormBackward(dx, dgamma, dbeta, dy DevPtr, b LayerNormBuf
 		if d == 0 {
 			return nil
 		}
-		return k.launch("ln_backward_params", colGrid(d), blockCol, aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d))
+		tiles, chunks, rpc := colReduceGeometry(rows, d)
+		if chunks == 1 {
+			return k.launch("ln_backward_params", colGrid(d), blockCol, aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d))
+		}
+		part, _, free, err := k.colScratch(2, chunks, d)
+		if err != nil {
+			return err
+		}
+		defer free()
+		if err := k.launch("ln_params_part", colChunkGrid(tiles, chunks), blockCol, aP(part), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d), aI(rpc)); err != nil {
+			return err
+		}
+		return k.launch("ln_params_combine", k.grid1(int64(d)), block1, aP(dgamma), aP(dbeta), aP(part), aI(chunks), aI(d))
 	})
 }
 
@@ -367,7 +421,19 @@ func (k *Kernels) ColSum(out, x DevPtr, rows, d int) error {
 		if d == 0 {
 			return nil
 		}
-		return k.launch("col_sum", colGrid(d), blockCol, aP(out), aP(x), aI(rows), aI(d))
+		tiles, chunks, rpc := colReduceGeometry(rows, d)
+		if chunks == 1 {
+			return k.launch("col_sum", colGrid(d), blockCol, aP(out), aP(x), aI(rows), aI(d))
+		}
+		part, _, free, err := k.colScratch(1, chunks, d)
+		if err != nil {
+			return err
+		}
+		defer free()
+		if err := k.launch("col_sum_part", colChunkGrid(tiles, chunks), blockCol, aP(part), aP(x), aI(rows), aI(d), aI(rpc)); err != nil {
+			return err
+		}
+		return k.launch("col_sum_combine", k.grid1(int64(d)), block1, aP(out), aP(part), aI(chunks), aI(d))
 	})
 }
 

@@ -9,8 +9,33 @@
 // Shapes: x, xhat, out, dy, dx [rows, d]; keep [rows] int32 (non-zero: a real row);
 // gamma, beta, mean, invstd, run_mean, run_var, dgamma, dbeta [d].
 // Column kernels run on blocks of RW_COL_X × RW_COL_Y threads, one block per RW_COL_X columns:
-// threadIdx.x picks the column (coalesced reads), threadIdx.y strides over rows.
+// threadIdx.x picks the column (coalesced reads), threadIdx.y strides over rows. With many
+// rows the launchers split the rows into chunks as well (common.cuh): the *_part kernels
+// reduce one chunk each, the combine kernels add the chunks in fixed order, and bn_backward_dx
+// is the element-wise pass that uses the sums. With one chunk the fused kernels
+// (bn_train_stats, bn_backward) do everything in one launch, as before.
 #include "common.cuh"
+
+// bn_stats_store writes column c's statistics from the mean mu, the count cnt and the centred
+// sum of squares q of its kept rows, and updates its running statistics.
+__device__ __forceinline__ void bn_stats_store(int c, double mu, double cnt, double q,
+                                               float* mean, float* invstd, float* run_mean,
+                                               float* run_var, float eps, float momentum) {
+  double var = cnt > 0.0 ? q / cnt : 0.0;
+  double unbiased = cnt > 1.0 ? q / (cnt - 1.0) : var;
+  double m = momentum;
+  mean[c] = (float)mu;
+  invstd[c] = (float)(1.0 / sqrt(var + (double)eps));
+  run_mean[c] = (float)((1.0 - m) * run_mean[c] + m * mu);
+  run_var[c] = (float)((1.0 - m) * run_var[c] + m * unbiased);
+}
+
+// bn_dx is one element of bn_backward's dx, from the column sums s1, s2 over n kept rows.
+__device__ __forceinline__ float bn_dx(double scale, float dy, float xh, double s1, double s2,
+                                       double n, int training) {
+  if (training) return (float)(scale * (dy - s1 / n - xh * s2 / n));
+  return (float)(scale * dy);
+}
 
 // bn_train_stats: per column, over kept rows, mean and 1/sqrt(biased var + eps); running
 // statistics updated in place (they are the op's state, not an input).
@@ -38,14 +63,74 @@ extern "C" __global__ void bn_train_stats(float* mean, float* invstd, float* run
         q += dv * dv;
       }
   q = rw_col_reduce(q, sh);
-  if (col && threadIdx.y == 0) {
-    double var = cnt > 0.0 ? q / cnt : 0.0;
-    double unbiased = cnt > 1.0 ? q / (cnt - 1.0) : var;
-    double m = momentum;
-    mean[c] = (float)mu;
-    invstd[c] = (float)(1.0 / sqrt(var + (double)eps));
-    run_mean[c] = (float)((1.0 - m) * run_mean[c] + m * mu);
-    run_var[c] = (float)((1.0 - m) * run_var[c] + m * unbiased);
+  if (col && threadIdx.y == 0)
+    bn_stats_store(c, mu, cnt, q, mean, invstd, run_mean, run_var, eps, momentum);
+}
+
+// The chunked bn_train_stats keeps its two passes (the mean first, then the centred sum of
+// squares: safer than E[x²] − E[x]²), each a chunked reduction with a combine in chunk order:
+//   bn_stats_sum_part  part[(chunk·2 + 0)·d + c] = Σ x, part[(chunk·2 + 1)·d + c] = count;
+//   bn_stats_mean      tot[c] = mean, tot[d + c] = count (double);
+//   bn_stats_sq_part   part[chunk·d + c] = Σ (x − mean)²;
+//   bn_stats_finish    mean, invstd and the running statistics, as bn_train_stats.
+extern "C" __global__ void bn_stats_sum_part(double* part, const float* x, const int* keep,
+                                             int rows, int d, int rpc) {
+  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  int c = blockIdx.x * RW_COL_X + threadIdx.x;
+  int r0, r1;
+  rw_chunk_rows(rows, rpc, &r0, &r1);
+  double s = 0.0, cnt = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+      if (keep[r]) {
+        s += x[(long long)r * d + c];
+        cnt += 1.0;
+      }
+  s = rw_col_reduce(s, sh);
+  cnt = rw_col_reduce(cnt, sh);
+  if (c < d && threadIdx.y == 0) {
+    long long o = (long long)blockIdx.y * 2 * d + c;
+    part[o] = s;
+    part[o + d] = cnt;
+  }
+}
+
+extern "C" __global__ void bn_stats_mean(double* tot, const double* part, int chunks, int d) {
+  RW_FOR(c, d) {
+    double s = rw_chunk_sum(part, chunks, 2, 0, d, (int)c);
+    double cnt = rw_chunk_sum(part, chunks, 2, 1, d, (int)c);
+    tot[c] = cnt > 0.0 ? s / cnt : 0.0;
+    tot[d + c] = cnt;
+  }
+}
+
+extern "C" __global__ void bn_stats_sq_part(double* part, const float* x, const int* keep,
+                                            const double* tot, int rows, int d, int rpc) {
+  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  int c = blockIdx.x * RW_COL_X + threadIdx.x;
+  int r0, r1;
+  rw_chunk_rows(rows, rpc, &r0, &r1);
+  double q = 0.0;
+  if (c < d) {
+    double mu = tot[c];
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+      if (keep[r]) {
+        double dv = x[(long long)r * d + c] - mu;
+        q += dv * dv;
+      }
+  }
+  q = rw_col_reduce(q, sh);
+  if (c < d && threadIdx.y == 0) part[(long long)blockIdx.y * d + c] = q;
+}
+
+extern "C" __global__ void bn_stats_finish(float* mean, float* invstd, float* run_mean,
+                                           float* run_var, const double* part,
+                                           const double* tot, int chunks, int d, float eps,
+                                           float momentum) {
+  RW_FOR(c, d) {
+    double q = rw_chunk_sum(part, chunks, 1, 0, d, (int)c);
+    bn_stats_store((int)c, tot[c], tot[d + c], q, mean, invstd, run_mean, run_var, eps,
+                   momentum);
   }
 }
 
@@ -107,13 +192,67 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, c
   double n = cnt > 0.0 ? cnt : 1.0;
   for (int r = threadIdx.y; r < rows; r += RW_COL_Y) {
     long long e = (long long)r * d + c;
+    dx[e] = keep[r] ? bn_dx(scale, dy[e], xhat[e], s1, s2, n, training) : 0.0f;
+  }
+}
+
+// The chunked bn_backward: bn_backward_part reduces each row chunk to part[(chunk·3 + j)·d + c]
+// (j = 0: Σ dy, 1: Σ dy·xhat, 2: count of kept rows); bn_backward_combine adds the chunks in
+// order into tot[j·d + c] (double) and writes dbeta = S1, dgamma = S2; bn_backward_dx is the
+// element-wise pass dx = bn_dx(…) on kept rows, zeros elsewhere.
+extern "C" __global__ void bn_backward_part(double* part, const float* dy, const float* xhat,
+                                            const int* keep, int rows, int d, int rpc) {
+  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  int c = blockIdx.x * RW_COL_X + threadIdx.x;
+  int r0, r1;
+  rw_chunk_rows(rows, rpc, &r0, &r1);
+  double s1 = 0.0, s2 = 0.0, cnt = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+      if (keep[r]) {
+        long long e = (long long)r * d + c;
+        s1 += dy[e];
+        s2 += (double)dy[e] * xhat[e];
+        cnt += 1.0;
+      }
+  s1 = rw_col_reduce(s1, sh);
+  s2 = rw_col_reduce(s2, sh);
+  cnt = rw_col_reduce(cnt, sh);
+  if (c < d && threadIdx.y == 0) {
+    long long o = (long long)blockIdx.y * 3 * d + c;
+    part[o] = s1;
+    part[o + d] = s2;
+    part[o + 2 * d] = cnt;
+  }
+}
+
+extern "C" __global__ void bn_backward_combine(float* dgamma, float* dbeta, double* tot,
+                                               const double* part, int chunks, int d) {
+  RW_FOR(c, d) {
+    double s1 = rw_chunk_sum(part, chunks, 3, 0, d, (int)c);
+    double s2 = rw_chunk_sum(part, chunks, 3, 1, d, (int)c);
+    tot[c] = s1;
+    tot[d + c] = s2;
+    tot[2 * d + c] = rw_chunk_sum(part, chunks, 3, 2, d, (int)c);
+    dgamma[c] = (float)s2;
+    dbeta[c] = (float)s1;
+  }
+}
+
+extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const float* xhat,
+                                          const float* invstd, const float* gamma,
+                                          const int* keep, const double* tot, int rows, int d,
+                                          int training) {
+  RW_FOR(e, (long long)rows * d) {
+    int r = (int)(e / d);
+    int c = (int)(e - (long long)r * d);
     if (!keep[r]) {
       dx[e] = 0.0f;
-    } else if (training) {
-      dx[e] = (float)(scale * (dy[e] - s1 / n - xhat[e] * s2 / n));
-    } else {
-      dx[e] = (float)(scale * dy[e]);
+      continue;
     }
+    double scale = (double)gamma[c] * invstd[c];
+    double n = tot[2 * d + c] > 0.0 ? tot[2 * d + c] : 1.0;
+    dx[e] = bn_dx(scale, dy[e], xhat[e], tot[c], tot[d + c], n, training);
   }
 }
 

@@ -13,6 +13,12 @@
 #define RW_THREADS 256 // threads of a 1-D block
 #define RW_COL_X 32    // column tile of the column-reduction kernels (block RW_COL_X × RW_COL_Y)
 #define RW_COL_Y 8
+// Column reductions over many rows also split the rows into chunks (grid.y = chunks of rpc
+// rows each; geometry from colReduceGeometry in cuda/kernels.go): each block writes its
+// chunk's partial sums (double) to a scratch array part[(chunk·q + j)·d + c] for the op's q
+// quantities, and a combine kernel adds the chunks of each column in order 0, 1, 2, … (no
+// atomics: the result does not depend on scheduling). With one chunk the op's fused kernel
+// finishes in the block instead.
 
 // RW_FOR(i, n): grid-stride loop over 0 ≤ i < n (i is a long long).
 #define RW_FOR(i, n)                                                            \
@@ -81,5 +87,23 @@ __device__ __forceinline__ double rw_col_reduce(double v, double (*sh)[RW_COL_X 
   __syncthreads();
   double s = 0.0;
   for (int y = 0; y < RW_COL_Y; y++) s += sh[y][threadIdx.x];
+  return s;
+}
+
+// rw_chunk_rows sets [*r0, *r1) to the rows of this block's chunk: blockIdx.y·rpc onwards,
+// rpc rows, clipped to rows.
+__device__ __forceinline__ void rw_chunk_rows(int rows, int rpc, int* r0, int* r1) {
+  long long a = (long long)blockIdx.y * rpc;
+  long long b = a + rpc;
+  *r0 = (int)(a < rows ? a : rows);
+  *r1 = (int)(b < rows ? b : rows);
+}
+
+// rw_chunk_sum returns Σ_k part[(k·q + j)·d + c] over the chunks k = 0, 1, …, chunks−1, in
+// that order (deterministic).
+__device__ __forceinline__ double rw_chunk_sum(const double* part, int chunks, int q, int j,
+                                               int d, int c) {
+  double s = 0.0;
+  for (int k = 0; k < chunks; k++) s += part[((long long)k * q + j) * d + c];
   return s;
 }

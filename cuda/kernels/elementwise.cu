@@ -100,3 +100,23 @@ extern "C" __global__ void col_sum(float* out, const float* x, int rows, int d) 
   s = rw_col_reduce(s, sh);
   if (c < d && threadIdx.y == 0) out[c] = (float)s;
 }
+
+// col_sum_part: the chunked col_sum (many rows): part[chunk·d + c] = Σ x[r, c] over the rows
+// of the block's chunk (grid: column tiles × row chunks of rpc rows); col_sum_combine then
+// adds the chunks in order.
+extern "C" __global__ void col_sum_part(double* part, const float* x, int rows, int d, int rpc) {
+  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  int c = blockIdx.x * RW_COL_X + threadIdx.x;
+  int r0, r1;
+  rw_chunk_rows(rows, rpc, &r0, &r1);
+  double s = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y) s += x[(long long)r * d + c];
+  s = rw_col_reduce(s, sh);
+  if (c < d && threadIdx.y == 0) part[(long long)blockIdx.y * d + c] = s;
+}
+
+// col_sum_combine: out[c] = Σ over the chunks of part (chunk 0, 1, …), one thread per column.
+extern "C" __global__ void col_sum_combine(float* out, const double* part, int chunks, int d) {
+  RW_FOR(c, d) out[c] = (float)rw_chunk_sum(part, chunks, 1, 0, d, (int)c);
+}

@@ -91,3 +91,38 @@ extern "C" __global__ void ln_backward_params(float* dgamma, float* dbeta, const
     dbeta[c] = (float)s1;
   }
 }
+
+// ln_params_part: the chunked ln_backward_params (many rows): over the kept rows of the
+// block's chunk, part[(chunk·2 + 0)·d + c] = Σ dy and part[(chunk·2 + 1)·d + c] = Σ dy·xhat
+// (grid: column tiles × row chunks of rpc rows).
+extern "C" __global__ void ln_params_part(double* part, const float* dy, const float* xhat,
+                                          const int* keep, int rows, int d, int rpc) {
+  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  int c = blockIdx.x * RW_COL_X + threadIdx.x;
+  int r0, r1;
+  rw_chunk_rows(rows, rpc, &r0, &r1);
+  double s1 = 0.0, s2 = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+      if (keep[r]) {
+        long long e = (long long)r * d + c;
+        s1 += dy[e];
+        s2 += (double)dy[e] * xhat[e];
+      }
+  s1 = rw_col_reduce(s1, sh);
+  s2 = rw_col_reduce(s2, sh);
+  if (c < d && threadIdx.y == 0) {
+    long long o = (long long)blockIdx.y * 2 * d + c;
+    part[o] = s1;
+    part[o + d] = s2;
+  }
+}
+
+// ln_params_combine: dbeta, dgamma = the chunk sums of ln_params_part, in chunk order.
+extern "C" __global__ void ln_params_combine(float* dgamma, float* dbeta, const double* part,
+                                             int chunks, int d) {
+  RW_FOR(c, d) {
+    dbeta[c] = (float)rw_chunk_sum(part, chunks, 2, 0, d, (int)c);
+    dgamma[c] = (float)rw_chunk_sum(part, chunks, 2, 1, d, (int)c);
+  }
+}
