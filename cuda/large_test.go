@@ -7,8 +7,8 @@ package cuda
 // counts are small (4 to 16) so the CPU twin stays fast at 3 million rows; one batch-norm case
 // has 1 million rows × 70 columns (three column tiles, as GatedGCN's edge batch norm).
 //
-// As in gpu_test.go the CPU reference is computed first on every machine, then the GPU part
-// skips where no GPU is found. Run: go test ./cuda -run GPULarge -v
+// Unlike gpu_test.go's tests these skip before computing their CPU reference where no GPU is
+// found (it takes seconds at these sizes). Run: go test ./cuda -run GPULarge -v
 
 import (
 	"fmt"
@@ -26,15 +26,18 @@ const largeRows = 3_000_000
 // went through float32 intermediates (x̂) take a little more.
 var large = tol{2e-4, 2e-5}
 
-func skipShort(t *testing.T) {
+// skipLarge skips a large test with -short, and before its CPU reference where no GPU is
+// found: at these sizes the reference takes seconds and proves nothing without the GPU side.
+func skipLarge(t *testing.T) {
 	t.Helper()
 	if testing.Short() {
 		t.Skip("large test: skipped with -short")
 	}
+	gpu(t)
 }
 
 func TestGPULargeScatterAdd(t *testing.T) {
-	skipShort(t)
+	skipLarge(t)
 	const n, rows, d = largeRows, 400_000, 8
 	tw := newTwin(t, 1001)
 	idx := randIndex(tw.rng, n, usedRows(rows))
@@ -53,7 +56,7 @@ func TestGPULargeScatterAdd(t *testing.T) {
 }
 
 func TestGPULargeSegmentSoftmax(t *testing.T) {
-	skipShort(t)
+	skipLarge(t)
 	const m, nodes, h = largeRows, 300_000, 2
 	tw := newTwin(t, 1002)
 	seg := randIndex(tw.rng, m, usedRows(nodes))
@@ -78,7 +81,7 @@ func TestGPULargeSegmentSoftmax(t *testing.T) {
 }
 
 func TestGPULargeLayerNorm(t *testing.T) {
-	skipShort(t)
+	skipLarge(t)
 	const rows, d = largeRows, 8
 	tw := newTwin(t, 1003)
 	keep, ki := randKeep(tw.rng, rows)
@@ -108,7 +111,7 @@ func TestGPULargeLayerNorm(t *testing.T) {
 }
 
 func TestGPULargeBatchNorm(t *testing.T) {
-	skipShort(t)
+	skipLarge(t)
 	for i, sz := range []struct{ rows, d int }{{largeRows, 8}, {1_000_000, 70}} {
 		t.Run(fmt.Sprintf("rows%d_d%d", sz.rows, sz.d), func(t *testing.T) {
 			rows, d := sz.rows, sz.d
@@ -157,7 +160,7 @@ func TestGPULargeBatchNorm(t *testing.T) {
 }
 
 func TestGPULargeColSum(t *testing.T) {
-	skipShort(t)
+	skipLarge(t)
 	for i, sz := range []struct{ rows, d int }{{largeRows, 5}, {1_000_000, 70}} {
 		t.Run(fmt.Sprintf("rows%d_d%d", sz.rows, sz.d), func(t *testing.T) {
 			rows, d := sz.rows, sz.d
