@@ -113,18 +113,19 @@ build() {
 
 # ---------------------------------------------------------------- run (there) ----
 
-# Step plan: name, limit in seconds (full, quick). The limits sum to 565 s (full) and 175 s
+# Step plan: name, limit in seconds (full, quick). The limits sum to 560 s (full) and 170 s
 # (quick); unpacking and the summary take a few seconds more.
 STEPS="env gpuinfo ops large equiv track train memcheck racecheck bench"
-declare -A LIMIT_FULL=([env]=20 [gpuinfo]=45 [ops]=60 [large]=60 [equiv]=45 [track]=45 [train]=45 [memcheck]=75 [racecheck]=50 [bench]=120)
-declare -A LIMIT_QUICK=([env]=10 [gpuinfo]=30 [ops]=25 [large]=20 [equiv]=15 [track]=20 [train]=15 [memcheck]=15 [racecheck]=10 [bench]=15)
+declare -A LIMIT_FULL=([env]=15 [gpuinfo]=40 [ops]=60 [large]=60 [equiv]=40 [track]=40 [train]=40 [memcheck]=70 [racecheck]=45 [bench]=150)
+declare -A LIMIT_QUICK=([env]=8 [gpuinfo]=25 [ops]=25 [large]=15 [equiv]=15 [track]=15 [train]=15 [memcheck]=15 [racecheck]=12 [bench]=25)
 
 # Hardware steps are SKIP under -sim (env, gpuinfo and ops still run what needs no GPU, for
 # the log); the rest run their simulated counterparts.
 declare -A HARDWARE=([env]=1 [gpuinfo]=1 [ops]=1 [large]=1 [train]=1 [memcheck]=1 [racecheck]=1)
 
 # The sanitizers run the ops tests whose kernels they check; the run filter keeps them in
-# their time limit (a sanitized launch is 10-100x slower).
+# their time limit (a sanitized launch is 10-100x slower). GPU_CHECK_SAN_RUN and
+# GPU_CHECK_SAN_SKIP replace the filters.
 SAN_RUN_FULL='TestGPU'
 SAN_SKIP_FULL='TestGPULarge|TestGPUGoroutines'
 SAN_RUN_QUICK='TestGPUGatherScatter|TestGPUSegmentSoftmax|TestGPUBatchNorm$|TestGPUAdam'
@@ -147,12 +148,13 @@ step_env() {
 	echo "== date"; date -u
 	echo "== nproc / memory"; nproc; free -g 2>/dev/null | head -2
 	if command -v nvidia-smi >/dev/null; then
-		echo "== nvidia-smi"; timeout 20 nvidia-smi || sk=1
+		echo "== nvidia-smi"; timeout 10 nvidia-smi || sk=1
 		echo "== nvidia-smi --query-gpu"
-		timeout 20 nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,persistence_mode,mig.mode.current --format=csv
+		timeout 10 nvidia-smi --query-gpu=name,pci.bus_id,driver_version,memory.total,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem,power.limit,persistence_mode,mig.mode.current --format=csv
 		echo "== nvidia-smi -q (excerpt)"
-		timeout 20 nvidia-smi -q | grep -E -A0 'Driver Version|CUDA Version|Product Name|Product Architecture|Compute Mode|MIG Mode|Current *:|Pending *:' | head -40
-		timeout 20 nvidia-smi -q -d CLOCK | sed -n '/Clocks$/,/Default Applications Clocks/p' | head -40
+		timeout 10 nvidia-smi -q | grep -E 'Driver Version|CUDA Version|Product Name|Product Architecture|Persistence Mode|Compute Mode|Current +: |Pending +: ' | head -30
+		echo "== nvidia-smi -q -d CLOCK,PERFORMANCE"
+		timeout 10 nvidia-smi -q -d CLOCK,PERFORMANCE | grep -vE '^=+|^$' | head -60
 	else
 		echo "nvidia-smi: not on PATH"
 		sk=1
@@ -251,6 +253,7 @@ sanitize() {
 	s=$(sanitizer) || { echo "SKIP: compute-sanitizer not found (PATH, /usr/local/cuda*/bin)"; return 3; }
 	run=$SAN_RUN_FULL skip=$SAN_SKIP_FULL
 	[ "$QUICK" = 1 ] && run=$SAN_RUN_QUICK skip=$SAN_SKIP_QUICK
+	run=${GPU_CHECK_SAN_RUN:-$run} skip=${GPU_CHECK_SAN_SKIP:-$skip}
 	echo "== $s --tool $tool over: -test.run '$run' -test.skip '$skip'"
 	cd "$B/cuda" || return 1
 	REWIREGNN_REQUIRE_GPU=1 "$s" --tool "$tool" --error-exitcode 1 --print-limit 50 \
@@ -261,8 +264,10 @@ step_racecheck() { sanitize racecheck; }
 
 # bench: one gpubench per setting, most important first, each within what is left of the
 # step's limit, so a slow GPU still reports the settings it finished. Rows go to bench.jsonl.
+# Superpixel epochs have 2048 graphs (CIFAR10 has 45000: scale s/epoch by 22), so that r = 4
+# fits at today's ~6 s per 1000 graphs; GPU_CHECK_BENCH_GRAPHS changes it (a multiple of 512).
 step_bench() {
-	local deadline=$((SECONDS + LIM - 3)) dev=cuda zsub=0 graphs=4096 distinct=512 epochs=2 batch=128 failed=0
+	local deadline=$((SECONDS + LIM - 3)) dev=cuda zsub=0 graphs=${GPU_CHECK_BENCH_GRAPHS:-2048} distinct=512 epochs=2 batch=128 failed=0
 	local -a sets
 	if [ "$SIM" = 1 ]; then
 		# gpubench's buckets come from the distinct graphs: keep -distinct a multiple of -batch.
@@ -270,8 +275,8 @@ step_bench() {
 		sets=("zinc 1 false" "superpixel 2 false")
 		[ "$QUICK" = 1 ] && epochs=1
 	elif [ "$QUICK" = 1 ]; then
-		zsub=2000 graphs=1024 distinct=256
-		sets=("zinc 1 false" "zinc 4 true" "superpixel 1 false" "superpixel 4 false")
+		zsub=2048 graphs=1024 distinct=256
+		sets=("zinc 1 false" "zinc 4 true" "superpixel 1 false")
 	else
 		sets=("zinc 1 false" "zinc 1 true" "zinc 4 false" "zinc 4 true" "superpixel 1 false" "superpixel 2 false" "superpixel 3 false" "superpixel 4 false")
 	fi
@@ -439,6 +444,10 @@ runall() {
 		echo "# gpu-check: exit status $rc after ${secs}s: $status" >>"$log"
 		trim "$log"
 		k=$(key "$name" "$log" "$status")
+		# A failed step without a key: its last line of output.
+		if [ -z "$k" ] && [ $status != PASS ] && [ $status != SKIP ]; then
+			k=$(grep -vE '^(# |== |\s*$)' "$log" | tail -1 | cut -c1-60)
+		fi
 		# A skipped step's reason (its "SKIP: ..." line) follows the key.
 		if [ $status = SKIP ] && grep -q '^SKIP: ' "$log"; then k="${k:+$k; }$(grep -m1 -oE '^SKIP: .*' "$log" | cut -c7-60)"; fi
 		rows+=("$(printf '%-3s %-10s %-8s %5d %5d  %s' "$(printf '%02d' $i)" "$name" "$status" "$secs" "$lim" "$k")")
