@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
@@ -301,7 +302,7 @@ func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
 			if res.Params > g.Params {
 				g.Params = res.Params
 			}
-			devs[res.Device] = true
+			devs[DeviceLabel(res.Device)] = true
 		}
 		for d := range devs {
 			g.Devices = append(g.Devices, d)
@@ -327,3 +328,11 @@ func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
 	})
 	return out, nil
 }
+
+// deviceNoise matches the parts of a recorded device description that vary from run to run on
+// one machine: the kernel cache's counts and NVRTC's file path.
+var deviceNoise = regexp.MustCompile(`; \d+ files from cache, \d+ compiled| \([^()]*libnvrtc[^()]*\)`)
+
+// DeviceLabel is a run's device as the tables group it: the recorded description without the
+// parts that differ between runs on the same machine.
+func DeviceLabel(device string) string { return deviceNoise.ReplaceAllString(device, "") }

@@ -184,3 +184,14 @@ func equal(a, b []int64) bool {
 	}
 	return true
 }
+
+func TestDeviceLabel(t *testing.T) {
+	run := "GPU 0: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.2 GiB; driver CUDA 13.0); 63 kernels for compute_90 by NVRTC 13.0 (/usr/local/cuda/lib64/libnvrtc.so.13); 12 files from cache, 0 compiled"
+	want := "GPU 0: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.2 GiB; driver CUDA 13.0); 63 kernels for compute_90 by NVRTC 13.0"
+	if got := DeviceLabel(run); got != want {
+		t.Errorf("DeviceLabel = %q, want %q", got, want)
+	}
+	if got := DeviceLabel("cpu (2 threads)"); got != "cpu (2 threads)" {
+		t.Errorf("a CPU label changed: %q", got)
+	}
+}
