@@ -5,7 +5,6 @@ import (
 	"math"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"unsafe"
@@ -54,45 +53,17 @@ func LoadCUBLAS(driver Version) (*CUBLAS, error) {
 // openCUBLAS probes the candidates one at a time (each opened with its own libcublasLt, asked
 // its version and closed before the next) and opens the chosen one again.
 func openCUBLAS(driver Version) (*CUBLAS, error) {
-	var files []string
-	var tried []Attempt
-	if p := getenv(EnvCUBLAS); p != "" {
-		files = []string{p}
-	} else {
-		files, tried = candidates(cublasNames, searchDirs())
-	}
-	type found struct {
-		file, real string
-		version    Version
-		idx        int
-	}
-	var all []found
-	seen := map[string]bool{}
-	for _, f := range files {
+	all, tried := probeEach(EnvCUBLAS, cublasNames, func(f string) (Version, string, string, error) {
 		b, err := bindCUBLAS(f)
 		if err != nil {
-			tried = append(tried, Attempt{f, err.Error()})
-			continue
+			return Version{}, "", "", err
 		}
-		real := realFile(b.lib, "cublasGetProperty")
-		res := "version " + b.Version.String()
-		if real != f {
-			res += " (" + real + ")"
-		}
+		defer b.close()
+		note := ""
 		if b.LtPath != "" {
-			res += " with " + b.LtPath
+			note = " with " + b.LtPath
 		}
-		b.close()
-		if seen[real] {
-			tried = append(tried, Attempt{f, res + ", the same library as above"})
-			continue
-		}
-		seen[real] = true
-		tried = append(tried, Attempt{f, res})
-		all = append(all, found{f, real, b.Version, len(tried) - 1})
-	}
-	sort.SliceStable(all, func(i, j int) bool {
-		return all[j].version.LessEq(all[i].version) && all[i].version != all[j].version
+		return b.Version, realFile(b.lib, "cublasGetProperty"), note, nil
 	})
 	pick := -1
 	for i, c := range all {

@@ -163,6 +163,54 @@ func realFile(l *library, sym string) string {
 	return p
 }
 
+// probed is one candidate library that loaded: the file as found, the file it really is, and
+// its version; idx is its entry in the attempts.
+type probed struct {
+	file, real string
+	version    Version
+	idx        int
+}
+
+// probeEach lists the candidates for a library (the one file named by the variable env, else
+// names in the search folders) and probes them one at a time: open returns a candidate's
+// version, its real file and a note for the report, and must close what it opened before it
+// returns, so two installations are never loaded together. Candidates that are the same file
+// are kept once. The result is ordered newest first.
+func probeEach(env string, names []string, open func(file string) (v Version, real, note string, err error)) ([]probed, []Attempt) {
+	var files []string
+	var tried []Attempt
+	if p := getenv(env); p != "" {
+		files = []string{p}
+	} else {
+		files, tried = candidates(names, searchDirs())
+	}
+	var all []probed
+	seen := map[string]bool{}
+	for _, f := range files {
+		v, real, note, err := open(f)
+		if err != nil {
+			tried = append(tried, Attempt{f, err.Error()})
+			continue
+		}
+		res := "version " + v.String()
+		if real != f {
+			res += " (" + real + ")"
+		}
+		res += note
+		if seen[real] {
+			tried = append(tried, Attempt{f, res + ", the same library as above"})
+			continue
+		}
+		seen[real] = true
+		tried = append(tried, Attempt{f, res})
+		all = append(all, probed{f, real, v, len(tried) - 1})
+	}
+	sort.SliceStable(all, func(i, j int) bool {
+		return all[j].version.LessEq(all[i].version) && all[i].version != all[j].version
+	})
+	return all, tried
+}
+
 // dirOf is the folder a candidate was found in, "" for a bare soname.
 func dirOf(candidate string) string {
 	if !strings.Contains(candidate, "/") {

@@ -52,46 +52,17 @@ var nvrtcNames = []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so.11.2"
 // installations are never loaded together; the chosen one is then opened again after its
 // libnvrtc-builtins.so.<major>.<minor> from the same folder (see openChosenNVRTC).
 func LoadNVRTC(driver *Version) (*NVRTC, error) {
-	var files []string
-	var tried []Attempt
-	if p := getenv(EnvNVRTC); p != "" {
-		files = []string{p}
-	} else {
-		files, tried = candidates(nvrtcNames, searchDirs())
-	}
-	type found struct {
-		file, real string
-		version    Version
-		idx        int
-	}
-	var all []found
-	seen := map[string]bool{}
-	for _, f := range files {
+	all, tried := probeEach(EnvNVRTC, nvrtcNames, func(f string) (Version, string, string, error) {
 		n, err := openNVRTC(f)
 		if err != nil {
-			tried = append(tried, Attempt{f, err.Error()})
-			continue
+			return Version{}, "", "", err
 		}
-		real := realFile(n.lib, "nvrtcVersion")
-		n.Close()
-		res := "version " + n.Version.String()
-		if real != f {
-			res += " (" + real + ")"
-		}
-		if seen[real] {
-			tried = append(tried, Attempt{f, res + ", the same library as above"})
-			continue
-		}
-		seen[real] = true
-		tried = append(tried, Attempt{f, res})
-		all = append(all, found{f, real, n.Version, len(tried) - 1})
-	}
+		defer n.Close()
+		return n.Version, realFile(n.lib, "nvrtcVersion"), "", nil
+	})
 	if len(all) == 0 {
 		return nil, &ProbeError{Lib: "NVRTC", Reason: "no loadable libnvrtc found", Attempts: tried}
 	}
-	sort.SliceStable(all, func(i, j int) bool {
-		return all[j].version.LessEq(all[i].version) && all[i].version != all[j].version
-	})
 	vs := make([]Version, len(all))
 	for i, f := range all {
 		vs[i] = f.version
