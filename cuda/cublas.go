@@ -245,9 +245,11 @@ func (d *Device) gemmLocked(transA, transB bool, m, n, k int, a, b, c DevPtr) er
 	*alpha = 1
 	pin.Pin(alpha)
 	pin.Pin(beta)
-	r := h.lib.sgemm(h.h, g.ta, g.tb, g.m, g.n, g.k, unsafe.Pointer(alpha), uint64(g.a), g.lda, uint64(g.b), g.ldb, unsafe.Pointer(beta), uint64(c), g.ldc)
-	if r != 0 {
-		return fmt.Errorf("cuda: cublasSgemm (%s) for a row-major %d×%d·%d×%d product: status %d", h.lib.Path, m, k, k, n, r)
-	}
-	return nil
+	return d.timedLocked("sgemm", func() error {
+		r := h.lib.sgemm(h.h, g.ta, g.tb, g.m, g.n, g.k, unsafe.Pointer(alpha), uint64(g.a), g.lda, uint64(g.b), g.ldb, unsafe.Pointer(beta), uint64(c), g.ldc)
+		if r != 0 {
+			return fmt.Errorf("cuda: cublasSgemm (%s) for a row-major %d×%d·%d×%d product: status %d", h.lib.Path, m, k, k, n, r)
+		}
+		return nil
+	})
 }

@@ -36,6 +36,7 @@ type Device struct {
 	dev          int32
 	ctx          uintptr
 	stream       uintptr
+	prof         *profile // non-nil while a profile runs (profile.go)
 	mu           sync.Mutex
 	closed       bool
 	alloc        allocator
@@ -333,7 +334,9 @@ func CopyToDevice[T Elem](d *Device, dst DevPtr, src []T) error {
 		defer pin.Unpin()
 		pin.Pin(&src[0])
 		n := uintptr(len(src)) * unsafe.Sizeof(src[0])
-		return d.drv.check(fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", n), d.drv.memcpyHtoDAsync(uint64(dst), unsafe.Pointer(&src[0]), n, d.stream))
+		return d.timedLocked("upload", func() error {
+			return d.drv.check(fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", n), d.drv.memcpyHtoDAsync(uint64(dst), unsafe.Pointer(&src[0]), n, d.stream))
+		})
 	})
 }
 
@@ -351,7 +354,9 @@ func CopyFromDevice[T Elem](d *Device, dst []T, src DevPtr) error {
 		defer pin.Unpin()
 		pin.Pin(&dst[0])
 		n := uintptr(len(dst)) * unsafe.Sizeof(dst[0])
-		if err := d.drv.check(fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", n), d.drv.memcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), n, d.stream)); err != nil {
+		if err := d.timedLocked("download", func() error {
+			return d.drv.check(fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", n), d.drv.memcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), n, d.stream))
+		}); err != nil {
 			return err
 		}
 		return d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream))
@@ -364,7 +369,9 @@ func (d *Device) Copy(dst, src DevPtr, n int) error {
 		return nil
 	}
 	return d.do(func() error {
-		return d.drv.check("cuMemcpyDtoDAsync", d.drv.memcpyDtoDAsync(uint64(dst), uint64(src), uintptr(n)*4, d.stream))
+		return d.timedLocked("copy", func() error {
+			return d.drv.check("cuMemcpyDtoDAsync", d.drv.memcpyDtoDAsync(uint64(dst), uint64(src), uintptr(n)*4, d.stream))
+		})
 	})
 }
 
@@ -377,7 +384,9 @@ func (d *Device) fillLocked(p DevPtr, n int, bits uint32) error {
 	if n <= 0 {
 		return nil
 	}
-	return d.drv.check("cuMemsetD32Async", d.drv.memsetD32Async(uint64(p), bits, uintptr(n), d.stream))
+	return d.timedLocked("fill", func() error {
+		return d.drv.check("cuMemsetD32Async", d.drv.memsetD32Async(uint64(p), bits, uintptr(n), d.stream))
+	})
 }
 
 // Event is a point in the device's stream, for timing.
@@ -471,9 +480,11 @@ func (d *Device) launchLocked(name string, fn uintptr, grid, block dim3, shmem u
 		pin.Pin(&ptrs[0])
 		params = unsafe.Pointer(&ptrs[0])
 	}
-	r := d.drv.launchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, d.stream, params, nil)
-	if r != cudaSuccess {
-		return fmt.Errorf("cuda: launch %s grid %v block %v: %w", name, grid, block, d.drv.check("cuLaunchKernel", r))
-	}
-	return nil
+	return d.timedLocked(name, func() error {
+		r := d.drv.launchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, d.stream, params, nil)
+		if r != cudaSuccess {
+			return fmt.Errorf("cuda: launch %s grid %v block %v: %w", name, grid, block, d.drv.check("cuLaunchKernel", r))
+		}
+		return nil
+	})
 }

@@ -1210,3 +1210,30 @@ func TestGPUGoroutines(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestGPUProfile: a profile counts and names every operation queued while it runs, and its
+// times add up (the operations' sum lies within the span, the span within the wall time).
+func TestGPUProfile(t *testing.T) {
+	defer skipWithoutGPU(t)
+	d, k := gpu(t)
+	g := dev{t, d}
+	const n = 1 << 20
+	x, y := g.up(make([]float32, n)), g.poison(n)
+	w, out := g.up(make([]float32, 64*64)), g.poison(n)
+	must(t, d.StartProfile())
+	must(t, k.Relu(y, x, n))
+	must(t, k.Relu(y, x, n))
+	must(t, k.MatMul(out, y, w, n/64, 64, 64))
+	rep, err := d.StopProfile()
+	must(t, err)
+	t.Log(rep)
+	if rep.Ops != 3 || len(rep.ByName) != 2 || rep.ByName[0].Count+rep.ByName[1].Count != 3 {
+		t.Fatalf("profile: %d operations %+v, want 2 relu and 1 sgemm", rep.Ops, rep.ByName)
+	}
+	if !(rep.BusyMs > 0 && rep.BusyMs <= rep.SpanMs*1.01+0.01 && rep.SpanMs <= rep.WallMs+0.01) {
+		t.Fatalf("profile times do not nest: %v", rep)
+	}
+	if _, err := d.StopProfile(); err == nil {
+		t.Fatal("a second StopProfile did not fail")
+	}
+}

@@ -64,6 +64,8 @@ type Row struct {
 	DeviceUsedMiB float64   `json:"device_used_mib"` // cuMemGetInfo total − free after the run
 	DeviceMiB     float64   `json:"device_total_mib"`
 	Error         string    `json:"error,omitempty"`
+	// Profile: -profile N steps with every GPU operation timed (cuda.ProfileReport).
+	Profile *cuda.ProfileReport `json:"profile,omitempty"`
 }
 
 type options struct {
@@ -73,6 +75,8 @@ type options struct {
 	graphs          int // superpixel: graphs per epoch
 	distinct        int // superpixel: distinct graphs generated (reused to fill an epoch)
 	workers         int
+	export          string // folder for the first epoch's batches (see export.go); "" for none
+	profile         int    // steps to profile after the timed epochs (0: none)
 	seed            uint64
 }
 
@@ -91,6 +95,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.distinct, "distinct", 2048, "superpixel: distinct graphs generated and preprocessed, cycled to fill an epoch")
 	fs.StringVar(&o.dataDir, "data", "", "benchmark data folder (default: $REWIREGNN_DATA, then ../shared/data)")
 	fs.IntVar(&o.workers, "workers", 0, "preprocessing workers (0: all cores)")
+	fs.IntVar(&o.profile, "profile", 0, "after the timed epochs, time every GPU operation of this many steps: GPU busy vs span vs wall time, and the time per kernel")
+	fs.StringVar(&o.export, "export", "", "write each setting's first-epoch batches under this folder, for scripts/bench/torch_gatedgcn.py (the first epoch's time then includes the export)")
 	seed := fs.Uint64("seed", 41, "parameter and data seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
 	if err := fs.Parse(args); err != nil {
@@ -274,6 +280,10 @@ func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
 	}
 	row.Graphs = epochGraphs
 	row.Batches = (epochGraphs + o.batch - 1) / o.batch
+	var exp *exporter
+	if o.export != "" {
+		exp = newExporter(o.export, s, spec)
+	}
 	rng := rand.New(rand.NewPCG(o.seed, 3))
 	fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: %d distinct graphs, %.1f edges each, %d batches per epoch, %d buckets\n",
 		s.Suite, s.R, s.CLS, len(gs), row.MeanEdges, row.Batches, len(buckets))
@@ -294,13 +304,37 @@ func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
 			if err != nil {
 				return fail(err)
 			}
+			if exp != nil && e == 0 {
+				if err := exp.add(bt); err != nil {
+					return fail(err)
+				}
+			}
 			if _, _, err := step(bt); err != nil {
 				return fail(fmt.Errorf("epoch %d batch %d: %w", e, lo/o.batch, err))
 			}
 		}
 		secs := time.Since(t0).Seconds()
+		if exp != nil && e == 0 {
+			if err := exp.write(); err != nil { // counted in the first epoch, which the mean leaves out
+				return fail(err)
+			}
+		}
 		row.Epochs = append(row.Epochs, secs)
 		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: epoch %d %.2fs\n", s.Suite, s.R, s.CLS, e, secs)
+	}
+	if c, ok := b.(*gpu.CUDA); ok && o.profile > 0 {
+		rep, err := profileSteps(c.Dev, step, gs, o)
+		if err != nil {
+			return fail(err)
+		}
+		row.Profile = rep
+		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: profile of %d steps: %v\n", s.Suite, s.R, s.CLS, o.profile, rep)
+		for i, op := range rep.ByName {
+			if i == 12 {
+				break
+			}
+			fmt.Fprintf(logw, "gpubench:   %-28s %6d × %8.3f ms = %8.2f ms (%4.1f%% of busy)\n", op.Name, op.Count, op.Ms/float64(op.Count), op.Ms, 100*op.Ms/rep.BusyMs)
+		}
 	}
 	row.FirstEpoch = row.Epochs[0]
 	later := row.Epochs
@@ -377,4 +411,31 @@ func SyntheticSuperpixels(n int, seed uint64) []*data.Graph {
 			Label: int32(rng.IntN(10))}
 	}
 	return gs
+}
+
+// profileSteps runs o.profile training steps on batches of the first graphs with every GPU
+// operation timed (cuda.Device.StartProfile).
+func profileSteps(d *cuda.Device, step func(*data.Batch) (float64, []float64, error), gs []*data.Graph, o options) (*cuda.ProfileReport, error) {
+	var bs []*data.Batch
+	for i := 0; i < o.profile; i++ {
+		batch := make([]*data.Graph, 0, o.batch)
+		for j := 0; j < o.batch; j++ {
+			batch = append(batch, gs[(i*o.batch+j)%len(gs)])
+		}
+		bt, err := data.NewBatch(batch)
+		if err != nil {
+			return nil, err
+		}
+		bs = append(bs, bt)
+	}
+	if err := d.StartProfile(); err != nil {
+		return nil, err
+	}
+	for i, bt := range bs {
+		if _, _, err := step(bt); err != nil {
+			d.StopProfile()
+			return nil, fmt.Errorf("profiled step %d: %w", i, err)
+		}
+	}
+	return d.StopProfile()
 }

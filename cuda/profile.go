@@ -1,0 +1,146 @@
+package cuda
+
+// A profile of the device's stream: while one is on, every kernel, matrix product, fill and
+// copy queued on the stream gets a pair of events around it, so their GPU times can be summed
+// by name and set against the wall time of the work profiled. The stream stays in order, so
+// the time from the first event to the last (the span) minus the operations' time is the time
+// the GPU waited for the host between them (launch gaps and host work done mid-step).
+
+import (
+	"fmt"
+	"sort"
+	"time"
+	"unsafe"
+)
+
+// profile is the events of a profile in progress, in queue order.
+type profile struct {
+	marks []profMark
+	t0    time.Time
+}
+
+type profMark struct {
+	name       string
+	start, end uintptr
+}
+
+// OpTime is the GPU time of the operations of one name.
+type OpTime struct {
+	Name  string
+	Count int
+	Ms    float64
+}
+
+// ProfileReport is what a profile measured: Ops operations, their GPU time (BusyMs), the time
+// from the first one's start to the last one's end on the GPU (SpanMs), the host's wall time
+// from StartProfile to StopProfile (WallMs), and the time per operation name, most first.
+type ProfileReport struct {
+	Ops                    int
+	BusyMs, SpanMs, WallMs float64
+	ByName                 []OpTime
+}
+
+func (r *ProfileReport) String() string {
+	return fmt.Sprintf("%d operations: GPU busy %.2f ms, GPU span %.2f ms (gaps %.2f ms), wall %.2f ms", r.Ops, r.BusyMs, r.SpanMs, r.SpanMs-r.BusyMs, r.WallMs)
+}
+
+// StartProfile starts timing every operation queued on the stream.
+func (d *Device) StartProfile() error {
+	return d.do(func() error {
+		if d.drv.eventCreate == nil {
+			return fmt.Errorf("cuda: %s has no usable event functions", d.DriverPath)
+		}
+		if d.prof != nil {
+			return fmt.Errorf("cuda: a profile is already running")
+		}
+		d.prof = &profile{t0: time.Now()}
+		return nil
+	})
+}
+
+// StopProfile waits for the profiled work and reports it.
+func (d *Device) StopProfile() (*ProfileReport, error) {
+	rep := &ProfileReport{}
+	err := d.do(func() error {
+		p := d.prof
+		if p == nil {
+			return fmt.Errorf("cuda: no profile is running")
+		}
+		d.prof = nil
+		defer func() {
+			for _, m := range p.marks {
+				d.drv.eventDestroy(m.start)
+				d.drv.eventDestroy(m.end)
+			}
+		}()
+		if err := d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)); err != nil {
+			return err
+		}
+		rep.WallMs = float64(time.Since(p.t0).Microseconds()) / 1e3
+		rep.Ops = len(p.marks)
+		by := map[string]*OpTime{}
+		elapsed := func(a, b uintptr) (float64, error) {
+			var ms float32
+			err := d.drv.check("cuEventElapsedTime", d.drv.eventElapsedTime(unsafe.Pointer(&ms), a, b))
+			return float64(ms), err
+		}
+		for _, m := range p.marks {
+			ms, err := elapsed(m.start, m.end)
+			if err != nil {
+				return err
+			}
+			rep.BusyMs += ms
+			o := by[m.name]
+			if o == nil {
+				o = &OpTime{Name: m.name}
+				by[m.name] = o
+			}
+			o.Count++
+			o.Ms += ms
+		}
+		if n := len(p.marks); n > 0 {
+			ms, err := elapsed(p.marks[0].start, p.marks[n-1].end)
+			if err != nil {
+				return err
+			}
+			rep.SpanMs = ms
+		}
+		for _, o := range by {
+			rep.ByName = append(rep.ByName, *o)
+		}
+		sort.Slice(rep.ByName, func(i, j int) bool {
+			if rep.ByName[i].Ms != rep.ByName[j].Ms {
+				return rep.ByName[i].Ms > rep.ByName[j].Ms
+			}
+			return rep.ByName[i].Name < rep.ByName[j].Name
+		})
+		return nil
+	})
+	return rep, err
+}
+
+// timedLocked runs f, which queues one operation called name; while a profile runs, between a
+// pair of events. The caller holds the device.
+func (d *Device) timedLocked(name string, f func() error) error {
+	p := d.prof
+	if p == nil {
+		return f()
+	}
+	var m profMark
+	m.name = name
+	if err := d.drv.check("cuEventCreate", d.drv.eventCreate(unsafe.Pointer(&m.start), 0)); err != nil {
+		return err
+	}
+	if err := d.drv.check("cuEventCreate", d.drv.eventCreate(unsafe.Pointer(&m.end), 0)); err != nil {
+		d.drv.eventDestroy(m.start)
+		return err
+	}
+	p.marks = append(p.marks, m)
+	if err := d.drv.check("cuEventRecord", d.drv.eventRecord(m.start, d.stream)); err != nil {
+		return err
+	}
+	if err := f(); err != nil {
+		return err
+	}
+	return d.drv.check("cuEventRecord", d.drv.eventRecord(m.end, d.stream))
+}
