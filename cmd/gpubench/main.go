@@ -77,6 +77,7 @@ type options struct {
 	workers         int
 	export          string // folder for the first epoch's batches (see export.go); "" for none
 	profile         int    // steps to profile after the timed epochs (0: none)
+	prebuilt        bool   // time the steps over batches built before the epoch's clock starts
 	seed            uint64
 }
 
@@ -96,6 +97,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.dataDir, "data", "", "benchmark data folder (default: $REWIREGNN_DATA, then ../shared/data)")
 	fs.IntVar(&o.workers, "workers", 0, "preprocessing workers (0: all cores)")
 	fs.IntVar(&o.profile, "profile", 0, "after the timed epochs, time every GPU operation of this many steps: GPU busy vs span vs wall time, and the time per kernel")
+	fs.BoolVar(&o.prebuilt, "prebuilt", false, "build each epoch's batches before timing it, so s/epoch counts the training steps alone (as a loop over ready batches)")
 	fs.StringVar(&o.export, "export", "", "write each setting's first-epoch batches under this folder, for scripts/bench/torch_gatedgcn.py (the first epoch's time then includes the export)")
 	seed := fs.Uint64("seed", 41, "parameter and data seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
@@ -294,15 +296,32 @@ func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
 			order = append(order, rng.Perm(len(gs))...)
 		}
 		order = order[:epochGraphs]
-		batch := make([]*data.Graph, 0, o.batch)
-		for lo := 0; lo < epochGraphs; lo += o.batch {
-			batch = batch[:0]
-			for _, i := range order[lo:min(lo+o.batch, epochGraphs)] {
-				batch = append(batch, gs[i])
+		next := batcher(gs, order, o.batch)
+		if o.prebuilt { // the epoch's batches first, then the timed steps alone
+			var bs []*data.Batch
+			for bt, err := next(); bt != nil || err != nil; bt, err = next() {
+				if err != nil {
+					return fail(err)
+				}
+				bs = append(bs, bt)
 			}
-			bt, err := data.NewBatch(batch)
+			next = func() (*data.Batch, error) {
+				if len(bs) == 0 {
+					return nil, nil
+				}
+				bt := bs[0]
+				bs = bs[1:]
+				return bt, nil
+			}
+			t0 = time.Now()
+		}
+		for k := 0; ; k++ {
+			bt, err := next()
 			if err != nil {
 				return fail(err)
+			}
+			if bt == nil {
+				break
 			}
 			if exp != nil && e == 0 {
 				if err := exp.add(bt); err != nil {
@@ -310,7 +329,7 @@ func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
 				}
 			}
 			if _, _, err := step(bt); err != nil {
-				return fail(fmt.Errorf("epoch %d batch %d: %w", e, lo/o.batch, err))
+				return fail(fmt.Errorf("epoch %d batch %d: %w", e, k, err))
 			}
 		}
 		secs := time.Since(t0).Seconds()
@@ -438,4 +457,20 @@ func profileSteps(d *cuda.Device, step func(*data.Batch) (float64, []float64, er
 		}
 	}
 	return d.StopProfile()
+}
+
+// batcher returns the batches of one epoch in order, one per call; nil at the end.
+func batcher(gs []*data.Graph, order []int, size int) func() (*data.Batch, error) {
+	lo := 0
+	return func() (*data.Batch, error) {
+		if lo >= len(order) {
+			return nil, nil
+		}
+		batch := make([]*data.Graph, 0, size)
+		for _, i := range order[lo:min(lo+size, len(order))] {
+			batch = append(batch, gs[i])
+		}
+		lo += size
+		return data.NewBatch(batch)
+	}
 }
