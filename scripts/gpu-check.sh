@@ -92,7 +92,8 @@ build() {
 		echo "branch: $(git -C "$root" rev-parse --abbrev-ref HEAD 2>/dev/null || echo unknown)"
 		echo "built: $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n)"
 		echo "go: $("$go" version)"
-		echo "data: $datadir/zinc"
+		echo "data: zinc, by SHA-256 (the data folder's README lists the same sums):"
+		(cd "$b/data/zinc" && sha256sum -- * | sed 's/^/  /')
 		(cd "$b" && find . -type f ! -name BUILD-INFO | sort | while read -r f; do printf '%10d %s\n' "$(wc -c <"$f")" "${f#./}"; done)
 	} >"$b/BUILD-INFO"
 	echo "gpu-check: built in $((SECONDS - t0))s; packing (xz ${GPU_CHECK_XZ:---lzma2=preset=1,dict=128MiB})"
