@@ -43,6 +43,7 @@ type Device struct {
 	blas         *cublasHandle
 	kernels      *Kernels
 	kernelsError error
+	emu          *emulator // non-nil for an emulated device (emu.go)
 }
 
 // Open retains the primary context of GPU ordinal and creates the device's stream. Where no
@@ -114,6 +115,9 @@ func Open(ordinal int) (*Device, error) {
 }
 
 func (d *Device) String() string {
+	if d.emu != nil {
+		return fmt.Sprintf("emulated GPU (the real kernels on CPU threads; %d SM, %.1f GiB)", d.SMs, float64(d.TotalMem)/(1<<30))
+	}
 	return fmt.Sprintf("GPU %d: %s (sm_%d, %d SMs, %.1f GiB; driver CUDA %v)", d.Ordinal, d.Name, d.CC, d.SMs, float64(d.TotalMem)/(1<<30), d.Driver)
 }
 
@@ -157,6 +161,9 @@ func (d *Device) Close() error {
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
+	if d.emu != nil {
+		err = errors.Join(err, d.emu.close())
+	}
 	return err
 }
 
@@ -225,6 +232,21 @@ func (d *Device) allocLocked(bytes int) (DevPtr, error) {
 		return 0, nil
 	}
 	sz := roundSize(bytes)
+	if d.emu != nil {
+		// Exact sizes, so the guard page after each buffer catches a one-element overrun, and
+		// NaN in every buffer handed out, so a value read before it is written shows.
+		sz = (bytes + 3) &^ 3
+		p, err := d.takeLocked(sz)
+		if err == nil {
+			d.emu.poison(p, sz)
+		}
+		return p, err
+	}
+	return d.takeLocked(sz)
+}
+
+// takeLocked hands out a block of size class sz: a cached one, else a new one.
+func (d *Device) takeLocked(sz int) (DevPtr, error) {
 	if l := d.alloc.free[sz]; len(l) > 0 {
 		p := l[len(l)-1]
 		d.alloc.free[sz] = l[:len(l)-1]

@@ -234,7 +234,7 @@ func cString(p *byte) string {
 		return ""
 	}
 	var b []byte
-	for i := 0; i < 4096; i++ {
+	for i := 0; i < 1<<16; i++ {
 		c := *(*byte)(unsafe.Add(unsafe.Pointer(p), i))
 		if c == 0 {
 			break

@@ -634,5 +634,8 @@ func DropoutThreshold(rate float64) uint64 {
 
 // String describes the compiled kernel set.
 func (k *Kernels) String() string {
+	if k.NVRTC == nil {
+		return fmt.Sprintf("%d kernels emulated on %s", len(k.fns), k.Target)
+	}
 	return fmt.Sprintf("%d kernels for %s by NVRTC %v (%s); %d files from cache, %d compiled", len(k.fns), k.Target, k.NVRTC.Version, k.NVRTC.Path, k.Cached, k.Built)
 }

@@ -1,0 +1,518 @@
+package cuda
+
+// The emulated GPU: the real kernels of cuda/kernels, compiled as C++ by the system compiler
+// with the emulation header emu/cuda_emu.h and run on CPU threads in a child process
+// (emu/runtime.cc), behind the same Device, allocator and launchers as a GPU. Only the bottom
+// layer differs: the driver's function table (driver.go) and cuBLAS's are Go functions here
+// (emudriver.go), so a launcher's grid, block and argument slots reach the emulated kernel
+// exactly as cuLaunchKernel would get them.
+//
+// Device memory is a memfd mapped by both processes; the Go side copies and fills in its own
+// mapping and the child runs kernels in its own, one request at a time. Every buffer ends at a
+// page boundary followed by a guard page (PROT_NONE in the child), so a kernel that reads or
+// writes one element past the end of its buffer faults, and the fault is reported with the
+// kernel, block, thread and the buffer it overran. Fresh buffers are filled with NaN.
+//
+// No cgo: the product binary stays CGO-free; the emulator needs a C++17 compiler (g++ or
+// clang++) when it is opened, and keeps the built program in the kernel cache folder.
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+)
+
+//go:embed emu/cuda_emu.h emu/runtime.cc
+var emuFS embed.FS
+
+// Environment variables of the emulator.
+const (
+	// EnvEmuCXX names the C++ compiler (default: $CXX, else g++, c++, clang++ on PATH).
+	EnvEmuCXX = "REWIREGNN_EMU_CXX"
+	// EnvEmuTSan=1 builds the emulated kernels with ThreadSanitizer (-fsanitize=thread): a data
+	// race between the threads of a block ends the launch with TSan's report.
+	EnvEmuTSan = "REWIREGNN_EMU_TSAN"
+	// EnvRequireEmu=1 makes tests that use the emulator fail instead of skipping when it
+	// cannot be built (no C++ compiler); CI sets it.
+	EnvRequireEmu = "REWIREGNN_REQUIRE_EMU"
+)
+
+// EmuOptions configure an emulated device.
+type EmuOptions struct {
+	// Sources are the kernel files to build (nil: the embedded kernels, Sources()); a test
+	// may pass patched copies. Headers likewise (nil: Headers()).
+	Sources []Source
+	Headers map[string]string
+	// SMs is the number of multiprocessors the device reports (default 1). The launchers cap
+	// grid-stride grids at 32 blocks per SM, so a small count makes every grid-stride loop
+	// take several passes at modest sizes.
+	SMs int
+	// MemoryBytes is the device memory (default 16 GiB; reserved, not committed).
+	MemoryBytes int64
+	// TSan builds with ThreadSanitizer (also $REWIREGNN_EMU_TSAN=1).
+	TSan bool
+	// CacheDir keeps built emulators (default: the kernel cache folder's "emu"; "" when the
+	// kernel cache is off: a temporary folder, removed when the device closes).
+	CacheDir string
+}
+
+// RequireEmu reports whether $REWIREGNN_REQUIRE_EMU asks for the emulator to be available.
+func RequireEmu() bool { return getenv(EnvRequireEmu) == "1" }
+
+func (o EmuOptions) withDefaults() EmuOptions {
+	if o.Sources == nil {
+		o.Sources = Sources()
+	}
+	if o.Headers == nil {
+		o.Headers = Headers()
+	}
+	if o.SMs <= 0 {
+		o.SMs = 1
+	}
+	if o.MemoryBytes <= 0 {
+		o.MemoryBytes = 16 << 30
+	}
+	if getenv(EnvEmuTSan) == "1" {
+		o.TSan = true
+	}
+	if o.CacheDir == "" {
+		if c := DefaultKernelCache(); c.Dir != "" {
+			o.CacheDir = filepath.Join(filepath.Dir(c.Dir), "emu")
+			if getenv(EnvKernelCache) != "" {
+				o.CacheDir = filepath.Join(c.Dir, "emu")
+			}
+		}
+	}
+	return o
+}
+
+// ErrNoCompiler is returned (wrapped) by OpenEmulator when no C++ compiler is found.
+var ErrNoCompiler = errors.New("no C++ compiler")
+
+// EmuBuildError is a failed build of the emulated kernels. Missing lists the CUDA features a
+// kernel uses that the emulation header does not provide, as "file:line: feature".
+type EmuBuildError struct {
+	Command string
+	Log     string
+	Missing []string
+}
+
+func (e *EmuBuildError) Error() string {
+	if len(e.Missing) > 0 {
+		return fmt.Sprintf("cuda: emulator: the kernels use CUDA features that emu/cuda_emu.h does not provide: %s\n%s", strings.Join(e.Missing, ", "), e.Log)
+	}
+	return fmt.Sprintf("cuda: emulator: %s failed:\n%s", e.Command, e.Log)
+}
+
+// emuProgram is a built emulator.
+type emuProgram struct {
+	path     string
+	compiler string // "g++ (Debian 12.2.0-14) 12.2.0"
+	tsan     bool
+	tmp      string // a temporary build folder to remove on close ("" when cached)
+}
+
+func findCompiler() (string, error) {
+	var names []string
+	if v := getenv(EnvEmuCXX); v != "" {
+		names = []string{v}
+	} else {
+		if v := getenv("CXX"); v != "" {
+			names = append(names, v)
+		}
+		names = append(names, "g++", "c++", "clang++")
+	}
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p, nil
+		}
+	}
+	return "", fmt.Errorf("cuda: emulator: %w: tried %s on PATH (install g++, or set %s)", ErrNoCompiler, strings.Join(names, ", "), EnvEmuCXX)
+}
+
+var kernelDecl = regexp.MustCompile(`extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(`)
+
+// emuUnits returns the files of an emulator build: the header, the runtime, the kernel
+// headers, and one C++ unit per kernel file (the file unchanged after the emulation header,
+// then a registration of each of its kernels).
+func emuUnits(o EmuOptions) (files map[string]string, units []string) {
+	files = map[string]string{}
+	for _, n := range []string{"cuda_emu.h", "runtime.cc"} {
+		b, _ := emuFS.ReadFile("emu/" + n)
+		files[n] = string(b)
+	}
+	for n, h := range o.Headers {
+		files[n] = h
+	}
+	units = []string{"runtime.cc"}
+	for _, s := range o.Sources {
+		var b strings.Builder
+		fmt.Fprintf(&b, "#include \"cuda_emu.h\"\n#line 1 %q\n%s\n#line 1 \"(emulator registration of %s)\"\n", s.Name, s.Code, s.Name)
+		for _, m := range kernelDecl.FindAllStringSubmatch(s.Code, -1) {
+			fmt.Fprintf(&b, "RWEMU_KERNEL(%s);\n", m[1])
+		}
+		u := "k_" + strings.TrimSuffix(s.Name, ".cu") + ".cc"
+		files[u] = b.String()
+		units = append(units, u)
+	}
+	sort.Strings(units)
+	return files, units
+}
+
+func emuFlags(tsan bool) []string {
+	f := []string{"-std=c++17", "-pthread", "-fno-strict-aliasing", "-fno-fast-math"}
+	if tsan {
+		return append(f, "-O1", "-g", "-fsanitize=thread")
+	}
+	return append(f, "-O2")
+}
+
+// buildEmulator compiles the emulator for o, or takes it from the cache.
+func buildEmulator(o EmuOptions) (*emuProgram, error) {
+	cxx, err := findCompiler()
+	if err != nil {
+		return nil, err
+	}
+	ver, err := exec.Command(cxx, "--version").Output()
+	if err != nil {
+		return nil, fmt.Errorf("cuda: emulator: %s --version: %w", cxx, err)
+	}
+	version, _, _ := strings.Cut(string(ver), "\n")
+	flags := emuFlags(o.TSan)
+	files, units := emuUnits(o)
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", cxx, version, strings.Join(flags, " "))
+	names := make([]string, 0, len(files))
+	for n := range files {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(files[n]), files[n])
+	}
+	key := hex.EncodeToString(h.Sum(nil))[:24]
+	prog := &emuProgram{compiler: version, tsan: o.TSan}
+	var final string
+	parent := o.CacheDir
+	if parent != "" {
+		final = filepath.Join(parent, key)
+		if st, err := os.Stat(filepath.Join(final, "rwemu")); err == nil && st.Mode().IsRegular() {
+			prog.path = filepath.Join(final, "rwemu")
+			return prog, nil
+		}
+		if err := os.MkdirAll(parent, 0o755); err != nil {
+			parent = "" // an unwritable cache only costs a build per process
+		}
+	}
+	dir, err := os.MkdirTemp(parent, "build-")
+	if err != nil {
+		return nil, fmt.Errorf("cuda: emulator: %w", err)
+	}
+	for n, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, n), []byte(text), 0o644); err != nil {
+			os.RemoveAll(dir)
+			return nil, fmt.Errorf("cuda: emulator: %w", err)
+		}
+	}
+	if err := compileUnits(cxx, flags, dir, units); err != nil {
+		os.RemoveAll(dir)
+		return nil, err
+	}
+	if final == "" {
+		prog.path, prog.tmp = filepath.Join(dir, "rwemu"), dir
+		return prog, nil
+	}
+	if err := os.Rename(dir, final); err != nil {
+		// Another process built the same key first: use its build.
+		os.RemoveAll(dir)
+		if _, err2 := os.Stat(filepath.Join(final, "rwemu")); err2 != nil {
+			return nil, fmt.Errorf("cuda: emulator: %w", err)
+		}
+	}
+	prog.path = filepath.Join(final, "rwemu")
+	return prog, nil
+}
+
+// compileUnits compiles every unit (in parallel, one per CPU) and links dir/rwemu.
+func compileUnits(cxx string, flags []string, dir string, units []string) error {
+	errs := make([]error, len(units))
+	sem := make(chan struct{}, max(runtime.NumCPU(), 1))
+	var wg sync.WaitGroup
+	for i, u := range units {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			args := append(append([]string{}, flags...), "-I", dir, "-c", u, "-o", strings.TrimSuffix(u, ".cc")+".o")
+			errs[i] = runCompiler(cxx, dir, args)
+		}()
+	}
+	wg.Wait()
+	if err := joinBuildErrors(errs); err != nil {
+		return err
+	}
+	args := append([]string{}, flags...)
+	for _, u := range units {
+		args = append(args, strings.TrimSuffix(u, ".cc")+".o")
+	}
+	return runCompiler(cxx, dir, append(args, "-o", "rwemu"))
+}
+
+func runCompiler(cxx, dir string, args []string) error {
+	cmd := exec.Command(cxx, args...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		return &EmuBuildError{Command: filepath.Base(cxx) + " " + strings.Join(args, " "), Log: string(out) + err.Error(), Missing: missingFeatures(string(out))}
+	}
+	return nil
+}
+
+// joinBuildErrors merges the units' build errors into one EmuBuildError.
+func joinBuildErrors(errs []error) error {
+	var all *EmuBuildError
+	for _, err := range errs {
+		var be *EmuBuildError
+		if err == nil || !errors.As(err, &be) {
+			continue
+		}
+		if all == nil {
+			all = &EmuBuildError{Command: be.Command}
+		}
+		all.Log += be.Log
+		all.Missing = append(all.Missing, be.Missing...)
+	}
+	if all == nil {
+		return nil
+	}
+	return all
+}
+
+// missingFeatures finds, in a compiler log, the identifiers a kernel file uses that nothing
+// declares: with the emulation header in front of every kernel, those are CUDA features it
+// does not provide (or typos).
+var undeclared = regexp.MustCompile(`(?m)^([^:\s]+\.cuh?):(\d+):\d+: error: '([^']+)' (?:was not declared in this scope|is not a member of|has not been declared)|^([^:\s]+\.cuh?):(\d+):\d+: error: use of undeclared identifier '([^']+)'`)
+
+func missingFeatures(log string) []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, m := range undeclared.FindAllStringSubmatch(log, -1) {
+		file, line, name := m[1], m[2], m[3]
+		if file == "" {
+			file, line, name = m[4], m[5], m[6]
+		}
+		s := fmt.Sprintf("%s:%s: %s", file, line, name)
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// cudaToken matches the identifiers that name CUDA features: double-underscore names
+// (__syncthreads, __shfl_xor_sync, __ldg, …), the atomics and the built-in variables.
+var cudaToken = regexp.MustCompile(`\b(__[A-Za-z]\w*|atomic[A-Z]\w*|threadIdx|blockIdx|blockDim|gridDim|warpSize)\b`)
+
+// EmuUnsupported scans kernel sources for CUDA features that the emulation header does not
+// define, and returns them as "file:line: feature" (comments are ignored). It is the static
+// twin of the build's diagnosis: a kernel that uses a new intrinsic is named before anything
+// is compiled.
+func EmuUnsupported(sources []Source, headers map[string]string) []string {
+	hdr, _ := emuFS.ReadFile("emu/cuda_emu.h")
+	known := map[string]bool{}
+	for _, m := range cudaToken.FindAllString(stripComments(string(hdr)), -1) {
+		known[m] = true
+	}
+	var out []string
+	scan := func(name, code string) {
+		for i, line := range strings.Split(stripComments(code), "\n") {
+			for _, m := range cudaToken.FindAllString(line, -1) {
+				if !known[m] {
+					out = append(out, fmt.Sprintf("%s:%d: %s", name, i+1, m))
+				}
+			}
+		}
+	}
+	for _, s := range sources {
+		scan(s.Name, s.Code)
+	}
+	names := make([]string, 0, len(headers))
+	for n := range headers {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		scan(n, headers[n])
+	}
+	return out
+}
+
+// stripComments blanks // and /* */ comments, keeping line breaks (so line numbers hold).
+func stripComments(s string) string {
+	b := []byte(s)
+	for i := 0; i < len(b); i++ {
+		switch {
+		case b[i] == '"':
+			for i++; i < len(b) && b[i] != '"' && b[i] != '\n'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '/':
+			for ; i < len(b) && b[i] != '\n'; i++ {
+				b[i] = ' '
+			}
+		case b[i] == '/' && i+1 < len(b) && b[i+1] == '*':
+			for ; i < len(b) && !(b[i] == '*' && i+1 < len(b) && b[i+1] == '/'); i++ {
+				if b[i] != '\n' {
+					b[i] = ' '
+				}
+			}
+			if i+1 < len(b) {
+				b[i], b[i+1] = ' ', ' '
+				i++
+			}
+		}
+	}
+	return string(b)
+}
+
+// emuProc is the running child process and its pipes.
+type emuProc struct {
+	cmd    *exec.Cmd
+	req    io.WriteCloser
+	resp   io.ReadCloser
+	stderr *lockedBuffer
+	dead   error // set once the process has died; every later request fails with it
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.b.Len() < 1<<20 {
+		l.b.Write(p)
+	}
+	return len(p), nil
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// Requests of the protocol with runtime.cc.
+const (
+	emuInit    = 1
+	emuKernels = 2
+	emuLaunch  = 3
+	emuProtect = 4
+)
+
+func startProc(prog *emuProgram, mem *os.File) (*emuProc, error) {
+	cmd := exec.Command(prog.path)
+	cmd.ExtraFiles = []*os.File{mem} // fd 3
+	cmd.Env = os.Environ()
+	if prog.tsan {
+		cmd.Env = append(cmd.Env, "TSAN_OPTIONS=halt_on_error=1 exitcode=66 second_deadlock_stack=1")
+	}
+	p := &emuProc{cmd: cmd, stderr: &lockedBuffer{}}
+	cmd.Stderr = p.stderr
+	var err error
+	if p.req, err = cmd.StdinPipe(); err != nil {
+		return nil, err
+	}
+	if p.resp, err = cmd.StdoutPipe(); err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, fmt.Errorf("cuda: emulator: starting %s: %w", prog.path, err)
+	}
+	return p, nil
+}
+
+// call sends one request and reads its reply: status 0 and a message (the kernel list), or a
+// non-zero status and the reason. An error means the process is gone; its exit status and
+// what it wrote to stderr are in the error.
+func (p *emuProc) call(req []byte) (status uint32, msg string, err error) {
+	if p.dead != nil {
+		return 0, "", p.dead
+	}
+	if _, err := p.req.Write(req); err != nil {
+		return 0, "", p.died()
+	}
+	var hdr [8]byte
+	if _, err := io.ReadFull(p.resp, hdr[:]); err != nil {
+		return 0, "", p.died()
+	}
+	n := binary.LittleEndian.Uint32(hdr[4:])
+	b := make([]byte, n)
+	if _, err := io.ReadFull(p.resp, b); err != nil {
+		return 0, "", p.died()
+	}
+	return binary.LittleEndian.Uint32(hdr[:4]), string(b), nil
+}
+
+func (p *emuProc) died() error {
+	p.req.Close()
+	werr := p.cmd.Wait()
+	msg := strings.TrimSpace(p.stderr.String())
+	if msg == "" {
+		msg = "(nothing on stderr)"
+	}
+	p.dead = fmt.Errorf("emulator process ended (%v): %s", werr, msg)
+	return p.dead
+}
+
+func (p *emuProc) close() error {
+	if p.dead != nil {
+		return nil
+	}
+	p.req.Close()
+	err := p.cmd.Wait()
+	p.dead = errors.New("emulator closed")
+	if err != nil {
+		return fmt.Errorf("cuda: emulator: %v: %s", err, p.stderr.String())
+	}
+	return nil
+}
+
+// request encodes a request: a u32 op, then the values (u32, u64, or []uint64 as they come).
+func request(op uint32, vals ...any) []byte {
+	b := binary.LittleEndian.AppendUint32(nil, op)
+	for _, v := range vals {
+		switch x := v.(type) {
+		case uint32:
+			b = binary.LittleEndian.AppendUint32(b, x)
+		case uint64:
+			b = binary.LittleEndian.AppendUint64(b, x)
+		case []uint64:
+			for _, y := range x {
+				b = binary.LittleEndian.AppendUint64(b, y)
+			}
+		default:
+			panic(fmt.Sprintf("cuda: emulator request value %T", v))
+		}
+	}
+	return b
+}

@@ -1,0 +1,378 @@
+// runtime.cc: the process that runs the emulated GPU's kernels (package cuda, emu.go).
+//
+// The Go side starts this program with the device memory (a memfd) as file descriptor 3 and
+// sends it requests on stdin; it answers on stdout. Device memory is shared: the Go side
+// uploads, downloads, fills and copies in its own mapping, and this process runs the kernels
+// on the same pages. Every request is answered before the next is sent, so the two never touch
+// memory at the same time.
+//
+// Execution: each block of a launch runs on as many OS threads as it has threads, all at
+// once; blocks run one after another (their __shared__ arrays are static, cuda_emu.h). A
+// thread that returns leaves its block's barrier and its warp, as a GPU thread that exits
+// does. A barrier that some threads never reach, a warp exchange with lanes missing, a fault,
+// or a bad launch ends the process with a message on stderr, which the Go side reports.
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "cuda_emu.h"
+
+namespace rwemu {
+
+thread_local Ctx* ctx;
+intptr_t delta;
+
+namespace {
+
+// The kernel running now, for messages (set by the launching thread before the block's
+// threads start; read by them and by the fault handler).
+const char* current_kernel = "";
+
+constexpr int kMaxThreads = 1024;
+const auto kBarrierTimeout = std::chrono::seconds(60);
+
+[[noreturn]] void die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void die(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  int n = vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  if (n < 0) n = 0;
+  if (n > (int)sizeof buf - 2) n = sizeof buf - 2;
+  buf[n++] = '\n';
+  ssize_t w = write(2, buf, n);
+  (void)w;
+  _exit(3);
+}
+
+// Barrier is a reusable barrier whose party shrinks as threads leave (return from the kernel).
+class Barrier {
+ public:
+  void reset(int n) {
+    expected_ = n;
+    arrived_ = 0;
+  }
+  void arrive_and_wait(const char* what) {
+    std::unique_lock<std::mutex> l(mu_);
+    unsigned long g = gen_;
+    if (++arrived_ == expected_) {
+      release();
+      return;
+    }
+    if (!cv_.wait_for(l, kBarrierTimeout, [&] { return gen_ != g; })) {
+      die("deadlock: %s in kernel %s, block (%u,%u,%u): %d of %d threads arrived after %lld s", what,
+          current_kernel, ctx->block_idx.x, ctx->block_idx.y, ctx->block_idx.z, arrived_, expected_,
+          (long long)std::chrono::duration_cast<std::chrono::seconds>(kBarrierTimeout).count());
+    }
+  }
+  void leave() {
+    std::lock_guard<std::mutex> l(mu_);
+    expected_--;
+    if (arrived_ > 0 && arrived_ == expected_) release();
+  }
+
+ private:
+  void release() {
+    arrived_ = 0;
+    gen_++;
+    cv_.notify_all();
+  }
+  std::mutex mu_;
+  std::condition_variable cv_;
+  int expected_ = 0, arrived_ = 0;
+  unsigned long gen_ = 0;
+};
+
+}  // namespace
+
+struct Warp {
+  Barrier bar;
+  uint64_t slots[32];
+  unsigned lanes;  // lanes that exist in this warp
+  std::atomic<unsigned> live;  // lanes that have not returned
+};
+
+struct Block {
+  Barrier bar;
+  Warp warps[kMaxThreads / 32];
+};
+
+void syncthreads() { ctx->block->bar.arrive_and_wait("__syncthreads"); }
+
+uint64_t shfl_xor_bits(unsigned mask, uint64_t bits, int lane_mask, int width) {
+  Warp* w = ctx->warp;
+  if (width != 32) die("__shfl_xor_sync in kernel %s: width %d; the emulator exchanges whole warps (32)", current_kernel, width);
+  unsigned live = w->live.load();
+  if (mask != live || mask != 0xffffffffu) {
+    die("__shfl_xor_sync in kernel %s, block (%u,%u,%u), lane %d: mask 0x%08x, but lanes 0x%08x are running: "
+        "the emulator supports whole-warp exchanges only",
+        current_kernel, ctx->block_idx.x, ctx->block_idx.y, ctx->block_idx.z, ctx->lane, mask, live);
+  }
+  w->slots[ctx->lane] = bits;
+  w->bar.arrive_and_wait("__shfl_xor_sync");
+  uint64_t r = w->slots[(ctx->lane ^ lane_mask) & 31];
+  w->bar.arrive_and_wait("__shfl_xor_sync");
+  return r;
+}
+
+namespace {
+
+struct Kernel {
+  std::string name, kinds;
+  Thunk fn;
+};
+
+std::vector<Kernel>& registry() {
+  static std::vector<Kernel> r;
+  return r;
+}
+
+// Pool runs the threads of one block at a time on persistent OS threads.
+class Pool {
+ public:
+  void run_block(Thunk fn, const uint64_t* args, Block* blk, uint3 bidx, dim3 bdim, dim3 gdim) {
+    int n = (int)(bdim.x * bdim.y * bdim.z);
+    while ((int)threads_.size() < n) {
+      int i = (int)threads_.size();
+      threads_.emplace_back([this, i] { work(i); });
+    }
+    blk->bar.reset(n);
+    for (int w = 0; w * 32 < n; w++) {
+      int lanes = n - w * 32 < 32 ? n - w * 32 : 32;
+      unsigned m = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
+      blk->warps[w].bar.reset(lanes);
+      blk->warps[w].lanes = m;
+      blk->warps[w].live.store(m);
+    }
+    std::unique_lock<std::mutex> l(mu_);
+    job_ = Job{fn, args, blk, bidx, bdim, gdim, n};
+    remaining_ = n;
+    gen_++;
+    start_.notify_all();
+    done_.wait(l, [&] { return remaining_ == 0; });
+  }
+
+ private:
+  struct Job {
+    Thunk fn;
+    const uint64_t* args;
+    Block* blk;
+    uint3 bidx;
+    dim3 bdim, gdim;
+    int n;
+  };
+
+  void work(int i) {
+    unsigned long seen = 0;
+    Ctx c;
+    ctx = &c;
+    for (;;) {
+      Job j;
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        start_.wait(l, [&] { return gen_ != seen && i < job_.n; });
+        seen = gen_;
+        j = job_;
+      }
+      c.block_dim = j.bdim;
+      c.grid_dim = j.gdim;
+      c.block_idx = j.bidx;
+      c.thread_idx = uint3{i % j.bdim.x, (i / j.bdim.x) % j.bdim.y, i / (j.bdim.x * j.bdim.y)};
+      c.block = j.blk;
+      c.warp = &j.blk->warps[i / 32];
+      c.lane = i % 32;
+      j.fn(j.args);
+      // The thread returns: it leaves its warp and its block's barrier.
+      c.warp->live.fetch_and(~(1u << c.lane));
+      c.warp->bar.leave();
+      c.block->bar.leave();
+      std::lock_guard<std::mutex> l(mu_);
+      if (--remaining_ == 0) done_.notify_one();
+    }
+  }
+
+  std::vector<std::thread> threads_;
+  std::mutex mu_;
+  std::condition_variable start_, done_;
+  Job job_{};
+  unsigned long gen_ = 0;
+  int remaining_ = 0;
+};
+
+// I/O on the request pipe (stdin) and the reply pipe (stdout).
+void read_full(void* p, size_t n) {
+  char* b = (char*)p;
+  while (n > 0) {
+    ssize_t r = read(0, b, n);
+    if (r == 0) _exit(0);  // the Go side closed the pipe: done
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      die("reading a request: %s", strerror(errno));
+    }
+    b += r;
+    n -= r;
+  }
+}
+
+void write_full(const void* p, size_t n) {
+  const char* b = (const char*)p;
+  while (n > 0) {
+    ssize_t r = write(1, b, n);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      _exit(4);
+    }
+    b += r;
+    n -= r;
+  }
+}
+
+uint32_t read_u32() {
+  uint32_t v;
+  read_full(&v, 4);
+  return v;
+}
+uint64_t read_u64() {
+  uint64_t v;
+  read_full(&v, 8);
+  return v;
+}
+
+void reply(uint32_t status, const std::string& msg) {
+  uint32_t n = (uint32_t)msg.size();
+  write_full(&status, 4);
+  write_full(&n, 4);
+  write_full(msg.data(), n);
+}
+
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+std::string format(const char* fmt, ...) {
+  char buf[512];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  return buf;
+}
+
+void on_fault(int sig, siginfo_t* si, void*) {
+  char buf[512];
+  int n;
+  if (ctx != nullptr) {
+    n = snprintf(buf, sizeof buf, "fault: signal %d at address 0x%llx in kernel %s, block (%u,%u,%u), thread (%u,%u,%u)\n", sig,
+                 (unsigned long long)((intptr_t)si->si_addr - delta), current_kernel, ctx->block_idx.x, ctx->block_idx.y,
+                 ctx->block_idx.z, ctx->thread_idx.x, ctx->thread_idx.y, ctx->thread_idx.z);
+  } else {
+    n = snprintf(buf, sizeof buf, "fault: signal %d at address 0x%llx outside a kernel\n", sig,
+                 (unsigned long long)((intptr_t)si->si_addr - delta));
+  }
+  if (n > 0) {
+    ssize_t w = write(2, buf, n < (int)sizeof buf ? n : (int)sizeof buf);
+    (void)w;
+  }
+  _exit(128 + sig);
+}
+
+enum Op : uint32_t { kInit = 1, kKernels = 2, kLaunch = 3, kProtect = 4 };
+
+}  // namespace
+
+Registrar::Registrar(const char* name, Thunk fn, const char* kinds) { registry().push_back(Kernel{name, kinds, fn}); }
+
+}  // namespace rwemu
+
+using namespace rwemu;
+
+int main() {
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_sigaction = on_fault;
+  sa.sa_flags = SA_SIGINFO;
+  sigaction(SIGSEGV, &sa, nullptr);
+  sigaction(SIGBUS, &sa, nullptr);
+  sigaction(SIGFPE, &sa, nullptr);
+
+  Pool pool;
+  Block* blk = new Block;
+  std::vector<uint64_t> args;
+  for (;;) {
+    uint32_t op = read_u32();
+    switch (op) {
+      case kInit: {
+        uint64_t go_base = read_u64(), size = read_u64();
+        void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, 3, 0);
+        if (p == MAP_FAILED) {
+          reply(1, format("mapping %llu bytes of device memory: %s", (unsigned long long)size, strerror(errno)));
+          break;
+        }
+        delta = (intptr_t)p - (intptr_t)go_base;
+        reply(0, "");
+        break;
+      }
+      case kKernels: {
+        std::string s;
+        for (auto& k : registry()) s += k.name + " " + k.kinds + "\n";
+        reply(0, s);
+        break;
+      }
+      case kLaunch: {
+        uint32_t id = read_u32();
+        dim3 g{read_u32(), read_u32(), read_u32()};
+        dim3 b{read_u32(), read_u32(), read_u32()};
+        uint32_t shmem = read_u32(), nargs = read_u32();
+        args.resize(nargs);
+        if (nargs > 0) read_full(args.data(), 8 * (size_t)nargs);
+        if (id >= registry().size()) {
+          reply(1, format("no kernel %u", id));
+          break;
+        }
+        Kernel& k = registry()[id];
+        unsigned long long nt = (unsigned long long)b.x * b.y * b.z;
+        if (nargs != k.kinds.size()) {
+          reply(1, format("%s takes %zu arguments, %u given", k.name.c_str(), k.kinds.size(), nargs));
+        } else if (b.x == 0 || b.y == 0 || b.z == 0 || nt > kMaxThreads || b.z > 64) {
+          reply(1, format("%s: block (%u,%u,%u): at most %d threads, z at most 64", k.name.c_str(), b.x, b.y, b.z, kMaxThreads));
+        } else if (g.x == 0 || g.y == 0 || g.z == 0 || g.x > 0x7fffffffu || g.y > 65535 || g.z > 65535) {
+          reply(1, format("%s: grid (%u,%u,%u) out of range", k.name.c_str(), g.x, g.y, g.z));
+        } else if (shmem != 0) {
+          reply(1, format("%s: %u bytes of dynamic shared memory: not emulated", k.name.c_str(), shmem));
+        } else {
+          current_kernel = k.name.c_str();
+          for (unsigned z = 0; z < g.z; z++)
+            for (unsigned y = 0; y < g.y; y++)
+              for (unsigned x = 0; x < g.x; x++) pool.run_block(k.fn, args.data(), blk, uint3{x, y, z}, b, g);
+          current_kernel = "";
+          reply(0, "");
+        }
+        break;
+      }
+      case kProtect: {
+        uint64_t addr = read_u64(), len = read_u64();
+        uint32_t guard = read_u32();
+        void* p = (void*)((intptr_t)addr + delta);
+        if (mprotect(p, len, guard ? PROT_NONE : (PROT_READ | PROT_WRITE)) != 0) {
+          reply(1, format("mprotect(0x%llx, %llu): %s", (unsigned long long)addr, (unsigned long long)len, strerror(errno)));
+        } else {
+          reply(0, "");
+        }
+        break;
+      }
+      default:
+        die("unknown request %u", op);
+    }
+  }
+}

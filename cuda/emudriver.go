@@ -1,0 +1,554 @@
+//go:build linux
+
+package cuda
+
+// The emulated device's driver and cuBLAS: the function tables of driver.go and cublas.go
+// filled with Go functions over the emulator's device memory (emu.go).
+
+import (
+	"fmt"
+	"math"
+	"os"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+const pageSize = 4096
+
+// CUresult codes the emulated driver returns.
+const (
+	emuErrInvalidValue  = 1
+	emuErrIllegalAddr   = 700
+	emuErrLaunchFailed  = 719
+	emuErrInvalidHandle = 400
+)
+
+var emuErrNames = map[int32]string{
+	cudaSuccess:         "CUDA_SUCCESS",
+	emuErrInvalidValue:  "CUDA_ERROR_INVALID_VALUE",
+	cudaErrOutOfMemory:  "CUDA_ERROR_OUT_OF_MEMORY",
+	emuErrInvalidHandle: "CUDA_ERROR_INVALID_HANDLE",
+	emuErrIllegalAddr:   "CUDA_ERROR_ILLEGAL_ADDRESS",
+	emuErrLaunchFailed:  "CUDA_ERROR_LAUNCH_FAILED",
+}
+
+// emuSpan is a range of device memory, in bytes from the start of the arena.
+type emuSpan struct{ off, len uint64 }
+
+// emuBuf is one allocation: its pages (the last one the guard) and its size; the data ends
+// where the guard page starts.
+type emuBuf struct {
+	pages emuSpan
+	size  uint64
+}
+
+func (b emuBuf) dataOff() uint64 { return b.pages.off + b.pages.len - pageSize - b.size }
+
+type emuKernel struct{ name, kinds string }
+
+// emulator is the state behind an emulated Device's driver.
+type emulator struct {
+	prog    *emuProgram
+	proc    *emuProc
+	file    *os.File
+	mem     []byte
+	base    uint64 // the Go address of mem[0]
+	next    uint64 // first never-used page offset
+	free    []emuSpan
+	bufs    map[uint64]emuBuf // data address → buffer
+	starts  []uint64          // data addresses, sorted
+	used    uint64            // bytes in pages of live buffers
+	kernels []emuKernel
+	events  map[uintptr]time.Time
+	nextEv  uintptr
+	msg     []byte // the last error's detail, NUL-terminated (cuGetErrorString)
+	names   map[int32][]byte
+}
+
+// OpenEmulator builds (or takes from the cache) the emulated kernels and opens an emulated
+// device with them. Its Kernels are ready; it is closed like a GPU. Without a C++ compiler
+// the error wraps ErrNoCompiler.
+func OpenEmulator(o EmuOptions) (*Device, error) {
+	o = o.withDefaults()
+	prog, err := buildEmulator(o)
+	if err != nil {
+		return nil, err
+	}
+	e, err := startEmulator(prog, o.MemoryBytes)
+	if err != nil {
+		prog.cleanup()
+		return nil, err
+	}
+	d := &Device{
+		Ordinal: 0, Name: "emulated GPU", CC: 90, SMs: o.SMs, MaxThreads: 1024, SharedMem: 48 << 10,
+		TotalMem: int64(len(e.mem)), Driver: Version{13, 0}, DriverPath: prog.path, drv: e.driver(), emu: e,
+	}
+	d.alloc.free = map[int][]DevPtr{}
+	d.alloc.size = map[DevPtr]int{}
+	d.blas = &cublasHandle{lib: e.cublas(), h: 1}
+	k := &Kernels{d: d, Target: "the CPU (" + prog.compiler + ")", fns: map[string]uintptr{}, sigs: map[string]string{}}
+	have := map[string]int{}
+	for i, kk := range e.kernels {
+		have[kk.name] = i
+	}
+	var bad []string
+	for _, s := range kernelSigs {
+		i, ok := have[s.name]
+		if !ok {
+			continue // a test's patched sources may leave files out; launching it says so
+		}
+		if e.kernels[i].kinds != s.params {
+			bad = append(bad, fmt.Sprintf("%s in %s takes %q, kernels.go declares %q", s.name, s.file, e.kernels[i].kinds, s.params))
+		}
+		k.fns[s.name] = uintptr(i + 1)
+		k.sigs[s.name] = s.params
+	}
+	if len(bad) > 0 {
+		e.close()
+		prog.cleanup()
+		return nil, fmt.Errorf("cuda: emulator: kernel parameter lists differ from kernels.go: %s", strings.Join(bad, "; "))
+	}
+	d.kernels = k
+	return d, nil
+}
+
+func (p *emuProgram) cleanup() {
+	if p.tmp != "" {
+		os.RemoveAll(p.tmp)
+	}
+}
+
+func startEmulator(prog *emuProgram, size int64) (*emulator, error) {
+	size = (size + pageSize - 1) &^ (pageSize - 1)
+	f, err := newMemFile(size)
+	if err != nil {
+		return nil, err
+	}
+	mem, err := syscall.Mmap(int(f.Fd()), 0, int(size), syscall.PROT_READ|syscall.PROT_WRITE, syscall.MAP_SHARED|syscall.MAP_NORESERVE)
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cuda: emulator: mapping %d bytes of device memory: %w", size, err)
+	}
+	e := &emulator{prog: prog, file: f, mem: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))),
+		bufs: map[uint64]emuBuf{}, events: map[uintptr]time.Time{}, names: map[int32][]byte{}}
+	e.next = pageSize // address base+0 is never handed out
+	if e.proc, err = startProc(prog, f); err != nil {
+		e.close()
+		return nil, err
+	}
+	if st, msg, err := e.proc.call(request(emuInit, e.base, uint64(size))); err != nil || st != 0 {
+		e.close()
+		return nil, fmt.Errorf("cuda: emulator: start: %v%s", err, msg)
+	}
+	st, list, err := e.proc.call(request(emuKernels))
+	if err != nil || st != 0 {
+		e.close()
+		return nil, fmt.Errorf("cuda: emulator: kernel list: %v%s", err, list)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
+		name, kinds, _ := strings.Cut(line, " ")
+		e.kernels = append(e.kernels, emuKernel{name, kinds})
+	}
+	return e, nil
+}
+
+func (e *emulator) close() error {
+	var err error
+	if e.proc != nil {
+		err = e.proc.close()
+	}
+	if e.mem != nil {
+		syscall.Munmap(e.mem)
+		e.mem = nil
+	}
+	e.file.Close()
+	e.prog.cleanup()
+	return err
+}
+
+// fail records the detail of an error and returns its code.
+func (e *emulator) fail(code int32, format string, a ...any) int32 {
+	e.msg = append([]byte(fmt.Sprintf(format, a...)), 0)
+	return code
+}
+
+// bytesAt returns the n bytes at device address p, which must lie in one live buffer.
+func (e *emulator) bytesAt(p, n uint64) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	b, start, ok := e.find(p)
+	if !ok {
+		return nil, fmt.Errorf("%s", e.describe(p))
+	}
+	if p+n > start+b.size {
+		return nil, fmt.Errorf("%d bytes at 0x%x run %d bytes past the end of the %d-byte buffer at 0x%x", n, p, p+n-start-b.size, b.size, start)
+	}
+	off := p - e.base
+	return e.mem[off : off+n : off+n], nil
+}
+
+// find returns the live buffer that contains address p.
+func (e *emulator) find(p uint64) (emuBuf, uint64, bool) {
+	i := sort.Search(len(e.starts), func(i int) bool { return e.starts[i] > p }) - 1
+	if i < 0 {
+		return emuBuf{}, 0, false
+	}
+	s := e.starts[i]
+	b := e.bufs[s]
+	if p >= s+b.size && !(b.size == 0 && p == s) {
+		return b, s, false
+	}
+	return b, s, true
+}
+
+// describe says where address p lies relative to the buffers (for faults and bad arguments).
+func (e *emulator) describe(p uint64) string {
+	if p < e.base || p >= e.base+uint64(len(e.mem)) {
+		return fmt.Sprintf("address 0x%x is not device memory", p)
+	}
+	i := sort.Search(len(e.starts), func(i int) bool { return e.starts[i] > p }) - 1
+	if i >= 0 {
+		s := e.starts[i]
+		b := e.bufs[s]
+		if p < s+b.size {
+			return fmt.Sprintf("address 0x%x is byte %d of the %d-byte buffer at 0x%x", p, p-s, b.size, s)
+		}
+		if p < s+b.size+pageSize {
+			return fmt.Sprintf("address 0x%x is %d bytes past the end of the %d-byte buffer at 0x%x (element %d of float32/int32, one past is %d)", p, p-s-b.size, b.size, s, (p-s)/4, b.size/4)
+		}
+	}
+	return fmt.Sprintf("address 0x%x is in no allocated buffer", p)
+}
+
+// alloc hands out size bytes ending at a guard page.
+func (e *emulator) alloc(size uint64) (uint64, int32) {
+	size = (size + 3) &^ 3
+	pages := (size+pageSize-1)/pageSize*pageSize + pageSize
+	var sp emuSpan
+	found := false
+	for i, f := range e.free {
+		if f.len >= pages {
+			sp = emuSpan{f.off, pages}
+			e.free[i] = emuSpan{f.off + pages, f.len - pages}
+			if e.free[i].len == 0 {
+				e.free = append(e.free[:i], e.free[i+1:]...)
+			}
+			found = true
+			break
+		}
+	}
+	if !found {
+		if e.next+pages > uint64(len(e.mem)) {
+			return 0, e.fail(cudaErrOutOfMemory, "%d bytes requested, %d of %d in use", size, e.used, len(e.mem))
+		}
+		sp = emuSpan{e.next, pages}
+		e.next += pages
+	}
+	b := emuBuf{pages: sp, size: size}
+	guard := e.base + sp.off + sp.len - pageSize
+	if st, msg, err := e.proc.call(request(emuProtect, guard, uint64(pageSize), uint32(1))); err != nil || st != 0 {
+		e.release(sp)
+		return 0, e.fail(emuErrLaunchFailed, "guard page: %v%s", err, msg)
+	}
+	p := e.base + b.dataOff()
+	e.bufs[p] = b
+	i := sort.Search(len(e.starts), func(i int) bool { return e.starts[i] >= p })
+	e.starts = append(e.starts, 0)
+	copy(e.starts[i+1:], e.starts[i:])
+	e.starts[i] = p
+	e.used += pages
+	return p, cudaSuccess
+}
+
+func (e *emulator) freeBuf(p uint64) int32 {
+	b, ok := e.bufs[p]
+	if !ok {
+		return e.fail(emuErrInvalidValue, "cuMemFree of 0x%x, which is not an allocated buffer", p)
+	}
+	delete(e.bufs, p)
+	i := sort.Search(len(e.starts), func(i int) bool { return e.starts[i] >= p })
+	e.starts = append(e.starts[:i], e.starts[i+1:]...)
+	e.used -= b.pages.len
+	guard := e.base + b.pages.off + b.pages.len - pageSize
+	if st, msg, err := e.proc.call(request(emuProtect, guard, uint64(pageSize), uint32(0))); err != nil || st != 0 {
+		return e.fail(emuErrLaunchFailed, "guard page: %v%s", err, msg)
+	}
+	// Give the pages back to the system; they read as zeros until written again.
+	_ = syscall.Fallocate(int(e.file.Fd()), 0x01|0x02, int64(b.pages.off), int64(b.pages.len)) // KEEP_SIZE|PUNCH_HOLE
+	e.release(b.pages)
+	return cudaSuccess
+}
+
+// release returns pages to the free list, merging neighbours.
+func (e *emulator) release(sp emuSpan) {
+	i := sort.Search(len(e.free), func(i int) bool { return e.free[i].off >= sp.off })
+	e.free = append(e.free, emuSpan{})
+	copy(e.free[i+1:], e.free[i:])
+	e.free[i] = sp
+	if i+1 < len(e.free) && e.free[i].off+e.free[i].len == e.free[i+1].off {
+		e.free[i].len += e.free[i+1].len
+		e.free = append(e.free[:i+1], e.free[i+2:]...)
+	}
+	if i > 0 && e.free[i-1].off+e.free[i-1].len == e.free[i].off {
+		e.free[i-1].len += e.free[i].len
+		e.free = append(e.free[:i], e.free[i+1:]...)
+	}
+}
+
+// poison fills n bytes at p with NaN (a fresh buffer: reading it before writing shows).
+func (e *emulator) poison(p DevPtr, n int) {
+	b, err := e.bytesAt(uint64(p), uint64(n))
+	if err != nil {
+		return
+	}
+	fillWords(b, math.Float32bits(float32(math.NaN())))
+}
+
+func fillWords(b []byte, w uint32) {
+	if len(b) < 4 {
+		return
+	}
+	words := unsafe.Slice((*uint32)(unsafe.Pointer(&b[0])), len(b)/4)
+	for i := range words {
+		words[i] = w
+	}
+}
+
+var faultAddr = regexp.MustCompile(`fault: signal \d+ at address 0x([0-9a-f]+)`)
+
+// launch runs kernel f (an index into e.kernels, plus 1) with the arguments cuLaunchKernel
+// would get: params points at one pointer per argument, each to its 8-byte slot.
+func (e *emulator) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, params unsafe.Pointer) int32 {
+	id := int(f) - 1
+	if id < 0 || id >= len(e.kernels) {
+		return e.fail(emuErrInvalidHandle, "no kernel with handle %d", f)
+	}
+	k := e.kernels[id]
+	slots := make([]uint64, len(k.kinds))
+	if len(slots) > 0 {
+		ptrs := unsafe.Slice((*unsafe.Pointer)(params), len(slots))
+		for i := range slots {
+			slots[i] = *(*uint64)(ptrs[i])
+			if k.kinds[i] == 'p' && slots[i] != 0 {
+				if _, _, ok := e.find(slots[i]); !ok {
+					return e.fail(emuErrInvalidValue, "%s argument %d: %s", k.name, i, e.describe(slots[i]))
+				}
+			}
+		}
+	}
+	st, msg, err := e.proc.call(request(emuLaunch, uint32(id), gx, gy, gz, bx, by, bz, shmem, uint32(len(slots)), slots))
+	if err != nil {
+		detail := err.Error()
+		if m := faultAddr.FindStringSubmatch(detail); m != nil {
+			if a, perr := strconv.ParseUint(m[1], 16, 64); perr == nil {
+				detail += ": " + e.describe(a)
+			}
+		}
+		return e.fail(emuErrLaunchFailed, "emulated kernel %s: %s", k.name, detail)
+	}
+	if st != 0 {
+		return e.fail(emuErrInvalidValue, "%s", msg)
+	}
+	return cudaSuccess
+}
+
+func (e *emulator) errName(r int32, s **byte) int32 {
+	name, ok := emuErrNames[r]
+	if !ok {
+		return emuErrInvalidValue
+	}
+	b, ok := e.names[r]
+	if !ok {
+		b = append([]byte(name), 0)
+		e.names[r] = b
+	}
+	*s = &b[0]
+	return cudaSuccess
+}
+
+func (e *emulator) errString(r int32, s **byte) int32 {
+	if r == cudaSuccess || len(e.msg) == 0 {
+		return e.errName(r, s)
+	}
+	*s = &e.msg[0]
+	return cudaSuccess
+}
+
+// driver returns the driver function table of the emulated device. Every call is
+// synchronous: when it returns, the work is done.
+func (e *emulator) driver() *driver {
+	ok := func() int32 { return cudaSuccess }
+	d := &driver{lib: &library{path: e.prog.path}, version: Version{13, 0}, deviceCountAtLoad: 1}
+	d.ctxSetCurrent = func(uintptr) int32 { return ok() }
+	d.ctxSynchronize = func() int32 { return ok() }
+	d.streamCreate = func(s unsafe.Pointer, _ uint32) int32 { *(*uintptr)(s) = 1; return ok() }
+	d.streamDestroy = func(uintptr) int32 { return ok() }
+	d.streamSynchronize = func(uintptr) int32 {
+		if e.proc.dead != nil {
+			return e.fail(emuErrLaunchFailed, "%v", e.proc.dead)
+		}
+		return ok()
+	}
+	d.primaryCtxRelease = func(int32) int32 { return ok() }
+	d.memAlloc = func(p unsafe.Pointer, size uintptr) int32 {
+		a, r := e.alloc(uint64(size))
+		*(*uint64)(p) = a
+		return r
+	}
+	d.memFree = func(p uint64) int32 { return e.freeBuf(p) }
+	d.memGetInfo = func(free, total unsafe.Pointer) int32 {
+		*(*uint64)(total) = uint64(len(e.mem))
+		*(*uint64)(free) = uint64(len(e.mem)) - e.used
+		return ok()
+	}
+	d.memcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, _ uintptr) int32 {
+		b, err := e.bytesAt(dst, uint64(size))
+		if err != nil {
+			return e.fail(emuErrInvalidValue, "cuMemcpyHtoD: %v", err)
+		}
+		copy(b, unsafe.Slice((*byte)(src), size))
+		return ok()
+	}
+	d.memcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, _ uintptr) int32 {
+		b, err := e.bytesAt(src, uint64(size))
+		if err != nil {
+			return e.fail(emuErrInvalidValue, "cuMemcpyDtoH: %v", err)
+		}
+		copy(unsafe.Slice((*byte)(dst), size), b)
+		return ok()
+	}
+	d.memcpyDtoDAsync = func(dst, src uint64, size uintptr, _ uintptr) int32 {
+		to, err := e.bytesAt(dst, uint64(size))
+		if err != nil {
+			return e.fail(emuErrInvalidValue, "cuMemcpyDtoD destination: %v", err)
+		}
+		from, err := e.bytesAt(src, uint64(size))
+		if err != nil {
+			return e.fail(emuErrInvalidValue, "cuMemcpyDtoD source: %v", err)
+		}
+		copy(to, from)
+		return ok()
+	}
+	d.memsetD32Async = func(dst uint64, v uint32, n uintptr, _ uintptr) int32 {
+		b, err := e.bytesAt(dst, 4*uint64(n))
+		if err != nil {
+			return e.fail(emuErrInvalidValue, "cuMemsetD32: %v", err)
+		}
+		fillWords(b, v)
+		return ok()
+	}
+	d.moduleUnload = func(uintptr) int32 { return ok() }
+	d.launchKernel = func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, _ uintptr, params, _ unsafe.Pointer) int32 {
+		return e.launch(f, gx, gy, gz, bx, by, bz, shmem, params)
+	}
+	d.eventCreate = func(ev unsafe.Pointer, _ uint32) int32 {
+		e.nextEv++
+		*(*uintptr)(ev) = e.nextEv
+		return ok()
+	}
+	d.eventRecord = func(ev, _ uintptr) int32 { e.events[ev] = time.Now(); return ok() }
+	d.eventSynchronize = func(uintptr) int32 { return ok() }
+	d.eventElapsedTime = func(ms unsafe.Pointer, start, end uintptr) int32 {
+		*(*float32)(ms) = float32(e.events[end].Sub(e.events[start]).Seconds() * 1e3)
+		return ok()
+	}
+	d.eventDestroy = func(ev uintptr) int32 { delete(e.events, ev); return ok() }
+	d.getErrorName = e.errName
+	d.getErrorString = e.errString
+	return d
+}
+
+// cublas returns the emulated cuBLAS: column-major sgemm by gonum's CPU sgemm.
+func (e *emulator) cublas() *CUBLAS {
+	c := &CUBLAS{Path: "emulated cuBLAS (gonum sgemm on the CPU)", Version: Version{13, 0}}
+	c.create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
+	c.destroy = func(uintptr) int32 { return 0 }
+	c.setStream = func(_, _ uintptr) int32 { return 0 }
+	c.setMathMode = func(uintptr, int32) int32 { return 0 }
+	c.getProperty = func(t int32, v unsafe.Pointer) int32 {
+		*(*int32)(v) = map[int32]int32{cublasMajor: 13, cublasMinor: 0}[t]
+		return 0
+	}
+	c.sgemm = e.sgemm
+	return c
+}
+
+// sgemm is cublasSgemm: column-major C [m, n] = α·op(A)·op(B) + β·C with host scalars.
+// Status 7 is CUBLAS_STATUS_INVALID_VALUE, 14 CUBLAS_STATUS_INTERNAL_ERROR (an operand
+// outside its buffer).
+func (e *emulator) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32 {
+	if m < 0 || n < 0 || k < 0 {
+		return 7
+	}
+	if m == 0 || n == 0 {
+		return 0
+	}
+	// Stored (column-major) shapes: A is m×k, or k×m when transposed; B is k×n, or n×k.
+	aRows, aCols := m, k
+	if ta == cublasOpT {
+		aRows, aCols = k, m
+	}
+	bRows, bCols := k, n
+	if tb == cublasOpT {
+		bRows, bCols = n, k
+	}
+	if lda < max(1, aRows) || ldb < max(1, bRows) || ldc < max(1, m) {
+		return 7
+	}
+	view := func(p uint64, rows, cols, ld int32) []float32 {
+		if rows == 0 || cols == 0 {
+			return nil
+		}
+		n := uint64(cols-1)*uint64(ld) + uint64(rows)
+		bs, err := e.bytesAt(p, 4*n)
+		if err != nil {
+			return nil
+		}
+		return unsafe.Slice((*float32)(unsafe.Pointer(&bs[0])), n)
+	}
+	av, bv, cv := view(a, aRows, aCols, lda), view(b, bRows, bCols, ldb), view(c, m, n, ldc)
+	if cv == nil || (k > 0 && (av == nil || bv == nil)) {
+		return 14
+	}
+	// Column-major C = op(A)·op(B) is row-major Cᵀ = op(B)ᵀ·op(A)ᵀ over the same memory, with
+	// the same transposition flags: one row-major sgemm.
+	flag := func(t int32) blas.Transpose {
+		if t == cublasOpT {
+			return blas.Trans
+		}
+		return blas.NoTrans
+	}
+	gonum.Implementation{}.Sgemm(flag(tb), flag(ta), int(n), int(m), int(k), *(*float32)(alpha), bv, int(ldb), av, int(lda), *(*float32)(beta), cv, int(ldc))
+	return 0
+}
+
+// newMemFile returns a sparse file of size bytes for the device memory: a memfd, or an
+// unlinked temporary file where memfd_create is not available.
+func newMemFile(size int64) (*os.File, error) {
+	var f *os.File
+	if fd, err := unix.MemfdCreate("rewiregnn-emu", unix.MFD_CLOEXEC); err == nil {
+		f = os.NewFile(uintptr(fd), "memfd:rewiregnn-emu")
+	} else {
+		t, err := os.CreateTemp("", "rewiregnn-emu-*")
+		if err != nil {
+			return nil, fmt.Errorf("cuda: emulator: device memory: %w", err)
+		}
+		os.Remove(t.Name())
+		f = t
+	}
+	if err := f.Truncate(size); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("cuda: emulator: device memory of %d bytes: %w", size, err)
+	}
+	return f, nil
+}
