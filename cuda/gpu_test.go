@@ -13,6 +13,7 @@ package cuda
 // for GPU machines. Run: go test ./cuda -run GPU -v
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -35,41 +36,61 @@ var (
 	skipOnce sync.Once
 )
 
+// EnvTestDevice picks the device of the TestGPU tests: "gpu" (a GPU or fail), "emu" (the
+// emulated GPU even where a GPU exists), or unset: the GPU where one is found, else the
+// emulated GPU (OpenEmulator), else SKIP (no C++ compiler; a failure under
+// REWIREGNN_REQUIRE_EMU=1).
+const EnvTestDevice = "REWIREGNN_TEST_DEVICE"
+
 // probeGPU opens the test device and its kernels once per test binary.
 func probeGPU() {
 	gpuOnce.Do(func() {
-		gpuDev, gpuErr = Open(0)
+		mode := os.Getenv(EnvTestDevice)
+		if mode != "emu" {
+			gpuDev, gpuErr = Open(0)
+			if gpuErr == nil {
+				gpuK, gpuErr = gpuDev.Kernels()
+				return
+			}
+			if !ErrNoDevice(gpuErr) || RequireGPU() || mode == "gpu" {
+				return // a GPU that does not work, or one was required
+			}
+		}
+		gpuDev, gpuErr = OpenEmulator(EmuOptions{})
 		if gpuErr != nil {
-			gpuNoHW = ErrNoDevice(gpuErr)
+			gpuNoHW = errors.Is(gpuErr, ErrNoCompiler) && !RequireEmu()
 			return
 		}
 		gpuK, gpuErr = gpuDev.Kernels()
 	})
 }
 
-// gpu returns the test device, or skips (no driver or GPU) or fails (a GPU that does not work,
-// or none at all under REWIREGNN_REQUIRE_GPU=1).
+// emulated reports whether the test device is the emulator.
+func emulated() bool { probeGPU(); return gpuDev != nil && gpuDev.emu != nil }
+
+// gpu returns the test device (a GPU, or the emulated GPU), or skips (neither a GPU nor a C++
+// compiler) or fails (a GPU or emulator that does not work, or one that was required).
 func gpu(t *testing.T) (*Device, *Kernels) {
 	t.Helper()
 	probeGPU()
 	if gpuErr != nil {
-		if gpuNoHW && !RequireGPU() {
-			skipOnce.Do(func() { t.Logf("GPU probe report:\n%v", gpuErr) })
+		if gpuNoHW {
+			skipOnce.Do(func() { t.Logf("device probe report:\n%v", gpuErr) })
 			first, _, _ := strings.Cut(gpuErr.Error(), "\n")
-			t.Skipf("no GPU found, GPU part skipped (CPU reference computed): %s", first)
+			t.Skipf("no GPU and no emulator, device part skipped (CPU reference computed): %s", first)
 		}
-		t.Fatalf("GPU set-up failed: %v", gpuErr)
+		t.Fatalf("device set-up failed: %v", gpuErr)
 	}
 	return gpuDev, gpuK
 }
 
 // skipWithoutGPU, deferred at the top of every TestGPU*, marks the whole test SKIP (not PASS)
-// when no GPU was found: its subtests have computed their CPU references and skipped the GPU
-// part. A test that failed stays failed.
+// when no device was found: its subtests have computed their CPU references and skipped the
+// device part. A test that failed stays failed.
 func skipWithoutGPU(t *testing.T) {
 	probeGPU()
-	if !t.Failed() && gpuErr != nil && gpuNoHW && !RequireGPU() {
-		t.Skip("no GPU found: only the CPU references ran")
+	if !t.Failed() && gpuErr != nil && gpuNoHW {
+		t.Skip("no GPU and no emulator: only the CPU references ran")
 	}
 }
 
@@ -192,7 +213,9 @@ func values(t *testing.T, n *gorgonia.Node) []float32 {
 type size struct{ n, rows, d int }
 
 // sizes covers 1, sizes that are not multiples of 32 or 256, and rows > n (isolated nodes).
-var sizes = []size{{1, 1, 1}, {31, 7, 33}, {257, 100, 70}, {1000, 300, 17}}
+// The last makes every grid-stride and warp loop of the emulated GPU (1 SM: 32 blocks) take
+// several passes and the column reductions split their rows into chunks (colReduceGeometry).
+var sizes = []size{{1, 1, 1}, {31, 7, 33}, {257, 100, 70}, {1000, 300, 17}, {2600, 2100, 40}}
 
 // randIndex draws n entries in [0, used) with about a tenth -1 (padding); rows ≥ used, so
 // rows used..rows-1 never appear (isolated nodes, empty segments).
@@ -645,7 +668,7 @@ func TestGPUKernelMix(t *testing.T) {
 func TestGPUHeads(t *testing.T) {
 	defer skipWithoutGPU(t)
 	for i, sz := range sizes {
-		h := []int{1, 3, 2, 4}[i]
+		h := []int{1, 3, 2, 4, 5}[i]
 		dd := h * (1 + sz.d%9)
 		t.Run(fmt.Sprintf("m%d_h%d_d%d", sz.n, h, dd), func(t *testing.T) {
 			tw := newTwin(t, uint64(90+i))
@@ -1068,7 +1091,7 @@ func TestGPUEmptyInputs(t *testing.T) {
 	near(t, "gated aggregate of no edges", g.down(b.Out, rows*dd), make([]float32, rows*dd), exact)
 	must(t, k.SegmentSoftmax(g.poison(1), g.poison(1), g.poison(1), 0, 2, rows))
 	must(t, k.Gather(g.poison(1), g.poison(1), g.poison(1), 0, 0, 0, dd))
-	must(t, k.MatMul(g.poison(1), g.poison(1), g.poison(1), 0, 3, 2))
+	must(t, k.MatMul(g.poison(1), g.poison(1), g.poison(6), 0, 3, 2)) // m = 0: no rows, but w [3, 2] is whole
 	mm := g.poison(6)
 	must(t, k.MatMul(mm, g.poison(1), g.poison(1), 3, 0, 2))
 	near(t, "matmul with an empty inner dimension", g.down(mm, 6), make([]float32, 6), exact)
@@ -1107,7 +1130,11 @@ func TestGPUDevice(t *testing.T) {
 	p, err := d.Alloc(1000)
 	must(t, err)
 	must(t, d.Free(p))
-	q, err := d.Alloc(900) // same size class: the cached block comes back
+	again := 900 // same size class: the cached block comes back
+	if d.emu != nil {
+		again = 1000 // the emulator's classes are exact sizes (guard pages)
+	}
+	q, err := d.Alloc(again)
 	must(t, err)
 	if q != p {
 		t.Errorf("allocator did not reuse a cached block: %#x then %#x", p, q)

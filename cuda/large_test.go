@@ -34,6 +34,9 @@ func skipLarge(t *testing.T) {
 		t.Skip("large test: skipped with -short")
 	}
 	gpu(t)
+	if emulated() {
+		t.Skip("large test: GPU sizes; on the emulated GPU (1 SM) the TestGPU tests' sizes already run every loop in several passes")
+	}
 }
 
 func TestGPULargeScatterAdd(t *testing.T) {

@@ -18,11 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <linux/futex.h>
+#include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+#include <climits>
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -59,21 +62,47 @@ void die(const char* fmt, ...) {
   _exit(3);
 }
 
+long futex(std::atomic<uint32_t>* a, int op, uint32_t v, const struct timespec* ts) {
+  return syscall(SYS_futex, reinterpret_cast<uint32_t*>(a), op, v, ts, nullptr, 0);
+}
+
+// wait_change blocks until *a differs from v (futex wait: no mutex to re-acquire on wake-up);
+// false after kBarrierTimeout.
+bool wait_change(std::atomic<uint32_t>* a, uint32_t v) {
+  auto until = std::chrono::steady_clock::now() + kBarrierTimeout;
+  while (a->load(std::memory_order_acquire) == v) {
+    auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::nanoseconds(0)) return false;
+    auto s = std::chrono::duration_cast<std::chrono::seconds>(left);
+    struct timespec ts = {(time_t)s.count(), (long)std::chrono::duration_cast<std::chrono::nanoseconds>(left - s).count()};
+    futex(a, FUTEX_WAIT_PRIVATE, v, &ts);
+  }
+  return true;
+}
+
+void wake_all(std::atomic<uint32_t>* a) { futex(a, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr); }
+
 // Barrier is a reusable barrier whose party shrinks as threads leave (return from the kernel).
+// The count is kept under a mutex (held for a few instructions); waiting is on a futex.
 class Barrier {
  public:
   void reset(int n) {
+    std::lock_guard<std::mutex> l(mu_);
     expected_ = n;
     arrived_ = 0;
   }
   void arrive_and_wait(const char* what) {
-    std::unique_lock<std::mutex> l(mu_);
-    unsigned long g = gen_;
-    if (++arrived_ == expected_) {
-      release();
-      return;
+    uint32_t g;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      g = gen_.load(std::memory_order_relaxed);
+      if (++arrived_ == expected_) {
+        release();
+        return;
+      }
     }
-    if (!cv_.wait_for(l, kBarrierTimeout, [&] { return gen_ != g; })) {
+    if (!wait_change(&gen_, g)) {
+      std::lock_guard<std::mutex> l(mu_);
       die("deadlock: %s in kernel %s, block (%u,%u,%u): %d of %d threads arrived after %lld s", what,
           current_kernel, ctx->block_idx.x, ctx->block_idx.y, ctx->block_idx.z, arrived_, expected_,
           (long long)std::chrono::duration_cast<std::chrono::seconds>(kBarrierTimeout).count());
@@ -86,22 +115,22 @@ class Barrier {
   }
 
  private:
-  void release() {
+  void release() {  // mu_ held
     arrived_ = 0;
-    gen_++;
-    cv_.notify_all();
+    gen_.fetch_add(1, std::memory_order_release);
+    wake_all(&gen_);
   }
   std::mutex mu_;
-  std::condition_variable cv_;
   int expected_ = 0, arrived_ = 0;
-  unsigned long gen_ = 0;
+  std::atomic<uint32_t> gen_{0};
 };
 
 }  // namespace
 
 struct Warp {
   Barrier bar;
-  uint64_t slots[32];
+  uint64_t slots[2][32];  // exchanges alternate between the two (one barrier each)
+  int phase[32];          // per lane: the slot set of its next exchange
   unsigned lanes;  // lanes that exist in this warp
   std::atomic<unsigned> live;  // lanes that have not returned
 };
@@ -122,11 +151,15 @@ uint64_t shfl_xor_bits(unsigned mask, uint64_t bits, int lane_mask, int width) {
         "the emulator supports whole-warp exchanges only",
         current_kernel, ctx->block_idx.x, ctx->block_idx.y, ctx->block_idx.z, ctx->lane, mask, live);
   }
-  w->slots[ctx->lane] = bits;
+  // Exchange k writes set k mod 2 and reads it after the barrier. A lane can only write that
+  // set again at exchange k + 2, after barrier k + 1, which every lane reaches only once it has
+  // read its value of exchange k: one barrier per exchange suffices.
+  int& ph = w->phase[ctx->lane];
+  uint64_t* set = w->slots[ph];
+  ph ^= 1;
+  set[ctx->lane] = bits;
   w->bar.arrive_and_wait("__shfl_xor_sync");
-  uint64_t r = w->slots[(ctx->lane ^ lane_mask) & 31];
-  w->bar.arrive_and_wait("__shfl_xor_sync");
-  return r;
+  return set[(ctx->lane ^ lane_mask) & 31];
 }
 
 namespace {
@@ -141,7 +174,8 @@ std::vector<Kernel>& registry() {
   return r;
 }
 
-// Pool runs the threads of one block at a time on persistent OS threads.
+// Pool runs the threads of one block at a time on persistent OS threads. A block starts when
+// gen_ changes (futex wake-up of every worker); the last thread to finish wakes the launcher.
 class Pool {
  public:
   void run_block(Thunk fn, const uint64_t* args, Block* blk, uint3 bidx, dim3 bdim, dim3 gdim) {
@@ -157,13 +191,18 @@ class Pool {
       blk->warps[w].bar.reset(lanes);
       blk->warps[w].lanes = m;
       blk->warps[w].live.store(m);
+      for (int l = 0; l < 32; l++) blk->warps[w].phase[l] = 0;
     }
-    std::unique_lock<std::mutex> l(mu_);
     job_ = Job{fn, args, blk, bidx, bdim, gdim, n};
-    remaining_ = n;
-    gen_++;
-    start_.notify_all();
-    done_.wait(l, [&] { return remaining_ == 0; });
+    remaining_.store(n, std::memory_order_relaxed);
+    uint32_t d = done_.load(std::memory_order_relaxed);
+    // The start word is a block counter (high bits) and the block's thread count (low 11
+    // bits): a worker whose index is not below the count goes back to sleep without reading
+    // job_, which the next block may already be rewriting.
+    uint32_t g = gen_.load(std::memory_order_relaxed);
+    gen_.store((((g >> 11) + 1) << 11) | (uint32_t)n, std::memory_order_release);  // publishes job_
+    wake_all(&gen_);
+    while (done_.load(std::memory_order_acquire) == d) futex(&done_, FUTEX_WAIT_PRIVATE, d, nullptr);
   }
 
  private:
@@ -177,17 +216,15 @@ class Pool {
   };
 
   void work(int i) {
-    unsigned long seen = 0;
+    uint32_t seen = 0;
     Ctx c;
     ctx = &c;
     for (;;) {
-      Job j;
-      {
-        std::unique_lock<std::mutex> l(mu_);
-        start_.wait(l, [&] { return gen_ != seen && i < job_.n; });
-        seen = gen_;
-        j = job_;
-      }
+      uint32_t g;
+      while ((g = gen_.load(std::memory_order_acquire)) == seen) futex(&gen_, FUTEX_WAIT_PRIVATE, seen, nullptr);
+      seen = g;
+      if (i >= (int)(g & 2047)) continue;
+      const Job j = job_;
       c.block_dim = j.bdim;
       c.grid_dim = j.gdim;
       c.block_idx = j.bidx;
@@ -200,17 +237,17 @@ class Pool {
       c.warp->live.fetch_and(~(1u << c.lane));
       c.warp->bar.leave();
       c.block->bar.leave();
-      std::lock_guard<std::mutex> l(mu_);
-      if (--remaining_ == 0) done_.notify_one();
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+        done_.fetch_add(1, std::memory_order_release);
+        wake_all(&done_);
+      }
     }
   }
 
   std::vector<std::thread> threads_;
-  std::mutex mu_;
-  std::condition_variable start_, done_;
   Job job_{};
-  unsigned long gen_ = 0;
-  int remaining_ = 0;
+  std::atomic<uint32_t> gen_{0}, done_{0};
+  std::atomic<int> remaining_{0};
 };
 
 // I/O on the request pipe (stdin) and the reply pipe (stdout).
