@@ -64,7 +64,7 @@ type Backend interface {
 	// Offset is the address of element i of the buffer at p.
 	Offset(p cuda.DevPtr, i int) cuda.DevPtr
 	// Memory reports the high-water mark of the allocator (bytes) and, where the device can
-	// tell, the device's used and total memory; ok is false for a simulated device.
+	// tell, the device's used and total memory (ok false where it cannot).
 	Memory() (peak, used, total int64, ok bool)
 	ResetPeak()
 	String() string
@@ -87,6 +87,24 @@ func OpenCUDA(ordinal int) (*CUDA, error) {
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("gpu: %v: kernels: %w", d, err)
+	}
+	return &CUDA{Kernels: k, Dev: d}, nil
+}
+
+// OpenEmulated opens the emulated GPU (cuda.OpenEmulator): the same kernels, launchers,
+// allocator and executor as on a GPU, with the kernels compiled for the CPU by the system C++
+// compiler. It is slow (every GPU thread is an OS thread) and meant for tests and for checking
+// the GPU path on a machine without one. Without a C++ compiler the error wraps
+// cuda.ErrNoCompiler.
+func OpenEmulated(o cuda.EmuOptions) (*CUDA, error) {
+	d, err := cuda.OpenEmulator(o)
+	if err != nil {
+		return nil, err
+	}
+	k, err := d.Kernels()
+	if err != nil {
+		d.Close()
+		return nil, err
 	}
 	return &CUDA{Kernels: k, Dev: d}, nil
 }

@@ -5,13 +5,14 @@ package gpu
 // batch and the same initial parameters (the same dropout masks), then a short run whose
 // losses and evaluation metrics track the CPU run's.
 //
-// Each check runs on the simulated device (internal/gpusim: the launchers as plain loops), on
-// every machine, which tests the executor (plan, buffer sharing, argument wiring, gradient
-// groups, Adam, results) end to end; and on the GPU where one is found (TestGPU*), which adds
-// the kernels. Without a GPU the TestGPU* tests skip with the probe report;
-// REWIREGNN_REQUIRE_GPU=1 makes them fail instead.
+// Each check runs on the emulated GPU (emuBackend: the real kernels and launchers, the
+// kernels compiled for the CPU), on every machine with a C++ compiler, which tests the
+// executor (plan, buffer sharing, argument wiring, gradient groups, Adam, results) and the
+// kernels end to end; and on the GPU where one is found (TestGPU*). Without a GPU the TestGPU*
+// tests skip with the probe report; REWIREGNN_REQUIRE_GPU=1 makes them fail instead.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -22,7 +23,6 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/internal/gpusim"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -42,11 +42,30 @@ func realGPU(t *testing.T) Backend {
 	if gpuErr != nil {
 		if cuda.ErrNoDevice(gpuErr) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(gpuErr.Error(), "\n")
-			t.Skipf("no GPU found, the GPU part is skipped (the same checks ran on the simulated device): %s", first)
+			t.Skipf("no GPU found, the GPU part is skipped (the same checks ran on the emulated GPU): %s", first)
 		}
 		t.Fatalf("GPU set-up failed: %v", gpuErr)
 	}
 	return gpuDev
+}
+
+// emuBackend returns a new emulated GPU, closed when the test ends. Where no C++ compiler is
+// found it skips the test, or fails it under REWIREGNN_REQUIRE_EMU=1.
+func emuBackend(t testing.TB) *CUDA {
+	t.Helper()
+	b, err := OpenEmulated(cuda.EmuOptions{})
+	if err != nil {
+		if errors.Is(err, cuda.ErrNoCompiler) && !cuda.RequireEmu() {
+			t.Skipf("no C++ compiler for the emulated GPU: %v", err)
+		}
+		t.Fatalf("emulated GPU: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := b.Close(); err != nil {
+			t.Errorf("closing the emulated GPU: %v", err)
+		}
+	})
+	return b
 }
 
 func TestMain(m *testing.M) {
@@ -282,10 +301,10 @@ func stepCases(t *testing.T) []modelCase {
 	return out
 }
 
-// TestStepMatchesCPU runs the step and short-run comparison on the simulated device.
+// TestStepMatchesCPU runs the step and short-run comparison on the emulated GPU.
 func TestStepMatchesCPU(t *testing.T) {
 	for _, c := range stepCases(t) {
-		t.Run(c.name, func(t *testing.T) { checkStep(t, c, gpusim.New()) })
+		t.Run(c.name, func(t *testing.T) { checkStep(t, c, emuBackend(t)) })
 	}
 }
 
@@ -303,7 +322,7 @@ func TestGPUStepMatchesCPU(t *testing.T) {
 func TestSyncRoundTrip(t *testing.T) {
 	c := newCase(t, encodings[1], append(slices.Clone(modelSets[0]), "model.dropout=0.1")...)
 	bs, bucket := stepBatches(t, c)
-	sim := gpusim.New()
+	sim := emuBackend(t)
 	pr := newPair(t, c, sim, bucket)
 	for _, bt := range bs[:2] {
 		if _, _, err := pr.g.StepPred(bt); err != nil {
@@ -346,7 +365,7 @@ func TestSyncRoundTrip(t *testing.T) {
 func TestPipelinedSteps(t *testing.T) {
 	c := newCase(t, encodings[6], append(slices.Clone(modelSets[0]), "model.dropout=0.1")...) // Laplacian encoding
 	bs, bucket := stepBatches(t, c)
-	a, b := newPair(t, c, gpusim.New(), bucket), newPair(t, c, gpusim.New(), bucket)
+	a, b := newPair(t, c, emuBackend(t), bucket), newPair(t, c, emuBackend(t), bucket)
 	signs := func(p *pair, s int) {
 		if p.dev.LapSign == nil {
 			p.dev.LapSign = make([]float32, 2)

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
-	"github.com/rewiregnn/rewiregnn/internal/gpusim"
 )
 
 // TestChoose checks the device selection for every setting against fake probers: a GPU that
@@ -14,7 +13,7 @@ import (
 func TestChoose(t *testing.T) {
 	noGPU := &cuda.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cuda.Attempt{{Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Result: "not found"}}}
 	broken := errors.New("cuda: NVRTC: no usable library")
-	sim := gpusim.New()
+	sim := emuBackend(t)
 	probers := map[string]Prober{
 		"works":  func() (Backend, error) { return sim, nil },
 		"none":   func() (Backend, error) { return nil, noGPU },
@@ -27,10 +26,10 @@ func TestChoose(t *testing.T) {
 	}{
 		{"cpu", "works", false, "", "device cpu"},
 		{"cpu", "none", false, "", "device cpu"},
-		{"cuda", "works", true, "", "device cuda: simulated GPU"},
+		{"cuda", "works", true, "", "device cuda: emulated GPU"},
 		{"cuda", "none", false, "no usable GPU", ""},
 		{"cuda", "broken", false, "the GPU does not work: cuda: NVRTC", ""},
-		{"auto", "works", true, "", "device auto: simulated GPU"},
+		{"auto", "works", true, "", "device auto: emulated GPU"},
 		{"auto", "none", false, "", "device auto: no usable GPU (cuda: libcuda: no usable NVIDIA driver library; probed 1 places:); training on the CPU"},
 		{"auto", "broken", false, "", "device auto: the GPU does not work (cuda: NVRTC: no usable library); training on the CPU"},
 		{"gpu", "works", false, `device "gpu": want one of cpu, cuda, auto`, ""},

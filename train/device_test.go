@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"context"
+	"errors"
 	"math"
 	"path/filepath"
 	"strings"
@@ -10,7 +11,6 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/gpu"
-	"github.com/rewiregnn/rewiregnn/internal/gpusim"
 )
 
 // withProbe makes cuda and auto runs of the test find the given device (or error).
@@ -21,10 +21,26 @@ func withProbe(t *testing.T, p gpu.Prober) {
 	t.Cleanup(func() { probeGPU = old })
 }
 
-func simulated() (gpu.Backend, error) { return gpusim.New(), nil }
+// emulated opens a new emulated GPU for each run (the trainer closes it).
+func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(cuda.EmuOptions{}) }
+
+// needEmu skips a test where the emulated GPU cannot be built (no C++ compiler), or fails it
+// under REWIREGNN_REQUIRE_EMU=1.
+func needEmu(t *testing.T) {
+	t.Helper()
+	b, err := emulated()
+	if err == nil {
+		b.(*gpu.CUDA).Close()
+		return
+	}
+	if errors.Is(err, cuda.ErrNoCompiler) && !cuda.RequireEmu() {
+		t.Skipf("no C++ compiler for the emulated GPU: %v", err)
+	}
+	t.Fatalf("emulated GPU: %v", err)
+}
 
 // TestDeviceSelection: -device cuda without a GPU fails before any data is loaded, naming what
-// was probed; auto falls back to the CPU and says so; cuda on a (simulated) GPU records the
+// was probed; auto falls back to the CPU and says so; cuda on an (emulated) GPU records the
 // device in result.json.
 func TestDeviceSelection(t *testing.T) {
 	none := &cuda.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cuda.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
@@ -45,20 +61,22 @@ func TestDeviceSelection(t *testing.T) {
 		t.Fatalf("device auto without a GPU: device %q, log:\n%s", res.Device, log.String())
 	}
 
-	withProbe(t, simulated)
+	needEmu(t)
+	withProbe(t, emulated)
 	c = nm2(t, "train.max_epochs=1", "device=cuda")
 	if res, err = trainRun(t, c, 41, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(res.Device, "simulated GPU") {
-		t.Fatalf("device cuda on the simulated GPU: result.json says %q", res.Device)
+	if !strings.Contains(res.Device, "emulated GPU") {
+		t.Fatalf("device cuda on the emulated GPU: result.json says %q", res.Device)
 	}
 }
 
 // TestDeviceRunTracksCPU trains NeighborsMatch for a few epochs on the CPU and through the
-// GPU executor (on the simulated device): every epoch's losses and metrics agree closely.
+// GPU executor (on the emulated GPU): every epoch's losses and metrics agree closely.
 func TestDeviceRunTracksCPU(t *testing.T) {
-	withProbe(t, simulated)
+	needEmu(t)
+	withProbe(t, emulated)
 	runTracksCPU(t, 1e-3)
 }
 
@@ -69,7 +87,7 @@ func TestGPURunTracksCPU(t *testing.T) {
 	if err != nil {
 		if cuda.ErrNoDevice(err) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(err.Error(), "\n")
-			t.Skipf("no GPU found, skipped (the same run was checked on the simulated device): %s", first)
+			t.Skipf("no GPU found, skipped (the same run was checked on the emulated GPU): %s", first)
 		}
 		t.Fatalf("GPU set-up failed: %v", err)
 	}
@@ -114,10 +132,11 @@ func runTracksCPU(t *testing.T, rel float64) {
 	}
 }
 
-// TestDeviceResumeIsExact interrupts a run on the (simulated) GPU inside an epoch, resumes it
+// TestDeviceResumeIsExact interrupts a run on the (emulated) GPU inside an epoch, resumes it
 // and checks it against an uninterrupted one bit for bit: the checkpoint carries the device's
 // parameters, Adam moments and running statistics.
 func TestDeviceResumeIsExact(t *testing.T) {
-	withProbe(t, simulated)
+	needEmu(t)
+	withProbe(t, emulated)
 	resumeIsExact(t, []string{"device=cuda", "train.batch_size=8", "train.max_epochs=4", "dataset.encoding=lp", "dataset.q=3", "model.dropout=0.1"}, 1, 4)
 }
