@@ -64,6 +64,12 @@ type EmuOptions struct {
 	MemoryBytes int64
 	// TSan builds with ThreadSanitizer (also $REWIREGNN_EMU_TSAN=1).
 	TSan bool
+	// Deterministic runs the threads of a block one at a time, in index order, handing over
+	// at each barrier and on return (still one OS thread each): atomic updates then land in
+	// the same order on every run, so results are bit-reproducible, as no GPU's are. For
+	// tests of state that must match exactly (a resumed run, a synced trainer, pipelining);
+	// the default schedule, all threads at once, is the one that exposes races.
+	Deterministic bool
 	// CacheDir keeps built emulators (default: the kernel cache folder's "emu"; "" when the
 	// kernel cache is off: a temporary folder, removed when the device closes).
 	CacheDir string

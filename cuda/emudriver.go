@@ -83,7 +83,7 @@ func OpenEmulator(o EmuOptions) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	e, err := startEmulator(prog, o.MemoryBytes)
+	e, err := startEmulator(prog, o.MemoryBytes, o.Deterministic)
 	if err != nil {
 		prog.cleanup()
 		return nil, err
@@ -127,7 +127,7 @@ func (p *emuProgram) cleanup() {
 	}
 }
 
-func startEmulator(prog *emuProgram, size int64) (*emulator, error) {
+func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error) {
 	size = (size + pageSize - 1) &^ (pageSize - 1)
 	f, err := newMemFile(size)
 	if err != nil {
@@ -145,7 +145,11 @@ func startEmulator(prog *emuProgram, size int64) (*emulator, error) {
 		e.close()
 		return nil, err
 	}
-	if st, msg, err := e.proc.call(request(emuInit, e.base, uint64(size))); err != nil || st != 0 {
+	flags := uint32(0)
+	if serial {
+		flags |= 1
+	}
+	if st, msg, err := e.proc.call(request(emuInit, e.base, uint64(size), flags)); err != nil || st != 0 {
 		e.close()
 		return nil, fmt.Errorf("cuda: emulator: start: %v%s", err, msg)
 	}

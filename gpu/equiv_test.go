@@ -51,9 +51,15 @@ func realGPU(t *testing.T) Backend {
 
 // emuBackend returns a new emulated GPU, closed when the test ends. Where no C++ compiler is
 // found it skips the test, or fails it under REWIREGNN_REQUIRE_EMU=1.
-func emuBackend(t testing.TB) *CUDA {
+func emuBackend(t testing.TB) *CUDA { return emuWith(t, cuda.EmuOptions{}) }
+
+// emuExact is emuBackend with the deterministic schedule: float atomics add in the same order
+// on every run, so two runs can be compared bit for bit.
+func emuExact(t testing.TB) *CUDA { return emuWith(t, cuda.EmuOptions{Deterministic: true}) }
+
+func emuWith(t testing.TB, o cuda.EmuOptions) *CUDA {
 	t.Helper()
-	b, err := OpenEmulated(cuda.EmuOptions{})
+	b, err := OpenEmulated(o)
 	if err != nil {
 		if errors.Is(err, cuda.ErrNoCompiler) && !cuda.RequireEmu() {
 			t.Skipf("no C++ compiler for the emulated GPU: %v", err)
@@ -322,7 +328,7 @@ func TestGPUStepMatchesCPU(t *testing.T) {
 func TestSyncRoundTrip(t *testing.T) {
 	c := newCase(t, encodings[1], append(slices.Clone(modelSets[0]), "model.dropout=0.1")...)
 	bs, bucket := stepBatches(t, c)
-	sim := emuBackend(t)
+	sim := emuExact(t)
 	pr := newPair(t, c, sim, bucket)
 	for _, bt := range bs[:2] {
 		if _, _, err := pr.g.StepPred(bt); err != nil {
@@ -365,7 +371,7 @@ func TestSyncRoundTrip(t *testing.T) {
 func TestPipelinedSteps(t *testing.T) {
 	c := newCase(t, encodings[6], append(slices.Clone(modelSets[0]), "model.dropout=0.1")...) // Laplacian encoding
 	bs, bucket := stepBatches(t, c)
-	a, b := newPair(t, c, emuBackend(t), bucket), newPair(t, c, emuBackend(t), bucket)
+	a, b := newPair(t, c, emuExact(t), bucket), newPair(t, c, emuExact(t), bucket)
 	signs := func(p *pair, s int) {
 		if p.dev.LapSign == nil {
 			p.dev.LapSign = make([]float32, 2)

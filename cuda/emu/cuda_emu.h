@@ -49,6 +49,7 @@ struct Ctx {
   Block* block;
   Warp* warp;
   int lane;
+  int linear;  // threadIdx.x + blockDim.x·(threadIdx.y + blockDim.y·threadIdx.z)
 };
 
 extern thread_local Ctx* ctx;

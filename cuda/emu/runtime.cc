@@ -20,6 +20,7 @@
 #include <sys/mman.h>
 #include <linux/futex.h>
 #include <sys/syscall.h>
+#include <sched.h>
 #include <time.h>
 #include <unistd.h>
 #include <climits>
@@ -45,7 +46,8 @@ namespace {
 const char* current_kernel = "";
 
 constexpr int kMaxThreads = 1024;
-const auto kBarrierTimeout = std::chrono::seconds(60);
+const std::chrono::nanoseconds kBarrierTimeout = std::chrono::seconds(60);
+int kYields = 16;
 
 [[noreturn]] void die(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void die(const char* fmt, ...) {
@@ -66,21 +68,87 @@ long futex(std::atomic<uint32_t>* a, int op, uint32_t v, const struct timespec* 
   return syscall(SYS_futex, reinterpret_cast<uint32_t*>(a), op, v, ts, nullptr, 0);
 }
 
-// wait_change blocks until *a differs from v (futex wait: no mutex to re-acquire on wake-up);
-// false after kBarrierTimeout.
-bool wait_change(std::atomic<uint32_t>* a, uint32_t v) {
-  auto until = std::chrono::steady_clock::now() + kBarrierTimeout;
-  while (a->load(std::memory_order_acquire) == v) {
-    auto left = until - std::chrono::steady_clock::now();
-    if (left <= std::chrono::nanoseconds(0)) return false;
-    auto s = std::chrono::duration_cast<std::chrono::seconds>(left);
-    struct timespec ts = {(time_t)s.count(), (long)std::chrono::duration_cast<std::chrono::nanoseconds>(left - s).count()};
-    futex(a, FUTEX_WAIT_PRIVATE, v, &ts);
-  }
-  return true;
-}
+// Word is a 32-bit value threads wait on for a change, and the count of those asleep on it
+// (so a change wakes them with a system call only when there are any).
+struct Word {
+  std::atomic<uint32_t> v{0};
+  std::atomic<int> sleepers{0};
 
-void wake_all(std::atomic<uint32_t>* a) { futex(a, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr); }
+  // wait blocks until v differs from old: a few yields first (with hundreds of threads on a
+  // few cores the threads still to arrive are usually runnable, and yielding lets them run
+  // without the cost of sleeping and waking), then a futex wait. False after timeout (a
+  // timeout of zero waits for ever).
+  bool wait(uint32_t old, std::chrono::nanoseconds timeout, int yields = kYields) {
+    for (int i = 0; i < yields; i++) {
+      if (v.load(std::memory_order_acquire) != old) return true;
+      sched_yield();
+    }
+    auto until = std::chrono::steady_clock::now() + timeout;
+    while (v.load(std::memory_order_acquire) == old) {
+      struct timespec ts, *tp = nullptr;
+      if (timeout.count() > 0) {
+        auto left = until - std::chrono::steady_clock::now();
+        if (left <= std::chrono::nanoseconds(0)) return false;
+        auto sec = std::chrono::duration_cast<std::chrono::seconds>(left);
+        ts = {(time_t)sec.count(), (long)std::chrono::duration_cast<std::chrono::nanoseconds>(left - sec).count()};
+        tp = &ts;
+      }
+      sleepers.fetch_add(1, std::memory_order_seq_cst);
+      if (v.load(std::memory_order_seq_cst) == old) futex(&v, FUTEX_WAIT_PRIVATE, old, tp);
+      sleepers.fetch_sub(1, std::memory_order_relaxed);
+    }
+    return true;
+  }
+
+  // set publishes a new value (release) and wakes the sleepers.
+  void set(uint32_t nv) {
+    v.store(nv, std::memory_order_seq_cst);
+    if (sleepers.load(std::memory_order_seq_cst) > 0) futex(&v, FUTEX_WAKE_PRIVATE, INT32_MAX, nullptr);
+  }
+};
+
+// Serial is the deterministic schedule (EmuOptions.Deterministic): one thread of the block runs
+// at a time, and when it waits at a barrier or returns, the token passes to the next runnable
+// thread in index order. Every atomic update then lands in the same order on every run, so
+// results are bit-reproducible; any schedule is one a GPU may run, so correct kernels give
+// correct results. State is guarded by mu; each thread sleeps on its own word.
+struct Serial {
+  bool on = false;
+  std::mutex mu;
+  int n = 0;
+  std::atomic<int> token{0};
+  char state[kMaxThreads];  // 0 runnable, 1 waiting at a barrier, 2 returned
+  Word wake[kMaxThreads];
+
+  void reset(int threads) {
+    std::lock_guard<std::mutex> l(mu);
+    n = threads;
+    memset(state, 0, sizeof state);
+    token.store(0, std::memory_order_release);
+  }
+  // pass gives the token to the next runnable thread after me (mu held).
+  void pass(int me) {
+    for (int k = 1; k <= n; k++) {
+      int j = (me + k) % n;
+      if (state[j] == 0) {
+        token.store(j, std::memory_order_release);
+        wake[j].set(wake[j].v.load(std::memory_order_relaxed) + 1);
+        return;
+      }
+    }
+    for (int j = 0; j < n; j++)
+      if (state[j] == 1) die("deadlock in kernel %s: every thread that has not returned waits at a barrier (thread %d among them)", current_kernel, j);
+  }
+  // await returns once the token is me's; w is me's wake word as read under mu (or before the
+  // token could have been passed to me).
+  void await(int me, uint32_t w) {
+    while (token.load(std::memory_order_acquire) != me) {
+      wake[me].wait(w, std::chrono::nanoseconds(0), 0);  // one thread runs: no point yielding
+      w = wake[me].v.load(std::memory_order_acquire);
+    }
+  }
+};
+Serial serial;
 
 // Barrier is a reusable barrier whose party shrinks as threads leave (return from the kernel).
 // The count is kept under a mutex (held for a few instructions); waiting is on a futex.
@@ -92,16 +160,20 @@ class Barrier {
     arrived_ = 0;
   }
   void arrive_and_wait(const char* what) {
+    if (serial.on) {
+      arrive_serial();
+      return;
+    }
     uint32_t g;
     {
       std::lock_guard<std::mutex> l(mu_);
-      g = gen_.load(std::memory_order_relaxed);
+      g = gen_.v.load(std::memory_order_relaxed);
       if (++arrived_ == expected_) {
         release();
         return;
       }
     }
-    if (!wait_change(&gen_, g)) {
+    if (!gen_.wait(g, kBarrierTimeout)) {
       std::lock_guard<std::mutex> l(mu_);
       die("deadlock: %s in kernel %s, block (%u,%u,%u): %d of %d threads arrived after %lld s", what,
           current_kernel, ctx->block_idx.x, ctx->block_idx.y, ctx->block_idx.z, arrived_, expected_,
@@ -113,16 +185,43 @@ class Barrier {
     expected_--;
     if (arrived_ > 0 && arrived_ == expected_) release();
   }
+  // leave_serial is leave in the serial schedule (serial.mu held).
+  void leave_serial() {
+    expected_--;
+    if (arrived_ > 0 && arrived_ == expected_) release_serial();
+  }
 
  private:
+  void arrive_serial() {
+    int me = ctx->linear;
+    uint32_t w;
+    {
+      std::lock_guard<std::mutex> l(serial.mu);
+      if (++arrived_ == expected_) {
+        release_serial();
+        return;  // the last to arrive keeps the token
+      }
+      waiters_[nwait_++] = me;
+      serial.state[me] = 1;
+      w = serial.wake[me].v.load(std::memory_order_relaxed);
+      serial.pass(me);
+    }
+    serial.await(me, w);
+  }
+  void release_serial() {  // serial.mu held
+    arrived_ = 0;
+    for (int k = 0; k < nwait_; k++) serial.state[waiters_[k]] = 0;
+    nwait_ = 0;
+  }
   void release() {  // mu_ held
     arrived_ = 0;
-    gen_.fetch_add(1, std::memory_order_release);
-    wake_all(&gen_);
+    gen_.set(gen_.v.load(std::memory_order_relaxed) + 1);
   }
   std::mutex mu_;
   int expected_ = 0, arrived_ = 0;
-  std::atomic<uint32_t> gen_{0};
+  Word gen_;
+  int waiters_[kMaxThreads];  // the serial schedule's threads waiting here
+  int nwait_ = 0;
 };
 
 }  // namespace
@@ -193,16 +292,16 @@ class Pool {
       blk->warps[w].live.store(m);
       for (int l = 0; l < 32; l++) blk->warps[w].phase[l] = 0;
     }
+    if (serial.on) serial.reset(n);
     job_ = Job{fn, args, blk, bidx, bdim, gdim, n};
     remaining_.store(n, std::memory_order_relaxed);
-    uint32_t d = done_.load(std::memory_order_relaxed);
+    uint32_t d = done_.v.load(std::memory_order_relaxed);
     // The start word is a block counter (high bits) and the block's thread count (low 11
     // bits): a worker whose index is not below the count goes back to sleep without reading
     // job_, which the next block may already be rewriting.
-    uint32_t g = gen_.load(std::memory_order_relaxed);
-    gen_.store((((g >> 11) + 1) << 11) | (uint32_t)n, std::memory_order_release);  // publishes job_
-    wake_all(&gen_);
-    while (done_.load(std::memory_order_acquire) == d) futex(&done_, FUTEX_WAIT_PRIVATE, d, nullptr);
+    uint32_t g = gen_.v.load(std::memory_order_relaxed);
+    gen_.set((((g >> 11) + 1) << 11) | (uint32_t)n);  // publishes job_
+    done_.wait(d, std::chrono::nanoseconds(0), 0);
   }
 
  private:
@@ -221,7 +320,8 @@ class Pool {
     ctx = &c;
     for (;;) {
       uint32_t g;
-      while ((g = gen_.load(std::memory_order_acquire)) == seen) futex(&gen_, FUTEX_WAIT_PRIVATE, seen, nullptr);
+      gen_.wait(seen, std::chrono::nanoseconds(0), serial.on ? 0 : kYields);
+      g = gen_.v.load(std::memory_order_acquire);
       seen = g;
       if (i >= (int)(g & 2047)) continue;
       const Job j = job_;
@@ -232,21 +332,32 @@ class Pool {
       c.block = j.blk;
       c.warp = &j.blk->warps[i / 32];
       c.lane = i % 32;
+      c.linear = i;
+      if (serial.on) serial.await(i, 0);
       j.fn(j.args);
       // The thread returns: it leaves its warp and its block's barrier.
-      c.warp->live.fetch_and(~(1u << c.lane));
-      c.warp->bar.leave();
-      c.block->bar.leave();
-      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-        done_.fetch_add(1, std::memory_order_release);
-        wake_all(&done_);
+      bool last;
+      if (serial.on) {
+        std::lock_guard<std::mutex> l(serial.mu);
+        c.warp->live.fetch_and(~(1u << c.lane));
+        c.warp->bar.leave_serial();
+        c.block->bar.leave_serial();
+        serial.state[i] = 2;
+        last = remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1;
+        if (!last) serial.pass(i);
+      } else {
+        c.warp->live.fetch_and(~(1u << c.lane));
+        c.warp->bar.leave();
+        c.block->bar.leave();
+        last = remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1;
       }
+      if (last) done_.set(done_.v.load(std::memory_order_relaxed) + 1);
     }
   }
 
   std::vector<std::thread> threads_;
   Job job_{};
-  std::atomic<uint32_t> gen_{0}, done_{0};
+  Word gen_, done_;
   std::atomic<int> remaining_{0};
 };
 
@@ -335,6 +446,7 @@ Registrar::Registrar(const char* name, Thunk fn, const char* kinds) { registry()
 using namespace rwemu;
 
 int main() {
+  if (const char* y = getenv("RWEMU_YIELDS")) kYields = atoi(y);
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
   sa.sa_sigaction = on_fault;
@@ -351,6 +463,8 @@ int main() {
     switch (op) {
       case kInit: {
         uint64_t go_base = read_u64(), size = read_u64();
+        uint32_t flags = read_u32();
+        serial.on = (flags & 1) != 0;
         void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, 3, 0);
         if (p == MAP_FAILED) {
           reply(1, format("mapping %llu bytes of device memory: %s", (unsigned long long)size, strerror(errno)));
