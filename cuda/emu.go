@@ -131,6 +131,10 @@ type emuProgram struct {
 	tmp      string // a temporary build folder to remove on close ("" when cached)
 }
 
+// EmuCompiler returns the C++ compiler the emulator would use, or an error wrapping
+// ErrNoCompiler.
+func EmuCompiler() (string, error) { return findCompiler() }
+
 func findCompiler() (string, error) {
 	var names []string
 	if v := getenv(EnvEmuCXX); v != "" {

@@ -307,9 +307,25 @@ func stepCases(t *testing.T) []modelCase {
 	return out
 }
 
-// TestStepMatchesCPU runs the step and short-run comparison on the emulated GPU.
+// TestStepMatchesCPU runs the step and short-run comparison on the emulated GPU, in its
+// deterministic schedule (fast: a block's threads are fibers on one OS thread).
 func TestStepMatchesCPU(t *testing.T) {
 	for _, c := range stepCases(t) {
+		t.Run(c.name, func(t *testing.T) { checkStep(t, c, emuExact(t)) })
+	}
+}
+
+// TestStepMatchesCPUConcurrent runs one case of each model on the emulated GPU with every
+// thread of a block running at once (as on a GPU), so that the kernels' atomics and barriers
+// are exercised inside whole steps as well as in cuda's op tests.
+func TestStepMatchesCPUConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("concurrent whole-step checks: skipped with -short")
+	}
+	for _, c := range stepCases(t) {
+		if !strings.HasPrefix(c.name, "cifar10") || strings.Contains(c.name, "_ln") || strings.Contains(c.name, "pre_bn") {
+			continue
+		}
 		t.Run(c.name, func(t *testing.T) { checkStep(t, c, emuBackend(t)) })
 	}
 }

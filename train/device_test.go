@@ -21,8 +21,10 @@ func withProbe(t *testing.T, p gpu.Prober) {
 	t.Cleanup(func() { probeGPU = old })
 }
 
-// emulated opens a new emulated GPU for each run (the trainer closes it).
-func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(cuda.EmuOptions{}) }
+// emulated opens a new emulated GPU for each run (the trainer closes it), in its deterministic
+// schedule: float atomics add in a fixed order, so an interrupted and resumed run can equal an
+// uninterrupted one bit for bit.
+func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(cuda.EmuOptions{Deterministic: true}) }
 
 // needEmu skips a test where the emulated GPU cannot be built (no C++ compiler), or fails it
 // under REWIREGNN_REQUIRE_EMU=1.

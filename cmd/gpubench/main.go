@@ -13,7 +13,8 @@
 // ones. Peak memory is the executor's allocator high-water mark (parameters, Adam's moments,
 // batch inputs and activations) and the device's used memory from cuMemGetInfo (all
 // processes, the CUDA context and cuBLAS included). Without a GPU it says so and exits with
-// status 1 (-device sim runs the suite on the simulated device, slowly, to check the command).
+// status 1 (-device emu runs the suite on the emulated GPU, the real kernels compiled for the
+// CPU, slowly, to check the command; it needs a C++ compiler).
 package main
 
 import (
@@ -33,7 +34,6 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/data/cache"
 	"github.com/rewiregnn/rewiregnn/gpu"
-	"github.com/rewiregnn/rewiregnn/internal/gpusim"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
@@ -88,7 +88,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	rs := fs.String("r", "", "comma-separated radii (default: 1,4,10 for zinc, 1,2,3,4 for superpixel)")
 	cls := fs.String("cls", "both", "with the CLS node: true, false or both (zinc; the superpixel set runs without)")
 	o := options{}
-	fs.StringVar(&o.device, "device", "cuda", "cuda (GPU 0), cpu (the CPU trainer, for comparison) or sim (the simulated device; slow, checks the command)")
+	fs.StringVar(&o.device, "device", "cuda", "cuda (GPU 0), cpu (the CPU trainer, for comparison) or emu (the emulated GPU, deterministic schedule; slow, checks the command)")
 	fs.IntVar(&o.epochs, "epochs", 2, "epochs per setting (the first includes compiling the nets)")
 	fs.IntVar(&o.batch, "batch", 128, "graphs per batch")
 	fs.IntVar(&o.subset, "subset", 0, "zinc: use only the first N training graphs (0: all 10000)")
@@ -131,11 +131,18 @@ func run(args []string, stdout, stderr io.Writer) int {
 		defer c.Close()
 		b = c
 		fmt.Fprintln(stderr, "gpubench:", c)
-	case "sim":
-		b = gpusim.New()
+	case "emu":
+		c, err := gpu.OpenEmulated(cuda.EmuOptions{Deterministic: true})
+		if err != nil {
+			fmt.Fprintf(stderr, "gpubench: the emulated GPU does not work, nothing was measured: %v\n", err)
+			return 1
+		}
+		defer c.Close()
+		b = c
+		fmt.Fprintln(stderr, "gpubench:", c)
 	case "cpu":
 	default:
-		fmt.Fprintf(stderr, "gpubench: -device %q, want cuda, cpu or sim\n", o.device)
+		fmt.Fprintf(stderr, "gpubench: -device %q, want cuda, cpu or emu\n", o.device)
 		return 2
 	}
 	if !*asJSON {

@@ -27,10 +27,13 @@ func TestNoGPU(t *testing.T) {
 	}
 }
 
-// TestSimulatedSuperpixel runs one small setting on the simulated device and reads its JSON.
-func TestSimulatedSuperpixel(t *testing.T) {
+// TestEmulatedSuperpixel runs one small setting on the emulated GPU and reads its JSON.
+func TestEmulatedSuperpixel(t *testing.T) {
+	if _, err := cuda.EmuCompiler(); err != nil && !cuda.RequireEmu() {
+		t.Skip(err)
+	}
 	var out, errw bytes.Buffer
-	args := []string{"-device", "sim", "-suite", "superpixel", "-r", "2", "-graphs", "6", "-distinct", "3", "-batch", "3", "-epochs", "2", "-json"}
+	args := []string{"-device", "emu", "-suite", "superpixel", "-r", "2", "-graphs", "6", "-distinct", "3", "-batch", "3", "-epochs", "2", "-json"}
 	if code := run(args, &out, &errw); code != 0 {
 		t.Fatalf("exit status %d: %s", code, errw.String())
 	}

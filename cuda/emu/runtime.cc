@@ -22,6 +22,7 @@
 #include <sys/syscall.h>
 #include <sched.h>
 #include <time.h>
+#include <ucontext.h>
 #include <unistd.h>
 #include <climits>
 
@@ -107,50 +108,98 @@ struct Word {
   }
 };
 
-// Serial is the deterministic schedule (EmuOptions.Deterministic): one thread of the block runs
-// at a time, and when it waits at a barrier or returns, the token passes to the next runnable
-// thread in index order. Every atomic update then lands in the same order on every run, so
-// results are bit-reproducible; any schedule is one a GPU may run, so correct kernels give
-// correct results. State is guarded by mu; each thread sleeps on its own word.
-struct Serial {
-  bool on = false;
-  std::mutex mu;
-  int n = 0;
-  std::atomic<int> token{0};
-  char state[kMaxThreads];  // 0 runnable, 1 waiting at a barrier, 2 returned
-  Word wake[kMaxThreads];
-
-  void reset(int threads) {
-    std::lock_guard<std::mutex> l(mu);
-    n = threads;
-    memset(state, 0, sizeof state);
-    token.store(0, std::memory_order_release);
-  }
-  // pass gives the token to the next runnable thread after me (mu held).
-  void pass(int me) {
-    for (int k = 1; k <= n; k++) {
-      int j = (me + k) % n;
-      if (state[j] == 0) {
-        token.store(j, std::memory_order_release);
-        wake[j].set(wake[j].v.load(std::memory_order_relaxed) + 1);
-        return;
-      }
-    }
-    for (int j = 0; j < n; j++)
-      if (state[j] == 1) die("deadlock in kernel %s: every thread that has not returned waits at a barrier (thread %d among them)", current_kernel, j);
-  }
-  // await returns once the token is me's; w is me's wake word as read under mu (or before the
-  // token could have been passed to me).
-  void await(int me, uint32_t w) {
-    while (token.load(std::memory_order_acquire) != me) {
-      wake[me].wait(w, std::chrono::nanoseconds(0), 0);  // one thread runs: no point yielding
-      w = wake[me].v.load(std::memory_order_acquire);
-    }
-  }
+// Stack switching for the deterministic schedule's fibers. On x86-64 a six-register switch
+// (the System V callee-saved registers and the stack pointer); elsewhere ucontext.
+struct Stack {
+  char* mem = nullptr;
+#if defined(__x86_64__)
+  void* sp = nullptr;
+#else
+  ucontext_t uc;
+#endif
 };
-Serial serial;
 
-// Barrier is a reusable barrier whose party shrinks as threads leave (return from the kernel).
+#if defined(__x86_64__)
+extern "C" void rwemu_switch(void** save_sp, void* to_sp);
+asm(R"(
+.text
+.globl rwemu_switch
+.type rwemu_switch,@function
+rwemu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+.size rwemu_switch,.-rwemu_switch
+)");
+
+void stack_init(Stack* s, size_t size, void (*entry)()) {
+  uintptr_t top = (uintptr_t)(s->mem + size) & ~(uintptr_t)15;
+  void** sp = (void**)top;
+  *--sp = nullptr;         // where entry's return address would be: entry starts with rsp ≡ 8 (mod 16)
+  *--sp = (void*)entry;    // popped by rwemu_switch's ret
+  for (int i = 0; i < 6; i++) *--sp = nullptr;  // r15, r14, r13, r12, rbx, rbp
+  s->sp = sp;
+}
+void stack_switch(Stack* from, Stack* to) { rwemu_switch(&from->sp, to->sp); }
+#else
+void stack_init(Stack* s, size_t size, void (*entry)()) {
+  getcontext(&s->uc);
+  s->uc.uc_stack.ss_sp = s->mem;
+  s->uc.uc_stack.ss_size = size;
+  s->uc.uc_link = nullptr;
+  makecontext(&s->uc, entry, 0);
+}
+void stack_switch(Stack* from, Stack* to) { swapcontext(&from->uc, &to->uc); }
+#endif
+
+// Fibers is the deterministic schedule (EmuOptions.Deterministic): the threads of a block are
+// fibers on the launching OS thread, run one at a time. A fiber runs until it waits at a
+// barrier or returns; then the next runnable fiber in index order (cyclic) runs. Every atomic
+// update lands in the same order on every run, so results are bit-reproducible; any such
+// schedule is one a GPU may run, so correct kernels give correct results. Fibers persist from
+// block to block: each loops over "run the kernel for the current block, then park".
+struct Fibers {
+  enum State : char { kFresh, kReady, kWaiting, kDone };
+  struct Fiber {
+    Stack stack;
+    State state = kFresh;
+    Ctx ctx;
+  };
+  static constexpr size_t kStackSize = 256 << 10;
+
+  bool on = false;
+  Stack main;
+  Fiber f[kMaxThreads];
+  int made = 0;  // fibers created so far
+  int n = 0, cur = -1;
+  Thunk fn = nullptr;
+  const uint64_t* args = nullptr;
+
+  // block suspends the running fiber at a barrier it is not the last to reach.
+  void block() {
+    f[cur].state = kWaiting;
+    stack_switch(&f[cur].stack, &main);
+  }
+  void wake(int i) { f[i].state = kReady; }
+
+  [[noreturn]] static void entry();
+  void run_block(Thunk t, const uint64_t* a, Block* blk, uint3 bidx, dim3 bdim, dim3 gdim);
+};
+Fibers fibers;
+
+// Barrier is a reusable barrier// Barrier is a reusable barrier whose party shrinks as threads leave (return from the kernel).
 // The count is kept under a mutex (held for a few instructions); waiting is on a futex.
 class Barrier {
  public:
@@ -160,8 +209,8 @@ class Barrier {
     arrived_ = 0;
   }
   void arrive_and_wait(const char* what) {
-    if (serial.on) {
-      arrive_serial();
+    if (fibers.on) {
+      arrive_fiber();
       return;
     }
     uint32_t g;
@@ -185,32 +234,24 @@ class Barrier {
     expected_--;
     if (arrived_ > 0 && arrived_ == expected_) release();
   }
-  // leave_serial is leave in the serial schedule (serial.mu held).
-  void leave_serial() {
+  // leave_fiber is leave in the deterministic schedule.
+  void leave_fiber() {
     expected_--;
-    if (arrived_ > 0 && arrived_ == expected_) release_serial();
+    if (arrived_ > 0 && arrived_ == expected_) release_fiber();
   }
 
  private:
-  void arrive_serial() {
-    int me = ctx->linear;
-    uint32_t w;
-    {
-      std::lock_guard<std::mutex> l(serial.mu);
-      if (++arrived_ == expected_) {
-        release_serial();
-        return;  // the last to arrive keeps the token
-      }
-      waiters_[nwait_++] = me;
-      serial.state[me] = 1;
-      w = serial.wake[me].v.load(std::memory_order_relaxed);
-      serial.pass(me);
+  void arrive_fiber() {
+    if (++arrived_ == expected_) {
+      release_fiber();
+      return;  // the last to arrive runs on
     }
-    serial.await(me, w);
+    waiters_[nwait_++] = ctx->linear;
+    fibers.block();
   }
-  void release_serial() {  // serial.mu held
+  void release_fiber() {
     arrived_ = 0;
-    for (int k = 0; k < nwait_; k++) serial.state[waiters_[k]] = 0;
+    for (int k = 0; k < nwait_; k++) fibers.wake(waiters_[k]);
     nwait_ = 0;
   }
   void release() {  // mu_ held
@@ -220,7 +261,7 @@ class Barrier {
   std::mutex mu_;
   int expected_ = 0, arrived_ = 0;
   Word gen_;
-  int waiters_[kMaxThreads];  // the serial schedule's threads waiting here
+  int waiters_[kMaxThreads];  // the deterministic schedule's fibers waiting here
   int nwait_ = 0;
 };
 
@@ -263,6 +304,83 @@ uint64_t shfl_xor_bits(unsigned mask, uint64_t bits, int lane_mask, int width) {
 
 namespace {
 
+// reset_block readies a block's barriers and warps for n threads.
+void reset_block(Block* blk, int n) {
+  blk->bar.reset(n);
+  for (int w = 0; w * 32 < n; w++) {
+    int lanes = n - w * 32 < 32 ? n - w * 32 : 32;
+    unsigned m = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
+    blk->warps[w].bar.reset(lanes);
+    blk->warps[w].lanes = m;
+    blk->warps[w].live.store(m);
+    for (int l = 0; l < 32; l++) blk->warps[w].phase[l] = 0;
+  }
+}
+
+// set_ctx fills what thread i of a block knows about itself.
+void set_ctx(Ctx* c, int i, Block* blk, uint3 bidx, dim3 bdim, dim3 gdim) {
+  c->block_dim = bdim;
+  c->grid_dim = gdim;
+  c->block_idx = bidx;
+  c->thread_idx = uint3{i % bdim.x, (i / bdim.x) % bdim.y, i / (bdim.x * bdim.y)};
+  c->block = blk;
+  c->warp = &blk->warps[i / 32];
+  c->lane = i % 32;
+  c->linear = i;
+}
+
+}  // namespace
+
+void Fibers::entry() {
+  Fibers& fs = fibers;
+  for (;;) {
+    Fiber& me = fs.f[fs.cur];
+    fs.fn(fs.args);
+    me.ctx.warp->live.fetch_and(~(1u << me.ctx.lane));
+    me.ctx.warp->bar.leave_fiber();
+    me.ctx.block->bar.leave_fiber();
+    me.state = kDone;
+    stack_switch(&me.stack, &fs.main);  // parked until the next block runs this fiber
+  }
+}
+
+void Fibers::run_block(Thunk t, const uint64_t* a, Block* blk, uint3 bidx, dim3 bdim, dim3 gdim) {
+  n = (int)(bdim.x * bdim.y * bdim.z);
+  fn = t;
+  args = a;
+  reset_block(blk, n);
+  for (; made < n; made++) {
+    Fiber& x = f[made];
+    x.stack.mem = (char*)malloc(kStackSize);
+    if (x.stack.mem == nullptr) die("no memory for the stack of fiber %d", made);
+    stack_init(&x.stack, kStackSize, &Fibers::entry);
+  }
+  for (int i = 0; i < n; i++) {
+    f[i].state = kFresh;
+    set_ctx(&f[i].ctx, i, blk, bidx, bdim, gdim);
+  }
+  int done = 0;
+  cur = n - 1;
+  while (done < n) {
+    int next = -1;
+    for (int k = 1; k <= n; k++) {
+      int j = (cur + k) % n;
+      if (f[j].state == kFresh || f[j].state == kReady) {
+        next = j;
+        break;
+      }
+    }
+    if (next < 0) die("deadlock in kernel %s: every thread that has not returned waits at a barrier", current_kernel);
+    cur = next;
+    ctx = &f[cur].ctx;
+    stack_switch(&main, &f[cur].stack);
+    if (f[cur].state == kDone) done++;
+  }
+  ctx = nullptr;
+}
+
+namespace {
+
 struct Kernel {
   std::string name, kinds;
   Thunk fn;
@@ -278,21 +396,16 @@ std::vector<Kernel>& registry() {
 class Pool {
  public:
   void run_block(Thunk fn, const uint64_t* args, Block* blk, uint3 bidx, dim3 bdim, dim3 gdim) {
+    if (fibers.on) {
+      fibers.run_block(fn, args, blk, bidx, bdim, gdim);
+      return;
+    }
     int n = (int)(bdim.x * bdim.y * bdim.z);
     while ((int)threads_.size() < n) {
       int i = (int)threads_.size();
       threads_.emplace_back([this, i] { work(i); });
     }
-    blk->bar.reset(n);
-    for (int w = 0; w * 32 < n; w++) {
-      int lanes = n - w * 32 < 32 ? n - w * 32 : 32;
-      unsigned m = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
-      blk->warps[w].bar.reset(lanes);
-      blk->warps[w].lanes = m;
-      blk->warps[w].live.store(m);
-      for (int l = 0; l < 32; l++) blk->warps[w].phase[l] = 0;
-    }
-    if (serial.on) serial.reset(n);
+    reset_block(blk, n);
     job_ = Job{fn, args, blk, bidx, bdim, gdim, n};
     remaining_.store(n, std::memory_order_relaxed);
     uint32_t d = done_.v.load(std::memory_order_relaxed);
@@ -320,38 +433,18 @@ class Pool {
     ctx = &c;
     for (;;) {
       uint32_t g;
-      gen_.wait(seen, std::chrono::nanoseconds(0), serial.on ? 0 : kYields);
+      gen_.wait(seen, std::chrono::nanoseconds(0));
       g = gen_.v.load(std::memory_order_acquire);
       seen = g;
       if (i >= (int)(g & 2047)) continue;
       const Job j = job_;
-      c.block_dim = j.bdim;
-      c.grid_dim = j.gdim;
-      c.block_idx = j.bidx;
-      c.thread_idx = uint3{i % j.bdim.x, (i / j.bdim.x) % j.bdim.y, i / (j.bdim.x * j.bdim.y)};
-      c.block = j.blk;
-      c.warp = &j.blk->warps[i / 32];
-      c.lane = i % 32;
-      c.linear = i;
-      if (serial.on) serial.await(i, 0);
+      set_ctx(&c, i, j.blk, j.bidx, j.bdim, j.gdim);
       j.fn(j.args);
       // The thread returns: it leaves its warp and its block's barrier.
-      bool last;
-      if (serial.on) {
-        std::lock_guard<std::mutex> l(serial.mu);
-        c.warp->live.fetch_and(~(1u << c.lane));
-        c.warp->bar.leave_serial();
-        c.block->bar.leave_serial();
-        serial.state[i] = 2;
-        last = remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1;
-        if (!last) serial.pass(i);
-      } else {
-        c.warp->live.fetch_and(~(1u << c.lane));
-        c.warp->bar.leave();
-        c.block->bar.leave();
-        last = remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1;
-      }
-      if (last) done_.set(done_.v.load(std::memory_order_relaxed) + 1);
+      c.warp->live.fetch_and(~(1u << c.lane));
+      c.warp->bar.leave();
+      c.block->bar.leave();
+      if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) done_.set(done_.v.load(std::memory_order_relaxed) + 1);
     }
   }
 
@@ -464,7 +557,7 @@ int main() {
       case kInit: {
         uint64_t go_base = read_u64(), size = read_u64();
         uint32_t flags = read_u32();
-        serial.on = (flags & 1) != 0;
+        fibers.on = (flags & 1) != 0;
         void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, 3, 0);
         if (p == MAP_FAILED) {
           reply(1, format("mapping %llu bytes of device memory: %s", (unsigned long long)size, strerror(errno)));

@@ -10,23 +10,24 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
 
 const maxArchive = 50 * 1000 * 1000 // bytes, as in the script
 
-// Steps in order; sim: what each must report under -sim (PASS: it ran its simulated
+// Steps in order; emu: what each must report under -emu (PASS: it ran its emulated
 // counterpart; SKIP: it needs the hardware).
-var steps = []struct{ name, sim string }{
-	{"env", "SKIP"}, {"gpuinfo", "SKIP"}, {"ops", "SKIP"}, {"large", "SKIP"}, {"equiv", "PASS"},
+var steps = []struct{ name, emu string }{
+	{"env", "SKIP"}, {"gpuinfo", "SKIP"}, {"ops", "PASS"}, {"large", "SKIP"}, {"equiv", "PASS"},
 	{"track", "PASS"}, {"train", "SKIP"}, {"memcheck", "SKIP"}, {"racecheck", "SKIP"}, {"bench", "PASS"},
 }
 
-// TestBundleRunsSimulated builds the bundle (scripts/gpu-check.sh build), checks its size and
-// members, runs it on the simulated device (run ARCHIVE OUT -sim -quick) and reads the
+// TestBundleRunsEmulated builds the bundle (scripts/gpu-check.sh build), checks its size and
+// members, runs it on the emulated GPU (run ARCHIVE OUT -emu -quick) and reads the
 // summary. About a minute on 2 cores (the build is most of it); skipped under -short.
-func TestBundleRunsSimulated(t *testing.T) {
+func TestBundleRunsEmulated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds 6 binaries and runs the bundle (about a minute): skipped under -short")
 	}
@@ -34,6 +35,9 @@ func TestBundleRunsSimulated(t *testing.T) {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Skipf("%s not on PATH: %v", tool, err)
 		}
+	}
+	if _, err := cuda.EmuCompiler(); err != nil && !cuda.RequireEmu() {
+		t.Skipf("the emulated GPU needs a C++ compiler: %v", err)
 	}
 	dataDir := testdata.Dir(t)
 	if _, err := os.Stat(filepath.Join(dataDir, "zinc", "train.jsonl.gz")); err != nil {
@@ -44,7 +48,7 @@ func TestBundleRunsSimulated(t *testing.T) {
 		t.Fatal(err)
 	}
 	tmp := t.TempDir()
-	env := append(os.Environ(), data.EnvDataDir+"="+dataDir, "TMPDIR="+tmp, "GPU_CHECK_SIM=", "GPU_CHECK_KEEP=")
+	env := append(os.Environ(), data.EnvDataDir+"="+dataDir, "TMPDIR="+tmp, "GPU_CHECK_EMU=", "GPU_CHECK_KEEP=")
 
 	// build
 	cmd := exec.Command("bash", script, "build", filepath.Join(tmp, "bundle"))
@@ -83,13 +87,13 @@ func TestBundleRunsSimulated(t *testing.T) {
 		}
 	}
 
-	// run -sim -quick
+	// run -emu -quick
 	outDir := filepath.Join(tmp, "out")
-	cmd = exec.Command("bash", script, "run", archive, outDir, "-sim", "-quick")
+	cmd = exec.Command("bash", script, "run", archive, outDir, "-emu", "-quick")
 	cmd.Env = env
 	out, err = cmd.CombinedOutput()
 	if err != nil {
-		t.Errorf("run -sim -quick: %v\n%s", err, out)
+		t.Errorf("run -emu -quick: %v\n%s", err, out)
 	}
 	sum, err := os.ReadFile(filepath.Join(outDir, "summary.txt"))
 	if err != nil {
@@ -105,8 +109,8 @@ func TestBundleRunsSimulated(t *testing.T) {
 	}
 	logs := readTarGz(t, filepath.Join(outDir, "logs.tar.gz"))
 	for i, s := range steps {
-		if got := status[s.name]; got != s.sim {
-			t.Errorf("step %s: %q in the summary, want %s", s.name, got, s.sim)
+		if got := status[s.name]; got != s.emu {
+			t.Errorf("step %s: %q in the summary, want %s", s.name, got, s.emu)
 		}
 		log := filepath.Base(stepLog(i, s.name))
 		if _, err := os.Stat(filepath.Join(outDir, log)); err != nil {
@@ -125,7 +129,7 @@ func TestBundleRunsSimulated(t *testing.T) {
 	if !strings.Contains(string(sum), "RESULT: OK") {
 		t.Error("summary does not end in RESULT: OK")
 	}
-	// The simulated bench measured both of its settings.
+	// The emulated bench measured both of its settings.
 	if b, err := os.ReadFile(filepath.Join(outDir, "bench.jsonl")); err != nil || strings.Count(string(b), `"seconds_per_epoch"`) != 2 || strings.Contains(string(b), `"error"`) {
 		t.Errorf("bench.jsonl: %v\n%s", err, b)
 	}
