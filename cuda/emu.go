@@ -466,7 +466,8 @@ func startProc(prog *emuProgram, mem *os.File) (*emuProc, error) {
 // what it wrote to stderr are in the error.
 func (p *emuProc) call(req []byte) (status uint32, msg string, err error) {
 	if p.dead != nil {
-		return 0, "", p.dead
+		first, _, _ := strings.Cut(p.dead.Error(), "\n")
+		return 0, "", fmt.Errorf("the kernel process ended earlier: %s", first)
 	}
 	if _, err := p.req.Write(req); err != nil {
 		return 0, "", p.died()

@@ -110,14 +110,37 @@ struct Word {
 
 // Stack switching for the deterministic schedule's fibers. On x86-64 a six-register switch
 // (the System V callee-saved registers and the stack pointer); elsewhere ucontext.
+#if defined(__SANITIZE_THREAD__)
+extern "C" {
+void* __tsan_get_current_fiber(void);
+void* __tsan_create_fiber(unsigned flags);
+void __tsan_switch_to_fiber(void* fiber, unsigned flags);
+}
+#endif
+
 struct Stack {
   char* mem = nullptr;
+#if defined(__SANITIZE_THREAD__)
+  void* tsan = nullptr;  // ThreadSanitizer's fiber (a switch is a synchronisation for it)
+#endif
 #if defined(__x86_64__)
   void* sp = nullptr;
 #else
   ucontext_t uc;
 #endif
 };
+
+// tsan_switch tells ThreadSanitizer that the thread moves from one fiber's stack to another's.
+void tsan_switch(Stack* from, Stack* to) {
+#if defined(__SANITIZE_THREAD__)
+  if (from->tsan == nullptr) from->tsan = __tsan_get_current_fiber();  // the launching thread
+  if (to->tsan == nullptr) to->tsan = __tsan_create_fiber(0);
+  __tsan_switch_to_fiber(to->tsan, 0);
+#else
+  (void)from;
+  (void)to;
+#endif
+}
 
 #if defined(__x86_64__)
 extern "C" void rwemu_switch(void** save_sp, void* to_sp);
@@ -152,7 +175,10 @@ void stack_init(Stack* s, size_t size, void (*entry)()) {
   for (int i = 0; i < 6; i++) *--sp = nullptr;  // r15, r14, r13, r12, rbx, rbp
   s->sp = sp;
 }
-void stack_switch(Stack* from, Stack* to) { rwemu_switch(&from->sp, to->sp); }
+void stack_switch(Stack* from, Stack* to) {
+  tsan_switch(from, to);
+  rwemu_switch(&from->sp, to->sp);
+}
 #else
 void stack_init(Stack* s, size_t size, void (*entry)()) {
   getcontext(&s->uc);
@@ -161,7 +187,10 @@ void stack_init(Stack* s, size_t size, void (*entry)()) {
   s->uc.uc_link = nullptr;
   makecontext(&s->uc, entry, 0);
 }
-void stack_switch(Stack* from, Stack* to) { swapcontext(&from->uc, &to->uc); }
+void stack_switch(Stack* from, Stack* to) {
+  tsan_switch(from, to);
+  swapcontext(&from->uc, &to->uc);
+}
 #endif
 
 // Fibers is the deterministic schedule (EmuOptions.Deterministic): the threads of a block are

@@ -39,10 +39,12 @@ __device__ __forceinline__ float rw_sigmoid(float x) { return 1.0f / (1.0f + exp
 // rw_valid maps an index entry to itself when it lies in [0, n) and to -1 otherwise.
 __device__ __forceinline__ int rw_valid(int j, int n) { return (j >= 0 && j < n) ? j : -1; }
 
-// rw_atomic_max sets *addr = max(*addr, v) atomically (compare-and-swap on the bits).
+// rw_atomic_max sets *addr = max(*addr, v) atomically (compare-and-swap on the bits). The
+// first read is atomic too: a plain load racing with other threads' compare-and-swap is a data
+// race in CUDA's memory model (ThreadSanitizer on the emulated GPU reported it).
 __device__ __forceinline__ void rw_atomic_max(float* addr, float v) {
   int* a = (int*)addr;
-  int old = *a;
+  int old = atomicAdd(a, 0);
   while (__int_as_float(old) < v) {
     int assumed = old;
     old = atomicCAS(a, assumed, __float_as_int(v));
