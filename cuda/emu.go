@@ -285,6 +285,7 @@ func compileUnits(cxx string, flags []string, dir string, units []string) error 
 func runCompiler(cxx, dir string, args []string) error {
 	cmd := exec.Command(cxx, args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "LC_ALL=C") // plain quotes in diagnostics
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		return &EmuBuildError{Command: filepath.Base(cxx) + " " + strings.Join(args, " "), Log: string(out) + err.Error(), Missing: missingFeatures(string(out))}
@@ -315,7 +316,7 @@ func joinBuildErrors(errs []error) error {
 // missingFeatures finds, in a compiler log, the identifiers a kernel file uses that nothing
 // declares: with the emulation header in front of every kernel, those are CUDA features it
 // does not provide (or typos).
-var undeclared = regexp.MustCompile(`(?m)^([^:\s]+\.cuh?):(\d+):\d+: error: '([^']+)' (?:was not declared in this scope|is not a member of|has not been declared)|^([^:\s]+\.cuh?):(\d+):\d+: error: use of undeclared identifier '([^']+)'`)
+var undeclared = regexp.MustCompile(`(?m)^([^:\s]+\.cuh?):(\d+):\d+: error: ['‘]([^'’]+)['’] (?:was not declared in this scope|is not a member of|has not been declared)|^([^:\s]+\.cuh?):(\d+):\d+: error: use of undeclared identifier ['‘]([^'’]+)['’]`)
 
 func missingFeatures(log string) []string {
 	var out []string

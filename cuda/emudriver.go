@@ -228,7 +228,11 @@ func (e *emulator) describe(p uint64) string {
 			return fmt.Sprintf("address 0x%x is byte %d of the %d-byte buffer at 0x%x", p, p-s, b.size, s)
 		}
 		if p < s+b.size+pageSize {
-			return fmt.Sprintf("address 0x%x is %d bytes past the end of the %d-byte buffer at 0x%x (element %d of float32/int32, one past is %d)", p, p-s-b.size, b.size, s, (p-s)/4, b.size/4)
+			where := "just past the end"
+			if p > s+b.size {
+				where = fmt.Sprintf("%d bytes past the end", p-s-b.size)
+			}
+			return fmt.Sprintf("address 0x%x is %s of the %d-byte buffer at 0x%x (4-byte element %d of %d)", p, where, b.size, s, (p-s)/4, b.size/4)
 		}
 	}
 	return fmt.Sprintf("address 0x%x is in no allocated buffer", p)

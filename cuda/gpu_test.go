@@ -56,7 +56,12 @@ func probeGPU() {
 				return // a GPU that does not work, or one was required
 			}
 		}
-		gpuDev, gpuErr = OpenEmulator(EmuOptions{})
+		o, err := emuTestOptions()
+		if err != nil {
+			gpuErr = err
+			return
+		}
+		gpuDev, gpuErr = OpenEmulator(o)
 		if gpuErr != nil {
 			gpuNoHW = errors.Is(gpuErr, ErrNoCompiler) && !RequireEmu()
 			return
