@@ -10,6 +10,7 @@ import (
 	"math"
 	"os"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -72,6 +73,20 @@ type emulator struct {
 	nextEv  uintptr
 	msg     []byte // the last error's detail, NUL-terminated (cuGetErrorString)
 	names   map[int32][]byte
+	// launched counts the launches of each kernel (by index in kernels).
+	launched []int
+}
+
+// notLaunched lists the kernels of kernels.go that this device has never launched.
+func (e *emulator) notLaunched() []string {
+	var out []string
+	for _, s := range kernelSigs {
+		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.name })
+		if i < 0 || e.launched[i] == 0 {
+			out = append(out, s.name)
+		}
+	}
+	return out
 }
 
 // OpenEmulator builds (or takes from the cache) the emulated kernels and opens an emulated
@@ -162,6 +177,7 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error)
 		name, kinds, _ := strings.Cut(line, " ")
 		e.kernels = append(e.kernels, emuKernel{name, kinds})
 	}
+	e.launched = make([]int, len(e.kernels))
 	return e, nil
 }
 
@@ -342,6 +358,7 @@ func (e *emulator) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, param
 		return e.fail(emuErrInvalidHandle, "no kernel with handle %d", f)
 	}
 	k := e.kernels[id]
+	e.launched[id]++
 	slots := make([]uint64, len(k.kinds))
 	if len(slots) > 0 {
 		ptrs := unsafe.Slice((*unsafe.Pointer)(params), len(slots))

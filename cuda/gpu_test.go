@@ -14,6 +14,7 @@ package cuda
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -101,6 +102,14 @@ func skipWithoutGPU(t *testing.T) {
 
 func TestMain(m *testing.M) {
 	code := m.Run()
+	if code == 0 && emulated() && flag.Lookup("test.run").Value.String() == "" && os.Getenv(envMutant) == "" {
+		if missing := gpuDev.emu.notLaunched(); len(missing) > 0 {
+			fmt.Fprintf(os.Stderr, "FAIL: the op tests never launched these kernels on the emulated GPU: %s\n", strings.Join(missing, ", "))
+			code = 1
+		} else {
+			fmt.Printf("emulated GPU: the op tests launched every one of the %d kernels\n", len(kernelSigs))
+		}
+	}
 	if gpuDev != nil {
 		if err := gpuDev.Close(); err != nil {
 			fmt.Fprintln(os.Stderr, "closing the test GPU:", err)
