@@ -3,7 +3,7 @@
 package cuda
 
 import (
-	"errors"
+	"fmt"
 	"runtime"
 )
 
@@ -13,6 +13,9 @@ type emulator struct{}
 
 func (e *emulator) close() error           { return nil }
 func (e *emulator) poison(p DevPtr, n int) {}
+func (e *emulator) notLaunched() []string  { return nil }
+
+// OpenEmulator fails: the emulated GPU needs Linux (tests skip as without a compiler).
 func OpenEmulator(o EmuOptions) (*Device, error) {
-	return nil, errors.New("cuda: the emulated GPU needs Linux, not " + runtime.GOOS)
+	return nil, fmt.Errorf("cuda: the emulated GPU needs Linux, not %s: %w", runtime.GOOS, ErrNoCompiler)
 }
