@@ -6,9 +6,11 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"path/filepath"
-	"sort"
+	"slices"
 )
 
 // EnvKernelCache overrides the kernel cache folder; "off" disables the cache.
@@ -50,14 +52,7 @@ func KernelKey(name, src string, headers map[string]string, target string, nvrtc
 	for _, o := range opts {
 		fmt.Fprintf(h, "%s\x00", o)
 	}
-	names := make([]string, 0, len(headers))
-	for n := range headers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(headers[n]), headers[n])
-	}
+	hashFiles(h, headers)
 	fmt.Fprintf(h, "%d\x00%s", len(src), src)
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
@@ -130,4 +125,12 @@ func (c KernelCache) Store(key string, payload []byte) error {
 		return fmt.Errorf("cuda: kernel cache: %w", err)
 	}
 	return nil
+}
+
+// hashFiles writes named texts to h in name order, each as name, length and text, so no two
+// different sets hash alike.
+func hashFiles(h io.Writer, files map[string]string) {
+	for _, n := range slices.Sorted(maps.Keys(files)) {
+		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(files[n]), files[n])
+	}
 }

@@ -25,11 +25,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -205,14 +207,7 @@ func buildEmulator(o EmuOptions) (*emuProgram, error) {
 	files, units := emuUnits(o)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", cxx, version, strings.Join(flags, " "))
-	names := make([]string, 0, len(files))
-	for n := range files {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
-		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(files[n]), files[n])
-	}
+	hashFiles(h, files)
 	key := hex.EncodeToString(h.Sum(nil))[:24]
 	prog := &emuProgram{compiler: version, tsan: o.TSan}
 	var final string
@@ -362,12 +357,7 @@ func EmuUnsupported(sources []Source, headers map[string]string) []string {
 	for _, s := range sources {
 		scan(s.Name, s.Code)
 	}
-	names := make([]string, 0, len(headers))
-	for n := range headers {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	for _, n := range names {
+	for _, n := range slices.Sorted(maps.Keys(headers)) {
 		scan(n, headers[n])
 	}
 	return out

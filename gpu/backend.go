@@ -78,8 +78,17 @@ type CUDA struct {
 
 // OpenCUDA opens GPU ordinal and compiles (or loads from the kernel cache) every kernel. Where
 // no driver or GPU exists the error satisfies cuda.ErrNoDevice and lists every place probed.
-func OpenCUDA(ordinal int) (*CUDA, error) {
-	d, err := cuda.Open(ordinal)
+func OpenCUDA(ordinal int) (*CUDA, error) { return withKernels(cuda.Open(ordinal)) }
+
+// OpenEmulated opens the emulated GPU (cuda.OpenEmulator): the same kernels, launchers,
+// allocator and executor as on a GPU, with the kernels compiled for the CPU by the system C++
+// compiler. It is slow (every GPU thread is an OS thread, or a fiber in the deterministic
+// schedule) and meant for tests and for checking the GPU path on a machine without one.
+// Without a C++ compiler the error wraps cuda.ErrNoCompiler.
+func OpenEmulated(o cuda.EmuOptions) (*CUDA, error) { return withKernels(cuda.OpenEmulator(o)) }
+
+// withKernels completes an opened device with its kernels.
+func withKernels(d *cuda.Device, err error) (*CUDA, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -87,24 +96,6 @@ func OpenCUDA(ordinal int) (*CUDA, error) {
 	if err != nil {
 		d.Close()
 		return nil, fmt.Errorf("gpu: %v: kernels: %w", d, err)
-	}
-	return &CUDA{Kernels: k, Dev: d}, nil
-}
-
-// OpenEmulated opens the emulated GPU (cuda.OpenEmulator): the same kernels, launchers,
-// allocator and executor as on a GPU, with the kernels compiled for the CPU by the system C++
-// compiler. It is slow (every GPU thread is an OS thread) and meant for tests and for checking
-// the GPU path on a machine without one. Without a C++ compiler the error wraps
-// cuda.ErrNoCompiler.
-func OpenEmulated(o cuda.EmuOptions) (*CUDA, error) {
-	d, err := cuda.OpenEmulator(o)
-	if err != nil {
-		return nil, err
-	}
-	k, err := d.Kernels()
-	if err != nil {
-		d.Close()
-		return nil, err
 	}
 	return &CUDA{Kernels: k, Dev: d}, nil
 }
