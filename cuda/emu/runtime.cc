@@ -6,11 +6,13 @@
 // on the same pages. Every request is answered before the next is sent, so the two never touch
 // memory at the same time.
 //
-// Execution: each block of a launch runs on as many OS threads as it has threads, all at
-// once; blocks run one after another (their __shared__ arrays are static, cuda_emu.h). A
-// thread that returns leaves its block's barrier and its warp, as a GPU thread that exits
-// does. A barrier that some threads never reach, a warp exchange with lanes missing, a fault,
-// or a bad launch ends the process with a message on stderr, which the Go side reports.
+// Execution: blocks run one after another (their __shared__ arrays are static, cuda_emu.h).
+// In the concurrent schedule (the default) a block runs on as many OS threads as it has
+// threads, all at once (Pool); in the deterministic one its threads are fibers on this
+// thread, run one at a time in index order (Fibers). A thread that returns leaves its block's
+// barrier and its warp, as a GPU thread that exits does. A barrier that some threads never
+// reach, a warp exchange with lanes missing, a fault, or a bad launch ends the process with a
+// message on stderr, which the Go side reports.
 #include <errno.h>
 #include <stdarg.h>
 #include <string.h>
