@@ -37,6 +37,36 @@ __device__ __forceinline__ float bn_dx(double scale, float dy, float xh, double 
   return (float)(scale * dy);
 }
 
+// bn_col_sum_count sets *s = Σ x and *cnt = the count over the kept rows in [r0, r1) of column
+// c (0 for c ≥ d), each summed over the block's column (every thread must call it).
+__device__ __forceinline__ void bn_col_sum_count(const float* x, const int* keep, int r0, int r1,
+                                                 int d, int c, double (*sh)[RW_COL_X + 1],
+                                                 double* s, double* cnt) {
+  double a = 0.0, n = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+      if (keep[r]) {
+        a += x[(long long)r * d + c];
+        n += 1.0;
+      }
+  *s = rw_col_reduce(a, sh);
+  *cnt = rw_col_reduce(n, sh);
+}
+
+// bn_col_sq returns Σ (x − mu)² over the kept rows in [r0, r1) of column c (0 for c ≥ d),
+// summed over the block's column (every thread must call it).
+__device__ __forceinline__ double bn_col_sq(const float* x, const int* keep, int r0, int r1, int d,
+                                           int c, double mu, double (*sh)[RW_COL_X + 1]) {
+  double q = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+      if (keep[r]) {
+        double dv = x[(long long)r * d + c] - mu;
+        q += dv * dv;
+      }
+  return rw_col_reduce(q, sh);
+}
+
 // bn_train_stats: per column, over kept rows, mean and 1/sqrt(biased var + eps); running
 // statistics updated in place (they are the op's state, not an input).
 extern "C" __global__ void bn_train_stats(float* mean, float* invstd, float* run_mean,
@@ -44,26 +74,11 @@ extern "C" __global__ void bn_train_stats(float* mean, float* invstd, float* run
                                           int rows, int d, float eps, float momentum) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  bool col = c < d;
-  double s = 0.0, cnt = 0.0;
-  if (col)
-    for (int r = threadIdx.y; r < rows; r += RW_COL_Y)
-      if (keep[r]) {
-        s += x[(long long)r * d + c];
-        cnt += 1.0;
-      }
-  s = rw_col_reduce(s, sh);
-  cnt = rw_col_reduce(cnt, sh);
+  double s, cnt;
+  bn_col_sum_count(x, keep, 0, rows, d, c, sh, &s, &cnt);
   double mu = cnt > 0.0 ? s / cnt : 0.0;
-  double q = 0.0;
-  if (col)
-    for (int r = threadIdx.y; r < rows; r += RW_COL_Y)
-      if (keep[r]) {
-        double dv = x[(long long)r * d + c] - mu;
-        q += dv * dv;
-      }
-  q = rw_col_reduce(q, sh);
-  if (col && threadIdx.y == 0)
+  double q = bn_col_sq(x, keep, 0, rows, d, c, mu, sh);
+  if (c < d && threadIdx.y == 0)
     bn_stats_store(c, mu, cnt, q, mean, invstd, run_mean, run_var, eps, momentum);
 }
 
@@ -79,19 +94,12 @@ extern "C" __global__ void bn_stats_sum_part(double* part, const float* x, const
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s = 0.0, cnt = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
-      if (keep[r]) {
-        s += x[(long long)r * d + c];
-        cnt += 1.0;
-      }
-  s = rw_col_reduce(s, sh);
-  cnt = rw_col_reduce(cnt, sh);
+  double s, cnt;
+  bn_col_sum_count(x, keep, r0, r1, d, c, sh, &s, &cnt);
   if (c < d && threadIdx.y == 0) {
-    long long o = (long long)blockIdx.y * 2 * d + c;
-    part[o] = s;
-    part[o + d] = cnt;
+    double* p = rw_part(part, 2, d, c);
+    p[0] = s;
+    p[d] = cnt;
   }
 }
 
@@ -110,17 +118,8 @@ extern "C" __global__ void bn_stats_sq_part(double* part, const float* x, const 
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double q = 0.0;
-  if (c < d) {
-    double mu = tot[c];
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
-      if (keep[r]) {
-        double dv = x[(long long)r * d + c] - mu;
-        q += dv * dv;
-      }
-  }
-  q = rw_col_reduce(q, sh);
-  if (c < d && threadIdx.y == 0) part[(long long)blockIdx.y * d + c] = q;
+  double q = bn_col_sq(x, keep, r0, r1, d, c, c < d ? tot[c] : 0.0, sh);
+  if (c < d && threadIdx.y == 0) *rw_part(part, 1, d, c) = q;
 }
 
 extern "C" __global__ void bn_stats_finish(float* mean, float* invstd, float* run_mean,
@@ -170,20 +169,9 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, c
                                        int training) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  bool col = c < d;
-  double s1 = 0.0, s2 = 0.0, cnt = 0.0;
-  if (col)
-    for (int r = threadIdx.y; r < rows; r += RW_COL_Y)
-      if (keep[r]) {
-        long long e = (long long)r * d + c;
-        s1 += dy[e];
-        s2 += (double)dy[e] * xhat[e];
-        cnt += 1.0;
-      }
-  s1 = rw_col_reduce(s1, sh);
-  s2 = rw_col_reduce(s2, sh);
-  cnt = rw_col_reduce(cnt, sh);
-  if (!col) return; // no __syncthreads below
+  double s1, s2, cnt;
+  rw_col_dy_sums(dy, xhat, keep, 0, rows, d, c, sh, &s1, &s2, &cnt);
+  if (c >= d) return; // no __syncthreads below
   if (threadIdx.y == 0) {
     dgamma[c] = (float)s2;
     dbeta[c] = (float)s1;
@@ -206,23 +194,13 @@ extern "C" __global__ void bn_backward_part(double* part, const float* dy, const
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s1 = 0.0, s2 = 0.0, cnt = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
-      if (keep[r]) {
-        long long e = (long long)r * d + c;
-        s1 += dy[e];
-        s2 += (double)dy[e] * xhat[e];
-        cnt += 1.0;
-      }
-  s1 = rw_col_reduce(s1, sh);
-  s2 = rw_col_reduce(s2, sh);
-  cnt = rw_col_reduce(cnt, sh);
+  double s1, s2, cnt;
+  rw_col_dy_sums(dy, xhat, keep, r0, r1, d, c, sh, &s1, &s2, &cnt);
   if (c < d && threadIdx.y == 0) {
-    long long o = (long long)blockIdx.y * 3 * d + c;
-    part[o] = s1;
-    part[o + d] = s2;
-    part[o + 2 * d] = cnt;
+    double* p = rw_part(part, 3, d, c);
+    p[0] = s1;
+    p[d] = s2;
+    p[2 * d] = cnt;
   }
 }
 

@@ -101,6 +101,44 @@ __device__ __forceinline__ void rw_chunk_rows(int rows, int rpc, int* r0, int* r
   *r1 = (int)(b < rows ? b : rows);
 }
 
+// rw_col_sum_rows returns Σ x[r, c] over the rows [r0, r1) of column c (0 for c ≥ d), summed
+// over the block's column (rw_col_reduce: every thread of the block must call it). The fused
+// kernels pass all rows, the chunked ones their chunk (rw_chunk_rows).
+__device__ __forceinline__ double rw_col_sum_rows(const float* x, int r0, int r1, int d, int c,
+                                                  double (*sh)[RW_COL_X + 1]) {
+  double s = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y) s += x[(long long)r * d + c];
+  return rw_col_reduce(s, sh);
+}
+
+// rw_col_dy_sums sets *s1 = Σ dy and *s2 = Σ dy·xhat over the kept rows in [r0, r1) of column c
+// (0 for c ≥ d), and *cnt = their count unless cnt is null, each summed over the block's column
+// (every thread of the block must call it): the parameter gradients of batch and layer norm.
+__device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xhat, const int* keep,
+                                               int r0, int r1, int d, int c,
+                                               double (*sh)[RW_COL_X + 1], double* s1,
+                                               double* s2, double* cnt) {
+  double a = 0.0, b = 0.0, n = 0.0;
+  if (c < d)
+    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+      if (keep[r]) {
+        long long e = (long long)r * d + c;
+        a += dy[e];
+        b += (double)dy[e] * xhat[e];
+        n += 1.0;
+      }
+  *s1 = rw_col_reduce(a, sh);
+  *s2 = rw_col_reduce(b, sh);
+  if (cnt) *cnt = rw_col_reduce(n, sh);
+}
+
+// rw_part returns where this block's chunk keeps quantity 0 of column c in a chunked
+// reduction's scratch of q quantities; quantity j lies j·d further on.
+__device__ __forceinline__ double* rw_part(double* part, int q, int d, int c) {
+  return part + (long long)blockIdx.y * q * d + c;
+}
+
 // rw_chunk_sum returns Σ_k part[(k·q + j)·d + c] over the chunks k = 0, 1, …, chunks−1, in
 // that order (deterministic).
 __device__ __forceinline__ double rw_chunk_sum(const double* part, int chunks, int q, int j,

@@ -94,10 +94,7 @@ extern "C" __global__ void broadcast_rows(float* out, const float* v, int rows, 
 extern "C" __global__ void col_sum(float* out, const float* x, int rows, int d) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  double s = 0.0;
-  if (c < d)
-    for (int r = threadIdx.y; r < rows; r += RW_COL_Y) s += x[(long long)r * d + c];
-  s = rw_col_reduce(s, sh);
+  double s = rw_col_sum_rows(x, 0, rows, d, c, sh);
   if (c < d && threadIdx.y == 0) out[c] = (float)s;
 }
 
@@ -109,11 +106,8 @@ extern "C" __global__ void col_sum_part(double* part, const float* x, int rows, 
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y) s += x[(long long)r * d + c];
-  s = rw_col_reduce(s, sh);
-  if (c < d && threadIdx.y == 0) part[(long long)blockIdx.y * d + c] = s;
+  double s = rw_col_sum_rows(x, r0, r1, d, c, sh);
+  if (c < d && threadIdx.y == 0) *rw_part(part, 1, d, c) = s;
 }
 
 // col_sum_combine: out[c] = Σ over the chunks of part (chunk 0, 1, …), one thread per column.

@@ -75,18 +75,9 @@ extern "C" __global__ void ln_backward_params(float* dgamma, float* dbeta, const
                                               int d) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  bool col = c < d;
-  double s1 = 0.0, s2 = 0.0;
-  if (col)
-    for (int r = threadIdx.y; r < rows; r += RW_COL_Y)
-      if (keep[r]) {
-        long long e = (long long)r * d + c;
-        s1 += dy[e];
-        s2 += (double)dy[e] * xhat[e];
-      }
-  s1 = rw_col_reduce(s1, sh);
-  s2 = rw_col_reduce(s2, sh);
-  if (col && threadIdx.y == 0) {
+  double s1, s2;
+  rw_col_dy_sums(dy, xhat, keep, 0, rows, d, c, sh, &s1, &s2, nullptr);
+  if (c < d && threadIdx.y == 0) {
     dgamma[c] = (float)s2;
     dbeta[c] = (float)s1;
   }
@@ -101,20 +92,12 @@ extern "C" __global__ void ln_params_part(double* part, const float* dy, const f
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s1 = 0.0, s2 = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
-      if (keep[r]) {
-        long long e = (long long)r * d + c;
-        s1 += dy[e];
-        s2 += (double)dy[e] * xhat[e];
-      }
-  s1 = rw_col_reduce(s1, sh);
-  s2 = rw_col_reduce(s2, sh);
+  double s1, s2;
+  rw_col_dy_sums(dy, xhat, keep, r0, r1, d, c, sh, &s1, &s2, nullptr);
   if (c < d && threadIdx.y == 0) {
-    long long o = (long long)blockIdx.y * 2 * d + c;
-    part[o] = s1;
-    part[o + d] = s2;
+    double* p = rw_part(part, 2, d, c);
+    p[0] = s1;
+    p[d] = s2;
   }
 }
 
