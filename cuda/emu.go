@@ -72,8 +72,8 @@ type EmuOptions struct {
 	// tests of state that must match exactly (a resumed run, a synced trainer, pipelining);
 	// the default schedule, all threads at once, is the one that exposes races.
 	Deterministic bool
-	// CacheDir keeps built emulators (default: the kernel cache folder's "emu"; "" when the
-	// kernel cache is off: a temporary folder, removed when the device closes).
+	// CacheDir keeps built emulators (default: the kernel cache folder's "emu"; with the kernel
+	// cache off, each device builds in a temporary folder removed when it closes).
 	CacheDir string
 }
 
@@ -96,13 +96,8 @@ func (o EmuOptions) withDefaults() EmuOptions {
 	if getenv(EnvEmuTSan) == "1" {
 		o.TSan = true
 	}
-	if o.CacheDir == "" {
-		if c := DefaultKernelCache(); c.Dir != "" {
-			o.CacheDir = filepath.Join(filepath.Dir(c.Dir), "emu")
-			if getenv(EnvKernelCache) != "" {
-				o.CacheDir = filepath.Join(c.Dir, "emu")
-			}
-		}
+	if c := DefaultKernelCache(); o.CacheDir == "" && c.Dir != "" {
+		o.CacheDir = filepath.Join(c.Dir, "emu")
 	}
 	return o
 }
@@ -133,9 +128,19 @@ type emuProgram struct {
 	tmp      string // a temporary build folder to remove on close ("" when cached)
 }
 
-// EmuCompiler returns the C++ compiler the emulator would use, or an error wrapping
-// ErrNoCompiler.
-func EmuCompiler() (string, error) { return findCompiler() }
+// EmuSkip returns why a test that needs the emulated GPU should skip on this machine (no C++
+// compiler, or not Linux), or nil. Under $REWIREGNN_REQUIRE_EMU=1 it is always nil: the test
+// runs and fails with the reason instead.
+func EmuSkip() error {
+	if RequireEmu() {
+		return nil
+	}
+	if runtime.GOOS != "linux" {
+		return fmt.Errorf("cuda: the emulated GPU needs Linux, not %s", runtime.GOOS)
+	}
+	_, err := findCompiler()
+	return err
+}
 
 func findCompiler() (string, error) {
 	var names []string

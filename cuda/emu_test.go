@@ -87,10 +87,7 @@ func emuTestOptions() (EmuOptions, error) {
 // needCompiler skips a test where the emulator cannot be built (unless it is required).
 func needCompiler(t *testing.T) {
 	t.Helper()
-	if _, err := EmuCompiler(); err != nil {
-		if RequireEmu() {
-			t.Fatal(err)
-		}
+	if err := EmuSkip(); err != nil {
 		t.Skip(err)
 	}
 }

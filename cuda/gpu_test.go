@@ -13,7 +13,6 @@ package cuda
 // for GPU machines. Run: go test ./cuda -run GPU -v
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -64,7 +63,7 @@ func probeGPU() {
 		}
 		gpuDev, gpuErr = OpenEmulator(o)
 		if gpuErr != nil {
-			gpuNoHW = errors.Is(gpuErr, ErrNoCompiler) && !RequireEmu()
+			gpuNoHW = EmuSkip() != nil // no compiler (and none required): skip, not fail
 			return
 		}
 		gpuK, gpuErr = gpuDev.Kernels()

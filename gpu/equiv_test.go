@@ -12,7 +12,6 @@ package gpu
 // tests skip with the probe report; REWIREGNN_REQUIRE_GPU=1 makes them fail instead.
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -59,11 +58,11 @@ func emuExact(t testing.TB) *CUDA { return emuWith(t, cuda.EmuOptions{Determinis
 
 func emuWith(t testing.TB, o cuda.EmuOptions) *CUDA {
 	t.Helper()
+	if err := cuda.EmuSkip(); err != nil {
+		t.Skip(err)
+	}
 	b, err := OpenEmulated(o)
 	if err != nil {
-		if errors.Is(err, cuda.ErrNoCompiler) && !cuda.RequireEmu() {
-			t.Skipf("no C++ compiler for the emulated GPU: %v", err)
-		}
 		t.Fatalf("emulated GPU: %v", err)
 	}
 	t.Cleanup(func() {

@@ -29,7 +29,7 @@ func TestNoGPU(t *testing.T) {
 
 // TestEmulatedSuperpixel runs one small setting on the emulated GPU and reads its JSON.
 func TestEmulatedSuperpixel(t *testing.T) {
-	if _, err := cuda.EmuCompiler(); err != nil && !cuda.RequireEmu() {
+	if err := cuda.EmuSkip(); err != nil {
 		t.Skip(err)
 	}
 	var out, errw bytes.Buffer

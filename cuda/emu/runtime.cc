@@ -307,7 +307,6 @@ struct Warp {
   Barrier bar;
   uint64_t slots[2][32];  // exchanges alternate between the two (one barrier each)
   int phase[32];          // per lane: the slot set of its next exchange
-  unsigned lanes;  // lanes that exist in this warp
   std::atomic<unsigned> live;  // lanes that have not returned
 };
 
@@ -347,7 +346,6 @@ void reset_block(Block* blk, int n) {
     int lanes = n - w * 32 < 32 ? n - w * 32 : 32;
     unsigned m = lanes == 32 ? 0xffffffffu : ((1u << lanes) - 1);
     blk->warps[w].bar.reset(lanes);
-    blk->warps[w].lanes = m;
     blk->warps[w].live.store(m);
     for (int l = 0; l < 32; l++) blk->warps[w].phase[l] = 0;
   }

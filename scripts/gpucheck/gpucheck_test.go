@@ -36,8 +36,8 @@ func TestBundleRunsEmulated(t *testing.T) {
 			t.Skipf("%s not on PATH: %v", tool, err)
 		}
 	}
-	if _, err := cuda.EmuCompiler(); err != nil && !cuda.RequireEmu() {
-		t.Skipf("the emulated GPU needs a C++ compiler: %v", err)
+	if err := cuda.EmuSkip(); err != nil {
+		t.Skip(err)
 	}
 	dataDir := testdata.Dir(t)
 	if _, err := os.Stat(filepath.Join(dataDir, "zinc", "train.jsonl.gz")); err != nil {
