@@ -19,7 +19,9 @@ type setting struct {
 	src string
 }
 
-// layer is the keys one source sets, by dotted key, with typed values.
+// layer is the keys one source sets, by dotted key, with values already typed and checked and
+// where each came from. A layer is never merged here: viper merges the layers of a run (see
+// stack.merge); the sources only point an error at the file and line, variable or -set.
 type layer struct {
 	name string // the file, "environment", "-set", …
 	vals map[string]setting
@@ -27,7 +29,8 @@ type layer struct {
 
 func newLayer(name string) *layer { return &layer{name: name, vals: map[string]setting{}} }
 
-// nested turns the dotted keys into the nested maps viper merges.
+// nested is the layer as a viper config map: the dotted keys as nested maps, fresh on each
+// call (viper keeps the maps it is given and merges later layers into them).
 func (l *layer) nested() map[string]any {
 	out := map[string]any{}
 	for k, s := range l.vals {
@@ -240,9 +243,9 @@ func envLayer(environ []string) (*layer, error) {
 	return l, nil
 }
 
-// parseEnvValue reads an environment value by the rules viper's decoder applies to it
-// (integers in Go syntax, lists split at commas without spaces), so that the checked value and
-// the one viper unmarshals agree.
+// parseEnvValue reads an environment value the way viper reads one from the environment
+// (integers in Go syntax, like 0x40; lists split at commas, no spaces), which is what these
+// variables have always accepted.
 func parseEnvValue(f *field, text string) (any, error) {
 	switch f.kind {
 	case kindInt:

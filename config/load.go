@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"reflect"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,9 +25,11 @@ import (
 //  4. sets, "key=value" with dotted keys (train.batch_size=64, dataset.cls=true,
 //     train.seeds=41,95), later ones winning.
 //
-// The dataset and model names (which choose the defaults) are read from layers 2–4 first.
-// model.readout "auto" is resolved, and the result validated. Every error names the file and
-// line, the environment variable or the -set that caused it, and the key.
+// Each layer is read and checked on its own (unknown keys, types and values, each error naming
+// the file and line, the environment variable or the -set, and the key); viper then merges the
+// layers, each one config map, and unmarshals the result. The dataset and model names (which
+// choose the defaults) are read from layers 2–4 first. model.readout "auto" is resolved, and the
+// result validated; a validation error names the key and where its value came from.
 func Load(path string, sets []string) (*Run, error) {
 	var user []*layer
 	if path != "" {
@@ -79,96 +80,90 @@ func fileLayer(src string, data []byte) (*layer, error) {
 	return runLayer(src, root, "")
 }
 
-// resolve stacks the defaults chosen by the dataset and model names under the user layers, the
-// environment and the -set layer, merges them with viper, and validates the result.
+// resolve stacks the built-in defaults chosen by the dataset and model names under the user
+// layers, the environment and the -set layer, has viper merge them (see merge), resolves
+// model.readout "auto" and validates the result.
 func resolve(user []*layer, env, set *layer) (*Run, error) {
-	upper := append(append([]*layer{}, user...), env, set)
-	dsName, dsSrc := lookupName(upper, "dataset.name")
+	upper := stack(append(append([]*layer{}, user...), env, set))
+	// the names choose the default layers, so they are read before the merge
+	ds, _ := upper.top("dataset.name")
+	dsName, _ := ds.val.(string)
 	if dsName == "" {
 		return nil, fmt.Errorf("dataset.name is not set: give it in the config file or with -set dataset.name=NAME (known: %s)", strings.Join(DatasetNames(), ", "))
 	}
 	if _, _, ok := datasetFamily(dsName); !ok {
-		return nil, fmt.Errorf("%s: dataset.name: unknown dataset %q (known: %s)", dsSrc, dsName, strings.Join(DatasetNames(), ", "))
+		return nil, fmt.Errorf("%s: dataset.name: unknown dataset %q (known: %s)", ds.src, dsName, strings.Join(DatasetNames(), ", "))
 	}
-	modelName, modelSrc := lookupName(upper, "model.name")
+	model, _ := upper.top("model.name")
+	modelName, _ := model.val.(string)
 	if modelName != "" && !contains(ModelNames, modelName) {
-		return nil, fmt.Errorf("%s: model.name: unknown model %q (known: %s)", modelSrc, modelName, strings.Join(ModelNames, ", "))
+		return nil, fmt.Errorf("%s: model.name: unknown model %q (known: %s)", model.src, modelName, strings.Join(ModelNames, ", "))
 	}
 	defs, err := defaultLayers(dsName, modelName)
 	if err != nil {
 		return nil, err
 	}
-
-	v := viper.New()
-	for _, l := range defs {
-		for _, k := range sortedKeys(l.vals) {
-			v.SetDefault(k, l.vals[k].val)
-		}
+	layers := append(stack(defs), upper...)
+	run, err := layers.merge()
+	if err != nil {
+		return nil, err
 	}
-	for _, l := range user {
+	chargedTo := map[string]string{}
+	if run.Model.Readout == ReadoutAuto {
+		run.Model.Readout = autoReadout(run.Dataset.Name, run.Dataset.CLS)
+		// the resolved value is charged to whatever chose it: the dataset or the CLS setting
+		chargedTo["model.readout"] = "dataset.cls"
+	}
+	if err := run.Validate(); err != nil {
+		return nil, layers.withSources(err, chargedTo)
+	}
+	return run, nil
+}
+
+// stack is the layers of one run, lowest first: each later layer overrides the keys it sets.
+type stack []*layer
+
+// merge is the one merge of the layers: viper merges their config maps in order (later wins)
+// and unmarshals the result into a Run, rejecting any key the Run lacks. The values are already
+// typed by the pass that read each layer (and checked there, with their file and line), so
+// viper's decoding only copies them.
+func (s stack) merge() (*Run, error) {
+	v := viper.New()
+	for _, l := range s {
 		if err := v.MergeConfigMap(l.nested()); err != nil {
 			return nil, fmt.Errorf("%s: %w", l.name, err)
 		}
-	}
-	for _, f := range schema {
-		if err := v.BindEnv(f.key, EnvName(f.key)); err != nil {
-			return nil, fmt.Errorf("config: binding %s: %w", EnvName(f.key), err)
-		}
-	}
-	for _, k := range sortedKeys(set.vals) {
-		v.Set(k, set.vals[k].val)
 	}
 	run := new(Run)
 	if err := v.UnmarshalExact(run); err != nil {
 		return nil, fmt.Errorf("config: %w", err)
 	}
-
-	// Where each key's final value came from, and a check that viper merged as documented.
-	final := map[string]setting{}
-	for _, l := range append(defs, upper...) {
-		for k, s := range l.vals {
-			final[k] = s
-		}
-	}
-	for _, f := range schema {
-		want, ok := final[f.key]
-		if !ok {
-			return nil, fmt.Errorf("config: key %s has no built-in default", f.key)
-		}
-		if got := f.get(run); !reflect.DeepEqual(got, want.val) {
-			return nil, fmt.Errorf("%s: %s: read as %s, expected %s", want.src, f.key, formatValue(got), formatValue(want.val))
-		}
-	}
-
-	if run.Model.Readout == ReadoutAuto {
-		run.Model.Readout = autoReadout(run.Dataset.Name, run.Dataset.CLS)
-		// the resolved value is charged to whatever chose it: the dataset or the CLS setting
-		final["model.readout"] = final["dataset.cls"]
-	}
-	if err := run.Validate(); err != nil {
-		return nil, withSources(err, final)
-	}
 	return run, nil
 }
 
-// lookupName finds the last layer that sets a name key.
-func lookupName(layers []*layer, key string) (name, src string) {
-	for _, l := range layers {
-		if s, ok := l.vals[key]; ok {
-			name, src = s.val.(string), s.src
+// top is the value of key in the topmost layer that sets it, and where it comes from.
+func (s stack) top(key string) (setting, bool) {
+	for i := len(s) - 1; i >= 0; i-- {
+		if st, ok := s[i].vals[key]; ok {
+			return st, true
 		}
 	}
-	return name, src
+	return setting{}, false
 }
 
-// withSources prefixes each validation problem with where its key's value came from.
-func withSources(err error, final map[string]setting) error {
+// withSources prefixes each validation problem with where its key's value came from, or, for a
+// key in chargedTo, where the key that decided its value came from.
+func (s stack) withSources(err error, chargedTo map[string]string) error {
 	var errs []error
 	for _, e := range unwrapAll(err) {
 		var fe *FieldError
 		if errors.As(e, &fe) {
-			if s, ok := final[fe.Key]; ok {
-				errs = append(errs, fmt.Errorf("%s: %w", s.src, fe))
+			key := fe.Key
+			if k, ok := chargedTo[key]; ok {
+				key = k
+			}
+			if st, ok := s.top(key); ok {
+				errs = append(errs, fmt.Errorf("%s: %w", st.src, fe))
 				continue
 			}
 		}
@@ -264,6 +259,15 @@ func parseDefaults(fsys fs.FS, root string) (map[string]*layer, error) {
 	})
 	if err != nil {
 		return nil, err
+	}
+	// base.yaml gives every key but dataset.name, so no key of a run is left at its zero value
+	// because no layer gave it
+	if base := out["base.yaml"]; base != nil {
+		for _, f := range schema {
+			if _, ok := base.vals[f.key]; !ok && f.key != "dataset.name" {
+				return nil, fmt.Errorf("config: key %s has no built-in default", f.key)
+			}
+		}
 	}
 	return out, nil
 }

@@ -228,25 +228,6 @@ func formatDuration(d time.Duration) string {
 	return s
 }
 
-// formatValue writes a typed value the way a -set or a message shows it.
-func formatValue(v any) string {
-	switch x := v.(type) {
-	case string:
-		return strconv.Quote(x)
-	case float64:
-		return strconv.FormatFloat(x, 'g', -1, 64)
-	case time.Duration:
-		return formatDuration(x)
-	case []int64:
-		parts := make([]string, len(x))
-		for i, n := range x {
-			parts[i] = strconv.FormatInt(n, 10)
-		}
-		return "[" + strings.Join(parts, ", ") + "]"
-	}
-	return fmt.Sprint(v)
-}
-
 // get reads the value of a key from a Run.
 func (f *field) get(r *Run) any {
 	return reflect.ValueOf(r).Elem().FieldByIndex(f.index).Interface()

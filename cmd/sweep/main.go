@@ -28,13 +28,9 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/sweep"
 )
-
-type multiFlag []string
-
-func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
-func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -65,7 +61,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("sweep", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var sets multiFlag
+	var sets config.Sets
 	grid := fs.String("grid", "", "grid config (configs/grids/*.yaml); required")
 	fs.Var(&sets, "set", "key=value override applied to every run of the grid (repeatable)")
 	out := fs.String("out", "runs", "root folder of the run directories (<out>/<run name>/seed<seed>)")

@@ -19,18 +19,12 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/train"
 )
-
-type sets []string
-
-func (s *sets) String() string     { return strings.Join(*s, " ") }
-func (s *sets) Set(v string) error { *s = append(*s, v); return nil }
 
 // Exit statuses besides 0 (finished) and 1 (error).
 const (
@@ -45,7 +39,7 @@ func main() {
 
 func run(args []string) int {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
-	var overrides sets
+	var overrides config.Sets
 	cfgPath := fs.String("config", "", "run config (YAML); optional when -set names dataset.name")
 	fs.Var(&overrides, "set", "override a config key, key=value (repeatable), e.g. -set train.batch_size=64")
 	seed := fs.Int64("seed", 0, "run only this seed (default: every seed of train.seeds)")
@@ -68,7 +62,7 @@ func run(args []string) int {
 	}
 	for flagName, s := range map[string]string{"dataset.dir": *dataDir, "dataset.cache": *cacheDir, "device": *device, "out": *out} {
 		if s != "" {
-			overrides = append(overrides, flagName+"="+s)
+			overrides.Add(flagName, s)
 		}
 	}
 	if *maxTime < 0 || *epochs < 0 || *subset < 0 {
@@ -76,13 +70,13 @@ func run(args []string) int {
 		return exitUsage
 	}
 	if *maxTime > 0 {
-		overrides = append(overrides, "train.max_time="+maxTime.String())
+		overrides.Add("train.max_time", maxTime.String())
 	}
 	if *subset > 0 {
-		overrides = append(overrides, "dataset.subset="+strconv.Itoa(*subset))
+		overrides.Add("dataset.subset", strconv.Itoa(*subset))
 	}
 	if *epochs > 0 {
-		overrides = append(overrides, "train.max_epochs="+strconv.Itoa(*epochs))
+		overrides.Add("train.max_epochs", strconv.Itoa(*epochs))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -114,7 +108,7 @@ func run(args []string) int {
 
 // resumeRun continues the run in dir with its own resolved config (plus any -set overrides,
 // e.g. a longer train.max_time).
-func resumeRun(ctx context.Context, opt train.Options, dir string, overrides []string, cfgPath string) int {
+func resumeRun(ctx context.Context, opt train.Options, dir string, overrides config.Sets, cfgPath string) int {
 	if cfgPath != "" {
 		fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (use -set to change keys)")
 		return exitUsage
