@@ -1,4 +1,4 @@
-package cache
+package prep
 
 import (
 	"bytes"
@@ -240,7 +240,7 @@ func TestKeyErrors(t *testing.T) {
 // encoding (cold: load the JSON Lines file, rewire, encode, write the cache) with reading it
 // back from the cache (warm).
 //
-//	go test ./data/cache -run '^$' -bench ZincR4Adj -benchtime 3x
+//	go test ./prep -run '^$' -bench ZincR4Adj -benchtime 3x
 func BenchmarkZincR4Adj(b *testing.B) {
 	key := Key{Dataset: "zinc", Split: "train", R: 4, Encoding: EncAdj, SelfLoops: true}
 	dir := b.TempDir()
