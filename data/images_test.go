@@ -1,4 +1,4 @@
-package data
+package data_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
 )
 
 func writeFile(t *testing.T, path string, b []byte, gz bool) {
@@ -64,7 +66,7 @@ func TestIDXReaderErrors(t *testing.T) {
 	lab := filepath.Join(dir, "lab.gz")
 	writeFile(t, img, idxImages(2051, 3, 4, 5), true)
 	writeFile(t, lab, idxLabels(2049, 3), true)
-	im, err := ReadMNIST(img, lab)
+	im, err := data.ReadMNIST(img, lab)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,27 +75,27 @@ func TestIDXReaderErrors(t *testing.T) {
 	}
 
 	// wrong magic numbers: images and labels swapped
-	_, err = ReadMNIST(lab, img)
+	_, err = data.ReadMNIST(lab, img)
 	wantErr(t, err, lab, "magic number 2049", "2051")
-	_, err = ReadIDXLabels(img, 10)
+	_, err = data.ReadIDXLabels(img, 10)
 	wantErr(t, err, img, "magic number 2051", "2049")
 
 	// label file shorter than the image file
 	short := filepath.Join(dir, "short.gz")
 	writeFile(t, short, idxLabels(2049, 2), true)
-	_, err = ReadMNIST(img, short)
+	_, err = data.ReadMNIST(img, short)
 	wantErr(t, err, short, "2 labels", "3 images")
 
 	// label count in the header disagrees with the data
 	bad := idxLabels(2049, 3)
 	writeFile(t, short, bad[:len(bad)-1], true)
-	_, err = ReadIDXLabels(short, 10)
+	_, err = data.ReadIDXLabels(short, 10)
 	wantErr(t, err, short, "truncated")
 
 	// truncated image data inside a valid gzip stream
 	raw := idxImages(2051, 3, 4, 5)
 	writeFile(t, img, raw[:len(raw)-7], true)
-	_, err = ReadIDXImages(img)
+	_, err = data.ReadIDXImages(img)
 	wantErr(t, err, img, "truncated")
 
 	// truncated gzip stream
@@ -103,28 +105,28 @@ func TestIDXReaderErrors(t *testing.T) {
 	zw.Close()
 	cut := filepath.Join(dir, "cut.gz")
 	writeFile(t, cut, buf.Bytes()[:buf.Len()/2], false)
-	_, err = ReadIDXImages(cut)
+	_, err = data.ReadIDXImages(cut)
 	wantErr(t, err, cut, "truncated")
 	writeFile(t, cut, buf.Bytes()[:5], false)
-	_, err = ReadIDXImages(cut)
+	_, err = data.ReadIDXImages(cut)
 	wantErr(t, err, cut, "gzip")
 
 	// not gzip at all
 	writeFile(t, cut, raw, false)
-	_, err = ReadIDXImages(cut)
+	_, err = data.ReadIDXImages(cut)
 	wantErr(t, err, cut, "not a gzip file")
 
 	// missing file
-	_, err = ReadIDXImages(filepath.Join(dir, "nope.gz"))
+	_, err = data.ReadIDXImages(filepath.Join(dir, "nope.gz"))
 	wantErr(t, err, "nope.gz")
 }
 
 func cifarRecords(n int) []byte {
 	var b []byte
 	for i := 0; i < n; i++ {
-		rec := make([]byte, cifarRecord)
+		rec := make([]byte, data.CIFARRecord)
 		rec[0] = byte(i % 10)
-		for p := 1; p < cifarRecord; p++ {
+		for p := 1; p < data.CIFARRecord; p++ {
 			// red left half, blue right half
 			ch, pos := (p-1)/1024, (p-1)%1024
 			if (ch == 0 && pos%32 < 16) || (ch == 2 && pos%32 >= 16) {
@@ -141,14 +143,14 @@ func TestCIFAR10Reader(t *testing.T) {
 	p1, p2 := filepath.Join(dir, "a.bin"), filepath.Join(dir, "b.bin")
 	writeFile(t, p1, cifarRecords(3), false)
 	writeFile(t, p2, cifarRecords(2), false)
-	im, err := ReadCIFAR10(p1, p2)
+	im, err := data.ReadCIFAR10(p1, p2)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if im.Count != 5 || im.Channels != 3 || len(im.Pixels) != 5*3072 || im.Labels[4] != 1 {
 		t.Fatalf("read %d images, %d channels, labels %v", im.Count, im.Channels, im.Labels)
 	}
-	gs, err := SuperpixelGraphs(im, CIFAR10Superpixels())
+	gs, err := data.SuperpixelGraphs(im, data.CIFAR10Superpixels())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,12 +169,12 @@ func TestCIFAR10Reader(t *testing.T) {
 
 	raw := cifarRecords(2)
 	writeFile(t, p1, raw[:len(raw)-1], false)
-	_, err = ReadCIFAR10(p1)
+	_, err = data.ReadCIFAR10(p1)
 	wantErr(t, err, p1, "whole number")
-	raw[cifarRecord] = 12
+	raw[data.CIFARRecord] = 12
 	writeFile(t, p1, raw, false)
-	_, err = ReadCIFAR10(p1)
+	_, err = data.ReadCIFAR10(p1)
 	wantErr(t, err, p1, "label 12")
-	_, err = LoadCIFAR10Images(dir, "train")
+	_, err = data.LoadCIFAR10Images(dir, "train")
 	wantErr(t, err, "data_batch_1.bin", "cifar-10-binary")
 }

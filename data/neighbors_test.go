@@ -1,13 +1,15 @@
-package data
+package data_test
 
 import (
 	"reflect"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
 )
 
 func TestNeighborsMatchTree(t *testing.T) {
 	// depth 2: 0 → (1 → 2, 3), (4 → 5, 6)
-	n, src, dst, leaves := NeighborsMatchTree(2)
+	n, src, dst, leaves := data.NeighborsMatchTree(2)
 	if n != 7 {
 		t.Fatalf("n = %d", n)
 	}
@@ -19,8 +21,8 @@ func TestNeighborsMatchTree(t *testing.T) {
 	if !reflect.DeepEqual(leaves, []int32{2, 3, 5, 6}) {
 		t.Errorf("leaves %v", leaves)
 	}
-	for d := 1; d <= NeighborsMatchMaxDepth; d++ {
-		n, src, _, leaves := NeighborsMatchTree(d)
+	for d := 1; d <= data.NeighborsMatchMaxDepth; d++ {
+		n, src, _, leaves := data.NeighborsMatchTree(d)
 		if n != 1<<(d+1)-1 || len(src) != n-1 || len(leaves) != 1<<d {
 			t.Errorf("depth %d: %d nodes, %d edges, %d leaves", d, n, len(src), len(leaves))
 		}
@@ -32,7 +34,7 @@ func TestNeighborsMatchDataset(t *testing.T) {
 		if testing.Short() && tc.depth > 3 {
 			continue
 		}
-		train, test, err := NeighborsMatch(tc.depth, 41)
+		train, test, err := data.NeighborsMatch(tc.depth, 41)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -48,7 +50,7 @@ func TestNeighborsMatchDataset(t *testing.T) {
 		for _, g := range train {
 			trainCount[g.Label]++
 		}
-		for _, g := range append(append([]*Graph{}, train...), test...) {
+		for _, g := range append(append([]*data.Graph{}, train...), test...) {
 			allCount[g.Label]++
 			key := g.Node.Cat[0]
 			// the leaf with that key holds the label as its value
@@ -68,18 +70,18 @@ func TestNeighborsMatchDataset(t *testing.T) {
 			}
 		}
 	}
-	a, b, _ := NeighborsMatch(2, 5)
-	c, d, _ := NeighborsMatch(2, 5)
+	a, b, _ := data.NeighborsMatch(2, 5)
+	c, d, _ := data.NeighborsMatch(2, 5)
 	if !reflect.DeepEqual(a, c) || !reflect.DeepEqual(b, d) {
 		t.Error("same seed, different datasets")
 	}
-	if _, _, err := NeighborsMatch(10, 1); err == nil {
+	if _, _, err := data.NeighborsMatch(10, 1); err == nil {
 		t.Error("depth 10 accepted")
 	}
 }
 
 func TestErdosRenyi(t *testing.T) {
-	gs, err := ErdosRenyi(DefaultErdosRenyi(), 3)
+	gs, err := data.ErdosRenyi(data.DefaultErdosRenyi(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,11 +100,11 @@ func TestErdosRenyi(t *testing.T) {
 	if mean := float64(edges) / 100; mean < 104 || mean > 124 {
 		t.Errorf("mean %.1f directed edges, want about 114", mean)
 	}
-	again, _ := ErdosRenyi(DefaultErdosRenyi(), 3)
+	again, _ := data.ErdosRenyi(data.DefaultErdosRenyi(), 3)
 	if !reflect.DeepEqual(gs, again) {
 		t.Error("not deterministic")
 	}
-	if _, err := ErdosRenyi(ErdosRenyiConfig{Graphs: 1, N: 3, P: 2}, 1); err == nil {
+	if _, err := data.ErdosRenyi(data.ErdosRenyiConfig{Graphs: 1, N: 3, P: 2}, 1); err == nil {
 		t.Error("p = 2 accepted")
 	}
 }

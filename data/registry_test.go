@@ -1,13 +1,18 @@
-package data
+package data_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
+)
 
 func TestRegistry(t *testing.T) {
 	for _, tc := range []struct {
 		name, split string
 		n           int
 	}{{"neighborsmatch-2", "train", 76}, {"neighborsmatch-2", "test", 20}, {"ERDOSRENYI", "train", 100}} {
-		gs, spec, err := LoadSplit(testDataDir, tc.name, tc.split)
+		gs, spec, err := data.LoadSplit(t.TempDir(), tc.name, tc.split) // generated: no files needed
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -23,17 +28,18 @@ func TestRegistry(t *testing.T) {
 			}
 		}
 	}
+	dataDir := testdata.Dir(t)
 	for _, name := range []string{"cluster", "pattern", "mnist", "cifar10", "zinc"} {
-		if _, err := OpenSpec(testDataDir, name); err != nil {
+		if _, err := data.OpenSpec(dataDir, name); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	_, _, err := LoadSplit(testDataDir, "imagenet", "train")
+	_, _, err := data.LoadSplit(dataDir, "imagenet", "train")
 	wantErr(t, err, `unknown dataset "imagenet"`, "cluster", "neighborsmatch")
-	_, _, err = LoadSplit(testDataDir, "neighborsmatch-12", "train")
+	_, _, err = data.LoadSplit(dataDir, "neighborsmatch-12", "train")
 	wantErr(t, err, "neighborsmatch-12", "1..9")
-	_, _, err = LoadSplit(testDataDir, "neighborsmatch-3", "val")
+	_, _, err = data.LoadSplit(dataDir, "neighborsmatch-3", "val")
 	wantErr(t, err, `unknown split "val"`)
-	_, _, err = LoadSplit(t.TempDir(), "cifar10", "test")
+	_, _, err = data.LoadSplit(t.TempDir(), "cifar10", "test")
 	wantErr(t, err, "test_batch.bin", "cifar-10-binary")
 }

@@ -1,14 +1,16 @@
-package data
+package data_test
 
 import (
 	"math"
 	"reflect"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
 )
 
 // checkSymmetricSimple fails unless every edge has its reverse, there are no self-loops or
 // repeated edges, and edge features are all 1.0.
-func checkSymmetricSimple(t *testing.T, g *Graph) {
+func checkSymmetricSimple(t *testing.T, g *data.Graph) {
 	t.Helper()
 	if err := g.Validate(); err != nil {
 		t.Fatal(err)
@@ -33,7 +35,7 @@ func checkSymmetricSimple(t *testing.T, g *Graph) {
 	}
 }
 
-func meanNodesEdges(gs []*Graph) (float64, float64) {
+func meanNodesEdges(gs []*data.Graph) (float64, float64) {
 	var n, m float64
 	for _, g := range gs {
 		n += float64(g.N)
@@ -43,9 +45,9 @@ func meanNodesEdges(gs []*Graph) (float64, float64) {
 }
 
 func TestClusterStatistics(t *testing.T) {
-	c := ClusterConfig()
+	c := data.ClusterConfig()
 	c.Train = 200
-	gs, err := GenerateSBM(c, "train", 41)
+	gs, err := data.GenerateSBM(c, "train", 41)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,9 +80,9 @@ func TestClusterStatistics(t *testing.T) {
 }
 
 func TestPatternV1Statistics(t *testing.T) {
-	c := PatternV1Config()
+	c := data.PatternV1Config()
 	c.Train, c.Patterns = 200, 10
-	gs, err := GenerateSBM(c, "train", 41)
+	gs, err := data.GenerateSBM(c, "train", 41)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestPatternV1Statistics(t *testing.T) {
 		}
 	}
 	// Graphs of the same pattern instance share the pattern's features (multiset).
-	count := func(g *Graph) [3]int {
+	count := func(g *data.Graph) [3]int {
 		var c [3]int
 		for v := 0; v < g.N; v++ {
 			if g.NodeLabel[v] == 1 {
@@ -118,9 +120,9 @@ func TestPatternV1Statistics(t *testing.T) {
 }
 
 func TestPatternStatistics(t *testing.T) {
-	c := PatternConfig()
+	c := data.PatternConfig()
 	c.Train, c.Patterns = 200, 20
-	gs, err := GenerateSBM(c, "train", 41)
+	gs, err := data.GenerateSBM(c, "train", 41)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,21 +152,21 @@ func TestPatternStatistics(t *testing.T) {
 }
 
 func TestSBMDeterministic(t *testing.T) {
-	for _, c := range []SBMConfig{ClusterConfig(), PatternConfig(), PatternV1Config()} {
+	for _, c := range []data.SBMConfig{data.ClusterConfig(), data.PatternConfig(), data.PatternV1Config()} {
 		c.Val, c.Test = 8, 8
-		a, err := GenerateSBM(c, "val", 7)
+		a, err := data.GenerateSBM(c, "val", 7)
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, _ := GenerateSBM(c, "val", 7)
+		b, _ := data.GenerateSBM(c, "val", 7)
 		if !reflect.DeepEqual(a, b) {
 			t.Errorf("%s: same seed gave different graphs", c.Name)
 		}
-		d, _ := GenerateSBM(c, "val", 8)
+		d, _ := data.GenerateSBM(c, "val", 8)
 		if reflect.DeepEqual(a, d) {
 			t.Errorf("%s: different seeds gave the same graphs", c.Name)
 		}
-		e, _ := GenerateSBM(c, "test", 7)
+		e, _ := data.GenerateSBM(c, "test", 7)
 		if reflect.DeepEqual(a[0], e[0]) {
 			t.Errorf("%s: val and test share graph 0", c.Name)
 		}
@@ -172,13 +174,13 @@ func TestSBMDeterministic(t *testing.T) {
 }
 
 func TestSBMBadConfig(t *testing.T) {
-	c := ClusterConfig()
+	c := data.ClusterConfig()
 	c.P = 1.5
-	if _, err := GenerateSBM(c, "train", 1); err == nil {
+	if _, err := data.GenerateSBM(c, "train", 1); err == nil {
 		t.Error("p = 1.5 accepted")
 	}
-	c = ClusterConfig()
-	if _, err := GenerateSBM(c, "dev", 1); err == nil {
+	c = data.ClusterConfig()
+	if _, err := data.GenerateSBM(c, "dev", 1); err == nil {
 		t.Error("unknown split accepted")
 	}
 }

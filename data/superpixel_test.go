@@ -1,26 +1,27 @@
-package data
+package data_test
 
 import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
 
-const testDataDir = "../../shared/data"
-
 func TestMNISTSuperpixelStatistics(t *testing.T) {
-	dir := testDataDir
-	o := MNISTSuperpixels()
+	dir := testdata.Dir(t)
+	o := data.MNISTSuperpixels()
 	o.Limit = 500
 	if testing.Short() {
 		o.Limit = 100
 	}
-	im, err := LoadMNISTImages(dir, "test")
+	im, err := data.LoadMNISTImages(dir, "test")
 	if err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
-	gs, err := SuperpixelGraphs(im, o)
+	gs, err := data.SuperpixelGraphs(im, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func TestMNISTSuperpixelStatistics(t *testing.T) {
 
 func TestKNNGraphSmall(t *testing.T) {
 	coord := []float64{0, 0, 0, 1, 1, 0, 1, 1}
-	src, dst, w := KNNGraph(coord, 4, 8)
+	src, dst, w := data.KNNGraph(coord, 4, 8)
 	if len(src) != 12 || len(dst) != 12 {
 		t.Fatalf("%d edges, want 12 (complete graph)", len(src))
 	}
@@ -87,18 +88,19 @@ func TestMNISTSplits(t *testing.T) {
 	if testing.Short() {
 		t.Skip("reads 60000 images")
 	}
-	val, err := LoadMNISTImages(testDataDir, "val")
+	dataDir := testdata.Dir(t)
+	val, err := data.LoadMNISTImages(dataDir, "val")
 	if err != nil {
 		t.Fatal(err)
 	}
-	train, err := LoadMNISTImages(testDataDir, "train")
+	train, err := data.LoadMNISTImages(dataDir, "train")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if val.Count != 5000 || train.Count != 55000 {
 		t.Errorf("val %d, train %d", val.Count, train.Count)
 	}
-	if _, err := LoadMNISTImages(filepath.Join(testDataDir), "dev"); err == nil {
+	if _, err := data.LoadMNISTImages(filepath.Join(dataDir), "dev"); err == nil {
 		t.Error("unknown split accepted")
 	}
 }
@@ -107,14 +109,15 @@ func TestMNISTSplits(t *testing.T) {
 //
 //	go test ./data -run '^$' -bench MNISTSuperpixels
 func BenchmarkMNISTSuperpixels(b *testing.B) {
-	im, err := LoadMNISTImages(testDataDir, "test")
+	dataDir := testdata.Dir(b)
+	im, err := data.LoadMNISTImages(dataDir, "test")
 	if err != nil {
 		b.Fatal(err)
 	}
-	o := MNISTSuperpixels()
+	o := data.MNISTSuperpixels()
 	i := 0
 	for b.Loop() {
-		feat, n, err := Superpixels(im, i%im.Count, o)
+		feat, n, err := data.Superpixels(im, i%im.Count, o)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -122,7 +125,7 @@ func BenchmarkMNISTSuperpixels(b *testing.B) {
 		for s := 0; s < n; s++ {
 			coord[2*s], coord[2*s+1] = float64(feat[3*s+1]), float64(feat[3*s+2])
 		}
-		KNNGraph(coord, n, o.K)
+		data.KNNGraph(coord, n, o.K)
 		i++
 	}
 }

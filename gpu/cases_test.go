@@ -7,16 +7,16 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/data/cache"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/prep"
 )
 
 // modelCase is one network on one dataset kind and encoding, from a resolved config.
 type modelCase struct {
 	name  string
 	spec  *data.Spec
-	key   cache.Key
+	key   prep.Key
 	io    nn.IO
 	build nn.BuildFunc
 }
@@ -97,10 +97,10 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 	}
 	enc := e.enc
 	if enc == "none" {
-		enc = cache.EncNone
+		enc = prep.EncNone
 	}
-	key := cache.Key{Dataset: e.dataset, Split: "train", R: e.r, Encoding: enc, CLS: e.cls, SelfLoops: true}
-	if enc == cache.EncLap {
+	key := prep.Key{Dataset: e.dataset, Split: "train", R: e.r, Encoding: enc, CLS: e.cls, SelfLoops: true}
+	if enc == prep.EncLap {
 		key.Q = 2
 	}
 	return modelCase{name: fmt.Sprintf("%s-%s-r%d-cls%t/%s/%s", e.dataset, e.enc, e.r, e.cls, r.Model.Name, r.Model.Norm),
@@ -108,10 +108,10 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 }
 
 // synthetic returns k random connected graphs shaped like spec's, preprocessed as key says.
-func synthetic(t testing.TB, spec *data.Spec, key cache.Key, k int, seed uint64) []*data.Graph {
+func synthetic(t testing.TB, spec *data.Spec, key prep.Key, k int, seed uint64) []*data.Graph {
 	t.Helper()
 	gs := testgraphs.Synthetic(spec, k, seed)
-	out, err := cache.Build(gs, spec, key, 1)
+	out, err := prep.Build(gs, spec, key, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

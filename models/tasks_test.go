@@ -6,8 +6,8 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/data/cache"
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
+	"github.com/rewiregnn/rewiregnn/prep"
 )
 
 // TestEveryTask checks, for every task kind, feature kind and encoding, each model's gradient
@@ -44,8 +44,8 @@ func TestEveryTask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := cache.Key{Dataset: c.dataset, Split: "train", R: c.enc.R, Encoding: cacheEnc(c.enc.Name), CLS: c.enc.CLS, Q: c.enc.Q, SelfLoops: true}
-		gs, err := cache.Build(testgraphs.Synthetic(spec, 3, 5), spec, key, 1)
+		key := prep.Key{Dataset: c.dataset, Split: "train", R: c.enc.R, Encoding: cacheEnc(c.enc.Name), CLS: c.enc.CLS, Q: c.enc.Q, SelfLoops: true}
+		gs, err := prep.Build(testgraphs.Synthetic(spec, 3, 5), spec, key, 1)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -69,7 +69,7 @@ func TestEveryTask(t *testing.T) {
 // cacheEnc maps an encoding name to the cache's.
 func cacheEnc(name string) string {
 	if name == "none" {
-		return cache.EncNone
+		return prep.EncNone
 	}
 	return name
 }

@@ -137,17 +137,25 @@ func denseSmallest(a []float64, n, k int, vals, vecs []float64) error {
 	return nil
 }
 
-// FlipSigns multiplies every column of the n×q encoding pe by an independent random sign
-// (+1 or −1 with probability ½), the same sign for all nodes: the training-time augmentation of
-// the spectral encoding, applied once per batch. It returns the signs it used.
-func FlipSigns(pe []float32, q int, rng *rand.Rand) []float32 {
-	signs := make([]float32, q)
+// DrawSigns sets each entry of signs to an independent random sign, +1 or −1 with probability
+// ½, consuming one rng.IntN(2) per entry in order: the training-time augmentation of the
+// spectral encoding, one sign per column for all nodes of a batch, drawn afresh for every
+// training batch (never at evaluation). Training draws them from the run's seeded generator,
+// whose state its checkpoints keep, so a run's flips are reproducible and survive a resume.
+func DrawSigns(signs []float32, rng *rand.Rand) {
 	for j := range signs {
 		signs[j] = 1
 		if rng.IntN(2) == 0 {
 			signs[j] = -1
 		}
 	}
+}
+
+// FlipSigns multiplies every column of the n×q encoding pe by an independent random sign drawn
+// as DrawSigns does, the same sign for all nodes, and returns the signs it used.
+func FlipSigns(pe []float32, q int, rng *rand.Rand) []float32 {
+	signs := make([]float32, q)
+	DrawSigns(signs, rng)
 	ApplySigns(pe, signs)
 	return signs
 }

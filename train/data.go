@@ -6,7 +6,7 @@ import (
 	"slices"
 
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/data/cache"
+	"github.com/rewiregnn/rewiregnn/prep"
 )
 
 // loadData loads and preprocesses the splits (through the cache when one is configured),
@@ -28,21 +28,21 @@ func (r *run) loadData() error {
 		}
 		enc := d.Encoding
 		if enc == "" {
-			enc = cache.EncNone
+			enc = prep.EncNone
 		}
-		key := cache.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops}
-		if enc == cache.EncLap {
+		key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops}
+		if enc == prep.EncLap {
 			key.Q = d.Q
 		}
 		if d.Cache != "" {
-			gs, _, err := cache.LoadDataset(d.Cache, dir, key, r.o.Workers)
+			gs, _, err := prep.LoadDataset(d.Cache, dir, key, r.o.Workers)
 			return r.subset(gs), err
 		}
 		raw, spec, err := data.LoadSplit(dir, d.Name, split)
 		if err != nil {
 			return nil, err
 		}
-		return cache.Build(r.subset(raw), spec, key, r.o.Workers)
+		return prep.Build(r.subset(raw), spec, key, r.o.Workers)
 	}
 	if r.train, err = load("train"); err != nil {
 		return err

@@ -18,6 +18,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/posenc"
 	"gorgonia.org/tensor"
 )
 
@@ -305,12 +306,7 @@ func (r *run) trainBatch(b int) (*data.Batch, error) {
 		if r.tr.LapSign == nil {
 			r.tr.LapSign = make([]float32, r.io.LapQ)
 		}
-		for j := range r.tr.LapSign {
-			r.tr.LapSign[j] = 1
-			if r.rng.IntN(2) == 0 {
-				r.tr.LapSign[j] = -1
-			}
-		}
+		posenc.DrawSigns(r.tr.LapSign, r.rng)
 	}
 	return bt, nil
 }

@@ -32,10 +32,10 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/data/cache"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/prep"
 	"gorgonia.org/tensor"
 )
 
@@ -383,13 +383,13 @@ func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
 // trainingGraphs returns the preprocessed training graphs of a setting: ZINC's training split
 // from the data folder, or synthetic CIFAR10-sized superpixel graphs.
 func trainingGraphs(s setting, cfg *config.Run, o options) ([]*data.Graph, *data.Spec, error) {
-	key := cache.Key{Dataset: cfg.Dataset.Name, Split: "train", R: s.R, Encoding: cache.EncAdj, CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
+	key := prep.Key{Dataset: cfg.Dataset.Name, Split: "train", R: s.R, Encoding: prep.EncAdj, CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
 	if s.Suite == "superpixel" {
 		spec, err := data.OpenSpec("", "cifar10")
 		if err != nil {
 			return nil, nil, err
 		}
-		gs, err := cache.Build(SyntheticSuperpixels(o.distinct, o.seed), spec, key, o.workers)
+		gs, err := prep.Build(SyntheticSuperpixels(o.distinct, o.seed), spec, key, o.workers)
 		return gs, spec, err
 	}
 	dir, err := data.ResolveDataDir(o.dataDir)
@@ -406,7 +406,7 @@ func trainingGraphs(s setting, cfg *config.Run, o options) ([]*data.Graph, *data
 	if len(raw) == 0 {
 		return nil, nil, errors.New("zinc: no training graphs")
 	}
-	gs, err := cache.Build(raw, spec, key, o.workers)
+	gs, err := prep.Build(raw, spec, key, o.workers)
 	return gs, spec, err
 }
 

@@ -5,21 +5,16 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
 )
-
-// DataDir is the shared data folder seen from a package two levels below the module root.
-const DataDir = "../../../shared/data"
 
 // ZINC loads the first n molecules of the ZINC test split, skipping the test if the data
 // folder is missing.
 func ZINC(t testing.TB, n int) []*data.Graph {
 	t.Helper()
-	gs, _, err := data.LoadSplit(DataDir, "zinc", "test")
-	if err != nil {
-		t.Skipf("ZINC not available: %v", err)
-	}
+	gs, _ := testdata.Load(t, "zinc", "test")
 	return gs[:min(n, len(gs))]
 }
 

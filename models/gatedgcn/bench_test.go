@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/rewire"
 	"gorgonia.org/tensor"
@@ -14,16 +15,14 @@ import (
 // adjacency-power encoding.
 func rewired(b testing.TB, n, r int) ([]*data.Graph, *data.Spec) {
 	b.Helper()
-	gs, spec, err := data.LoadSplit(dataDir, "zinc", "test")
-	if err != nil {
-		b.Skipf("ZINC not available: %v", err)
-	}
+	gs, spec := testdata.Load(b, "zinc", "test")
 	gs = gs[:min(n, len(gs))]
 	opt := rewire.Defaults(spec, r)
 	opt.CLS = true
 	var rw rewire.Rewirer
 	out := make([]*data.Graph, len(gs))
 	for i, g := range gs {
+		var err error
 		if out[i], err = rw.Rewire(g, opt); err != nil {
 			b.Fatal(err)
 		}

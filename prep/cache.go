@@ -1,6 +1,7 @@
-// Package cache preprocesses datasets for training — rewiring (rewire), positional encodings
-// (posenc), CLS node — once, in parallel, and keeps the result on disk in a compact checksummed
-// binary file, so that later runs load it instead of recomputing it.
+// Package prep is the preprocessing stage between the datasets (data) and training: it
+// rewires (rewire), adds positional encodings (posenc) and a CLS node to a split, once, in
+// parallel, and keeps the result on disk in a compact checksummed binary file, so that later
+// runs load it instead of recomputing it.
 //
 // A cache file is identified by its Key (dataset, split, radius, encoding, CLS, q, self-loops,
 // generation seed) and carries the full key, the file-format version and the preprocessing
@@ -8,7 +9,7 @@
 // any check is rebuilt. Writes go to a temporary file renamed into place, so a crash never
 // leaves a half-written cache under the final name. The same inputs give byte-identical files
 // regardless of the number of workers.
-package cache
+package prep
 
 import (
 	"errors"

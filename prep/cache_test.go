@@ -1,4 +1,4 @@
-package cache
+package prep
 
 import (
 	"bytes"
@@ -8,12 +8,12 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
-
-const dataDir = "../../../shared/data"
 
 // smallSource returns a source of the first n graphs of a split, counting its calls.
 func smallSource(t testing.TB, name, split string, n int, calls *int) Source {
+	dataDir := testdata.Dir(t)
 	return func() ([]*data.Graph, *data.Spec, error) {
 		*calls++
 		gs, spec, err := data.LoadSplit(dataDir, name, split)
@@ -154,7 +154,7 @@ func TestByteIdentical(t *testing.T) {
 			c := data.ClusterConfig()
 			c.Val = 12
 			gs, err := data.GenerateSBM(c, "val", key.Seed)
-			spec, _ := data.OpenSpec(dataDir, "cluster")
+			spec, _ := data.OpenSpec("", "cluster") // generated: needs no data folder
 			return gs, spec, err
 		}
 		if _, _, err := Load(dir, key, src, workers); err != nil {
@@ -176,6 +176,7 @@ func TestByteIdentical(t *testing.T) {
 func TestRawMNISTCachedOnce(t *testing.T) {
 	// A small MNIST-like image set through the raw cache: the segmentation runs once for two
 	// rewired variants.
+	dataDir := testdata.Dir(t)
 	dir := t.TempDir()
 	calls := 0
 	raw := Key{Dataset: "mnist", Split: "test", Encoding: EncRaw}
@@ -230,7 +231,7 @@ func TestKeyErrors(t *testing.T) {
 	if _, err := Decode([]byte("RWGCACHE\x01\x00\x00\x00garbage"), Key{}); err == nil {
 		t.Error("garbage decoded")
 	}
-	_, _, err := LoadDataset(t.TempDir(), dataDir, Key{Dataset: "nosuch", Split: "train", R: 1, Encoding: EncAdj}, 1)
+	_, _, err := LoadDataset(t.TempDir(), t.TempDir(), Key{Dataset: "nosuch", Split: "train", R: 1, Encoding: EncAdj}, 1)
 	if err == nil || !strings.Contains(err.Error(), `unknown dataset "nosuch"`) {
 		t.Errorf("unknown dataset: %v", err)
 	}
@@ -240,8 +241,9 @@ func TestKeyErrors(t *testing.T) {
 // encoding (cold: load the JSON Lines file, rewire, encode, write the cache) with reading it
 // back from the cache (warm).
 //
-//	go test ./data/cache -run '^$' -bench ZincR4Adj -benchtime 3x
+//	go test ./prep -run '^$' -bench ZincR4Adj -benchtime 3x
 func BenchmarkZincR4Adj(b *testing.B) {
+	dataDir := testdata.Dir(b)
 	key := Key{Dataset: "zinc", Split: "train", R: 4, Encoding: EncAdj, SelfLoops: true}
 	dir := b.TempDir()
 	b.Run("cold", func(b *testing.B) {

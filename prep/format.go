@@ -1,4 +1,4 @@
-package cache
+package prep
 
 import (
 	"encoding/binary"
