@@ -1,0 +1,79 @@
+package runfiles
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Epoch is one line of metrics.jsonl.
+type Epoch struct {
+	Epoch       int     `json:"epoch"` // 0-based
+	LR          float64 `json:"lr"`    // learning rate used during this epoch
+	TrainLoss   float64 `json:"train_loss"`
+	TrainMetric float64 `json:"train_metric"`
+	ValLoss     float64 `json:"val_loss"`
+	ValMetric   float64 `json:"val_metric"`
+	TestMetric  float64 `json:"test_metric"`
+	Seconds     float64 `json:"seconds"`         // training part of the epoch (evaluation excluded)
+	EvalSeconds float64 `json:"eval_seconds"`    // evaluation of val and test
+	Elapsed     float64 `json:"elapsed_seconds"` // wall time since the run started (preprocessing included)
+}
+
+// Result is result.json: the final metrics of a finished run.
+type Result struct {
+	Name     string `json:"name"`
+	Dataset  string `json:"dataset"`
+	Model    string `json:"model"`
+	Encoding string `json:"encoding"`
+	CLS      bool   `json:"cls"`
+	R        int    `json:"r"`
+	Seed     int64  `json:"seed"`
+
+	Metric      string  `json:"metric"` // mae | accuracy | weighted_accuracy
+	TestMetric  float64 `json:"test_metric"`
+	ValMetric   float64 `json:"val_metric"`
+	TrainMetric float64 `json:"train_metric"` // final evaluation of the training split in eval mode
+	// Whole-split balanced accuracies (SBM datasets only), beside the per-batch definition.
+	TestBalanced  *float64 `json:"test_balanced_accuracy,omitempty"`
+	ValBalanced   *float64 `json:"val_balanced_accuracy,omitempty"`
+	TrainBalanced *float64 `json:"train_balanced_accuracy,omitempty"`
+
+	Epochs          int     `json:"epochs"`
+	SecondsPerEpoch float64 `json:"seconds_per_epoch"` // mean wall time of the training part of an epoch
+	TotalSeconds    float64 `json:"total_seconds"`     // whole run, preprocessing included
+	PreprocessSecs  float64 `json:"preprocess_seconds"`
+	TrainGraphs     int     `json:"train_graphs"`
+	Params          int     `json:"params"`
+	Device          string  `json:"device"`
+	StoppedBy       string  `json:"stopped_by"` // min_lr | max_time | max_epochs | nan | signal
+	FinalLR         float64 `json:"final_lr"`
+	Resumed         int     `json:"resumed"` // times the run was resumed from a checkpoint
+	// TestSplit names the split test_metric was measured on when the dataset has no test
+	// split ("train" for the Erdős–Rényi task); empty for the test split.
+	TestSplit string `json:"test_split,omitempty"`
+}
+
+// Check verifies the fields of a result that reports rely on.
+func Check(r *Result) error {
+	switch {
+	case r.Name == "":
+		return errors.New(`key "name" is missing or empty`)
+	case r.Dataset == "":
+		return errors.New(`key "dataset" is missing or empty`)
+	case r.Model == "":
+		return errors.New(`key "model" is missing or empty`)
+	case r.R < 1:
+		return fmt.Errorf(`key "r" is %d, want ≥ 1`, r.R)
+	case r.Epochs < 1:
+		return fmt.Errorf(`key "epochs" is %d, want ≥ 1`, r.Epochs)
+	}
+	if !KnownMetric(r.Metric) {
+		return fmt.Errorf(`key "metric" is %q, want %s, %s or %s`, r.Metric, MetricMAE, MetricAccuracy, MetricWeightedAcc)
+	}
+	switch r.StoppedBy {
+	case StopMinLR, StopMaxTime, StopMaxEpochs, StopNaN, StopSignal:
+	default:
+		return fmt.Errorf(`key "stopped_by" is %q, want one of min_lr, max_time, max_epochs, nan, signal`, r.StoppedBy)
+	}
+	return nil
+}
