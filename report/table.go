@@ -1,6 +1,8 @@
-// Package report lays aggregated runs (package results) out like the paper's tables — rows r,
-// columns model-encoding[-cls], a density column — with the paper's published number beside each
-// of ours, as Markdown and LaTeX, and draws the plots (plot.go).
+// Package report is the reporting tree: report/results collects finished runs and aggregates
+// them over seeds, report/paper holds the paper's published tables, and report itself lays the
+// aggregated runs out like the paper's tables — rows r, columns model-encoding[-cls], a density
+// column — with the paper's published number beside each of ours, as Markdown and LaTeX, and
+// draws the plots (plot.go).
 package report
 
 import (
