@@ -3,13 +3,14 @@ package config
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // RunName is Name, or when Name is empty the name derived from the setting:
@@ -111,38 +112,11 @@ func WriteFile(path string, r *Run) error {
 	return WriteFileAtomic(path, data)
 }
 
-// WriteFileAtomic writes data to path through a temporary file in the same folder, synced and
-// renamed over path, so that a reader sees the old file or the new one, never part of one.
-// The folder is created if needed.
-func WriteFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// WriteFileAtomic writes data to path with runfiles.WriteAtomic, so that a reader sees the old
+// file or the new one, never part of one. The folder is created if needed.
+func WriteFileAtomic(path string, data []byte) error {
+	if err := runfiles.WriteAtomic(path, data, 0o644); err != nil {
 		return fmt.Errorf("config: %w", err)
-	}
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("config: %w", err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return fmt.Errorf("config: writing %s: %w", path, err)
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return fmt.Errorf("config: writing %s: %w", path, err)
-	}
-	if err = tmp.Sync(); err != nil {
-		return fmt.Errorf("config: writing %s: %w", path, err)
-	}
-	if err = tmp.Close(); err != nil {
-		return fmt.Errorf("config: writing %s: %w", path, err)
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("config: writing %s: %w", path, err)
 	}
 	return nil
 }

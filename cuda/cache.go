@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // EnvKernelCache overrides the kernel cache folder; "off" disables the cache.
@@ -99,13 +101,6 @@ func (c KernelCache) Store(key string, payload []byte) error {
 		return nil
 	}
 	p := c.path(key)
-	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-		return fmt.Errorf("cuda: kernel cache: %w", err)
-	}
-	f, err := os.CreateTemp(filepath.Dir(p), key+".tmp*")
-	if err != nil {
-		return fmt.Errorf("cuda: kernel cache: %w", err)
-	}
 	sum := sha256.Sum256(payload)
 	var n [8]byte
 	binary.LittleEndian.PutUint64(n[:], uint64(len(payload)))
@@ -114,14 +109,7 @@ func (c KernelCache) Store(key string, payload []byte) error {
 	buf.Write(sum[:])
 	buf.Write(n[:])
 	buf.Write(payload)
-	_, werr := f.Write(buf.Bytes())
-	cerr := f.Close()
-	if err := errors.Join(werr, cerr); err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("cuda: kernel cache: %s: %w", f.Name(), err)
-	}
-	if err := os.Rename(f.Name(), p); err != nil {
-		os.Remove(f.Name())
+	if err := runfiles.WriteAtomic(p, buf.Bytes(), 0o600); err != nil {
 		return fmt.Errorf("cuda: kernel cache: %w", err)
 	}
 	return nil

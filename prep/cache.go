@@ -23,6 +23,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/rewire"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // PreprocessVersion is bumped whenever rewiring, the encodings or their conventions change in a
@@ -232,28 +233,8 @@ func WriteFile(path string, key Key, gs []*data.Graph) error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := runfiles.WriteAtomic(path, buf, 0o600); err != nil {
 		return fmt.Errorf("cache: %w", err)
-	}
-	f, err := os.CreateTemp(dir, ".tmp-"+filepath.Base(path)+"-*")
-	if err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	tmp := f.Name()
-	_, err = f.Write(buf)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp, path)
-	}
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("cache: writing %s: %w", path, err)
 	}
 	return nil
 }

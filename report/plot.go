@@ -15,9 +15,8 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/rewiregnn/rewiregnn/internal/atomicfile"
-	"github.com/rewiregnn/rewiregnn/results"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/report/results"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // panel size of every plot
@@ -40,7 +39,7 @@ func savePanels(path string, plots []*plot.Plot) error {
 	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return atomicfile.Write(path, buf.Bytes(), 0o644)
+	return runfiles.WriteAtomic(path, buf.Bytes(), 0o644)
 }
 
 // rAxis puts a tick at every r of the table and spans them all.
@@ -112,7 +111,7 @@ func PlotMetric(t *Table, path string) error {
 		p.Title.Text = fmt.Sprintf("%s %s", DatasetTitle(t.Dataset), modelTitle(m))
 		p.X.Label.Text = "r"
 		p.Y.Label.Text = MetricTitle(t.Metric)
-		p.Legend.Top = results.LowerIsBetter(t.Metric)
+		p.Legend.Top = runfiles.LowerIsBetter(t.Metric)
 		p.Add(plotter.NewGrid())
 		rAxis(p, t.Rows)
 		for _, c := range t.Columns {
@@ -268,14 +267,14 @@ func PlotCurves(dataset, metric, setting string, groups []*results.Group, path s
 	met.Title.Text = fmt.Sprintf("%s %s: validation metric", DatasetTitle(dataset), setting)
 	met.X.Label.Text = "epoch"
 	met.Y.Label.Text = "val " + strings.TrimPrefix(MetricTitle(metric), "test ")
-	met.Legend.Top = !results.LowerIsBetter(metric)
+	met.Legend.Top = !runfiles.LowerIsBetter(metric)
 	loss.Legend.Top = true
 	loss.Add(plotter.NewGrid())
 	met.Add(plotter.NewGrid())
 	sort.Slice(groups, func(i, j int) bool { return groups[i].R < groups[j].R })
 	lines := 0
 	for i, g := range groups {
-		var hist [][]train.Epoch
+		var hist [][]runfiles.Epoch
 		for _, r := range g.Runs {
 			e, err := r.Epochs()
 			if err != nil {

@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/results"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/report/results"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 func TestPlots(t *testing.T) {
@@ -20,13 +20,13 @@ func TestPlots(t *testing.T) {
 		res := r.Result
 		r.Dir = filepath.Join(dir, "runs", fmt.Sprintf("%s-%v-r%d", res.Encoding, res.CLS, res.R), fmt.Sprintf("seed%d", res.Seed))
 		os.MkdirAll(r.Dir, 0o755)
-		f, err := os.Create(filepath.Join(r.Dir, train.MetricsFile))
+		f, err := os.Create(filepath.Join(r.Dir, runfiles.MetricsFile))
 		if err != nil {
 			t.Fatal(err)
 		}
 		enc := json.NewEncoder(f)
 		for ep := 0; ep < 20+int(res.Seed%7); ep++ {
-			enc.Encode(train.Epoch{Epoch: ep, ValLoss: 1 / float64(ep+1) * float64(res.R), ValMetric: res.TestMetric + 1/float64(ep+1)})
+			enc.Encode(runfiles.Epoch{Epoch: ep, ValLoss: 1 / float64(ep+1) * float64(res.R), ValMetric: res.TestMetric + 1/float64(ep+1)})
 		}
 		f.Close()
 	}
@@ -53,7 +53,7 @@ func TestPlots(t *testing.T) {
 			cls = append(cls, g)
 		}
 	}
-	if err := PlotCurves("zinc", train.MetricMAE, "gcn-adj-cls", cls, curves); err != nil {
+	if err := PlotCurves("zinc", runfiles.MetricMAE, "gcn-adj-cls", cls, curves); err != nil {
 		t.Fatal(err)
 	}
 	for _, p := range []string{metric, timep, curves} {

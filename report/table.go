@@ -1,6 +1,8 @@
-// Package report lays aggregated runs (package results) out like the paper's tables — rows r,
-// columns model-encoding[-cls], a density column — with the paper's published number beside each
-// of ours, as Markdown and LaTeX, and draws the plots (plot.go).
+// Package report is the reporting tree: report/results collects finished runs and aggregates
+// them over seeds, report/paper holds the paper's published tables, and report itself lays the
+// aggregated runs out like the paper's tables — rows r, columns model-encoding[-cls], a density
+// column — with the paper's published number beside each of ours, as Markdown and LaTeX, and
+// draws the plots (plot.go).
 package report
 
 import (
@@ -10,9 +12,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/rewiregnn/rewiregnn/paper"
-	"github.com/rewiregnn/rewiregnn/results"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/report/paper"
+	"github.com/rewiregnn/rewiregnn/report/results"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // DatasetTitle is the paper's spelling of a dataset name.
@@ -27,11 +29,11 @@ func DatasetTitle(d string) string {
 // MetricTitle names a metric for captions and axes.
 func MetricTitle(m string) string {
 	switch m {
-	case train.MetricMAE:
+	case runfiles.MetricMAE:
 		return "test MAE (lower is better)"
-	case train.MetricAccuracy:
+	case runfiles.MetricAccuracy:
 		return "test accuracy % (higher is better)"
-	case train.MetricWeightedAcc:
+	case runfiles.MetricWeightedAcc:
 		return "test weighted accuracy % (higher is better)"
 	}
 	return "test " + m
@@ -114,7 +116,7 @@ func Build(id string, groups []*results.Group, pt *paper.Table, density map[int]
 				continue
 			}
 			v := g.Test.Mean
-			if !found || (results.LowerIsBetter(t.Metric) && v < bestV) || (!results.LowerIsBetter(t.Metric) && v > bestV) {
+			if !found || (runfiles.LowerIsBetter(t.Metric) && v < bestV) || (!runfiles.LowerIsBetter(t.Metric) && v > bestV) {
 				bestR, bestV, found = r, v, true
 			}
 		}
@@ -455,8 +457,8 @@ func (s *Summary) Markdown() string {
 			if g.Dataset != c || g.Table != "table:"+c || math.IsNaN(g.Test.Mean) {
 				continue
 			}
-			if best == nil || (results.LowerIsBetter(g.Metric) && g.Test.Mean < best.Test.Mean) ||
-				(!results.LowerIsBetter(g.Metric) && g.Test.Mean > best.Test.Mean) {
+			if best == nil || (runfiles.LowerIsBetter(g.Metric) && g.Test.Mean < best.Test.Mean) ||
+				(!runfiles.LowerIsBetter(g.Metric) && g.Test.Mean > best.Test.Mean) {
 				best = g
 			}
 		}

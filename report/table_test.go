@@ -7,9 +7,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/paper"
-	"github.com/rewiregnn/rewiregnn/results"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/report/paper"
+	"github.com/rewiregnn/rewiregnn/report/results"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files")
@@ -19,10 +19,10 @@ func zincRuns() []*results.Run {
 	var runs []*results.Run
 	add := func(model, enc string, cls bool, r int, stop string, seedsTests map[int64]float64) {
 		for seed, v := range seedsTests {
-			res := &train.Result{Name: "zinc-" + model + "-" + enc, Dataset: "zinc", Model: model, Encoding: enc,
-				CLS: cls, R: r, Seed: seed, Metric: train.MetricMAE, TestMetric: v, ValMetric: v + 0.02,
+			res := &runfiles.Result{Name: "zinc-" + model + "-" + enc, Dataset: "zinc", Model: model, Encoding: enc,
+				CLS: cls, R: r, Seed: seed, Metric: runfiles.MetricMAE, TestMetric: v, ValMetric: v + 0.02,
 				TrainMetric: v / 2, Epochs: 200, SecondsPerEpoch: 1.5 * float64(r), TotalSeconds: 7200,
-				Params: 101000, Device: "cuda", StoppedBy: train.StopMinLR}
+				Params: 101000, Device: "cuda", StoppedBy: runfiles.StopMinLR}
 			if stop != "" && seed == 41 {
 				res.StoppedBy = stop
 			}
@@ -32,7 +32,7 @@ func zincRuns() []*results.Run {
 	four := func(a, b, c, d float64) map[int64]float64 { return map[int64]float64{41: a, 95: b, 12: c, 35: d} }
 	add("gatedgcn", "adj", true, 1, "", four(0.28, 0.29, 0.30, 0.27)) // mean .285, std .01118
 	add("gatedgcn", "adj", true, 2, "", four(0.20, 0.20, 0.19, 0.21)) // .200, .00707
-	add("gatedgcn", "adj", false, 1, train.StopMaxTime, four(0.33, 0.33, 0.33, 0.33))
+	add("gatedgcn", "adj", false, 1, runfiles.StopMaxTime, four(0.33, 0.33, 0.33, 0.33))
 	add("transformer", "adj", false, 2, "", map[int64]float64{41: 0.30, 95: 0.28}) // 2 of 4 seeds
 	add("gatedgcn", "none", false, 1, "", four(0.6, 0.6, 0.6, 0.6))                // a setting the paper lacks
 	return runs
@@ -109,7 +109,7 @@ func TestZincMarkdownGolden(t *testing.T) {
 
 func TestBuildRejectsMixedMetrics(t *testing.T) {
 	runs := zincRuns()
-	runs[0].Result.Metric = train.MetricAccuracy
+	runs[0].Result.Metric = runfiles.MetricAccuracy
 	runs[0].Result.Encoding = "lp"
 	groups, err := results.Aggregate(runs, results.Options{})
 	if err != nil {

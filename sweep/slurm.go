@@ -11,8 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rewiregnn/rewiregnn/internal/atomicfile"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // Slurm describes the array job written for a plan.
@@ -151,7 +150,7 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 		fmt.Fprintf(&list, "%s\t%d\t%s\n", j.ConfigPath, j.Seed, j.Dir)
 	}
 	listPath := filepath.Join(dir, SlurmList)
-	if err := atomicfile.Write(listPath, list.Bytes(), 0o644); err != nil {
+	if err := runfiles.WriteAtomic(listPath, list.Bytes(), 0o644); err != nil {
 		return "", 0, err
 	}
 	name := s.JobName
@@ -210,9 +209,9 @@ echo "task $SLURM_ARRAY_TASK_ID on $(hostname): $TRAIN ${args[*]}"
 echo "==== $(date -Iseconds) $TRAIN ${args[*]} (slurm job ${SLURM_ARRAY_JOB_ID:-?}_$SLURM_ARRAY_TASK_ID)" >>"$dir/%s"
 "$TRAIN" "${args[@]}" 2>&1 | tee -a "$dir/%s"
 `, p.Grid, len(todo), shellWord(listPath), shellWord(bin),
-		train.ResultFile, train.ResultFile, train.ResultFile, train.CheckpointFile, LogFile, LogFile)
+		runfiles.ResultFile, runfiles.ResultFile, runfiles.ResultFile, runfiles.CheckpointFile, LogFile, LogFile)
 	script = filepath.Join(dir, SlurmScript)
-	if err := atomicfile.Write(script, []byte(b.String()), 0o755); err != nil {
+	if err := runfiles.WriteAtomic(script, []byte(b.String()), 0o755); err != nil {
 		return "", 0, err
 	}
 	return script, len(todo), nil

@@ -10,8 +10,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
-	"github.com/rewiregnn/rewiregnn/results"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 func TestSlurmTime(t *testing.T) {
@@ -39,7 +38,7 @@ func finishJob(t *testing.T, j Job) {
 	t.Helper()
 	os.MkdirAll(j.Dir, 0o755)
 	b := fmt.Sprintf(`{"name":%q,"dataset":"zinc","model":"gatedgcn","r":1,"seed":%d,"metric":"mae","epochs":3,"stopped_by":"min_lr"}`, j.Name, j.Seed)
-	if err := os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(b), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(j.Dir, runfiles.ResultFile), []byte(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -274,7 +273,7 @@ func TestSlurmRoundTrip(t *testing.T) {
 	if c, f := strings.Count(info, "JobState=COMPLETED"), strings.Count(info, "JobState=FAILED"); c != 5 || f != 1 {
 		t.Fatalf("first array: %d completed, %d failed, want 5 and 1:\n%s", c, f, info)
 	}
-	if _, err := os.Stat(filepath.Join(RunDir(out, "b", 95), train.CheckpointFile)); err != nil {
+	if _, err := os.Stat(filepath.Join(RunDir(out, "b", 95), runfiles.CheckpointFile)); err != nil {
 		t.Fatalf("the failed task left no checkpoint: %v", err)
 	}
 	info = submitAndWait(1)
@@ -282,7 +281,7 @@ func TestSlurmRoundTrip(t *testing.T) {
 		t.Fatalf("second array:\n%s", info)
 	}
 	for _, j := range plan.Jobs {
-		res, err := results.ReadResult(filepath.Join(j.Dir, train.ResultFile))
+		res, err := runfiles.ReadResult(filepath.Join(j.Dir, runfiles.ResultFile))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,8 +20,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
-	"github.com/rewiregnn/rewiregnn/results"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // Job is one training run of one seed.
@@ -125,20 +124,20 @@ func (s State) String() string {
 // Diverged: rerunning the same seed would diverge again, so the sweep reports it instead (delete
 // its result.json to force a rerun).
 func Inspect(j Job) (st State, note string) {
-	res, err := results.ReadResult(filepath.Join(j.Dir, train.ResultFile))
+	res, err := runfiles.ReadResult(filepath.Join(j.Dir, runfiles.ResultFile))
 	switch {
 	case err == nil && res.Seed != j.Seed:
-		note = fmt.Sprintf("%s is of seed %d", filepath.Join(j.Dir, train.ResultFile), res.Seed)
-	case err == nil && res.StoppedBy == train.StopNaN:
-		return Diverged, fmt.Sprintf("stopped on a non-finite loss after %d epochs (delete %s to run it again)", res.Epochs, filepath.Join(j.Dir, train.ResultFile))
-	case err == nil && !train.Finished(res.StoppedBy):
+		note = fmt.Sprintf("%s is of seed %d", filepath.Join(j.Dir, runfiles.ResultFile), res.Seed)
+	case err == nil && res.StoppedBy == runfiles.StopNaN:
+		return Diverged, fmt.Sprintf("stopped on a non-finite loss after %d epochs (delete %s to run it again)", res.Epochs, filepath.Join(j.Dir, runfiles.ResultFile))
+	case err == nil && !runfiles.Finished(res.StoppedBy):
 		note = fmt.Sprintf("the last attempt was stopped by %s", res.StoppedBy)
 	case err == nil:
 		return Finished, ""
 	case !errors.Is(err, fs.ErrNotExist):
 		note = err.Error()
 	}
-	if _, err := os.Stat(filepath.Join(j.Dir, train.CheckpointFile)); err == nil {
+	if _, err := os.Stat(filepath.Join(j.Dir, runfiles.CheckpointFile)); err == nil {
 		return Resumable, note
 	}
 	return Pending, note
@@ -237,7 +236,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		}
 		if st == Finished {
 			sum.Skipped++
-			r.logf("[%d/%d] skip %s: %s exists", i+1, len(jobs), j, filepath.Join(j.Dir, train.ResultFile))
+			r.logf("[%d/%d] skip %s: %s exists", i+1, len(jobs), j, filepath.Join(j.Dir, runfiles.ResultFile))
 			continue
 		}
 		if st == Diverged {
@@ -394,7 +393,7 @@ func (r *Runner) runOne(ctx context.Context, j Job, resume bool, gpu string, gpu
 		r.logf("%s FAILED %s: %v", tag, j, err)
 		return err
 	}
-	res, err := results.ReadResult(filepath.Join(j.Dir, train.ResultFile))
+	res, err := runfiles.ReadResult(filepath.Join(j.Dir, runfiles.ResultFile))
 	if err == nil && res.Seed != j.Seed {
 		err = fmt.Errorf("result.json is of seed %d", res.Seed)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 var (
@@ -100,8 +100,8 @@ func TestResumeHalfFinishedSweep(t *testing.T) {
 	}
 	// a job interrupted before its first checkpoint: nothing left but an unverifiable result
 	aDir := RunDir(out, "a", 95)
-	os.Remove(filepath.Join(aDir, train.CheckpointFile))
-	os.WriteFile(filepath.Join(aDir, train.ResultFile), []byte(`{"name":"a"`), 0o644)
+	os.Remove(filepath.Join(aDir, runfiles.CheckpointFile))
+	os.WriteFile(filepath.Join(aDir, runfiles.ResultFile), []byte(`{"name":"a"`), 0o644)
 
 	if n := len(readLines(t, argsLog)); n != 6 {
 		t.Fatalf("%d trainer invocations, want 6", n)
@@ -178,20 +178,20 @@ func TestInspect(t *testing.T) {
 		t.Errorf("empty: %v", st)
 	}
 	os.MkdirAll(j.Dir, 0o755)
-	os.WriteFile(filepath.Join(j.Dir, train.CheckpointFile), []byte("c"), 0o644)
+	os.WriteFile(filepath.Join(j.Dir, runfiles.CheckpointFile), []byte("c"), 0o644)
 	if st, _ := Inspect(j); st != Resumable {
 		t.Errorf("checkpoint: %v", st)
 	}
 	good := `{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"seed":41,"metric":"mae","epochs":3,"stopped_by":"%s"}`
-	os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(fmt.Sprintf(good, "min_lr")), 0o644)
+	os.WriteFile(filepath.Join(j.Dir, runfiles.ResultFile), []byte(fmt.Sprintf(good, "min_lr")), 0o644)
 	if st, _ := Inspect(j); st != Finished {
 		t.Errorf("result: %v", st)
 	}
-	os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(fmt.Sprintf(good, "signal")), 0o644)
+	os.WriteFile(filepath.Join(j.Dir, runfiles.ResultFile), []byte(fmt.Sprintf(good, "signal")), 0o644)
 	if st, note := Inspect(j); st != Resumable || !strings.Contains(note, "signal") {
 		t.Errorf("signal: %v %s", st, note)
 	}
-	os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(fmt.Sprintf(good, "nan")), 0o644)
+	os.WriteFile(filepath.Join(j.Dir, runfiles.ResultFile), []byte(fmt.Sprintf(good, "nan")), 0o644)
 	if st, note := Inspect(j); st != Diverged || !strings.Contains(note, "non-finite") {
 		t.Errorf("nan: %v %s", st, note)
 	}
@@ -201,7 +201,7 @@ func TestInspect(t *testing.T) {
 		t.Errorf("a diverged run is reported, not rerun: %v %v", sum, err)
 	}
 	j.Seed = 95
-	os.WriteFile(filepath.Join(j.Dir, train.ResultFile), []byte(fmt.Sprintf(good, "min_lr")), 0o644)
+	os.WriteFile(filepath.Join(j.Dir, runfiles.ResultFile), []byte(fmt.Sprintf(good, "min_lr")), 0o644)
 	if st, note := Inspect(j); st != Resumable || !strings.Contains(note, "seed 41") {
 		t.Errorf("other seed: %v %s", st, note)
 	}

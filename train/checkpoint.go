@@ -1,16 +1,11 @@
 package train
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/gob"
 	"fmt"
-	"hash/crc32"
-	"os"
-	"path/filepath"
 	"slices"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 	"gorgonia.org/tensor"
 )
 
@@ -27,7 +22,7 @@ type Loop struct {
 	Plateau    Plateau
 	RNG        []byte // the shuffling and sign-flip generator
 	Resumed    int
-	Last       *Epoch // the last finished epoch's record
+	Last       *runfiles.Epoch // the last finished epoch's record
 	Preprocess float64
 }
 
@@ -45,8 +40,6 @@ type Checkpoint struct {
 	Adam      nn.AdamState
 	Loop      Loop
 }
-
-const checkpointMagic = "RWGNNCK1"
 
 // Capture copies the model and optimiser state.
 func Capture(run string, seed int64, p *nn.Params, opt *nn.Adam, loop Loop) *Checkpoint {
@@ -107,60 +100,11 @@ func (c *Checkpoint) Restore(p *nn.Params, opt *nn.Adam) error {
 	return nil
 }
 
-// WriteCheckpoint writes c to path atomically (a temporary file in the same folder, synced,
-// renamed over path): magic, gob payload, CRC-32C of the payload.
-func WriteCheckpoint(path string, c *Checkpoint) error {
-	var buf bytes.Buffer
-	buf.WriteString(checkpointMagic)
-	if err := gob.NewEncoder(&buf).Encode(c); err != nil {
-		return fmt.Errorf("checkpoint %s: encoding: %w", path, err)
-	}
-	sum := crc32.Checksum(buf.Bytes()[len(checkpointMagic):], crcTable)
-	buf.Write(binary.LittleEndian.AppendUint32(nil, sum))
-	return writeAtomic(path, buf.Bytes())
-}
-
-// ReadCheckpoint reads and verifies a checkpoint.
+// ReadCheckpoint reads and verifies a checkpoint (the container of runfiles.ReadCheckpoint).
 func ReadCheckpoint(path string) (*Checkpoint, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, fmt.Errorf("checkpoint: %w", err)
-	}
-	if len(b) < len(checkpointMagic)+4 || string(b[:len(checkpointMagic)]) != checkpointMagic {
-		return nil, fmt.Errorf("checkpoint %s: not a checkpoint file (bad magic)", path)
-	}
-	payload := b[len(checkpointMagic) : len(b)-4]
-	if got, want := crc32.Checksum(payload, crcTable), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return nil, fmt.Errorf("checkpoint %s: checksum mismatch (file corrupt or truncated)", path)
-	}
 	c := &Checkpoint{}
-	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(c); err != nil {
-		return nil, fmt.Errorf("checkpoint %s: decoding: %w", path, err)
+	if err := runfiles.ReadCheckpoint(path, c); err != nil {
+		return nil, err
 	}
 	return c, nil
-}
-
-var crcTable = crc32.MakeTable(crc32.Castagnoli)
-
-// writeAtomic writes b to a temporary file beside path, syncs it and renames it over path.
-func writeAtomic(path string, b []byte) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
-	if err != nil {
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	_, err = f.Write(b)
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return nil
 }

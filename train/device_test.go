@@ -10,6 +10,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // withProbe makes cuda and auto runs of the test find the given device (or error).
@@ -101,11 +102,11 @@ func runTracksCPU(t *testing.T, rel float64) {
 	if _, err := trainRun(t, devRun, 35, false, nil); err != nil {
 		t.Fatal(err)
 	}
-	ec, err := ReadMetrics(filepath.Join(cpuRun.Dir(35), MetricsFile))
+	ec, err := runfiles.ReadMetrics(filepath.Join(cpuRun.Dir(35), runfiles.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ed, err := ReadMetrics(filepath.Join(devRun.Dir(35), MetricsFile))
+	ed, err := runfiles.ReadMetrics(filepath.Join(devRun.Dir(35), runfiles.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -115,7 +116,7 @@ func runTracksCPU(t *testing.T, rel float64) {
 	for i := range ec {
 		c, d := ec[i], ed[i]
 		t.Logf("epoch %d: train loss %.6f / %.6f, val loss %.6f / %.6f, test %s %.2f / %.2f (CPU / device)",
-			i, c.TrainLoss, d.TrainLoss, c.ValLoss, d.ValLoss, MetricAccuracy, c.TestMetric, d.TestMetric)
+			i, c.TrainLoss, d.TrainLoss, c.ValLoss, d.ValLoss, runfiles.MetricAccuracy, c.TestMetric, d.TestMetric)
 		for _, p := range [][2]float64{{c.TrainLoss, d.TrainLoss}, {c.ValLoss, d.ValLoss}} {
 			if math.Abs(p[0]-p[1]) > rel*math.Abs(p[0])+1e-5 {
 				t.Fatalf("epoch %d: losses %v on the CPU, %v on the device", i, p[0], p[1])

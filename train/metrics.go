@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // Meter accumulates one split's loss and metric over the batches of an epoch, with the
@@ -25,7 +26,7 @@ type Meter struct {
 // NewMeter returns an empty meter for metric over classes (0 for regression).
 func NewMeter(metric string, classes int) *Meter {
 	m := &Meter{Metric: metric, Classes: classes}
-	if metric == MetricWeightedAcc {
+	if metric == runfiles.MetricWeightedAcc {
 		m.Confusion = make([]int64, classes*classes)
 	}
 	return m
@@ -37,20 +38,20 @@ func (m *Meter) Add(loss float64, pred []float64, bt *data.Batch) {
 	m.Batches++
 	m.LossSum += loss
 	switch m.Metric {
-	case MetricMAE:
+	case runfiles.MetricMAE:
 		s := 0.0
 		for g := 0; g < bt.NumGraphs; g++ {
 			s += math.Abs(pred[g] - float64(bt.Y[g]))
 		}
 		m.MetricSum += s / float64(bt.NumGraphs)
-	case MetricAccuracy:
+	case runfiles.MetricAccuracy:
 		for g, y := range bt.Labels {
 			if argmax(pred[g*m.Classes:(g+1)*m.Classes]) == int(y) {
 				m.Correct++
 			}
 			m.Total++
 		}
-	case MetricWeightedAcc:
+	case runfiles.MetricWeightedAcc:
 		labels := bt.Union.NodeLabel
 		preds := make([]int32, 0, len(labels))
 		ys := make([]int32, 0, len(labels))
@@ -71,7 +72,7 @@ func (m *Meter) Loss() float64 { return m.LossSum / float64(max(m.Batches, 1)) }
 
 // Value is the split's metric: MAE, or accuracy in %.
 func (m *Meter) Value() float64 {
-	if m.Metric == MetricAccuracy {
+	if m.Metric == runfiles.MetricAccuracy {
 		return 100 * float64(m.Correct) / float64(max(m.Total, 1))
 	}
 	return m.MetricSum / float64(max(m.Batches, 1))

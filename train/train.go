@@ -1,3 +1,6 @@
+// Package train runs the benchmark protocol (REFERENCE §7): epochs over shuffled batches,
+// evaluation, the plateau learning-rate schedule, stop rules, metrics, checkpoints and resume.
+// The files it writes into a run directory are those of package runfiles.
 package train
 
 import (
@@ -19,6 +22,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/posenc"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 	"gorgonia.org/tensor"
 )
 
@@ -56,7 +60,7 @@ type run struct {
 	pcg              *rand.PCG
 	rng              *rand.Rand
 	loop             Loop
-	epochs           []Epoch
+	epochs           []runfiles.Epoch
 	metric           string
 	start            time.Time
 	base             float64 // run seconds before this session
@@ -65,9 +69,10 @@ type run struct {
 
 // Train runs (or resumes) one seed of a config and returns its result, which it also writes to
 // the run directory with the per-epoch metrics and a checkpoint after every epoch. A cancelled
-// ctx (SIGINT, SIGTERM) checkpoints the position inside the epoch and stops with StopSignal;
-// a non-finite loss stops with StopNaN, keeping the last good checkpoint, and returns ErrNaN.
-func Train(ctx context.Context, o Options) (*Result, error) {
+// ctx (SIGINT, SIGTERM) checkpoints the position inside the epoch and stops with
+// runfiles.StopSignal; a non-finite loss stops with runfiles.StopNaN, keeping the last good
+// checkpoint, and returns ErrNaN.
+func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	r := &run{o: o, cfg: o.Run, start: time.Now(), log: o.Log}
 	if r.log == nil {
 		r.log = io.Discard
@@ -101,7 +106,7 @@ func (r *run) prepare() error {
 	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
 		return fmt.Errorf("run directory: %w", err)
 	}
-	ckptPath := filepath.Join(r.o.Dir, CheckpointFile)
+	ckptPath := filepath.Join(r.o.Dir, runfiles.CheckpointFile)
 	var ckpt *Checkpoint
 	if r.o.Resume {
 		var err error
@@ -112,13 +117,13 @@ func (r *run) prepare() error {
 			return fmt.Errorf("resume %s: the checkpoint is of run %s seed %d, the config is %s seed %d", r.o.Dir, ckpt.Run, ckpt.Seed, c.RunName(), r.o.Seed)
 		}
 	} else {
-		for _, f := range []string{ResultFile, CheckpointFile} {
+		for _, f := range []string{runfiles.ResultFile, runfiles.CheckpointFile} {
 			if _, err := os.Stat(filepath.Join(r.o.Dir, f)); err == nil {
 				return fmt.Errorf("%s already holds %s: pass -resume %s to continue it, or choose another -out", r.o.Dir, f, r.o.Dir)
 			}
 		}
 	}
-	if err := config.WriteFile(filepath.Join(r.o.Dir, ConfigFile), c); err != nil {
+	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {
 		return err
 	}
 	if err := r.loadData(); err != nil {
@@ -131,12 +136,12 @@ func (r *run) prepare() error {
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
 	}
-	r.metric = MetricMAE
+	r.metric = runfiles.MetricMAE
 	switch r.io.Loss {
 	case nn.LossCE:
-		r.metric = MetricAccuracy
+		r.metric = runfiles.MetricAccuracy
 	case nn.LossSBM:
-		r.metric = MetricWeightedAcc
+		r.metric = runfiles.MetricWeightedAcc
 	}
 	if err := r.buildTrainer(build); err != nil {
 		return err
@@ -207,12 +212,12 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return fmt.Errorf("resume %s: generator state: %w", r.o.Dir, err)
 	}
 	r.loop.Resumed++
-	eps, err := ReadMetrics(filepath.Join(r.o.Dir, MetricsFile))
+	eps, err := runfiles.ReadMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile))
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
 	}
 	if len(eps) < r.loop.Epoch {
-		return fmt.Errorf("resume %s: %s has %d epochs, the checkpoint %d", r.o.Dir, MetricsFile, len(eps), r.loop.Epoch)
+		return fmt.Errorf("resume %s: %s has %d epochs, the checkpoint %d", r.o.Dir, runfiles.MetricsFile, len(eps), r.loop.Epoch)
 	}
 	r.epochs = eps[:r.loop.Epoch]
 	return nil
@@ -228,7 +233,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 	nb := (len(r.train) + bs - 1) / bs
 	for {
 		if r.loop.Epoch >= c.MaxEpochs {
-			return StopMaxEpochs, nil
+			return runfiles.StopMaxEpochs, nil
 		}
 		if r.loop.Perm == nil {
 			r.loop.Perm = make([]int32, len(r.train))
@@ -249,7 +254,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 				}
 				bar.clear()
 				fmt.Fprintf(r.log, "interrupted in epoch %d at batch %d of %d: checkpoint written, continue with -resume %s\n", r.loop.Epoch, b, nb, r.o.Dir)
-				return StopSignal, r.checkpoint()
+				return runfiles.StopSignal, r.checkpoint()
 			}
 			bt, loss, pred, err := r.trainStep(b, nb)
 			if err != nil {
@@ -258,7 +263,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
 				bar.clear()
 				fmt.Fprintf(r.log, "epoch %d batch %d: loss %v; stopping, the last good checkpoint (end of epoch %d) is kept\n", r.loop.Epoch, b, loss, r.loop.Epoch-1)
-				return StopNaN, fmt.Errorf("epoch %d batch %d: %w (%v)", r.loop.Epoch, b, ErrNaN, loss)
+				return runfiles.StopNaN, fmt.Errorf("epoch %d batch %d: %w (%v)", r.loop.Epoch, b, ErrNaN, loss)
 			}
 			r.loop.Train.Add(loss, pred, bt)
 			bar.update(b+1, time.Since(t0).Seconds(), r.loop.Train.Loss())
@@ -274,11 +279,11 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		stop := ""
 		switch {
 		case StopByLR(r.loop.Plateau.LR, c.MinLR):
-			stop = StopMinLR
+			stop = runfiles.StopMinLR
 		case r.elapsed() > c.MaxTime.Seconds():
-			stop = StopMaxTime
+			stop = runfiles.StopMaxTime
 		case r.loop.Epoch >= c.MaxEpochs:
-			stop = StopMaxEpochs
+			stop = runfiles.StopMaxEpochs
 		}
 		fmt.Fprintln(r.log, r.logLine(ep))
 		if err := r.checkpoint(); err != nil {
@@ -312,9 +317,9 @@ func (r *run) trainBatch(b int) (*data.Batch, error) {
 }
 
 // endEpoch evaluates val and test, records the epoch, steps the schedule and advances the loop.
-func (r *run) endEpoch(trainSecs float64) (Epoch, error) {
+func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	t0 := time.Now()
-	ep := Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs}
+	ep := runfiles.Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs}
 	if r.val != nil {
 		m, err := r.evaluate(r.valB)
 		if err != nil {
@@ -342,7 +347,7 @@ func (r *run) endEpoch(trainSecs float64) (Epoch, error) {
 	r.loop.Perm, r.loop.Next = nil, 0
 	r.loop.Last = &ep
 	r.epochs = append(r.epochs, ep)
-	if err := WriteMetrics(filepath.Join(r.o.Dir, MetricsFile), r.epochs); err != nil {
+	if err := runfiles.WriteMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile), r.epochs); err != nil {
 		return ep, err
 	}
 	return ep, nil
@@ -373,10 +378,10 @@ func (r *run) checkpoint() error {
 	lp := r.loop
 	lp.RNG = st
 	lp.Elapsed = r.elapsed()
-	return WriteCheckpoint(filepath.Join(r.o.Dir, CheckpointFile), Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp))
+	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp))
 }
 
-func (r *run) logLine(ep Epoch) string {
+func (r *run) logLine(ep runfiles.Epoch) string {
 	s := fmt.Sprintf("epoch %3d | lr %.2e | train loss %.4f %s %.4f", ep.Epoch, ep.LR, ep.TrainLoss, r.metric, ep.TrainMetric)
 	if r.val != nil {
 		s += fmt.Sprintf(" | val loss %.4f %s %.4f", ep.ValLoss, r.metric, ep.ValMetric)
@@ -388,9 +393,9 @@ func (r *run) logLine(ep Epoch) string {
 }
 
 // finish evaluates the final model on the training split (eval mode) and writes result.json.
-func (r *run) finish(stop string) (*Result, error) {
+func (r *run) finish(stop string) (*runfiles.Result, error) {
 	c := r.cfg
-	res := &Result{Name: c.RunName(), Dataset: c.Dataset.Name, Model: c.Model.Name, Encoding: c.Dataset.Encoding,
+	res := &runfiles.Result{Name: c.RunName(), Dataset: c.Dataset.Name, Model: c.Model.Name, Encoding: c.Dataset.Encoding,
 		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
 		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
 		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess}
@@ -400,7 +405,7 @@ func (r *run) finish(stop string) (*Result, error) {
 	if last := r.loop.Last; last != nil {
 		res.ValMetric, res.TestMetric = last.ValMetric, last.TestMetric
 	}
-	if stop == StopSignal || stop == StopNaN {
+	if stop == runfiles.StopSignal || stop == runfiles.StopNaN {
 		// Leave quickly (a scheduler's grace period is short): the last epoch's figures.
 		if last := r.loop.Last; last != nil {
 			res.TrainMetric = last.TrainMetric
@@ -418,7 +423,7 @@ func (r *run) finish(stop string) (*Result, error) {
 		return nil, fmt.Errorf("final evaluation of the training split: %w", err)
 	}
 	res.TrainMetric = m.Value()
-	if r.metric == MetricWeightedAcc {
+	if r.metric == runfiles.MetricWeightedAcc {
 		b := m.Balanced()
 		res.TrainBalanced = &b
 		for _, s := range []struct {
@@ -443,9 +448,9 @@ func (r *run) finish(stop string) (*Result, error) {
 	return res, r.writeResult(res, stop)
 }
 
-func (r *run) writeResult(res *Result, stop string) error {
+func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	res.TotalSeconds = r.elapsed()
-	if err := WriteResult(filepath.Join(r.o.Dir, ResultFile), res); err != nil {
+	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
 		return err
 	}
 	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %d epochs (%.1fs per epoch); test %s %.4f, val %.4f, train %.4f\n",

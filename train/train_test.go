@@ -13,6 +13,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // load resolves a config from -set overrides alone, with the run directory under a test folder.
@@ -30,7 +31,7 @@ func nm2(t *testing.T, sets ...string) *config.Run {
 	return load(t, append([]string{"dataset.name=neighborsmatch-2", "dataset.encoding=adj", "dataset.r=2"}, sets...)...)
 }
 
-func trainRun(t *testing.T, c *config.Run, seed int64, resume bool, hook func(int, int, *nn.Params)) (*Result, error) {
+func trainRun(t *testing.T, c *config.Run, seed int64, resume bool, hook func(int, int, *nn.Params)) (*runfiles.Result, error) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -48,17 +49,17 @@ func TestNeighborsMatchLearns(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("%d epochs: train accuracy %.1f%%, test %.1f%%", res.Epochs, res.TrainMetric, res.TestMetric)
-	if res.Metric != MetricAccuracy || res.TrainMetric != 100 {
+	if res.Metric != runfiles.MetricAccuracy || res.TrainMetric != 100 {
 		t.Fatalf("train %s %.2f, want accuracy 100", res.Metric, res.TrainMetric)
 	}
-	if res.StoppedBy != StopMaxEpochs || res.Epochs != 120 {
+	if res.StoppedBy != runfiles.StopMaxEpochs || res.Epochs != 120 {
 		t.Fatalf("stopped by %s after %d epochs", res.StoppedBy, res.Epochs)
 	}
-	eps, err := ReadMetrics(filepath.Join(c.Dir(41), MetricsFile))
+	eps, err := runfiles.ReadMetrics(filepath.Join(c.Dir(41), runfiles.MetricsFile))
 	if err != nil || len(eps) != 120 {
 		t.Fatalf("metrics: %d epochs, %v", len(eps), err)
 	}
-	if got, err := ReadResult(filepath.Join(c.Dir(41), ResultFile)); err != nil || got.TrainMetric != 100 {
+	if got, err := runfiles.ReadResult(filepath.Join(c.Dir(41), runfiles.ResultFile)); err != nil || got.TrainMetric != 100 {
 		t.Fatalf("result.json: %+v, %v", got, err)
 	}
 }
@@ -90,10 +91,10 @@ func resumeIsExact(t *testing.T, sets []string, e, b int) {
 	if err != nil && !errors.Is(err, context.Canceled) {
 		t.Fatal(err)
 	}
-	if res.StoppedBy != StopSignal || res.Epochs != e {
+	if res.StoppedBy != runfiles.StopSignal || res.Epochs != e {
 		t.Fatalf("interrupted run stopped by %s after %d epochs", res.StoppedBy, res.Epochs)
 	}
-	ck, err := ReadCheckpoint(filepath.Join(cut.Dir(95), CheckpointFile))
+	ck, err := ReadCheckpoint(filepath.Join(cut.Dir(95), runfiles.CheckpointFile))
 	if err != nil || ck.Loop.Epoch != e || ck.Loop.Next != b+1 {
 		t.Fatalf("checkpoint at epoch %d batch %d (%v), want %d, %d", ck.Loop.Epoch, ck.Loop.Next, err, e, b+1)
 	}
@@ -106,11 +107,11 @@ func resumeIsExact(t *testing.T, sets []string, e, b int) {
 // sameRuns compares two run directories: epochs (timings aside), results and parameters.
 func sameRuns(t *testing.T, a, b string) {
 	t.Helper()
-	ea, err := ReadMetrics(filepath.Join(a, MetricsFile))
+	ea, err := runfiles.ReadMetrics(filepath.Join(a, runfiles.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eb, err := ReadMetrics(filepath.Join(b, MetricsFile))
+	eb, err := runfiles.ReadMetrics(filepath.Join(b, runfiles.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,22 +126,22 @@ func sameRuns(t *testing.T, a, b string) {
 			t.Fatalf("epoch %d differs:\n%+v\n%+v", i, x, y)
 		}
 	}
-	ra, err := ReadResult(filepath.Join(a, ResultFile))
+	ra, err := runfiles.ReadResult(filepath.Join(a, runfiles.ResultFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := ReadResult(filepath.Join(b, ResultFile))
+	rb, err := runfiles.ReadResult(filepath.Join(b, runfiles.ResultFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ra.TestMetric != rb.TestMetric || ra.TrainMetric != rb.TrainMetric || ra.ValMetric != rb.ValMetric || ra.Epochs != rb.Epochs || ra.FinalLR != rb.FinalLR {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
-	ca, err := ReadCheckpoint(filepath.Join(a, CheckpointFile))
+	ca, err := ReadCheckpoint(filepath.Join(a, runfiles.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, err := ReadCheckpoint(filepath.Join(b, CheckpointFile))
+	cb, err := ReadCheckpoint(filepath.Join(b, runfiles.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -166,11 +167,11 @@ func TestNaNStops(t *testing.T) {
 	if !errors.Is(err, ErrNaN) {
 		t.Fatalf("error %v, want ErrNaN", err)
 	}
-	res, rerr := ReadResult(filepath.Join(c.Dir(12), ResultFile))
-	if rerr != nil || res.StoppedBy != StopNaN || res.Epochs != 1 {
+	res, rerr := runfiles.ReadResult(filepath.Join(c.Dir(12), runfiles.ResultFile))
+	if rerr != nil || res.StoppedBy != runfiles.StopNaN || res.Epochs != 1 {
 		t.Fatalf("result %+v (%v)", res, rerr)
 	}
-	ck, cerr := ReadCheckpoint(filepath.Join(c.Dir(12), CheckpointFile))
+	ck, cerr := ReadCheckpoint(filepath.Join(c.Dir(12), runfiles.CheckpointFile))
 	if cerr != nil || ck.Loop.Epoch != 1 || ck.Loop.Perm != nil {
 		t.Fatalf("checkpoint: %v", cerr)
 	}
@@ -192,7 +193,7 @@ func TestRunDirectoryGuards(t *testing.T) {
 	if _, err := trainRun(t, c, 41, false, nil); err == nil {
 		t.Fatal("a second run into a finished directory was accepted")
 	}
-	path := filepath.Join(c.Dir(41), CheckpointFile)
+	path := filepath.Join(c.Dir(41), runfiles.CheckpointFile)
 	b, _ := os.ReadFile(path)
 	b[len(b)/2] ^= 0xff
 	os.WriteFile(path, b, 0o644)

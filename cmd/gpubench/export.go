@@ -20,7 +20,7 @@ import (
 	"path/filepath"
 
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/internal/atomicfile"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // exportHeader is header.json.
@@ -92,12 +92,12 @@ func (x *exporter) write() error {
 	if err := os.MkdirAll(x.dir, 0o755); err != nil {
 		return fmt.Errorf("export: %w", err)
 	}
-	if err := atomicfile.Write(filepath.Join(x.dir, "data.bin"), x.buf.Bytes(), 0o644); err != nil {
+	if err := runfiles.WriteAtomic(filepath.Join(x.dir, "data.bin"), x.buf.Bytes(), 0o644); err != nil {
 		return fmt.Errorf("export %s: %w", x.dir, err)
 	}
 	js, err := json.MarshalIndent(x.head, "", " ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.Write(filepath.Join(x.dir, "header.json"), append(js, '\n'), 0o644)
+	return runfiles.WriteAtomic(filepath.Join(x.dir, "header.json"), append(js, '\n'), 0o644)
 }

@@ -22,10 +22,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rewiregnn/rewiregnn/internal/atomicfile"
-	"github.com/rewiregnn/rewiregnn/paper"
 	"github.com/rewiregnn/rewiregnn/report"
-	"github.com/rewiregnn/rewiregnn/results"
+	"github.com/rewiregnn/rewiregnn/report/paper"
+	"github.com/rewiregnn/rewiregnn/report/results"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/sweep"
 )
 
@@ -64,7 +64,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	out := fs.String("out", "", "folder for the Markdown, LaTeX, plots and summary.json (default: Markdown to standard output)")
 	fs.Var(&stats, "stats", "JSON of `go run ./cmd/stats -json` for the density measured here (repeatable; the dataset and r of each entry place it)")
 	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
-	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, paper/tables.json)")
+	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
 	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -222,7 +222,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 
 	write := func(name, content string) error {
 		p := filepath.Join(*out, name)
-		if err := atomicfile.Write(p, []byte(content), 0o644); err != nil {
+		if err := runfiles.WriteAtomic(p, []byte(content), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, "wrote", p)

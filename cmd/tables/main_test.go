@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // writeRuns lays out a small finished sweep: ZINC gcn-adj-cls r = 1, 2 (4 seeds; r = 2 has one
@@ -23,28 +23,28 @@ func writeRuns(t *testing.T, root string) {
 		}
 		dir := filepath.Join(root, name, fmt.Sprintf("seed%d", seed))
 		os.MkdirAll(dir, 0o755)
-		res := train.Result{Name: name, Dataset: ds, Model: model, Encoding: enc, CLS: cls, R: r, Seed: seed,
+		res := runfiles.Result{Name: name, Dataset: ds, Model: model, Encoding: enc, CLS: cls, R: r, Seed: seed,
 			Metric: metric, TestMetric: test, ValMetric: test, TrainMetric: test, Epochs: 5, SecondsPerEpoch: float64(r),
 			TotalSeconds: 100, Params: 100000, Device: "cpu", StoppedBy: stop}
 		b, _ := json.Marshal(res)
-		os.WriteFile(filepath.Join(dir, train.ResultFile), b, 0o644)
+		os.WriteFile(filepath.Join(dir, runfiles.ResultFile), b, 0o644)
 		var m bytes.Buffer
 		for ep := 0; ep < 5; ep++ {
-			l, _ := json.Marshal(train.Epoch{Epoch: ep, ValLoss: 1 / float64(ep+1), ValMetric: test + 1/float64(ep+1)})
+			l, _ := json.Marshal(runfiles.Epoch{Epoch: ep, ValLoss: 1 / float64(ep+1), ValMetric: test + 1/float64(ep+1)})
 			m.Write(append(l, '\n'))
 		}
-		os.WriteFile(filepath.Join(dir, train.MetricsFile), m.Bytes(), 0o644)
+		os.WriteFile(filepath.Join(dir, runfiles.MetricsFile), m.Bytes(), 0o644)
 	}
 	for i, s := range []int64{41, 95, 12, 35} {
-		put("zinc", "gatedgcn", "adj", true, 1, train.MetricMAE, s, []float64{0.28, 0.29, 0.30, 0.27}[i], train.StopMinLR)
-		stop := train.StopMinLR
+		put("zinc", "gatedgcn", "adj", true, 1, runfiles.MetricMAE, s, []float64{0.28, 0.29, 0.30, 0.27}[i], runfiles.StopMinLR)
+		stop := runfiles.StopMinLR
 		if s == 12 {
-			stop = train.StopMaxTime
+			stop = runfiles.StopMaxTime
 		}
-		put("zinc", "gatedgcn", "adj", true, 2, train.MetricMAE, s, 0.2, stop)
+		put("zinc", "gatedgcn", "adj", true, 2, runfiles.MetricMAE, s, 0.2, stop)
 	}
-	put("cluster", "gatedgcn", "lp", false, 3, train.MetricWeightedAcc, 41, 77.5, train.StopMinLR)
-	put("cluster", "gatedgcn", "lp", false, 3, train.MetricWeightedAcc, 95, 77.7, train.StopMinLR)
+	put("cluster", "gatedgcn", "lp", false, 3, runfiles.MetricWeightedAcc, 41, 77.5, runfiles.StopMinLR)
+	put("cluster", "gatedgcn", "lp", false, 3, runfiles.MetricWeightedAcc, 95, 77.7, runfiles.StopMinLR)
 }
 
 func TestTablesCommand(t *testing.T) {
@@ -97,7 +97,7 @@ func TestTablesErrors(t *testing.T) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
 	writeRuns(t, runs)
-	bad := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", "seed41", train.ResultFile)
+	bad := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", "seed41", runfiles.ResultFile)
 	os.WriteFile(bad, []byte(`{"name":"x","epochs":0}`), 0o644)
 	var so, se bytes.Buffer
 	if code := run([]string{"-runs", runs}, &so, &se); code != 1 || !strings.Contains(se.String(), bad) {

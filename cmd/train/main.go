@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
 
@@ -113,17 +114,17 @@ func resumeRun(ctx context.Context, opt train.Options, dir string, overrides con
 		fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (use -set to change keys)")
 		return exitUsage
 	}
-	cfg, err := config.Load(filepath.Join(dir, train.ConfigFile), overrides)
+	cfg, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), overrides)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "train: resume: %v\n", err)
 		return 1
 	}
-	ck, err := train.ReadCheckpoint(filepath.Join(dir, train.CheckpointFile))
+	ck, err := train.ReadCheckpoint(filepath.Join(dir, runfiles.CheckpointFile))
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "train: resume %s: %v\n", dir, err)
 		return 1
 	}
-	if res, err := train.ReadResult(filepath.Join(dir, train.ResultFile)); err == nil && train.Finished(res.StoppedBy) {
+	if res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile)); err == nil && runfiles.Finished(res.StoppedBy) {
 		fmt.Fprintf(os.Stderr, "train: %s is finished (stopped by %s); nothing to resume\n", dir, res.StoppedBy)
 		return 0
 	}
@@ -146,7 +147,7 @@ func one(ctx context.Context, opt train.Options) int {
 	fmt.Printf("%s seed %d: test %s %.4f (val %.4f, train %.4f), %d epochs, %.2fs/epoch, stopped by %s, %s\n",
 		res.Name, res.Seed, res.Metric, res.TestMetric, res.ValMetric, res.TrainMetric, res.Epochs, res.SecondsPerEpoch,
 		res.StoppedBy, time.Since(start).Round(time.Second))
-	if res.StoppedBy == train.StopSignal {
+	if res.StoppedBy == runfiles.StopSignal {
 		return exitSignal
 	}
 	return 0

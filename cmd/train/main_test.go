@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
 
@@ -33,7 +34,7 @@ func waitEpochs(t *testing.T, dir string, n int, cmd *exec.Cmd) {
 	t.Helper()
 	deadline := time.Now().Add(2 * time.Minute)
 	for time.Now().Before(deadline) {
-		if eps, err := train.ReadMetrics(filepath.Join(dir, train.MetricsFile)); err == nil && len(eps) >= n {
+		if eps, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile)); err == nil && len(eps) >= n {
 			return
 		}
 		if cmd.ProcessState != nil {
@@ -81,7 +82,7 @@ func TestKillAndResume(t *testing.T) {
 	if !errors.As(err, &exit) || exit.ExitCode() != exitSignal {
 		t.Fatalf("SIGTERM: %v, want exit status %d\n%s", err, exitSignal, log.String())
 	}
-	if res, err := train.ReadResult(filepath.Join(dir, train.ResultFile)); err != nil || res.StoppedBy != train.StopSignal {
+	if res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile)); err != nil || res.StoppedBy != runfiles.StopSignal {
 		t.Fatalf("after SIGTERM: %+v, %v", res, err)
 	}
 	if out, err := exec.Command(bin, "-resume", dir, "-quiet").CombinedOutput(); err != nil {
@@ -95,11 +96,11 @@ func TestKillAndResume(t *testing.T) {
 
 func compareRuns(t *testing.T, a, b string) {
 	t.Helper()
-	ea, err := train.ReadMetrics(filepath.Join(a, train.MetricsFile))
+	ea, err := runfiles.ReadMetrics(filepath.Join(a, runfiles.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	eb, err := train.ReadMetrics(filepath.Join(b, train.MetricsFile))
+	eb, err := runfiles.ReadMetrics(filepath.Join(b, runfiles.MetricsFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,22 +115,22 @@ func compareRuns(t *testing.T, a, b string) {
 			t.Fatalf("epoch %d differs:\n%+v\n%+v", i, x, y)
 		}
 	}
-	ra, err := train.ReadResult(filepath.Join(a, train.ResultFile))
+	ra, err := runfiles.ReadResult(filepath.Join(a, runfiles.ResultFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	rb, err := train.ReadResult(filepath.Join(b, train.ResultFile))
+	rb, err := runfiles.ReadResult(filepath.Join(b, runfiles.ResultFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if ra.TestMetric != rb.TestMetric || ra.TrainMetric != rb.TrainMetric || ra.StoppedBy != rb.StoppedBy || rb.Resumed != 2 {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
-	ca, err := train.ReadCheckpoint(filepath.Join(a, train.CheckpointFile))
+	ca, err := train.ReadCheckpoint(filepath.Join(a, runfiles.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cb, err := train.ReadCheckpoint(filepath.Join(b, train.CheckpointFile))
+	cb, err := train.ReadCheckpoint(filepath.Join(b, runfiles.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -18,7 +18,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 func main() {
@@ -50,7 +50,7 @@ func main() {
 			die(fmt.Errorf("-resume %s: not a run directory", dir))
 		}
 		*seed = s
-		if _, err := os.Stat(filepath.Join(dir, train.CheckpointFile)); err != nil {
+		if _, err := os.Stat(filepath.Join(dir, runfiles.CheckpointFile)); err != nil {
 			die(fmt.Errorf("-resume %s: %w", dir, err))
 		}
 	} else {
@@ -82,11 +82,11 @@ func main() {
 	time.Sleep(time.Duration(ms) * time.Millisecond)
 	metrics := ""
 	for ep := 0; ep < 3; ep++ {
-		b, _ := json.Marshal(train.Epoch{Epoch: ep, LR: 1e-3, ValLoss: 1 / float64(ep+1), ValMetric: 1 / float64(ep+1), TestMetric: 0.5})
+		b, _ := json.Marshal(runfiles.Epoch{Epoch: ep, LR: 1e-3, ValLoss: 1 / float64(ep+1), ValMetric: 1 / float64(ep+1), TestMetric: 0.5})
 		metrics += string(b) + "\n"
 	}
-	write(filepath.Join(dir, train.MetricsFile), []byte(metrics))
-	write(filepath.Join(dir, train.CheckpointFile), []byte("fake checkpoint"))
+	write(filepath.Join(dir, runfiles.MetricsFile), []byte(metrics))
+	write(filepath.Join(dir, runfiles.CheckpointFile), []byte("fake checkpoint"))
 	for _, f := range strings.Split(os.Getenv("FAKE_FAIL"), ",") {
 		if f == fmt.Sprintf("%s/%d", name, *seed) && *resume == "" {
 			fmt.Println("fake trainer: failing on purpose")
@@ -96,15 +96,15 @@ func main() {
 			os.Exit(5)
 		}
 	}
-	res := train.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 1, Seed: *seed,
-		Metric: train.MetricMAE, TestMetric: 0.5, ValMetric: 0.5, TrainMetric: 0.4, Epochs: 3,
+	res := runfiles.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 1, Seed: *seed,
+		Metric: runfiles.MetricMAE, TestMetric: 0.5, ValMetric: 0.5, TrainMetric: 0.4, Epochs: 3,
 		SecondsPerEpoch: float64(ms) / 1000, TotalSeconds: float64(ms) / 1000, Params: 1000,
-		Device: "cpu", StoppedBy: train.StopMinLR, FinalLR: 1e-7}
+		Device: "cpu", StoppedBy: runfiles.StopMinLR, FinalLR: 1e-7}
 	if *resume != "" {
 		res.Resumed = 1
 	}
 	b, _ := json.Marshal(res)
-	write(filepath.Join(dir, train.ResultFile), b)
+	write(filepath.Join(dir, runfiles.ResultFile), b)
 	fmt.Println("fake trainer: done", dir)
 	if lock := os.Getenv("FAKE_EXCLUSIVE"); lock != "" {
 		os.Remove(lock)
@@ -127,11 +127,7 @@ func runName(path string) (string, error) {
 }
 
 func write(path string, b []byte) {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		die(err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := runfiles.WriteAtomic(path, b, 0o644); err != nil {
 		die(err)
 	}
 }

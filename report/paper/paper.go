@@ -30,7 +30,7 @@ type Table struct {
 	ID      string `json:"id"`      // the LaTeX label, e.g. table:zinc
 	Caption string `json:"caption"` // as printed, LaTeX markup kept
 	Dataset string `json:"dataset"` // data registry name (zinc, aqsol, cluster, …); "" for table:results
-	// Metric of every cell: mae, accuracy or weighted_accuracy (train.Metric*); "" when it
+	// Metric of every cell: mae, accuracy or weighted_accuracy (runfiles.Metric*); "" when it
 	// differs per column (table:results, see ColumnMetrics).
 	Metric        string            `json:"metric,omitempty"`
 	ColumnMetrics map[string]string `json:"column_metrics,omitempty"`

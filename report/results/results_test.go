@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 func writeJSON(t *testing.T, path string, v any) {
@@ -25,11 +25,11 @@ func writeJSON(t *testing.T, path string, v any) {
 	}
 }
 
-func result(name string, seed int64, test float64) *train.Result {
-	return &train.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", CLS: true, R: 4,
-		Seed: seed, Metric: train.MetricMAE, TestMetric: test, ValMetric: test + 0.01, TrainMetric: test / 2,
+func result(name string, seed int64, test float64) *runfiles.Result {
+	return &runfiles.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", CLS: true, R: 4,
+		Seed: seed, Metric: runfiles.MetricMAE, TestMetric: test, ValMetric: test + 0.01, TrainMetric: test / 2,
 		Epochs: 100 + int(seed), SecondsPerEpoch: float64(seed), TotalSeconds: 3600, Params: 100000,
-		Device: "cpu", StoppedBy: train.StopMinLR}
+		Device: "cpu", StoppedBy: runfiles.StopMinLR}
 }
 
 func TestMeanStdPopulation(t *testing.T) {
@@ -59,15 +59,15 @@ func TestScanAndAggregate(t *testing.T) {
 	for i, seed := range []int64{41, 95, 12, 35} {
 		r := result(name, seed, []float64{0.1, 0.2, 0.3, 0.4}[i])
 		if seed == 12 {
-			r.StoppedBy = train.StopMaxTime
+			r.StoppedBy = runfiles.StopMaxTime
 		}
-		writeJSON(t, filepath.Join(root, name, "seed"+itoa(seed), train.ResultFile), r)
+		writeJSON(t, filepath.Join(root, name, "seed"+itoa(seed), runfiles.ResultFile), r)
 	}
 	// a second setting with two of four seeds
 	for _, seed := range []int64{41, 95} {
 		r := result("zinc-gatedgcn-adj-r1", seed, 0.3)
 		r.CLS, r.R = false, 1
-		writeJSON(t, filepath.Join(root, "zinc-gatedgcn-adj-r1", "seed"+itoa(seed), train.ResultFile), r)
+		writeJSON(t, filepath.Join(root, "zinc-gatedgcn-adj-r1", "seed"+itoa(seed), runfiles.ResultFile), r)
 	}
 	// an unfinished run (no result.json) is not a run
 	os.MkdirAll(filepath.Join(root, "zinc-gatedgcn-adj-r2", "seed41"), 0o755)
@@ -119,43 +119,15 @@ func TestAggregateDuplicateSeed(t *testing.T) {
 	}
 }
 
-func TestReadResultErrors(t *testing.T) {
+// TestScanReportsBadResult: Scan reports a result.json that does not verify instead of
+// skipping it (the reader's own errors are tested in package runfiles).
+func TestScanReportsBadResult(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "result.json")
-	cases := []struct {
-		body string
-		want string
-	}{
-		{`{"name":"x"`, "unexpected EOF"},
-		{`{"name":"x","bogus":1}`, `unknown field "bogus"`},
-		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mse","stopped_by":"min_lr"}`, `"metric" is "mse"`},
-		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":0,"metric":"mae","stopped_by":"min_lr"}`, `"epochs" is 0`},
-		{`{"dataset":"zinc"}`, `"name" is missing`},
-		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"tired"}`, `"stopped_by" is "tired"`},
-	}
-	for _, c := range cases {
-		os.WriteFile(p, []byte(c.body), 0o644)
-		_, err := ReadResult(p)
-		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
-			t.Errorf("%s: got %v, want an error naming the file and %q", c.body, err, c.want)
-		}
-	}
+	os.WriteFile(p, []byte(`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"tired"}`), 0o644)
 	// Scan reports the bad file instead of skipping it
 	if _, err := Scan(dir); err == nil || !strings.Contains(err.Error(), p) {
 		t.Errorf("Scan: %v", err)
-	}
-}
-
-func TestReadMetrics(t *testing.T) {
-	p := filepath.Join(t.TempDir(), "metrics.jsonl")
-	os.WriteFile(p, []byte(`{"epoch":0,"lr":0.001,"val_loss":1}`+"\n"+`{"epoch":1,"lr":0.001,"val_loss":0.5}`+"\n"), 0o644)
-	e, err := ReadMetrics(p)
-	if err != nil || len(e) != 2 || e[1].ValLoss != 0.5 {
-		t.Fatalf("%v %+v", err, e)
-	}
-	os.WriteFile(p, []byte(`{"epoch":0}`+"\n"+`{"epoch":1,`+"\n"), 0o644)
-	if _, err := ReadMetrics(p); err == nil || !strings.Contains(err.Error(), p+":2:") {
-		t.Errorf("got %v, want the line named", err)
 	}
 }
 

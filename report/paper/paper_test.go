@@ -17,7 +17,7 @@ import (
 var update = flag.Bool("update", false, "rewrite tables.json from the paper's LaTeX source")
 
 // texPath is the paper in the shared folder beside the checkout.
-var texPath = filepath.Join("..", "..", "shared", "paper", "rewiring-with-positional-encodings.tex")
+var texPath = filepath.Join("..", "..", "..", "shared", "paper", "rewiring-with-positional-encodings.tex")
 
 func readTeX(t *testing.T) string {
 	t.Helper()

@@ -1,35 +1,8 @@
-// Package train runs the benchmark protocol (REFERENCE §7): epochs over shuffled batches,
-// evaluation, the plateau learning-rate schedule, stop rules, metrics, checkpoints and resume.
-package train
+package runfiles
 
-// Files of a run directory (<out>/<run name>/seed<seed>/).
-const (
-	ConfigFile     = "config.yaml"   // the fully resolved config
-	MetricsFile    = "metrics.jsonl" // one Epoch per line
-	ResultFile     = "result.json"   // a Result, written once the run has stopped
-	CheckpointFile = "checkpoint.bin"
-)
-
-// Stop reasons (Result.StoppedBy).
-const (
-	StopMinLR     = "min_lr"
-	StopMaxTime   = "max_time"
-	StopMaxEpochs = "max_epochs"
-	StopNaN       = "nan"
-	StopSignal    = "signal" // interrupted: the run can be resumed from its checkpoint
-)
-
-// Finished reports whether a run that stopped this way is over (a signal or a non-finite loss
-// leaves it resumable or to be inspected).
-func Finished(stoppedBy string) bool {
-	return stoppedBy == StopMinLR || stoppedBy == StopMaxTime || stoppedBy == StopMaxEpochs
-}
-
-// Metric names (Result.Metric).
-const (
-	MetricMAE         = "mae"               // lower is better
-	MetricAccuracy    = "accuracy"          // %, higher is better
-	MetricWeightedAcc = "weighted_accuracy" // SBM per-batch balanced accuracy, %, higher is better
+import (
+	"errors"
+	"fmt"
 )
 
 // Epoch is one line of metrics.jsonl.
@@ -78,4 +51,29 @@ type Result struct {
 	// TestSplit names the split test_metric was measured on when the dataset has no test
 	// split ("train" for the Erdős–Rényi task); empty for the test split.
 	TestSplit string `json:"test_split,omitempty"`
+}
+
+// Check verifies the fields of a result that reports rely on.
+func Check(r *Result) error {
+	switch {
+	case r.Name == "":
+		return errors.New(`key "name" is missing or empty`)
+	case r.Dataset == "":
+		return errors.New(`key "dataset" is missing or empty`)
+	case r.Model == "":
+		return errors.New(`key "model" is missing or empty`)
+	case r.R < 1:
+		return fmt.Errorf(`key "r" is %d, want ≥ 1`, r.R)
+	case r.Epochs < 1:
+		return fmt.Errorf(`key "epochs" is %d, want ≥ 1`, r.Epochs)
+	}
+	if !KnownMetric(r.Metric) {
+		return fmt.Errorf(`key "metric" is %q, want %s, %s or %s`, r.Metric, MetricMAE, MetricAccuracy, MetricWeightedAcc)
+	}
+	switch r.StoppedBy {
+	case StopMinLR, StopMaxTime, StopMaxEpochs, StopNaN, StopSignal:
+	default:
+		return fmt.Errorf(`key "stopped_by" is %q, want one of min_lr, max_time, max_epochs, nan, signal`, r.StoppedBy)
+	}
+	return nil
 }

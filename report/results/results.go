@@ -1,11 +1,9 @@
-// Package results reads finished run directories (<out>/<run name>/seed<seed>/, see package
-// train) with verification, and aggregates them over seeds into the cells of a paper table:
-// mean ± population standard deviation (ddof = 0, REFERENCE §7.6).
+// Package results collects finished run directories (<out>/<run name>/seed<seed>/, read and
+// verified with package runfiles) and aggregates them over seeds into the cells of a paper
+// table: mean ± population standard deviation (ddof = 0).
 package results
 
 import (
-	"bufio"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -16,104 +14,18 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
-
-// ReadResult reads and verifies a result.json: it must parse as a train.Result with no unknown
-// keys and carry the fields a table needs. Errors name the file and the key.
-func ReadResult(path string) (*train.Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	dec := json.NewDecoder(strings.NewReader(string(b)))
-	dec.DisallowUnknownFields()
-	var r train.Result
-	if err := dec.Decode(&r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	if dec.More() {
-		return nil, fmt.Errorf("%s: data after the JSON object", path)
-	}
-	if err := Check(&r); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return &r, nil
-}
-
-// Check verifies the fields of a result that reports rely on.
-func Check(r *train.Result) error {
-	switch {
-	case r.Name == "":
-		return errors.New(`key "name" is missing or empty`)
-	case r.Dataset == "":
-		return errors.New(`key "dataset" is missing or empty`)
-	case r.Model == "":
-		return errors.New(`key "model" is missing or empty`)
-	case r.R < 1:
-		return fmt.Errorf(`key "r" is %d, want ≥ 1`, r.R)
-	case r.Epochs < 1:
-		return fmt.Errorf(`key "epochs" is %d, want ≥ 1`, r.Epochs)
-	}
-	if !KnownMetric(r.Metric) {
-		return fmt.Errorf(`key "metric" is %q, want %s, %s or %s`, r.Metric, train.MetricMAE, train.MetricAccuracy, train.MetricWeightedAcc)
-	}
-	switch r.StoppedBy {
-	case train.StopMinLR, train.StopMaxTime, train.StopMaxEpochs, train.StopNaN, train.StopSignal:
-	default:
-		return fmt.Errorf(`key "stopped_by" is %q, want one of min_lr, max_time, max_epochs, nan, signal`, r.StoppedBy)
-	}
-	return nil
-}
-
-// KnownMetric reports whether m is one of the train.Metric* names.
-func KnownMetric(m string) bool {
-	return m == train.MetricMAE || m == train.MetricAccuracy || m == train.MetricWeightedAcc
-}
-
-// LowerIsBetter reports whether smaller values of the metric are better (MAE).
-func LowerIsBetter(metric string) bool { return metric == train.MetricMAE }
-
-// ReadMetrics reads metrics.jsonl (one train.Epoch per line); errors name the line.
-func ReadMetrics(path string) ([]train.Epoch, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	var out []train.Epoch
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<16), 1<<24)
-	line := 0
-	for sc.Scan() {
-		line++
-		s := strings.TrimSpace(sc.Text())
-		if s == "" {
-			continue
-		}
-		var e train.Epoch
-		dec := json.NewDecoder(strings.NewReader(s))
-		dec.DisallowUnknownFields()
-		if err := dec.Decode(&e); err != nil {
-			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
-		}
-		out = append(out, e)
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return out, nil
-}
 
 // Run is one finished run directory.
 type Run struct {
 	Dir    string
-	Result *train.Result
+	Result *runfiles.Result
 }
 
 // Epochs reads the run's metrics.jsonl; a missing file gives no epochs and no error.
-func (r *Run) Epochs() ([]train.Epoch, error) {
-	e, err := ReadMetrics(filepath.Join(r.Dir, train.MetricsFile))
+func (r *Run) Epochs() ([]runfiles.Epoch, error) {
+	e, err := runfiles.ReadMetrics(filepath.Join(r.Dir, runfiles.MetricsFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	}
@@ -135,10 +47,10 @@ func Scan(root string) ([]*Run, error) {
 		if d.IsDir() && path != root && strings.HasPrefix(d.Name(), ".") {
 			return filepath.SkipDir
 		}
-		if d.IsDir() || d.Name() != train.ResultFile {
+		if d.IsDir() || d.Name() != runfiles.ResultFile {
 			return nil
 		}
-		res, err := ReadResult(path)
+		res, err := runfiles.ReadResult(path)
 		if err != nil {
 			errs = append(errs, err)
 			return nil
@@ -236,7 +148,7 @@ type Group struct {
 }
 
 // Capped is the number of runs stopped by the wall-clock cap.
-func (g *Group) Capped() int { return g.StoppedBy[train.StopMaxTime] }
+func (g *Group) Capped() int { return g.StoppedBy[runfiles.StopMaxTime] }
 
 // Short reports whether fewer seeds finished than were planned.
 func (g *Group) Short() bool { return len(g.Seeds) < g.Planned }

@@ -1,4 +1,4 @@
-package atomicfile
+package runfiles
 
 import (
 	"os"
@@ -10,7 +10,7 @@ func TestWriteReplacesAndLeavesNoTemp(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, "sub", "f.txt")
 	for _, s := range []string{"one", "two"} {
-		if err := Write(p, []byte(s), 0o644); err != nil {
+		if err := WriteAtomic(p, []byte(s), 0o644); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(p)

@@ -1,0 +1,95 @@
+package runfiles
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestReadResultErrors(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "result.json")
+	cases := []struct {
+		body string
+		want string
+	}{
+		{`{"name":"x"`, "unexpected EOF"},
+		{`{"name":"x","bogus":1}`, `unknown field "bogus"`},
+		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mse","stopped_by":"min_lr"}`, `"metric" is "mse"`},
+		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":0,"metric":"mae","stopped_by":"min_lr"}`, `"epochs" is 0`},
+		{`{"dataset":"zinc"}`, `"name" is missing`},
+		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"tired"}`, `"stopped_by" is "tired"`},
+	}
+	for _, c := range cases {
+		os.WriteFile(p, []byte(c.body), 0o644)
+		_, err := ReadResult(p)
+		if err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: got %v, want an error naming the file and %q", c.body, err, c.want)
+		}
+	}
+}
+
+func TestReadMetrics(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "metrics.jsonl")
+	os.WriteFile(p, []byte(`{"epoch":0,"lr":0.001,"val_loss":1}`+"\n"+`{"epoch":1,"lr":0.001,"val_loss":0.5}`+"\n"), 0o644)
+	e, err := ReadMetrics(p)
+	if err != nil || len(e) != 2 || e[1].ValLoss != 0.5 {
+		t.Fatalf("%v %+v", err, e)
+	}
+	os.WriteFile(p, []byte(`{"epoch":0}`+"\n"+`{"epoch":1,`+"\n"), 0o644)
+	if _, err := ReadMetrics(p); err == nil || !strings.Contains(err.Error(), p+":2:") {
+		t.Errorf("got %v, want the line named", err)
+	}
+}
+
+// TestFilesRoundTrip writes a result, metrics and a checkpoint and reads them back; the
+// metrics reader refuses epochs out of order and the checkpoint reader a damaged file.
+func TestFilesRoundTrip(t *testing.T) {
+	dir := t.TempDir()
+	res := &Result{Name: "x", Dataset: "zinc", Model: "gatedgcn", R: 1, Seed: 41, Metric: MetricMAE,
+		TestMetric: 0.5, Epochs: 2, StoppedBy: StopMinLR}
+	if err := WriteResult(filepath.Join(dir, ResultFile), res); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadResult(filepath.Join(dir, ResultFile)); err != nil || *got != *res {
+		t.Fatalf("result read back %+v (%v), want %+v", got, err, res)
+	}
+	eps := []Epoch{{Epoch: 0, LR: 1e-3}, {Epoch: 1, LR: 5e-4, ValLoss: 0.25}}
+	mp := filepath.Join(dir, MetricsFile)
+	if err := WriteMetrics(mp, eps); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadMetrics(mp); err != nil || len(got) != 2 || got[1] != eps[1] {
+		t.Fatalf("metrics read back %+v (%v)", got, err)
+	}
+	if err := WriteMetrics(mp, eps[1:]); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadMetrics(mp); err == nil || !strings.Contains(err.Error(), mp+":1: epoch 1, want 0") {
+		t.Errorf("out-of-order epochs: got %v", err)
+	}
+
+	type state struct {
+		Step  uint64
+		Names []string
+	}
+	cp := filepath.Join(dir, CheckpointFile)
+	if err := WriteCheckpoint(cp, &state{Step: 7, Names: []string{"a", "b"}}); err != nil {
+		t.Fatal(err)
+	}
+	var back state
+	if err := ReadCheckpoint(cp, &back); err != nil || back.Step != 7 || len(back.Names) != 2 {
+		t.Fatalf("checkpoint read back %+v (%v)", back, err)
+	}
+	b, _ := os.ReadFile(cp)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(cp, b, 0o644)
+	if err := ReadCheckpoint(cp, &back); err == nil || !strings.Contains(err.Error(), "checksum mismatch") {
+		t.Errorf("a damaged checkpoint: got %v", err)
+	}
+	ents, _ := os.ReadDir(dir)
+	if len(ents) != 3 {
+		t.Errorf("%d entries in the run directory, want 3", len(ents))
+	}
+}
