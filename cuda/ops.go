@@ -529,7 +529,7 @@ func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
 	return k.binary("ew_abs_grad", "abs backward", dx, x, g, n)
 }
 
-// Dropout writes out = x·float32(1/(1 − rate)) where DropoutKeep(seed, i, rate), else 0: nn's
+// Dropout writes out = x·float32(1/(1 − rate)) where DropoutKeep(seed, i, rate), else 0: the ops'
 // inverted dropout with seed = ops.DropState.StepSeed() of the step. The backward pass is the
 // same call on the output gradient with the same seed. CPU twin: DropoutKeep (and ops.Dropout).
 func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, seed uint64) error {
@@ -612,7 +612,7 @@ func (k *Kernels) AdamStep(a Adam, step int, x, m, v, g DevPtr, n int) error {
 }
 
 // DropoutKeep is the dropout mask of element i under seed: the CPU twin of dropout.cu, bit for
-// bit, and the same function as nn's mask (DropState.Keep) when seed = DropState.StepSeed():
+// bit, and the same function as the ops' mask (DropState.Keep) when seed = DropState.StepSeed():
 // splitmix64(seed ⊕ i·0x9E3779B97F4A7C15) >> 11 ≥ DropoutThreshold(rate).
 func DropoutKeep(seed uint64, i int64, rate float64) bool {
 	z := seed ^ (uint64(i) * 0x9E3779B97F4A7C15)

@@ -75,7 +75,7 @@ type Step struct {
 	// a member the graph does not need is a temporary.
 	Outs []int
 	// Ins[w] are the input value ids of member w (for single ops Ins[0]); a member may read
-	// another member's output (nn's ops that copy out what the first one computed).
+	// another member's output (the ops that copy out what the first one computed).
 	Ins [][]int
 	// Aux are buffers a forward op keeps for its gradient ops (batch and layer norm: x̂, mean
 	// and 1/σ; gated aggregation: η and the denominators), shared with its gradient step.

@@ -146,6 +146,9 @@ func SegmentSoftmaxRows[T Float](dst, src []T, cols int, seg []int32, acc []floa
 	}
 }
 
+// SegmentSoftmaxGradRows is the gradient of SegmentSoftmaxRows: from its output y and the
+// output gradient dy, dx[m] = y[m] ⊙ (dy[m] − Σ_{m' in m's segment} y[m'] ⊙ dy[m']); acc is
+// scratch of nodes×cols.
 func SegmentSoftmaxGradRows[T Float](dx, y, dy []T, cols int, seg []int32, acc []float64) {
 	clear(acc)
 	for m, t := range seg {
@@ -170,6 +173,7 @@ func SegmentSoftmaxGradRows[T Float](dx, y, dy []T, cols int, seg []int32, acc [
 	}
 }
 
+// AddBias sets dst = x + b with b ([cols]) added to every row of x.
 func AddBias[T Float](dst, x, b []T) {
 	cols := len(b)
 	ParallelRange(len(x)/cols, cols, func(lo, hi int) {
@@ -179,6 +183,7 @@ func AddBias[T Float](dst, x, b []T) {
 	})
 }
 
+// ColSum sets dst ([cols]) to the column sums of x ([rows, cols]).
 func ColSum[T Float](dst, x []T) {
 	cols := len(dst)
 	ParallelCols(cols, len(x)/max(cols, 1), func(c0, c1 int) {
