@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -364,21 +365,21 @@ func TestGPUGatherScatter(t *testing.T) {
 				if weighted {
 					w = tw.randn(sz.n)
 				}
-				ix := &nn.Index{Name: "ix", Idx: idx}
+				ix := &ops.Index{Name: "ix", Idx: idx}
 				if w != nil {
 					ix.W = f64s(w)
 				}
 				xg := tw.randn(sz.rows * sz.d)
 				dyg := tw.randn(sz.n * sz.d)
 				x := tw.mat("x", xg, sz.rows, sz.d)
-				y := tw.ok(nn.Gather(x, ix))
+				y := tw.ok(ops.Gather(x, ix))
 				gout, ggr := tw.run(y, dyg, x)
 
 				tw2 := newTwin(t, uint64(20+i))
 				xs := tw2.randn(sz.n * sz.d)
 				dys := tw2.randn(sz.rows * sz.d)
 				x2 := tw2.mat("x", xs, sz.n, sz.d)
-				y2 := tw2.ok(nn.ScatterAdd(x2, ix, sz.rows))
+				y2 := tw2.ok(ops.ScatterAdd(x2, ix, sz.rows))
 				sout, sgr := tw2.run(y2, dys, x2)
 
 				d, k := gpu(t)
@@ -418,7 +419,7 @@ func TestGPUSegmentSoftmax(t *testing.T) {
 				}
 				dy := tw.randn(sz.n * h)
 				s := tw.mat("s", sv, sz.n, h)
-				y := tw.ok(nn.SegmentSoftmax(s, &nn.Index{Name: "dst", Idx: seg}, sz.rows))
+				y := tw.ok(ops.SegmentSoftmax(s, &ops.Index{Name: "dst", Idx: seg}, sz.rows))
 				want, grads := tw.run(y, dy, s)
 
 				d, k := gpu(t)
@@ -455,7 +456,7 @@ func TestGPUBatchNorm(t *testing.T) {
 				tw := newTwin(t, uint64(40+i))
 				keep, ki := randKeep(tw.rng, sz.rows)
 				xv, gv, bv, dy := tw.randn(sz.rows*sz.d), tw.randn(sz.d), tw.randn(sz.d), tw.randn(sz.rows*sz.d)
-				st := nn.NewBNState("bn", sz.d)
+				st := ops.NewBNState("bn", sz.d)
 				st.Training = training
 				rm, rv := make([]float32, sz.d), make([]float32, sz.d)
 				for c := range rm {
@@ -464,7 +465,7 @@ func TestGPUBatchNorm(t *testing.T) {
 					st.RunMean[c], st.RunVar[c] = float64(rm[c]), float64(rv[c])
 				}
 				x, gamma, beta := tw.mat("x", xv, sz.rows, sz.d), tw.vec("gamma", gv), tw.vec("beta", bv)
-				y := tw.ok(nn.BatchNorm(x, gamma, beta, st, &nn.Mask{Name: "m", Keep: keep}))
+				y := tw.ok(ops.BatchNorm(x, gamma, beta, st, &ops.Mask{Name: "m", Keep: keep}))
 				want, grads := tw.run(y, dy, x, gamma, beta)
 
 				d, k := gpu(t)
@@ -486,7 +487,7 @@ func TestGPUBatchNorm(t *testing.T) {
 	}
 }
 
-// TestGPUBatchNormRelu checks nn.BatchNormRelu (res + ReLU(BN(x))) as the executor runs it:
+// TestGPUBatchNormRelu checks ops.BatchNormRelu (res + ReLU(BN(x))) as the executor runs it:
 // BatchNorm, ReLU and Add in place on the output; backward BatchNormReluMask, then
 // BatchNormBackward (the residual's gradient is the output gradient itself).
 func TestGPUBatchNormRelu(t *testing.T) {
@@ -498,7 +499,7 @@ func TestGPUBatchNormRelu(t *testing.T) {
 				keep, ki := randKeep(tw.rng, sz.rows)
 				n := sz.rows * sz.d
 				xv, gv, bv, rv, dy := tw.randn(n), tw.randn(sz.d), tw.randn(sz.d), tw.randn(n), tw.randn(n)
-				st := nn.NewBNState("bn", sz.d)
+				st := ops.NewBNState("bn", sz.d)
 				x, gamma, beta := tw.mat("x", xv, sz.rows, sz.d), tw.vec("gamma", gv), tw.vec("beta", bv)
 				var res *gorgonia.Node
 				wrt := []*gorgonia.Node{x, gamma, beta}
@@ -506,7 +507,7 @@ func TestGPUBatchNormRelu(t *testing.T) {
 					res = tw.mat("res", rv, sz.rows, sz.d)
 					wrt = append(wrt, res)
 				}
-				y := tw.ok(nn.BatchNormRelu(x, gamma, beta, st, &nn.Mask{Name: "m", Keep: keep}, res))
+				y := tw.ok(ops.BatchNormRelu(x, gamma, beta, st, &ops.Mask{Name: "m", Keep: keep}, res))
 				want, grads := tw.run(y, dy, wrt...)
 
 				d, k := gpu(t)
@@ -538,18 +539,18 @@ func TestGPUBatchNormRelu(t *testing.T) {
 	}
 }
 
-// TestGPUEdgeSum checks EdgeSum against nn.EdgeSum, and its gradients (the output gradient for
+// TestGPUEdgeSum checks EdgeSum against ops.EdgeSum, and its gradients (the output gradient for
 // e, ScatterAdd along src and dst for hs and ht).
 func TestGPUEdgeSum(t *testing.T) {
 	defer skipWithoutGPU(t)
 	for i, sz := range sizes {
 		t.Run(fmt.Sprintf("m%d_rows%d_d%d", sz.n, sz.rows, sz.d), func(t *testing.T) {
 			tw := newTwin(t, uint64(190+i))
-			src := &nn.Index{Name: "src", Idx: randIndex(tw.rng, sz.n, usedRows(sz.rows))}
-			dst := &nn.Index{Name: "dst", Idx: randIndex(tw.rng, sz.n, usedRows(sz.rows))}
+			src := &ops.Index{Name: "src", Idx: randIndex(tw.rng, sz.n, usedRows(sz.rows))}
+			dst := &ops.Index{Name: "dst", Idx: randIndex(tw.rng, sz.n, usedRows(sz.rows))}
 			ev, hv, tv, dy := tw.randn(sz.n*sz.d), tw.randn(sz.rows*sz.d), tw.randn(sz.rows*sz.d), tw.randn(sz.n*sz.d)
 			e, hs, ht := tw.mat("e", ev, sz.n, sz.d), tw.mat("hs", hv, sz.rows, sz.d), tw.mat("ht", tv, sz.rows, sz.d)
-			y := tw.ok(nn.EdgeSum(e, hs, ht, src, dst))
+			y := tw.ok(ops.EdgeSum(e, hs, ht, src, dst))
 			want, grads := tw.run(y, dy, e, hs, ht)
 
 			d, k := gpu(t)
@@ -585,7 +586,7 @@ func TestGPULayerNorm(t *testing.T) {
 			keep, ki := randKeep(tw.rng, sz.rows)
 			xv, gv, bv, dy := tw.randn(sz.rows*sz.d), tw.randn(sz.d), tw.randn(sz.d), tw.randn(sz.rows*sz.d)
 			x, gamma, beta := tw.mat("x", xv, sz.rows, sz.d), tw.vec("gamma", gv), tw.vec("beta", bv)
-			y := tw.ok(nn.LayerNorm(x, gamma, beta, &nn.Mask{Name: "m", Keep: keep}))
+			y := tw.ok(ops.LayerNorm(x, gamma, beta, &ops.Mask{Name: "m", Keep: keep}))
 			want, grads := tw.run(y, dy, x, gamma, beta)
 
 			d, k := gpu(t)
@@ -612,7 +613,7 @@ func TestGPUGatedAggregate(t *testing.T) {
 			dst := randIndex(tw.rng, sz.n, usedRows(sz.rows))
 			ev, bv, dy := tw.randn(sz.n*sz.d), tw.randn(sz.rows*sz.d), tw.randn(sz.rows*sz.d)
 			e, bh := tw.mat("ehat", ev, sz.n, sz.d), tw.mat("bh", bv, sz.rows, sz.d)
-			y := tw.ok(nn.GatedAggregate(e, bh, &nn.Index{Name: "src", Idx: src}, &nn.Index{Name: "dst", Idx: dst}, sz.rows))
+			y := tw.ok(ops.GatedAggregate(e, bh, &ops.Index{Name: "src", Idx: src}, &ops.Index{Name: "dst", Idx: dst}, sz.rows))
 			want, grads := tw.run(y, dy, e, bh)
 
 			d, k := gpu(t)
@@ -637,7 +638,7 @@ func TestGPUGaussianWeights(t *testing.T) {
 			tw := newTwin(t, uint64(70+i))
 			uv, mv, iv, dy := tw.randn(sz.n*p), tw.randn(kk*p), tw.randn(kk*p), tw.randn(sz.n*kk)
 			u, mu, is := tw.mat("u", uv, sz.n, p), tw.mat("mu", mv, kk, p), tw.mat("is", iv, kk, p)
-			y := tw.ok(nn.GaussianWeights(u, mu, is))
+			y := tw.ok(ops.GaussianWeights(u, mu, is))
 			want, grads := tw.run(y, dy, u, mu, is)
 
 			d, k := gpu(t)
@@ -662,7 +663,7 @@ func TestGPUKernelMix(t *testing.T) {
 			tw := newTwin(t, uint64(80+i))
 			xv, wv, dy := tw.randn(sz.n*kk*sz.d), tw.randn(sz.n*kk), tw.randn(sz.n*sz.d)
 			x, w := tw.mat("x", xv, sz.n, kk*sz.d), tw.mat("w", wv, sz.n, kk)
-			y := tw.ok(nn.KernelMix(x, w))
+			y := tw.ok(ops.KernelMix(x, w))
 			want, grads := tw.run(y, dy, x, w)
 
 			d, k := gpu(t)
@@ -691,13 +692,13 @@ func TestGPUHeads(t *testing.T) {
 			tw := newTwin(t, uint64(90+i))
 			qv, kv, dyd := tw.randn(sz.n*dd), tw.randn(sz.n*dd), tw.randn(sz.n*h)
 			q, kn := tw.mat("q", qv, sz.n, dd), tw.mat("k", kv, sz.n, dd)
-			y := tw.ok(nn.HeadDot(q, kn, h))
+			y := tw.ok(ops.HeadDot(q, kn, h))
 			wantDot, gDot := tw.run(y, dyd, q, kn)
 
 			tw2 := newTwin(t, uint64(95+i))
 			xv, sv, dys := tw2.randn(sz.n*dd), tw2.randn(sz.n*h), tw2.randn(sz.n*dd)
 			x, s := tw2.mat("x", xv, sz.n, dd), tw2.mat("s", sv, sz.n, h)
-			y2 := tw2.ok(nn.HeadScale(x, s))
+			y2 := tw2.ok(ops.HeadScale(x, s))
 			wantScale, gScale := tw2.run(y2, dys, x, s)
 
 			d, k := gpu(t)
@@ -733,7 +734,7 @@ func TestGPUMatMul(t *testing.T) {
 			tw := newTwin(t, uint64(100+i))
 			xv, wv, dy := tw.randn(sz.n*a), tw.randn(a*b), tw.randn(sz.n*b)
 			x, w := tw.mat("x", xv, sz.n, a), tw.mat("W", wv, a, b)
-			y := tw.ok(nn.MatMul(x, w))
+			y := tw.ok(ops.MatMul(x, w))
 			want, grads := tw.run(y, dy, x, w)
 
 			d, k := gpu(t)
@@ -756,19 +757,19 @@ func TestGPUBiasColSumAdd(t *testing.T) {
 			tw := newTwin(t, uint64(110+i))
 			xv, bv, dy := tw.randn(sz.n*sz.d), tw.randn(sz.d), tw.randn(sz.n*sz.d)
 			x, b := tw.mat("x", xv, sz.n, sz.d), tw.vec("b", bv)
-			y := tw.ok(nn.AddBias(x, b))
+			y := tw.ok(ops.AddBias(x, b))
 			wantBias, gBias := tw.run(y, dy, x, b)
 
 			tw2 := newTwin(t, uint64(115+i))
 			x2v, dcs := tw2.randn(sz.n*sz.d), tw2.randn(sz.d)
 			x2 := tw2.mat("x", x2v, sz.n, sz.d)
-			y2 := tw2.ok(nn.ColSum(x2))
+			y2 := tw2.ok(ops.ColSum(x2))
 			wantCS, gCS := tw2.run(y2, dcs, x2)
 
 			tw3 := newTwin(t, uint64(118+i))
 			av, bv3, dadd := tw3.randn(sz.n*sz.d), tw3.randn(sz.n*sz.d), tw3.randn(sz.n*sz.d)
 			an, bn := tw3.mat("a", av, sz.n, sz.d), tw3.mat("b", bv3, sz.n, sz.d)
-			y3 := tw3.ok(nn.Add(an, bn))
+			y3 := tw3.ok(ops.Add(an, bn))
 			wantAdd, gAdd := tw3.run(y3, dadd, an, bn)
 
 			d, k := gpu(t)
@@ -808,7 +809,7 @@ func TestGPUElementwise(t *testing.T) {
 	}
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
 	ops := []unary{
-		{"relu", nn.Relu, (*Kernels).Relu, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.ReluBackward(dx, y, g, n) },
+		{"relu", ops.Relu, (*Kernels).Relu, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.ReluBackward(dx, y, g, n) },
 			func(x float64) (float64, float64) { return max(x, 0), map[bool]float64{true: 1, false: 0}[x > 0] }},
 		{"sigmoid", gorgonia.Sigmoid, (*Kernels).Sigmoid, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.SigmoidBackward(dx, y, g, n) },
 			func(x float64) (float64, float64) { return sig(x), sig(x) * (1 - sig(x)) }},
@@ -957,7 +958,7 @@ func TestGPUMaskedL1(t *testing.T) {
 			}
 			c := float32(tw.rng.NormFloat64())
 			p, y, w := tw.mat("p", pv, n, 1), tw.mat("y", yv, n, 1), tw.mat("w", wv, n, 1)
-			loss := tw.ok(nn.MaskedL1(p, y, w))
+			loss := tw.ok(ops.MaskedL1(p, y, w))
 			want, grads := tw.runLoss(loss, tw.scalarTimes(loss, c), p)
 
 			d, k := gpu(t)
@@ -991,13 +992,13 @@ func TestGPUWeightedCE(t *testing.T) {
 					w[j] = 1
 				}
 				if classWeights {
-					if err := nn.SBMClassWeights(labels, sz.c, w); err != nil {
+					if err := ops.SBMClassWeights(labels, sz.c, w); err != nil {
 						t.Fatal(err)
 					}
 				}
 				c := float32(tw.rng.NormFloat64())
 				z := tw.mat("z", zv, sz.r, sz.c)
-				loss := tw.ok(nn.WeightedCE(z, &nn.Index{Name: "labels", Idx: labels, W: w}))
+				loss := tw.ok(ops.WeightedCE(z, &ops.Index{Name: "labels", Idx: labels, W: w}))
 				want, grads := tw.runLoss(loss, tw.scalarTimes(loss, c), z)
 
 				d, k := gpu(t)

@@ -15,7 +15,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 )
 
 // largeRows is the row count of the 3-million-row cases.
@@ -45,10 +45,10 @@ func TestGPULargeScatterAdd(t *testing.T) {
 	tw := newTwin(t, 1001)
 	idx := randIndex(tw.rng, n, usedRows(rows))
 	w := tw.randn(n)
-	ix := &nn.Index{Name: "ix", Idx: idx, W: f64s(w)}
+	ix := &ops.Index{Name: "ix", Idx: idx, W: f64s(w)}
 	xv := tw.randn(n * d)
 	x := tw.mat("x", xv, n, d)
-	y := tw.ok(nn.ScatterAdd(x, ix, rows))
+	y := tw.ok(ops.ScatterAdd(x, ix, rows))
 	want, _ := tw.runLoss(y, y)
 
 	dv, k := gpu(t)
@@ -69,7 +69,7 @@ func TestGPULargeSegmentSoftmax(t *testing.T) {
 	}
 	dy := tw.randn(m * h)
 	s := tw.mat("s", sv, m, h)
-	y := tw.ok(nn.SegmentSoftmax(s, &nn.Index{Name: "dst", Idx: seg}, nodes))
+	y := tw.ok(ops.SegmentSoftmax(s, &ops.Index{Name: "dst", Idx: seg}, nodes))
 	want, grads := tw.run(y, dy, s)
 
 	dv, k := gpu(t)
@@ -90,7 +90,7 @@ func TestGPULargeLayerNorm(t *testing.T) {
 	keep, ki := randKeep(tw.rng, rows)
 	xv, gv, bv, dy := tw.randn(rows*d), tw.randn(d), tw.randn(d), tw.randn(rows*d)
 	x, gamma, beta := tw.mat("x", xv, rows, d), tw.vec("gamma", gv), tw.vec("beta", bv)
-	y := tw.ok(nn.LayerNorm(x, gamma, beta, &nn.Mask{Name: "m", Keep: keep}))
+	y := tw.ok(ops.LayerNorm(x, gamma, beta, &ops.Mask{Name: "m", Keep: keep}))
 	want, grads := tw.run(y, dy, x, gamma, beta)
 
 	dv, k := gpu(t)
@@ -125,7 +125,7 @@ func TestGPULargeBatchNorm(t *testing.T) {
 			for j := range xv {
 				xv[j] = 3 + 2*xv[j] // a mean well away from 0: the centred second pass matters
 			}
-			st := nn.NewBNState("bn", d)
+			st := ops.NewBNState("bn", d)
 			st.Training = true
 			rm, rv := make([]float32, d), make([]float32, d)
 			for c := range rm {
@@ -134,7 +134,7 @@ func TestGPULargeBatchNorm(t *testing.T) {
 				st.RunMean[c], st.RunVar[c] = float64(rm[c]), float64(rv[c])
 			}
 			x, gamma, beta := tw.mat("x", xv, rows, d), tw.vec("gamma", gv), tw.vec("beta", bv)
-			y := tw.ok(nn.BatchNorm(x, gamma, beta, st, &nn.Mask{Name: "m", Keep: keep}))
+			y := tw.ok(ops.BatchNorm(x, gamma, beta, st, &ops.Mask{Name: "m", Keep: keep}))
 			want, grads := tw.run(y, dy, x, gamma, beta)
 
 			dv, k := gpu(t)
@@ -173,7 +173,7 @@ func TestGPULargeColSum(t *testing.T) {
 				xv[j] += 0.5 // column sums far from 0
 			}
 			x := tw.mat("x", xv, rows, d)
-			y := tw.ok(nn.ColSum(x))
+			y := tw.ok(ops.ColSum(x))
 			want, _ := tw.runLoss(y, y)
 
 			dv, k := gpu(t)

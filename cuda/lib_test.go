@@ -287,7 +287,7 @@ func TestRoundSize(t *testing.T) {
 }
 
 // TestDropoutKeepMatchesNN checks that the GPU's dropout mask (dropout.cu, whose CPU twin is
-// DropoutKeep) is nn's CPU mask bit for bit: for several sites, steps and rates, element i is
+// DropoutKeep) is the ops' CPU mask bit for bit: for several sites, steps and rates, element i is
 // kept by DropoutKeep(site.StepSeed(), i, rate) exactly when nn keeps it.
 func TestDropoutKeepMatchesNN(t *testing.T) {
 	p, err := nn.NewParams(tensor.Float32, 3)

@@ -5,14 +5,14 @@ import (
 	"math"
 )
 
-// The launchers below are the GPU side of the nn ops (see nn/doc.go for shapes and the
+// The launchers below are the GPU side of the project's ops (see ops/doc.go for shapes and the
 // contract: every op fully overwrites its outputs and never writes its inputs). Arguments are
 // device buffers of float32 (index buffers of int32, -1 meaning "no row") and sizes; an
 // optional buffer may be 0. Each launcher validates sizes and buffers, queues its kernels on
 // the device's stream and returns.
 
 // Gather writes out [n, d] = w[i]·x[idx[i], :] for x [rows, d] (zero rows where idx is -1; w
-// optional). CPU twin: nn.Gather / nn.GatherRows. Its gradient is ScatterAdd.
+// optional). CPU twin: ops.Gather / kern.GatherRows. Its gradient is ScatterAdd.
 func (k *Kernels) Gather(out, x, idx, w DevPtr, n, rows, d int) error {
 	c := k.check("gather").sizes("n, rows, d", n, rows, d).
 		buf("out", out, n*d).buf("idx", idx, n).opt("w", w, n).buf("x", x, rows*d)
@@ -22,7 +22,7 @@ func (k *Kernels) Gather(out, x, idx, w DevPtr, n, rows, d int) error {
 }
 
 // ScatterAdd writes out [rows, d] = Σ_{i: idx[i]=r} w[i]·x[i, :] for x [n, d] (entries with
-// idx -1 skipped; w optional). CPU twin: nn.ScatterAdd / nn.ScatterAddRows. Its gradient is
+// idx -1 skipped; w optional). CPU twin: ops.ScatterAdd / kern.ScatterAddRows. Its gradient is
 // Gather.
 func (k *Kernels) ScatterAdd(out, x, idx, w DevPtr, n, rows, d int) error {
 	c := k.check("scatter-add").sizes("n, rows, d", n, rows, d).
@@ -36,7 +36,7 @@ func (k *Kernels) ScatterAdd(out, x, idx, w DevPtr, n, rows, d int) error {
 }
 
 // EdgeSum writes out [m, d] = e + hs[src] + ht[dst] row by row for e [m, d] and hs, ht
-// [rows, d] (an index of -1 adds nothing). CPU twin: nn.EdgeSum. Its gradients are the output
+// [rows, d] (an index of -1 adds nothing). CPU twin: ops.EdgeSum. Its gradients are the output
 // gradient for e and ScatterAdd along src and along dst for hs and ht.
 func (k *Kernels) EdgeSum(out, e, hs, ht, src, dst DevPtr, m, rows, d int) error {
 	c := k.check("edge sum").sizes("m, rows, d", m, rows, d).buf("out", out, m*d).buf("e", e, m*d).
@@ -47,7 +47,7 @@ func (k *Kernels) EdgeSum(out, e, hs, ht, src, dst DevPtr, m, rows, d int) error
 }
 
 // SegmentSoftmax writes y [m, h] = the softmax of s [m, h] over the edges sharing a
-// destination seg[i] < nodes (zero rows for seg -1). CPU twin: nn.SegmentSoftmax.
+// destination seg[i] < nodes (zero rows for seg -1). CPU twin: ops.SegmentSoftmax.
 func (k *Kernels) SegmentSoftmax(y, s, seg DevPtr, m, h, nodes int) error {
 	c := k.check("segment softmax").sizes("m, h, nodes", m, h, nodes).
 		buf("y", y, m*h).buf("s", s, m*h).buf("seg", seg, m)
@@ -125,7 +125,7 @@ func (b BatchNormBufs) check(c *check, rows, d int) *check {
 		buf("Out", b.Out, rows*d).buf("Xhat", b.Xhat, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d)
 }
 
-// BatchNorm is the forward pass of nn.BatchNorm: in training, statistics of the kept rows and
+// BatchNorm is the forward pass of ops.BatchNorm: in training, statistics of the kept rows and
 // a running-statistics update; in evaluation, the running statistics. The caller checks that
 // training batches have at least 2 kept rows, as the CPU op does (it has the mask on the host).
 func (k *Kernels) BatchNorm(b BatchNormBufs, rows, d int, training bool) error {
@@ -207,7 +207,7 @@ func (k *Kernels) bnTrainStats(b BatchNormBufs, rows, d int) error {
 }
 
 // BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0: the ReLU's gradient
-// inside nn.BatchNormRelu (res + ReLU(BN(x))), from the forward pass's x̂. BatchNormBackward on
+// inside ops.BatchNormRelu (res + ReLU(BN(x))), from the forward pass's x̂. BatchNormBackward on
 // dy then gives the input's gradient (the residual's is g itself).
 func (k *Kernels) BatchNormReluMask(dy, g, xhat, gamma, beta DevPtr, rows, d int) error {
 	c := k.check("batch norm ReLU mask").sizes("rows, d", rows, d).buf("dy", dy, rows*d).buf("g", g, rows*d).
@@ -224,7 +224,7 @@ type LayerNormBufs struct {
 	Out, Xhat, InvStd    DevPtr
 }
 
-// LayerNorm is the forward pass of nn.LayerNorm.
+// LayerNorm is the forward pass of ops.LayerNorm.
 func (k *Kernels) LayerNorm(b LayerNormBufs, rows, d int) error {
 	c := k.check("layer norm").sizes("rows, d", rows, d).buf("X", b.X, rows*d).buf("Gamma", b.Gamma, d).buf("Beta", b.Beta, d).
 		buf("Keep", b.Keep, rows).buf("Out", b.Out, rows*d).buf("Xhat", b.Xhat, rows*d).buf("InvStd", b.InvStd, rows).cond(d > 0 || rows == 0, "d = 0")
@@ -270,7 +270,7 @@ type GatedBufs struct {
 	Out, Eta, Den      DevPtr
 }
 
-// GatedAggregate is nn.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
+// GatedAggregate is ops.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
 // one pass over the edges, then one division.
 func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
@@ -304,7 +304,7 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 }
 
 // GaussianWeights writes w [m, kk] for pseudo-coordinates u [m, p], means mu and inverse
-// standard deviations is [kk, p]. CPU twin: nn.GaussianWeights.
+// standard deviations is [kk, p]. CPU twin: ops.GaussianWeights.
 func (k *Kernels) GaussianWeights(w, u, mu, is DevPtr, m, kk, p int) error {
 	c := k.check("gaussian weights").sizes("m, k, p", m, kk, p).buf("w", w, m*kk).buf("u", u, m*p).buf("mu", mu, kk*p).buf("is", is, kk*p)
 	return k.run(c, func() error {
@@ -326,7 +326,7 @@ func (k *Kernels) GaussianWeightsBackward(du, dmu, dis, u, mu, is, w, g DevPtr, 
 }
 
 // KernelMix writes out [m, d] = Σ_j w[m, j]·x[m, j·d : (j+1)·d] for x [m, kk·d], w [m, kk].
-// CPU twin: nn.KernelMix.
+// CPU twin: ops.KernelMix.
 func (k *Kernels) KernelMix(out, x, w DevPtr, m, kk, d int) error {
 	c := k.check("kernel mix").sizes("m, k, d", m, kk, d).buf("out", out, m*d).buf("x", x, m*kk*d).buf("w", w, m*kk)
 	return k.run(c, func() error {
@@ -350,7 +350,7 @@ func headCheck(c *check, m, h, d int) *check {
 	return c.sizes("m, heads, d", m, h, d).cond(h > 0 && d%max(h, 1) == 0, "%d heads do not divide d = %d", h, d)
 }
 
-// HeadDot writes out [m, h] = per-head dot products of a and b [m, d]. CPU twin: nn.HeadDot.
+// HeadDot writes out [m, h] = per-head dot products of a and b [m, d]. CPU twin: ops.HeadDot.
 // Gradients: da = HeadScale(b, g), db = HeadScale(a, g).
 func (k *Kernels) HeadDot(out, a, b DevPtr, m, h, d int) error {
 	c := headCheck(k.check("head dot"), m, h, d).buf("out", out, m*h).buf("a", a, m*d).buf("b", b, m*d)
@@ -360,7 +360,7 @@ func (k *Kernels) HeadDot(out, a, b DevPtr, m, h, d int) error {
 }
 
 // HeadScale writes out [m, d] = x [m, d] with head block j of row i scaled by s[i, j] (s
-// [m, h]). CPU twin: nn.HeadScale. Gradients: dx = HeadScale(g, s), ds = HeadDot(x, g).
+// [m, h]). CPU twin: ops.HeadScale. Gradients: dx = HeadScale(g, s), ds = HeadDot(x, g).
 func (k *Kernels) HeadScale(out, x, s DevPtr, m, h, d int) error {
 	c := headCheck(k.check("head scale"), m, h, d).buf("out", out, m*d).buf("x", x, m*d).buf("s", s, m*h)
 	return k.run(c, func() error {
@@ -368,7 +368,7 @@ func (k *Kernels) HeadScale(out, x, s DevPtr, m, h, d int) error {
 	})
 }
 
-// MatMul writes out [m, b] = x [m, a] · w [a, b] with cuBLAS. CPU twin: nn.MatMul.
+// MatMul writes out [m, b] = x [m, a] · w [a, b] with cuBLAS. CPU twin: ops.MatMul.
 func (k *Kernels) MatMul(out, x, w DevPtr, m, a, b int) error {
 	c := k.check("matmul").sizes("m, a, b", m, a, b).buf("out", out, m*b).buf("x", x, m*a).buf("w", w, a*b)
 	return k.run(c, func() error { return k.d.gemmLocked(false, false, m, b, a, x, w, out) })
@@ -404,7 +404,7 @@ func (k *Kernels) Gemm(transA, transB bool, m, n, kk int, a, b, c DevPtr) error 
 	return k.run(ch, func() error { return k.d.gemmLocked(transA, transB, m, n, kk, a, b, c) })
 }
 
-// AddBias writes out [rows, d] = x + b on every row. CPU twin: nn.AddBias. Gradients: dx = g,
+// AddBias writes out [rows, d] = x + b on every row. CPU twin: ops.AddBias. Gradients: dx = g,
 // db = ColSum(g).
 func (k *Kernels) AddBias(out, x, b DevPtr, rows, d int) error {
 	c := k.check("add bias").sizes("rows, d", rows, d).buf("out", out, rows*d).buf("x", x, rows*d).buf("b", b, d)
@@ -413,7 +413,7 @@ func (k *Kernels) AddBias(out, x, b DevPtr, rows, d int) error {
 	})
 }
 
-// ColSum writes out [d] = the column sums of x [rows, d]. CPU twin: nn.ColSum. Gradient:
+// ColSum writes out [d] = the column sums of x [rows, d]. CPU twin: ops.ColSum. Gradient:
 // BroadcastRows.
 func (k *Kernels) ColSum(out, x DevPtr, rows, d int) error {
 	c := k.check("column sum").sizes("rows, d", rows, d).buf("out", out, d).buf("x", x, rows*d)
@@ -492,7 +492,7 @@ func (k *Kernels) ScalarOp(out, x, s DevPtr, n, op int, scalarLeft bool) error {
 	})
 }
 
-// Relu writes out = max(x, 0). CPU twin: nn.Relu.
+// Relu writes out = max(x, 0). CPU twin: ops.Relu.
 func (k *Kernels) Relu(out, x DevPtr, n int) error { return k.unary("ew_relu", "relu", out, x, n) }
 
 // ReluBackward writes dx = g where y = relu(x) > 0, else 0.
@@ -529,9 +529,9 @@ func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
 	return k.binary("ew_abs_grad", "abs backward", dx, x, g, n)
 }
 
-// Dropout writes out = x·float32(1/(1 − rate)) where DropoutKeep(seed, i, rate), else 0: nn's
-// inverted dropout with seed = nn.DropState.StepSeed() of the step. The backward pass is the
-// same call on the output gradient with the same seed. CPU twin: DropoutKeep (and nn.Dropout).
+// Dropout writes out = x·float32(1/(1 − rate)) where DropoutKeep(seed, i, rate), else 0: the ops'
+// inverted dropout with seed = ops.DropState.StepSeed() of the step. The backward pass is the
+// same call on the output gradient with the same seed. CPU twin: DropoutKeep (and ops.Dropout).
 func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, seed uint64) error {
 	c := k.check("dropout").sizes("n", n).buf("out", out, n).buf("x", x, n).cond(rate >= 0 && rate < 1, "rate = %v, want 0 ≤ rate < 1", rate)
 	return k.run(c, func() error {
@@ -539,7 +539,7 @@ func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, seed uint64) error
 	})
 }
 
-// MaskedL1 writes out [1] = Σ w·|p − y| over n entries. CPU twin: nn.MaskedL1.
+// MaskedL1 writes out [1] = Σ w·|p − y| over n entries. CPU twin: ops.MaskedL1.
 func (k *Kernels) MaskedL1(out, p, y, w DevPtr, n int) error {
 	c := k.check("masked L1").sizes("n", n).buf("out", out, 1).buf("p", p, n).buf("y", y, n).buf("w", w, n)
 	return k.run(c, func() error {
@@ -556,7 +556,7 @@ func (k *Kernels) MaskedL1Backward(dp, p, y, w, g DevPtr, n int) error {
 }
 
 // WeightedCE writes out [1] = the weighted softmax cross-entropy of logits z [r, cl] against
-// labels [r] (int32, -1: none) with row weights w [r]. CPU twin: nn.WeightedCE.
+// labels [r] (int32, -1: none) with row weights w [r]. CPU twin: ops.WeightedCE.
 func (k *Kernels) WeightedCE(out, z, labels, w DevPtr, r, cl int) error {
 	c := k.check("weighted cross-entropy").sizes("rows, classes", r, cl).cond(cl > 0, "no classes").
 		buf("out", out, 1).buf("z", z, r*cl).buf("labels", labels, r).buf("w", w, r)
@@ -612,7 +612,7 @@ func (k *Kernels) AdamStep(a Adam, step int, x, m, v, g DevPtr, n int) error {
 }
 
 // DropoutKeep is the dropout mask of element i under seed: the CPU twin of dropout.cu, bit for
-// bit, and the same function as nn's mask (DropState.Keep) when seed = DropState.StepSeed():
+// bit, and the same function as the ops' mask (DropState.Keep) when seed = DropState.StepSeed():
 // splitmix64(seed ⊕ i·0x9E3779B97F4A7C15) >> 11 ≥ DropoutThreshold(rate).
 func DropoutKeep(seed uint64, i int64, rate float64) bool {
 	z := seed ^ (uint64(i) * 0x9E3779B97F4A7C15)

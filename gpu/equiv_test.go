@@ -23,6 +23,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -197,7 +198,7 @@ func checkStep(t *testing.T, c modelCase, b Backend) {
 		t.Fatalf("%d gradients on the device, %d on the CPU", len(grads), len(names))
 	}
 	for i, name := range names {
-		near(t, "gradient of "+name, grads[name], nn.Values(vals[i]), gradTol)
+		near(t, "gradient of "+name, grads[name], ops.Values(vals[i]), gradTol)
 	}
 
 	// The same step with the update (both forward passes moved the running statistics once).
@@ -251,7 +252,7 @@ func compareState(t *testing.T, pr *pair, names []string, grads []gorgonia.Value
 	t.Helper()
 	gradOf := map[string][]float64{}
 	for i, n := range names {
-		gradOf[n] = nn.Values(grads[i])
+		gradOf[n] = ops.Values(grads[i])
 	}
 	sc, sg := pr.cpu.Opt.State(), pr.dev.Opt.State()
 	if sc.Step != sg.Step {
@@ -259,7 +260,7 @@ func compareState(t *testing.T, pr *pair, names []string, grads []gorgonia.Value
 	}
 	lr := pr.cpu.Opt.LR
 	for _, name := range pr.cpu.P.Names {
-		want := nn.Values(pr.cpu.P.T[name])
+		want := ops.Values(pr.cpu.P.T[name])
 		got := pr.dev.P.T[name].Float32s()
 		g := gradOf[name]
 		if g == nil { // no gradient: untouched

@@ -4,7 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
-	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/tensor"
 )
 
@@ -13,12 +13,12 @@ import (
 // slots.
 type program struct {
 	plan   *Plan
-	idx    map[*nn.Index]cuda.DevPtr // int32 entries
-	idxW   map[*nn.Index]cuda.DevPtr // float32 weights (indexes with W)
-	mask   map[*nn.Mask]cuda.DevPtr  // int32, 1 on kept rows
-	vals   map[int]cuda.DevPtr       // FromInput and FromStatic values
-	slots  []cuda.DevPtr             // during a run
-	result cuda.DevPtr               // loss, then the prediction
+	idx    map[*ops.Index]cuda.DevPtr // int32 entries
+	idxW   map[*ops.Index]cuda.DevPtr // float32 weights (indexes with W)
+	mask   map[*ops.Mask]cuda.DevPtr  // int32, 1 on kept rows
+	vals   map[int]cuda.DevPtr        // FromInput and FromStatic values
+	slots  []cuda.DevPtr              // during a run
+	result cuda.DevPtr                // loss, then the prediction
 	wbuf   []float32
 	kbuf   []int32
 }
@@ -26,8 +26,8 @@ type program struct {
 // newProgram allocates a plan's holders and uploads its static values, the parameters and the
 // batch-norm statistics it reads.
 func (t *Trainer) newProgram(pl *Plan) (*program, error) {
-	pr := &program{plan: pl, idx: map[*nn.Index]cuda.DevPtr{}, idxW: map[*nn.Index]cuda.DevPtr{},
-		mask: map[*nn.Mask]cuda.DevPtr{}, vals: map[int]cuda.DevPtr{}}
+	pr := &program{plan: pl, idx: map[*ops.Index]cuda.DevPtr{}, idxW: map[*ops.Index]cuda.DevPtr{},
+		mask: map[*ops.Mask]cuda.DevPtr{}, vals: map[int]cuda.DevPtr{}}
 	ok := false
 	defer func() {
 		if !ok {
@@ -100,7 +100,7 @@ func (t *Trainer) newProgram(pl *Plan) (*program, error) {
 }
 
 func (t *Trainer) freeProgram(pr *program) {
-	for _, m := range []map[*nn.Index]cuda.DevPtr{pr.idx, pr.idxW} {
+	for _, m := range []map[*ops.Index]cuda.DevPtr{pr.idx, pr.idxW} {
 		for _, p := range m {
 			_ = t.b.Free(p)
 		}
@@ -231,19 +231,19 @@ func (t *Trainer) step(pr *program, st *Step) error {
 	n := pl.Vals[st.Outs[0]].Elems
 	d := st.Op
 	switch st.Kind {
-	case nn.OpGather:
+	case ops.OpGather:
 		rows, cols := rc(0)
 		return b.Gather(out, p(0), pr.idx[d.Index], pr.idxW[d.Index], d.Index.Len(), rows, cols)
-	case nn.OpScatterAdd:
+	case ops.OpScatterAdd:
 		m, cols := rc(0)
 		return b.ScatterAdd(out, p(0), pr.idx[d.Index], pr.idxW[d.Index], m, d.Rows, cols)
-	case nn.OpSegmentSoftmax:
+	case ops.OpSegmentSoftmax:
 		m, h := rc(0)
 		return b.SegmentSoftmax(out, p(0), pr.idx[d.Index], m, h, d.Rows)
-	case nn.OpSegmentSoftmaxGrad: // (y, dy)
+	case ops.OpSegmentSoftmaxGrad: // (y, dy)
 		m, h := rc(0)
 		return b.SegmentSoftmaxBackward(out, p(0), p(1), pr.idx[d.Index], m, h, d.Rows)
-	case nn.OpBatchNorm, nn.OpBatchNormRelu: // (x, γ, β) or, with a residual, (x, γ, β, res)
+	case ops.OpBatchNorm, ops.OpBatchNormRelu: // (x, γ, β) or, with a residual, (x, γ, β, res)
 		rows, cols := rc(0)
 		if d.BN.Training {
 			if k := d.Mask.Count(); k < 2 {
@@ -255,7 +255,7 @@ func (t *Trainer) step(pr *program, st *Step) error {
 			RunMean: s.mean, RunVar: s.vari, Out: out, Xhat: aux(0), Mean: aux(1), InvStd: aux(2)}, rows, cols, d.BN.Training); err != nil {
 			return err
 		}
-		if st.Kind == nn.OpBatchNorm {
+		if st.Kind == ops.OpBatchNorm {
 			return nil
 		}
 		if err := b.Relu(out, out, n); err != nil { // in place: element by element
@@ -265,10 +265,10 @@ func (t *Trainer) step(pr *program, st *Step) error {
 			return b.Add(out, out, p(3), n)
 		}
 		return nil
-	case nn.OpBatchNormGrad, nn.OpBatchNormReluGrad: // (x, γ, β, dy) → dx, dγ, dβ
+	case ops.OpBatchNormGrad, ops.OpBatchNormReluGrad: // (x, γ, β, dy) → dx, dγ, dβ
 		rows, cols := rc(3)
 		dy := p(3)
-		if st.Kind == nn.OpBatchNormReluGrad {
+		if st.Kind == ops.OpBatchNormReluGrad {
 			dy = t.ptr(pr, st.Tmp[0])
 			if err := b.BatchNormReluMask(dy, p(3), aux(0), p(1), p(2), rows, cols); err != nil {
 				return err
@@ -276,42 +276,42 @@ func (t *Trainer) step(pr *program, st *Step) error {
 		}
 		return b.BatchNormBackward(o(0), o(1), o(2), dy, cuda.BatchNormBufs{Gamma: p(1), Keep: pr.mask[d.Mask],
 			Xhat: aux(0), Mean: aux(1), InvStd: aux(2)}, rows, cols, d.BN.Training)
-	case nn.OpLayerNorm: // (x, γ, β)
+	case ops.OpLayerNorm: // (x, γ, β)
 		rows, cols := rc(0)
 		return b.LayerNorm(cuda.LayerNormBufs{X: p(0), Gamma: p(1), Beta: p(2), Keep: pr.mask[d.Mask], Out: out, Xhat: aux(0), InvStd: aux(1)}, rows, cols)
-	case nn.OpLayerNormGrad: // (γ, dy) → dx, dγ, dβ
+	case ops.OpLayerNormGrad: // (γ, dy) → dx, dγ, dβ
 		rows, cols := rc(1)
 		return b.LayerNormBackward(o(0), o(1), o(2), p(1), cuda.LayerNormBufs{Gamma: p(0), Keep: pr.mask[d.Mask], Xhat: aux(0), InvStd: aux(1)}, rows, cols)
-	case nn.OpGated: // (ê, bh)
+	case ops.OpGated: // (ê, bh)
 		m, cols := rc(0)
 		nbh, _ := rc(1)
 		return b.GatedAggregate(cuda.GatedBufs{Ehat: p(0), Bh: p(1), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst], Out: out, Eta: aux(0), Den: aux(1)}, m, nbh, d.Rows, cols)
-	case nn.OpGatedGrad: // (bh, out, g) → dê, dbh
+	case ops.OpGatedGrad: // (bh, out, g) → dê, dbh
 		nbh, cols := rc(0)
 		return b.GatedAggregateBackward(o(0), o(1), p(2), cuda.GatedBufs{Bh: p(0), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst],
 			Out: p(1), Eta: aux(0), Den: aux(1)}, d.Src.Len(), nbh, d.Rows, cols)
-	case nn.OpEdgeSum: // (e, hs, ht)
+	case ops.OpEdgeSum: // (e, hs, ht)
 		m, cols := rc(0)
 		rows, _ := rc(1)
 		if r2, _ := rc(2); r2 != rows {
 			return fmt.Errorf("edge sum: hs has %d rows, ht %d", rows, r2)
 		}
 		return b.EdgeSum(out, p(0), p(1), p(2), pr.idx[d.Src], pr.idx[d.Dst], m, rows, cols)
-	case nn.OpEdgeSumGrad: // (g) → g summed along src, along dst
+	case ops.OpEdgeSumGrad: // (g) → g summed along src, along dst
 		m, cols := rc(0)
 		if err := b.ScatterAdd(o(0), p(0), pr.idx[d.Src], 0, m, d.Rows, cols); err != nil {
 			return err
 		}
 		return b.ScatterAdd(o(1), p(0), pr.idx[d.Dst], 0, m, d.Rows, cols)
-	case nn.OpGaussian: // (u, μ, 1/σ)
+	case ops.OpGaussian: // (u, μ, 1/σ)
 		m, pd := rc(0)
 		kk, _ := rc(1)
 		return b.GaussianWeights(out, p(0), p(1), p(2), m, kk, pd)
-	case nn.OpGaussianGrad: // (u, μ, 1/σ, w, g) → du, dμ, d(1/σ)
+	case ops.OpGaussianGrad: // (u, μ, 1/σ, w, g) → du, dμ, d(1/σ)
 		m, pd := rc(0)
 		kk, _ := rc(1)
 		return b.GaussianWeightsBackward(o(0), o(1), o(2), p(0), p(1), p(2), p(3), p(4), m, kk, pd)
-	case nn.OpKernelMix: // (x [M, K·d], w [M, K])
+	case ops.OpKernelMix: // (x [M, K·d], w [M, K])
 		m, kk := rc(1)
 		_, cols := shape(pl, st.Outs[0])
 		return b.KernelMix(out, p(0), p(1), m, kk, cols)
@@ -323,52 +323,52 @@ func (t *Trainer) step(pr *program, st *Step) error {
 		m, kk := shape(pl, gx[1])
 		_, cols := shape(pl, gx[0])
 		return b.KernelMixBackward(o(0), o(1), t.ptr(pr, gw[0]), t.ptr(pr, gx[1]), t.ptr(pr, gx[0]), m, kk, cols)
-	case nn.OpHeadDot: // (q, k) [M, d]
+	case ops.OpHeadDot: // (q, k) [M, d]
 		m, cols := rc(0)
 		_, h := shape(pl, st.Outs[0])
 		return b.HeadDot(out, p(0), p(1), m, h, cols)
-	case nn.OpHeadScale: // (x [M, d], w [M, H])
+	case ops.OpHeadScale: // (x [M, d], w [M, H])
 		m, cols := rc(0)
 		_, h := rc(1)
 		return b.HeadScale(out, p(0), p(1), m, h, cols)
-	case nn.OpMatMul: // (x [M, a], w [a, b])
+	case ops.OpMatMul: // (x [M, a], w [a, b])
 		m, a := rc(0)
 		_, bb := rc(1)
 		return b.MatMul(out, p(0), p(1), m, a, bb)
-	case nn.OpMatMulGradX: // (g [M, b], w [a, b]) → g·wᵀ
+	case ops.OpMatMulGradX: // (g [M, b], w [a, b]) → g·wᵀ
 		m, bb := rc(0)
 		a, _ := rc(1)
 		return b.MatMulBackward(out, 0, 0, p(1), p(0), m, a, bb)
-	case nn.OpMatMulGradW: // (x [M, a], g [M, b]) → xᵀ·g
+	case ops.OpMatMulGradW: // (x [M, a], g [M, b]) → xᵀ·g
 		m, a := rc(0)
 		_, bb := rc(1)
 		return b.MatMulBackward(0, out, p(0), 0, p(1), m, a, bb)
-	case nn.OpAddBias:
+	case ops.OpAddBias:
 		rows, cols := rc(0)
 		return b.AddBias(out, p(0), p(1), rows, cols)
-	case nn.OpColSum:
+	case ops.OpColSum:
 		rows, cols := rc(0)
 		return b.ColSum(out, p(0), rows, cols)
-	case nn.OpAdd:
+	case ops.OpAdd:
 		return b.Add(out, p(0), p(1), n)
-	case nn.OpRelu:
+	case ops.OpRelu:
 		return b.Relu(out, p(0), n)
-	case nn.OpReluGrad: // (y, g)
+	case ops.OpReluGrad: // (y, g)
 		return b.ReluBackward(out, p(0), p(1), n)
-	case nn.OpDropout, nn.OpDropoutGrad:
+	case ops.OpDropout, ops.OpDropoutGrad:
 		s := d.Drop
 		if !s.Training || s.Rate == 0 {
 			return b.Copy(out, p(0), n)
 		}
 		return b.Dropout(out, p(0), n, s.Rate, s.StepSeed())
-	case nn.OpMaskedL1: // (pred, y, w)
+	case ops.OpMaskedL1: // (pred, y, w)
 		return b.MaskedL1(out, p(0), p(1), p(2), pl.Vals[in[0]].Elems)
-	case nn.OpMaskedL1Grad: // (pred, y, w, g)
+	case ops.OpMaskedL1Grad: // (pred, y, w, g)
 		return b.MaskedL1Backward(out, p(0), p(1), p(2), p(3), n)
-	case nn.OpWeightedCE: // (z)
+	case ops.OpWeightedCE: // (z)
 		r, cl := rc(0)
 		return b.WeightedCE(out, p(0), pr.idx[d.Index], pr.idxW[d.Index], r, cl)
-	case nn.OpWeightedCEGrad: // (z, g)
+	case ops.OpWeightedCEGrad: // (z, g)
 		r, cl := rc(0)
 		return b.WeightedCEBackward(out, p(0), pr.idx[d.Index], pr.idxW[d.Index], p(1), r, cl)
 	case "+", "-", "⊙", "÷":

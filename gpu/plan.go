@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -24,9 +25,9 @@ type Plan struct {
 	Slots []int
 	// Indexes and Masks are the per-batch index and mask holders the steps read; IndexRows[i]
 	// is the bound every entry of Indexes[i] must stay below (checked before upload).
-	Indexes   []*nn.Index
+	Indexes   []*ops.Index
 	IndexRows []int
-	Masks     []*nn.Mask
+	Masks     []*ops.Mask
 	Loss      int      // value id of the loss
 	Pred      int      // value id of the prediction
 	Grads     []int    // value ids of the parameter gradients, for GradNames
@@ -68,13 +69,13 @@ type Value struct {
 // that one pass computes together (batch and layer norm, the gated aggregation, the edge sum,
 // the Gaussian weights, the kernel mix).
 type Step struct {
-	Kind string      // nn.Op* kind, or "+", "-", "⊙", "÷", "tanh", "sigmoid", "exp", "abs"
-	Op   nn.DeviceOp // attributes (zero for Gorgonia's operators)
+	Kind string       // nn.Op* kind, or "+", "-", "⊙", "÷", "tanh", "sigmoid", "exp", "abs"
+	Op   ops.DeviceOp // attributes (zero for Gorgonia's operators)
 	// Outs[w] is the value gradient w of a fused group writes (Which), or the single output;
 	// a member the graph does not need is a temporary.
 	Outs []int
 	// Ins[w] are the input value ids of member w (for single ops Ins[0]); a member may read
-	// another member's output (nn's ops that copy out what the first one computed).
+	// another member's output (the ops that copy out what the first one computed).
 	Ins [][]int
 	// Aux are buffers a forward op keeps for its gradient ops (batch and layer norm: x̂, mean
 	// and 1/σ; gated aggregation: η and the denominators), shared with its gradient step.
@@ -86,15 +87,15 @@ type Step struct {
 // Kinds a plan can contain and the executor runs; a model that gains another op fails Compile
 // with an error naming it (and TestEveryModelOpHasAKernel).
 var kinds = map[string]bool{
-	nn.OpGather: true, nn.OpScatterAdd: true, nn.OpSegmentSoftmax: true, nn.OpSegmentSoftmaxGrad: true,
-	nn.OpBatchNorm: true, nn.OpBatchNormGrad: true, nn.OpBatchNormRelu: true, nn.OpBatchNormReluGrad: true,
-	nn.OpLayerNorm: true, nn.OpLayerNormGrad: true, nn.OpEdgeSum: true, nn.OpEdgeSumGrad: true,
-	nn.OpGated: true, nn.OpGatedGrad: true, nn.OpGaussian: true, nn.OpGaussianGrad: true,
-	nn.OpKernelMix: true, nn.OpKernelMixGradX: true, nn.OpKernelMixGradW: true, kernelMixGrad: true,
-	nn.OpHeadDot: true, nn.OpHeadScale: true, nn.OpMatMul: true, nn.OpMatMulGradX: true, nn.OpMatMulGradW: true,
-	nn.OpAddBias: true, nn.OpColSum: true, nn.OpAdd: true, nn.OpRelu: true, nn.OpReluGrad: true,
-	nn.OpDropout: true, nn.OpDropoutGrad: true, nn.OpMaskedL1: true, nn.OpMaskedL1Grad: true,
-	nn.OpWeightedCE: true, nn.OpWeightedCEGrad: true,
+	ops.OpGather: true, ops.OpScatterAdd: true, ops.OpSegmentSoftmax: true, ops.OpSegmentSoftmaxGrad: true,
+	ops.OpBatchNorm: true, ops.OpBatchNormGrad: true, ops.OpBatchNormRelu: true, ops.OpBatchNormReluGrad: true,
+	ops.OpLayerNorm: true, ops.OpLayerNormGrad: true, ops.OpEdgeSum: true, ops.OpEdgeSumGrad: true,
+	ops.OpGated: true, ops.OpGatedGrad: true, ops.OpGaussian: true, ops.OpGaussianGrad: true,
+	ops.OpKernelMix: true, ops.OpKernelMixGradX: true, ops.OpKernelMixGradW: true, kernelMixGrad: true,
+	ops.OpHeadDot: true, ops.OpHeadScale: true, ops.OpMatMul: true, ops.OpMatMulGradX: true, ops.OpMatMulGradW: true,
+	ops.OpAddBias: true, ops.OpColSum: true, ops.OpAdd: true, ops.OpRelu: true, ops.OpReluGrad: true,
+	ops.OpDropout: true, ops.OpDropoutGrad: true, ops.OpMaskedL1: true, ops.OpMaskedL1Grad: true,
+	ops.OpWeightedCE: true, ops.OpWeightedCEGrad: true,
 	"+": true, "-": true, "⊙": true, "÷": true, "tanh": true, "sigmoid": true, "exp": true, "abs": true,
 }
 
@@ -113,15 +114,15 @@ const kernelMixGrad = "KernelMixGrad"
 // fused gradient groups: the kinds whose members one launcher computes together, and the
 // number of members.
 var groupSize = map[string]int{
-	nn.OpBatchNormGrad: 3, nn.OpBatchNormReluGrad: 3, nn.OpLayerNormGrad: 3, nn.OpGatedGrad: 2,
-	nn.OpEdgeSumGrad: 2, nn.OpGaussianGrad: 3, nn.OpKernelMixGradX: 2, nn.OpKernelMixGradW: 2,
+	ops.OpBatchNormGrad: 3, ops.OpBatchNormReluGrad: 3, ops.OpLayerNormGrad: 3, ops.OpGatedGrad: 2,
+	ops.OpEdgeSumGrad: 2, ops.OpGaussianGrad: 3, ops.OpKernelMixGradX: 2, ops.OpKernelMixGradW: 2,
 }
 
-// opOf classifies a node's op: a project op (described by nn.Describe), a Gorgonia
+// opOf classifies a node's op: a project op (described by ops.Describe), a Gorgonia
 // element-wise operator, or a constant; ok is false for anything else.
-func opOf(n *gorgonia.Node) (kind string, d nn.DeviceOp, constant bool, ok bool) {
+func opOf(n *gorgonia.Node) (kind string, d ops.DeviceOp, constant bool, ok bool) {
 	op := n.Op()
-	if d, ok := nn.Describe(op); ok {
+	if d, ok := ops.Describe(op); ok {
 		return d.Kind, d, false, true
 	}
 	t := reflect.TypeOf(op)
@@ -187,7 +188,7 @@ func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
 	roots = append(roots, net.Grads...)
 	for _, n := range order {
 		if n.Op() != nil {
-			if d, ok := nn.Describe(n.Op()); ok && (d.Kind == nn.OpBatchNorm || d.Kind == nn.OpBatchNormRelu) {
+			if d, ok := ops.Describe(n.Op()); ok && (d.Kind == ops.OpBatchNorm || d.Kind == ops.OpBatchNormRelu) {
 				roots = append(roots, n)
 			}
 		}
@@ -198,8 +199,8 @@ func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
 			need[id] = true
 		}
 	}
-	c := &compiler{pl: &Plan{Net: net, byNode: map[int64]int{}}, p: p, rows: map[*nn.Index]int{},
-		masks: map[*nn.Mask]bool{}, groups: map[groupKey]int{}, fwdStep: map[any]int{}, params: map[int64]string{},
+	c := &compiler{pl: &Plan{Net: net, byNode: map[int64]int{}}, p: p, rows: map[*ops.Index]int{},
+		masks: map[*ops.Mask]bool{}, groups: map[groupKey]int{}, fwdStep: map[any]int{}, params: map[int64]string{},
 		inputs: inputTensors(net.In)}
 	for _, n := range net.B.Learn {
 		c.params[n.ID()] = n.Name()
@@ -233,8 +234,8 @@ func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
 		if !need[n.ID()] || n.Op() == nil {
 			continue
 		}
-		if d, ok := nn.Describe(n.Op()); ok {
-			for _, ix := range []*nn.Index{d.Index, d.Src, d.Dst} {
+		if d, ok := ops.Describe(n.Op()); ok {
+			for _, ix := range []*ops.Index{d.Index, d.Src, d.Dst} {
 				if r, ok := c.rows[ix]; ok && ix != nil {
 					pl.Indexes, pl.IndexRows = append(pl.Indexes, ix), append(pl.IndexRows, r)
 					delete(c.rows, ix)
@@ -263,8 +264,8 @@ type compiler struct {
 	p       *nn.Params
 	params  map[int64]string
 	inputs  map[gorgonia.Value]*tensor.Dense
-	rows    map[*nn.Index]int // the bound each index's entries must stay below
-	masks   map[*nn.Mask]bool
+	rows    map[*ops.Index]int // the bound each index's entries must stay below
+	masks   map[*ops.Mask]bool
 	groups  map[groupKey]int // → step
 	fwdStep map[any]int      // forward state → its step
 }
@@ -285,7 +286,7 @@ func (c *compiler) addVal(v Value) int {
 }
 
 // bound records that the entries of ix index rows rows.
-func (c *compiler) bound(ix *nn.Index, rows int) {
+func (c *compiler) bound(ix *ops.Index, rows int) {
 	if ix == nil {
 		return
 	}
@@ -356,9 +357,9 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	pl.byNode[n.ID()] = out
 	which := d.Which
 	switch kind {
-	case nn.OpKernelMixGradX:
+	case ops.OpKernelMixGradX:
 		which = 0
-	case nn.OpKernelMixGradW:
+	case ops.OpKernelMixGradW:
 		which = 1
 	}
 	if err := checkArity(kind, which, n, ins, pl.Vals); err != nil {
@@ -366,28 +367,28 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	}
 	shape := func(i int) tensor.Shape { return pl.Vals[ins[i]].Node.Shape() }
 	switch kind { // index bounds (checked per batch) and masks (uploaded per batch)
-	case nn.OpGather:
+	case ops.OpGather:
 		c.bound(d.Index, shape(0)[0])
-	case nn.OpScatterAdd, nn.OpSegmentSoftmax, nn.OpSegmentSoftmaxGrad:
+	case ops.OpScatterAdd, ops.OpSegmentSoftmax, ops.OpSegmentSoftmaxGrad:
 		c.bound(d.Index, d.Rows)
-	case nn.OpGated: // (ê, bh)
+	case ops.OpGated: // (ê, bh)
 		c.bound(d.Src, shape(1)[0])
 		c.bound(d.Dst, d.Rows)
-	case nn.OpGatedGrad:
+	case ops.OpGatedGrad:
 		if which == 0 { // (bh, out, g)
 			c.bound(d.Src, shape(0)[0])
 			c.bound(d.Dst, d.Rows)
 		}
-	case nn.OpEdgeSum: // (e, hs, ht)
+	case ops.OpEdgeSum: // (e, hs, ht)
 		if d.Src.W != nil || d.Dst.W != nil {
 			return fmt.Errorf("gpu: %s: edge sum over a weighted index", describeNode(n))
 		}
 		c.bound(d.Src, shape(1)[0])
 		c.bound(d.Dst, shape(2)[0])
-	case nn.OpEdgeSumGrad:
+	case ops.OpEdgeSumGrad:
 		c.bound(d.Src, d.Rows)
 		c.bound(d.Dst, d.Rows)
-	case nn.OpWeightedCE, nn.OpWeightedCEGrad:
+	case ops.OpWeightedCE, ops.OpWeightedCEGrad:
 		c.bound(d.Index, shape(0)[1])
 		if d.Index.W == nil {
 			return fmt.Errorf("gpu: %s: labels %q carry no weights", describeNode(n), d.Index.Name)
@@ -401,14 +402,14 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	}
 	st := Step{Kind: kind, Op: d, Outs: []int{out}, Ins: [][]int{ins}}
 	switch kind { // what forward ops keep for their gradients
-	case nn.OpBatchNorm, nn.OpBatchNormRelu:
+	case ops.OpBatchNorm, ops.OpBatchNormRelu:
 		rows, cols := shape(0)[0], shape(0)[1]
 		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + describeNode(n), Elems: rows * cols}),
 			c.addVal(Value{Name: "mean of " + describeNode(n), Elems: cols}), c.addVal(Value{Name: "1/σ of " + describeNode(n), Elems: cols})}
-	case nn.OpLayerNorm:
+	case ops.OpLayerNorm:
 		rows, cols := shape(0)[0], shape(0)[1]
 		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + describeNode(n), Elems: rows * cols}), c.addVal(Value{Name: "1/σ of " + describeNode(n), Elems: rows})}
-	case nn.OpGated:
+	case ops.OpGated:
 		m, dd := shape(0)[0], shape(0)[1]
 		st.Aux = []int{c.addVal(Value{Name: "η of " + describeNode(n), Elems: m * dd}), c.addVal(Value{Name: "Σ η + ε of " + describeNode(n), Elems: d.Rows * dd})}
 	}
@@ -424,16 +425,16 @@ func (c *compiler) node(n *gorgonia.Node) error {
 }
 
 // member adds a gradient op to its group's step, creating the step at the first member.
-func (c *compiler) member(kind string, which, size int, d nn.DeviceOp, n *gorgonia.Node, out int, ins []int) error {
+func (c *compiler) member(kind string, which, size int, d ops.DeviceOp, n *gorgonia.Node, out int, ins []int) error {
 	pl := c.pl
 	id := func(i int) int64 { return pl.Vals[ins[i]].Node.ID() }
 	key := groupKey{family: kind, state: d.State}
 	switch kind {
-	case nn.OpKernelMixGradX: // (g, w)
+	case ops.OpKernelMixGradX: // (g, w)
 		key = groupKey{family: kernelMixGrad, a: id(0), b: id(1)}
-	case nn.OpKernelMixGradW: // (x, g, w)
+	case ops.OpKernelMixGradW: // (x, g, w)
 		key = groupKey{family: kernelMixGrad, a: id(1), b: id(2)}
-	case nn.OpGaussianGrad: // (u, μ, 1/σ, w, g)
+	case ops.OpGaussianGrad: // (u, μ, 1/σ, w, g)
 		key.a, key.b = id(3), id(4)
 	}
 	if which < 0 || which >= size {
@@ -453,7 +454,7 @@ func (c *compiler) member(kind string, which, size int, d nn.DeviceOp, n *gorgon
 		st.Outs[i] = -1
 	}
 	st.Outs[which], st.Ins[which] = out, ins
-	if d.State != nil && kind != nn.OpEdgeSumGrad {
+	if d.State != nil && kind != ops.OpEdgeSumGrad {
 		fs, ok := c.fwdStep[d.State]
 		if !ok {
 			return fmt.Errorf("gpu: %s: its forward op is not computed before it", describeNode(n))
@@ -473,7 +474,7 @@ func (c *compiler) fillGroups() error {
 	pl := c.pl
 	for si := range pl.Steps {
 		st := &pl.Steps[si]
-		if st.Kind == nn.OpBatchNormReluGrad { // the gradient through the ReLU, [rows, d]
+		if st.Kind == ops.OpBatchNormReluGrad { // the gradient through the ReLU, [rows, d]
 			tmp := c.addVal(Value{Name: "ReLU gradient in " + pl.Vals[st.Outs[0]].Name, Elems: pl.Vals[st.Ins[0][3]].Elems})
 			pl.Vals[tmp].Def = si
 			st.Tmp = append(st.Tmp, tmp)
@@ -482,8 +483,8 @@ func (c *compiler) fillGroups() error {
 			continue
 		}
 		if _, ok := groupSize[st.Kind]; ok || st.Kind == kernelMixGrad {
-			needFirst := st.Kind == nn.OpBatchNormGrad || st.Kind == nn.OpBatchNormReluGrad || st.Kind == nn.OpGatedGrad ||
-				st.Kind == nn.OpEdgeSumGrad || st.Kind == kernelMixGrad
+			needFirst := st.Kind == ops.OpBatchNormGrad || st.Kind == ops.OpBatchNormReluGrad || st.Kind == ops.OpGatedGrad ||
+				st.Kind == ops.OpEdgeSumGrad || st.Kind == kernelMixGrad
 			if needFirst && st.Ins[0] == nil {
 				return fmt.Errorf("gpu: a %s group without its first member (%s)", st.Kind, pl.Vals[firstOut(st)].Name)
 			}
@@ -517,28 +518,28 @@ func firstOut(st *Step) int {
 // checkArity checks what the executor assumes about a step's inputs.
 func checkArity(kind string, which int, n *gorgonia.Node, ins []int, vals []Value) error {
 	want := map[string]int{
-		nn.OpGather: 1, nn.OpScatterAdd: 1, nn.OpSegmentSoftmax: 1, nn.OpSegmentSoftmaxGrad: 2,
-		nn.OpBatchNorm: 3, nn.OpLayerNorm: 3, nn.OpLayerNormGrad: 2,
-		nn.OpGated: 2, nn.OpEdgeSum: 3, nn.OpEdgeSumGrad: 1, nn.OpGaussian: 3, nn.OpGaussianGrad: 5,
-		nn.OpKernelMix: 2, nn.OpKernelMixGradX: 2, nn.OpKernelMixGradW: 3,
-		nn.OpHeadDot: 2, nn.OpHeadScale: 2, nn.OpMatMul: 2, nn.OpMatMulGradX: 2, nn.OpMatMulGradW: 2,
-		nn.OpAddBias: 2, nn.OpColSum: 1, nn.OpAdd: 2, nn.OpRelu: 1, nn.OpReluGrad: 2,
-		nn.OpDropout: 1, nn.OpDropoutGrad: 1, nn.OpMaskedL1: 3, nn.OpMaskedL1Grad: 4,
-		nn.OpWeightedCE: 1, nn.OpWeightedCEGrad: 2,
+		ops.OpGather: 1, ops.OpScatterAdd: 1, ops.OpSegmentSoftmax: 1, ops.OpSegmentSoftmaxGrad: 2,
+		ops.OpBatchNorm: 3, ops.OpLayerNorm: 3, ops.OpLayerNormGrad: 2,
+		ops.OpGated: 2, ops.OpEdgeSum: 3, ops.OpEdgeSumGrad: 1, ops.OpGaussian: 3, ops.OpGaussianGrad: 5,
+		ops.OpKernelMix: 2, ops.OpKernelMixGradX: 2, ops.OpKernelMixGradW: 3,
+		ops.OpHeadDot: 2, ops.OpHeadScale: 2, ops.OpMatMul: 2, ops.OpMatMulGradX: 2, ops.OpMatMulGradW: 2,
+		ops.OpAddBias: 2, ops.OpColSum: 1, ops.OpAdd: 2, ops.OpRelu: 1, ops.OpReluGrad: 2,
+		ops.OpDropout: 1, ops.OpDropoutGrad: 1, ops.OpMaskedL1: 3, ops.OpMaskedL1Grad: 4,
+		ops.OpWeightedCE: 1, ops.OpWeightedCEGrad: 2,
 		"+": 2, "-": 2, "⊙": 2, "÷": 2, "tanh": 1, "sigmoid": 1, "exp": 1, "abs": 1,
 	}[kind]
 	switch kind {
-	case nn.OpBatchNormRelu: // (x, γ, β) or (x, γ, β, res)
+	case ops.OpBatchNormRelu: // (x, γ, β) or (x, γ, β, res)
 		want = 3
 		if len(ins) == 4 {
 			want = 4
 		}
-	case nn.OpBatchNormGrad, nn.OpBatchNormReluGrad: // (x, γ, β, dy); (dx, γ); (dx, β)
+	case ops.OpBatchNormGrad, ops.OpBatchNormReluGrad: // (x, γ, β, dy); (dx, γ); (dx, β)
 		want = 4
 		if which > 0 {
 			want = 2
 		}
-	case nn.OpGatedGrad: // (bh, out, g); (dê, bh)
+	case ops.OpGatedGrad: // (bh, out, g); (dê, bh)
 		want = 3
 		if which > 0 {
 			want = 2
@@ -568,15 +569,15 @@ func groupShapes(st *Step, vals []Value) ([]int, error) {
 	ins := primary(st)
 	sh := func(i int) tensor.Shape { return vals[ins[i]].Node.Shape() }
 	switch st.Kind {
-	case nn.OpBatchNormGrad, nn.OpBatchNormReluGrad: // (x, γ, β, dy)
+	case ops.OpBatchNormGrad, ops.OpBatchNormReluGrad: // (x, γ, β, dy)
 		return []int{vals[ins[0]].Elems, vals[ins[1]].Elems, vals[ins[2]].Elems}, nil
-	case nn.OpLayerNormGrad: // (γ, dy)
+	case ops.OpLayerNormGrad: // (γ, dy)
 		return []int{vals[ins[1]].Elems, vals[ins[0]].Elems, vals[ins[0]].Elems}, nil
-	case nn.OpGatedGrad: // (bh, out, g): dê [M, d], dbh [N, d]
+	case ops.OpGatedGrad: // (bh, out, g): dê [M, d], dbh [N, d]
 		return []int{st.Op.Src.Len() * sh(0)[1], vals[ins[0]].Elems}, nil
-	case nn.OpEdgeSumGrad: // (g): both [rows, d]
+	case ops.OpEdgeSumGrad: // (g): both [rows, d]
 		return []int{st.Op.Rows * sh(0)[1], st.Op.Rows * sh(0)[1]}, nil
-	case nn.OpGaussianGrad: // (u, μ, 1/σ, w, g)
+	case ops.OpGaussianGrad: // (u, μ, 1/σ, w, g)
 		return []int{vals[ins[0]].Elems, vals[ins[1]].Elems, vals[ins[2]].Elems}, nil
 	case kernelMixGrad: // X (g [M, d], w [M, K]), W (x, g, w)
 		x, w := st.Ins[1][0], st.Ins[1][2]

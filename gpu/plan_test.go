@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -76,7 +77,7 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 	t.Logf("%d nets; step kinds used: %s", nets, strings.Join(ks, " "))
 	for k := range kinds {
 		switch k {
-		case "÷", "sigmoid", "exp", "abs", nn.OpKernelMixGradX, nn.OpKernelMixGradW: // builder helpers no model uses; fused into KernelMixGrad
+		case "÷", "sigmoid", "exp", "abs", ops.OpKernelMixGradX, ops.OpKernelMixGradW: // builder helpers no model uses; fused into KernelMixGrad
 			continue
 		}
 		if used[k] == 0 {

@@ -6,6 +6,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 )
 
 // Trainer trains an nn.Trainer's model on a device: the same compiled Gorgonia graphs (one
@@ -24,7 +25,7 @@ type Trainer struct {
 	T       *nn.Trainer
 	b       Backend
 	params  map[string]*paramBuf
-	bn      map[*nn.BNState]*bnBuf
+	bn      map[*ops.BNState]*bnBuf
 	train   []*program
 	eval    []*program
 	pred    []float64
@@ -46,7 +47,7 @@ func NewTrainer(t *nn.Trainer, b Backend) (*Trainer, error) {
 	if t == nil || b == nil {
 		return nil, fmt.Errorf("gpu: NewTrainer needs a trainer and a backend")
 	}
-	g := &Trainer{T: t, b: b, params: map[string]*paramBuf{}, bn: map[*nn.BNState]*bnBuf{},
+	g := &Trainer{T: t, b: b, params: map[string]*paramBuf{}, bn: map[*ops.BNState]*bnBuf{},
 		train: make([]*program, len(t.Buckets)), eval: make([]*program, len(t.Buckets))}
 	if err := g.Upload(); err != nil {
 		g.Close()
@@ -129,7 +130,7 @@ func (t *Trainer) uploadMoments(name string, pb *paramBuf) error {
 }
 
 // ensureBN puts a batch norm's running statistics on the device.
-func (t *Trainer) ensureBN(s *nn.BNState) error {
+func (t *Trainer) ensureBN(s *ops.BNState) error {
 	if _, ok := t.bn[s]; ok {
 		return nil
 	}

@@ -54,7 +54,7 @@ func (a *Adam) Step(p *Params, names []string, grads []gorgonia.Value) error {
 	return nil
 }
 
-func adamUpdate[T Float](a *Adam, x, g []T, m, v []float64, c1, c2 float64) {
+func adamUpdate[T ~float32 | ~float64](a *Adam, x, g []T, m, v []float64, c1, c2 float64) {
 	for i, gi := range g {
 		gf := float64(gi)
 		m[i] = a.Beta1*m[i] + (1-a.Beta1)*gf

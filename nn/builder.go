@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/ops"
 
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -89,22 +90,22 @@ func (b *Builder) LinearNoBias(x *gorgonia.Node, name string, in, out int, init 
 		b.Fail(fmt.Errorf("input shape %v, want [rows, %d]", x.Shape(), in), name)
 		return nil
 	}
-	y, err := MatMul(x, w)
+	y, err := ops.MatMul(x, w)
 	return b.ok(y, err, name)
 }
 
 // Embedding looks ids up in a table of rows×d drawn from N(0, 1).
-func (b *Builder) Embedding(ids *Index, name string, rows, d int) *gorgonia.Node {
+func (b *Builder) Embedding(ids *ops.Index, name string, rows, d int) *gorgonia.Node {
 	t := b.Param(name+".W", Normal(0, 1), rows, d)
 	if b.err != nil {
 		return nil
 	}
-	y, err := Embed(t, ids)
+	y, err := ops.Embed(t, ids)
 	return b.ok(y, err, name)
 }
 
 // BatchNorm is a masked BatchNorm1d with γ = 1, β = 0 at start.
-func (b *Builder) BatchNorm(x *gorgonia.Node, name string, mask *Mask) *gorgonia.Node {
+func (b *Builder) BatchNorm(x *gorgonia.Node, name string, mask *ops.Mask) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
@@ -114,7 +115,7 @@ func (b *Builder) BatchNorm(x *gorgonia.Node, name string, mask *Mask) *gorgonia
 	if b.err != nil {
 		return nil
 	}
-	y, err := BatchNorm(x, g, be, b.P.BNState(name, d), mask)
+	y, err := ops.BatchNorm(x, g, be, b.P.BNState(name, d), mask)
 	return b.ok(y, err, name)
 }
 
@@ -130,37 +131,37 @@ func (b *Builder) AddBias(x, beta *gorgonia.Node) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	y, err := AddBias(x, beta)
+	y, err := ops.AddBias(x, beta)
 	return b.ok(y, err, "add bias")
 }
 
 // Gather, ScatterAdd and the element-wise helpers below wrap the ops with the sticky error.
 
-func (b *Builder) Gather(x *gorgonia.Node, ix *Index) *gorgonia.Node {
+func (b *Builder) Gather(x *gorgonia.Node, ix *ops.Index) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	y, err := Gather(x, ix)
+	y, err := ops.Gather(x, ix)
 	return b.ok(y, err, "gather")
 }
 
-func (b *Builder) ScatterAdd(x *gorgonia.Node, ix *Index, rows int) *gorgonia.Node {
+func (b *Builder) ScatterAdd(x *gorgonia.Node, ix *ops.Index, rows int) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	y, err := ScatterAdd(x, ix, rows)
+	y, err := ops.ScatterAdd(x, ix, rows)
 	return b.ok(y, err, "scatter-add")
 }
 
-func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *Index, rows int) *gorgonia.Node {
+func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *ops.Index, rows int) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	y, err := SegmentSoftmax(x, dst, rows)
+	y, err := ops.SegmentSoftmax(x, dst, rows)
 	return b.ok(y, err, "segment softmax")
 }
 
-func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(Add, x, y, "add") }
+func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(ops.Add, x, y, "add") }
 func (b *Builder) Sub(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(gorgonia.Sub, x, y, "sub") }
 func (b *Builder) Mul(x, y *gorgonia.Node) *gorgonia.Node {
 	return b.bin(gorgonia.HadamardProd, x, y, "mul")
@@ -171,7 +172,7 @@ func (b *Builder) Div(x, y *gorgonia.Node) *gorgonia.Node {
 func (b *Builder) MatMul(x, y *gorgonia.Node) *gorgonia.Node {
 	return b.bin(gorgonia.Mul, x, y, "matmul")
 }
-func (b *Builder) Relu(x *gorgonia.Node) *gorgonia.Node { return b.un(Relu, x, "relu") }
+func (b *Builder) Relu(x *gorgonia.Node) *gorgonia.Node { return b.un(ops.Relu, x, "relu") }
 func (b *Builder) Sigmoid(x *gorgonia.Node) *gorgonia.Node {
 	return b.un(gorgonia.Sigmoid, x, "sigmoid")
 }
@@ -223,7 +224,7 @@ func (b *Builder) L1(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	l, err := MaskedL1(pred, y, w)
+	l, err := ops.MaskedL1(pred, y, w)
 	return b.ok(l, err, "L1 loss")
 }
 
@@ -242,7 +243,7 @@ func (b *Builder) Scale(x *gorgonia.Node, c float64) *gorgonia.Node {
 }
 
 // LayerNorm is a masked LayerNorm over the features of each row, γ = 1, β = 0 at start.
-func (b *Builder) LayerNorm(x *gorgonia.Node, name string, mask *Mask) *gorgonia.Node {
+func (b *Builder) LayerNorm(x *gorgonia.Node, name string, mask *ops.Mask) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
@@ -252,6 +253,6 @@ func (b *Builder) LayerNorm(x *gorgonia.Node, name string, mask *Mask) *gorgonia
 	if b.err != nil {
 		return nil
 	}
-	y, err := LayerNorm(x, g, be, mask)
+	y, err := ops.LayerNorm(x, g, be, mask)
 	return b.ok(y, err, name)
 }

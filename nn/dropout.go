@@ -1,84 +1,9 @@
 package nn
 
 import (
-	"fmt"
-
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
-
-// DropState is one dropout site: its rate, its seed and the training switch. Whether element
-// i is dropped at training step s is a pure function of (Seed, s, i) (a counter-based
-// generator), so the backward pass sees the forward mask, a resumed run draws the masks an
-// uninterrupted one would, and a GPU kernel can draw the same masks.
-type DropState struct {
-	Name     string
-	Rate     float64
-	Seed     uint64
-	Training bool
-	step     *uint64 // the owning Params' Step
-}
-
-// keep reports whether element i survives at the current step.
-func (s *DropState) keep(i int) bool {
-	return unitFloat(mix64(s.Seed^mix64(*s.step)^uint64(i)*0x9e3779b97f4a7c15)) >= s.Rate
-}
-
-// mix64 is the splitmix64 finaliser.
-func mix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// unitFloat maps 64 random bits to [0, 1).
-func unitFloat(z uint64) float64 { return float64(z>>11) / (1 << 53) }
-
-// Dropout zeroes each entry of a matrix with probability st.Rate during training and scales the
-// survivors by 1/(1−Rate) (inverted dropout, as PyTorch); in evaluation it is the identity.
-func Dropout(x *gorgonia.Node, st *DropState) (*gorgonia.Node, error) {
-	if x.Dims() != 2 {
-		return nil, fmt.Errorf("dropout %s: shape %v, want a matrix", st.Name, x.Shape())
-	}
-	if st.Rate < 0 || st.Rate >= 1 {
-		return nil, fmt.Errorf("dropout %s: rate %g outside [0, 1)", st.Name, st.Rate)
-	}
-	op := newFuncOp("Dropout{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
-	op.dev = DeviceOp{Drop: st}
-	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		gop := newFuncOp("DropoutGrad{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
-		gop.dev = DeviceOp{Drop: st}
-		dx, err := apply(gop, g)
-		if err != nil {
-			return nil, err
-		}
-		return gorgonia.Nodes{dx}, nil
-	}
-	return apply(op, x)
-}
-
-// dropKernel multiplies by the mask: the forward pass and, on the upstream gradient, the
-// backward pass (the same mask, the same scale).
-func dropKernel[T Float](st *DropState) kernel[T] {
-	return func(out []T, in [][]T, _ []tensor.Shape) {
-		x := in[0]
-		if !st.Training || st.Rate == 0 {
-			copy(out, x)
-			return
-		}
-		scale := T(1 / (1 - st.Rate))
-		parallelRange(len(out), 1, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				if st.keep(i) {
-					out[i] = x[i] * scale
-				} else {
-					out[i] = 0
-				}
-			}
-		})
-	}
-}
 
 // Dropout adds dropout with rate to x under the site name; a rate of 0 adds nothing.
 func (b *Builder) Dropout(x *gorgonia.Node, name string, rate float64) *gorgonia.Node {
@@ -86,19 +11,19 @@ func (b *Builder) Dropout(x *gorgonia.Node, name string, rate float64) *gorgonia
 		return x
 	}
 	st := b.P.DropState(name, rate)
-	return b.Apply("dropout "+name, func() (*gorgonia.Node, error) { return Dropout(x, st) })
+	return b.Apply("dropout "+name, func() (*gorgonia.Node, error) { return ops.Dropout(x, st) })
 }
 
 // DropState returns the dropout site called name, creating it with rate and a seed drawn from
 // the parameters' generator.
-func (p *Params) DropState(name string, rate float64) *DropState {
+func (p *Params) DropState(name string, rate float64) *ops.DropState {
 	if s, ok := p.Drop[name]; ok {
 		return s
 	}
 	if p.Drop == nil {
-		p.Drop = map[string]*DropState{}
+		p.Drop = map[string]*ops.DropState{}
 	}
-	s := &DropState{Name: name, Rate: rate, Seed: p.rng.Uint64(), Training: true, step: &p.Step}
+	s := ops.NewDropState(name, rate, p.rng.Uint64(), &p.Step)
 	p.Drop[name] = s
 	return s
 }

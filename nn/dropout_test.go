@@ -1,6 +1,7 @@
 package nn
 
 import (
+	"github.com/rewiregnn/rewiregnn/ops"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -16,7 +17,7 @@ func TestDropoutGrad(t *testing.T) {
 	c := randMatrix(g, rng, "c", 7, 5)
 	p, _ := NewParams(tensor.Float64, 1)
 	p.Step = 9
-	y, err := Dropout(x, p.DropState("d", 0.4))
+	y, err := ops.Dropout(x, p.DropState("d", 0.4))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -37,7 +38,7 @@ func TestDropoutMask(t *testing.T) {
 	}
 	x := gorgonia.NewMatrix(g, tensor.Float32, gorgonia.WithShape(rows, cols), gorgonia.WithName("x"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(ones))))
-	y, err := Dropout(x, st)
+	y, err := ops.Dropout(x, st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +76,7 @@ func TestDropoutMask(t *testing.T) {
 	if b := run(); !equal32(b, ones) {
 		t.Fatal("evaluation is not the identity")
 	}
-	if _, err := Dropout(x, &DropState{Name: "bad", Rate: 1, step: &p.Step}); err == nil {
+	if _, err := ops.Dropout(x, ops.NewDropState("bad", 1, 0, &p.Step)); err == nil {
 		t.Fatal("rate 1 was accepted")
 	}
 }

@@ -2,6 +2,8 @@ package nn
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/ops"
+	"math"
 	"sort"
 
 	"github.com/rewiregnn/rewiregnn/data"
@@ -74,25 +76,25 @@ func MakeBuckets(gs []*data.Graph, batchSize, k int) ([]Bucket, error) {
 type Inputs struct {
 	B         Bucket
 	Dtype     tensor.Dtype
-	NodeCat   []*Index      // one per categorical node column, -1 on padding
+	NodeCat   []*ops.Index  // one per categorical node column, -1 on padding
 	NodeFloat *tensor.Dense // [Nodes, width] float node features (nil if unused)
-	EdgeCat   *Index        // first categorical edge feature (nil if unused)
+	EdgeCat   *ops.Index    // first categorical edge feature (nil if unused)
 	EdgeFloat *tensor.Dense // [Edges, width] float edge features (nil if unused)
-	SP        *Index        // shortest-path value per edge, for the table encoder (nil if unused)
+	SP        *ops.Index    // shortest-path value per edge, for the table encoder (nil if unused)
 	SPValue   *tensor.Dense // [Edges, 1] shortest-path value, for the linear encoder (nil if unused)
-	Src, Dst  *Index
-	NodeGraph *Index // node → graph with weight 1/size (mean readout)
-	CLS       *Index // graph → its CLS node (CLS readout; nil if unused)
-	Root      *Index // graph → its node 0 (root readout; nil if unused)
-	NodeMask  *Mask
-	EdgeMask  *Mask
+	Src, Dst  *ops.Index
+	NodeGraph *ops.Index // node → graph with weight 1/size (mean readout)
+	CLS       *ops.Index // graph → its CLS node (CLS readout; nil if unused)
+	Root      *ops.Index // graph → its node 0 (root readout; nil if unused)
+	NodeMask  *ops.Mask
+	EdgeMask  *ops.Mask
 	Adj       *tensor.Dense // [Edges, AdjDim] adjacency-power encoding (nil if unused)
 	Lap       *tensor.Dense // [Nodes, LapQ] Laplacian encoding (nil if unused)
 	// LapSign multiplies column j of the Laplacian encoding by LapSign[j] on Load: the
 	// training-time random sign flip (REFERENCE §9.7). All ones unless the trainer sets it.
 	LapSign   []float32
 	Y         *tensor.Dense // [Graphs, 1] regression target (nil for classification)
-	Labels    *Index        // class per graph, or per node for node tasks, weighted (nil for regression)
+	Labels    *ops.Index    // class per graph, or per node for node tasks, weighted (nil for regression)
 	NodeLevel bool          // Labels and predictions are per node
 	SBM       bool          // Labels carry the SBM per-batch class weights
 	Classes   int
@@ -121,9 +123,9 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 	mat := func(rows, cols int) *tensor.Dense { return tensor.New(tensor.WithShape(rows, cols), tensor.Of(dt)) }
 	in := &Inputs{
 		B: b, Dtype: dt,
-		Src: NewIndex("src", b.Edges), Dst: NewIndex("dst", b.Edges),
-		NodeGraph: NewIndex("node graph", b.Nodes),
-		NodeMask:  NewMask("nodes", b.Nodes), EdgeMask: NewMask("edges", b.Edges),
+		Src: ops.NewIndex("src", b.Edges), Dst: ops.NewIndex("dst", b.Edges),
+		NodeGraph: ops.NewIndex("node graph", b.Nodes),
+		NodeMask:  ops.NewMask("nodes", b.Nodes), EdgeMask: ops.NewMask("edges", b.Edges),
 		GraphW: mat(b.Graphs, 1), Classes: s.Classes,
 	}
 	in.NodeGraph.W = make([]float64, b.Nodes)
@@ -132,28 +134,28 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 		if c > 0 {
 			name = fmt.Sprintf("node feature %d", c)
 		}
-		in.NodeCat = append(in.NodeCat, NewIndex(name, b.Nodes))
+		in.NodeCat = append(in.NodeCat, ops.NewIndex(name, b.Nodes))
 	}
 	if s.NodeFloat > 0 {
 		in.NodeFloat = mat(b.Nodes, s.NodeFloat)
 	}
 	if s.EdgeCat {
-		in.EdgeCat = NewIndex("edge type", b.Edges)
+		in.EdgeCat = ops.NewIndex("edge type", b.Edges)
 	}
 	if s.EdgeFloat > 0 {
 		in.EdgeFloat = mat(b.Edges, s.EdgeFloat)
 	}
 	if s.SP {
-		in.SP = NewIndex("shortest path", b.Edges)
+		in.SP = ops.NewIndex("shortest path", b.Edges)
 	}
 	if s.SPLinear {
 		in.SPValue = mat(b.Edges, 1)
 	}
 	if s.CLS {
-		in.CLS = NewIndex("cls", b.Graphs)
+		in.CLS = ops.NewIndex("cls", b.Graphs)
 	}
 	if s.Root {
-		in.Root = NewIndex("root", b.Graphs)
+		in.Root = ops.NewIndex("root", b.Graphs)
 	}
 	if s.AdjDim > 0 {
 		in.Adj = mat(b.Edges, s.AdjDim)
@@ -175,7 +177,7 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 		if in.NodeLevel {
 			rows = b.Nodes
 		}
-		in.Labels = NewIndex("labels", rows)
+		in.Labels = ops.NewIndex("labels", rows)
 		in.Labels.W = make([]float64, rows)
 		in.SBM = s.Loss == LossSBM
 	default:
@@ -195,7 +197,7 @@ func (in *Inputs) Load(bt *data.Batch) error {
 		return fmt.Errorf("inputs: %w", err)
 	}
 	n, m := u.N, u.NumEdges()
-	for _, ix := range append([]*Index{in.EdgeCat, in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}, in.NodeCat...) {
+	for _, ix := range append([]*ops.Index{in.EdgeCat, in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}, in.NodeCat...) {
 		if ix != nil {
 			ix.Clear()
 		}
@@ -320,7 +322,7 @@ func (in *Inputs) loadTargets(bt *data.Batch) error {
 		}
 	}
 	if in.SBM {
-		return sbmWeights(in.Labels.Idx, in.Classes, in.Labels.W, &in.counts)
+		return ops.SBMClassWeightsBuf(in.Labels.Idx, in.Classes, in.Labels.W, &in.counts)
 	}
 	for i, y := range in.Labels.Idx {
 		in.Labels.W[i] = float64(btoi(y >= 0))
@@ -384,8 +386,8 @@ func (in *Inputs) pseudoCoords(u *data.Graph) {
 	}
 	vals := in.pseudo[:2*u.NumEdges()]
 	for e := range u.Src {
-		vals[2*e] = float32(1 / sqrt64(deg[u.Src[e]]+1))
-		vals[2*e+1] = float32(1 / sqrt64(deg[u.Dst[e]]+1))
+		vals[2*e] = float32(1 / math.Sqrt(deg[u.Src[e]]+1))
+		vals[2*e+1] = float32(1 / math.Sqrt(deg[u.Dst[e]]+1))
 	}
 	fill(in.DegSrc, vals)
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/ops"
 
 	"gorgonia.org/gorgonia"
 )
@@ -209,5 +210,5 @@ func (b *Builder) Head(in *Inputs, io IO, h *gorgonia.Node, d int) (pred, loss *
 	if io.Loss == LossL1 {
 		return pred, b.L1(pred, in)
 	}
-	return pred, b.Apply("cross-entropy", func() (*gorgonia.Node, error) { return WeightedCE(pred, in.Labels) })
+	return pred, b.Apply("cross-entropy", func() (*gorgonia.Node, error) { return ops.WeightedCE(pred, in.Labels) })
 }

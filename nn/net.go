@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/exec"
 	"gorgonia.org/gorgonia"
-	"gorgonia.org/tensor"
 )
 
 // Net is a model compiled for one shape bucket: its graph, input holders, outputs and, for
@@ -16,7 +16,7 @@ type Net struct {
 	Pred  *gorgonia.Node
 	Loss  *gorgonia.Node
 	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
-	m     *machine
+	m     *exec.Machine
 	names []string
 	vals  []gorgonia.Value
 }
@@ -31,6 +31,7 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	for _, v := range b.G.AllNodes() {
 		forward[v.ID()] = true
 	}
+	var sums exec.Sums
 	if train {
 		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
 		// gradient and no update, as in PyTorch.
@@ -42,16 +43,16 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 				n.names = append(n.names, p.Name())
 			}
 		}
-		grads, err := gorgonia.Grad(loss, wrt...)
+		grads, s, err := exec.Grad(loss, wrt...)
 		if err != nil {
 			return nil, fmt.Errorf("gradient: %w", err)
 		}
-		n.Grads = grads
+		n.Grads, sums = grads, s
 		n.vals = make([]gorgonia.Value, len(grads))
 	}
 	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
 	// Gradient nodes no output needs (the gradients of inputs) are not computed.
-	m, err := newMachine(b.G, keep, func(v *gorgonia.Node) bool { return !forward[v.ID()] })
+	m, err := exec.Compile(b.G, keep, sums, func(v *gorgonia.Node) bool { return !forward[v.ID()] })
 	if err != nil {
 		return nil, fmt.Errorf("compile: %w", err)
 	}
@@ -84,7 +85,7 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 	if err := n.In.Load(bt); err != nil {
 		return 0, err
 	}
-	if err := n.m.run(); err != nil {
+	if err := n.m.Run(); err != nil {
 		return 0, fmt.Errorf("run (bucket %v): %w", n.In.B, err)
 	}
 	switch v := n.Loss.Value().Data().(type) {
@@ -96,6 +97,9 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 		return 0, fmt.Errorf("loss is %T", v)
 	}
 }
+
+// Machine returns the executor the net runs on.
+func (n *Net) Machine() *exec.Machine { return n.m }
 
 // Gradients returns the names and gradient values of the parameters the loss depends on, from
 // the last Run.
@@ -230,6 +234,22 @@ func (t *Trainer) predictions(n *Net, bt *data.Batch) []float64 {
 	return t.pred
 }
 
+// EvalNet returns the evaluation net of bucket i (no gradients), building it the first time;
+// Eval uses the same nets.
+func (t *Trainer) EvalNet(i int) (*Net, error) {
+	if i < 0 || i >= len(t.Buckets) {
+		return nil, fmt.Errorf("trainer: bucket %d of %d", i, len(t.Buckets))
+	}
+	if t.evals[i] == nil {
+		n, err := t.build(t.P, t.Buckets[i], false)
+		if err != nil {
+			return nil, fmt.Errorf("trainer: evaluation net, bucket %v: %w", t.Buckets[i], err)
+		}
+		t.evals[i] = n
+	}
+	return t.evals[i], nil
+}
+
 // Close releases every compiled net.
 func (t *Trainer) Close() {
 	for _, n := range append(t.nets, t.evals...) {
@@ -237,34 +257,4 @@ func (t *Trainer) Close() {
 			n.Close()
 		}
 	}
-}
-
-// Scalar returns the float value of a scalar node.
-func Scalar(n *gorgonia.Node) float64 {
-	switch v := n.Value().Data().(type) {
-	case float64:
-		return v
-	case float32:
-		return float64(v)
-	}
-	return 0
-}
-
-// Values copies a float tensor's values as float64.
-func Values(v gorgonia.Value) []float64 {
-	d, ok := v.(*tensor.Dense)
-	if !ok {
-		return nil
-	}
-	switch d.Dtype() {
-	case tensor.Float64:
-		return append([]float64(nil), d.Float64s()...)
-	case tensor.Float32:
-		out := make([]float64, d.Shape().TotalSize())
-		for i, x := range d.Float32s() {
-			out[i] = float64(x)
-		}
-		return out
-	}
-	return nil
 }

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"math"
 	"math/rand/v2"
 
@@ -15,8 +16,8 @@ type Params struct {
 	Dtype tensor.Dtype
 	Names []string // creation order
 	T     map[string]*tensor.Dense
-	BN    map[string]*BNState
-	Drop  map[string]*DropState
+	BN    map[string]*ops.BNState
+	Drop  map[string]*ops.DropState
 	Step  uint64 // training steps taken; dropout masks depend on it
 	rng   *rand.Rand
 }
@@ -27,7 +28,7 @@ func NewParams(dt tensor.Dtype, seed uint64) (*Params, error) {
 	if dt != tensor.Float32 && dt != tensor.Float64 {
 		return nil, fmt.Errorf("params: element type %v, want float32 or float64", dt)
 	}
-	return &Params{Dtype: dt, T: map[string]*tensor.Dense{}, BN: map[string]*BNState{}, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}, nil
+	return &Params{Dtype: dt, T: map[string]*tensor.Dense{}, BN: map[string]*ops.BNState{}, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))}, nil
 }
 
 // Init fills a new parameter's values.
@@ -94,11 +95,11 @@ func (p *Params) Get(name string, init Init, shape ...int) (*tensor.Dense, error
 }
 
 // BNState returns the batch-norm statistics called name, creating them for d features.
-func (p *Params) BNState(name string, d int) *BNState {
+func (p *Params) BNState(name string, d int) *ops.BNState {
 	if s, ok := p.BN[name]; ok {
 		return s
 	}
-	s := NewBNState(name, d)
+	s := ops.NewBNState(name, d)
 	p.BN[name] = s
 	return s
 }

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"gorgonia.org/tensor"
 )
@@ -47,7 +48,7 @@ func Capture(run string, seed int64, p *nn.Params, opt *nn.Adam, loop Loop) *Che
 		BNMean: map[string][]float64{}, BNVar: map[string][]float64{}, DropSeeds: map[string]uint64{},
 		Step: p.Step, Adam: opt.State(), Loop: loop}
 	for name, t := range p.T {
-		c.Params[name] = nn.Values(t)
+		c.Params[name] = ops.Values(t)
 		c.Shapes[name] = slices.Clone([]int(t.Shape()))
 	}
 	for name, s := range p.BN {

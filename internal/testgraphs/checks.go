@@ -6,6 +6,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -34,7 +35,7 @@ func GradCheck(t *testing.T, build nn.BuildFunc, bt *data.Batch, perNode int, to
 			wrt = append(wrt, n)
 		}
 	}
-	res, err := nn.GradCheck(net.B.G, net.Loss, wrt, 1e-6, perNode)
+	res, err := ops.GradCheck(net.B.G, net.Loss, wrt, 1e-6, perNode)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,7 +73,7 @@ func BucketsAgree(t *testing.T, build nn.BuildFunc, bt *data.Batch) {
 		names, vals := net.Gradients()
 		grads[i] = map[string][]float64{}
 		for j, n := range names {
-			grads[i][n] = nn.Values(vals[j])
+			grads[i][n] = ops.Values(vals[j])
 		}
 		net.Close()
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/tensor"
 )
 
@@ -47,7 +48,7 @@ func TestBucketsAgree(t *testing.T) {
 			names, vals := net.Gradients()
 			grads[i] = map[string][]float64{}
 			for j, n := range names {
-				grads[i][n] = nn.Values(vals[j])
+				grads[i][n] = ops.Values(vals[j])
 			}
 			net.Close()
 		}

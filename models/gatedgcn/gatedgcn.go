@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 )
 
@@ -93,9 +94,9 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 	dh := b.Linear(h, name+".D", d, d)
 	eh := b.Linear(h, name+".E", d, d)
 	ce := b.Linear(e, name+".C", d, d)
-	ehat := b.Apply(name+" edge sum", func() (*gorgonia.Node, error) { return nn.EdgeSum(ce, dh, eh, in.Src, in.Dst) })
+	ehat := b.Apply(name+" edge sum", func() (*gorgonia.Node, error) { return ops.EdgeSum(ce, dh, eh, in.Src, in.Dst) })
 	agg := b.Apply(name+" gated aggregate", func() (*gorgonia.Node, error) {
-		return nn.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
+		return ops.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
 	})
 	hhat := b.Add(ah, agg)
 	hhat, ehat = normAct(b, c, hhat, name+".bn_h", in.NodeMask, h), normAct(b, c, ehat, name+".bn_e", in.EdgeMask, e)
@@ -103,8 +104,8 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 }
 
 // normAct is x → BN → ReLU (+ res with the residual), batch norm and residual as c says; with
-// batch norm it is one fused op (nn.BatchNormRelu).
-func normAct(b *nn.Builder, c Config, x *gorgonia.Node, name string, mask *nn.Mask, res *gorgonia.Node) *gorgonia.Node {
+// batch norm it is one fused op (ops.BatchNormRelu).
+func normAct(b *nn.Builder, c Config, x *gorgonia.Node, name string, mask *ops.Mask, res *gorgonia.Node) *gorgonia.Node {
 	if !c.Residual {
 		res = nil
 	}
@@ -121,6 +122,6 @@ func normAct(b *nn.Builder, c Config, x *gorgonia.Node, name string, mask *nn.Ma
 	d := x.Shape()[1]
 	gamma, beta := b.Param(name+".gamma", nn.Const(1), d), b.Param(name+".beta", nn.Const(0), d)
 	return b.Apply(name, func() (*gorgonia.Node, error) {
-		return nn.BatchNormRelu(x, gamma, beta, b.P.BNState(name, d), mask, res)
+		return ops.BatchNormRelu(x, gamma, beta, b.P.BNState(name, d), mask, res)
 	})
 }

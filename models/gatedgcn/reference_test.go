@@ -8,6 +8,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -179,7 +180,7 @@ func TestAgainstReference(t *testing.T) {
 		worst, biggest := 0.0, 0.0
 		for i, name := range names {
 			xs := p.T[name].Float64s()
-			g := nn.Values(grads[i])
+			g := ops.Values(grads[i])
 			for j := range xs {
 				orig := xs[j]
 				const h = 1e-6
@@ -226,7 +227,7 @@ func TestGradCheck(t *testing.T) {
 			wrt = append(wrt, n)
 		}
 	}
-	res, err := nn.GradCheck(net.B.G, net.Loss, wrt, 1e-6, 12)
+	res, err := ops.GradCheck(net.B.G, net.Loss, wrt, 1e-6, 12)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 )
 
@@ -102,14 +103,14 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, u, eps *gorgo
 	ut := b.Tanh(b.Linear(u, name+".pseudo", 2, pd))
 	mu := b.Param(name+".mu", nn.Normal(0, 0.1), k, pd)
 	is := b.Param(name+".inv_sigma", nn.Const(1), k, pd)
-	w := b.Apply(name+" kernel weights", func() (*gorgonia.Node, error) { return nn.GaussianWeights(ut, mu, is) })
+	w := b.Apply(name+" kernel weights", func() (*gorgonia.Node, error) { return ops.GaussianWeights(ut, mu, is) })
 	if eps != nil {
 		w = b.Add(w, b.Linear(eps, name+".U", d, k))
 	}
 	std := math.Sqrt2 * math.Sqrt(2/float64(d+k*d)) // Xavier normal, ReLU gain
 	x := b.LinearNoBias(h, name+".F", d, k*d, nn.Normal(0, std))
 	xs := b.Gather(x, in.Src)
-	msg := b.Apply(name+" kernel mix", func() (*gorgonia.Node, error) { return nn.KernelMix(xs, w) })
+	msg := b.Apply(name+" kernel mix", func() (*gorgonia.Node, error) { return ops.KernelMix(xs, w) })
 	out := b.ScatterAdd(msg, in.Dst, in.B.Nodes)
 	if c.BatchNorm {
 		out = b.BatchNorm(out, name+".bn", in.NodeMask)

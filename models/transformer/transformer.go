@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 )
 
@@ -98,7 +99,7 @@ func Builder(cfg Config) nn.BuildFunc {
 // The LN variants put LayerNorm where these put BN (same parameter count).
 func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node) {
 	d := c.Hidden
-	bn := func(x *gorgonia.Node, which string, mask *nn.Mask) *gorgonia.Node {
+	bn := func(x *gorgonia.Node, which string, mask *ops.Mask) *gorgonia.Node {
 		if c.Norm == PreLN || c.Norm == PostLN {
 			return b.LayerNorm(x, name+"."+which, mask)
 		}
@@ -128,11 +129,11 @@ func attention(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgon
 	v := b.LinearNoBias(h, name+".W", d, d, bound)
 	ce := b.LinearNoBias(e, name+".C", d, heads, bound)
 	qd, ks := b.Gather(q, in.Dst), b.Gather(k, in.Src)
-	dot := b.Apply(name+" scores", func() (*gorgonia.Node, error) { return nn.HeadDot(qd, ks, heads) })
+	dot := b.Apply(name+" scores", func() (*gorgonia.Node, error) { return ops.HeadDot(qd, ks, heads) })
 	s := b.Scale(b.Add(dot, ce), 1/float64(d))
 	a := b.SegmentSoftmax(s, in.Dst, in.B.Nodes)
 	vs := b.Gather(v, in.Src)
-	msg := b.Apply(name+" weighting", func() (*gorgonia.Node, error) { return nn.HeadScale(vs, a) })
+	msg := b.Apply(name+" weighting", func() (*gorgonia.Node, error) { return ops.HeadScale(vs, a) })
 	return b.ScatterAdd(msg, in.Dst, in.B.Nodes)
 }
 

@@ -1,0 +1,33 @@
+//go:build !amd64
+
+package kern
+
+var kernels []microKernel
+
+func kern6x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32) {
+	panic("no AVX2 kernels on this architecture")
+}
+
+func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32, cols int) {
+	panic("no AVX-512 kernels on this architecture")
+}
+
+const haveKernel = false
+
+func vAddTo(dst, a []float32)                      { panic("no AVX2 kernels on this architecture") }
+func vAdd2(dst, a, b []float32)                    { panic("no AVX2 kernels on this architecture") }
+func vAdd3(dst, a, b, c []float32)                 { panic("no AVX2 kernels on this architecture") }
+func vRelu(dst, x []float32)                       { panic("no AVX2 kernels on this architecture") }
+func vReluGrad(dst, y, g []float32)                { panic("no AVX2 kernels on this architecture") }
+func vGatedBwd(de, db, h, g, b, o []float32)       { panic("no AVX2 kernels on this architecture") }
+func vStats(s1, s2, x, k []float32)                { panic("no AVX2 kernels on this architecture") }
+func vStats2(s1, s2, dy, x, mu []float32)          { panic("no AVX2 kernels on this architecture") }
+func vAffine(dst, x, mu, p, q []float32)           { panic("no AVX2 kernels on this architecture") }
+func vBNBack(dst, dy, x, mu, a, b, c []float32)    { panic("no AVX2 kernels on this architecture") }
+func vAffineRelu(dst, x, mu, p, q []float32)       { panic("no AVX2 kernels on this architecture") }
+func vAffineReluAdd(dst, x, mu, p, q, r []float32) { panic("no AVX2 kernels on this architecture") }
+func vStatsRelu(s1, s2, g, x, mu, p, q []float32)  { panic("no AVX2 kernels on this architecture") }
+func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32) {
+	panic("no AVX2 kernels on this architecture")
+}
+func vGatedFwdSig(eta, num, den, e, b []float32) { panic("no AVX2 kernels on this architecture") }

@@ -1,0 +1,12 @@
+// Package kern provides the CPU kernels of the project's ops as plain functions over row-major
+// slices, generic over float32 and float64: matrix products, the element-wise row loops of
+// the fused ops, and the row kernels of gathers, scatters, segment softmax, bias and column
+// sums and layer norm. It knows nothing of Gorgonia.
+//
+// Float32 kernels on amd64: matrix products run on an AVX-512 (or AVX2/FMA) micro-kernel
+// (sgemm*.go, sgemm*_amd64.s), reading x transposed in place for xᵀ·dy, and the element-wise
+// row loops on AVX2 (vec.go, vec_amd64.s); elsewhere, and in float64, they are plain Go and
+// gonum. Work is handed out in chunks to GOMAXPROCS goroutines (parallel.go); sums over edges
+// run per node over edges grouped by destination or source (Segments), so results do not
+// depend on the number of goroutines.
+package kern

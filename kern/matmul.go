@@ -1,0 +1,134 @@
+package kern
+
+import (
+	"runtime"
+	"sync"
+
+	"gonum.org/v1/gonum/blas"
+	"gonum.org/v1/gonum/blas/gonum"
+)
+
+var blasImpl gonum.Implementation
+
+// MatMulNN sets out [m, n] = a [m, k] · b [k, n] (+ bias [n] on every row, if not nil): on
+// the assembly micro-kernel in float32 where there is one and the matrix holds a block, else
+// gonum's GEMM.
+func MatMulNN[T Float](out, a, b, bias []T, m, k, n int) {
+	if o, ok := any(out).([]float32); ok && sgemmNN(m, n, k, any(a).([]float32), k, any(b).([]float32), n, o, n, any(bias).([]float32)) {
+		return
+	}
+	gemm(blas.NoTrans, blas.NoTrans, m, n, k, a, k, b, n, out, n)
+	if bias != nil {
+		ParallelRange(m, n, func(lo, hi int) {
+			for r := lo; r < hi; r++ {
+				AddTo(out[r*n:(r+1)*n], bias)
+			}
+		})
+	}
+}
+
+// MatMulNT sets out [m, k] = g [m, n] · wᵀ for w [k, n]; with the float32 kernel, w is
+// transposed into sc first.
+func MatMulNT[T Float](sc *Scratch, out, g, w []T, m, n, k int) {
+	if o, ok := any(out).([]float32); ok && haveKernel && m >= micro.rows && k >= nr && n > 0 {
+		wT := Grow[float32](sc.xT, k*n)
+		sc.xT = wT
+		Transpose(wT, any(w).([]float32), k, n)
+		sgemmNN(m, k, n, any(g).([]float32), n, wT, k, o, k, nil)
+		return
+	}
+	gemm(blas.NoTrans, blas.Trans, m, k, n, g, n, w, n, out, k)
+}
+
+func gemm[T Float](ta, tb blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
+	switch cc := any(c).(type) {
+	case []float32:
+		blasImpl.Sgemm(ta, tb, m, n, k, 1, any(a).([]float32), lda, any(b).([]float32), ldb, 0, cc, ldc)
+	case []float64:
+		blasImpl.Dgemm(ta, tb, m, n, k, 1, any(a).([]float64), lda, any(b).([]float64), ldb, 0, cc, ldc)
+	}
+}
+
+// Scratch holds the transposed copies and per-worker partial sums of the products MatMulNT and
+// MatMulTN, reused between calls.
+type Scratch struct {
+	xT, gT any
+	part   []any
+	tn     TNBuffers
+}
+
+// Grow returns buf (a []T, or nil) if it holds at least n values, cut to n, and a new slice
+// otherwise.
+func Grow[T Float](buf any, n int) []T {
+	if b, ok := buf.([]T); ok && len(b) >= n {
+		return b[:n]
+	}
+	return make([]T, n)
+}
+
+// Transpose writes the [rows, cols] matrix src transposed into dst [cols, rows].
+func Transpose[T Float](dst, src []T, rows, cols int) {
+	for r := 0; r < rows; r++ {
+		for c, v := range src[r*cols : (r+1)*cols] {
+			dst[c*rows+r] = v
+		}
+	}
+}
+
+// MatMulTN sets out [k, n] = xᵀ·g for x [m, k], g [m, n]. In float32 the kernel reads x
+// transposed in place; otherwise it is computed as Σ over blocks of m of dot products of
+// transposed rows, the blocks split between workers that sum into private buffers.
+func MatMulTN[T Float](sc *Scratch, out, x, g []T, m, k, n int) {
+	if o, ok := any(out).([]float32); ok && sgemmTN(k, n, m, any(x).([]float32), k, any(g).([]float32), n, o, n, &sc.tn) {
+		return
+	}
+	xT := Grow[T](sc.xT, m*k)
+	sc.xT = xT
+	Transpose(xT, x, m, k)
+	gT := Grow[T](sc.gT, m*n)
+	sc.gT = gT
+	Transpose(gT, g, m, n)
+	const blk = 2048
+	nb := (m + blk - 1) / blk
+	workers := max(1, min(runtime.GOMAXPROCS(0), nb))
+	for len(sc.part) < workers {
+		sc.part = append(sc.part, nil)
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		acc := Grow[T](sc.part[w], k*n)
+		sc.part[w] = acc
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			clear(acc)
+			for b := w; b < nb; b += workers {
+				lo := b * blk
+				l := min(blk, m-lo)
+				for i := 0; i < k; i++ {
+					xr := xT[i*m+lo : i*m+lo+l]
+					for j := 0; j < n; j++ {
+						acc[i*n+j] += dot(xr, gT[j*m+lo:j*m+lo+l])
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	copy(out, sc.part[0].([]T))
+	for w := 1; w < workers; w++ {
+		for i, v := range sc.part[w].([]T) {
+			out[i] += v
+		}
+	}
+}
+
+func dot[T Float](a, b []T) T {
+	switch aa := any(a).(type) {
+	case []float32:
+		return T(blasImpl.Sdot(len(aa), aa, 1, any(b).([]float32), 1))
+	case []float64:
+		return T(blasImpl.Ddot(len(aa), aa, 1, any(b).([]float64), 1))
+	}
+	return 0
+}

@@ -1,0 +1,248 @@
+package kern
+
+import "runtime"
+
+// nr is the width of the block of C a micro-kernel computes; maxRows its largest height.
+const nr, maxRows = 16, 12
+
+// microKernel is an assembly kernel computing rows × nr blocks of C (see kern6x16); f calls it
+// (a direct call, so slices of stack arrays passed to it stay on the stack). The AVX-512 kernel
+// also computes blocks of fewer columns (masked); cols is ignored by the other.
+type microKernel struct {
+	name   string
+	rows   int
+	masked bool
+}
+
+func (mk microKernel) f(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc int, k, acc int, bias []float32, cols int) {
+	if mk.masked {
+		kern12x16(a, rs, cs, b, ldb, c, ldc, k, acc, bias, cols)
+	} else {
+		kern6x16(a, rs, cs, b, ldb, c, ldc, k, acc, bias)
+	}
+}
+
+// micro is the kernel in use (the first of kernels; tests switch it).
+var micro = func() microKernel {
+	if len(kernels) > 0 {
+		return kernels[0]
+	}
+	return microKernel{}
+}()
+
+// blockAt returns where block b of the range [lo, hi) (hi ≥ size) starts, and how many of its
+// leading rows (or columns) are not its own: blocks start at lo, lo+size, …, except that the
+// last, when the range is not a multiple of size, is moved back to end at hi (overlapping the
+// one before it, or rows before lo).
+func blockAt(b, size, lo, hi int) (start, skip int) {
+	start = min(lo+b*size, hi-size)
+	return start, lo + b*size - start
+}
+
+// sgemmNN sets C [m, n] = A [m, k] · B [k, n] (+ bias [n] on every row, if not nil; row-major,
+// leading dimensions lda, ldb, ldc) on the micro-kernel, row blocks shared between GOMAXPROCS
+// workers (see nnRows). It reports false, doing nothing, where no kernel is available or the
+// matrix is smaller than one block.
+func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) bool {
+	mk := micro
+	mr := mk.rows
+	if mk.rows == 0 || !haveKernel || m < mr || n < nr || k == 0 {
+		return false
+	}
+	const rowsPer = 96 // rows per chunk of work
+	ParallelChunks((m+rowsPer-1)/rowsPer, func(ch int) {
+		nnRows(mk, ch*rowsPer, min((ch+1)*rowsPer, m), n, k, a, lda, b, ldb, c, ldc, bias)
+	})
+	return true
+}
+
+// nnRows sets rows [r0, r1) of C = A·B (+ bias) for r1 ≥ mk.rows and n ≥ nr, in blocks of
+// mk.rows × nr; the last block of each dimension overlaps the one before (it is computed into a
+// scratch block of which only its own part is copied), so nothing outside the rows is written.
+func nnRows(mk microKernel, r0, r1, n, k int, a []float32, lda int, b []float32, ldb int, c []float32, ldc int, bias []float32) {
+	mr := mk.rows
+	var tmp [maxRows * nr]float32
+	var bj16 []float32
+	nbi, nbj := (r1-r0+mr-1)/mr, (n+nr-1)/nr
+	for bi := 0; bi < nbi; bi++ {
+		i, di := blockAt(bi, mr, r0, r1)
+		for bj := 0; bj < nbj; bj++ {
+			j, dj, cols := bj*nr, 0, min(nr, n-bj*nr)
+			if !mk.masked {
+				j, dj = blockAt(bj, nr, 0, n)
+				cols = nr
+			}
+			if bias != nil {
+				bj16 = bias[j : j+cols]
+			}
+			if di == 0 && dj == 0 {
+				mk.f(a[i*lda:], lda, 1, b[j:], ldb, c[i*ldc+j:], ldc, k, 0, bj16, cols)
+				continue
+			}
+			mk.f(a[i*lda:], lda, 1, b[j:], ldb, tmp[:], nr, k, 0, bj16, cols)
+			for r := di; r < mr; r++ {
+				copy(c[(i+r)*ldc+j+dj:(i+r)*ldc+j+cols], tmp[r*nr+dj:r*nr+cols])
+			}
+		}
+	}
+}
+
+// tnChunk is how many rows of X and G one pass over the blocks of C reads (they stay in cache).
+const tnChunk = 128
+
+// TNBuffers are sgemmTN's reusable buffers: the workers' partial results and a padded copy of a
+// narrow X.
+type TNBuffers struct {
+	parts [][]float32
+	pad   []float32
+}
+
+// part returns worker w's accumulator of size values, cleared.
+func (sc *TNBuffers) part(w, size int) []float32 {
+	for len(sc.parts) <= w {
+		sc.parts = append(sc.parts, nil)
+	}
+	if len(sc.parts[w]) < size {
+		sc.parts[w] = make([]float32, size)
+	}
+	acc := sc.parts[w][:size]
+	clear(acc)
+	return acc
+}
+
+// tnLayout is the accumulator layout of Xᵀ·G's blocks for C [m, n]: block (bi, bj) at
+// (bi·rows)·ldw + bj·nr, rows of ldw values.
+func tnLayout(rows, m, n int) (nbi, nbj, ldw, size int) {
+	nbi, nbj = (m+rows-1)/rows, (n+nr-1)/nr
+	ldw = nbj * nr
+	return nbi, nbj, ldw, nbi * rows * ldw
+}
+
+// tnAccum adds rows [p0, p1) of Xᵀ·G to the blocks in acc (tnLayout), tnChunk rows at a time;
+// m ≥ mk.rows, n ≥ nr.
+func tnAccum(mk microKernel, m, n int, x []float32, ldx int, g []float32, ldg int, acc []float32, p0, p1 int) {
+	mr := mk.rows
+	nbi, nbj, ldw, _ := tnLayout(mr, m, n)
+	for q := p0; q < p1; q += tnChunk {
+		kl := min(tnChunk, p1-q)
+		for bj := 0; bj < nbj; bj++ {
+			j, _ := blockAt(bj, nr, 0, n)
+			for bi := 0; bi < nbi; bi++ {
+				i, _ := blockAt(bi, mr, 0, m)
+				mk.f(x[q*ldx+i:], 1, ldx, g[q*ldg+j:], ldg, acc[bi*mr*ldw+bj*nr:], ldw, kl, 1, nil, nr)
+			}
+		}
+	}
+}
+
+// tnReduce sets C = the sum of the accumulators parts (tnLayout).
+func tnReduce(mk microKernel, m, n int, c []float32, ldc int, parts [][]float32) {
+	mr := mk.rows
+	nbi, nbj, ldw, _ := tnLayout(mr, m, n)
+	for bi := 0; bi < nbi; bi++ {
+		i, di := blockAt(bi, mr, 0, m)
+		for bj := 0; bj < nbj; bj++ {
+			j, dj := blockAt(bj, nr, 0, n)
+			for r := di; r < mr; r++ {
+				cr := c[(i+r)*ldc+j+dj : (i+r)*ldc+j+nr]
+				off := (bi*mr+r)*ldw + bj*nr + dj
+				copy(cr, parts[0][off:off+len(cr)])
+				for _, p := range parts[1:] {
+					AddTo(cr, p[off:off+len(cr)])
+				}
+			}
+		}
+	}
+}
+
+// sgemmTN sets C [m, n] = Xᵀ · G for X [k, m] and G [k, n] (row-major, leading dimensions ldx,
+// ldg, ldc) without transposing X: the kernel reads X with unit row and ldx column strides. The
+// long dimension k is split between GOMAXPROCS workers, each summing its rows into a private
+// copy of C's blocks, which are added at the end. It reports false, doing nothing, where the
+// kernel is unavailable or n < nr.
+func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float32, ldc int, sc *TNBuffers) bool {
+	mk := micro
+	mr := mk.rows
+	if mk.rows == 0 || !haveKernel || m < 1 || n < nr {
+		return false
+	}
+	if m < mr {
+		// Fewer than mr columns of X (a narrow input): run on a copy padded with zero columns.
+		pad := Grow[float32](sc.pad, k*mr+mr*n)
+		sc.pad = pad
+		xp, cp := pad[:k*mr], pad[k*mr:]
+		for p := 0; p < k; p++ {
+			copy(xp[p*mr:p*mr+m], x[p*ldx:p*ldx+m])
+			clear(xp[p*mr+m : (p+1)*mr])
+		}
+		sgemmTN(mr, n, k, xp, mr, g, ldg, cp, n, sc)
+		for i := 0; i < m; i++ {
+			copy(c[i*ldc:i*ldc+n], cp[i*n:(i+1)*n])
+		}
+		return true
+	}
+	_, _, _, size := tnLayout(mr, m, n)
+	const rowsPer = 4 * tnChunk
+	nc := (k + rowsPer - 1) / rowsPer
+	workers := max(1, min(runtime.GOMAXPROCS(0), nc))
+	for w := 0; w < workers; w++ {
+		sc.part(w, size)
+	}
+	parallelFor(nc, workers, func(w, ch int) {
+		tnAccum(mk, m, n, x, ldx, g, ldg, sc.parts[w][:size], ch*rowsPer, min((ch+1)*rowsPer, k))
+	})
+	tnReduce(mk, m, n, c, ldc, sc.parts[:workers])
+	return true
+}
+
+// linChunk is the number of rows of the fused linear gradient's passes (see LinearGrad32).
+const linChunk = 240
+
+// LinearGrad32 computes the gradients of y = x·w (+ b) from dy in one pass over dy, a chunk of
+// linChunk rows at a time (in cache for all three): dx = dy·wᵀ (+ sum, unless nil), dw = xᵀ·dy
+// and db = Σ rows dy, each unless nil; x [m, a], w [a, b]. Chunks are split between
+// GOMAXPROCS workers with private dw and db sums. It reports false, doing nothing, where there
+// is no kernel or a dimension is smaller than a block.
+func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffers) bool {
+	mk := micro
+	mr := mk.rows
+	if mk.rows == 0 || !haveKernel || m < mr || a < max(mr, nr) || b < nr {
+		return false
+	}
+	wT := Grow[float32](sc.pad, a*b)
+	sc.pad = wT
+	Transpose(wT, w, a, b)
+	_, _, _, size := tnLayout(mr, a, b)
+	nc := (m + linChunk - 1) / linChunk
+	workers := max(1, min(runtime.GOMAXPROCS(0), nc/2))
+	for i := 0; i < workers; i++ {
+		sc.part(i, size+b)
+	}
+	parallelFor(nc, workers, func(i, c int) {
+		acc := sc.parts[i][:size+b]
+		r0, r1 := c*linChunk, min((c+1)*linChunk, m)
+		if dx != nil {
+			nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
+			if sum != nil {
+				AddTo(dx[r0*a:r1*a], sum[r0*a:r1*a])
+			}
+		}
+		tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
+		if db != nil {
+			for r := r0; r < r1; r++ {
+				AddTo(acc[size:], dy[r*b:(r+1)*b])
+			}
+		}
+	})
+	parts := sc.parts[:workers]
+	if dw != nil {
+		tnReduce(mk, a, b, dw, b, parts)
+	}
+	if db != nil {
+		copy(db, parts[0][size:size+b])
+		for _, p := range parts[1:] {
+			AddTo(db, p[size:size+b])
+		}
+	}
+	return true
+}

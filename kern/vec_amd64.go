@@ -1,0 +1,48 @@
+package kern
+
+// Float32 element-wise loops of vec_amd64.s (AVX2/FMA); see vec.go for their meaning.
+
+//go:noescape
+func vAddTo(dst, a []float32)
+
+//go:noescape
+func vAdd2(dst, a, b []float32)
+
+//go:noescape
+func vAdd3(dst, a, b, c []float32)
+
+//go:noescape
+func vRelu(dst, x []float32)
+
+//go:noescape
+func vReluGrad(dst, y, g []float32)
+
+//go:noescape
+func vGatedBwd(de, db, h, g, b, o []float32)
+
+//go:noescape
+func vStats(s1, s2, x, k []float32)
+
+//go:noescape
+func vStats2(s1, s2, dy, x, mu []float32)
+
+//go:noescape
+func vAffine(dst, x, mu, p, q []float32)
+
+//go:noescape
+func vBNBack(dst, dy, x, mu, a, b, c []float32)
+
+//go:noescape
+func vAffineRelu(dst, x, mu, p, q []float32)
+
+//go:noescape
+func vAffineReluAdd(dst, x, mu, p, q, r []float32)
+
+//go:noescape
+func vStatsRelu(s1, s2, g, x, mu, p, q []float32)
+
+//go:noescape
+func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32)
+
+//go:noescape
+func vGatedFwdSig(eta, num, den, e, b []float32)

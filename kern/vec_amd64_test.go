@@ -1,0 +1,81 @@
+package kern
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestVecKernels runs every element-wise loop with the assembly kernels and with the plain Go
+// loops on lengths around the 8-lane step, and checks that they agree, that nothing past the
+// length is written and that no input changes.
+func TestVecKernels(t *testing.T) {
+	if !haveKernel {
+		t.Skip("no AVX2/FMA kernels on this machine")
+	}
+	loops := map[string]struct {
+		args, outs int // slices, of which the first outs are written
+		f          func(s [][]float32)
+	}{
+		"AddTo":         {2, 1, func(s [][]float32) { AddTo(s[0], s[1]) }},
+		"Add2":          {3, 1, func(s [][]float32) { Add2(s[0], s[1], s[2]) }},
+		"Add3":          {4, 1, func(s [][]float32) { Add3(s[0], s[1], s[2], s[3]) }},
+		"relu":          {2, 1, func(s [][]float32) { Relu(s[0], s[1]) }},
+		"reluGrad":      {3, 1, func(s [][]float32) { ReluGrad(s[0], s[1], s[2]) }},
+		"gatedBwd":      {6, 2, func(s [][]float32) { GatedBwdRow(s[0], s[1], s[2], s[3], s[4], s[5]) }},
+		"stats":         {4, 2, func(s [][]float32) { StatsRow(s[0], s[1], s[2], s[3]) }},
+		"stats2":        {5, 2, func(s [][]float32) { Stats2Row(s[0], s[1], s[2], s[3], s[4]) }},
+		"affine":        {5, 1, func(s [][]float32) { AffineRow(s[0], s[1], s[2], s[3], s[4]) }},
+		"bnBack":        {7, 1, func(s [][]float32) { BNBackRow(s[0], s[1], s[2], s[3], s[4], s[5], s[6]) }},
+		"affineRelu":    {5, 1, func(s [][]float32) { AffineReluRow(s[0], s[1], s[2], s[3], s[4]) }},
+		"affineReluAdd": {6, 1, func(s [][]float32) { AffineReluAddRow(s[0], s[1], s[2], s[3], s[4], s[5]) }},
+		"statsRelu":     {7, 2, func(s [][]float32) { StatsReluRow(s[0], s[1], s[2], s[3], s[4], s[5], s[6]) }},
+		"gatedFwdSig":   {5, 3, func(s [][]float32) { GatedFwdSigRow(s[0], s[1], s[2], s[3], s[4]) }},
+		"bnBackRelu":    {9, 1, func(s [][]float32) { BNBackReluRow(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]) }},
+	}
+	rng := rand.New(rand.NewPCG(41, 42))
+	for name, l := range loops {
+		for n := 0; n <= 41; n++ {
+			if n > 20 && n != 41 && n != 33 {
+				continue
+			}
+			const pad = 9
+			base := make([][]float32, l.args)
+			for i := range base {
+				base[i] = make([]float32, n+pad)
+				for j := range base[i] {
+					base[i][j] = float32(rng.NormFloat64())
+				}
+			}
+			run := func(asm bool) [][]float32 {
+				s := make([][]float32, l.args)
+				for i := range s {
+					s[i] = append([]float32(nil), base[i]...)
+				}
+				saved := haveKernel
+				haveKernel = asm
+				defer func() { haveKernel = saved }()
+				args := make([][]float32, l.args)
+				for i := range args {
+					args[i] = s[i][:n]
+				}
+				l.f(args)
+				return s
+			}
+			got, want := run(true), run(false)
+			for i := range got {
+				for j := range got[i] {
+					if i >= l.outs || j >= n {
+						if got[i][j] != base[i][j] {
+							t.Fatalf("%s n=%d: slice %d[%d] changed", name, n, i, j)
+						}
+						continue
+					}
+					if d := math.Abs(float64(got[i][j] - want[i][j])); d > 1e-5*(1+math.Abs(float64(want[i][j]))) {
+						t.Fatalf("%s n=%d: out %d[%d] = %v, Go loop %v", name, n, i, j, got[i][j], want[i][j])
+					}
+				}
+			}
+		}
+	}
+}

@@ -1,0 +1,54 @@
+package ops
+
+import (
+	"fmt"
+	"github.com/rewiregnn/rewiregnn/kern"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Add returns a + b for two tensors of one shape, reusing its output buffer (gorgonia's Add
+// allocates a result per run).
+func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
+	if !a.Shape().Eq(b.Shape()) || a.Dims() != 2 {
+		return nil, fmt.Errorf("add: shapes %v and %v, want equal matrices", a.Shape(), b.Shape())
+	}
+	op := newFuncOp("Add", 2, sameAs(0), addKernel[float64], addKernel[float32])
+	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		return gorgonia.Nodes{g, g}, nil
+	}
+	return apply(op, a, b)
+}
+
+func addKernel[T kern.Float](out []T, in [][]T, _ []tensor.Shape) {
+	a, b := in[0], in[1]
+	kern.ParallelRange(len(out), 1, func(lo, hi int) { kern.Add2(out[lo:hi], a[lo:hi], b[lo:hi]) })
+}
+
+// Relu returns max(x, 0) of a matrix; its gradient passes where the output is positive.
+func Relu(x *gorgonia.Node) (*gorgonia.Node, error) {
+	if x.Dims() != 2 {
+		return nil, fmt.Errorf("relu: shape %v, want a matrix", x.Shape())
+	}
+	op := newFuncOp("Relu", 1, sameAs(0), reluKernel[float64], reluKernel[float32])
+	op.grad = func(_ gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		dx, err := apply(newFuncOp("ReluGrad", 2, sameAs(0), reluGrad[float64], reluGrad[float32]), out, g)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{dx}, nil
+	}
+	return apply(op, x)
+}
+
+func reluKernel[T kern.Float](out []T, in [][]T, _ []tensor.Shape) {
+	x := in[0]
+	kern.ParallelRange(len(out), 1, func(lo, hi int) { kern.Relu(out[lo:hi], x[lo:hi]) })
+}
+
+// reluGrad: inputs y = relu(x) and g; out = g where y > 0, else 0.
+func reluGrad[T kern.Float](out []T, in [][]T, _ []tensor.Shape) {
+	y, g := in[0], in[1]
+	kern.ParallelRange(len(out), 1, func(lo, hi int) { kern.ReluGrad(out[lo:hi], y[lo:hi], g[lo:hi]) })
+}

@@ -1,0 +1,162 @@
+package ops
+
+import (
+	"fmt"
+	"github.com/rewiregnn/rewiregnn/kern"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GatedEps is added to the gate sum in GatedAggregate (REFERENCE §2.1).
+const GatedEps = 1e-6
+
+// GatedAggregate is GatedGCN's edge-gated mean, fused into one op: with η = σ(ê) per edge,
+//
+//	out_i = Σ_{m: dst[m]=i} η_m ⊙ bh[src[m]]  ⊘  (Σ_{m: dst[m]=i} η_m + 1e-6)
+//
+// for ê [M, d] and bh [N, d]; out is [nodes, d]. Padding edges (src or dst -1) are skipped; a
+// node without in-edges gets 0.
+func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgonia.Node, error) {
+	if ehat.Dims() != 2 || bh.Dims() != 2 || ehat.Shape()[1] != bh.Shape()[1] || ehat.Shape()[0] != src.Len() || src.Len() != dst.Len() {
+		return nil, fmt.Errorf("gated aggregate: ê %v, bh %v, %d sources, %d destinations", ehat.Shape(), bh.Shape(), src.Len(), dst.Len())
+	}
+	st := &gatedState{src: src, dst: dst, nodes: nodes}
+	op := newFuncOp(fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0),
+		gatedForward[float64](st), gatedForward[float32](st))
+	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
+	op.check = func(s []tensor.Shape) error {
+		if err := src.check(s[1][0]); err != nil {
+			return err
+		}
+		return dst.check(nodes)
+	}
+	op.grad = func(in gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		// One pass computes both gradients: dê is the op's output, dbh is kept for a second op
+		// that reads it after (it takes dê as input only to run after it).
+		de := newFuncOp("GatedAggregateGrad{ê}", 3, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
+		de.check = st.ready
+		de.sumsIn = true
+		de.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
+		dE, err := apply(de, in[1], out, g)
+		if err != nil {
+			return nil, err
+		}
+		db := newFuncOp("GatedAggregateGrad{bh}", 2, sameAs(1), takeOther[float64](&st.dbh), takeOther[float32](&st.dbh))
+		db.after = true
+		db.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st, Which: 1}
+		dB, err := apply(db, dE, in[1])
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{dE, dB}, nil
+	}
+	n, err := gorgonia.ApplyOp(op, ehat, bh)
+	if err != nil {
+		return nil, fmt.Errorf("gated aggregate: %w", err)
+	}
+	return n, nil
+}
+
+// gatedState keeps, from the forward pass, η [M, d], the denominators D = Σ η + eps [nodes, d]
+// and the real edges grouped by destination and by source; from the backward pass, dbh.
+// Buffers are []float32 or []float64.
+type gatedState struct {
+	src, dst     *Index
+	nodes        int
+	eta, den     any
+	gd, dbh      any
+	byDst, bySrc kern.Segments
+	pad          []int32 // padding edges (src or dst -1)
+	fwdM, fwdD   int     // shape of the last forward pass's ê
+}
+
+// ready checks that a forward pass of the gradient's shape ran (inputs bh, out, g).
+func (st *gatedState) ready(s []tensor.Shape) error {
+	if st.fwdM != st.src.Len() || st.fwdD != s[0][1] {
+		return fmt.Errorf("no forward pass of width %d to differentiate", s[0][1])
+	}
+	return nil
+}
+
+// gatedForward groups the real edges by destination and by source, then, per destination node
+// (nodes shared between goroutines), computes η = σ(ê) of its in-edges (kept for the backward
+// pass) and num and den summed over them, and out = num/den. Each node's sums run in edge order,
+// so the result does not depend on the number of goroutines.
+func gatedForward[T kern.Float](st *gatedState) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) {
+		e, bh := in[0], in[1]
+		m, d := s[0][0], s[0][1]
+		st.fwdM, st.fwdD = m, d
+		eta := kern.Grow[T](st.eta, m*d)
+		den := kern.Grow[T](st.den, st.nodes*d)
+		st.eta, st.den = eta, den
+		src, dst := st.src.Idx, st.dst.Idx
+		real := func(k int) bool { return src[k] >= 0 && dst[k] >= 0 }
+		st.byDst.Group(dst, st.nodes, real)
+		st.bySrc.Group(src, s[1][0], real)
+		st.pad = st.pad[:0]
+		for k := range src {
+			if !real(k) {
+				st.pad = append(st.pad, int32(k))
+			}
+		}
+		kern.ParallelRange(st.nodes, d*max(1, m/max(st.nodes, 1)), func(lo, hi int) {
+			for t := lo; t < hi; t++ {
+				o, de := out[t*d:(t+1)*d], den[t*d:(t+1)*d]
+				clear(o)
+				for c := range de {
+					de[c] = GatedEps
+				}
+				for _, k := range st.byDst.Of(t) {
+					so := int(src[k]) * d
+					kern.GatedFwdSigRow(eta[int(k)*d:int(k+1)*d], o, de, e[int(k)*d:int(k+1)*d], bh[so:so+d])
+				}
+				for c := range o {
+					o[c] /= de[c]
+				}
+			}
+		})
+	}
+}
+
+// gatedBackward takes bh, the forward output o and its gradient g. With q = η_m ⊙ g_t ⊘ D_t for
+// edge m = (s → t): dê_m = q ⊙ (1 − η_m) ⊙ (bh_s − o_t), and dbh_s = Σ_m q (kept in st.dbh),
+// computed per source node over its out-edges (nodes shared between goroutines).
+func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
+	return func(dE []T, in [][]T, s []tensor.Shape) {
+		bh, o, g := in[0], in[1], in[2]
+		n, d := s[0][0], s[0][1]
+		eta, den := st.eta.([]T), st.den.([]T)
+		gd := kern.Grow[T](st.gd, st.nodes*d)
+		dB := kern.Grow[T](st.dbh, n*d)
+		st.gd, st.dbh = gd, dB
+		for i, v := range g {
+			gd[i] = v / den[i]
+		}
+		var sum []T // a summand the executor folded in (Func.SumsIn)
+		if len(in) > 3 {
+			sum = in[3]
+		}
+		for _, k := range st.pad {
+			clear(dE[int(k)*d : int(k+1)*d])
+			if sum != nil {
+				copy(dE[int(k)*d:int(k+1)*d], sum[int(k)*d:int(k+1)*d])
+			}
+		}
+		dst := st.dst.Idx
+		kern.ParallelRange(n, d*max(1, len(dst)/max(n, 1)), func(lo, hi int) {
+			for sv := lo; sv < hi; sv++ {
+				db, b := dB[sv*d:(sv+1)*d], bh[sv*d:(sv+1)*d]
+				clear(db)
+				for _, k := range st.bySrc.Of(sv) {
+					to := int(dst[k]) * d
+					kern.GatedBwdRow(dE[int(k)*d:int(k+1)*d], db, eta[int(k)*d:int(k+1)*d], gd[to:to+d], b, o[to:to+d])
+					if sum != nil {
+						kern.AddTo(dE[int(k)*d:int(k+1)*d], sum[int(k)*d:int(k+1)*d])
+					}
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,180 @@
+package ops
+
+import (
+	"fmt"
+	"github.com/rewiregnn/rewiregnn/kern"
+	"hash/fnv"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// Gather returns the rows of x picked by ix: out[i] = W[i]·x[ix[i]] (zero row where ix[i] = -1).
+// x is [rows, d]; the result is [ix.Len(), d]. Its gradient with respect to x is ScatterAdd.
+func Gather(x *gorgonia.Node, ix *Index) (*gorgonia.Node, error) {
+	if x.Dims() != 2 {
+		return nil, fmt.Errorf("gather %q: input has shape %v, want a matrix", ix.Name, x.Shape())
+	}
+	op := newFuncOp(fmt.Sprintf("Gather{%s,%d}", ix.Name, ix.Len()), 1, rowsOf(ix.Len(), 0),
+		gatherKernel[float64](ix), gatherKernel[float32](ix))
+	op.check = func(s []tensor.Shape) error { return ix.check(s[0][0]) }
+	op.dev = DeviceOp{Index: ix}
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		dx, err := ScatterAdd(g, ix, in[0].Shape()[0])
+		return gorgonia.Nodes{dx}, err
+	}
+	n, err := gorgonia.ApplyOp(op, x)
+	if err != nil {
+		return nil, fmt.Errorf("gather %q: %w", ix.Name, err)
+	}
+	return n, nil
+}
+
+// Embed looks up the rows of table for the category ids in ids (an embedding layer). Ids of -1
+// (padding) give zero rows; ids outside the table are an error at run time.
+func Embed(table *gorgonia.Node, ids *Index) (*gorgonia.Node, error) { return Gather(table, ids) }
+
+// ScatterAdd sums the rows of x into rows rows: out[ix[i]] += W[i]·x[i], skipping ix[i] = -1.
+// x is [ix.Len(), d]; the result is [rows, d]. Its gradient with respect to x is Gather.
+func ScatterAdd(x *gorgonia.Node, ix *Index, rows int) (*gorgonia.Node, error) {
+	if x.Dims() != 2 || x.Shape()[0] != ix.Len() {
+		return nil, fmt.Errorf("scatter-add %q: input has shape %v, want [%d, d]", ix.Name, x.Shape(), ix.Len())
+	}
+	op := newFuncOp(fmt.Sprintf("ScatterAdd{%s,%d→%d}", ix.Name, ix.Len(), rows), 1, rowsOf(rows, 0),
+		scatterKernel[float64](ix), scatterKernel[float32](ix))
+	op.check = func(s []tensor.Shape) error {
+		if s[0][0] != ix.Len() {
+			return fmt.Errorf("input has %d rows", s[0][0])
+		}
+		return ix.check(rows)
+	}
+	op.dev = DeviceOp{Index: ix, Rows: rows}
+	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		dx, err := Gather(g, ix)
+		return gorgonia.Nodes{dx}, err
+	}
+	n, err := gorgonia.ApplyOp(op, x)
+	if err != nil {
+		return nil, fmt.Errorf("scatter-add %q: %w", ix.Name, err)
+	}
+	return n, nil
+}
+
+// EdgeSum returns e + hs[src] + ht[dst] row by row: out[m] = e[m] + hs[src[m]] + ht[dst[m]] for
+// e [M, d] and hs, ht [N, d] (GatedGCN's Ce + Dh_src + Eh_dst in one pass); an index of -1 adds
+// nothing. src and dst must be unweighted. The gradients are the output gradient g for e and
+// its sums scattered along src and dst for hs and ht, computed in one pass over g.
+func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) {
+	if e.Dims() != 2 || hs.Dims() != 2 || !hs.Shape().Eq(ht.Shape()) || e.Shape()[1] != hs.Shape()[1] ||
+		e.Shape()[0] != src.Len() || src.Len() != dst.Len() {
+		return nil, fmt.Errorf("edge sum: e %v, hs %v, ht %v, %d sources, %d destinations", e.Shape(), hs.Shape(), ht.Shape(), src.Len(), dst.Len())
+	}
+	st := &edgeSumState{src: src, dst: dst}
+	op := newFuncOp(fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](st), edgeSum[float32](st))
+	op.dev = DeviceOp{Src: src, Dst: dst}
+	op.check = func(s []tensor.Shape) error {
+		if src.W != nil || dst.W != nil {
+			return fmt.Errorf("weighted index")
+		}
+		if err := src.check(s[1][0]); err != nil {
+			return err
+		}
+		return dst.check(s[2][0])
+	}
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		ds := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(in[1].Shape()[0], 0),
+			edgeSumGrad[float64](st), edgeSumGrad[float32](st))
+		ds.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st}
+		dS, err := apply(ds, g)
+		if err != nil {
+			return nil, err
+		}
+		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&st.other), takeOther[float32](&st.other))
+		dt.after = true
+		dt.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st, Which: 1}
+		dT, err := apply(dt, dS)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{g, dS, dT}, nil
+	}
+	return apply(op, e, hs, ht)
+}
+
+// edgeSumState keeps the edges grouped by source and by destination for the gradient, and the
+// gradient along dst for its second op.
+type edgeSumState struct {
+	src, dst     *Index
+	bySrc, byDst kern.Segments
+	other        any
+}
+
+func edgeSum[T kern.Float](st *edgeSumState) kernel[T] {
+	return func(out []T, in [][]T, sh []tensor.Shape) {
+		e, hs, ht := in[0], in[1], in[2]
+		d := sh[0][1]
+		src, dst := st.src.Idx, st.dst.Idx
+		st.bySrc.Group(src, sh[1][0], func(k int) bool { return src[k] >= 0 })
+		st.byDst.Group(dst, sh[2][0], func(k int) bool { return dst[k] >= 0 })
+		kern.ParallelRange(len(src), d, func(lo, hi int) {
+			for m := lo; m < hi; m++ {
+				o, em := out[m*d:(m+1)*d], e[m*d:(m+1)*d]
+				s, t := int(src[m]), int(dst[m])
+				switch {
+				case s >= 0 && t >= 0:
+					kern.Add3(o, em, hs[s*d:(s+1)*d], ht[t*d:(t+1)*d])
+				case s >= 0:
+					kern.Add2(o, em, hs[s*d:(s+1)*d])
+				case t >= 0:
+					kern.Add2(o, em, ht[t*d:(t+1)*d])
+				default:
+					copy(o, em)
+				}
+			}
+		})
+	}
+}
+
+// edgeSumGrad sums the rows of g along src into out and along dst into st.other (both
+// [rows, d]), node by node over the grouped edges (nodes shared between goroutines; each sum
+// in edge order).
+func edgeSumGrad[T kern.Float](st *edgeSumState) kernel[T] {
+	return func(out []T, in [][]T, sh []tensor.Shape) {
+		g := in[0]
+		d := sh[0][1]
+		od := kern.Grow[T](st.other, len(out))
+		st.other = od
+		rows := len(out) / d
+		sum := func(o []T, edges []int32) {
+			clear(o)
+			for _, k := range edges {
+				kern.AddTo(o, g[int(k)*d:int(k+1)*d])
+			}
+		}
+		kern.ParallelRange(rows, d*max(1, 2*len(st.src.Idx)/max(rows, 1)), func(lo, hi int) {
+			for v := lo; v < hi; v++ {
+				sum(out[v*d:(v+1)*d], st.bySrc.Of(v))
+				sum(od[v*d:(v+1)*d], st.byDst.Of(v))
+			}
+		})
+	}
+}
+
+// takeOther copies out the result a previous op left in *other.
+func takeOther[T kern.Float](other *any) kernel[T] {
+	return func(out []T, _ [][]T, _ []tensor.Shape) { copy(out, (*other).([]T)) }
+}
+
+func gatherKernel[T kern.Float](ix *Index) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) { kern.GatherRows(out, in[0], s[0][1], ix.Idx, ix.W) }
+}
+
+func scatterKernel[T kern.Float](ix *Index) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) { kern.ScatterAddRows(out, in[0], s[0][1], ix.Idx, ix.W) }
+}
+
+func hashOf(op gorgonia.Op) uint32 {
+	h := fnv.New32a()
+	op.WriteHash(h)
+	return h.Sum32()
+}

@@ -1,0 +1,79 @@
+package ops
+
+import (
+	"fmt"
+	"github.com/rewiregnn/rewiregnn/kern"
+	"math"
+
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// GaussianWeights is MoNet's kernel weights: for pseudo-coordinates u ([M, P]), means mu and
+// inverse standard deviations is ([K, P]), out[m,k] = exp(−½ Σ_c (u[m,c] − mu[k,c])²·is[k,c]²).
+func GaussianWeights(u, mu, is *gorgonia.Node) (*gorgonia.Node, error) {
+	if u.Dims() != 2 || mu.Dims() != 2 || !mu.Shape().Eq(is.Shape()) || u.Shape()[1] != mu.Shape()[1] {
+		return nil, fmt.Errorf("gaussian weights: shapes %v, %v, %v", u.Shape(), mu.Shape(), is.Shape())
+	}
+	op := newFuncOp("GaussianWeights", 3, func(s []tensor.Shape) (tensor.Shape, error) {
+		return tensor.Shape{s[0][0], s[1][0]}, nil
+	}, gaussW[float64], gaussW[float32])
+	op.grad = func(in gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		res := make(gorgonia.Nodes, 3)
+		for which := range res {
+			gop := newFuncOp(fmt.Sprintf("GaussianWeightsGrad{%d}", which), 5, sameAs(which), gaussGrad[float64](which), gaussGrad[float32](which))
+			gop.dev = DeviceOp{Which: which}
+			n, err := apply(gop, in[0], in[1], in[2], out, g)
+			if err != nil {
+				return nil, err
+			}
+			res[which] = n
+		}
+		return res, nil
+	}
+	return apply(op, u, mu, is)
+}
+
+func gaussW[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
+	u, mu, is := in[0], in[1], in[2]
+	p, k := s[0][1], s[1][0]
+	for m := 0; m < s[0][0]; m++ {
+		for j := 0; j < k; j++ {
+			acc := 0.0
+			for c := 0; c < p; c++ {
+				dv := float64(u[m*p+c] - mu[j*p+c])
+				sv := float64(is[j*p+c])
+				acc += dv * dv * sv * sv
+			}
+			out[m*k+j] = T(math.Exp(-0.5 * acc))
+		}
+	}
+}
+
+// gaussGrad returns the kernel of the gradient with respect to input which (0 u, 1 mu, 2 is),
+// from inputs u, mu, is, w (the forward output) and g (the output gradient):
+// ∂w/∂u_c = −w·(u_c−μ_kc)·s_kc², ∂w/∂μ_kc = w·(u_c−μ_kc)·s_kc², ∂w/∂s_kc = −w·(u_c−μ_kc)²·s_kc.
+func gaussGrad[T kern.Float](which int) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) {
+		u, mu, is, w, g := in[0], in[1], in[2], in[3], in[4]
+		p, k := s[0][1], s[1][0]
+		clear(out)
+		for m := 0; m < s[0][0]; m++ {
+			for j := 0; j < k; j++ {
+				gw := float64(g[m*k+j] * w[m*k+j])
+				for c := 0; c < p; c++ {
+					dv := float64(u[m*p+c] - mu[j*p+c])
+					sv := float64(is[j*p+c])
+					switch which {
+					case 0:
+						out[m*p+c] -= T(gw * dv * sv * sv)
+					case 1:
+						out[j*p+c] += T(gw * dv * sv * sv)
+					default:
+						out[j*p+c] -= T(gw * dv * dv * sv)
+					}
+				}
+			}
+		}
+	}
+}
