@@ -11,6 +11,8 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // EnvKernelCache overrides the kernel cache folder; "off" disables the cache.
@@ -46,7 +48,7 @@ var cacheMagic = []byte("RWGNNKC1")
 
 // KernelKey is the cache key of one compilation: the hash of the source, of every header,
 // of the target and options, and the NVRTC version.
-func KernelKey(name, src string, headers map[string]string, target string, nvrtc Version, opts []string) string {
+func KernelKey(name, src string, headers map[string]string, target string, nvrtc cudalib.Version, opts []string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00nvrtc %v\x00", name, target, nvrtc)
 	for _, o := range opts {

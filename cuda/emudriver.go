@@ -18,6 +18,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"golang.org/x/sys/unix"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -34,12 +35,12 @@ const (
 )
 
 var emuErrNames = map[int32]string{
-	cudaSuccess:         "CUDA_SUCCESS",
-	emuErrInvalidValue:  "CUDA_ERROR_INVALID_VALUE",
-	cudaErrOutOfMemory:  "CUDA_ERROR_OUT_OF_MEMORY",
-	emuErrInvalidHandle: "CUDA_ERROR_INVALID_HANDLE",
-	emuErrIllegalAddr:   "CUDA_ERROR_ILLEGAL_ADDRESS",
-	emuErrLaunchFailed:  "CUDA_ERROR_LAUNCH_FAILED",
+	cudalib.CUDASuccess:          "CUDA_SUCCESS",
+	emuErrInvalidValue:           "CUDA_ERROR_INVALID_VALUE",
+	cudalib.CUDAErrorOutOfMemory: "CUDA_ERROR_OUT_OF_MEMORY",
+	emuErrInvalidHandle:          "CUDA_ERROR_INVALID_HANDLE",
+	emuErrIllegalAddr:            "CUDA_ERROR_ILLEGAL_ADDRESS",
+	emuErrLaunchFailed:           "CUDA_ERROR_LAUNCH_FAILED",
 }
 
 // emuSpan is a range of device memory, in bytes from the start of the arena.
@@ -105,7 +106,7 @@ func OpenEmulator(o EmuOptions) (*Device, error) {
 	}
 	d := &Device{
 		Ordinal: 0, Name: "emulated GPU", CC: 90, SMs: o.SMs, MaxThreads: 1024, SharedMem: 48 << 10,
-		TotalMem: int64(len(e.mem)), Driver: Version{13, 0}, DriverPath: prog.path, drv: e.driver(), emu: e,
+		TotalMem: int64(len(e.mem)), Driver: cudalib.Version{Major: 13, Minor: 0}, DriverPath: prog.path, drv: e.driver(), emu: e,
 	}
 	d.alloc.free = map[int][]DevPtr{}
 	d.alloc.size = map[DevPtr]int{}
@@ -273,7 +274,7 @@ func (e *emulator) alloc(size uint64) (uint64, int32) {
 	}
 	if !found {
 		if e.next+pages > uint64(len(e.mem)) {
-			return 0, e.fail(cudaErrOutOfMemory, "%d bytes requested, %d of %d in use", size, e.used, len(e.mem))
+			return 0, e.fail(cudalib.CUDAErrorOutOfMemory, "%d bytes requested, %d of %d in use", size, e.used, len(e.mem))
 		}
 		sp = emuSpan{e.next, pages}
 		e.next += pages
@@ -291,7 +292,7 @@ func (e *emulator) alloc(size uint64) (uint64, int32) {
 	copy(e.starts[i+1:], e.starts[i:])
 	e.starts[i] = p
 	e.used += pages
-	return p, cudaSuccess
+	return p, cudalib.CUDASuccess
 }
 
 func (e *emulator) freeBuf(p uint64) int32 {
@@ -310,7 +311,7 @@ func (e *emulator) freeBuf(p uint64) int32 {
 	// Give the pages back to the system; they read as zeros until written again.
 	_ = syscall.Fallocate(int(e.file.Fd()), 0x01|0x02, int64(b.pages.off), int64(b.pages.len)) // KEEP_SIZE|PUNCH_HOLE
 	e.release(b.pages)
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
 // release returns pages to the free list, merging neighbours.
@@ -384,7 +385,7 @@ func (e *emulator) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, param
 	if st != 0 {
 		return e.fail(emuErrInvalidValue, "%s", msg)
 	}
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
 func (e *emulator) errName(r int32, s **byte) int32 {
@@ -398,45 +399,45 @@ func (e *emulator) errName(r int32, s **byte) int32 {
 		e.names[r] = b
 	}
 	*s = &b[0]
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
 func (e *emulator) errString(r int32, s **byte) int32 {
-	if r == cudaSuccess || len(e.msg) == 0 {
+	if r == cudalib.CUDASuccess || len(e.msg) == 0 {
 		return e.errName(r, s)
 	}
 	*s = &e.msg[0]
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
 // driver returns the driver function table of the emulated device. Every call is
 // synchronous: when it returns, the work is done.
-func (e *emulator) driver() *driver {
-	ok := func() int32 { return cudaSuccess }
-	d := &driver{lib: &library{path: e.prog.path}, version: Version{13, 0}, deviceCountAtLoad: 1}
-	d.ctxSetCurrent = func(uintptr) int32 { return ok() }
-	d.ctxSynchronize = func() int32 { return ok() }
-	d.streamCreate = func(s unsafe.Pointer, _ uint32) int32 { *(*uintptr)(s) = 1; return ok() }
-	d.streamDestroy = func(uintptr) int32 { return ok() }
-	d.streamSynchronize = func(uintptr) int32 {
+func (e *emulator) driver() *cudalib.Driver {
+	ok := func() int32 { return cudalib.CUDASuccess }
+	d := &cudalib.Driver{Path: e.prog.path, Version: cudalib.Version{Major: 13, Minor: 0}, Devices: 1}
+	d.CtxSetCurrent = func(uintptr) int32 { return ok() }
+	d.CtxSynchronize = func() int32 { return ok() }
+	d.StreamCreate = func(s unsafe.Pointer, _ uint32) int32 { *(*uintptr)(s) = 1; return ok() }
+	d.StreamDestroy = func(uintptr) int32 { return ok() }
+	d.StreamSynchronize = func(uintptr) int32 {
 		if e.proc.dead != nil {
 			return e.fail(emuErrLaunchFailed, "%v", e.proc.dead)
 		}
 		return ok()
 	}
-	d.primaryCtxRelease = func(int32) int32 { return ok() }
-	d.memAlloc = func(p unsafe.Pointer, size uintptr) int32 {
+	d.PrimaryCtxRelease = func(int32) int32 { return ok() }
+	d.MemAlloc = func(p unsafe.Pointer, size uintptr) int32 {
 		a, r := e.alloc(uint64(size))
 		*(*uint64)(p) = a
 		return r
 	}
-	d.memFree = func(p uint64) int32 { return e.freeBuf(p) }
-	d.memGetInfo = func(free, total unsafe.Pointer) int32 {
+	d.MemFree = func(p uint64) int32 { return e.freeBuf(p) }
+	d.MemGetInfo = func(free, total unsafe.Pointer) int32 {
 		*(*uint64)(total) = uint64(len(e.mem))
 		*(*uint64)(free) = uint64(len(e.mem)) - e.used
 		return ok()
 	}
-	d.memcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, _ uintptr) int32 {
+	d.MemcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, _ uintptr) int32 {
 		b, err := e.bytesAt(dst, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyHtoD: %v", err)
@@ -444,7 +445,7 @@ func (e *emulator) driver() *driver {
 		copy(b, unsafe.Slice((*byte)(src), size))
 		return ok()
 	}
-	d.memcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, _ uintptr) int32 {
+	d.MemcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, _ uintptr) int32 {
 		b, err := e.bytesAt(src, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyDtoH: %v", err)
@@ -452,7 +453,7 @@ func (e *emulator) driver() *driver {
 		copy(unsafe.Slice((*byte)(dst), size), b)
 		return ok()
 	}
-	d.memcpyDtoDAsync = func(dst, src uint64, size uintptr, _ uintptr) int32 {
+	d.MemcpyDtoDAsync = func(dst, src uint64, size uintptr, _ uintptr) int32 {
 		to, err := e.bytesAt(dst, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyDtoD destination: %v", err)
@@ -464,7 +465,7 @@ func (e *emulator) driver() *driver {
 		copy(to, from)
 		return ok()
 	}
-	d.memsetD32Async = func(dst uint64, v uint32, n uintptr, _ uintptr) int32 {
+	d.MemsetD32Async = func(dst uint64, v uint32, n uintptr, _ uintptr) int32 {
 		b, err := e.bytesAt(dst, 4*uint64(n))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemsetD32: %v", err)
@@ -472,39 +473,39 @@ func (e *emulator) driver() *driver {
 		fillWords(b, v)
 		return ok()
 	}
-	d.moduleUnload = func(uintptr) int32 { return ok() }
-	d.launchKernel = func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, _ uintptr, params, _ unsafe.Pointer) int32 {
+	d.ModuleUnload = func(uintptr) int32 { return ok() }
+	d.LaunchKernel = func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, _ uintptr, params, _ unsafe.Pointer) int32 {
 		return e.launch(f, gx, gy, gz, bx, by, bz, shmem, params)
 	}
-	d.eventCreate = func(ev unsafe.Pointer, _ uint32) int32 {
+	d.EventCreate = func(ev unsafe.Pointer, _ uint32) int32 {
 		e.nextEv++
 		*(*uintptr)(ev) = e.nextEv
 		return ok()
 	}
-	d.eventRecord = func(ev, _ uintptr) int32 { e.events[ev] = time.Now(); return ok() }
-	d.eventSynchronize = func(uintptr) int32 { return ok() }
-	d.eventElapsedTime = func(ms unsafe.Pointer, start, end uintptr) int32 {
+	d.EventRecord = func(ev, _ uintptr) int32 { e.events[ev] = time.Now(); return ok() }
+	d.EventSynchronize = func(uintptr) int32 { return ok() }
+	d.EventElapsedTime = func(ms unsafe.Pointer, start, end uintptr) int32 {
 		*(*float32)(ms) = float32(e.events[end].Sub(e.events[start]).Seconds() * 1e3)
 		return ok()
 	}
-	d.eventDestroy = func(ev uintptr) int32 { delete(e.events, ev); return ok() }
-	d.getErrorName = e.errName
-	d.getErrorString = e.errString
+	d.EventDestroy = func(ev uintptr) int32 { delete(e.events, ev); return ok() }
+	d.GetErrorName = e.errName
+	d.GetErrorString = e.errString
 	return d
 }
 
 // cublas returns the emulated cuBLAS: column-major sgemm by gonum's CPU sgemm.
-func (e *emulator) cublas() *CUBLAS {
-	c := &CUBLAS{Path: "emulated cuBLAS (gonum sgemm on the CPU)", Version: Version{13, 0}}
-	c.create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
-	c.destroy = func(uintptr) int32 { return 0 }
-	c.setStream = func(_, _ uintptr) int32 { return 0 }
-	c.setMathMode = func(uintptr, int32) int32 { return 0 }
-	c.getProperty = func(t int32, v unsafe.Pointer) int32 {
-		*(*int32)(v) = map[int32]int32{cublasMajor: 13, cublasMinor: 0}[t]
+func (e *emulator) cublas() *cudalib.CUBLAS {
+	c := &cudalib.CUBLAS{Path: "emulated cuBLAS (gonum sgemm on the CPU)", Version: cudalib.Version{Major: 13, Minor: 0}}
+	c.Create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
+	c.Destroy = func(uintptr) int32 { return 0 }
+	c.SetStream = func(_, _ uintptr) int32 { return 0 }
+	c.SetMathMode = func(uintptr, int32) int32 { return 0 }
+	c.GetProperty = func(t int32, v unsafe.Pointer) int32 {
+		*(*int32)(v) = map[int32]int32{cudalib.CublasPropMajor: 13, cudalib.CublasPropMinor: 0}[t]
 		return 0
 	}
-	c.sgemm = e.sgemm
+	c.Sgemm = e.sgemm
 	return c
 }
 
@@ -520,11 +521,11 @@ func (e *emulator) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Po
 	}
 	// Stored (column-major) shapes: A is m×k, or k×m when transposed; B is k×n, or n×k.
 	aRows, aCols := m, k
-	if ta == cublasOpT {
+	if ta == cudalib.CublasOpT {
 		aRows, aCols = k, m
 	}
 	bRows, bCols := k, n
-	if tb == cublasOpT {
+	if tb == cudalib.CublasOpT {
 		bRows, bCols = n, k
 	}
 	if lda < max(1, aRows) || ldb < max(1, bRows) || ldc < max(1, m) {
@@ -548,7 +549,7 @@ func (e *emulator) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Po
 	// Column-major C = op(A)·op(B) is row-major Cᵀ = op(B)ᵀ·op(A)ᵀ over the same memory, with
 	// the same transposition flags: one row-major sgemm.
 	flag := func(t int32) blas.Transpose {
-		if t == cublasOpT {
+		if t == cudalib.CublasOpT {
 			return blas.Trans
 		}
 		return blas.NoTrans

@@ -22,6 +22,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -52,7 +53,7 @@ func probeGPU() {
 				gpuK, gpuErr = gpuDev.Kernels()
 				return
 			}
-			if !ErrNoDevice(gpuErr) || RequireGPU() || mode == "gpu" {
+			if !cudalib.ErrNoDevice(gpuErr) || RequireGPU() || mode == "gpu" {
 				return // a GPU that does not work, or one was required
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // kernelSig declares a kernel's parameters, one letter each: 'p' a device pointer, 'i' an int,
@@ -112,7 +114,7 @@ func aI(n int) arg {
 // surface at the next synchronising call (Sync, CopyFromDevice).
 type Kernels struct {
 	d      *Device
-	NVRTC  *NVRTC
+	NVRTC  *cudalib.NVRTC
 	Target string // "compute_70", or "sm_90" in cubin mode
 	Cached int    // kernel files found in the disk cache
 	Built  int    // kernel files compiled by NVRTC
@@ -140,7 +142,7 @@ func (d *Device) Kernels() (*Kernels, error) {
 }
 
 func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
-	nv, err := LoadNVRTC(&d.Driver)
+	nv, err := cudalib.LoadNVRTC(&d.Driver)
 	if err != nil {
 		return nil, err
 	}
@@ -156,7 +158,7 @@ func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
 	headers := Headers()
 	images := map[string][]byte{}
 	for _, s := range Sources() {
-		key := KernelKey(s.Name, s.Code, headers, target, nv.Version, compileOptions(target))
+		key := KernelKey(s.Name, s.Code, headers, target, nv.Version, cudalib.CompileOptions(target))
 		if img, ok := cache.Load(key); ok {
 			images[s.Name] = img
 			k.Cached++
@@ -173,7 +175,7 @@ func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
 	err = d.do(func() error {
 		mods := map[string]uintptr{}
 		for name, img := range images {
-			m, err := d.loadModuleLocked(name, img)
+			m, err := d.drv.LoadModule(name, img)
 			if err != nil {
 				return fmt.Errorf("cuda: loading %s compiled by NVRTC %v for %s on a driver for CUDA %v: %w", name, nv.Version, target, d.Driver, err)
 			}
@@ -185,7 +187,7 @@ func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
 			if !ok {
 				return fmt.Errorf("cuda: kernel %s: no source file %s embedded", s.name, s.file)
 			}
-			fn, err := d.functionLocked(m, s.name)
+			fn, err := d.drv.Function(m, s.name)
 			if err != nil {
 				return fmt.Errorf("cuda: kernel %s in %s: %w", s.name, s.file, err)
 			}
@@ -197,7 +199,7 @@ func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
 	if err != nil {
 		_ = d.do(func() error {
 			for _, m := range k.mods {
-				d.drv.moduleUnload(m)
+				d.drv.ModuleUnload(m)
 			}
 			return nil
 		})

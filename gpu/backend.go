@@ -77,7 +77,7 @@ type CUDA struct {
 }
 
 // OpenCUDA opens GPU ordinal and compiles (or loads from the kernel cache) every kernel. Where
-// no driver or GPU exists the error satisfies cuda.ErrNoDevice and lists every place probed.
+// no driver or GPU exists the error satisfies cudalib.ErrNoDevice and lists every place probed.
 func OpenCUDA(ordinal int) (*CUDA, error) { return withKernels(cuda.Open(ordinal)) }
 
 // OpenEmulated opens the emulated GPU (cuda.OpenEmulator): the same kernels, launchers,

@@ -21,6 +21,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
@@ -39,7 +40,7 @@ func realGPU(t *testing.T) Backend {
 	t.Helper()
 	gpuOnce.Do(func() { gpuDev, gpuErr = OpenCUDA(0) })
 	if gpuErr != nil {
-		if cuda.ErrNoDevice(gpuErr) && !cuda.RequireGPU() {
+		if cudalib.ErrNoDevice(gpuErr) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(gpuErr.Error(), "\n")
 			t.Skipf("no GPU found, the GPU part is skipped (the same checks ran on the emulated GPU): %s", first)
 		}

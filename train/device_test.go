@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/gpu"
 )
 
@@ -38,7 +39,7 @@ func needEmu(t *testing.T) {
 // was probed; auto falls back to the CPU and says so; cuda on an (emulated) GPU records the
 // device in result.json.
 func TestDeviceSelection(t *testing.T) {
-	none := &cuda.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cuda.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
+	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
 	withProbe(t, func() (gpu.Backend, error) { return nil, none })
 	c := nm2(t, "train.max_epochs=1", "device=cuda", "dataset.name=zinc", "dataset.dir=/nonexistent")
 	_, err := trainRun(t, c, 41, false, nil)
@@ -80,7 +81,7 @@ func TestDeviceRunTracksCPU(t *testing.T) {
 func TestGPURunTracksCPU(t *testing.T) {
 	b, err := gpu.ProbeCUDA()
 	if err != nil {
-		if cuda.ErrNoDevice(err) && !cuda.RequireGPU() {
+		if cudalib.ErrNoDevice(err) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			t.Skipf("no GPU found, skipped (the same run was checked on the emulated GPU): %s", first)
 		}

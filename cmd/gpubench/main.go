@@ -31,6 +31,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/data/cache"
 	"github.com/rewiregnn/rewiregnn/gpu"
@@ -121,7 +122,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			first = strings.TrimSuffix(first, ":")
-			if cuda.ErrNoDevice(err) {
+			if cudalib.ErrNoDevice(err) {
 				fmt.Fprintf(stderr, "gpubench: no GPU found, nothing was measured (%s).\nRun go run ./cmd/gpuinfo for every place probed; -device cpu times the CPU trainer instead.\n", first)
 			} else {
 				fmt.Fprintf(stderr, "gpubench: the GPU does not work, nothing was measured: %v\n", err)

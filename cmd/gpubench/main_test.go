@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/gpu"
 )
 
@@ -15,7 +16,7 @@ func TestNoGPU(t *testing.T) {
 	if c, err := gpu.OpenCUDA(0); err == nil {
 		c.Close()
 		t.Skip("a GPU is present: the no-GPU message is not what this machine prints")
-	} else if !cuda.ErrNoDevice(err) {
+	} else if !cudalib.ErrNoDevice(err) {
 		t.Skipf("a GPU is present but does not work: %v", err)
 	}
 	var out, errw bytes.Buffer

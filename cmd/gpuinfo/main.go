@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 func main() {
@@ -24,12 +25,12 @@ func main() {
 }
 
 func run(compile bool) int {
-	drv, err := cuda.LoadDriver()
+	drv, err := cudalib.LoadDriver()
 	if err != nil {
 		fmt.Println("driver: not found")
 		fmt.Println(err)
 		// NVRTC alone still compiles kernels (the CI compile gate); report it too.
-		if nv, nerr := cuda.LoadNVRTC(nil); nerr == nil {
+		if nv, nerr := cudalib.LoadNVRTC(nil); nerr == nil {
 			fmt.Printf("NVRTC (no driver, compile only): %v at %s, architectures %v\n", nv.Version, nv.Path, nv.Archs())
 			nv.Close()
 		} else {
@@ -50,7 +51,7 @@ func run(compile bool) int {
 		fmt.Println(d)
 		if !nvrtcReported {
 			nvrtcReported = true
-			if nv, err := cuda.LoadNVRTC(&d.Driver); err != nil {
+			if nv, err := cudalib.LoadNVRTC(&d.Driver); err != nil {
 				fmt.Println(err)
 				status = 1
 			} else {
@@ -70,7 +71,7 @@ func run(compile bool) int {
 				}
 				nv.Close()
 			}
-			if b, err := cuda.LoadCUBLAS(d.Driver); err != nil {
+			if b, err := cudalib.LoadCUBLAS(d.Driver); err != nil {
 				fmt.Println(err)
 				status = 1
 			} else {
