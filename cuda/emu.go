@@ -35,6 +35,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 )
 
 //go:embed emu/cuda_emu.h emu/runtime.cc
@@ -54,9 +56,9 @@ const (
 
 // EmuOptions configure an emulated device.
 type EmuOptions struct {
-	// Sources are the kernel files to build (nil: the embedded kernels, Sources()); a test
-	// may pass patched copies. Headers likewise (nil: Headers()).
-	Sources []Source
+	// Sources are the kernel files to build (nil: the embedded kernels, kernels.Sources()); a test
+	// may pass patched copies. Headers likewise (nil: kernels.Headers()).
+	Sources []kernels.Source
 	Headers map[string]string
 	// SMs is the number of multiprocessors the device reports (default 1). The launchers cap
 	// grid-stride grids at 32 blocks per SM, so a small count makes every grid-stride loop
@@ -82,10 +84,10 @@ func RequireEmu() bool { return getenv(EnvRequireEmu) == "1" }
 
 func (o EmuOptions) withDefaults() EmuOptions {
 	if o.Sources == nil {
-		o.Sources = Sources()
+		o.Sources = kernels.Sources()
 	}
 	if o.Headers == nil {
-		o.Headers = Headers()
+		o.Headers = kernels.Headers()
 	}
 	if o.SMs <= 0 {
 		o.SMs = 1
@@ -96,7 +98,7 @@ func (o EmuOptions) withDefaults() EmuOptions {
 	if getenv(EnvEmuTSan) == "1" {
 		o.TSan = true
 	}
-	if c := DefaultKernelCache(); o.CacheDir == "" && c.Dir != "" {
+	if c := kernels.DefaultCache(); o.CacheDir == "" && c.Dir != "" {
 		o.CacheDir = filepath.Join(c.Dir, "emu")
 	}
 	return o
@@ -212,7 +214,7 @@ func buildEmulator(o EmuOptions) (*emuProgram, error) {
 	files, units := emuUnits(o)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", cxx, version, strings.Join(flags, " "))
-	hashFiles(h, files)
+	kernels.HashFiles(h, files)
 	key := hex.EncodeToString(h.Sum(nil))[:24]
 	prog := &emuProgram{compiler: version, tsan: o.TSan}
 	var final string
@@ -343,7 +345,7 @@ var cudaToken = regexp.MustCompile(`\b(__[A-Za-z]\w*|atomic[A-Z]\w*|threadIdx|bl
 // define, and returns them as "file:line: feature" (comments are ignored). It is the static
 // twin of the build's diagnosis: a kernel that uses a new intrinsic is named before anything
 // is compiled.
-func EmuUnsupported(sources []Source, headers map[string]string) []string {
+func EmuUnsupported(sources []kernels.Source, headers map[string]string) []string {
 	hdr, _ := emuFS.ReadFile("emu/cuda_emu.h")
 	known := map[string]bool{}
 	for _, m := range cudaToken.FindAllString(stripComments(string(hdr)), -1) {

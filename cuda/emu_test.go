@@ -12,6 +12,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 )
 
 // EnvMutant names a mutant of emuMutants for the op tests' emulated GPU (set by
@@ -44,12 +46,12 @@ var emuMutants = map[string]mutant{
 }
 
 // mutated returns the kernel sources and headers with mutant name applied.
-func mutated(name string) ([]Source, map[string]string, error) {
+func mutated(name string) ([]kernels.Source, map[string]string, error) {
 	m, ok := emuMutants[name]
 	if !ok {
 		return nil, nil, fmt.Errorf("no mutant %q", name)
 	}
-	srcs, hdrs := Sources(), Headers()
+	srcs, hdrs := kernels.Sources(), kernels.Headers()
 	patch := func(code string) (string, error) {
 		if n := strings.Count(code, m.old); n != 1 {
 			return "", fmt.Errorf("mutant %s: %q occurs %d times in %s, want once", name, m.old, n, m.file)
@@ -130,11 +132,11 @@ func TestEmuCatchesBrokenKernels(t *testing.T) {
 // TestEmuFeatures: the embedded kernels use only features the emulation header provides, and
 // a kernel that uses one it lacks is named, by the static scan and by the build.
 func TestEmuFeatures(t *testing.T) {
-	if got := EmuUnsupported(Sources(), Headers()); len(got) > 0 {
+	if got := EmuUnsupported(kernels.Sources(), kernels.Headers()); len(got) > 0 {
 		t.Fatalf("the kernels use CUDA features that emu/cuda_emu.h lacks: %v", got)
 	}
-	srcs := Sources()
-	i := slices.IndexFunc(srcs, func(s Source) bool { return s.Name == "elementwise.cu" })
+	srcs := kernels.Sources()
+	i := slices.IndexFunc(srcs, func(s kernels.Source) bool { return s.Name == "elementwise.cu" })
 	old := "extern \"C\" __global__ void ew_add("
 	if i < 0 || !strings.Contains(srcs[i].Code, old) {
 		t.Fatal("elementwise.cu: ew_add not found")
@@ -144,7 +146,7 @@ func TestEmuFeatures(t *testing.T) {
 }
 
 `+old, 1)
-	got := EmuUnsupported(srcs, Headers())
+	got := EmuUnsupported(srcs, kernels.Headers())
 	if len(got) != 1 || !strings.HasPrefix(got[0], "elementwise.cu:") || !strings.HasSuffix(got[0], ": __ballot_sync") {
 		t.Fatalf("static scan of a kernel using __ballot_sync: %v", got)
 	}

@@ -19,6 +19,7 @@ import (
 	"unsafe"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 	"golang.org/x/sys/unix"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -81,10 +82,10 @@ type emulator struct {
 // notLaunched lists the kernels of kernels.go that this device has never launched.
 func (e *emulator) notLaunched() []string {
 	var out []string
-	for _, s := range kernelSigs {
-		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.name })
+	for _, s := range kernels.Sigs {
+		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.Name })
 		if i < 0 || e.launched[i] == 0 {
-			out = append(out, s.name)
+			out = append(out, s.Name)
 		}
 	}
 	return out
@@ -117,16 +118,16 @@ func OpenEmulator(o EmuOptions) (*Device, error) {
 		have[kk.name] = i
 	}
 	var bad []string
-	for _, s := range kernelSigs {
-		i, ok := have[s.name]
+	for _, s := range kernels.Sigs {
+		i, ok := have[s.Name]
 		if !ok {
 			continue // a test's patched sources may leave files out; launching it says so
 		}
-		if e.kernels[i].kinds != s.params {
-			bad = append(bad, fmt.Sprintf("%s in %s takes %q, kernels.go declares %q", s.name, s.file, e.kernels[i].kinds, s.params))
+		if e.kernels[i].kinds != s.Params {
+			bad = append(bad, fmt.Sprintf("%s in %s takes %q, kernels.go declares %q", s.Name, s.File, e.kernels[i].kinds, s.Params))
 		}
-		k.fns[s.name] = uintptr(i + 1)
-		k.sigs[s.name] = s.params
+		k.fns[s.Name] = uintptr(i + 1)
+		k.sigs[s.Name] = s.Params
 	}
 	if len(bad) > 0 {
 		e.close()

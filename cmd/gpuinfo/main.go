@@ -16,6 +16,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 )
 
 func main() {
@@ -88,7 +89,7 @@ func run(compile bool) int {
 				fmt.Println(err)
 				status = 1
 			} else {
-				fmt.Printf("%v in %.1f s (cache %s)\n", k, time.Since(t0).Seconds(), cuda.DefaultKernelCache().Dir)
+				fmt.Printf("%v in %.1f s (cache %s)\n", k, time.Since(t0).Seconds(), kernels.DefaultCache().Dir)
 			}
 		}
 		if err := d.Close(); err != nil {

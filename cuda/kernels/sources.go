@@ -1,4 +1,4 @@
-package cuda
+package kernels
 
 import (
 	"embed"
@@ -12,7 +12,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
-//go:embed kernels/*.cu kernels/*.cuh
+//go:embed *.cu *.cuh
 var kernelFS embed.FS
 
 // Source is one embedded kernel file.
@@ -24,12 +24,12 @@ type Source struct {
 // Sources returns the embedded kernel files (*.cu), sorted by name.
 func Sources() []Source {
 	var out []Source
-	ents, _ := fs.ReadDir(kernelFS, "kernels")
+	ents, _ := fs.ReadDir(kernelFS, ".")
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".cu") {
 			continue
 		}
-		b, err := kernelFS.ReadFile("kernels/" + e.Name())
+		b, err := kernelFS.ReadFile(e.Name())
 		if err != nil {
 			continue
 		}
@@ -42,12 +42,12 @@ func Sources() []Source {
 // Headers returns the embedded headers (*.cuh) by name, as NVRTC resolves #include "name".
 func Headers() map[string]string {
 	out := map[string]string{}
-	ents, _ := fs.ReadDir(kernelFS, "kernels")
+	ents, _ := fs.ReadDir(kernelFS, ".")
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".cuh") {
 			continue
 		}
-		if b, err := kernelFS.ReadFile("kernels/" + e.Name()); err == nil {
+		if b, err := kernelFS.ReadFile(e.Name()); err == nil {
 			out[e.Name()] = string(b)
 		}
 	}

@@ -1,4 +1,4 @@
-package cuda
+package kernels
 
 import (
 	"errors"
@@ -130,30 +130,30 @@ func TestKernelSignaturesMatchPTX(t *testing.T) {
 		}
 	}
 	declared := map[string]bool{}
-	for _, sig := range kernelSigs {
-		declared[sig.name] = true
-		got, ok := entries[sig.name]
+	for _, sig := range Sigs {
+		declared[sig.Name] = true
+		got, ok := entries[sig.Name]
 		if !ok {
-			t.Errorf("kernel %s (declared in %s) is not in the compiled PTX", sig.name, sig.file)
+			t.Errorf("kernel %s (declared in %s) is not in the compiled PTX", sig.Name, sig.File)
 			continue
 		}
-		if file[sig.name] != sig.file {
-			t.Errorf("kernel %s is in %s, declared in %s", sig.name, file[sig.name], sig.file)
+		if file[sig.Name] != sig.File {
+			t.Errorf("kernel %s is in %s, declared in %s", sig.Name, file[sig.Name], sig.File)
 		}
-		want := make([]string, len(sig.params))
-		for i := range sig.params {
-			want[i] = ptxType[sig.params[i]]
+		want := make([]string, len(sig.Params))
+		for i := range sig.Params {
+			want[i] = ptxType[sig.Params[i]]
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Errorf("kernel %s: PTX parameters %v, Go declares %q = %v", sig.name, got, sig.params, want)
+			t.Errorf("kernel %s: PTX parameters %v, Go declares %q = %v", sig.Name, got, sig.Params, want)
 		}
 	}
 	for name := range entries {
 		if !declared[name] {
-			t.Errorf("kernel %s in %s has no launcher signature in kernelSigs", name, file[name])
+			t.Errorf("kernel %s in %s has no launcher signature in Sigs", name, file[name])
 		}
 	}
-	t.Logf("%d kernels: parameter lists match", len(kernelSigs))
+	t.Logf("%d kernels: parameter lists match", len(Sigs))
 }
 
 // ptxEntries returns the parameter types of every .entry in a PTX text.
