@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
 
 // EnvRequireGPU set to 1 makes every GPU test fail, instead of skip, when no GPU is found (for
@@ -56,7 +57,7 @@ type Device struct {
 	blas         *cublasHandle
 	kernels      *Kernels
 	kernelsError error
-	emu          *emulator // non-nil for an emulated device (emu.go)
+	emu          *emu.GPU // non-nil for an emulated device (emulator.go)
 }
 
 // Open retains the primary context of GPU ordinal and creates the device's stream. Where no
@@ -175,7 +176,7 @@ func (d *Device) Close() error {
 	d.closed = true
 	d.mu.Unlock()
 	if d.emu != nil {
-		err = errors.Join(err, d.emu.close())
+		err = errors.Join(err, d.emu.Close())
 	}
 	return err
 }
@@ -251,7 +252,7 @@ func (d *Device) allocLocked(bytes int) (DevPtr, error) {
 		sz = (bytes + 3) &^ 3
 		p, err := d.takeLocked(sz)
 		if err == nil {
-			d.emu.poison(p, sz)
+			d.emu.Poison(uint64(p), sz)
 		}
 		return p, err
 	}

@@ -23,6 +23,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
@@ -65,7 +66,7 @@ func probeGPU() {
 		}
 		gpuDev, gpuErr = OpenEmulator(o)
 		if gpuErr != nil {
-			gpuNoHW = EmuSkip() != nil // no compiler (and none required): skip, not fail
+			gpuNoHW = emu.Skip() != nil // no compiler (and none required): skip, not fail
 			return
 		}
 		gpuK, gpuErr = gpuDev.Kernels()
@@ -104,7 +105,7 @@ func skipWithoutGPU(t *testing.T) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 && emulated() && flag.Lookup("test.run").Value.String() == "" && os.Getenv(envMutant) == "" {
-		if missing := gpuDev.emu.notLaunched(); len(missing) > 0 {
+		if missing := gpuDev.emu.NotLaunched(); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: the op tests never launched these kernels on the emulated GPU: %s\n", strings.Join(missing, ", "))
 			code = 1
 		} else {

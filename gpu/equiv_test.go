@@ -22,6 +22,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
@@ -51,15 +52,15 @@ func realGPU(t *testing.T) Backend {
 
 // emuBackend returns a new emulated GPU, closed when the test ends. Where no C++ compiler is
 // found it skips the test, or fails it under REWIREGNN_REQUIRE_EMU=1.
-func emuBackend(t testing.TB) *CUDA { return emuWith(t, cuda.EmuOptions{}) }
+func emuBackend(t testing.TB) *CUDA { return emuWith(t, emu.Options{}) }
 
 // emuExact is emuBackend with the deterministic schedule: float atomics add in the same order
 // on every run, so two runs can be compared bit for bit.
-func emuExact(t testing.TB) *CUDA { return emuWith(t, cuda.EmuOptions{Deterministic: true}) }
+func emuExact(t testing.TB) *CUDA { return emuWith(t, emu.Options{Deterministic: true}) }
 
-func emuWith(t testing.TB, o cuda.EmuOptions) *CUDA {
+func emuWith(t testing.TB, o emu.Options) *CUDA {
 	t.Helper()
-	if err := cuda.EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 	b, err := OpenEmulated(o)

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/gpu"
 )
 
@@ -24,13 +25,13 @@ func withProbe(t *testing.T, p gpu.Prober) {
 // emulated opens a new emulated GPU for each run (the trainer closes it), in its deterministic
 // schedule: float atomics add in a fixed order, so an interrupted and resumed run can equal an
 // uninterrupted one bit for bit.
-func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(cuda.EmuOptions{Deterministic: true}) }
+func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(emu.Options{Deterministic: true}) }
 
 // needEmu skips a test where the emulated GPU cannot be built (no C++ compiler), unless
 // REWIREGNN_REQUIRE_EMU=1 asks for it.
 func needEmu(t *testing.T) {
 	t.Helper()
-	if err := cuda.EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 }

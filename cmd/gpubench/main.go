@@ -32,6 +32,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/data/cache"
 	"github.com/rewiregnn/rewiregnn/gpu"
@@ -133,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		b = c
 		fmt.Fprintln(stderr, "gpubench:", c)
 	case "emu":
-		c, err := gpu.OpenEmulated(cuda.EmuOptions{Deterministic: true})
+		c, err := gpu.OpenEmulated(emu.Options{Deterministic: true})
 		if err != nil {
 			fmt.Fprintf(stderr, "gpubench: the emulated GPU does not work, nothing was measured: %v\n", err)
 			return 1

@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/gpu"
 )
 
@@ -30,7 +30,7 @@ func TestNoGPU(t *testing.T) {
 
 // TestEmulatedSuperpixel runs one small setting on the emulated GPU and reads its JSON.
 func TestEmulatedSuperpixel(t *testing.T) {
-	if err := cuda.EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 	var out, errw bytes.Buffer

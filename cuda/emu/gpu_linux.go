@@ -1,9 +1,9 @@
 //go:build linux
 
-package cuda
+package emu
 
-// The emulated device's driver and cuBLAS: the function tables of driver.go and cublas.go
-// filled with Go functions over the emulator's device memory (emu.go).
+// The emulated device's driver and cuBLAS: the function tables of cudalib filled with Go
+// functions over the emulator's device memory, which the kernel process (proc.go) shares.
 
 import (
 	"fmt"
@@ -58,10 +58,12 @@ func (b emuBuf) dataOff() uint64 { return b.pages.off + b.pages.len - pageSize -
 
 type emuKernel struct{ name, kinds string }
 
-// emulator is the state behind an emulated Device's driver.
-type emulator struct {
+// GPU is an emulated GPU: the kernel process, its device memory, and the state behind the
+// driver and cuBLAS function tables it hands out (Driver, CUBLAS).
+type GPU struct {
 	prog    *emuProgram
 	proc    *emuProc
+	sms     int
 	file    *os.File
 	mem     []byte
 	base    uint64 // the Go address of mem[0]
@@ -79,8 +81,9 @@ type emulator struct {
 	launched []int
 }
 
-// notLaunched lists the kernels of kernels.go that this device has never launched.
-func (e *emulator) notLaunched() []string {
+// NotLaunched lists the kernels of kernels.go (kernels.Sigs) that this device has never
+// launched.
+func (e *GPU) NotLaunched() []string {
 	var out []string
 	for _, s := range kernels.Sigs {
 		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.Name })
@@ -91,10 +94,10 @@ func (e *emulator) notLaunched() []string {
 	return out
 }
 
-// OpenEmulator builds (or takes from the cache) the emulated kernels and opens an emulated
-// device with them. Its Kernels are ready; it is closed like a GPU. Without a C++ compiler
-// the error wraps ErrNoCompiler.
-func OpenEmulator(o EmuOptions) (*Device, error) {
+// Open builds (or takes from the cache) the emulated kernels, starts the kernel process and
+// checks the kernels' parameter lists against kernels.Sigs. Without a C++ compiler the error
+// wraps ErrNoCompiler.
+func Open(o Options) (*GPU, error) {
 	o = o.withDefaults()
 	prog, err := buildEmulator(o)
 	if err != nil {
@@ -105,38 +108,43 @@ func OpenEmulator(o EmuOptions) (*Device, error) {
 		prog.cleanup()
 		return nil, err
 	}
-	d := &Device{
-		Ordinal: 0, Name: "emulated GPU", CC: 90, SMs: o.SMs, MaxThreads: 1024, SharedMem: 48 << 10,
-		TotalMem: int64(len(e.mem)), Driver: cudalib.Version{Major: 13, Minor: 0}, DriverPath: prog.path, drv: e.driver(), emu: e,
-	}
-	d.alloc.free = map[int][]DevPtr{}
-	d.alloc.size = map[DevPtr]int{}
-	d.blas = &cublasHandle{lib: e.cublas(), h: 1}
-	k := &Kernels{d: d, Target: "the CPU (" + prog.compiler + ")", fns: map[string]uintptr{}, sigs: map[string]string{}}
-	have := map[string]int{}
-	for i, kk := range e.kernels {
-		have[kk.name] = i
-	}
+	e.sms = o.SMs
 	var bad []string
 	for _, s := range kernels.Sigs {
-		i, ok := have[s.Name]
-		if !ok {
+		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.Name })
+		if i < 0 {
 			continue // a test's patched sources may leave files out; launching it says so
 		}
 		if e.kernels[i].kinds != s.Params {
 			bad = append(bad, fmt.Sprintf("%s in %s takes %q, kernels.go declares %q", s.Name, s.File, e.kernels[i].kinds, s.Params))
 		}
-		k.fns[s.Name] = uintptr(i + 1)
-		k.sigs[s.Name] = s.Params
 	}
 	if len(bad) > 0 {
-		e.close()
+		e.Close()
 		prog.cleanup()
 		return nil, fmt.Errorf("cuda: emulator: kernel parameter lists differ from kernels.go: %s", strings.Join(bad, "; "))
 	}
-	d.kernels = k
-	return d, nil
+	return e, nil
 }
+
+// Function returns the handle of kernel name for the driver table's LaunchKernel, as
+// cuModuleGetFunction would; ok is false when the sources built have no such kernel.
+func (e *GPU) Function(name string) (fn uintptr, ok bool) {
+	i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == name })
+	return uintptr(i + 1), i >= 0
+}
+
+// Compiler is the C++ compiler that built the kernels: "g++ (Debian 12.2.0-14) 12.2.0".
+func (e *GPU) Compiler() string { return e.prog.compiler }
+
+// Path is the built kernel program.
+func (e *GPU) Path() string { return e.prog.path }
+
+// SMs is the number of multiprocessors the device reports (Options.SMs).
+func (e *GPU) SMs() int { return e.sms }
+
+// TotalMem is the device memory in bytes.
+func (e *GPU) TotalMem() int64 { return int64(len(e.mem)) }
 
 func (p *emuProgram) cleanup() {
 	if p.tmp != "" {
@@ -144,7 +152,7 @@ func (p *emuProgram) cleanup() {
 	}
 }
 
-func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error) {
+func startEmulator(prog *emuProgram, size int64, serial bool) (*GPU, error) {
 	size = (size + pageSize - 1) &^ (pageSize - 1)
 	f, err := newMemFile(size)
 	if err != nil {
@@ -155,11 +163,11 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error)
 		f.Close()
 		return nil, fmt.Errorf("cuda: emulator: mapping %d bytes of device memory: %w", size, err)
 	}
-	e := &emulator{prog: prog, file: f, mem: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))),
+	e := &GPU{prog: prog, file: f, mem: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))),
 		bufs: map[uint64]emuBuf{}, events: map[uintptr]time.Time{}, names: map[int32][]byte{}}
 	e.next = pageSize // address base+0 is never handed out
 	if e.proc, err = startProc(prog, f); err != nil {
-		e.close()
+		e.Close()
 		return nil, err
 	}
 	flags := uint32(0)
@@ -167,12 +175,12 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error)
 		flags |= 1
 	}
 	if st, msg, err := e.proc.call(request(emuInit, e.base, uint64(size), flags)); err != nil || st != 0 {
-		e.close()
+		e.Close()
 		return nil, fmt.Errorf("cuda: emulator: start: %v%s", err, msg)
 	}
 	st, list, err := e.proc.call(request(emuKernels))
 	if err != nil || st != 0 {
-		e.close()
+		e.Close()
 		return nil, fmt.Errorf("cuda: emulator: kernel list: %v%s", err, list)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
@@ -183,7 +191,8 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error)
 	return e, nil
 }
 
-func (e *emulator) close() error {
+// Close ends the kernel process and releases the device memory.
+func (e *GPU) Close() error {
 	var err error
 	if e.proc != nil {
 		err = e.proc.close()
@@ -198,13 +207,13 @@ func (e *emulator) close() error {
 }
 
 // fail records the detail of an error and returns its code.
-func (e *emulator) fail(code int32, format string, a ...any) int32 {
+func (e *GPU) fail(code int32, format string, a ...any) int32 {
 	e.msg = append([]byte(fmt.Sprintf(format, a...)), 0)
 	return code
 }
 
 // bytesAt returns the n bytes at device address p, which must lie in one live buffer.
-func (e *emulator) bytesAt(p, n uint64) ([]byte, error) {
+func (e *GPU) bytesAt(p, n uint64) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
@@ -220,7 +229,7 @@ func (e *emulator) bytesAt(p, n uint64) ([]byte, error) {
 }
 
 // find returns the live buffer that contains address p.
-func (e *emulator) find(p uint64) (emuBuf, uint64, bool) {
+func (e *GPU) find(p uint64) (emuBuf, uint64, bool) {
 	i := sort.Search(len(e.starts), func(i int) bool { return e.starts[i] > p }) - 1
 	if i < 0 {
 		return emuBuf{}, 0, false
@@ -234,7 +243,7 @@ func (e *emulator) find(p uint64) (emuBuf, uint64, bool) {
 }
 
 // describe says where address p lies relative to the buffers (for faults and bad arguments).
-func (e *emulator) describe(p uint64) string {
+func (e *GPU) describe(p uint64) string {
 	if p < e.base || p >= e.base+uint64(len(e.mem)) {
 		return fmt.Sprintf("address 0x%x is not device memory", p)
 	}
@@ -257,7 +266,7 @@ func (e *emulator) describe(p uint64) string {
 }
 
 // alloc hands out size bytes ending at a guard page.
-func (e *emulator) alloc(size uint64) (uint64, int32) {
+func (e *GPU) alloc(size uint64) (uint64, int32) {
 	size = (size + 3) &^ 3
 	pages := (size+pageSize-1)/pageSize*pageSize + pageSize
 	var sp emuSpan
@@ -296,7 +305,7 @@ func (e *emulator) alloc(size uint64) (uint64, int32) {
 	return p, cudalib.CUDASuccess
 }
 
-func (e *emulator) freeBuf(p uint64) int32 {
+func (e *GPU) freeBuf(p uint64) int32 {
 	b, ok := e.bufs[p]
 	if !ok {
 		return e.fail(emuErrInvalidValue, "cuMemFree of 0x%x, which is not an allocated buffer", p)
@@ -316,7 +325,7 @@ func (e *emulator) freeBuf(p uint64) int32 {
 }
 
 // release returns pages to the free list, merging neighbours.
-func (e *emulator) release(sp emuSpan) {
+func (e *GPU) release(sp emuSpan) {
 	i := sort.Search(len(e.free), func(i int) bool { return e.free[i].off >= sp.off })
 	e.free = append(e.free, emuSpan{})
 	copy(e.free[i+1:], e.free[i:])
@@ -331,9 +340,10 @@ func (e *emulator) release(sp emuSpan) {
 	}
 }
 
-// poison fills n bytes at p with NaN (a fresh buffer: reading it before writing shows).
-func (e *emulator) poison(p DevPtr, n int) {
-	b, err := e.bytesAt(uint64(p), uint64(n))
+// Poison fills n bytes at device address p with NaN (a fresh buffer: reading it before
+// writing shows).
+func (e *GPU) Poison(p uint64, n int) {
+	b, err := e.bytesAt(p, uint64(n))
 	if err != nil {
 		return
 	}
@@ -354,7 +364,7 @@ var faultAddr = regexp.MustCompile(`fault: signal \d+ at address 0x([0-9a-f]+)`)
 
 // launch runs kernel f (an index into e.kernels, plus 1) with the arguments cuLaunchKernel
 // would get: params points at one pointer per argument, each to its 8-byte slot.
-func (e *emulator) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, params unsafe.Pointer) int32 {
+func (e *GPU) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, params unsafe.Pointer) int32 {
 	id := int(f) - 1
 	if id < 0 || id >= len(e.kernels) {
 		return e.fail(emuErrInvalidHandle, "no kernel with handle %d", f)
@@ -389,7 +399,7 @@ func (e *emulator) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, param
 	return cudalib.CUDASuccess
 }
 
-func (e *emulator) errName(r int32, s **byte) int32 {
+func (e *GPU) errName(r int32, s **byte) int32 {
 	name, ok := emuErrNames[r]
 	if !ok {
 		return emuErrInvalidValue
@@ -403,7 +413,7 @@ func (e *emulator) errName(r int32, s **byte) int32 {
 	return cudalib.CUDASuccess
 }
 
-func (e *emulator) errString(r int32, s **byte) int32 {
+func (e *GPU) errString(r int32, s **byte) int32 {
 	if r == cudalib.CUDASuccess || len(e.msg) == 0 {
 		return e.errName(r, s)
 	}
@@ -411,9 +421,9 @@ func (e *emulator) errString(r int32, s **byte) int32 {
 	return cudalib.CUDASuccess
 }
 
-// driver returns the driver function table of the emulated device. Every call is
+// Driver returns the driver function table of the emulated device. Every call is
 // synchronous: when it returns, the work is done.
-func (e *emulator) driver() *cudalib.Driver {
+func (e *GPU) Driver() *cudalib.Driver {
 	ok := func() int32 { return cudalib.CUDASuccess }
 	d := &cudalib.Driver{Path: e.prog.path, Version: cudalib.Version{Major: 13, Minor: 0}, Devices: 1}
 	d.CtxSetCurrent = func(uintptr) int32 { return ok() }
@@ -495,8 +505,8 @@ func (e *emulator) driver() *cudalib.Driver {
 	return d
 }
 
-// cublas returns the emulated cuBLAS: column-major sgemm by gonum's CPU sgemm.
-func (e *emulator) cublas() *cudalib.CUBLAS {
+// CUBLAS returns the emulated cuBLAS: column-major sgemm by gonum's CPU sgemm.
+func (e *GPU) CUBLAS() *cudalib.CUBLAS {
 	c := &cudalib.CUBLAS{Path: "emulated cuBLAS (gonum sgemm on the CPU)", Version: cudalib.Version{Major: 13, Minor: 0}}
 	c.Create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
 	c.Destroy = func(uintptr) int32 { return 0 }
@@ -513,7 +523,7 @@ func (e *emulator) cublas() *cudalib.CUBLAS {
 // sgemm is cublasSgemm: column-major C [m, n] = α·op(A)·op(B) + β·C with host scalars.
 // Status 7 is CUBLAS_STATUS_INVALID_VALUE, 14 CUBLAS_STATUS_INTERNAL_ERROR (an operand
 // outside its buffer).
-func (e *emulator) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32 {
+func (e *GPU) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32 {
 	if m < 0 || n < 0 || k < 0 {
 		return 7
 	}
