@@ -4,10 +4,24 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
+
+// EnvRequireGPU set to 1 makes every GPU test fail, instead of skip, when no GPU is found (for
+// GPU machines, where a skip would hide a broken driver set-up).
+const EnvRequireGPU = "REWIREGNN_REQUIRE_GPU"
+
+// RequireGPU reports whether EnvRequireGPU is set to 1.
+func RequireGPU() bool { return getenv(EnvRequireGPU) == "1" }
+
+func getenv(k string) string { return strings.TrimSpace(os.Getenv(k)) }
 
 // DevPtr is an address in device memory (CUdeviceptr). 0 is "no buffer".
 type DevPtr uint64
@@ -30,9 +44,9 @@ type Device struct {
 	MaxThreads   int   // per block
 	SharedMem    int   // bytes per block
 	TotalMem     int64 // bytes
-	Driver       Version
+	Driver       cudalib.Version
 	DriverPath   string
-	drv          *driver
+	drv          *cudalib.Driver
 	dev          int32
 	ctx          uintptr
 	stream       uintptr
@@ -43,35 +57,35 @@ type Device struct {
 	blas         *cublasHandle
 	kernels      *Kernels
 	kernelsError error
-	emu          *emulator // non-nil for an emulated device (emu.go)
+	emu          *emu.GPU // non-nil for an emulated device (emulator.go)
 }
 
 // Open retains the primary context of GPU ordinal and creates the device's stream. Where no
-// driver or GPU exists the error satisfies ErrNoDevice and names every place probed.
+// driver or GPU exists the error satisfies cudalib.ErrNoDevice and names every place probed.
 func Open(ordinal int) (*Device, error) {
-	drv, err := loadDriver()
+	drv, err := cudalib.LoadDriver()
 	if err != nil {
 		return nil, err
 	}
-	if ordinal < 0 || ordinal >= drv.deviceCountAtLoad {
-		return nil, fmt.Errorf("cuda: device %d requested, %s reports %d devices: %w", ordinal, drv.lib.path, drv.deviceCountAtLoad, errNoDevice)
+	if err := drv.CheckOrdinal(ordinal); err != nil {
+		return nil, err
 	}
-	d := &Device{Ordinal: ordinal, Driver: drv.version, DriverPath: drv.lib.path, drv: drv}
+	d := &Device{Ordinal: ordinal, Driver: drv.Version, DriverPath: drv.Path, drv: drv}
 	d.alloc.free = map[int][]DevPtr{}
 	d.alloc.size = map[DevPtr]int{}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := drv.check(fmt.Sprintf("cuDeviceGet(%d)", ordinal), drv.deviceGet(unsafe.Pointer(&d.dev), int32(ordinal))); err != nil {
+	if err := drv.Check(fmt.Sprintf("cuDeviceGet(%d)", ordinal), drv.DeviceGet(unsafe.Pointer(&d.dev), int32(ordinal))); err != nil {
 		return nil, err
 	}
 	name := make([]byte, 256)
-	if err := drv.check("cuDeviceGetName", drv.deviceGetName(unsafe.Pointer(&name[0]), int32(len(name)), d.dev)); err != nil {
+	if err := drv.Check("cuDeviceGetName", drv.DeviceGetName(unsafe.Pointer(&name[0]), int32(len(name)), d.dev)); err != nil {
 		return nil, err
 	}
-	d.Name = cString(&name[0])
+	d.Name = cudalib.CString(&name[0])
 	attr := func(a int32) (int, error) {
 		var v int32
-		err := drv.check(fmt.Sprintf("cuDeviceGetAttribute(%d)", a), drv.deviceGetAttribute(unsafe.Pointer(&v), a, d.dev))
+		err := drv.Check(fmt.Sprintf("cuDeviceGetAttribute(%d)", a), drv.DeviceGetAttribute(unsafe.Pointer(&v), a, d.dev))
 		return int(v), err
 	}
 	var maj, min int
@@ -79,7 +93,7 @@ func Open(ordinal int) (*Device, error) {
 	for _, x := range []struct {
 		a   int32
 		dst *int
-	}{{attrCCMajor, &maj}, {attrCCMinor, &min}, {attrMultiprocessors, &d.SMs}, {attrMaxThreadsPerBlock, &d.MaxThreads}, {attrMaxSharedPerBlock, &d.SharedMem}} {
+	}{{cudalib.AttrCCMajor, &maj}, {cudalib.AttrCCMinor, &min}, {cudalib.AttrMultiprocessors, &d.SMs}, {cudalib.AttrMaxThreadsPerBlock, &d.MaxThreads}, {cudalib.AttrMaxSharedPerBlock, &d.SharedMem}} {
 		v, err := attr(x.a)
 		*x.dst = v
 		errs = append(errs, err)
@@ -89,26 +103,26 @@ func Open(ordinal int) (*Device, error) {
 	}
 	d.CC = 10*maj + min
 	var total uint64
-	if err := drv.check("cuDeviceTotalMem", drv.deviceTotalMem(unsafe.Pointer(&total), d.dev)); err != nil {
+	if err := drv.Check("cuDeviceTotalMem", drv.DeviceTotalMem(unsafe.Pointer(&total), d.dev)); err != nil {
 		return nil, err
 	}
 	d.TotalMem = int64(total)
-	if err := drv.check("cuDevicePrimaryCtxRetain", drv.primaryCtxRetain(unsafe.Pointer(&d.ctx), d.dev)); err != nil {
+	if err := drv.Check("cuDevicePrimaryCtxRetain", drv.PrimaryCtxRetain(unsafe.Pointer(&d.ctx), d.dev)); err != nil {
 		return nil, err
 	}
-	if err := drv.check("cuCtxSetCurrent", drv.ctxSetCurrent(d.ctx)); err != nil {
-		drv.primaryCtxRelease(d.dev)
+	if err := drv.Check("cuCtxSetCurrent", drv.CtxSetCurrent(d.ctx)); err != nil {
+		drv.PrimaryCtxRelease(d.dev)
 		return nil, err
 	}
-	if err := drv.check("cuStreamCreate", drv.streamCreate(unsafe.Pointer(&d.stream), 0)); err != nil {
-		drv.primaryCtxRelease(d.dev)
+	if err := drv.Check("cuStreamCreate", drv.StreamCreate(unsafe.Pointer(&d.stream), 0)); err != nil {
+		drv.PrimaryCtxRelease(d.dev)
 		return nil, err
 	}
 	// cuBLAS now, not at the first matrix product: a GPU whose cuBLAS is missing or broken
 	// fails here, where -device auto can still fall back and gpuinfo reports it.
 	if _, err := d.blasLocked(); err != nil {
-		drv.streamDestroy(d.stream)
-		drv.primaryCtxRelease(d.dev)
+		drv.StreamDestroy(d.stream)
+		drv.PrimaryCtxRelease(d.dev)
 		return nil, fmt.Errorf("cuda: %s: %w", d.Name, err)
 	}
 	return d, nil
@@ -130,7 +144,7 @@ func (d *Device) do(f func() error) error {
 	}
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := d.drv.check("cuCtxSetCurrent", d.drv.ctxSetCurrent(d.ctx)); err != nil {
+	if err := d.drv.Check("cuCtxSetCurrent", d.drv.CtxSetCurrent(d.ctx)); err != nil {
 		return err
 	}
 	return f()
@@ -141,10 +155,10 @@ func (d *Device) do(f func() error) error {
 func (d *Device) Close() error {
 	err := d.do(func() error {
 		var errs []error
-		errs = append(errs, d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)))
+		errs = append(errs, d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)))
 		if d.kernels != nil {
 			for _, m := range d.kernels.mods {
-				errs = append(errs, d.drv.check("cuModuleUnload", d.drv.moduleUnload(m)))
+				errs = append(errs, d.drv.Check("cuModuleUnload", d.drv.ModuleUnload(m)))
 			}
 		}
 		if d.blas != nil {
@@ -152,17 +166,17 @@ func (d *Device) Close() error {
 		}
 		errs = append(errs, d.trimLocked())
 		for p := range d.alloc.size {
-			errs = append(errs, d.drv.check("cuMemFree", d.drv.memFree(uint64(p))))
+			errs = append(errs, d.drv.Check("cuMemFree", d.drv.MemFree(uint64(p))))
 		}
-		errs = append(errs, d.drv.check("cuStreamDestroy", d.drv.streamDestroy(d.stream)))
-		errs = append(errs, d.drv.check("cuDevicePrimaryCtxRelease", d.drv.primaryCtxRelease(d.dev)))
+		errs = append(errs, d.drv.Check("cuStreamDestroy", d.drv.StreamDestroy(d.stream)))
+		errs = append(errs, d.drv.Check("cuDevicePrimaryCtxRelease", d.drv.PrimaryCtxRelease(d.dev)))
 		return errors.Join(errs...)
 	})
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
 	if d.emu != nil {
-		err = errors.Join(err, d.emu.close())
+		err = errors.Join(err, d.emu.Close())
 	}
 	return err
 }
@@ -170,14 +184,14 @@ func (d *Device) Close() error {
 // Sync waits until every operation queued on the device's stream has finished; errors of
 // asynchronous kernels surface here.
 func (d *Device) Sync() error {
-	return d.do(func() error { return d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)) })
+	return d.do(func() error { return d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)) })
 }
 
 // MemInfo returns the free and total device memory in bytes.
 func (d *Device) MemInfo() (free, total int64, err error) {
 	err = d.do(func() error {
 		var f, t uint64
-		if err := d.drv.check("cuMemGetInfo", d.drv.memGetInfo(unsafe.Pointer(&f), unsafe.Pointer(&t))); err != nil {
+		if err := d.drv.Check("cuMemGetInfo", d.drv.MemGetInfo(unsafe.Pointer(&f), unsafe.Pointer(&t))); err != nil {
 			return err
 		}
 		free, total = int64(f), int64(t)
@@ -238,7 +252,7 @@ func (d *Device) allocLocked(bytes int) (DevPtr, error) {
 		sz = (bytes + 3) &^ 3
 		p, err := d.takeLocked(sz)
 		if err == nil {
-			d.emu.poison(p, sz)
+			d.emu.Poison(uint64(p), sz)
 		}
 		return p, err
 	}
@@ -256,14 +270,14 @@ func (d *Device) takeLocked(sz int) (DevPtr, error) {
 		return p, nil
 	}
 	var p uint64
-	r := d.drv.memAlloc(unsafe.Pointer(&p), uintptr(sz))
-	if r == cudaErrOutOfMemory && d.alloc.cached > 0 {
+	r := d.drv.MemAlloc(unsafe.Pointer(&p), uintptr(sz))
+	if r == cudalib.CUDAErrorOutOfMemory && d.alloc.cached > 0 {
 		if err := d.trimLocked(); err != nil {
 			return 0, err
 		}
-		r = d.drv.memAlloc(unsafe.Pointer(&p), uintptr(sz))
+		r = d.drv.MemAlloc(unsafe.Pointer(&p), uintptr(sz))
 	}
-	if err := d.drv.check(fmt.Sprintf("cuMemAlloc(%d bytes; %d live, %d cached)", sz, d.alloc.live, d.alloc.cached), r); err != nil {
+	if err := d.drv.Check(fmt.Sprintf("cuMemAlloc(%d bytes; %d live, %d cached)", sz, d.alloc.live, d.alloc.cached), r); err != nil {
 		return 0, err
 	}
 	d.alloc.size[DevPtr(p)] = sz
@@ -301,13 +315,13 @@ func (d *Device) trimLocked() error {
 	if d.alloc.cached == 0 {
 		return nil
 	}
-	if err := d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)); err != nil {
+	if err := d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)); err != nil {
 		return err
 	}
 	var errs []error
 	for sz, l := range d.alloc.free {
 		for _, p := range l {
-			errs = append(errs, d.drv.check("cuMemFree", d.drv.memFree(uint64(p))))
+			errs = append(errs, d.drv.Check("cuMemFree", d.drv.MemFree(uint64(p))))
 			delete(d.alloc.size, p)
 			d.alloc.cached -= int64(sz)
 		}
@@ -357,7 +371,7 @@ func CopyToDevice[T Elem](d *Device, dst DevPtr, src []T) error {
 		pin.Pin(&src[0])
 		n := uintptr(len(src)) * unsafe.Sizeof(src[0])
 		return d.timedLocked("upload", func() error {
-			return d.drv.check(fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", n), d.drv.memcpyHtoDAsync(uint64(dst), unsafe.Pointer(&src[0]), n, d.stream))
+			return d.drv.Check(fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", n), d.drv.MemcpyHtoDAsync(uint64(dst), unsafe.Pointer(&src[0]), n, d.stream))
 		})
 	})
 }
@@ -377,11 +391,11 @@ func CopyFromDevice[T Elem](d *Device, dst []T, src DevPtr) error {
 		pin.Pin(&dst[0])
 		n := uintptr(len(dst)) * unsafe.Sizeof(dst[0])
 		if err := d.timedLocked("download", func() error {
-			return d.drv.check(fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", n), d.drv.memcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), n, d.stream))
+			return d.drv.Check(fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", n), d.drv.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), n, d.stream))
 		}); err != nil {
 			return err
 		}
-		return d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream))
+		return d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream))
 	})
 }
 
@@ -392,7 +406,7 @@ func (d *Device) Copy(dst, src DevPtr, n int) error {
 	}
 	return d.do(func() error {
 		return d.timedLocked("copy", func() error {
-			return d.drv.check("cuMemcpyDtoDAsync", d.drv.memcpyDtoDAsync(uint64(dst), uint64(src), uintptr(n)*4, d.stream))
+			return d.drv.Check("cuMemcpyDtoDAsync", d.drv.MemcpyDtoDAsync(uint64(dst), uint64(src), uintptr(n)*4, d.stream))
 		})
 	})
 }
@@ -407,7 +421,7 @@ func (d *Device) fillLocked(p DevPtr, n int, bits uint32) error {
 		return nil
 	}
 	return d.timedLocked("fill", func() error {
-		return d.drv.check("cuMemsetD32Async", d.drv.memsetD32Async(uint64(p), bits, uintptr(n), d.stream))
+		return d.drv.Check("cuMemsetD32Async", d.drv.MemsetD32Async(uint64(p), bits, uintptr(n), d.stream))
 	})
 }
 
@@ -420,14 +434,14 @@ type Event struct {
 // Record queues an event on the stream.
 func (d *Device) Record() (*Event, error) {
 	ev := &Event{d: d}
-	if d.drv.eventCreate == nil {
+	if d.drv.EventCreate == nil {
 		return nil, fmt.Errorf("cuda: %s has no usable event functions", d.DriverPath)
 	}
 	err := d.do(func() error {
-		if err := d.drv.check("cuEventCreate", d.drv.eventCreate(unsafe.Pointer(&ev.e), 0)); err != nil {
+		if err := d.drv.Check("cuEventCreate", d.drv.EventCreate(unsafe.Pointer(&ev.e), 0)); err != nil {
 			return err
 		}
-		return d.drv.check("cuEventRecord", d.drv.eventRecord(ev.e, d.stream))
+		return d.drv.Check("cuEventRecord", d.drv.EventRecord(ev.e, d.stream))
 	})
 	return ev, err
 }
@@ -436,51 +450,17 @@ func (d *Device) Record() (*Event, error) {
 func (e *Event) Since(start *Event) (float64, error) {
 	var ms float32
 	err := e.d.do(func() error {
-		if err := e.d.drv.check("cuEventSynchronize", e.d.drv.eventSynchronize(e.e)); err != nil {
+		if err := e.d.drv.Check("cuEventSynchronize", e.d.drv.EventSynchronize(e.e)); err != nil {
 			return err
 		}
-		return e.d.drv.check("cuEventElapsedTime", e.d.drv.eventElapsedTime(unsafe.Pointer(&ms), start.e, e.e))
+		return e.d.drv.Check("cuEventElapsedTime", e.d.drv.EventElapsedTime(unsafe.Pointer(&ms), start.e, e.e))
 	})
 	return float64(ms), err
 }
 
 // Destroy releases the event.
 func (e *Event) Destroy() error {
-	return e.d.do(func() error { return e.d.drv.check("cuEventDestroy", e.d.drv.eventDestroy(e.e)) })
-}
-
-// loadModuleLocked loads PTX or device code; JIT errors come back with the JIT's log.
-func (d *Device) loadModuleLocked(name string, image []byte) (uintptr, error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	img := append(append([]byte(nil), image...), 0) // PTX must be NUL-terminated
-	logBuf := make([]byte, 8192)
-	pin.Pin(&img[0])
-	pin.Pin(&logBuf[0])
-	opts := []int32{jitErrorLogBuffer, jitErrorLogBufferSize}
-	vals := []uintptr{uintptr(unsafe.Pointer(&logBuf[0])), uintptr(len(logBuf))}
-	pin.Pin(&opts[0])
-	pin.Pin(&vals[0])
-	var mod uintptr
-	r := d.drv.moduleLoadDataEx(unsafe.Pointer(&mod), unsafe.Pointer(&img[0]), uint32(len(opts)), unsafe.Pointer(&opts[0]), unsafe.Pointer(&vals[0]))
-	if r != cudaSuccess {
-		err := d.drv.check("cuModuleLoadDataEx("+name+")", r)
-		if log := cString(&logBuf[0]); log != "" {
-			err = fmt.Errorf("%w\nJIT log:\n%s", err, log)
-		}
-		return 0, err
-	}
-	return mod, nil
-}
-
-func (d *Device) functionLocked(mod uintptr, name string) (uintptr, error) {
-	var pin runtime.Pinner
-	defer pin.Unpin()
-	var fn uintptr
-	if err := d.drv.check("cuModuleGetFunction("+name+")", d.drv.moduleGetFunction(unsafe.Pointer(&fn), mod, cstr(&pin, name))); err != nil {
-		return 0, err
-	}
-	return fn, nil
+	return e.d.do(func() error { return e.d.drv.Check("cuEventDestroy", e.d.drv.EventDestroy(e.e)) })
 }
 
 // dim3 is a grid or block shape.
@@ -503,9 +483,9 @@ func (d *Device) launchLocked(name string, fn uintptr, grid, block dim3, shmem u
 		params = unsafe.Pointer(&ptrs[0])
 	}
 	return d.timedLocked(name, func() error {
-		r := d.drv.launchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, d.stream, params, nil)
-		if r != cudaSuccess {
-			return fmt.Errorf("cuda: launch %s grid %v block %v: %w", name, grid, block, d.drv.check("cuLaunchKernel", r))
+		r := d.drv.LaunchKernel(fn, grid.x, grid.y, grid.z, block.x, block.y, block.z, shmem, d.stream, params, nil)
+		if r != cudalib.CUDASuccess {
+			return fmt.Errorf("cuda: launch %s grid %v block %v: %w", name, grid, block, d.drv.Check("cuLaunchKernel", r))
 		}
 		return nil
 	})

@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
 
 // BenchmarkEmuLaunch times one element-wise launch on the emulated GPU (grid-stride kernel,
@@ -11,7 +13,7 @@ func BenchmarkEmuLaunch(b *testing.B) {
 	for _, det := range []bool{false, true} {
 		for _, n := range []int{256, 4096} {
 			b.Run(fmt.Sprintf("n%d_deterministic%v", n, det), func(b *testing.B) {
-				d, err := OpenEmulator(EmuOptions{Deterministic: det})
+				d, err := OpenEmulator(emu.Options{Deterministic: det})
 				if err != nil {
 					b.Skip(err)
 				}

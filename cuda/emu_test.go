@@ -1,8 +1,7 @@
 package cuda
 
-// Tests of the emulated GPU itself: the CUDA features the emulation header provides, the
-// launch coverage of the op tests, and three deliberately broken kernels that the op tests
-// must catch.
+// Tests of the op tests on the emulated GPU: their launch coverage (TestMain) and three
+// deliberately broken kernels that they must catch.
 
 import (
 	"errors"
@@ -12,6 +11,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 )
 
 // EnvMutant names a mutant of emuMutants for the op tests' emulated GPU (set by
@@ -44,12 +46,12 @@ var emuMutants = map[string]mutant{
 }
 
 // mutated returns the kernel sources and headers with mutant name applied.
-func mutated(name string) ([]Source, map[string]string, error) {
+func mutated(name string) ([]kernels.Source, map[string]string, error) {
 	m, ok := emuMutants[name]
 	if !ok {
 		return nil, nil, fmt.Errorf("no mutant %q", name)
 	}
-	srcs, hdrs := Sources(), Headers()
+	srcs, hdrs := kernels.Sources(), kernels.Headers()
 	patch := func(code string) (string, error) {
 		if n := strings.Count(code, m.old); n != 1 {
 			return "", fmt.Errorf("mutant %s: %q occurs %d times in %s, want once", name, m.old, n, m.file)
@@ -72,8 +74,8 @@ func mutated(name string) ([]Source, map[string]string, error) {
 
 // emuTestOptions are the options of the op tests' emulated GPU: a mutant's sources where
 // $REWIREGNN_EMU_MUTANT names one.
-func emuTestOptions() (EmuOptions, error) {
-	var o EmuOptions
+func emuTestOptions() (emu.Options, error) {
+	var o emu.Options
 	if name := os.Getenv(envMutant); name != "" {
 		var err error
 		if o.Sources, o.Headers, err = mutated(name); err != nil {
@@ -87,7 +89,7 @@ func emuTestOptions() (EmuOptions, error) {
 // needCompiler skips a test where the emulator cannot be built (unless it is required).
 func needCompiler(t *testing.T) {
 	t.Helper()
-	if err := EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 }
@@ -108,7 +110,7 @@ func TestEmuCatchesBrokenKernels(t *testing.T) {
 		m := emuMutants[name]
 		t.Run(name, func(t *testing.T) {
 			cmd := exec.Command(os.Args[0], "-test.run", "^"+m.test+"$", "-test.count=1", "-test.v")
-			cmd.Env = append(os.Environ(), envMutant+"="+name, EnvTestDevice+"=emu", EnvRequireEmu+"=1", EnvRequireGPU+"=0")
+			cmd.Env = append(os.Environ(), envMutant+"="+name, EnvTestDevice+"=emu", emu.EnvRequire+"=1", EnvRequireGPU+"=0")
 			out, err := cmd.CombinedOutput()
 			var exit *exec.ExitError
 			if !errors.As(err, &exit) {
@@ -125,34 +127,4 @@ func TestEmuCatchesBrokenKernels(t *testing.T) {
 			}
 		})
 	}
-}
-
-// TestEmuFeatures: the embedded kernels use only features the emulation header provides, and
-// a kernel that uses one it lacks is named, by the static scan and by the build.
-func TestEmuFeatures(t *testing.T) {
-	if got := EmuUnsupported(Sources(), Headers()); len(got) > 0 {
-		t.Fatalf("the kernels use CUDA features that emu/cuda_emu.h lacks: %v", got)
-	}
-	srcs := Sources()
-	i := slices.IndexFunc(srcs, func(s Source) bool { return s.Name == "elementwise.cu" })
-	old := "extern \"C\" __global__ void ew_add("
-	if i < 0 || !strings.Contains(srcs[i].Code, old) {
-		t.Fatal("elementwise.cu: ew_add not found")
-	}
-	srcs[i].Code = strings.Replace(srcs[i].Code, old, `extern "C" __global__ void ew_vote(int* out, const float* x, int n) {
-  RW_FOR(j, n) out[j] = __ballot_sync(0xffffffffu, x[j] > 0.0f);
-}
-
-`+old, 1)
-	got := EmuUnsupported(srcs, Headers())
-	if len(got) != 1 || !strings.HasPrefix(got[0], "elementwise.cu:") || !strings.HasSuffix(got[0], ": __ballot_sync") {
-		t.Fatalf("static scan of a kernel using __ballot_sync: %v", got)
-	}
-	needCompiler(t)
-	_, err := OpenEmulator(EmuOptions{Sources: srcs})
-	var be *EmuBuildError
-	if !errors.As(err, &be) || len(be.Missing) != 1 || !strings.HasSuffix(be.Missing[0], ": __ballot_sync") || !strings.Contains(err.Error(), "__ballot_sync") {
-		t.Fatalf("building a kernel that uses __ballot_sync: %v", err)
-	}
-	t.Logf("named: %s (static scan: %s)", be.Missing[0], got[0])
 }

@@ -22,6 +22,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -53,7 +56,7 @@ func probeGPU() {
 				gpuK, gpuErr = gpuDev.Kernels()
 				return
 			}
-			if !ErrNoDevice(gpuErr) || RequireGPU() || mode == "gpu" {
+			if !cudalib.ErrNoDevice(gpuErr) || RequireGPU() || mode == "gpu" {
 				return // a GPU that does not work, or one was required
 			}
 		}
@@ -64,7 +67,7 @@ func probeGPU() {
 		}
 		gpuDev, gpuErr = OpenEmulator(o)
 		if gpuErr != nil {
-			gpuNoHW = EmuSkip() != nil // no compiler (and none required): skip, not fail
+			gpuNoHW = emu.Skip() != nil // no compiler (and none required): skip, not fail
 			return
 		}
 		gpuK, gpuErr = gpuDev.Kernels()
@@ -103,11 +106,11 @@ func skipWithoutGPU(t *testing.T) {
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 && emulated() && flag.Lookup("test.run").Value.String() == "" && os.Getenv(envMutant) == "" {
-		if missing := gpuDev.emu.notLaunched(); len(missing) > 0 {
+		if missing := gpuDev.emu.NotLaunched(); len(missing) > 0 {
 			fmt.Fprintf(os.Stderr, "FAIL: the op tests never launched these kernels on the emulated GPU: %s\n", strings.Join(missing, ", "))
 			code = 1
 		} else {
-			fmt.Printf("emulated GPU: the op tests launched every one of the %d kernels\n", len(kernelSigs))
+			fmt.Printf("emulated GPU: the op tests launched every one of the %d kernels\n", len(kernels.Sigs))
 		}
 	}
 	if gpuDev != nil {

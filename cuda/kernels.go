@@ -4,81 +4,10 @@ import (
 	"fmt"
 	"math"
 	"strings"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 )
-
-// kernelSig declares a kernel's parameters, one letter each: 'p' a device pointer, 'i' an int,
-// 'f' a float, 'u' an unsigned 64-bit integer. Launches are checked against it at run time,
-// and the compile gate checks it against the parameter list NVRTC writes into the PTX, so the
-// Go side and the CUDA side cannot drift apart unnoticed.
-type kernelSig struct {
-	file, name, params string
-}
-
-var kernelSigs = []kernelSig{
-	{"gather.cu", "gather_rows", "ppppiii"},
-	{"gather.cu", "scatter_add_rows", "ppppiii"},
-	{"gather.cu", "edge_sum", "ppppppiii"},
-	{"softmax.cu", "seg_softmax_max", "pppiii"},
-	{"softmax.cu", "seg_softmax_exp", "pppppiii"},
-	{"softmax.cu", "seg_softmax_div", "pppiii"},
-	{"softmax.cu", "seg_softmax_bwd_dot", "ppppiii"},
-	{"softmax.cu", "seg_softmax_bwd", "pppppiii"},
-	{"batchnorm.cu", "bn_train_stats", "ppppppiiff"},
-	{"batchnorm.cu", "bn_stats_sum_part", "pppiii"},
-	{"batchnorm.cu", "bn_stats_mean", "ppii"},
-	{"batchnorm.cu", "bn_stats_sq_part", "ppppiii"},
-	{"batchnorm.cu", "bn_stats_finish", "ppppppiiff"},
-	{"batchnorm.cu", "bn_eval_stats", "ppppif"},
-	{"batchnorm.cu", "bn_apply", "ppppppppii"},
-	{"batchnorm.cu", "bn_backward", "ppppppppiii"},
-	{"batchnorm.cu", "bn_backward_part", "ppppiii"},
-	{"batchnorm.cu", "bn_backward_combine", "ppppii"},
-	{"batchnorm.cu", "bn_backward_dx", "pppppppiii"},
-	{"batchnorm.cu", "bn_relu_mask", "pppppii"},
-	{"layernorm.cu", "ln_forward", "pppppppiif"},
-	{"layernorm.cu", "ln_backward_x", "ppppppii"},
-	{"layernorm.cu", "ln_backward_params", "pppppii"},
-	{"layernorm.cu", "ln_params_part", "ppppiii"},
-	{"layernorm.cu", "ln_params_combine", "pppii"},
-	{"gated.cu", "gated_edges", "pppppppiiii"},
-	{"gated.cu", "gated_div", "ppii"},
-	{"gated.cu", "gated_backward", "pppppppppiiii"},
-	{"gaussian.cu", "gauss_weights", "ppppiii"},
-	{"gaussian.cu", "gauss_grad_u", "ppppppiii"},
-	{"gaussian.cu", "gauss_grad_params", "pppppppiii"},
-	{"kernelmix.cu", "kernel_mix", "pppiii"},
-	{"kernelmix.cu", "kernel_mix_grad_x", "pppiii"},
-	{"kernelmix.cu", "kernel_mix_grad_w", "pppiii"},
-	{"heads.cu", "head_dot", "pppiii"},
-	{"heads.cu", "head_scale", "pppiii"},
-	{"elementwise.cu", "ew_add", "pppi"},
-	{"elementwise.cu", "ew_mul", "pppi"},
-	{"elementwise.cu", "ew_sub", "pppi"},
-	{"elementwise.cu", "ew_div", "pppi"},
-	{"elementwise.cu", "ew_scalar", "pppiii"},
-	{"elementwise.cu", "ew_relu", "ppi"},
-	{"elementwise.cu", "ew_relu_grad", "pppi"},
-	{"elementwise.cu", "ew_sigmoid", "ppi"},
-	{"elementwise.cu", "ew_sigmoid_grad", "pppi"},
-	{"elementwise.cu", "ew_tanh", "ppi"},
-	{"elementwise.cu", "ew_tanh_grad", "pppi"},
-	{"elementwise.cu", "ew_exp", "ppi"},
-	{"elementwise.cu", "ew_abs", "ppi"},
-	{"elementwise.cu", "ew_abs_grad", "pppi"},
-	{"elementwise.cu", "add_bias", "pppii"},
-	{"elementwise.cu", "broadcast_rows", "ppii"},
-	{"elementwise.cu", "col_sum", "ppii"},
-	{"elementwise.cu", "col_sum_part", "ppiii"},
-	{"elementwise.cu", "col_sum_combine", "ppii"},
-	{"dropout.cu", "dropout", "ppifuu"},
-	{"loss.cu", "masked_l1", "ppppi"},
-	{"loss.cu", "masked_l1_grad", "pppppi"},
-	{"loss.cu", "ce_rows", "pppppii"},
-	{"loss.cu", "ce_reduce", "ppppi"},
-	{"loss.cu", "ce_total", "pppii"},
-	{"loss.cu", "ce_grad", "ppppppii"},
-	{"adam.cu", "adam_step", "ppppiffffff"},
-}
 
 // Launch geometry shared with kernels/common.cuh.
 const (
@@ -112,7 +41,7 @@ func aI(n int) arg {
 // surface at the next synchronising call (Sync, CopyFromDevice).
 type Kernels struct {
 	d      *Device
-	NVRTC  *NVRTC
+	NVRTC  *cudalib.NVRTC
 	Target string // "compute_70", or "sm_90" in cubin mode
 	Cached int    // kernel files found in the disk cache
 	Built  int    // kernel files compiled by NVRTC
@@ -130,7 +59,7 @@ func (d *Device) Kernels() (*Kernels, error) {
 	if k != nil || err != nil {
 		return k, err
 	}
-	k, err = buildKernels(d, DefaultKernelCache())
+	k, err = buildKernels(d, kernels.DefaultCache())
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.kernels == nil && d.kernelsError == nil {
@@ -139,8 +68,8 @@ func (d *Device) Kernels() (*Kernels, error) {
 	return d.kernels, d.kernelsError
 }
 
-func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
-	nv, err := LoadNVRTC(&d.Driver)
+func buildKernels(d *Device, cache kernels.Cache) (*Kernels, error) {
+	nv, err := cudalib.LoadNVRTC(&d.Driver)
 	if err != nil {
 		return nil, err
 	}
@@ -153,10 +82,10 @@ func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
 		target = fmt.Sprintf("sm_%d", arch)
 	}
 	k := &Kernels{d: d, NVRTC: nv, Target: target, fns: map[string]uintptr{}, sigs: map[string]string{}}
-	headers := Headers()
+	headers := kernels.Headers()
 	images := map[string][]byte{}
-	for _, s := range Sources() {
-		key := KernelKey(s.Name, s.Code, headers, target, nv.Version, compileOptions(target))
+	for _, s := range kernels.Sources() {
+		key := kernels.Key(s.Name, s.Code, headers, target, nv.Version, cudalib.CompileOptions(target))
 		if img, ok := cache.Load(key); ok {
 			images[s.Name] = img
 			k.Cached++
@@ -173,31 +102,31 @@ func buildKernels(d *Device, cache KernelCache) (*Kernels, error) {
 	err = d.do(func() error {
 		mods := map[string]uintptr{}
 		for name, img := range images {
-			m, err := d.loadModuleLocked(name, img)
+			m, err := d.drv.LoadModule(name, img)
 			if err != nil {
 				return fmt.Errorf("cuda: loading %s compiled by NVRTC %v for %s on a driver for CUDA %v: %w", name, nv.Version, target, d.Driver, err)
 			}
 			mods[name] = m
 			k.mods = append(k.mods, m)
 		}
-		for _, s := range kernelSigs {
-			m, ok := mods[s.file]
+		for _, s := range kernels.Sigs {
+			m, ok := mods[s.File]
 			if !ok {
-				return fmt.Errorf("cuda: kernel %s: no source file %s embedded", s.name, s.file)
+				return fmt.Errorf("cuda: kernel %s: no source file %s embedded", s.Name, s.File)
 			}
-			fn, err := d.functionLocked(m, s.name)
+			fn, err := d.drv.Function(m, s.Name)
 			if err != nil {
-				return fmt.Errorf("cuda: kernel %s in %s: %w", s.name, s.file, err)
+				return fmt.Errorf("cuda: kernel %s in %s: %w", s.Name, s.File, err)
 			}
-			k.fns[s.name] = fn
-			k.sigs[s.name] = s.params
+			k.fns[s.Name] = fn
+			k.sigs[s.Name] = s.Params
 		}
 		return nil
 	})
 	if err != nil {
 		_ = d.do(func() error {
 			for _, m := range k.mods {
-				d.drv.moduleUnload(m)
+				d.drv.ModuleUnload(m)
 			}
 			return nil
 		})

@@ -47,7 +47,7 @@ func (r *ProfileReport) String() string {
 // StartProfile starts timing every operation queued on the stream.
 func (d *Device) StartProfile() error {
 	return d.do(func() error {
-		if d.drv.eventCreate == nil {
+		if d.drv.EventCreate == nil {
 			return fmt.Errorf("cuda: %s has no usable event functions", d.DriverPath)
 		}
 		if d.prof != nil {
@@ -69,11 +69,11 @@ func (d *Device) StopProfile() (*ProfileReport, error) {
 		d.prof = nil
 		defer func() {
 			for _, m := range p.marks {
-				d.drv.eventDestroy(m.start)
-				d.drv.eventDestroy(m.end)
+				d.drv.EventDestroy(m.start)
+				d.drv.EventDestroy(m.end)
 			}
 		}()
-		if err := d.drv.check("cuStreamSynchronize", d.drv.streamSynchronize(d.stream)); err != nil {
+		if err := d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)); err != nil {
 			return err
 		}
 		rep.WallMs = float64(time.Since(p.t0).Microseconds()) / 1e3
@@ -81,7 +81,7 @@ func (d *Device) StopProfile() (*ProfileReport, error) {
 		by := map[string]*OpTime{}
 		elapsed := func(a, b uintptr) (float64, error) {
 			var ms float32
-			err := d.drv.check("cuEventElapsedTime", d.drv.eventElapsedTime(unsafe.Pointer(&ms), a, b))
+			err := d.drv.Check("cuEventElapsedTime", d.drv.EventElapsedTime(unsafe.Pointer(&ms), a, b))
 			return float64(ms), err
 		}
 		for _, m := range p.marks {
@@ -128,19 +128,19 @@ func (d *Device) timedLocked(name string, f func() error) error {
 	}
 	var m profMark
 	m.name = name
-	if err := d.drv.check("cuEventCreate", d.drv.eventCreate(unsafe.Pointer(&m.start), 0)); err != nil {
+	if err := d.drv.Check("cuEventCreate", d.drv.EventCreate(unsafe.Pointer(&m.start), 0)); err != nil {
 		return err
 	}
-	if err := d.drv.check("cuEventCreate", d.drv.eventCreate(unsafe.Pointer(&m.end), 0)); err != nil {
-		d.drv.eventDestroy(m.start)
+	if err := d.drv.Check("cuEventCreate", d.drv.EventCreate(unsafe.Pointer(&m.end), 0)); err != nil {
+		d.drv.EventDestroy(m.start)
 		return err
 	}
 	p.marks = append(p.marks, m)
-	if err := d.drv.check("cuEventRecord", d.drv.eventRecord(m.start, d.stream)); err != nil {
+	if err := d.drv.Check("cuEventRecord", d.drv.EventRecord(m.start, d.stream)); err != nil {
 		return err
 	}
 	if err := f(); err != nil {
 		return err
 	}
-	return d.drv.check("cuEventRecord", d.drv.eventRecord(m.end, d.stream))
+	return d.drv.Check("cuEventRecord", d.drv.EventRecord(m.end, d.stream))
 }

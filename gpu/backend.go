@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
 
 // Launchers are the op launchers of package cuda the executor calls; *cuda.Kernels has them
@@ -77,15 +78,15 @@ type CUDA struct {
 }
 
 // OpenCUDA opens GPU ordinal and compiles (or loads from the kernel cache) every kernel. Where
-// no driver or GPU exists the error satisfies cuda.ErrNoDevice and lists every place probed.
+// no driver or GPU exists the error satisfies cudalib.ErrNoDevice and lists every place probed.
 func OpenCUDA(ordinal int) (*CUDA, error) { return withKernels(cuda.Open(ordinal)) }
 
 // OpenEmulated opens the emulated GPU (cuda.OpenEmulator): the same kernels, launchers,
 // allocator and executor as on a GPU, with the kernels compiled for the CPU by the system C++
 // compiler. It is slow (every GPU thread is an OS thread, or a fiber in the deterministic
 // schedule) and meant for tests and for checking the GPU path on a machine without one.
-// Without a C++ compiler the error wraps cuda.ErrNoCompiler.
-func OpenEmulated(o cuda.EmuOptions) (*CUDA, error) { return withKernels(cuda.OpenEmulator(o)) }
+// Without a C++ compiler the error wraps emu.ErrNoCompiler.
+func OpenEmulated(o emu.Options) (*CUDA, error) { return withKernels(cuda.OpenEmulator(o)) }
 
 // withKernels completes an opened device with its kernels.
 func withKernels(d *cuda.Device, err error) (*CUDA, error) {

@@ -21,6 +21,8 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -40,7 +42,7 @@ func realGPU(t *testing.T) Backend {
 	t.Helper()
 	gpuOnce.Do(func() { gpuDev, gpuErr = OpenCUDA(0) })
 	if gpuErr != nil {
-		if cuda.ErrNoDevice(gpuErr) && !cuda.RequireGPU() {
+		if cudalib.ErrNoDevice(gpuErr) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(gpuErr.Error(), "\n")
 			t.Skipf("no GPU found, the GPU part is skipped (the same checks ran on the emulated GPU): %s", first)
 		}
@@ -51,15 +53,15 @@ func realGPU(t *testing.T) Backend {
 
 // emuBackend returns a new emulated GPU, closed when the test ends. Where no C++ compiler is
 // found it skips the test, or fails it under REWIREGNN_REQUIRE_EMU=1.
-func emuBackend(t testing.TB) *CUDA { return emuWith(t, cuda.EmuOptions{}) }
+func emuBackend(t testing.TB) *CUDA { return emuWith(t, emu.Options{}) }
 
 // emuExact is emuBackend with the deterministic schedule: float atomics add in the same order
 // on every run, so two runs can be compared bit for bit.
-func emuExact(t testing.TB) *CUDA { return emuWith(t, cuda.EmuOptions{Deterministic: true}) }
+func emuExact(t testing.TB) *CUDA { return emuWith(t, emu.Options{Deterministic: true}) }
 
-func emuWith(t testing.TB, o cuda.EmuOptions) *CUDA {
+func emuWith(t testing.TB, o emu.Options) *CUDA {
 	t.Helper()
-	if err := cuda.EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 	b, err := OpenEmulated(o)

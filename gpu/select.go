@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // Devices are the values of the trainer's -device flag (config key device).
 var Devices = []string{"cpu", "cuda", "auto"}
 
 // Prober opens the GPU to train on, or says why it cannot: where no driver or GPU exists the
-// error satisfies cuda.ErrNoDevice and names every place probed.
+// error satisfies cudalib.ErrNoDevice and names every place probed.
 type Prober func() (Backend, error)
 
 // ProbeCUDA opens GPU 0 and compiles its kernels (OpenCUDA).
@@ -40,14 +40,14 @@ func Choose(device string, probe Prober) (Choice, error) {
 	}
 	if err != nil {
 		if device == "cuda" {
-			if cuda.ErrNoDevice(err) {
+			if cudalib.ErrNoDevice(err) {
 				return Choice{}, fmt.Errorf("device cuda: no usable GPU (run go run ./cmd/gpuinfo for details, or use -device cpu or auto): %w", err)
 			}
 			return Choice{}, fmt.Errorf("device cuda: the GPU does not work: %w", err)
 		}
 		first, _, _ := strings.Cut(err.Error(), "\n")
 		what := "no usable GPU"
-		if !cuda.ErrNoDevice(err) {
+		if !cudalib.ErrNoDevice(err) {
 			what = "the GPU does not work"
 		}
 		return Choice{Note: fmt.Sprintf("device auto: %s (%s); training on the CPU", what, first)}, nil

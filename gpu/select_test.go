@@ -5,13 +5,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // TestChoose checks the device selection for every setting against fake probers: a GPU that
 // works, no GPU (the probe report of a machine without a driver), and a GPU that fails.
 func TestChoose(t *testing.T) {
-	noGPU := &cuda.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cuda.Attempt{{Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Result: "not found"}}}
+	noGPU := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Result: "not found"}}}
 	broken := errors.New("cuda: NVRTC: no usable library")
 	sim := emuBackend(t)
 	probers := map[string]Prober{

@@ -9,6 +9,8 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
@@ -24,13 +26,13 @@ func withProbe(t *testing.T, p gpu.Prober) {
 // emulated opens a new emulated GPU for each run (the trainer closes it), in its deterministic
 // schedule: float atomics add in a fixed order, so an interrupted and resumed run can equal an
 // uninterrupted one bit for bit.
-func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(cuda.EmuOptions{Deterministic: true}) }
+func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(emu.Options{Deterministic: true}) }
 
 // needEmu skips a test where the emulated GPU cannot be built (no C++ compiler), unless
 // REWIREGNN_REQUIRE_EMU=1 asks for it.
 func needEmu(t *testing.T) {
 	t.Helper()
-	if err := cuda.EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 }
@@ -39,7 +41,7 @@ func needEmu(t *testing.T) {
 // was probed; auto falls back to the CPU and says so; cuda on an (emulated) GPU records the
 // device in result.json.
 func TestDeviceSelection(t *testing.T) {
-	none := &cuda.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cuda.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
+	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
 	withProbe(t, func() (gpu.Backend, error) { return nil, none })
 	c := nm2(t, "train.max_epochs=1", "device=cuda", "dataset.name=zinc", "dataset.dir=/nonexistent")
 	_, err := trainRun(t, c, 41, false, nil)
@@ -81,7 +83,7 @@ func TestDeviceRunTracksCPU(t *testing.T) {
 func TestGPURunTracksCPU(t *testing.T) {
 	b, err := gpu.ProbeCUDA()
 	if err != nil {
-		if cuda.ErrNoDevice(err) && !cuda.RequireGPU() {
+		if cudalib.ErrNoDevice(err) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			t.Skipf("no GPU found, skipped (the same run was checked on the emulated GPU): %s", first)
 		}

@@ -31,6 +31,8 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/models"
@@ -121,7 +123,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if err != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			first = strings.TrimSuffix(first, ":")
-			if cuda.ErrNoDevice(err) {
+			if cudalib.ErrNoDevice(err) {
 				fmt.Fprintf(stderr, "gpubench: no GPU found, nothing was measured (%s).\nRun go run ./cmd/gpuinfo for every place probed; -device cpu times the CPU trainer instead.\n", first)
 			} else {
 				fmt.Fprintf(stderr, "gpubench: the GPU does not work, nothing was measured: %v\n", err)
@@ -132,7 +134,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		b = c
 		fmt.Fprintln(stderr, "gpubench:", c)
 	case "emu":
-		c, err := gpu.OpenEmulated(cuda.EmuOptions{Deterministic: true})
+		c, err := gpu.OpenEmulated(emu.Options{Deterministic: true})
 		if err != nil {
 			fmt.Fprintf(stderr, "gpubench: the emulated GPU does not work, nothing was measured: %v\n", err)
 			return 1

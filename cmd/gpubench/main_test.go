@@ -6,7 +6,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/gpu"
 )
 
@@ -15,7 +16,7 @@ func TestNoGPU(t *testing.T) {
 	if c, err := gpu.OpenCUDA(0); err == nil {
 		c.Close()
 		t.Skip("a GPU is present: the no-GPU message is not what this machine prints")
-	} else if !cuda.ErrNoDevice(err) {
+	} else if !cudalib.ErrNoDevice(err) {
 		t.Skipf("a GPU is present but does not work: %v", err)
 	}
 	var out, errw bytes.Buffer
@@ -29,7 +30,7 @@ func TestNoGPU(t *testing.T) {
 
 // TestEmulatedSuperpixel runs one small setting on the emulated GPU and reads its JSON.
 func TestEmulatedSuperpixel(t *testing.T) {
-	if err := cuda.EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 	var out, errw bytes.Buffer

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 )
 
 func main() {
@@ -24,12 +26,12 @@ func main() {
 }
 
 func run(compile bool) int {
-	drv, err := cuda.LoadDriver()
+	drv, err := cudalib.LoadDriver()
 	if err != nil {
 		fmt.Println("driver: not found")
 		fmt.Println(err)
 		// NVRTC alone still compiles kernels (the CI compile gate); report it too.
-		if nv, nerr := cuda.LoadNVRTC(nil); nerr == nil {
+		if nv, nerr := cudalib.LoadNVRTC(nil); nerr == nil {
 			fmt.Printf("NVRTC (no driver, compile only): %v at %s, architectures %v\n", nv.Version, nv.Path, nv.Archs())
 			nv.Close()
 		} else {
@@ -50,7 +52,7 @@ func run(compile bool) int {
 		fmt.Println(d)
 		if !nvrtcReported {
 			nvrtcReported = true
-			if nv, err := cuda.LoadNVRTC(&d.Driver); err != nil {
+			if nv, err := cudalib.LoadNVRTC(&d.Driver); err != nil {
 				fmt.Println(err)
 				status = 1
 			} else {
@@ -70,7 +72,7 @@ func run(compile bool) int {
 				}
 				nv.Close()
 			}
-			if b, err := cuda.LoadCUBLAS(d.Driver); err != nil {
+			if b, err := cudalib.LoadCUBLAS(d.Driver); err != nil {
 				fmt.Println(err)
 				status = 1
 			} else {
@@ -87,7 +89,7 @@ func run(compile bool) int {
 				fmt.Println(err)
 				status = 1
 			} else {
-				fmt.Printf("%v in %.1f s (cache %s)\n", k, time.Since(t0).Seconds(), cuda.DefaultKernelCache().Dir)
+				fmt.Printf("%v in %.1f s (cache %s)\n", k, time.Since(t0).Seconds(), kernels.DefaultCache().Dir)
 			}
 		}
 		if err := d.Close(); err != nil {

@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
@@ -36,7 +36,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 			t.Skipf("%s not on PATH: %v", tool, err)
 		}
 	}
-	if err := cuda.EmuSkip(); err != nil {
+	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 	dataDir := testdata.Dir(t)

@@ -1,4 +1,4 @@
-package cuda
+package cudalib
 
 import (
 	"errors"
@@ -22,13 +22,6 @@ const (
 	EnvNVRTC   = "REWIREGNN_NVRTC"        // the NVRTC library, e.g. /usr/local/cuda-12.4/lib64/libnvrtc.so.12
 	EnvCUBLAS  = "REWIREGNN_CUBLAS"       // the cuBLAS library, e.g. .../nvidia/cublas/lib/libcublas.so.12
 )
-
-// EnvRequireGPU set to 1 makes every GPU test fail, instead of skip, when no GPU is found (for
-// GPU machines, where a skip would hide a broken driver set-up).
-const EnvRequireGPU = "REWIREGNN_REQUIRE_GPU"
-
-// RequireGPU reports whether EnvRequireGPU is set to 1.
-func RequireGPU() bool { return getenv(EnvRequireGPU) == "1" }
 
 // Attempt records one place a library was looked for and what was found there.
 type Attempt struct {
@@ -152,7 +145,7 @@ func realFile(l *library, sym string) string {
 			saddr uintptr
 		}
 		if dladdrFn(addr, unsafe.Pointer(&info)) != 0 && info.fname != nil {
-			if f := cString(info.fname); f != "" {
+			if f := CString(info.fname); f != "" {
 				p = f
 			}
 		}
@@ -436,11 +429,12 @@ func ParseVersion(s string) (Version, error) {
 
 func getenv(k string) string { return strings.TrimSpace(os.Getenv(k)) }
 
-// errNoDevice is wrapped by Open's errors when no usable GPU exists.
+// errNoDevice is wrapped by the errors of LoadDriver and Driver.CheckOrdinal when no usable GPU
+// exists.
 var errNoDevice = errors.New("no CUDA device")
 
-// ErrNoDevice reports whether err means that no GPU (or no driver) was found, as opposed to a
-// GPU that was found but failed (a missing NVRTC or cuBLAS on a GPU machine is such a failure).
+// ErrNoDevice reports whether err (from LoadDriver, or from opening a device on it) means that
+// no GPU (or no driver) was found, as opposed to a GPU that was found but failed (a missing NVRTC or cuBLAS on a GPU machine is such a failure).
 func ErrNoDevice(err error) bool {
 	var pe *ProbeError
 	return errors.Is(err, errNoDevice) || (errors.As(err, &pe) && pe.Lib == "libcuda")

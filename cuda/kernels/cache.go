@@ -1,4 +1,4 @@
-package cuda
+package kernels
 
 import (
 	"bytes"
@@ -11,58 +11,60 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
-// EnvKernelCache overrides the kernel cache folder; "off" disables the cache.
-const EnvKernelCache = "REWIREGNN_KERNEL_CACHE"
+// EnvCache overrides the kernel cache folder; "off" disables the cache.
+const EnvCache = "REWIREGNN_KERNEL_CACHE"
 
-// KernelCache keeps compiled kernels (PTX or device code) on disk, so NVRTC runs once per
+// Cache keeps compiled kernels (PTX or device code) on disk, so NVRTC runs once per
 // kernel source, target architecture and NVRTC version. Entries are written atomically
 // (temporary file, then rename) and verified when read: a file whose length or SHA-256 does
 // not match its header is ignored and rewritten.
-type KernelCache struct {
+type Cache struct {
 	Dir string // "" disables the cache
 }
 
-// DefaultKernelCache is $REWIREGNN_KERNEL_CACHE, else <user cache dir>/rewiregnn/kernels.
-func DefaultKernelCache() KernelCache {
-	switch v := getenv(EnvKernelCache); v {
+// DefaultCache is $REWIREGNN_KERNEL_CACHE, else <user cache dir>/rewiregnn/kernels.
+func DefaultCache() Cache {
+	switch v := strings.TrimSpace(os.Getenv(EnvCache)); v {
 	case "off":
-		return KernelCache{}
+		return Cache{}
 	case "":
 	default:
-		return KernelCache{Dir: v}
+		return Cache{Dir: v}
 	}
 	base, err := os.UserCacheDir()
 	if err != nil {
 		base = os.TempDir()
 	}
-	return KernelCache{Dir: filepath.Join(base, "rewiregnn", "kernels")}
+	return Cache{Dir: filepath.Join(base, "rewiregnn", "kernels")}
 }
 
 // cacheMagic starts every cache file; the format is magic, SHA-256 of the payload, payload
 // length (8 bytes, little-endian), payload.
 var cacheMagic = []byte("RWGNNKC1")
 
-// KernelKey is the cache key of one compilation: the hash of the source, of every header,
+// Key is the cache key of one compilation: the hash of the source, of every header,
 // of the target and options, and the NVRTC version.
-func KernelKey(name, src string, headers map[string]string, target string, nvrtc Version, opts []string) string {
+func Key(name, src string, headers map[string]string, target string, nvrtc cudalib.Version, opts []string) string {
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00nvrtc %v\x00", name, target, nvrtc)
 	for _, o := range opts {
 		fmt.Fprintf(h, "%s\x00", o)
 	}
-	hashFiles(h, headers)
+	HashFiles(h, headers)
 	fmt.Fprintf(h, "%d\x00%s", len(src), src)
 	return fmt.Sprintf("%x", h.Sum(nil))
 }
 
-func (c KernelCache) path(key string) string { return filepath.Join(c.Dir, key[:2], key+".bin") }
+func (c Cache) path(key string) string { return filepath.Join(c.Dir, key[:2], key+".bin") }
 
 // Load returns the cached payload of key, or ok false when it is absent or damaged.
-func (c KernelCache) Load(key string) (payload []byte, ok bool) {
+func (c Cache) Load(key string) (payload []byte, ok bool) {
 	if c.Dir == "" || len(key) < 2 {
 		return nil, false
 	}
@@ -96,7 +98,7 @@ func decodeCacheEntry(b []byte) ([]byte, error) {
 
 // Store writes payload under key atomically. A cache that cannot be written is not an error
 // for the caller to stop on; Store reports it so the caller can log it.
-func (c KernelCache) Store(key string, payload []byte) error {
+func (c Cache) Store(key string, payload []byte) error {
 	if c.Dir == "" || len(key) < 2 {
 		return nil
 	}
@@ -115,9 +117,9 @@ func (c KernelCache) Store(key string, payload []byte) error {
 	return nil
 }
 
-// hashFiles writes named texts to h in name order, each as name, length and text, so no two
-// different sets hash alike.
-func hashFiles(h io.Writer, files map[string]string) {
+// HashFiles writes named texts to h in name order, each as name, length and text, so no two
+// different sets hash alike (the kernel cache's keys, and the emulator's build keys).
+func HashFiles(h io.Writer, files map[string]string) {
 	for _, n := range slices.Sorted(maps.Keys(files)) {
 		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(files[n]), files[n])
 	}

@@ -1,4 +1,4 @@
-package cuda
+package kernels
 
 import (
 	"embed"
@@ -8,9 +8,11 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
-//go:embed kernels/*.cu kernels/*.cuh
+//go:embed *.cu *.cuh
 var kernelFS embed.FS
 
 // Source is one embedded kernel file.
@@ -22,12 +24,12 @@ type Source struct {
 // Sources returns the embedded kernel files (*.cu), sorted by name.
 func Sources() []Source {
 	var out []Source
-	ents, _ := fs.ReadDir(kernelFS, "kernels")
+	ents, _ := fs.ReadDir(kernelFS, ".")
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".cu") {
 			continue
 		}
-		b, err := kernelFS.ReadFile("kernels/" + e.Name())
+		b, err := kernelFS.ReadFile(e.Name())
 		if err != nil {
 			continue
 		}
@@ -40,12 +42,12 @@ func Sources() []Source {
 // Headers returns the embedded headers (*.cuh) by name, as NVRTC resolves #include "name".
 func Headers() map[string]string {
 	out := map[string]string{}
-	ents, _ := fs.ReadDir(kernelFS, "kernels")
+	ents, _ := fs.ReadDir(kernelFS, ".")
 	for _, e := range ents {
 		if !strings.HasSuffix(e.Name(), ".cuh") {
 			continue
 		}
-		if b, err := kernelFS.ReadFile("kernels/" + e.Name()); err == nil {
+		if b, err := kernelFS.ReadFile(e.Name()); err == nil {
 			out[e.Name()] = string(b)
 		}
 	}
@@ -56,12 +58,12 @@ func Headers() map[string]string {
 // users train on) and Hopper (H100/H200).
 var GateArchs = []int{70, 90}
 
-// GateTargets splits GateArchs into those NVRTC n can compile for and those it cannot: NVRTC
-// 13 dropped compute_70 (Volta), so on a CUDA 13 machine the gate compiles for compute_90 alone
-// and says that compute_70 was skipped. An NVRTC that cannot list its architectures (before
-// 11.2) is given them all.
-func GateTargets(n *NVRTC) (use, skipped []int) {
-	known := n.Archs()
+// GateTargets splits GateArchs into those an NVRTC that knows the architectures known
+// (NVRTC.Archs) can compile for and those it cannot: NVRTC 13 dropped compute_70 (Volta), so on
+// a CUDA 13 machine the gate compiles for compute_90 alone and says that compute_70 was
+// skipped. An NVRTC that cannot list its architectures (before 11.2, known empty) is given
+// them all.
+func GateTargets(known []int) (use, skipped []int) {
 	for _, a := range GateArchs {
 		if len(known) == 0 || slices.Contains(known, a) {
 			use = append(use, a)
@@ -84,7 +86,7 @@ type GateResult struct {
 // CompileGate compiles every source for every architecture (PTX) and returns the results, or
 // the first failures joined into one error (each a *CompileError naming kernel and target with
 // NVRTC's log).
-func CompileGate(n *NVRTC, sources []Source, archs []int) ([]GateResult, error) {
+func CompileGate(n *cudalib.NVRTC, sources []Source, archs []int) ([]GateResult, error) {
 	headers := Headers()
 	var res []GateResult
 	var errs []string

@@ -1,4 +1,4 @@
-package cuda
+package kernels
 
 import (
 	"errors"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // EnvRequireNVRTC makes the compile gate fail, instead of skip, when NVRTC cannot be loaded
@@ -15,9 +17,9 @@ import (
 const EnvRequireNVRTC = "REWIREGNN_REQUIRE_NVRTC"
 
 // gateNVRTC loads NVRTC for the compile-gate tests: no driver is needed.
-func gateNVRTC(t *testing.T) *NVRTC {
+func gateNVRTC(t *testing.T) *cudalib.NVRTC {
 	t.Helper()
-	n, err := LoadNVRTC(nil)
+	n, err := cudalib.LoadNVRTC(nil)
 	if err != nil {
 		if os.Getenv(EnvRequireNVRTC) == "1" {
 			t.Fatalf("%s=1 but NVRTC cannot be loaded: %v", EnvRequireNVRTC, err)
@@ -31,9 +33,9 @@ func gateNVRTC(t *testing.T) *NVRTC {
 // gateTargets returns the gate's architectures that n can compile for, logging those it
 // cannot. Under REWIREGNN_REQUIRE_NVRTC=1 an NVRTC of CUDA 12 or older (CI's is 11.8) must
 // compile for every one of them: only CUDA 13 dropped compute_70.
-func gateTargets(t *testing.T, n *NVRTC) []int {
+func gateTargets(t *testing.T, n *cudalib.NVRTC) []int {
 	t.Helper()
-	use, skipped := GateTargets(n)
+	use, skipped := GateTargets(n.Archs())
 	if len(skipped) > 0 {
 		t.Logf("compile gate: NVRTC %v (%s) cannot compile for compute_%v (it knows %v): skipped", n.Version, n.Path, skipped, n.Archs())
 		if os.Getenv(EnvRequireNVRTC) == "1" && n.Version.Major <= 12 {
@@ -55,7 +57,7 @@ func TestGateTargets(t *testing.T) {
 		{[]int{35, 50, 60, 70, 75, 80, 86, 90}, GateArchs, nil},     // 11.8
 		{[]int{75, 80, 86, 89, 90, 100, 120}, []int{90}, []int{70}}, // 13.0
 	} {
-		use, skipped := GateTargets(&NVRTC{archs: c.archs})
+		use, skipped := GateTargets(c.archs)
 		if !slices.Equal(use, c.use) || !slices.Equal(skipped, c.skipped) {
 			t.Errorf("archs %v: use %v skip %v, want %v and %v", c.archs, use, skipped, c.use, c.skipped)
 		}
@@ -99,7 +101,7 @@ extern "C" __global__ void broken(float* out, int n) {
 	if err == nil {
 		t.Fatal("the compile gate accepted a kernel that uses an undeclared variable")
 	}
-	var ce *CompileError
+	var ce *cudalib.CompileError
 	if _, _, cerr := n.Compile(broken.Name, broken.Code, Headers(), archs[0], false); !errors.As(cerr, &ce) {
 		t.Fatalf("compile error is %T (%v), want *CompileError", cerr, cerr)
 	}
@@ -128,30 +130,30 @@ func TestKernelSignaturesMatchPTX(t *testing.T) {
 		}
 	}
 	declared := map[string]bool{}
-	for _, sig := range kernelSigs {
-		declared[sig.name] = true
-		got, ok := entries[sig.name]
+	for _, sig := range Sigs {
+		declared[sig.Name] = true
+		got, ok := entries[sig.Name]
 		if !ok {
-			t.Errorf("kernel %s (declared in %s) is not in the compiled PTX", sig.name, sig.file)
+			t.Errorf("kernel %s (declared in %s) is not in the compiled PTX", sig.Name, sig.File)
 			continue
 		}
-		if file[sig.name] != sig.file {
-			t.Errorf("kernel %s is in %s, declared in %s", sig.name, file[sig.name], sig.file)
+		if file[sig.Name] != sig.File {
+			t.Errorf("kernel %s is in %s, declared in %s", sig.Name, file[sig.Name], sig.File)
 		}
-		want := make([]string, len(sig.params))
-		for i := range sig.params {
-			want[i] = ptxType[sig.params[i]]
+		want := make([]string, len(sig.Params))
+		for i := range sig.Params {
+			want[i] = ptxType[sig.Params[i]]
 		}
 		if strings.Join(got, " ") != strings.Join(want, " ") {
-			t.Errorf("kernel %s: PTX parameters %v, Go declares %q = %v", sig.name, got, sig.params, want)
+			t.Errorf("kernel %s: PTX parameters %v, Go declares %q = %v", sig.Name, got, sig.Params, want)
 		}
 	}
 	for name := range entries {
 		if !declared[name] {
-			t.Errorf("kernel %s in %s has no launcher signature in kernelSigs", name, file[name])
+			t.Errorf("kernel %s in %s has no launcher signature in Sigs", name, file[name])
 		}
 	}
-	t.Logf("%d kernels: parameter lists match", len(kernelSigs))
+	t.Logf("%d kernels: parameter lists match", len(Sigs))
 }
 
 // ptxEntries returns the parameter types of every .entry in a PTX text.

@@ -10,7 +10,7 @@
 // Blocks of one launch run one after another, so __shared__ arrays are static locals: one
 // instance, reused by each block in turn. Dynamic shared memory, clusters, cooperative groups
 // and every intrinsic not defined here are not emulated: a kernel that uses one fails to
-// compile, and the Go side names the missing feature (cuda/emu.go).
+// compile, and the Go side names the missing feature (cuda/emu/build.go).
 #pragma once
 
 #include <math.h>

@@ -1,9 +1,9 @@
 //go:build linux
 
-package cuda
+package emu
 
-// The emulated device's driver and cuBLAS: the function tables of driver.go and cublas.go
-// filled with Go functions over the emulator's device memory (emu.go).
+// The emulated device's driver and cuBLAS: the function tables of cudalib filled with Go
+// functions over the emulator's device memory, which the kernel process (proc.go) shares.
 
 import (
 	"fmt"
@@ -18,6 +18,8 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 	"golang.org/x/sys/unix"
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
@@ -34,12 +36,12 @@ const (
 )
 
 var emuErrNames = map[int32]string{
-	cudaSuccess:         "CUDA_SUCCESS",
-	emuErrInvalidValue:  "CUDA_ERROR_INVALID_VALUE",
-	cudaErrOutOfMemory:  "CUDA_ERROR_OUT_OF_MEMORY",
-	emuErrInvalidHandle: "CUDA_ERROR_INVALID_HANDLE",
-	emuErrIllegalAddr:   "CUDA_ERROR_ILLEGAL_ADDRESS",
-	emuErrLaunchFailed:  "CUDA_ERROR_LAUNCH_FAILED",
+	cudalib.CUDASuccess:          "CUDA_SUCCESS",
+	emuErrInvalidValue:           "CUDA_ERROR_INVALID_VALUE",
+	cudalib.CUDAErrorOutOfMemory: "CUDA_ERROR_OUT_OF_MEMORY",
+	emuErrInvalidHandle:          "CUDA_ERROR_INVALID_HANDLE",
+	emuErrIllegalAddr:            "CUDA_ERROR_ILLEGAL_ADDRESS",
+	emuErrLaunchFailed:           "CUDA_ERROR_LAUNCH_FAILED",
 }
 
 // emuSpan is a range of device memory, in bytes from the start of the arena.
@@ -56,10 +58,12 @@ func (b emuBuf) dataOff() uint64 { return b.pages.off + b.pages.len - pageSize -
 
 type emuKernel struct{ name, kinds string }
 
-// emulator is the state behind an emulated Device's driver.
-type emulator struct {
+// GPU is an emulated GPU: the kernel process, its device memory, and the state behind the
+// driver and cuBLAS function tables it hands out (Driver, CUBLAS).
+type GPU struct {
 	prog    *emuProgram
 	proc    *emuProc
+	sms     int
 	file    *os.File
 	mem     []byte
 	base    uint64 // the Go address of mem[0]
@@ -77,22 +81,23 @@ type emulator struct {
 	launched []int
 }
 
-// notLaunched lists the kernels of kernels.go that this device has never launched.
-func (e *emulator) notLaunched() []string {
+// NotLaunched lists the kernels of kernels.go (kernels.Sigs) that this device has never
+// launched.
+func (e *GPU) NotLaunched() []string {
 	var out []string
-	for _, s := range kernelSigs {
-		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.name })
+	for _, s := range kernels.Sigs {
+		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.Name })
 		if i < 0 || e.launched[i] == 0 {
-			out = append(out, s.name)
+			out = append(out, s.Name)
 		}
 	}
 	return out
 }
 
-// OpenEmulator builds (or takes from the cache) the emulated kernels and opens an emulated
-// device with them. Its Kernels are ready; it is closed like a GPU. Without a C++ compiler
-// the error wraps ErrNoCompiler.
-func OpenEmulator(o EmuOptions) (*Device, error) {
+// Open builds (or takes from the cache) the emulated kernels, starts the kernel process and
+// checks the kernels' parameter lists against kernels.Sigs. Without a C++ compiler the error
+// wraps ErrNoCompiler.
+func Open(o Options) (*GPU, error) {
 	o = o.withDefaults()
 	prog, err := buildEmulator(o)
 	if err != nil {
@@ -103,38 +108,43 @@ func OpenEmulator(o EmuOptions) (*Device, error) {
 		prog.cleanup()
 		return nil, err
 	}
-	d := &Device{
-		Ordinal: 0, Name: "emulated GPU", CC: 90, SMs: o.SMs, MaxThreads: 1024, SharedMem: 48 << 10,
-		TotalMem: int64(len(e.mem)), Driver: Version{13, 0}, DriverPath: prog.path, drv: e.driver(), emu: e,
-	}
-	d.alloc.free = map[int][]DevPtr{}
-	d.alloc.size = map[DevPtr]int{}
-	d.blas = &cublasHandle{lib: e.cublas(), h: 1}
-	k := &Kernels{d: d, Target: "the CPU (" + prog.compiler + ")", fns: map[string]uintptr{}, sigs: map[string]string{}}
-	have := map[string]int{}
-	for i, kk := range e.kernels {
-		have[kk.name] = i
-	}
+	e.sms = o.SMs
 	var bad []string
-	for _, s := range kernelSigs {
-		i, ok := have[s.name]
-		if !ok {
+	for _, s := range kernels.Sigs {
+		i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == s.Name })
+		if i < 0 {
 			continue // a test's patched sources may leave files out; launching it says so
 		}
-		if e.kernels[i].kinds != s.params {
-			bad = append(bad, fmt.Sprintf("%s in %s takes %q, kernels.go declares %q", s.name, s.file, e.kernels[i].kinds, s.params))
+		if e.kernels[i].kinds != s.Params {
+			bad = append(bad, fmt.Sprintf("%s in %s takes %q, kernels.go declares %q", s.Name, s.File, e.kernels[i].kinds, s.Params))
 		}
-		k.fns[s.name] = uintptr(i + 1)
-		k.sigs[s.name] = s.params
 	}
 	if len(bad) > 0 {
-		e.close()
+		e.Close()
 		prog.cleanup()
 		return nil, fmt.Errorf("cuda: emulator: kernel parameter lists differ from kernels.go: %s", strings.Join(bad, "; "))
 	}
-	d.kernels = k
-	return d, nil
+	return e, nil
 }
+
+// Function returns the handle of kernel name for the driver table's LaunchKernel, as
+// cuModuleGetFunction would; ok is false when the sources built have no such kernel.
+func (e *GPU) Function(name string) (fn uintptr, ok bool) {
+	i := slices.IndexFunc(e.kernels, func(k emuKernel) bool { return k.name == name })
+	return uintptr(i + 1), i >= 0
+}
+
+// Compiler is the C++ compiler that built the kernels: "g++ (Debian 12.2.0-14) 12.2.0".
+func (e *GPU) Compiler() string { return e.prog.compiler }
+
+// Path is the built kernel program.
+func (e *GPU) Path() string { return e.prog.path }
+
+// SMs is the number of multiprocessors the device reports (Options.SMs).
+func (e *GPU) SMs() int { return e.sms }
+
+// TotalMem is the device memory in bytes.
+func (e *GPU) TotalMem() int64 { return int64(len(e.mem)) }
 
 func (p *emuProgram) cleanup() {
 	if p.tmp != "" {
@@ -142,7 +152,7 @@ func (p *emuProgram) cleanup() {
 	}
 }
 
-func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error) {
+func startEmulator(prog *emuProgram, size int64, serial bool) (*GPU, error) {
 	size = (size + pageSize - 1) &^ (pageSize - 1)
 	f, err := newMemFile(size)
 	if err != nil {
@@ -153,11 +163,11 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error)
 		f.Close()
 		return nil, fmt.Errorf("cuda: emulator: mapping %d bytes of device memory: %w", size, err)
 	}
-	e := &emulator{prog: prog, file: f, mem: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))),
+	e := &GPU{prog: prog, file: f, mem: mem, base: uint64(uintptr(unsafe.Pointer(&mem[0]))),
 		bufs: map[uint64]emuBuf{}, events: map[uintptr]time.Time{}, names: map[int32][]byte{}}
 	e.next = pageSize // address base+0 is never handed out
 	if e.proc, err = startProc(prog, f); err != nil {
-		e.close()
+		e.Close()
 		return nil, err
 	}
 	flags := uint32(0)
@@ -165,12 +175,12 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error)
 		flags |= 1
 	}
 	if st, msg, err := e.proc.call(request(emuInit, e.base, uint64(size), flags)); err != nil || st != 0 {
-		e.close()
+		e.Close()
 		return nil, fmt.Errorf("cuda: emulator: start: %v%s", err, msg)
 	}
 	st, list, err := e.proc.call(request(emuKernels))
 	if err != nil || st != 0 {
-		e.close()
+		e.Close()
 		return nil, fmt.Errorf("cuda: emulator: kernel list: %v%s", err, list)
 	}
 	for _, line := range strings.Split(strings.TrimSpace(list), "\n") {
@@ -181,7 +191,8 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*emulator, error)
 	return e, nil
 }
 
-func (e *emulator) close() error {
+// Close ends the kernel process and releases the device memory.
+func (e *GPU) Close() error {
 	var err error
 	if e.proc != nil {
 		err = e.proc.close()
@@ -196,13 +207,13 @@ func (e *emulator) close() error {
 }
 
 // fail records the detail of an error and returns its code.
-func (e *emulator) fail(code int32, format string, a ...any) int32 {
+func (e *GPU) fail(code int32, format string, a ...any) int32 {
 	e.msg = append([]byte(fmt.Sprintf(format, a...)), 0)
 	return code
 }
 
 // bytesAt returns the n bytes at device address p, which must lie in one live buffer.
-func (e *emulator) bytesAt(p, n uint64) ([]byte, error) {
+func (e *GPU) bytesAt(p, n uint64) ([]byte, error) {
 	if n == 0 {
 		return nil, nil
 	}
@@ -218,7 +229,7 @@ func (e *emulator) bytesAt(p, n uint64) ([]byte, error) {
 }
 
 // find returns the live buffer that contains address p.
-func (e *emulator) find(p uint64) (emuBuf, uint64, bool) {
+func (e *GPU) find(p uint64) (emuBuf, uint64, bool) {
 	i := sort.Search(len(e.starts), func(i int) bool { return e.starts[i] > p }) - 1
 	if i < 0 {
 		return emuBuf{}, 0, false
@@ -232,7 +243,7 @@ func (e *emulator) find(p uint64) (emuBuf, uint64, bool) {
 }
 
 // describe says where address p lies relative to the buffers (for faults and bad arguments).
-func (e *emulator) describe(p uint64) string {
+func (e *GPU) describe(p uint64) string {
 	if p < e.base || p >= e.base+uint64(len(e.mem)) {
 		return fmt.Sprintf("address 0x%x is not device memory", p)
 	}
@@ -255,7 +266,7 @@ func (e *emulator) describe(p uint64) string {
 }
 
 // alloc hands out size bytes ending at a guard page.
-func (e *emulator) alloc(size uint64) (uint64, int32) {
+func (e *GPU) alloc(size uint64) (uint64, int32) {
 	size = (size + 3) &^ 3
 	pages := (size+pageSize-1)/pageSize*pageSize + pageSize
 	var sp emuSpan
@@ -273,7 +284,7 @@ func (e *emulator) alloc(size uint64) (uint64, int32) {
 	}
 	if !found {
 		if e.next+pages > uint64(len(e.mem)) {
-			return 0, e.fail(cudaErrOutOfMemory, "%d bytes requested, %d of %d in use", size, e.used, len(e.mem))
+			return 0, e.fail(cudalib.CUDAErrorOutOfMemory, "%d bytes requested, %d of %d in use", size, e.used, len(e.mem))
 		}
 		sp = emuSpan{e.next, pages}
 		e.next += pages
@@ -291,10 +302,10 @@ func (e *emulator) alloc(size uint64) (uint64, int32) {
 	copy(e.starts[i+1:], e.starts[i:])
 	e.starts[i] = p
 	e.used += pages
-	return p, cudaSuccess
+	return p, cudalib.CUDASuccess
 }
 
-func (e *emulator) freeBuf(p uint64) int32 {
+func (e *GPU) freeBuf(p uint64) int32 {
 	b, ok := e.bufs[p]
 	if !ok {
 		return e.fail(emuErrInvalidValue, "cuMemFree of 0x%x, which is not an allocated buffer", p)
@@ -310,11 +321,11 @@ func (e *emulator) freeBuf(p uint64) int32 {
 	// Give the pages back to the system; they read as zeros until written again.
 	_ = syscall.Fallocate(int(e.file.Fd()), 0x01|0x02, int64(b.pages.off), int64(b.pages.len)) // KEEP_SIZE|PUNCH_HOLE
 	e.release(b.pages)
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
 // release returns pages to the free list, merging neighbours.
-func (e *emulator) release(sp emuSpan) {
+func (e *GPU) release(sp emuSpan) {
 	i := sort.Search(len(e.free), func(i int) bool { return e.free[i].off >= sp.off })
 	e.free = append(e.free, emuSpan{})
 	copy(e.free[i+1:], e.free[i:])
@@ -329,9 +340,10 @@ func (e *emulator) release(sp emuSpan) {
 	}
 }
 
-// poison fills n bytes at p with NaN (a fresh buffer: reading it before writing shows).
-func (e *emulator) poison(p DevPtr, n int) {
-	b, err := e.bytesAt(uint64(p), uint64(n))
+// Poison fills n bytes at device address p with NaN (a fresh buffer: reading it before
+// writing shows).
+func (e *GPU) Poison(p uint64, n int) {
+	b, err := e.bytesAt(p, uint64(n))
 	if err != nil {
 		return
 	}
@@ -352,7 +364,7 @@ var faultAddr = regexp.MustCompile(`fault: signal \d+ at address 0x([0-9a-f]+)`)
 
 // launch runs kernel f (an index into e.kernels, plus 1) with the arguments cuLaunchKernel
 // would get: params points at one pointer per argument, each to its 8-byte slot.
-func (e *emulator) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, params unsafe.Pointer) int32 {
+func (e *GPU) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, params unsafe.Pointer) int32 {
 	id := int(f) - 1
 	if id < 0 || id >= len(e.kernels) {
 		return e.fail(emuErrInvalidHandle, "no kernel with handle %d", f)
@@ -384,10 +396,10 @@ func (e *emulator) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, param
 	if st != 0 {
 		return e.fail(emuErrInvalidValue, "%s", msg)
 	}
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
-func (e *emulator) errName(r int32, s **byte) int32 {
+func (e *GPU) errName(r int32, s **byte) int32 {
 	name, ok := emuErrNames[r]
 	if !ok {
 		return emuErrInvalidValue
@@ -398,45 +410,45 @@ func (e *emulator) errName(r int32, s **byte) int32 {
 		e.names[r] = b
 	}
 	*s = &b[0]
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
-func (e *emulator) errString(r int32, s **byte) int32 {
-	if r == cudaSuccess || len(e.msg) == 0 {
+func (e *GPU) errString(r int32, s **byte) int32 {
+	if r == cudalib.CUDASuccess || len(e.msg) == 0 {
 		return e.errName(r, s)
 	}
 	*s = &e.msg[0]
-	return cudaSuccess
+	return cudalib.CUDASuccess
 }
 
-// driver returns the driver function table of the emulated device. Every call is
+// Driver returns the driver function table of the emulated device. Every call is
 // synchronous: when it returns, the work is done.
-func (e *emulator) driver() *driver {
-	ok := func() int32 { return cudaSuccess }
-	d := &driver{lib: &library{path: e.prog.path}, version: Version{13, 0}, deviceCountAtLoad: 1}
-	d.ctxSetCurrent = func(uintptr) int32 { return ok() }
-	d.ctxSynchronize = func() int32 { return ok() }
-	d.streamCreate = func(s unsafe.Pointer, _ uint32) int32 { *(*uintptr)(s) = 1; return ok() }
-	d.streamDestroy = func(uintptr) int32 { return ok() }
-	d.streamSynchronize = func(uintptr) int32 {
+func (e *GPU) Driver() *cudalib.Driver {
+	ok := func() int32 { return cudalib.CUDASuccess }
+	d := &cudalib.Driver{Path: e.prog.path, Version: cudalib.Version{Major: 13, Minor: 0}, Devices: 1}
+	d.CtxSetCurrent = func(uintptr) int32 { return ok() }
+	d.CtxSynchronize = func() int32 { return ok() }
+	d.StreamCreate = func(s unsafe.Pointer, _ uint32) int32 { *(*uintptr)(s) = 1; return ok() }
+	d.StreamDestroy = func(uintptr) int32 { return ok() }
+	d.StreamSynchronize = func(uintptr) int32 {
 		if e.proc.dead != nil {
 			return e.fail(emuErrLaunchFailed, "%v", e.proc.dead)
 		}
 		return ok()
 	}
-	d.primaryCtxRelease = func(int32) int32 { return ok() }
-	d.memAlloc = func(p unsafe.Pointer, size uintptr) int32 {
+	d.PrimaryCtxRelease = func(int32) int32 { return ok() }
+	d.MemAlloc = func(p unsafe.Pointer, size uintptr) int32 {
 		a, r := e.alloc(uint64(size))
 		*(*uint64)(p) = a
 		return r
 	}
-	d.memFree = func(p uint64) int32 { return e.freeBuf(p) }
-	d.memGetInfo = func(free, total unsafe.Pointer) int32 {
+	d.MemFree = func(p uint64) int32 { return e.freeBuf(p) }
+	d.MemGetInfo = func(free, total unsafe.Pointer) int32 {
 		*(*uint64)(total) = uint64(len(e.mem))
 		*(*uint64)(free) = uint64(len(e.mem)) - e.used
 		return ok()
 	}
-	d.memcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, _ uintptr) int32 {
+	d.MemcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, _ uintptr) int32 {
 		b, err := e.bytesAt(dst, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyHtoD: %v", err)
@@ -444,7 +456,7 @@ func (e *emulator) driver() *driver {
 		copy(b, unsafe.Slice((*byte)(src), size))
 		return ok()
 	}
-	d.memcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, _ uintptr) int32 {
+	d.MemcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, _ uintptr) int32 {
 		b, err := e.bytesAt(src, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyDtoH: %v", err)
@@ -452,7 +464,7 @@ func (e *emulator) driver() *driver {
 		copy(unsafe.Slice((*byte)(dst), size), b)
 		return ok()
 	}
-	d.memcpyDtoDAsync = func(dst, src uint64, size uintptr, _ uintptr) int32 {
+	d.MemcpyDtoDAsync = func(dst, src uint64, size uintptr, _ uintptr) int32 {
 		to, err := e.bytesAt(dst, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyDtoD destination: %v", err)
@@ -464,7 +476,7 @@ func (e *emulator) driver() *driver {
 		copy(to, from)
 		return ok()
 	}
-	d.memsetD32Async = func(dst uint64, v uint32, n uintptr, _ uintptr) int32 {
+	d.MemsetD32Async = func(dst uint64, v uint32, n uintptr, _ uintptr) int32 {
 		b, err := e.bytesAt(dst, 4*uint64(n))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemsetD32: %v", err)
@@ -472,46 +484,46 @@ func (e *emulator) driver() *driver {
 		fillWords(b, v)
 		return ok()
 	}
-	d.moduleUnload = func(uintptr) int32 { return ok() }
-	d.launchKernel = func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, _ uintptr, params, _ unsafe.Pointer) int32 {
+	d.ModuleUnload = func(uintptr) int32 { return ok() }
+	d.LaunchKernel = func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, _ uintptr, params, _ unsafe.Pointer) int32 {
 		return e.launch(f, gx, gy, gz, bx, by, bz, shmem, params)
 	}
-	d.eventCreate = func(ev unsafe.Pointer, _ uint32) int32 {
+	d.EventCreate = func(ev unsafe.Pointer, _ uint32) int32 {
 		e.nextEv++
 		*(*uintptr)(ev) = e.nextEv
 		return ok()
 	}
-	d.eventRecord = func(ev, _ uintptr) int32 { e.events[ev] = time.Now(); return ok() }
-	d.eventSynchronize = func(uintptr) int32 { return ok() }
-	d.eventElapsedTime = func(ms unsafe.Pointer, start, end uintptr) int32 {
+	d.EventRecord = func(ev, _ uintptr) int32 { e.events[ev] = time.Now(); return ok() }
+	d.EventSynchronize = func(uintptr) int32 { return ok() }
+	d.EventElapsedTime = func(ms unsafe.Pointer, start, end uintptr) int32 {
 		*(*float32)(ms) = float32(e.events[end].Sub(e.events[start]).Seconds() * 1e3)
 		return ok()
 	}
-	d.eventDestroy = func(ev uintptr) int32 { delete(e.events, ev); return ok() }
-	d.getErrorName = e.errName
-	d.getErrorString = e.errString
+	d.EventDestroy = func(ev uintptr) int32 { delete(e.events, ev); return ok() }
+	d.GetErrorName = e.errName
+	d.GetErrorString = e.errString
 	return d
 }
 
-// cublas returns the emulated cuBLAS: column-major sgemm by gonum's CPU sgemm.
-func (e *emulator) cublas() *CUBLAS {
-	c := &CUBLAS{Path: "emulated cuBLAS (gonum sgemm on the CPU)", Version: Version{13, 0}}
-	c.create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
-	c.destroy = func(uintptr) int32 { return 0 }
-	c.setStream = func(_, _ uintptr) int32 { return 0 }
-	c.setMathMode = func(uintptr, int32) int32 { return 0 }
-	c.getProperty = func(t int32, v unsafe.Pointer) int32 {
-		*(*int32)(v) = map[int32]int32{cublasMajor: 13, cublasMinor: 0}[t]
+// CUBLAS returns the emulated cuBLAS: column-major sgemm by gonum's CPU sgemm.
+func (e *GPU) CUBLAS() *cudalib.CUBLAS {
+	c := &cudalib.CUBLAS{Path: "emulated cuBLAS (gonum sgemm on the CPU)", Version: cudalib.Version{Major: 13, Minor: 0}}
+	c.Create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
+	c.Destroy = func(uintptr) int32 { return 0 }
+	c.SetStream = func(_, _ uintptr) int32 { return 0 }
+	c.SetMathMode = func(uintptr, int32) int32 { return 0 }
+	c.GetProperty = func(t int32, v unsafe.Pointer) int32 {
+		*(*int32)(v) = map[int32]int32{cudalib.CublasPropMajor: 13, cudalib.CublasPropMinor: 0}[t]
 		return 0
 	}
-	c.sgemm = e.sgemm
+	c.Sgemm = e.sgemm
 	return c
 }
 
 // sgemm is cublasSgemm: column-major C [m, n] = α·op(A)·op(B) + β·C with host scalars.
 // Status 7 is CUBLAS_STATUS_INVALID_VALUE, 14 CUBLAS_STATUS_INTERNAL_ERROR (an operand
 // outside its buffer).
-func (e *emulator) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32 {
+func (e *GPU) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32 {
 	if m < 0 || n < 0 || k < 0 {
 		return 7
 	}
@@ -520,11 +532,11 @@ func (e *emulator) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Po
 	}
 	// Stored (column-major) shapes: A is m×k, or k×m when transposed; B is k×n, or n×k.
 	aRows, aCols := m, k
-	if ta == cublasOpT {
+	if ta == cudalib.CublasOpT {
 		aRows, aCols = k, m
 	}
 	bRows, bCols := k, n
-	if tb == cublasOpT {
+	if tb == cudalib.CublasOpT {
 		bRows, bCols = n, k
 	}
 	if lda < max(1, aRows) || ldb < max(1, bRows) || ldc < max(1, m) {
@@ -548,7 +560,7 @@ func (e *emulator) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Po
 	// Column-major C = op(A)·op(B) is row-major Cᵀ = op(B)ᵀ·op(A)ᵀ over the same memory, with
 	// the same transposition flags: one row-major sgemm.
 	flag := func(t int32) blas.Transpose {
-		if t == cublasOpT {
+		if t == cudalib.CublasOpT {
 			return blas.Trans
 		}
 		return blas.NoTrans

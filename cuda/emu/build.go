@@ -1,30 +1,14 @@
-package cuda
+package emu
 
-// The emulated GPU: the real kernels of cuda/kernels, compiled as C++ by the system compiler
-// with the emulation header emu/cuda_emu.h and run on CPU threads in a child process
-// (emu/runtime.cc), behind the same Device, allocator and launchers as a GPU. Only the bottom
-// layer differs: the driver's function table (driver.go) and cuBLAS's are Go functions here
-// (emudriver.go), so a launcher's grid, block and argument slots reach the emulated kernel
-// exactly as cuLaunchKernel would get them.
-//
-// Device memory is a memfd mapped by both processes; the Go side copies and fills in its own
-// mapping and the child runs kernels in its own, one request at a time. Every buffer ends at a
-// page boundary followed by a guard page (PROT_NONE in the child), so a kernel that reads or
-// writes one element past the end of its buffer faults, and the fault is reported with the
-// kernel, block, thread and the buffer it overran. Fresh buffers are filled with NaN.
-//
-// No cgo: the product binary stays CGO-free; the emulator needs a C++17 compiler (g++ or
-// clang++) when it is opened, and keeps the built program in the kernel cache folder.
+// Building the emulated kernels: one C++ unit per kernel file behind the emulation header, the
+// units compiled in parallel and linked with the runtime into one program, kept in the cache.
 
 import (
-	"bytes"
 	"crypto/sha256"
 	"embed"
-	"encoding/binary"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"maps"
 	"os"
 	"os/exec"
@@ -35,28 +19,30 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
 )
 
-//go:embed emu/cuda_emu.h emu/runtime.cc
+//go:embed cxx/cuda_emu.h cxx/runtime.cc
 var emuFS embed.FS
 
 // Environment variables of the emulator.
 const (
-	// EnvEmuCXX names the C++ compiler (default: $CXX, else g++, c++, clang++ on PATH).
-	EnvEmuCXX = "REWIREGNN_EMU_CXX"
-	// EnvEmuTSan=1 builds the emulated kernels with ThreadSanitizer (-fsanitize=thread): a data
+	// EnvCXX names the C++ compiler (default: $CXX, else g++, c++, clang++ on PATH).
+	EnvCXX = "REWIREGNN_EMU_CXX"
+	// EnvTSan=1 builds the emulated kernels with ThreadSanitizer (-fsanitize=thread): a data
 	// race between the threads of a block ends the launch with TSan's report.
-	EnvEmuTSan = "REWIREGNN_EMU_TSAN"
-	// EnvRequireEmu=1 makes tests that use the emulator fail instead of skipping when it
+	EnvTSan = "REWIREGNN_EMU_TSAN"
+	// EnvRequire=1 makes tests that use the emulator fail instead of skipping when it
 	// cannot be built (no C++ compiler); CI sets it.
-	EnvRequireEmu = "REWIREGNN_REQUIRE_EMU"
+	EnvRequire = "REWIREGNN_REQUIRE_EMU"
 )
 
-// EmuOptions configure an emulated device.
-type EmuOptions struct {
-	// Sources are the kernel files to build (nil: the embedded kernels, Sources()); a test
-	// may pass patched copies. Headers likewise (nil: Headers()).
-	Sources []Source
+// Options configure an emulated device.
+type Options struct {
+	// Sources are the kernel files to build (nil: the embedded kernels, kernels.Sources()); a
+	// test may pass patched copies. Headers likewise (nil: kernels.Headers()).
+	Sources []kernels.Source
 	Headers map[string]string
 	// SMs is the number of multiprocessors the device reports (default 1). The launchers cap
 	// grid-stride grids at 32 blocks per SM, so a small count makes every grid-stride loop
@@ -77,15 +63,17 @@ type EmuOptions struct {
 	CacheDir string
 }
 
-// RequireEmu reports whether $REWIREGNN_REQUIRE_EMU asks for the emulator to be available.
-func RequireEmu() bool { return getenv(EnvRequireEmu) == "1" }
+// Require reports whether $REWIREGNN_REQUIRE_EMU asks for the emulator to be available.
+func Require() bool { return getenv(EnvRequire) == "1" }
 
-func (o EmuOptions) withDefaults() EmuOptions {
+func getenv(k string) string { return strings.TrimSpace(os.Getenv(k)) }
+
+func (o Options) withDefaults() Options {
 	if o.Sources == nil {
-		o.Sources = Sources()
+		o.Sources = kernels.Sources()
 	}
 	if o.Headers == nil {
-		o.Headers = Headers()
+		o.Headers = kernels.Headers()
 	}
 	if o.SMs <= 0 {
 		o.SMs = 1
@@ -93,10 +81,10 @@ func (o EmuOptions) withDefaults() EmuOptions {
 	if o.MemoryBytes <= 0 {
 		o.MemoryBytes = 16 << 30
 	}
-	if getenv(EnvEmuTSan) == "1" {
+	if getenv(EnvTSan) == "1" {
 		o.TSan = true
 	}
-	if c := DefaultKernelCache(); o.CacheDir == "" && c.Dir != "" {
+	if c := kernels.DefaultCache(); o.CacheDir == "" && c.Dir != "" {
 		o.CacheDir = filepath.Join(c.Dir, "emu")
 	}
 	return o
@@ -105,15 +93,15 @@ func (o EmuOptions) withDefaults() EmuOptions {
 // ErrNoCompiler is returned (wrapped) by OpenEmulator when no C++ compiler is found.
 var ErrNoCompiler = errors.New("no C++ compiler")
 
-// EmuBuildError is a failed build of the emulated kernels. Missing lists the CUDA features a
+// BuildError is a failed build of the emulated kernels. Missing lists the CUDA features a
 // kernel uses that the emulation header does not provide, as "file:line: feature".
-type EmuBuildError struct {
+type BuildError struct {
 	Command string
 	Log     string
 	Missing []string
 }
 
-func (e *EmuBuildError) Error() string {
+func (e *BuildError) Error() string {
 	if len(e.Missing) > 0 {
 		return fmt.Sprintf("cuda: emulator: the kernels use CUDA features that emu/cuda_emu.h does not provide: %s\n%s", strings.Join(e.Missing, ", "), e.Log)
 	}
@@ -128,11 +116,11 @@ type emuProgram struct {
 	tmp      string // a temporary build folder to remove on close ("" when cached)
 }
 
-// EmuSkip returns why a test that needs the emulated GPU should skip on this machine (no C++
+// Skip returns why a test that needs the emulated GPU should skip on this machine (no C++
 // compiler, or not Linux), or nil. Under $REWIREGNN_REQUIRE_EMU=1 it is always nil: the test
 // runs and fails with the reason instead.
-func EmuSkip() error {
-	if RequireEmu() {
+func Skip() error {
+	if Require() {
 		return nil
 	}
 	if runtime.GOOS != "linux" {
@@ -144,7 +132,7 @@ func EmuSkip() error {
 
 func findCompiler() (string, error) {
 	var names []string
-	if v := getenv(EnvEmuCXX); v != "" {
+	if v := getenv(EnvCXX); v != "" {
 		names = []string{v}
 	} else {
 		if v := getenv("CXX"); v != "" {
@@ -157,7 +145,7 @@ func findCompiler() (string, error) {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("cuda: emulator: %w: tried %s on PATH (install g++, or set %s)", ErrNoCompiler, strings.Join(names, ", "), EnvEmuCXX)
+	return "", fmt.Errorf("cuda: emulator: %w: tried %s on PATH (install g++, or set %s)", ErrNoCompiler, strings.Join(names, ", "), EnvCXX)
 }
 
 var kernelDecl = regexp.MustCompile(`extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(`)
@@ -165,10 +153,10 @@ var kernelDecl = regexp.MustCompile(`extern\s+"C"\s+__global__\s+void\s+(\w+)\s*
 // emuUnits returns the files of an emulator build: the header, the runtime, the kernel
 // headers, and one C++ unit per kernel file (the file unchanged after the emulation header,
 // then a registration of each of its kernels).
-func emuUnits(o EmuOptions) (files map[string]string, units []string) {
+func emuUnits(o Options) (files map[string]string, units []string) {
 	files = map[string]string{}
 	for _, n := range []string{"cuda_emu.h", "runtime.cc"} {
-		b, _ := emuFS.ReadFile("emu/" + n)
+		b, _ := emuFS.ReadFile("cxx/" + n)
 		files[n] = string(b)
 	}
 	for n, h := range o.Headers {
@@ -198,7 +186,7 @@ func emuFlags(tsan bool) []string {
 }
 
 // buildEmulator compiles the emulator for o, or takes it from the cache.
-func buildEmulator(o EmuOptions) (*emuProgram, error) {
+func buildEmulator(o Options) (*emuProgram, error) {
 	cxx, err := findCompiler()
 	if err != nil {
 		return nil, err
@@ -212,7 +200,7 @@ func buildEmulator(o EmuOptions) (*emuProgram, error) {
 	files, units := emuUnits(o)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", cxx, version, strings.Join(flags, " "))
-	hashFiles(h, files)
+	kernels.HashFiles(h, files)
 	key := hex.EncodeToString(h.Sum(nil))[:24]
 	prog := &emuProgram{compiler: version, tsan: o.TSan}
 	var final string
@@ -288,21 +276,21 @@ func runCompiler(cxx, dir string, args []string) error {
 	cmd.Env = append(os.Environ(), "LC_ALL=C") // plain quotes in diagnostics
 	out, err := cmd.CombinedOutput()
 	if err != nil {
-		return &EmuBuildError{Command: filepath.Base(cxx) + " " + strings.Join(args, " "), Log: string(out) + err.Error(), Missing: missingFeatures(string(out))}
+		return &BuildError{Command: filepath.Base(cxx) + " " + strings.Join(args, " "), Log: string(out) + err.Error(), Missing: missingFeatures(string(out))}
 	}
 	return nil
 }
 
-// joinBuildErrors merges the units' build errors into one EmuBuildError.
+// joinBuildErrors merges the units' build errors into one BuildError.
 func joinBuildErrors(errs []error) error {
-	var all *EmuBuildError
+	var all *BuildError
 	for _, err := range errs {
-		var be *EmuBuildError
+		var be *BuildError
 		if err == nil || !errors.As(err, &be) {
 			continue
 		}
 		if all == nil {
-			all = &EmuBuildError{Command: be.Command}
+			all = &BuildError{Command: be.Command}
 		}
 		all.Log += be.Log
 		all.Missing = append(all.Missing, be.Missing...)
@@ -339,12 +327,12 @@ func missingFeatures(log string) []string {
 // (__syncthreads, __shfl_xor_sync, __ldg, …), the atomics and the built-in variables.
 var cudaToken = regexp.MustCompile(`\b(__[A-Za-z]\w*|atomic[A-Z]\w*|threadIdx|blockIdx|blockDim|gridDim|warpSize)\b`)
 
-// EmuUnsupported scans kernel sources for CUDA features that the emulation header does not
+// Unsupported scans kernel sources for CUDA features that the emulation header does not
 // define, and returns them as "file:line: feature" (comments are ignored). It is the static
 // twin of the build's diagnosis: a kernel that uses a new intrinsic is named before anything
 // is compiled.
-func EmuUnsupported(sources []Source, headers map[string]string) []string {
-	hdr, _ := emuFS.ReadFile("emu/cuda_emu.h")
+func Unsupported(sources []kernels.Source, headers map[string]string) []string {
+	hdr, _ := emuFS.ReadFile("cxx/cuda_emu.h")
 	known := map[string]bool{}
 	for _, m := range cudaToken.FindAllString(stripComments(string(hdr)), -1) {
 		known[m] = true
@@ -396,130 +384,4 @@ func stripComments(s string) string {
 		}
 	}
 	return string(b)
-}
-
-// emuProc is the running child process and its pipes.
-type emuProc struct {
-	cmd    *exec.Cmd
-	req    io.WriteCloser
-	resp   io.ReadCloser
-	stderr *lockedBuffer
-	dead   error // set once the process has died; every later request fails with it
-}
-
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.b.Len() < 1<<20 {
-		l.b.Write(p)
-	}
-	return len(p), nil
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// Requests of the protocol with runtime.cc.
-const (
-	emuInit    = 1
-	emuKernels = 2
-	emuLaunch  = 3
-	emuProtect = 4
-)
-
-func startProc(prog *emuProgram, mem *os.File) (*emuProc, error) {
-	cmd := exec.Command(prog.path)
-	cmd.ExtraFiles = []*os.File{mem} // fd 3
-	cmd.Env = os.Environ()
-	if prog.tsan {
-		cmd.Env = append(cmd.Env, "TSAN_OPTIONS=halt_on_error=1 exitcode=66 second_deadlock_stack=1")
-	}
-	p := &emuProc{cmd: cmd, stderr: &lockedBuffer{}}
-	cmd.Stderr = p.stderr
-	var err error
-	if p.req, err = cmd.StdinPipe(); err != nil {
-		return nil, err
-	}
-	if p.resp, err = cmd.StdoutPipe(); err != nil {
-		return nil, err
-	}
-	if err := cmd.Start(); err != nil {
-		return nil, fmt.Errorf("cuda: emulator: starting %s: %w", prog.path, err)
-	}
-	return p, nil
-}
-
-// call sends one request and reads its reply: status 0 and a message (the kernel list), or a
-// non-zero status and the reason. An error means the process is gone; its exit status and
-// what it wrote to stderr are in the error.
-func (p *emuProc) call(req []byte) (status uint32, msg string, err error) {
-	if p.dead != nil {
-		first, _, _ := strings.Cut(p.dead.Error(), "\n")
-		return 0, "", fmt.Errorf("the kernel process ended earlier: %s", first)
-	}
-	if _, err := p.req.Write(req); err != nil {
-		return 0, "", p.died()
-	}
-	var hdr [8]byte
-	if _, err := io.ReadFull(p.resp, hdr[:]); err != nil {
-		return 0, "", p.died()
-	}
-	n := binary.LittleEndian.Uint32(hdr[4:])
-	b := make([]byte, n)
-	if _, err := io.ReadFull(p.resp, b); err != nil {
-		return 0, "", p.died()
-	}
-	return binary.LittleEndian.Uint32(hdr[:4]), string(b), nil
-}
-
-func (p *emuProc) died() error {
-	p.req.Close()
-	werr := p.cmd.Wait()
-	msg := strings.TrimSpace(p.stderr.String())
-	if msg == "" {
-		msg = "(nothing on stderr)"
-	}
-	p.dead = fmt.Errorf("emulator process ended (%v): %s", werr, msg)
-	return p.dead
-}
-
-func (p *emuProc) close() error {
-	if p.dead != nil {
-		return nil
-	}
-	p.req.Close()
-	err := p.cmd.Wait()
-	p.dead = errors.New("emulator closed")
-	if err != nil {
-		return fmt.Errorf("cuda: emulator: %v: %s", err, p.stderr.String())
-	}
-	return nil
-}
-
-// request encodes a request: a u32 op, then the values (u32, u64, or []uint64 as they come).
-func request(op uint32, vals ...any) []byte {
-	b := binary.LittleEndian.AppendUint32(nil, op)
-	for _, v := range vals {
-		switch x := v.(type) {
-		case uint32:
-			b = binary.LittleEndian.AppendUint32(b, x)
-		case uint64:
-			b = binary.LittleEndian.AppendUint64(b, x)
-		case []uint64:
-			for _, y := range x {
-				b = binary.LittleEndian.AppendUint64(b, y)
-			}
-		default:
-			panic(fmt.Sprintf("cuda: emulator request value %T", v))
-		}
-	}
-	return b
 }

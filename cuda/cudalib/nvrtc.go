@@ -1,4 +1,4 @@
-package cuda
+package cudalib
 
 import (
 	"fmt"
@@ -290,7 +290,7 @@ func (n *NVRTC) Compile(name, src string, headers map[string]string, arch int, c
 		}
 		target = fmt.Sprintf("sm_%d", arch)
 	}
-	opts := compileOptions(target)
+	opts := CompileOptions(target)
 
 	var prog uintptr
 	if r := n.createProgram(unsafe.Pointer(&prog), cstr(&pin, src), cstr(&pin, name), int32(len(hnames)),
@@ -336,9 +336,9 @@ func (n *NVRTC) programLog(prog uintptr) string {
 	return strings.TrimRight(string(buf), "\x00")
 }
 
-// compileOptions are NVRTC's options for a target ("compute_70" or "sm_90"). No fast-math:
+// CompileOptions are NVRTC's options for a target ("compute_70" or "sm_90"). No fast-math:
 // the kernels are compared with CPU twins that use exact exp, log and division.
-func compileOptions(target string) []string {
+func CompileOptions(target string) []string {
 	return []string{"--gpu-architecture=" + target, "--std=c++14", "-default-device"}
 }
 

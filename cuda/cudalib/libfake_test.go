@@ -1,4 +1,4 @@
-package cuda
+package cudalib
 
 // Library discovery on fake installations: small shared libraries built here with the system C
 // compiler, laid out as a CUDA toolkit, as CUDA 13's Python wheels in a virtual environment that

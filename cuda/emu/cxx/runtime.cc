@@ -1,4 +1,4 @@
-// runtime.cc: the process that runs the emulated GPU's kernels (package cuda, emu.go).
+// runtime.cc: the process that runs the emulated GPU's kernels (package cuda/emu, proc.go).
 //
 // The Go side starts this program with the device memory (a memfd) as file descriptor 3 and
 // sends it requests on stdin; it answers on stdout. Device memory is shared: the Go side

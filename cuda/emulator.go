@@ -1,0 +1,34 @@
+package cuda
+
+import (
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
+	"github.com/rewiregnn/rewiregnn/cuda/kernels"
+)
+
+// OpenEmulator builds (or takes from the cache) the emulated kernels and opens an emulated
+// device with them (package cuda/emu): the driver and cuBLAS function tables are the
+// emulator's, everything above them is this package's. Its Kernels are ready; it is closed
+// like a GPU. Without a C++ compiler the error wraps emu.ErrNoCompiler.
+func OpenEmulator(o emu.Options) (*Device, error) {
+	e, err := emu.Open(o)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{
+		Ordinal: 0, Name: "emulated GPU", CC: 90, SMs: e.SMs(), MaxThreads: 1024, SharedMem: 48 << 10,
+		TotalMem: e.TotalMem(), Driver: cudalib.Version{Major: 13, Minor: 0}, DriverPath: e.Path(), drv: e.Driver(), emu: e,
+	}
+	d.alloc.free = map[int][]DevPtr{}
+	d.alloc.size = map[DevPtr]int{}
+	d.blas = &cublasHandle{lib: e.CUBLAS(), h: 1}
+	k := &Kernels{d: d, Target: "the CPU (" + e.Compiler() + ")", fns: map[string]uintptr{}, sigs: map[string]string{}}
+	for _, s := range kernels.Sigs {
+		if fn, ok := e.Function(s.Name); ok {
+			k.fns[s.Name] = fn
+			k.sigs[s.Name] = s.Params
+		}
+	}
+	d.kernels = k
+	return d, nil
+}

@@ -1,0 +1,117 @@
+package cuda
+
+// The device's matrix products: a cuBLAS handle on the device's stream, and the row-major
+// products of the launchers mapped to cuBLAS's column-major sgemm.
+
+import (
+	"fmt"
+	"math"
+	"runtime"
+	"unsafe"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+)
+
+// cublasHandle is a cuBLAS handle bound to a device's context and stream.
+type cublasHandle struct {
+	lib *cudalib.CUBLAS
+	h   uintptr
+}
+
+func (h *cublasHandle) destroy() error {
+	if r := h.lib.Destroy(h.h); r != 0 {
+		return fmt.Errorf("cuda: cublasDestroy: status %d", r)
+	}
+	return nil
+}
+
+// blasLocked returns the device's cuBLAS handle, creating it on first use.
+func (d *Device) blasLocked() (*cublasHandle, error) {
+	if d.blas != nil {
+		return d.blas, nil
+	}
+	lib, err := cudalib.LoadCUBLAS(d.Driver)
+	if err != nil {
+		return nil, err
+	}
+	h := &cublasHandle{lib: lib}
+	if r := lib.Create(unsafe.Pointer(&h.h)); r != 0 {
+		return nil, fmt.Errorf("cuda: cublasCreate (%s): status %d", lib.Path, r)
+	}
+	if r := lib.SetStream(h.h, d.stream); r != 0 {
+		lib.Destroy(h.h)
+		return nil, fmt.Errorf("cuda: cublasSetStream (%s): status %d", lib.Path, r)
+	}
+	if r := lib.SetMathMode(h.h, cudalib.CublasDefaultMath); r != 0 {
+		lib.Destroy(h.h)
+		return nil, fmt.Errorf("cuda: cublasSetMathMode (%s): status %d", lib.Path, r)
+	}
+	d.blas = h
+	return h, nil
+}
+
+// gemmArgs are the column-major cuBLAS arguments that compute a row-major product.
+type gemmArgs struct {
+	ta, tb        int32
+	m, n, k       int32
+	a, b          DevPtr
+	lda, ldb, ldc int32
+	outIsEmpty    bool
+}
+
+// rowMajorGemm maps the row-major product C [m, n] = op(A)·op(B) (op(A) [m, k], op(B) [k, n];
+// A stored [m, k], or [k, m] when transA; B stored [k, n], or [n, k] when transB) to cuBLAS's
+// column-major sgemm. A row-major matrix is its transpose in column-major order, so the call
+// computes Cᵀ = op(B)ᵀ·op(A)ᵀ: the operands are swapped, the transpose flags kept, m and n
+// swapped, and each leading dimension is the stored row length.
+func rowMajorGemm(transA, transB bool, m, n, k int, a, b DevPtr) (gemmArgs, error) {
+	for _, v := range []int{m, n, k} {
+		if v < 0 || v > math.MaxInt32 {
+			return gemmArgs{}, fmt.Errorf("cuda: gemm size %d×%d×%d out of range", m, n, k)
+		}
+	}
+	g := gemmArgs{ta: cudalib.CublasOpN, tb: cudalib.CublasOpN, m: int32(n), n: int32(m), k: int32(k), a: b, b: a}
+	lda, ldb := k, n // stored row lengths of A and B
+	if transA {
+		lda = m
+		g.tb = cudalib.CublasOpT
+	}
+	if transB {
+		ldb = k
+		g.ta = cudalib.CublasOpT
+	}
+	g.lda, g.ldb, g.ldc = int32(max(ldb, 1)), int32(max(lda, 1)), int32(max(n, 1))
+	g.outIsEmpty = m == 0 || n == 0
+	return g, nil
+}
+
+// gemmLocked queues C = op(A)·op(B) in row-major order (see rowMajorGemm); C is overwritten.
+func (d *Device) gemmLocked(transA, transB bool, m, n, k int, a, b, c DevPtr) error {
+	g, err := rowMajorGemm(transA, transB, m, n, k, a, b)
+	if err != nil {
+		return err
+	}
+	if g.outIsEmpty {
+		return nil
+	}
+	if k == 0 { // an empty inner dimension: C = 0
+		return d.fillLocked(c, m*n, 0)
+	}
+	h, err := d.blasLocked()
+	if err != nil {
+		return err
+	}
+	var pin runtime.Pinner
+	defer pin.Unpin()
+	alpha, beta := new(float32), new(float32)
+	*alpha = 1
+	pin.Pin(alpha)
+	pin.Pin(beta)
+	return d.timedLocked("sgemm", func() error {
+		r := h.lib.Sgemm(h.h, g.ta, g.tb, g.m, g.n, g.k, unsafe.Pointer(alpha), uint64(g.a), g.lda, uint64(g.b), g.ldb, unsafe.Pointer(beta), uint64(c), g.ldc)
+		if r != 0 {
+			return fmt.Errorf("cuda: cublasSgemm (%s) for a row-major %d×%d·%d×%d product: status %d", h.lib.Path, m, k, k, n, r)
+		}
+		return nil
+	})
+}

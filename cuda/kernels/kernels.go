@@ -1,0 +1,78 @@
+package kernels
+
+// Sig declares a kernel: the file that defines it, its name, and its parameters, one letter
+// each: 'p' a device pointer, 'i' an int, 'f' a float, 'u' an unsigned 64-bit integer. Launches
+// are checked against it at run time, and the compile gate checks it against the parameter
+// list NVRTC writes into the PTX, so the Go side and the CUDA side cannot drift apart
+// unnoticed.
+type Sig struct {
+	File, Name, Params string
+}
+
+// Sigs declares every kernel of the *.cu files, each launched by one of package cuda's
+// launchers.
+var Sigs = []Sig{
+	{"gather.cu", "gather_rows", "ppppiii"},
+	{"gather.cu", "scatter_add_rows", "ppppiii"},
+	{"gather.cu", "edge_sum", "ppppppiii"},
+	{"softmax.cu", "seg_softmax_max", "pppiii"},
+	{"softmax.cu", "seg_softmax_exp", "pppppiii"},
+	{"softmax.cu", "seg_softmax_div", "pppiii"},
+	{"softmax.cu", "seg_softmax_bwd_dot", "ppppiii"},
+	{"softmax.cu", "seg_softmax_bwd", "pppppiii"},
+	{"batchnorm.cu", "bn_train_stats", "ppppppiiff"},
+	{"batchnorm.cu", "bn_stats_sum_part", "pppiii"},
+	{"batchnorm.cu", "bn_stats_mean", "ppii"},
+	{"batchnorm.cu", "bn_stats_sq_part", "ppppiii"},
+	{"batchnorm.cu", "bn_stats_finish", "ppppppiiff"},
+	{"batchnorm.cu", "bn_eval_stats", "ppppif"},
+	{"batchnorm.cu", "bn_apply", "ppppppppii"},
+	{"batchnorm.cu", "bn_backward", "ppppppppiii"},
+	{"batchnorm.cu", "bn_backward_part", "ppppiii"},
+	{"batchnorm.cu", "bn_backward_combine", "ppppii"},
+	{"batchnorm.cu", "bn_backward_dx", "pppppppiii"},
+	{"batchnorm.cu", "bn_relu_mask", "pppppii"},
+	{"layernorm.cu", "ln_forward", "pppppppiif"},
+	{"layernorm.cu", "ln_backward_x", "ppppppii"},
+	{"layernorm.cu", "ln_backward_params", "pppppii"},
+	{"layernorm.cu", "ln_params_part", "ppppiii"},
+	{"layernorm.cu", "ln_params_combine", "pppii"},
+	{"gated.cu", "gated_edges", "pppppppiiii"},
+	{"gated.cu", "gated_div", "ppii"},
+	{"gated.cu", "gated_backward", "pppppppppiiii"},
+	{"gaussian.cu", "gauss_weights", "ppppiii"},
+	{"gaussian.cu", "gauss_grad_u", "ppppppiii"},
+	{"gaussian.cu", "gauss_grad_params", "pppppppiii"},
+	{"kernelmix.cu", "kernel_mix", "pppiii"},
+	{"kernelmix.cu", "kernel_mix_grad_x", "pppiii"},
+	{"kernelmix.cu", "kernel_mix_grad_w", "pppiii"},
+	{"heads.cu", "head_dot", "pppiii"},
+	{"heads.cu", "head_scale", "pppiii"},
+	{"elementwise.cu", "ew_add", "pppi"},
+	{"elementwise.cu", "ew_mul", "pppi"},
+	{"elementwise.cu", "ew_sub", "pppi"},
+	{"elementwise.cu", "ew_div", "pppi"},
+	{"elementwise.cu", "ew_scalar", "pppiii"},
+	{"elementwise.cu", "ew_relu", "ppi"},
+	{"elementwise.cu", "ew_relu_grad", "pppi"},
+	{"elementwise.cu", "ew_sigmoid", "ppi"},
+	{"elementwise.cu", "ew_sigmoid_grad", "pppi"},
+	{"elementwise.cu", "ew_tanh", "ppi"},
+	{"elementwise.cu", "ew_tanh_grad", "pppi"},
+	{"elementwise.cu", "ew_exp", "ppi"},
+	{"elementwise.cu", "ew_abs", "ppi"},
+	{"elementwise.cu", "ew_abs_grad", "pppi"},
+	{"elementwise.cu", "add_bias", "pppii"},
+	{"elementwise.cu", "broadcast_rows", "ppii"},
+	{"elementwise.cu", "col_sum", "ppii"},
+	{"elementwise.cu", "col_sum_part", "ppiii"},
+	{"elementwise.cu", "col_sum_combine", "ppii"},
+	{"dropout.cu", "dropout", "ppifuu"},
+	{"loss.cu", "masked_l1", "ppppi"},
+	{"loss.cu", "masked_l1_grad", "pppppi"},
+	{"loss.cu", "ce_rows", "pppppii"},
+	{"loss.cu", "ce_reduce", "ppppi"},
+	{"loss.cu", "ce_total", "pppii"},
+	{"loss.cu", "ce_grad", "ppppppii"},
+	{"adam.cu", "adam_step", "ppppiffffff"},
+}
