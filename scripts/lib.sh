@@ -1,0 +1,42 @@
+# lib.sh: helpers sourced by the reproduction scripts in this folder; not run on its own.
+#
+# Every script sources it first thing: it turns on strict mode, moves to the repository root
+# (so the scripts work from any folder; relative paths given to them are then relative to the
+# root), and defines:
+#   GO      the go command (environment GO, default go)
+#   DATA    the benchmark data folder (environment REWIREGNN_DATA or DATA, default ../shared/data)
+#   run     prints a command (prefixed "+ ") on standard error, then runs it
+#   die     prints a message on standard error and exits with status 2
+#   usage   prints the calling script's header comment (its usage)
+set -euo pipefail
+
+SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+if ! grep -q '^module github.com/rewiregnn/rewiregnn$' go.mod 2>/dev/null; then
+	echo "$(basename "$0"): $(pwd) is not the rewiregnn repository root" >&2
+	exit 2
+fi
+
+GO=${GO:-go}
+DATA=${REWIREGNN_DATA:-${DATA:-../shared/data}}
+
+run() {
+	printf '+' >&2
+	printf ' %q' "$@" >&2
+	printf '\n' >&2
+	"$@"
+}
+
+usage() {
+	sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "$SELF"
+}
+
+die() {
+	echo "$(basename "$0"): $*" >&2
+	exit 2
+}
+
+# need_data DATASET: fails early, naming the folder, when a file-backed dataset's files are missing.
+need_data() {
+	[[ -d "$DATA/$1" ]] || die "no $DATA/$1: point REWIREGNN_DATA (or DATA) at the benchmark data folder"
+}

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# tables.sh: aggregate finished runs (result.json, metrics.jsonl) into the paper-shaped tables:
+# mean ± population std over seeds, the paper's value beside each cell, Markdown, LaTeX, plots
+# (metric vs r, seconds per epoch and density vs r, validation curves), results.md, tables.md
+# and summary.json (cmd/tables).
+#
+#   scripts/tables.sh [-o OUT] [-r RUNS] [-s STATS.json …] GRID   # one grid's table
+#   scripts/tables.sh [-o OUT] [-r RUNS] -a                       # every table found under RUNS
+#
+#   GRID  a grid name or file: zinc-reduced, zinc-gpu, table-zinc, … (configs/grids/GRID.yaml)
+#   -a    every run under RUNS (default runs), into OUT (default docs/results)
+#   -o    output folder (default docs/results/GRID for a grid); "-" prints Markdown only
+#   -r    runs folder (default: docs/results/GRID/runs when it exists, as for zinc-gpu, whose
+#         runs are kept in the repository; otherwise the grid's own out folder, e.g.
+#         runs/zinc-reduced)
+#   -s    a cmd/stats -json file for our density column (repeatable; default: every
+#         *-stats.json in OUT, else in docs/results/GRID; make one with scripts/stats.sh -j -o)
+#
+# Examples:
+#   scripts/tables.sh zinc-reduced                     # docs/results/zinc-reduced from runs/zinc-reduced
+#   scripts/tables.sh zinc-gpu                         # docs/results/zinc-gpu from its runs/ folder
+#   scripts/tables.sh -o /tmp/t zinc-gpu               # the same, elsewhere
+#   scripts/tables.sh -a                               # every table under runs/ into docs/results
+# Paths are relative to the repository root.
+#
+# Environment: GO.
+source "$(dirname "$0")/lib.sh"
+
+all=0 out= runs= stats=()
+while getopts "ao:r:s:h" opt; do
+	case $opt in
+	a) all=1 ;;
+	o) out=$OPTARG ;;
+	r) runs=$OPTARG ;;
+	s) stats+=("$OPTARG") ;;
+	h) usage; exit 0 ;;
+	*) exit 2 ;;
+	esac
+done
+shift $((OPTIND - 1))
+
+args=()
+if ((all)); then
+	[[ $# -eq 0 ]] || die "-a takes no grid (got $*)"
+	out=${out:-docs/results}
+	args+=(-runs "${runs:-runs}")
+else
+	[[ $# -eq 1 ]] || die "give one grid, or -a (see -h)"
+	grid=$1
+	if [[ ! -f $grid ]]; then
+		grid=configs/grids/${grid%.yaml}.yaml
+	fi
+	[[ -f $grid ]] || die "no grid $1 (looked for $grid)"
+	name=$(basename "$grid" .yaml)
+	home=docs/results/$name
+	out=${out:-$home}
+	if [[ -z $runs && -d $home/runs ]]; then
+		runs=$home/runs
+	fi
+	args+=(-grid "$grid")
+	[[ -z $runs ]] || args+=(-runs "$runs")
+fi
+
+if [[ ${#stats[@]} -eq 0 ]]; then
+	shopt -s nullglob
+	[[ $out == - ]] || stats=("$out"/*-stats.json)
+	if [[ ${#stats[@]} -eq 0 && -n ${home:-} ]]; then
+		stats=("$home"/*-stats.json)
+	fi
+	shopt -u nullglob
+fi
+for s in "${stats[@]}"; do
+	args+=(-stats "$s")
+done
+[[ $out == - ]] || args+=(-out "$out")
+
+run "$GO" run ./cmd/tables "${args[@]}"
