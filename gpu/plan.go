@@ -2,9 +2,8 @@ package gpu
 
 import (
 	"fmt"
-	"reflect"
-	"strings"
 
+	"github.com/rewiregnn/rewiregnn/exec"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -96,7 +95,7 @@ var kinds = map[string]bool{
 	ops.OpAddBias: true, ops.OpColSum: true, ops.OpAdd: true, ops.OpRelu: true, ops.OpReluGrad: true,
 	ops.OpDropout: true, ops.OpDropoutGrad: true, ops.OpMaskedL1: true, ops.OpMaskedL1Grad: true,
 	ops.OpWeightedCE: true, ops.OpWeightedCEGrad: true,
-	"+": true, "-": true, "⊙": true, "÷": true, "tanh": true, "sigmoid": true, "exp": true, "abs": true,
+	exec.KindAdd: true, exec.KindSub: true, exec.KindMul: true, exec.KindDiv: true, exec.KindTanh: true, exec.KindSigmoid: true, exec.KindExp: true, exec.KindAbs: true,
 }
 
 // Kinds lists every step kind the executor runs.
@@ -118,35 +117,21 @@ var groupSize = map[string]int{
 	ops.OpEdgeSumGrad: 2, ops.OpGaussianGrad: 3, ops.OpKernelMixGradX: 2, ops.OpKernelMixGradW: 2,
 }
 
-// opOf classifies a node's op: a project op (described by ops.Describe), a Gorgonia
-// element-wise operator, or a constant; ok is false for anything else.
-func opOf(n *gorgonia.Node) (kind string, d ops.DeviceOp, constant bool, ok bool) {
+// opOf classifies a node's op: a project op (described by ops.Describe), one of Gorgonia's
+// element-wise operators or a constant (recognised by exec.Kinds); ok is false for anything else.
+func (c *compiler) opOf(n *gorgonia.Node) (kind string, d ops.DeviceOp, constant bool, ok bool) {
 	op := n.Op()
 	if d, ok := ops.Describe(op); ok {
 		return d.Kind, d, false, true
 	}
-	t := reflect.TypeOf(op)
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Name() {
-	case "constantScalar", "constantTensor":
-		return "const", d, true, true
-	case "elemBinOp", "elemUnaryOp":
-		k, _, _ := strings.Cut(op.String(), " ")
+	switch k := c.kinds.Of(c.pl.Net.B.G, n); k {
+	case exec.KindConst:
+		return k, d, true, true
+	case "":
+	default:
 		return k, d, false, kinds[k]
 	}
 	return fmt.Sprintf("%v (%T)", op, op), d, false, false
-}
-
-// children returns n's inputs in argument order (a node used twice appears twice).
-func children(g *gorgonia.ExprGraph, n *gorgonia.Node) []*gorgonia.Node {
-	var out []*gorgonia.Node
-	it := g.From(n.ID())
-	for it.Next() {
-		out = append(out, it.Node().(*gorgonia.Node))
-	}
-	return out
 }
 
 func elems(n *gorgonia.Node) int {
@@ -201,7 +186,7 @@ func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
 	}
 	c := &compiler{pl: &Plan{Net: net, byNode: map[int64]int{}}, p: p, rows: map[*ops.Index]int{},
 		masks: map[*ops.Mask]bool{}, groups: map[groupKey]int{}, fwdStep: map[any]int{}, params: map[int64]string{},
-		inputs: inputTensors(net.In)}
+		inputs: inputTensors(net.In), kinds: exec.NewKinds()}
 	for _, n := range net.B.Learn {
 		c.params[n.ID()] = n.Name()
 	}
@@ -268,6 +253,7 @@ type compiler struct {
 	masks   map[*ops.Mask]bool
 	groups  map[groupKey]int // → step
 	fwdStep map[any]int      // forward state → its step
+	kinds   *exec.Kinds      // recognises Gorgonia's element-wise ops and constants
 }
 
 func (c *compiler) addVal(v Value) int {
@@ -323,7 +309,7 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		pl.byNode[n.ID()] = c.addVal(v)
 		return nil
 	}
-	kind, d, constant, ok := opOf(n)
+	kind, d, constant, ok := c.opOf(n)
 	if !ok {
 		return fmt.Errorf("gpu: %s: op %s has no device kernel", describeNode(n), kind)
 	}
@@ -346,7 +332,7 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		return nil
 	}
 	var ins []int
-	for _, ch := range children(pl.Net.B.G, n) {
+	for _, ch := range exec.Children(pl.Net.B.G, n) {
 		id, ok := pl.byNode[ch.ID()]
 		if !ok {
 			return fmt.Errorf("gpu: %s: input %s is not computed before it", describeNode(n), describeNode(ch))
