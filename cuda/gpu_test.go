@@ -1085,7 +1085,7 @@ func TestGPUDropout(t *testing.T) {
 			seed := rng.Uint64()
 			want := make([]float32, n)
 			for i := range want {
-				if DropoutKeep(seed, int64(i), p) {
+				if ops.DropKeep(seed, int(i), p) {
 					want[i] = xv[i] * float32(1/(1-p))
 				}
 			}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/tensor"
 )
 
@@ -93,7 +94,7 @@ func TestDropoutKeep(t *testing.T) {
 	for _, p := range []float64{0, 0.1, 0.5} {
 		kept := 0
 		for i := int64(0); i < n; i++ {
-			if DropoutKeep(42, i, p) {
+			if ops.DropKeep(42, int(i), p) {
 				kept++
 			}
 		}
@@ -103,7 +104,7 @@ func TestDropoutKeep(t *testing.T) {
 	}
 	same := 0
 	for i := int64(0); i < 1000; i++ {
-		if DropoutKeep(1, i, 0.5) == DropoutKeep(2, i, 0.5) {
+		if ops.DropKeep(1, int(i), 0.5) == ops.DropKeep(2, int(i), 0.5) {
 			same++
 		}
 	}
@@ -132,9 +133,10 @@ func TestRoundSize(t *testing.T) {
 	}
 }
 
-// TestDropoutKeepMatchesNN checks that the GPU's dropout mask (dropout.cu, whose CPU twin is
-// DropoutKeep) is the ops' CPU mask bit for bit: for several sites, steps and rates, element i is
-// kept by DropoutKeep(site.StepSeed(), i, rate) exactly when nn keeps it.
+// TestDropoutKeepMatchesNN checks that the mask the GPU's dropout kernel is given (the step seed
+// and rate, drawn by ops.DropKeep, dropout.cu's CPU twin) is the mask a dropout site applies:
+// for several sites, steps and rates, element i is kept by DropKeep(site.StepSeed(), i, rate)
+// exactly when nn keeps it.
 func TestDropoutKeepMatchesNN(t *testing.T) {
 	p, err := nn.NewParams(tensor.Float32, 3)
 	if err != nil {
@@ -148,7 +150,7 @@ func TestDropoutKeepMatchesNN(t *testing.T) {
 			kept := 0
 			for i := 0; i < 50000; i++ {
 				want := st.Keep(i)
-				if got := DropoutKeep(seed, int64(i), rate); got != want {
+				if got := ops.DropKeep(seed, int(i), rate); got != want {
 					t.Fatalf("rate %v, step %d, element %d: GPU mask %t, nn %t", rate, step, i, got, want)
 				}
 				if want {

@@ -529,9 +529,9 @@ func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
 	return k.binary("ew_abs_grad", "abs backward", dx, x, g, n)
 }
 
-// Dropout writes out = x·float32(1/(1 − rate)) where DropoutKeep(seed, i, rate), else 0: the ops'
-// inverted dropout with seed = ops.DropState.StepSeed() of the step. The backward pass is the
-// same call on the output gradient with the same seed. CPU twin: DropoutKeep (and ops.Dropout).
+// Dropout writes out = x·float32(1/(1 − rate)) where ops.DropKeep(seed, i, rate), else 0: the
+// ops' inverted dropout with seed = ops.DropState.StepSeed() of the step. The backward pass is
+// the same call on the output gradient with the same seed. CPU twin: ops.DropKeep and ops.Dropout.
 func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, seed uint64) error {
 	c := k.check("dropout").sizes("n", n).buf("out", out, n).buf("x", x, n).cond(rate >= 0 && rate < 1, "rate = %v, want 0 ≤ rate < 1", rate)
 	return k.run(c, func() error {
@@ -611,20 +611,9 @@ func (k *Kernels) AdamStep(a Adam, step int, x, m, v, g DevPtr, n int) error {
 	})
 }
 
-// DropoutKeep is the dropout mask of element i under seed: the CPU twin of dropout.cu, bit for
-// bit, and the same function as the ops' mask (DropState.Keep) when seed = DropState.StepSeed():
-// splitmix64(seed ⊕ i·0x9E3779B97F4A7C15) >> 11 ≥ DropoutThreshold(rate).
-func DropoutKeep(seed uint64, i int64, rate float64) bool {
-	z := seed ^ (uint64(i) * 0x9E3779B97F4A7C15)
-	z += 0x9E3779B97F4A7C15
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EB
-	z ^= z >> 31
-	return z>>11 >= DropoutThreshold(rate)
-}
-
-// DropoutThreshold is ⌈rate·2⁵³⌉: a 53-bit draw u survives when u ≥ it, which is exactly
-// u·2⁻⁵³ ≥ rate (the scaling by 2⁵³ is exact in float64).
+// DropoutThreshold is ⌈rate·2⁵³⌉, the kernel's form of the rate: a 53-bit draw u survives
+// when u ≥ it, which is exactly ops.DropKeep's u·2⁻⁵³ ≥ rate (the scaling by 2⁵³ is exact in
+// float64).
 func DropoutThreshold(rate float64) uint64 {
 	if rate <= 0 {
 		return 0

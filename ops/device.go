@@ -92,7 +92,7 @@ func Describe(op gorgonia.Op) (DeviceOp, bool) {
 func (ix *Index) CheckRows(rows int) error { return ix.check(rows) }
 
 // StepSeed is the seed of the current training step's mask: element i is kept when
-// splitmix64(StepSeed ⊕ i·0x9e3779b97f4a7c15) >> 11 ≥ ⌈Rate·2⁵³⌉ (cuda.DropoutKeep).
+// DropKeep(StepSeed, i, Rate).
 func (s *DropState) StepSeed() uint64 { return s.Seed ^ mix64(*s.step) }
 
 // Keep reports whether element i survives at the current step (the mask the CPU op applies).

@@ -27,8 +27,13 @@ func NewDropState(name string, rate float64, seed uint64, step *uint64) *DropSta
 }
 
 // keep reports whether element i survives at the current step.
-func (s *DropState) keep(i int) bool {
-	return unitFloat(mix64(s.Seed^mix64(*s.step)^uint64(i)*0x9e3779b97f4a7c15)) >= s.Rate
+func (s *DropState) keep(i int) bool { return DropKeep(s.StepSeed(), i, s.Rate) }
+
+// DropKeep is the dropout mask: whether element i survives under a step's seed (StepSeed) at
+// the given rate, splitmix64(seed ⊕ i·0x9e3779b97f4a7c15) mapped to [0, 1) and compared with
+// the rate. The GPU's dropout kernel (cuda/kernels/dropout.cu) draws the same mask.
+func DropKeep(seed uint64, i int, rate float64) bool {
+	return unitFloat(mix64(seed^uint64(i)*0x9e3779b97f4a7c15)) >= rate
 }
 
 // mix64 is the splitmix64 finaliser.
