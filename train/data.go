@@ -30,7 +30,8 @@ func (r *run) loadData() error {
 		if enc == "" {
 			enc = prep.EncNone
 		}
-		key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops}
+		// the generated datasets are drawn with the seed data.LoadSplit uses, cached or not
+		key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops, Seed: data.DefaultGenSeed}
 		if enc == prep.EncLap {
 			key.Q = d.Q
 		}
