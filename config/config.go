@@ -15,15 +15,16 @@ type Run struct {
 	Out     string  `mapstructure:"out" yaml:"out"`       // root folder of run directories
 }
 
-// Dataset selects the data and its preprocessing (REFERENCE §5).
+// Dataset selects the data (docs/protocol.md §"Datasets") and its preprocessing (§"Rewiring" to
+// §"Laplacian encoding").
 type Dataset struct {
 	Name      string `mapstructure:"name" yaml:"name"`             // data registry name (zinc, aqsol, cluster, pattern, mnist, cifar10, neighborsmatch-N, erdosrenyi)
 	Dir       string `mapstructure:"dir" yaml:"dir"`               // data folder; "" → $REWIREGNN_DATA, then ../shared/data
 	R         int    `mapstructure:"r" yaml:"r"`                   // rewiring radius, ≥ 1
 	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // none | adj | short | lp
 	CLS       bool   `mapstructure:"cls" yaml:"cls"`               // add the CLS node
-	Q         int    `mapstructure:"q" yaml:"q"`                   // Laplacian width for lp (dataset default, REFERENCE §9.7)
-	SelfLoops bool   `mapstructure:"self_loops" yaml:"self_loops"` // self-loops in the rewired graph (REFERENCE §9.2)
+	Q         int    `mapstructure:"q" yaml:"q"`                   // Laplacian width for lp (dataset default, docs/protocol.md §"Laplacian encoding")
+	SelfLoops bool   `mapstructure:"self_loops" yaml:"self_loops"` // self-loops in the rewired graph (docs/protocol.md §"Rewiring")
 	Cache     string `mapstructure:"cache" yaml:"cache"`           // preprocessing cache folder; "" disables the cache
 	// ValFraction carves this fraction of the training split off as validation when the
 	// dataset has no validation split (NeighborsMatch); 0 monitors the training loss instead.
@@ -32,7 +33,8 @@ type Dataset struct {
 	Subset int `mapstructure:"subset" yaml:"subset"`
 }
 
-// Model selects the network and its shape (REFERENCE §2–§4).
+// Model selects the network and its shape (docs/protocol.md §"GatedGCN", §"MoNet",
+// §"Graph Transformer").
 type Model struct {
 	Name      string `mapstructure:"name" yaml:"name"`       // gatedgcn | monet | transformer
 	Layers    int    `mapstructure:"layers" yaml:"layers"`   // ≥ 1
@@ -50,14 +52,15 @@ type Model struct {
 	Readout string `mapstructure:"readout" yaml:"readout"`
 	// EdgeFeat feeds the input edge features to the layers (bgnn's edge_feat). GatedGCN and the
 	// Transformer always use them; for MoNet it is the paper's edge embedding added to the
-	// kernel weights (REFERENCE §3.4), required with the adj and short encodings.
+	// kernel weights (docs/protocol.md §"MoNet edge embedding"), required with the adj and short
+	// encodings.
 	EdgeFeat      bool    `mapstructure:"edge_feat" yaml:"edge_feat"`
 	Dropout       float64 `mapstructure:"dropout" yaml:"dropout"`                 // in [0, 1)
 	InFeatDropout float64 `mapstructure:"in_feat_dropout" yaml:"in_feat_dropout"` // in [0, 1)
-	SPEncoder     string  `mapstructure:"sp_encoder" yaml:"sp_encoder"`           // table | linear (REFERENCE §9.5)
+	SPEncoder     string  `mapstructure:"sp_encoder" yaml:"sp_encoder"`           // table | linear (docs/protocol.md §"Input layer and encoders")
 }
 
-// Train is the optimisation protocol (REFERENCE §7).
+// Train is the optimisation protocol (docs/protocol.md §"Training protocol").
 type Train struct {
 	Seeds     []int64       `mapstructure:"seeds" yaml:"seeds"` // one run per seed; default 41, 95, 12, 35
 	BatchSize int           `mapstructure:"batch_size" yaml:"batch_size"`
@@ -71,5 +74,6 @@ type Train struct {
 	Monitor   string        `mapstructure:"monitor" yaml:"monitor"`   // val_loss | train_loss: what the LR schedule watches
 }
 
-// PaperSeeds are the four seeds of REFERENCE §7.2.
+// PaperSeeds are the four seeds of docs/protocol.md §"Seeds" (benchmarking-gnns' seeds; the
+// paper names none).
 var PaperSeeds = []int64{41, 95, 12, 35}

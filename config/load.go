@@ -206,7 +206,7 @@ func defaultLayers(dataset, model string) ([]*layer, error) {
 	out = append(out, md)
 	if family == "neighborsmatch" {
 		l := newLayer("neighborsmatch depth")
-		l.vals["model.layers"] = setting{val: depth + 1, src: dataset + " (model.layers = depth+1, REFERENCE §9.12)"}
+		l.vals["model.layers"] = setting{val: depth + 1, src: dataset + " (model.layers = depth+1, docs/protocol.md §\"GatedGCN configuration\")"}
 		out = append(out, l)
 	}
 	if ov := all["override/"+family+"-"+model+".yaml"]; ov != nil {

@@ -245,7 +245,7 @@ func (r *Run) validateModelKeys(bad func(key, format string, args ...any)) {
 			bad("model.pseudo_dim", "want a pseudo-coordinate width of at least 1, got %d", m.PseudoDim)
 		}
 		if !m.EdgeFeat && (r.Dataset.Encoding == "adj" || r.Dataset.Encoding == "short") {
-			bad("model.edge_feat", "must be true with the %s encoding: it lives on the edges, and MoNet reads it only through its edge embedding (REFERENCE §3.4)", r.Dataset.Encoding)
+			bad("model.edge_feat", "must be true with the %s encoding: it lives on the edges, and MoNet reads it only through its edge embedding (docs/protocol.md §\"MoNet edge embedding\")", r.Dataset.Encoding)
 		}
 	}
 	if !m.EdgeFeat && m.Name != "monet" {

@@ -18,7 +18,7 @@ import (
 
 // The tests run in configs/, so paths are relative to it.
 
-// expected runs per grid: REFERENCE §8's configs (× seeds = jobs).
+// expected runs per grid: the settings of docs/protocol.md §"Experiment grid" (× seeds = jobs).
 var gridCounts = map[string]struct {
 	table         string
 	configs, jobs int

@@ -592,7 +592,7 @@ func (k *Kernels) WeightedCEBackward(dz, z, labels, w, g DevPtr, r, cl int) erro
 	})
 }
 
-// Adam holds the hyper-parameters of nn.Adam (REFERENCE §1.5).
+// Adam holds the hyper-parameters of nn.Adam (docs/protocol.md §"Optimiser").
 type Adam struct{ LR, Beta1, Beta2, Eps float64 }
 
 // NewAdam returns Adam with the paper's β₁ = 0.9, β₂ = 0.999, ε = 1e-8.

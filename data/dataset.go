@@ -38,7 +38,7 @@ func ResolveDataDir(dir string) (string, error) {
 }
 
 // Spec describes a dataset: its vocabularies and the constants rewiring gives to the edges it
-// adds (C_e) and to the CLS node (C_v), REFERENCE §5.4.
+// adds (C_e) and to the CLS node (C_v): docs/protocol.md §"Edge and CLS constants".
 type Spec struct {
 	Name      string
 	NodeVocab int  // categorical node vocabulary without the CLS id (0 when node features are floats)
@@ -48,7 +48,7 @@ type Spec struct {
 	LapQ      int  // default number of Laplacian eigenvectors
 	Directed  bool // edges are not stored in both directions
 	Splits    []string
-	Task      Task // what is predicted (REFERENCE §6)
+	Task      Task // what is predicted (docs/protocol.md §"Datasets")
 	Classes   int  // number of classes (logits) of a classification task; 0 for regression
 }
 

@@ -12,8 +12,8 @@ const NeighborsMatchMaxDepth = 9
 // NeighborsMatchTree returns the blank tree of the NeighborsMatch task (Alon & Yahav 2021,
 // tech-srl/bottleneck tasks/tree_dataset.py) for problem radius depth: a complete binary tree
 // whose 2^(depth+1)−1 nodes are numbered in DFS pre-order (root 0, left subtree first), edges
-// child→parent and no self-loops (REFERENCE §9 item 12: rewiring adds them). It returns the
-// node count, the edges and the leaves in DFS order.
+// child→parent and no self-loops (rewiring adds them; docs/protocol.md §"NeighborsMatch"). It
+// returns the node count, the edges and the leaves in DFS order.
 func NeighborsMatchTree(depth int) (n int, src, dst []int32, leaves []int32) {
 	n = 1<<(depth+1) - 1
 	var walk func(cur, last int)
@@ -174,7 +174,8 @@ func stratifiedSplit(rng *rand.Rand, gs []*Graph, frac float64) (train, test []*
 }
 
 // ErdosRenyiConfig describes the retrieval toy task of the paper's Erdős–Rényi figure
-// (REFERENCE §8): Graphs graphs G(N, P), graph i of class i, constant node features.
+// (docs/protocol.md §"Erdos-Renyi task"): Graphs graphs G(N, P), graph i of class i, constant node
+// features.
 type ErdosRenyiConfig struct {
 	Graphs int
 	N      int

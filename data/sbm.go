@@ -44,12 +44,12 @@ func ClusterConfig() SBMConfig {
 		Train: 10000, Val: 1000, Test: 1000}
 }
 
-// PatternConfig returns the PATTERN recipe REFERENCE §6 specifies, with the benchmark's split
-// sizes (10000/2000/2000): 5 blocks of 5..34 nodes, p = 0.5, q = 0.35, 100 pattern instances of
-// 5..34 nodes with internal probability 0.5, pattern↔block probability 0.5, vocabulary 3. It is
-// the later version of the benchmark's notebook (marked "v4" there, commit c57794a). It gives
-// about 117 nodes and 5870 directed edges per graph and an r = 1 density of about .43, the
-// density the rewiring paper reports for PATTERN, which is why it is the default.
+// PatternConfig returns the PATTERN recipe of docs/protocol.md §"PATTERN", with the benchmark's
+// split sizes (10000/2000/2000): 5 blocks of 5..34 nodes, p = 0.5, q = 0.35, 100 pattern instances
+// of 5..34 nodes with internal probability 0.5, pattern↔block probability 0.5, vocabulary 3. It is
+// the later version of the benchmark's notebook (marked "v4" there, commit c57794a). It gives about
+// 117 nodes and 5870 directed edges per graph and an r = 1 density of about .43, the density the
+// rewiring paper reports for PATTERN, which is why it is the default.
 func PatternConfig() SBMConfig {
 	return SBMConfig{Name: "pattern", Blocks: 5, SizeMin: 5, SizeMax: 34, P: 0.5, Q: 0.35,
 		PatternSize: 5, PatternSizeMax: 34, PatternP: 0.5, PatternQ: 0.5, Vocab: 3, Patterns: 100,

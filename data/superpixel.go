@@ -7,7 +7,7 @@ import (
 )
 
 // SuperpixelOptions says how images become superpixel graphs (Knyazev et al.'s extraction as
-// used by benchmarking-gnns, REFERENCE §6).
+// used by benchmarking-gnns; docs/protocol.md §"MNIST and CIFAR10").
 type SuperpixelOptions struct {
 	MaxNodes    int     // at most this many superpixels (75 MNIST, 150 CIFAR-10)
 	Compactness float64 // SLIC compactness (0.25 MNIST, 10 CIFAR-10)
@@ -97,7 +97,8 @@ func Superpixels(im *Images, i int, o SuperpixelOptions) ([]float32, int, error)
 	return feat, k, nil
 }
 
-// KNNGraph builds the superpixel graph of REFERENCE §6 from n node coordinates (x[2i], x[2i+1]):
+// KNNGraph builds the superpixel graph of docs/protocol.md §"MNIST and CIFAR10" from n node
+// coordinates (x[2i], x[2i+1]):
 // K_ij = exp(−(‖x_i−x_j‖/σ_i)²) with σ_i the mean distance from i to its k nearest other nodes,
 // A = ½(K + Kᵀ) with zero diagonal, and directed edges from each node to the k nodes of largest
 // A_ij (ties to the lower index), edge feature A_ij. A graph with at most k+1 nodes is complete

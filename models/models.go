@@ -23,9 +23,9 @@ type Encoding struct {
 	SPLinear bool   // shortest path by Linear(1→d) instead of a table
 }
 
-// IO returns the input layer and head of REFERENCE §2.2 for a dataset, with the encodings of
-// §5.6. Feature widths are read off the dataset's constants: the CLS node's feature row has the
-// nodes' width, C_e the edges'.
+// IO returns the input layer, with its encodings, and the head of a dataset (docs/protocol.md
+// §"Input layer and encoders", §"Readouts", §"MLP readout"). Feature widths are read off the
+// dataset's constants: the CLS node's feature row has the nodes' width, C_e the edges'.
 func IO(spec *data.Spec, enc Encoding) (nn.IO, error) {
 	io := nn.IO{}
 	if spec.NodeVocab > 0 {

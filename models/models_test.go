@@ -14,7 +14,7 @@ var (
 	trans = config.Model{Name: "transformer", Layers: 4, Hidden: 48, Heads: 6, Norm: "pre_bn"}
 )
 
-// TestParamCounts checks the 100K configurations against REFERENCE §2.4, §3.3 and §4.2:
+// TestParamCounts checks the 100K configurations against docs/protocol.md §"Parameter budgets":
 //
 //	GatedGCN: 4(5d²+9d) = 100 520 (d = 70) + node input + edge input + MLPReadout(70→C)
 //	          (2485 + 612 + 18C): ZINC 105 875, AQSOL 108 535, CLUSTER 104 355, PATTERN 104 003,

@@ -8,8 +8,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Adam is PyTorch's Adam without weight decay (REFERENCE §1.5): with bias-corrected moments
-// m̂ = m/(1−β₁ᵗ), v̂ = v/(1−β₂ᵗ), each parameter moves by −lr·m̂/(√v̂ + ε).
+// Adam is PyTorch's Adam without weight decay (docs/protocol.md §"Optimiser"): with
+// bias-corrected moments m̂ = m/(1−β₁ᵗ), v̂ = v/(1−β₂ᵗ), each parameter moves by −lr·m̂/(√v̂ + ε).
 type Adam struct {
 	LR, Beta1, Beta2, Eps float64
 	step                  int

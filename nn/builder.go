@@ -119,7 +119,8 @@ func (b *Builder) BatchNorm(x *gorgonia.Node, name string, mask *ops.Mask) *gorg
 	return b.ok(y, err, name)
 }
 
-// MLPReadout is bgnn's MLPReadout: d → ⌊d/2⌋ → ⌊d/4⌋ → out with ReLU between (REFERENCE §1.3).
+// MLPReadout is bgnn's MLPReadout: d → ⌊d/2⌋ → ⌊d/4⌋ → out with ReLU between
+// (docs/protocol.md §"MLP readout").
 func (b *Builder) MLPReadout(x *gorgonia.Node, name string, d, out int) *gorgonia.Node {
 	h := b.Relu(b.Linear(x, name+".0", d, d/2))
 	h = b.Relu(b.Linear(h, name+".1", d/2, d/4))

@@ -91,7 +91,8 @@ type Inputs struct {
 	Adj       *tensor.Dense // [Edges, AdjDim] adjacency-power encoding (nil if unused)
 	Lap       *tensor.Dense // [Nodes, LapQ] Laplacian encoding (nil if unused)
 	// LapSign multiplies column j of the Laplacian encoding by LapSign[j] on Load: the
-	// training-time random sign flip (REFERENCE §9.7). All ones unless the trainer sets it.
+	// training-time random sign flip (docs/protocol.md §"Laplacian encoding", "Sign"). All
+	// ones unless the trainer sets it.
 	LapSign   []float32
 	Y         *tensor.Dense // [Graphs, 1] regression target (nil for classification)
 	Labels    *ops.Index    // class per graph, or per node for node tasks, weighted (nil for regression)
@@ -371,7 +372,7 @@ func fillW(t *tensor.Dense, real int) {
 }
 
 // pseudoCoords writes MoNet's pseudo-coordinates (1/√(deg src + 1), 1/√(deg dst + 1)) per
-// edge, with in-degrees of the graph fed to the model (REFERENCE §3.1).
+// edge, with in-degrees of the graph fed to the model (docs/protocol.md §"MoNet layer").
 func (in *Inputs) pseudoCoords(u *data.Graph) {
 	if cap(in.deg) < u.N {
 		in.deg = make([]float64, in.B.Nodes)

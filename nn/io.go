@@ -7,7 +7,8 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// Readouts: how a model turns node states into the rows its head predicts (REFERENCE §1.4, §2.3).
+// Readouts: how a model turns node states into the rows its head predicts (docs/protocol.md
+// §"Readouts").
 const (
 	ReadoutMean = "mean" // mean of each graph's nodes
 	ReadoutCLS  = "cls"  // each graph's CLS node
@@ -15,7 +16,7 @@ const (
 	ReadoutNode = "node" // every node (CLUSTER, PATTERN)
 )
 
-// Losses (REFERENCE §6.1).
+// Losses (docs/protocol.md §"Losses and metrics").
 const (
 	LossL1  = "l1"     // mean absolute error of a one-column prediction
 	LossCE  = "ce"     // mean cross-entropy
@@ -23,8 +24,8 @@ const (
 )
 
 // IO describes what a model reads from a dataset's batches and what it predicts: the input
-// layer (REFERENCE §2.2, §5.6) and the readout, MLP head and loss (§1.3, §1.4, §6.1). It is the
-// same for every model.
+// layer (docs/protocol.md §"Input layer and encoders") and the readout, MLP head and loss
+// (§"Readouts", §"MLP readout", §"Losses and metrics"). It is the same for every model.
 type IO struct {
 	NodeVocab int  // rows of each categorical node table (the CLS id included); 0 with float node features
 	NodeCols  int  // categorical node columns, one table each, summed (NeighborsMatch: key and value); 0 means 1
@@ -32,7 +33,7 @@ type IO struct {
 	EdgeVocab int  // rows of the edge-type table; 0 without
 	EdgeFloat int  // width of float edge features, embedded by Linear(EdgeFloat→d); 0 without
 	SPRows    int  // rows of the shortest-path table (r+2); 0 without the encoding
-	SPLinear  bool // encode the shortest path by Linear(1→d) on its value instead (REFERENCE §9.5)
+	SPLinear  bool // encode the shortest path by Linear(1→d) on its value instead (docs/protocol.md §"Input layer and encoders")
 	AdjDim    int  // width r of the adjacency-power encoding; 0 without
 	LapQ      int  // width of the Laplacian encoding; 0 without
 	Readout   string
@@ -134,13 +135,15 @@ func (io IO) EdgeParams(d int) int {
 	return p
 }
 
-// HeadParams is the parameter count of the MLP readout d → ⌊d/2⌋ → ⌊d/4⌋ → Out (§1.3).
+// HeadParams is the parameter count of the MLP readout d → ⌊d/2⌋ → ⌊d/4⌋ → Out
+// (docs/protocol.md §"MLP readout").
 func (io IO) HeadParams(d int) int {
 	h1, h2 := d/2, d/4
 	return d*h1 + h1 + h1*h2 + h2 + h2*io.Out + io.Out
 }
 
-// NodeInput embeds the node features and adds the Laplacian encoding (REFERENCE §5.6):
+// NodeInput embeds the node features and adds the Laplacian encoding (docs/protocol.md
+// §"Input layer and encoders"):
 // h⁰ = Σ_c Emb_c(f_c) (or Linear(f)) [+ Linear(q→d)(p)].
 func (b *Builder) NodeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	var h *gorgonia.Node

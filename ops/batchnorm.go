@@ -33,11 +33,11 @@ func NewBNState(name string, d int) *BNState {
 	return s
 }
 
-// BatchNorm normalises the kept rows of x ([rows, d]) per column and returns γ⊙x̂+β (REFERENCE
-// §1.2). In training the statistics are the mean and biased variance over the rows mask keeps,
-// and the running statistics are updated with momentum 0.1 and the unbiased variance; in
-// evaluation the running statistics are used. Rows the mask drops come out as zeros and get no
-// gradient.
+// BatchNorm normalises the kept rows of x ([rows, d]) per column and returns γ⊙x̂+β
+// (docs/protocol.md §"Batch normalisation"). In training the statistics are the mean and biased
+// variance over the rows mask keeps, and the running statistics are updated with momentum 0.1 and
+// the unbiased variance; in evaluation the running statistics are used. Rows the mask drops come
+// out as zeros and get no gradient.
 func BatchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask) (*gorgonia.Node, error) {
 	return batchNorm(x, gamma, beta, st, mask, false, nil)
 }

@@ -12,7 +12,7 @@ import (
 )
 
 // WeightedCE is the weighted softmax cross-entropy of the rows of logits ([R, C]) against the
-// classes in labels.Idx, normalised by the total weight (REFERENCE §6.1):
+// classes in labels.Idx, normalised by the total weight (docs/protocol.md §"Losses and metrics"):
 //
 //	loss = Σ_i W_i · (−log softmax(z_i)[y_i]) / Σ_i W_i
 //

@@ -8,7 +8,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// GatedEps is added to the gate sum in GatedAggregate (REFERENCE §2.1).
+// GatedEps is added to the gate sum in GatedAggregate (docs/protocol.md §"GatedGCN layer").
 const GatedEps = 1e-6
 
 // GatedAggregate is GatedGCN's edge-gated mean, fused into one op: with η = σ(ê) per edge,

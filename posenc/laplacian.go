@@ -8,11 +8,11 @@ import (
 	"gonum.org/v1/gonum/mat"
 )
 
-// Laplacian computes the spectral node encoding of REFERENCE §5.5(c): the eigenvectors of
-// Δ = I − D^-1/2 A D^-1/2 for the q smallest eigenvalues after the first, with A symmetrised as
-// max(A, Aᵀ) and degrees clipped below at 1, zero-padded to width q when the graph has fewer
-// than q+1 nodes. Each eigenvector's sign is fixed so that its entry of largest magnitude (the
-// first one, on ties) is positive. A Laplacian value is a reusable workspace, not safe for
+// Laplacian computes the spectral node encoding of docs/protocol.md §"Laplacian encoding": the
+// eigenvectors of Δ = I − D^-1/2 A D^-1/2 for the q smallest eigenvalues after the first, with A
+// symmetrised as max(A, Aᵀ) and degrees clipped below at 1, zero-padded to width q when the graph
+// has fewer than q+1 nodes. Each eigenvector's sign is fixed so that its entry of largest magnitude
+// (the first one, on ties) is positive. A Laplacian value is a reusable workspace, not safe for
 // concurrent use.
 type Laplacian struct {
 	a, vals, vecs, inv []float64

@@ -28,13 +28,13 @@ import (
 
 // PreprocessVersion is bumped whenever rewiring, the encodings or their conventions change in a
 // way that alters the cached graphs; files written by another version are rebuilt.
-const PreprocessVersion = 2 // 2: "pattern" became the REFERENCE §6 recipe
+const PreprocessVersion = 2 // 2: "pattern" became the later notebook recipe (docs/protocol.md §"PATTERN")
 
 // Encodings accepted in Key.Encoding.
 const (
-	EncAdj   = "adj"   // adjacency powers on edges (REFERENCE §5.5b)
-	EncShort = "short" // shortest-path distance on edges (§5.5a)
-	EncLap   = "lp"    // Laplacian eigenvectors on nodes of the original graph (§5.5c)
+	EncAdj   = "adj"   // adjacency powers on edges (docs/protocol.md §"Adjacency-power encoding")
+	EncShort = "short" // shortest-path distance on edges (docs/protocol.md §"Shortest-path encoding")
+	EncLap   = "lp"    // Laplacian eigenvectors on nodes of the original graph (docs/protocol.md §"Laplacian encoding")
 	EncNone  = "none"  // rewiring only
 	EncRaw   = "raw"   // the split as loaded, not rewired (R must be 0): caches slow loaders such as superpixels
 )
@@ -47,7 +47,7 @@ type Key struct {
 	Encoding  string
 	CLS       bool
 	Q         int  // Laplacian width; used with EncLap only
-	SelfLoops bool // the paper's setting is true (REFERENCE §5.2)
+	SelfLoops bool // the paper's setting is true (docs/protocol.md §"Rewiring")
 	Seed      uint64
 	Version   int // preprocessing version; 0 means PreprocessVersion
 }

@@ -259,8 +259,8 @@ func (t *Table) mdCell(c string, r int) string {
 	return s
 }
 
-// statsMarkdown is the per-setting run statistics (REFERENCE §7.6: params, epochs, hours,
-// seconds per epoch).
+// statsMarkdown is the per-setting run statistics (params, epochs, hours, seconds per epoch:
+// the result.json fields of docs/protocol.md §"Final evaluation", averaged as §"Reporting" says).
 func (t *Table) statsMarkdown() string {
 	var b strings.Builder
 	b.WriteString("Runs: seeds finished, validation and training metric (final model, eval mode), epochs, seconds per training epoch, total hours (preprocessing included), parameters, device, stop reasons.\n\n")

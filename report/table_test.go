@@ -131,7 +131,7 @@ func TestSummaryFindsPaperSetting(t *testing.T) {
 		ours := res.Rows[len(res.Rows)-1].Cells[ds]
 		s, r, ok := paperChoice(f, ds, ours)
 		if !ok || s+" "+string(rune('0'+r)) != want {
-			t.Errorf("%s: %s %d %v, want %s (REFERENCE §8)", ds, s, r, ok, want)
+			t.Errorf("%s: %s %d %v, want %s (docs/protocol.md §\"Experiment grid\")", ds, s, r, ok, want)
 		}
 	}
 	groups, _ := results.Aggregate(zincRuns(), results.Options{})

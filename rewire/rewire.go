@@ -1,7 +1,8 @@
 // Package rewire expands a graph to its r-hop graph (an edge u→v for every directed path of at
 // most r steps, self-loops included by default), optionally joins a CLS node to every node, and
 // attaches the shortest-path and adjacency-power edge encodings that keep the original graph
-// recoverable (Recover). REFERENCE §5.2–5.5, §5.7.
+// recoverable (Recover), and measures density: docs/protocol.md §"Rewiring" to
+// §"Adjacency-power encoding", §"Density" and §"Lossless recovery".
 package rewire
 
 import (
@@ -18,7 +19,7 @@ import (
 // Options says how to rewire.
 type Options struct {
 	R         int      // hop radius, ≥ 1
-	SelfLoops bool     // add u→u for every node (REFERENCE §5.2; the paper's setting is true)
+	SelfLoops bool     // add u→u for every node (docs/protocol.md §"Rewiring"; the paper's setting is true)
 	CLS       bool     // append a CLS node joined to every node in both directions
 	SP        bool     // attach the shortest-path encoding (Graph.SP)
 	Adj       bool     // attach the adjacency-power encoding (Graph.Adj, R values per edge)
@@ -342,7 +343,7 @@ func addCLS(out *data.Graph, n, m int, opt Options) {
 
 // Density returns |E'| / n² over the non-CLS nodes of a rewired graph: the number of its edges
 // that do not touch the CLS node, self-loops included, over the squared number of original
-// nodes (REFERENCE §5.7). It is NaN for a graph without nodes.
+// nodes (docs/protocol.md §"Density"). It is NaN for a graph without nodes.
 func Density(g *data.Graph) float64 {
 	n := g.OrigNodes()
 	if n == 0 {

@@ -8,10 +8,10 @@ import (
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
-// Meter accumulates one split's loss and metric over the batches of an epoch, with the
-// reductions of REFERENCE §6.1: the loss, MAE and the SBM accuracy are unweighted means over
-// batches; accuracy is correct/total over the split. Its fields are exported so a checkpoint
-// can carry a half-finished epoch.
+// Meter accumulates one split's loss and metric over the batches of an epoch, with the reductions
+// of docs/protocol.md §"Losses and metrics": the loss, MAE and the SBM accuracy are unweighted
+// means over batches; accuracy is correct/total over the split. Its fields are exported so a
+// checkpoint can carry a half-finished epoch.
 type Meter struct {
 	Metric    string
 	Classes   int
@@ -96,11 +96,11 @@ func (m *Meter) Balanced() float64 {
 	return 100 * sum / float64(max(present, 1))
 }
 
-// SBMAccuracy is benchmarking-gnns' per-batch accuracy_SBM (REFERENCE §6.1), literally: the
-// confusion matrix CM runs over the sorted labels present in targets ∪ predictions (K of
-// them); for r = 0..K−1, rec_r = CM[r][r] / #{i : y_i = r}, or 0 when no target equals r
-// (r is used both as a position in CM and as a label value, as in the reference code); the
-// result is 100·Σ rec_r / K.
+// SBMAccuracy is benchmarking-gnns' per-batch accuracy_SBM (docs/protocol.md
+// §"Losses and metrics"), literally: the confusion matrix CM runs over the sorted labels present in
+// targets ∪ predictions (K of them); for r = 0..K−1, rec_r = CM[r][r] / #{i : y_i = r}, or 0 when
+// no target equals r (r is used both as a position in CM and as a label value, as in the reference
+// code); the result is 100·Σ rec_r / K.
 func SBMAccuracy(targets, preds []int32) float64 {
 	set := append(slices.Clone(targets), preds...)
 	slices.Sort(set)

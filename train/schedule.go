@@ -2,10 +2,10 @@ package train
 
 import "math"
 
-// Plateau is PyTorch's ReduceLROnPlateau as benchmarking-gnns uses it (REFERENCE §7 step d):
-// mode min, relative threshold 1e-4, cooldown 0, no lower bound, eps 1e-8. After Patience+1
-// consecutive epochs without a relative improvement of the best value, the rate is multiplied
-// by Factor (unless the change would be at most Eps) and the count restarts.
+// Plateau is PyTorch's ReduceLROnPlateau as benchmarking-gnns uses it (docs/protocol.md
+// §"Learning-rate schedule"): mode min, relative threshold 1e-4, cooldown 0, no lower bound, eps
+// 1e-8. After Patience+1 consecutive epochs without a relative improvement of the best value, the
+// rate is multiplied by Factor (unless the change would be at most Eps) and the count restarts.
 type Plateau struct {
 	LR       float64
 	Factor   float64
@@ -42,5 +42,6 @@ func (p *Plateau) Step(v float64) bool {
 	return false
 }
 
-// StopByLR is the stop rule of REFERENCE §7 step e: the rate has fallen strictly below minLR.
+// StopByLR is the min_lr stop rule of docs/protocol.md §"Stop rules": the rate has fallen
+// strictly below minLR.
 func StopByLR(lr, minLR float64) bool { return lr < minLR }

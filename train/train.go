@@ -1,6 +1,6 @@
-// Package train runs the benchmark protocol (REFERENCE §7): epochs over shuffled batches,
-// evaluation, the plateau learning-rate schedule, stop rules, metrics, checkpoints and resume.
-// The files it writes into a run directory are those of package runfiles.
+// Package train runs the benchmark protocol (docs/protocol.md §"Training protocol"): epochs over
+// shuffled batches, evaluation, the plateau learning-rate schedule, stop rules, metrics,
+// checkpoints and resume. The files it writes into a run directory are those of package runfiles.
 package train
 
 import (

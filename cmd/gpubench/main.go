@@ -412,11 +412,11 @@ func trainingGraphs(s setting, cfg *config.Run, o options) ([]*data.Graph, *data
 	return gs, spec, err
 }
 
-// SyntheticSuperpixels returns n graphs shaped like CIFAR-10's superpixel graphs (REFERENCE
-// §6): 85 to 150 nodes (CIFAR-10 averages about 118, at most 150), each with 5 float features
-// (mean colour in [0, 1] and the centroid over the image side), the directed 8-nearest-
-// neighbour graph of the centroids with its Gaussian edge weights (data.KNNGraph, as the real
-// set), and one of 10 labels. Only the sizes and shapes matter for timing; the values are
+// SyntheticSuperpixels returns n graphs shaped like CIFAR-10's superpixel graphs (docs/protocol.md
+// §"MNIST and CIFAR10"): 85 to 150 nodes (CIFAR-10 averages about 118, at most 150), each with 5
+// float features (mean colour in [0, 1] and the centroid over the image side), the directed
+// 8-nearest-neighbour graph of the centroids with its Gaussian edge weights (data.KNNGraph, as the
+// real set), and one of 10 labels. Only the sizes and shapes matter for timing; the values are
 // random.
 func SyntheticSuperpixels(n int, seed uint64) []*data.Graph {
 	rng := rand.New(rand.NewPCG(seed, 0x5b))

@@ -25,7 +25,7 @@ func runJSON(t *testing.T, args ...string) []Row {
 	return rows
 }
 
-// The density column of the paper's ZINC table (REFERENCE §5.7), r = 1..10.
+// The density column of the paper's ZINC table (docs/protocol.md §"Density"), r = 1..10.
 func TestZINCDensityMatchesPaper(t *testing.T) {
 	paper := []float64{.14, .27, .40, .52, .62, .71, .79, .85, .90, .94}
 	rows := runJSON(t, "-data", testdata.Dir(t), "-dataset", "zinc", "-split", "test", "-r", "1-10")
@@ -45,8 +45,9 @@ func TestZINCDensityMatchesPaper(t *testing.T) {
 	}
 }
 
-// AQSOL validation + test densities with the diagonal, as computed independently in
-// REFERENCE §5.7 (1 992 graphs, several with isolated nodes and several components).
+// AQSOL validation + test densities with the diagonal, computed independently of this code
+// when the protocol was set (1 992 graphs, several with isolated nodes and several components;
+// counting convention: docs/protocol.md §"Density").
 func TestAQSOLValTestDensity(t *testing.T) {
 	ref := []float64{.161, .313, .460, .580, .674, .749, .805, .848, .878, .900}
 	dir := testdata.Dir(t)

@@ -1,8 +1,8 @@
 // adam.cu: one Adam step on a parameter tensor, in place (the optimiser's state is the
 // parameter and its two moments; the gradient is an input and is not written).
 //
-// CPU twin: nn.Adam in nn/adam.go (adamUpdate); REFERENCE §1.5 (PyTorch Adam, no weight
-// decay, β₁ = 0.9, β₂ = 0.999, ε = 1e-8). c1 = 1 − β₁ᵗ and c2 = 1 − β₂ᵗ are the bias
+// CPU twin: nn.Adam in nn/adam.go (adamUpdate); docs/protocol.md §"Optimiser" (PyTorch Adam,
+// no weight decay, β₁ = 0.9, β₂ = 0.999, ε = 1e-8). c1 = 1 − β₁ᵗ and c2 = 1 − β₂ᵗ are the bias
 // corrections of step t, computed on the host in float64 as nn.Adam does.
 //   m = β₁m + (1 − β₁)g;  v = β₂v + (1 − β₂)g²;  x −= lr·(m/c1)/(√(v/c2) + ε)
 #include "common.cuh"

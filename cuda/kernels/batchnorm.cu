@@ -1,10 +1,10 @@
 // batchnorm.cu: masked BatchNorm1d over the kept rows, forward (training and evaluation) and
 // backward, with the running statistics kept on the device.
 //
-// CPU twin: nn.BatchNorm in nn/batchnorm.go (bnForwardCols, bnAffine, bnBackwardCols);
-// REFERENCE §1.2. Training uses the mean and biased variance of the kept rows and updates the
-// running statistics with momentum 0.1 and the unbiased variance; evaluation uses the running
-// statistics. Dropped rows come out as zeros and get no gradient.
+// CPU twin: ops.BatchNorm in ops/batchnorm.go (bnForward, bnBackward; rows in kern/vec.go);
+// docs/protocol.md §"Batch normalisation". Training uses the mean and biased variance of the kept
+// rows and updates the running statistics with momentum 0.1 and the unbiased variance; evaluation
+// uses the running statistics. Dropped rows come out as zeros and get no gradient.
 //
 // Shapes: x, xhat, out, dy, dx [rows, d]; keep [rows] int32 (non-zero: a real row);
 // gamma, beta, mean, invstd, run_mean, run_var, dgamma, dbeta [d].

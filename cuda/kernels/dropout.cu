@@ -1,8 +1,8 @@
 // dropout.cu: inverted dropout whose mask is a pure function of (seed, element index), so the
 // backward pass recomputes it instead of storing it, and forward and backward are one kernel.
 //
-// CPU twin: nn.Dropout (nn/dropout.go, DropState.keep) and cuda.DropoutKeep, bit for bit. With
-// seed = DropState.Seed ⊕ splitmix64(step) (nn.DropState.StepSeed, computed on the host):
+// CPU twin: ops.Dropout (ops/dropout.go, its mask ops.DropKeep), bit for bit. With
+// seed = DropState.Seed ⊕ splitmix64(step) (ops.DropState.StepSeed, computed on the host):
 //   z       = splitmix64(seed ⊕ i·0x9E3779B97F4A7C15)   (increment, then the finaliser)
 //   keep(i) = (z >> 11) ≥ threshold,  threshold = ⌈rate·2⁵³⌉
 // which is nn's unitFloat(z) = (z >> 11)·2⁻⁵³ ≥ rate in exact integer form.

@@ -1,7 +1,7 @@
 // elementwise.cu: element-wise maps, row bias and column sums.
 //
-// CPU twins: nn.Add, nn.Relu (reluKernel, reluGrad) in nn/elementwise.go; nn.AddBias and
-// nn.ColSum (addBias, colSum) in nn/bias.go; gorgonia.Sigmoid, gorgonia.Tanh, gorgonia.Exp and
+// CPU twins: ops.Add, ops.Relu (reluKernel, reluGrad) in ops/elementwise.go; ops.AddBias and
+// ops.ColSum (kern.AddBias, kern.ColSum in kern/rows.go); gorgonia.Sigmoid, gorgonia.Tanh, gorgonia.Exp and
 // gorgonia.Abs with their gorgonia gradients (nn.Builder's Sigmoid, Tanh, Exp, Abs).
 //
 // Element-wise kernels take n elements; gradients of maps whose derivative is a function of

@@ -1,8 +1,8 @@
 // gated.cu: GatedGCN's edge-gated mean aggregation, the edge gate fused with the aggregation,
 // forward and backward.
 //
-// CPU twin: nn.GatedAggregate in nn/gated.go (gatedForwardCols, gatedBackwardCols);
-// REFERENCE §2.1. With η = σ(ê) per edge and feature,
+// CPU twin: ops.GatedAggregate in ops/gated.go (gatedForward, gatedBackward);
+// docs/protocol.md §"GatedGCN layer". With η = σ(ê) per edge and feature,
 //   out[i] = Σ_{m: dst[m]=i} η_m ⊙ bh[src[m]]  ⊘  (Σ_{m: dst[m]=i} η_m + 1e-6).
 // Padding edges (src or dst -1) are skipped; a node without in-edges gets 0.
 //

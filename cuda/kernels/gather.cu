@@ -1,7 +1,7 @@
 // gather.cu: gather rows by index, and its adjoint scatter-add.
 //
-// CPU twins: nn.GatherRows and nn.ScatterAddRows in nn/gather.go (ops nn.Gather, nn.Embed,
-// nn.ScatterAdd). Gather's gradient is ScatterAdd with the same index, and vice versa.
+// CPU twins: kern.GatherRows and kern.ScatterAddRows in kern/rows.go (ops ops.Gather, ops.Embed,
+// ops.ScatterAdd). Gather's gradient is ScatterAdd with the same index, and vice versa.
 //
 // Shapes: x [rows, d]; idx [n] int32 (-1: no row); w [n] optional per-entry weights (null
 // pointer: weight 1).

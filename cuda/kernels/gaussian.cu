@@ -1,6 +1,6 @@
 // gaussian.cu: MoNet's Gaussian kernel weights, forward and backward.
 //
-// CPU twin: nn.GaussianWeights in nn/gaussian.go (gaussW, gaussGrad).
+// CPU twin: ops.GaussianWeights in ops/gaussian.go (gaussW, gaussGrad).
 //   w[m,k] = exp(−½ Σ_c (u[m,c] − mu[k,c])²·is[k,c]²)
 // Gradients, with gw = g[m,k]·w[m,k] and dv = u[m,c] − mu[k,c]:
 //   du[m,c]  = −Σ_k gw·dv·is²       (one thread per (m, c))

@@ -1,7 +1,7 @@
 // heads.cu: per-head products of the graph Transformer's attention, forward kernels that also
 // serve as each other's gradients.
 //
-// CPU twins: nn.HeadDot and nn.HeadScale in nn/heads.go (headDot, headScale). With H heads of
+// CPU twins: ops.HeadDot and ops.HeadScale in ops/heads.go (headDot, headScale). With H heads of
 // width w = d/H:
 //   head_dot    out[m,j]     = Σ_t a[m,j·w+t]·b[m,j·w+t]     (one warp per (m, j))
 //   head_scale  out[m,j·w+t] = s[m,j]·x[m,j·w+t]

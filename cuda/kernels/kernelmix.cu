@@ -1,6 +1,6 @@
 // kernelmix.cu: MoNet's mixture of K kernel blocks, forward and backward.
 //
-// CPU twin: nn.KernelMix in nn/heads.go (kernelMix, kernelMixGradX, kernelMixGradW).
+// CPU twin: ops.KernelMix in ops/heads.go (kernelMix, kernelMixGradX, kernelMixGradW).
 //   out[m,t]     = Σ_k w[m,k]·x[m,k·d+t]
 //   dx[m,k·d+t]  = w[m,k]·g[m,t]
 //   dw[m,k]      = Σ_t x[m,k·d+t]·g[m,t]     (one warp per (m, k))

@@ -1,6 +1,6 @@
 // layernorm.cu: masked LayerNorm over each row's features, forward and backward.
 //
-// CPU twin: nn.LayerNorm in nn/layernorm.go (lnForward, bnAffine, lnBackward): PyTorch
+// CPU twin: ops.LayerNorm in ops/layernorm.go (lnKernel, lnGradKernel; rows in kern/norm.go): PyTorch
 // LayerNorm with biased variance; dropped rows come out as zeros and get no gradient.
 //
 // Shapes: x, xhat, out, dy, dx [rows, d]; keep [rows] int32; invstd [rows] (0 on dropped

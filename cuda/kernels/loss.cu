@@ -1,7 +1,7 @@
 // loss.cu: the training losses, forward (a device scalar) and backward.
 //
-// CPU twins: nn.MaskedL1 in nn/loss.go (maskedL1, l1Grad) and nn.WeightedCE in
-// nn/crossentropy.go (weightedCE); REFERENCE §6.1.
+// CPU twins: ops.MaskedL1 in ops/loss.go (maskedL1, l1Grad) and ops.WeightedCE in
+// ops/crossentropy.go (weightedCE); docs/protocol.md §"Losses and metrics".
 //
 // MaskedL1, p, y, w, dp [n]:      loss = Σ w·|p − y|;   dp = g·w·sign(p − y)
 // WeightedCE, z, dz [r, c]; labels [r] int32 (-1: no label); w [r]:

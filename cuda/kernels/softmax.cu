@@ -1,8 +1,8 @@
 // softmax.cu: softmax over the edges that share a destination (segment softmax), forward and
 // backward.
 //
-// CPU twins: nn.SegmentSoftmaxRows (forward) and segmentSoftmaxGrad (backward) in
-// nn/softmax.go (op nn.SegmentSoftmax).
+// CPU twins: kern.SegmentSoftmaxRows (forward) and kern.SegmentSoftmaxGradRows (backward) in
+// kern/rows.go (op ops.SegmentSoftmax).
 //
 // Shapes: s, y, dy, dx [m, h] (edges × heads); seg [m] int32, the destination of each edge
 // (-1: padding edge, whose row comes out as zeros); per-destination scratch [nodes, h].

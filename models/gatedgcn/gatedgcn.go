@@ -1,6 +1,6 @@
 // Package gatedgcn builds the GatedGCN network of benchmarking-gnns with edge features
-// (REFERENCE §2) as a Gorgonia graph per shape bucket, with the positional encodings and CLS
-// readout of the paper (§5.6, §1.4).
+// (docs/protocol.md §"GatedGCN") as a Gorgonia graph per shape bucket, with the positional
+// encodings and CLS readout of the paper (§"Input layer and encoders", §"Readouts").
 package gatedgcn
 
 import (
@@ -18,10 +18,11 @@ type Config struct {
 	nn.IO
 	BatchNorm bool
 	Residual  bool
-	Dropout   float64 // after each layer's residual (REFERENCE §2.1 step 4; 0 in every paper config)
+	Dropout   float64 // after each layer's residual (docs/protocol.md §"GatedGCN layer"; 0 in every paper config)
 }
 
-// ZINC is the 100K ZINC configuration (REFERENCE §2.3) without encodings or CLS node.
+// ZINC is the 100K ZINC configuration (docs/protocol.md §"GatedGCN configuration") without
+// encodings or CLS node.
 func ZINC() Config {
 	return Config{Layers: 4, Hidden: 70, IO: nn.IO{NodeVocab: 28, EdgeVocab: 4, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1},
 		BatchNorm: true, Residual: true}
@@ -48,7 +49,8 @@ func (c Config) Validate() error {
 // Inputs says which batch inputs the network reads.
 func (c Config) Inputs() nn.InputSpec { return c.InputSpec() }
 
-// Params is the trainable-parameter count: L(5d²+9d) + input layer + head (§2.4).
+// Params is the trainable-parameter count: L(5d²+9d) + input layer + head (docs/protocol.md
+// §"Parameter budgets").
 func (c Config) Params() int {
 	d := c.Hidden
 	return c.Layers*(5*d*d+9*d) + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
@@ -82,7 +84,7 @@ func Builder(cfg Config) nn.BuildFunc {
 	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
 }
 
-// layer is one GatedGCN layer (REFERENCE §2.1):
+// layer is one GatedGCN layer (docs/protocol.md §"GatedGCN layer"):
 //
 //	ê = C e + D h_src + E h_dst,  η = σ(ê)
 //	ĥ = A h + Σ_in η⊙B h_src ⊘ (Σ_in η + 1e-6)

@@ -10,7 +10,8 @@ import (
 )
 
 // TestParamCountZINC: L(5d²+9d) + 28d + 4d + (d·⌊d/2⌋ + ⌊d/2⌋ + ⌊d/2⌋·⌊d/4⌋ + ⌊d/4⌋ + ⌊d/4⌋ + 1)
-// = 100 520 + 1960 + 280 + 3115 = 105 875 for L = 4, d = 70 (REFERENCE §2.4).
+// = 100 520 + 1960 + 280 + 3115 = 105 875 for L = 4, d = 70 (docs/protocol.md
+// §"Parameter budgets").
 func TestParamCountZINC(t *testing.T) {
 	cfg := ZINC()
 	if got := cfg.Params(); got != 105875 {

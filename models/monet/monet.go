@@ -1,6 +1,7 @@
 // Package monet builds MoNet (Gaussian-mixture model CNN, benchmarking-gnns GMMLayer with sum
-// aggregation, REFERENCE §3) as a Gorgonia graph per shape bucket, with the paper's optional edge
-// embeddings added to the kernel weights (§3.4) and the positional encodings of §5.6.
+// aggregation, docs/protocol.md §"MoNet") as a Gorgonia graph per shape bucket, with the paper's
+// optional edge embeddings added to the kernel weights (§"MoNet edge embedding") and the
+// positional encodings of §"Input layer and encoders".
 package monet
 
 import (
@@ -14,7 +15,7 @@ import (
 
 // Config is the network's shape. Edge inputs (nn.IO's edge vocabulary or float width) are
 // optional: without them this is bgnn's MoNet; with them, the paper's edge embedding enters
-// the kernel weights (§3.4).
+// the kernel weights (docs/protocol.md §"MoNet edge embedding").
 type Config struct {
 	Layers, Hidden int
 	Kernels        int // K Gaussian kernels
@@ -25,7 +26,8 @@ type Config struct {
 	Dropout   float64 // after each layer's bias (0 in every paper config)
 }
 
-// ZINC is bgnn's 100K MoNet configuration for ZINC (§3.3), without edge embedding.
+// ZINC is bgnn's 100K MoNet configuration for ZINC (docs/protocol.md
+// §"MoNet configuration"), without edge embedding.
 func ZINC() Config {
 	return Config{Layers: 4, Hidden: 90, Kernels: 3, PseudoDim: 2,
 		IO: nn.IO{NodeVocab: 28, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, BatchNorm: true, Residual: true}
@@ -37,7 +39,7 @@ func (c Config) Validate() error {
 	case c.Layers < 1 || c.Hidden < 4 || c.Kernels < 1 || c.PseudoDim < 1:
 		return fmt.Errorf("monet: layers %d, hidden %d, kernels %d, pseudo dim %d: all must be positive (hidden ≥ 4)", c.Layers, c.Hidden, c.Kernels, c.PseudoDim)
 	case (c.SPRows > 0 || c.AdjDim > 0) && !c.HasEdgeInput():
-		return fmt.Errorf("monet: edge encodings need the edge embedding (an edge input, REFERENCE §3.4)")
+		return fmt.Errorf("monet: edge encodings need the edge embedding (an edge input, docs/protocol.md §\"MoNet edge embedding\")")
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("monet: dropout %g outside [0, 1)", c.Dropout)
 	}
@@ -78,7 +80,7 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
 	d := cfg.Hidden
 	h := bd.NodeInput(in, cfg.IO, d)
-	eps := bd.EdgeInput(in, cfg.IO, d) // static edge embedding ε (§3.4), nil without edge input
+	eps := bd.EdgeInput(in, cfg.IO, d) // static edge embedding ε (docs/protocol.md §"MoNet edge embedding"), nil without edge input
 	u := bd.Input("pseudo", in.DegSrc)
 	for l := 0; l < cfg.Layers; l++ {
 		h = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, u, eps)
@@ -96,8 +98,9 @@ func Builder(cfg Config) nn.BuildFunc {
 	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
 }
 
-// layer is one GMM layer (§3.2): kernel weights w = Gaussian(tanh(P·u + p); μ, 1/σ) (+ U·ε),
-// h̃_i = Σ_k Σ_in w_k · (F h_src)_k, then BN, ReLU, residual and the bias, in bgnn's order.
+// layer is one GMM layer (docs/protocol.md §"MoNet layer"): kernel weights
+// w = Gaussian(tanh(P·u + p); μ, 1/σ) (+ U·ε), h̃_i = Σ_k Σ_in w_k · (F h_src)_k, then BN, ReLU,
+// residual and the bias, in bgnn's order.
 func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, u, eps *gorgonia.Node) *gorgonia.Node {
 	d, k, pd := c.Hidden, c.Kernels, c.PseudoDim
 	ut := b.Tanh(b.Linear(u, name+".pseudo", 2, pd))

@@ -24,8 +24,9 @@ func count(t *testing.T, cfg Config) int {
 }
 
 // TestParamCountZINC: 4·(K·d² + 2K·p + 3d + 3p) + 28·d + MLPReadout(90→1)
-// = 4·24 588 + 2520 + 5130 = 106 002 (REFERENCE §3.3). The edge embedding of §3.4 adds
-// 4·90 (bond embedding) + 4·(90·3 + 3).
+// = 4·24 588 + 2520 + 5130 = 106 002 (docs/protocol.md §"MoNet configuration",
+// §"Parameter budgets"). The edge embedding (§"MoNet edge embedding") adds 4·90 (bond
+// embedding) + 4·(90·3 + 3).
 func TestParamCountZINC(t *testing.T) {
 	cfg := ZINC()
 	if got := cfg.Params(); got != 106002 {

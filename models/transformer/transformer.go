@@ -1,6 +1,7 @@
-// Package transformer builds the paper's graph Transformer (REFERENCE §4.1) as a Gorgonia graph
-// per shape bucket: multi-head attention over each node's in-edges in the rewired graph, scores
-// (A_k ĥ_i)ᵀ(B_k ĥ_j) + C_k ê_ij divided by the hidden width d, pre-norm batch norm by default.
+// Package transformer builds the paper's graph Transformer (docs/protocol.md §"Transformer layer")
+// as a Gorgonia graph per shape bucket: multi-head attention over each node's in-edges in the
+// rewired graph, scores (A_k ĥ_i)ᵀ(B_k ĥ_j) + C_k ê_ij divided by the hidden width d, pre-norm
+// batch norm by default.
 package transformer
 
 import (
@@ -27,7 +28,8 @@ type Config struct {
 	Dropout float64 // on the attention and FFN outputs (0 in the paper)
 }
 
-// ZINC is the 100K ZINC configuration of REFERENCE §4.2: L = 4, d = 48, 6 heads, pre-BN.
+// ZINC is the 100K ZINC configuration of docs/protocol.md §"Transformer configuration": L = 4,
+// d = 48, 6 heads, pre-BN.
 func ZINC() Config {
 	return Config{Layers: 4, Hidden: 48, Heads: 6, IO: nn.IO{NodeVocab: 28, EdgeVocab: 4, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, Norm: PreBN}
 }
@@ -55,8 +57,8 @@ func (c Config) Validate() error {
 // Inputs says which batch inputs the network reads.
 func (c Config) Inputs() nn.InputSpec { return c.InputSpec() }
 
-// Params is the trainable-parameter count: per layer 11d² + (H+12)d (§4.1), plus the input
-// layer and the head.
+// Params is the trainable-parameter count: per layer 11d² + (H+12)d (docs/protocol.md
+// §"Transformer layer"), plus the input layer and the head.
 func (c Config) Params() int {
 	d := c.Hidden
 	return c.Layers*(11*d*d+(c.Heads+12)*d) + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
@@ -90,7 +92,7 @@ func Builder(cfg Config) nn.BuildFunc {
 	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
 }
 
-// layer is one Transformer layer. Pre-BN (§4.1):
+// layer is one Transformer layer. Pre-BN (docs/protocol.md §"Transformer layer"):
 //
 //	ĥ = BN_h1(h), ê = BN_e(e)
 //	ĥĥ = attention(ĥ, ê) + h,  h' = FFN_h(BN_h2(ĥĥ)) + ĥĥ,  e' = FFN_e(ê) + e

@@ -10,7 +10,8 @@ import (
 )
 
 // TestParamCountZINC: 4·(11d² + (H+12)d) + 28d + 4d + MLPReadout(48→1)
-// = 104 832 + 1344 + 192 + 1489 = 107 857 for d = 48, H = 6 (REFERENCE §4.2), for every norm.
+// = 104 832 + 1344 + 192 + 1489 = 107 857 for d = 48, H = 6, for every norm (docs/protocol.md
+// §"Transformer configuration", §"Parameter budgets").
 func TestParamCountZINC(t *testing.T) {
 	for _, norm := range []string{PreBN, PostBN, PreLN, PostLN} {
 		cfg := ZINC()
