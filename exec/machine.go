@@ -29,7 +29,7 @@ type step struct {
 	also *gorgonia.Node   // a sum folded into the op: also bound to its result
 	vals []gorgonia.Value
 	ds   []*tensor.Dense // a sum step's terms
-	out  buffer          // a sum step's result
+	out  ops.Buffer      // a sum step's result
 	// summand: the op (an ops.Func that SumsIn) is given a summand as its last input.
 	summand bool
 	// plan is passed to an ops.Func (nil: none).
@@ -331,7 +331,7 @@ func (s *step) sum() (gorgonia.Value, error) {
 		}
 		ds[i] = d
 	}
-	out := s.out.get(s.node.Dtype(), s.node.Shape()...)
+	out := s.out.Get(s.node.Dtype(), s.node.Shape()...)
 	if out.Dtype() == tensor.Float64 {
 		sumInto(out.Float64s(), ds, (*tensor.Dense).Float64s)
 	} else {
@@ -355,18 +355,6 @@ func sumInto[T kern.Float](out []T, ds []*tensor.Dense, data func(*tensor.Dense)
 			}
 		}
 	})
-}
-
-// buffer is a sum step's reusable output tensor: reallocated only when the shape or type
-// changes.
-type buffer struct{ t *tensor.Dense }
-
-func (b *buffer) get(dt tensor.Dtype, shape ...int) *tensor.Dense {
-	if b.t != nil && b.t.Dtype() == dt && b.t.Shape().Eq(tensor.Shape(shape)) {
-		return b.t
-	}
-	b.t = tensor.New(tensor.WithShape(shape...), tensor.Of(dt))
-	return b.t
 }
 
 // shareColSums lets a product's gradient pass also compute a ColSum of its output gradient g

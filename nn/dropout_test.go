@@ -1,11 +1,12 @@
 package nn
 
 import (
-	"github.com/rewiregnn/rewiregnn/ops"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/internal/gradcheck"
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -13,8 +14,8 @@ import (
 func TestDropoutGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 7, 5)
-	c := randMatrix(g, rng, "c", 7, 5)
+	x := gradcheck.RandMatrix(g, rng, "x", 7, 5)
+	c := gradcheck.RandMatrix(g, rng, "c", 7, 5)
 	p, _ := NewParams(tensor.Float64, 1)
 	p.Step = 9
 	y, err := ops.Dropout(x, p.DropState("d", 0.4))
@@ -22,7 +23,7 @@ func TestDropoutGrad(t *testing.T) {
 		t.Fatal(err)
 	}
 	l := gorgonia.Must(gorgonia.Sum(gorgonia.Must(gorgonia.HadamardProd(y, c))))
-	checkGrad(t, g, l, x)
+	gradcheck.Assert(t, g, l, x)
 }
 
 // TestDropoutMask: in training about Rate of the entries are zero and the rest scaled by

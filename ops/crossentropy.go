@@ -168,7 +168,7 @@ func (op *ceOp) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.N
 type ceGradOp struct {
 	base
 	fwd *ceOp
-	out buffer
+	out Buffer
 }
 
 func (op *ceGradOp) Arity() int            { return 2 }
@@ -202,7 +202,7 @@ func (op *ceGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := op.out.get(z.Dtype(), z.Shape()...)
+	out := op.out.Get(z.Dtype(), z.Shape()...)
 	if z.Dtype() == tensor.Float64 {
 		weightedCE(z.Float64s(), cols, op.fwd.labels, out.Float64s(), g)
 	} else {

@@ -46,7 +46,7 @@ type Func struct {
 	colSum   bool
 	lin      *linGrad
 	dev      DeviceOp // attributes another executor needs (device.go); Kind is filled from name
-	out      buffer
+	out      Buffer
 	ds       []*tensor.Dense
 	in64     [][]float64
 	in32     [][]float32
@@ -145,7 +145,7 @@ func (op *Func) Run(p *Plan, vs ...gorgonia.Value) (gorgonia.Value, error) {
 			return nil, fmt.Errorf("%v: %w", op, err)
 		}
 	}
-	out := op.out.get(ds[0].Dtype(), s...)
+	out := op.out.Get(ds[0].Dtype(), s...)
 	if ds[0].Dtype() == tensor.Float64 {
 		for i, d := range ds {
 			op.in64[i] = d.Float64s()

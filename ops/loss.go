@@ -79,7 +79,7 @@ func (op *l1Op) SymDiff(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.N
 // l1GradOp: d/dpred = g · w ⊙ sign(pred − y) (0 where pred = y, as PyTorch).
 type l1GradOp struct {
 	base
-	out buffer
+	out Buffer
 }
 
 func (op *l1GradOp) Arity() int            { return 4 }
@@ -113,7 +113,7 @@ func (op *l1GradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	if err != nil {
 		return nil, err
 	}
-	out := op.out.get(ds[0].Dtype(), ds[0].Shape()...)
+	out := op.out.Get(ds[0].Dtype(), ds[0].Shape()...)
 	if ds[0].Dtype() == tensor.Float64 {
 		l1Grad(out.Float64s(), ds[0].Float64s(), ds[1].Float64s(), ds[2].Float64s(), g)
 	} else {

@@ -113,12 +113,12 @@ func linGradKernel[T kern.Float](st *linGrad, which int) planKernel[T] {
 				sum = in[2]
 			}
 			if !alone {
-				dw = st.ops[1].out.get(dt, a, b).Data().([]T)
+				dw = st.ops[1].out.Get(dt, a, b).Data().([]T)
 			}
 		} else {
 			g, dw = in[1], out
 			if !alone {
-				dx = st.ops[0].out.get(dt, m, a).Data().([]T)
+				dx = st.ops[0].out.Get(dt, m, a).Data().([]T)
 			}
 		}
 		if p != nil && p.ColSum != nil {

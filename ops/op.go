@@ -90,10 +90,12 @@ func fnType(n int) hm.Type {
 func matT() hm.Type { return gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')} }
 func vecT() hm.Type { return gorgonia.TensorType{Dims: 1, Of: hm.TypeVariable('a')} }
 
-// buffer is an op's reusable output tensor: reallocated only when the shape or type changes.
-type buffer struct{ t *tensor.Dense }
+// Buffer is a reusable output tensor (an op's, or an executor step's): reallocated only when the
+// shape or type changes.
+type Buffer struct{ t *tensor.Dense }
 
-func (b *buffer) get(dt tensor.Dtype, shape ...int) *tensor.Dense {
+// Get returns the buffer's tensor with element type dt and the given shape.
+func (b *Buffer) Get(dt tensor.Dtype, shape ...int) *tensor.Dense {
 	if b.t != nil && b.t.Dtype() == dt && b.t.Shape().Eq(tensor.Shape(shape)) {
 		return b.t
 	}

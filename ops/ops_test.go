@@ -6,30 +6,15 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/internal/gradcheck"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-func randMatrix(g *gorgonia.ExprGraph, rng *rand.Rand, name string, shape ...int) *gorgonia.Node {
-	n := 1
-	for _, s := range shape {
-		n *= s
-	}
-	xs := make([]float64, n)
-	for i := range xs {
-		xs[i] = rng.NormFloat64()
-	}
-	t := tensor.New(tensor.WithShape(shape...), tensor.WithBacking(xs))
-	if len(shape) == 1 {
-		return gorgonia.NewVector(g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithValue(t), gorgonia.WithName(name))
-	}
-	return gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(shape...), gorgonia.WithValue(t), gorgonia.WithName(name))
-}
-
 // project reduces y to the scalar Σ y⊙R with a fixed random R, so every output entry matters.
 func project(t *testing.T, g *gorgonia.ExprGraph, rng *rand.Rand, y *gorgonia.Node) *gorgonia.Node {
 	t.Helper()
-	r := randMatrix(g, rng, "R", y.Shape()...)
+	r := gradcheck.RandMatrix(g, rng, "R", y.Shape()...)
 	p, err := gorgonia.HadamardProd(y, r)
 	if err != nil {
 		t.Fatal(err)
@@ -41,28 +26,13 @@ func project(t *testing.T, g *gorgonia.ExprGraph, rng *rand.Rand, y *gorgonia.No
 	return s
 }
 
-func checkGrad(t *testing.T, g *gorgonia.ExprGraph, loss *gorgonia.Node, wrt ...*gorgonia.Node) {
-	t.Helper()
-	res, err := GradCheck(g, loss, wrt, 1e-6, 200)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("checked %d entries: max abs %.2g, max rel %.2g", res.Checked, res.MaxAbs, res.MaxRel)
-	if res.MaxGrad == 0 {
-		t.Fatal("every gradient is zero")
-	}
-	if res.MaxRel > 1e-6 {
-		t.Fatalf("gradient mismatch: max rel %.3g at %s", res.MaxRel, res.Worst)
-	}
-}
-
 func TestBatchNormGrad(t *testing.T) {
 	for _, training := range []bool{true, false} {
 		rng := rand.New(rand.NewPCG(11, 12))
 		g := gorgonia.NewGraph()
-		x := randMatrix(g, rng, "x", 6, 3)
-		gamma := randMatrix(g, rng, "gamma", 3)
-		beta := randMatrix(g, rng, "beta", 3)
+		x := gradcheck.RandMatrix(g, rng, "x", 6, 3)
+		gamma := gradcheck.RandMatrix(g, rng, "gamma", 3)
+		beta := gradcheck.RandMatrix(g, rng, "beta", 3)
 		st := NewBNState("bn", 3)
 		st.Training = training
 		st.RunVar = []float64{0.5, 2, 1.5}
@@ -71,7 +41,7 @@ func TestBatchNormGrad(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		checkGrad(t, g, project(t, g, rng, y), x, gamma, beta)
+		gradcheck.Assert(t, g, project(t, g, rng, y), x, gamma, beta)
 	}
 }
 
@@ -126,29 +96,29 @@ func TestGatherRejectsBadIndex(t *testing.T) {
 func TestMaskedL1Grad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 16))
 	g := gorgonia.NewGraph()
-	p := randMatrix(g, rng, "pred", 4, 1)
-	y := randMatrix(g, rng, "y", 4, 1)
+	p := gradcheck.RandMatrix(g, rng, "pred", 4, 1)
+	y := gradcheck.RandMatrix(g, rng, "y", 4, 1)
 	w := gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 1), gorgonia.WithName("w"),
 		gorgonia.WithValue(tensor.New(tensor.WithShape(4, 1), tensor.WithBacking([]float64{0.5, 0.5, 0, 0.25}))))
 	l, err := MaskedL1(p, y, w)
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkGrad(t, g, l, p)
+	gradcheck.Assert(t, g, l, p)
 }
 
 func TestMatMulGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 4500, 3) // more rows than one block of the weight gradient
-	w := randMatrix(g, rng, "w", 3, 5)
+	x := gradcheck.RandMatrix(g, rng, "x", 4500, 3) // more rows than one block of the weight gradient
+	w := gradcheck.RandMatrix(g, rng, "w", 3, 5)
 	y, err := MatMul(x, w)
 	if err != nil {
 		t.Fatal(err)
 	}
 	// The loss is linear in each input, so a large step is exact and keeps rounding in the
 	// 22 500-term sum out of the difference quotient.
-	res, err := GradCheck(g, project(t, g, rng, y), gorgonia.Nodes{x, w}, 1e-2, 200)
+	res, err := gradcheck.Run(g, project(t, g, rng, y), gorgonia.Nodes{x, w}, 1e-2, 200)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,8 +147,8 @@ func TestParallelMatchesSerial(t *testing.T) {
 		rng := rand.New(rand.NewPCG(33, 34))
 		g := gorgonia.NewGraph()
 		const m, n, d = 3000, 700, 24
-		e := randMatrix(g, rng, "ehat", m, d)
-		bh := randMatrix(g, rng, "bh", n, d)
+		e := gradcheck.RandMatrix(g, rng, "ehat", m, d)
+		bh := gradcheck.RandMatrix(g, rng, "bh", n, d)
 		src, dst := NewIndex("src", m), NewIndex("dst", m)
 		for k := 0; k < m-10; k++ {
 			src.Idx[k], dst.Idx[k] = int32(rng.IntN(n)), int32(rng.IntN(n))
@@ -187,7 +157,7 @@ func TestParallelMatchesSerial(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gamma, beta := randMatrix(g, rng, "gamma", d), randMatrix(g, rng, "beta", d)
+		gamma, beta := gradcheck.RandMatrix(g, rng, "gamma", d), gradcheck.RandMatrix(g, rng, "beta", d)
 		mask := NewMask("nodes", n)
 		for i := 0; i < n-7; i++ {
 			mask.Keep[i] = true
@@ -227,13 +197,13 @@ func TestBatchNormReluGrad(t *testing.T) {
 		for _, residual := range []bool{true, false} {
 			rng := rand.New(rand.NewPCG(43, 44))
 			g := gorgonia.NewGraph()
-			x := randMatrix(g, rng, "x", 7, 3)
-			gamma := randMatrix(g, rng, "gamma", 3)
-			beta := randMatrix(g, rng, "beta", 3)
+			x := gradcheck.RandMatrix(g, rng, "x", 7, 3)
+			gamma := gradcheck.RandMatrix(g, rng, "gamma", 3)
+			beta := gradcheck.RandMatrix(g, rng, "beta", 3)
 			var res *gorgonia.Node
 			wrt := gorgonia.Nodes{x, gamma, beta}
 			if residual {
-				res = randMatrix(g, rng, "res", 7, 3)
+				res = gradcheck.RandMatrix(g, rng, "res", 7, 3)
 				wrt = append(wrt, res)
 			}
 			st := NewBNState("bn", 3)
@@ -244,7 +214,7 @@ func TestBatchNormReluGrad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGrad(t, g, project(t, g, rng, y), wrt...)
+			gradcheck.Assert(t, g, project(t, g, rng, y), wrt...)
 		}
 	}
 }
@@ -254,9 +224,9 @@ func TestBatchNormReluGrad(t *testing.T) {
 func TestBatchNormReluValues(t *testing.T) {
 	rng := rand.New(rand.NewPCG(45, 46))
 	g := gorgonia.NewGraph()
-	x := randMatrix(g, rng, "x", 9, 4)
-	gamma, beta := randMatrix(g, rng, "gamma", 4), randMatrix(g, rng, "beta", 4)
-	res := randMatrix(g, rng, "res", 9, 4)
+	x := gradcheck.RandMatrix(g, rng, "x", 9, 4)
+	gamma, beta := gradcheck.RandMatrix(g, rng, "gamma", 4), gradcheck.RandMatrix(g, rng, "beta", 4)
+	res := gradcheck.RandMatrix(g, rng, "res", 9, 4)
 	mask := &Mask{Keep: []bool{true, true, false, true, true, false, true, true, true}}
 	fused, err := BatchNormRelu(x, gamma, beta, NewBNState("a", 4), mask, res)
 	if err != nil {
@@ -291,82 +261,82 @@ var gradCases = []struct {
 	build     func(g *gorgonia.ExprGraph, rng *rand.Rand) (y *gorgonia.Node, wrt gorgonia.Nodes, err error)
 }{
 	{"Gather", 1, 2, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 5, 3)
+		x := gradcheck.RandMatrix(g, rng, "x", 5, 3)
 		ix := &Index{Name: "ix", Idx: []int32{0, 4, 4, -1, 2, 1, 0}}
 		y, err := Gather(x, ix)
 		return y, gorgonia.Nodes{x}, err
 	}},
 	{"WeightedGather", 1, 3, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 4, 2)
+		x := gradcheck.RandMatrix(g, rng, "x", 4, 2)
 		ix := &Index{Name: "ix", Idx: []int32{3, 1, -1, 3}, W: []float64{0.5, 2, 7, -1}}
 		y, err := Gather(x, ix)
 		return y, gorgonia.Nodes{x}, err
 	}},
 	{"ScatterAdd", 3, 4, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 6, 4)
+		x := gradcheck.RandMatrix(g, rng, "x", 6, 4)
 		ix := &Index{Name: "dst", Idx: []int32{1, 1, 0, -1, 2, 1}, W: []float64{1, 0.25, 3, 1, -2, 1}}
 		y, err := ScatterAdd(x, ix, 4)
 		return y, gorgonia.Nodes{x}, err
 	}},
 	{"Embed", 5, 6, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		table := randMatrix(g, rng, "table", 4, 3)
+		table := gradcheck.RandMatrix(g, rng, "table", 4, 3)
 		ids := &Index{Name: "atom", Idx: []int32{2, 2, 0, 3, -1}}
 		y, err := Embed(table, ids)
 		return y, gorgonia.Nodes{table}, err
 	}},
 	{"AddBias", 7, 8, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 5, 3)
-		b := randMatrix(g, rng, "b", 3)
+		x := gradcheck.RandMatrix(g, rng, "x", 5, 3)
+		b := gradcheck.RandMatrix(g, rng, "b", 3)
 		y, err := AddBias(x, b)
 		return y, gorgonia.Nodes{x, b}, err
 	}},
 	{"SegmentSoftmax", 9, 10, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		s := randMatrix(g, rng, "s", 7, 2)
+		s := gradcheck.RandMatrix(g, rng, "s", 7, 2)
 		dst := &Index{Name: "dst", Idx: []int32{0, 0, 1, 2, 2, -1, 2}}
 		y, err := SegmentSoftmax(s, dst, 4)
 		return y, gorgonia.Nodes{s}, err
 	}},
 	{"ColSum", 13, 14, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 4, 3)
+		x := gradcheck.RandMatrix(g, rng, "x", 4, 3)
 		y, err := ColSum(x)
 		return y, gorgonia.Nodes{x}, err
 	}},
 	{"HeadDot", 17, 18, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		q := randMatrix(g, rng, "q", 5, 6)
-		k := randMatrix(g, rng, "k", 5, 6)
+		q := gradcheck.RandMatrix(g, rng, "q", 5, 6)
+		k := gradcheck.RandMatrix(g, rng, "k", 5, 6)
 		y, err := HeadDot(q, k, 3)
 		return y, gorgonia.Nodes{q, k}, err
 	}},
 	{"HeadScale", 19, 20, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 4, 6)
-		w := randMatrix(g, rng, "w", 4, 2)
+		x := gradcheck.RandMatrix(g, rng, "x", 4, 6)
+		w := gradcheck.RandMatrix(g, rng, "w", 4, 2)
 		y, err := HeadScale(x, w)
 		return y, gorgonia.Nodes{x, w}, err
 	}},
 	{"KernelMix", 21, 22, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 5, 3*4)
-		w := randMatrix(g, rng, "w", 5, 3)
+		x := gradcheck.RandMatrix(g, rng, "x", 5, 3*4)
+		w := gradcheck.RandMatrix(g, rng, "w", 5, 3)
 		y, err := KernelMix(x, w)
 		return y, gorgonia.Nodes{x, w}, err
 	}},
 	{"GaussianWeights", 23, 24, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		u := randMatrix(g, rng, "u", 6, 2)
-		mu := randMatrix(g, rng, "mu", 3, 2)
-		is := randMatrix(g, rng, "is", 3, 2)
+		u := gradcheck.RandMatrix(g, rng, "u", 6, 2)
+		mu := gradcheck.RandMatrix(g, rng, "mu", 3, 2)
+		is := gradcheck.RandMatrix(g, rng, "is", 3, 2)
 		y, err := GaussianWeights(u, mu, is)
 		return y, gorgonia.Nodes{u, mu, is}, err
 	}},
 	{"GatedAggregate", 29, 30, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		e := randMatrix(g, rng, "ehat", 7, 3)
-		bh := randMatrix(g, rng, "bh", 4, 3)
+		e := gradcheck.RandMatrix(g, rng, "ehat", 7, 3)
+		bh := gradcheck.RandMatrix(g, rng, "bh", 4, 3)
 		src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
 		dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, 2, 2, -1}}
 		y, err := GatedAggregate(e, bh, src, dst, 5)
 		return y, gorgonia.Nodes{e, bh}, err
 	}},
 	{"AddRelu", 35, 36, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		a := randMatrix(g, rng, "a", 5, 4)
-		b := randMatrix(g, rng, "b", 5, 4)
+		a := gradcheck.RandMatrix(g, rng, "a", 5, 4)
+		b := gradcheck.RandMatrix(g, rng, "b", 5, 4)
 		s, err := Add(a, b)
 		if err != nil {
 			return nil, nil, err
@@ -375,16 +345,16 @@ var gradCases = []struct {
 		return y, gorgonia.Nodes{a, b}, err
 	}},
 	{"LayerNorm", 37, 38, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		x := randMatrix(g, rng, "x", 5, 4)
-		gamma := randMatrix(g, rng, "gamma", 4)
-		beta := randMatrix(g, rng, "beta", 4)
+		x := gradcheck.RandMatrix(g, rng, "x", 5, 4)
+		gamma := gradcheck.RandMatrix(g, rng, "gamma", 4)
+		beta := gradcheck.RandMatrix(g, rng, "beta", 4)
 		y, err := LayerNorm(x, gamma, beta, &Mask{Keep: []bool{true, false, true, true, true}})
 		return y, gorgonia.Nodes{x, gamma, beta}, err
 	}},
 	{"EdgeSum", 47, 48, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
-		e := randMatrix(g, rng, "e", 7, 3)
-		hs := randMatrix(g, rng, "hs", 4, 3)
-		ht := randMatrix(g, rng, "ht", 4, 3)
+		e := gradcheck.RandMatrix(g, rng, "e", 7, 3)
+		hs := gradcheck.RandMatrix(g, rng, "hs", 4, 3)
+		ht := gradcheck.RandMatrix(g, rng, "ht", 4, 3)
 		src := &Index{Name: "src", Idx: []int32{0, 1, 2, 3, 3, -1, 0}}
 		dst := &Index{Name: "dst", Idx: []int32{1, 1, 0, 2, -1, -1, 3}}
 		y, err := EdgeSum(e, hs, ht, src, dst)
@@ -401,7 +371,7 @@ func TestGradients(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			checkGrad(t, g, project(t, g, rng, y), wrt...)
+			gradcheck.Assert(t, g, project(t, g, rng, y), wrt...)
 		})
 	}
 }

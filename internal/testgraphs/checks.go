@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/gradcheck"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -35,7 +36,7 @@ func GradCheck(t *testing.T, build nn.BuildFunc, bt *data.Batch, perNode int, to
 			wrt = append(wrt, n)
 		}
 	}
-	res, err := ops.GradCheck(net.B.G, net.Loss, wrt, 1e-6, perNode)
+	res, err := gradcheck.Run(net.B.G, net.Loss, wrt, 1e-6, perNode)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/gradcheck"
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -227,7 +228,7 @@ func TestGradCheck(t *testing.T) {
 			wrt = append(wrt, n)
 		}
 	}
-	res, err := ops.GradCheck(net.B.G, net.Loss, wrt, 1e-6, 12)
+	res, err := gradcheck.Run(net.B.G, net.Loss, wrt, 1e-6, 12)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,7 @@
-package ops
+// Package gradcheck checks gradients against central finite differences: Run compares
+// gorgonia.Grad of a scalar loss with numerical derivatives, Assert fails a test on a mismatch,
+// and RandMatrix makes the random float64 inputs such checks use.
+package gradcheck
 
 import (
 	"fmt"
@@ -8,8 +11,8 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// GradCheckResult is the worst disagreement between symbolic and finite-difference gradients.
-type GradCheckResult struct {
+// Result is the worst disagreement between symbolic and finite-difference gradients.
+type Result struct {
 	Checked int     // number of entries compared
 	MaxAbs  float64 // largest |analytic − numeric|
 	MaxRel  float64 // largest |analytic − numeric| / max(|analytic|, |numeric|, 1e-3)
@@ -17,12 +20,12 @@ type GradCheckResult struct {
 	MaxGrad float64 // largest |analytic| (a check of all-zero gradients proves nothing)
 }
 
-// GradCheck compares gorgonia.Grad of the scalar loss with central finite differences (step h)
+// Run compares gorgonia.Grad of the scalar loss with central finite differences (step h)
 // for every entry of every node in wrt (float64 tensors bound to values), checking at most
 // perNode entries per node, spread evenly. It builds the gradient nodes in g, so call it on a
 // graph that is not used for anything else.
-func GradCheck(g *gorgonia.ExprGraph, loss *gorgonia.Node, wrt gorgonia.Nodes, h float64, perNode int) (GradCheckResult, error) {
-	var res GradCheckResult
+func Run(g *gorgonia.ExprGraph, loss *gorgonia.Node, wrt gorgonia.Nodes, h float64, perNode int) (Result, error) {
+	var res Result
 	grads, err := gorgonia.Grad(loss, wrt...)
 	if err != nil {
 		return res, fmt.Errorf("grad check: symbolic gradient: %w", err)
