@@ -1,0 +1,85 @@
+package archtest
+
+import (
+	"go/build"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/rewiregnn/rewiregnn/"
+
+// deps returns every package pkg (a path inside the module, e.g. "cmd/tables") reaches through
+// non-test imports: the module's packages by their path inside it (true), others by import
+// path (false).
+func deps(t *testing.T, pkg string) map[string]bool {
+	t.Helper()
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	var walk func(p string)
+	walk = func(p string) {
+		bp, err := build.ImportDir(filepath.Join(root, p), 0)
+		if err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		for _, imp := range bp.Imports {
+			name, inModule := strings.CutPrefix(imp, module)
+			if _, ok := seen[name]; ok {
+				continue
+			}
+			seen[name] = inModule
+			if inModule {
+				walk(name)
+			}
+		}
+	}
+	walk(pkg)
+	return seen
+}
+
+// TestLayers checks the dependency rules: readers of run files and results never link the
+// training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
+// CPU kernels know nothing of Gorgonia; the run-files package is a leaf.
+func TestLayers(t *testing.T) {
+	training := []string{"train", "nn", "ops", "exec", "kern", "gpu", "cuda", "cuda/cudalib", "cuda/emu",
+		"cuda/kernels", "models", "gorgonia.org/gorgonia", "gorgonia.org/tensor", "github.com/ebitengine/purego"}
+	later := []string{"prep", "train", "nn", "ops", "exec", "models", "gpu", "cuda", "sweep", "report"}
+	rules := []struct {
+		pkgs, forbidden []string
+	}{
+		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles"}, training},
+		{[]string{"data", "posenc", "rewire"}, later},
+		{[]string{"prep"}, later[1:]},
+		{[]string{"kern"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "exec", "nn"}},
+		{[]string{"ops"}, []string{"exec", "nn", "models", "train", "gpu", "cuda"}},
+		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
+	}
+	for _, r := range rules {
+		for _, p := range r.pkgs {
+			d := deps(t, p)
+			for _, f := range r.forbidden {
+				if _, ok := d[f]; ok {
+					t.Errorf("%s depends on %s", p, f)
+				}
+			}
+		}
+	}
+	for p, inModule := range deps(t, "runfiles") {
+		if inModule || strings.Contains(p, ".") {
+			t.Errorf("runfiles imports %s: it must stay a leaf on the standard library", p)
+		}
+	}
+}
+
+// TestLayersSeeImports checks the walk itself on a package known to reach the forbidden ones.
+func TestLayersSeeImports(t *testing.T) {
+	d := deps(t, "cmd/train")
+	for _, want := range []string{"train", "nn", "ops", "kern", "cuda", "gorgonia.org/gorgonia", "github.com/ebitengine/purego"} {
+		if _, ok := d[want]; !ok {
+			t.Errorf("cmd/train's dependencies lack %s", want)
+		}
+	}
+}
