@@ -102,19 +102,13 @@ func valueNode(v any) *yaml.Node {
 	panic(fmt.Sprintf("config: no YAML form for %T", v))
 }
 
-// WriteFile writes the resolved config to path atomically: a temporary file in the same folder,
-// synced, then renamed over path. The folder is created if needed.
+// WriteFile writes the resolved config to path with runfiles.WriteAtomic: a reader sees the old
+// file or the new one, never part of one. The folder is created if needed.
 func WriteFile(path string, r *Run) error {
 	data, err := r.YAML()
 	if err != nil {
 		return err
 	}
-	return WriteFileAtomic(path, data)
-}
-
-// WriteFileAtomic writes data to path with runfiles.WriteAtomic, so that a reader sees the old
-// file or the new one, never part of one. The folder is created if needed.
-func WriteFileAtomic(path string, data []byte) error {
 	if err := runfiles.WriteAtomic(path, data, 0o644); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}

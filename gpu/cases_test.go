@@ -2,11 +2,11 @@ package gpu
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/prep"

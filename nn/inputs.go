@@ -2,11 +2,12 @@ package nn
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/ops"
 	"math"
 	"sort"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/ops"
+	"github.com/rewiregnn/rewiregnn/posenc"
 	"gorgonia.org/tensor"
 )
 
@@ -262,10 +263,8 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	}
 	if in.Lap != nil {
 		in.scratch = growF32(in.scratch, len(u.Lap))
-		q := len(in.LapSign)
-		for i, x := range u.Lap {
-			in.scratch[i] = x * in.LapSign[i%q]
-		}
+		copy(in.scratch, u.Lap)
+		posenc.ApplySigns(in.scratch[:len(u.Lap)], in.LapSign)
 		fill(in.Lap, in.scratch[:len(u.Lap)])
 	}
 	if err := in.loadTargets(bt); err != nil {

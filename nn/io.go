@@ -2,8 +2,8 @@ package nn
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/ops"
 
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 )
 

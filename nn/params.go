@@ -2,10 +2,10 @@ package nn
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/ops"
 	"math"
 	"math/rand/v2"
 
+	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/tensor"
 )
 

@@ -2,9 +2,9 @@ package ops
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/kern"
 	"math"
 
+	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

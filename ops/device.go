@@ -96,4 +96,4 @@ func (ix *Index) CheckRows(rows int) error { return ix.check(rows) }
 func (s *DropState) StepSeed() uint64 { return s.Seed ^ mix64(*s.step) }
 
 // Keep reports whether element i survives at the current step (the mask the CPU op applies).
-func (s *DropState) Keep(i int) bool { return s.keep(i) }
+func (s *DropState) Keep(i int) bool { return DropKeep(s.StepSeed(), i, s.Rate) }

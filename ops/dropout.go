@@ -2,8 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/kern"
 
+	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -25,9 +25,6 @@ type DropState struct {
 func NewDropState(name string, rate float64, seed uint64, step *uint64) *DropState {
 	return &DropState{Name: name, Rate: rate, Seed: seed, Training: true, step: step}
 }
-
-// keep reports whether element i survives at the current step.
-func (s *DropState) keep(i int) bool { return DropKeep(s.StepSeed(), i, s.Rate) }
 
 // DropKeep is the dropout mask: whether element i survives under a step's seed (StepSeed) at
 // the given rate, splitmix64(seed ⊕ i·0x9e3779b97f4a7c15) mapped to [0, 1) and compared with
@@ -79,10 +76,10 @@ func dropKernel[T kern.Float](st *DropState) kernel[T] {
 			copy(out, x)
 			return
 		}
-		scale := T(1 / (1 - st.Rate))
+		scale, seed := T(1/(1-st.Rate)), st.StepSeed()
 		kern.ParallelRange(len(out), 1, func(lo, hi int) {
 			for i := lo; i < hi; i++ {
-				if st.keep(i) {
+				if DropKeep(seed, i, st.Rate) {
 					out[i] = x[i] * scale
 				} else {
 					out[i] = 0

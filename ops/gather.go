@@ -2,9 +2,9 @@ package ops
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/kern"
 	"hash/fnv"
 
+	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

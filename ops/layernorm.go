@@ -2,8 +2,8 @@ package ops
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/kern"
 
+	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

@@ -2,11 +2,11 @@ package ops
 
 import (
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/kern"
 	"hash"
 	"math"
 
 	"github.com/chewxy/hm"
+	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )

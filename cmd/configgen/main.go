@@ -17,6 +17,7 @@ import (
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 func main() {
@@ -50,7 +51,7 @@ func run(dir string, check bool) error {
 			continue
 		}
 		if !check {
-			if err := config.WriteFileAtomic(filepath.Join(dir, filepath.FromSlash(p)), want[p]); err != nil {
+			if err := runfiles.WriteAtomic(filepath.Join(dir, filepath.FromSlash(p)), want[p], 0o644); err != nil {
 				return err
 			}
 		}
