@@ -1056,7 +1056,7 @@ func TestGPUAdam(t *testing.T) {
 			m, v := g.up(zeros), g.up(zeros)
 			prev := x0
 			for s := range grads {
-				must(t, k.AdamStep(NewAdam(1e-3), s+1, x, m, v, g.up(grads[s]), n))
+				must(t, k.AdamStep(adamOf(nn.NewAdam(1e-3)), s+1, x, m, v, g.up(grads[s]), n))
 				now := g.down(x, n)
 				delta := make([]float32, n)
 				for j := range delta {
@@ -1131,7 +1131,7 @@ func TestGPUBadArguments(t *testing.T) {
 		"short buffer":  k.Gather(small, small, small, 0, 100, 2, 2),
 		"negative size": k.Relu(small, small, -1),
 		"heads":         k.HeadDot(small, small, small, 1, 3, 4),
-		"adam step 0":   k.AdamStep(NewAdam(1e-3), 0, small, small, small, small, 4),
+		"adam step 0":   k.AdamStep(adamOf(nn.NewAdam(1e-3)), 0, small, small, small, small, 4),
 		"dropout p = 1": k.Dropout(small, small, 4, 1, 0),
 	} {
 		if err == nil {
@@ -1285,3 +1285,6 @@ func TestGPUProfile(t *testing.T) {
 		t.Fatal("a second StopProfile did not fail")
 	}
 }
+
+// adamOf is the device form of the CPU optimiser's hyper-parameters.
+func adamOf(a *nn.Adam) Adam { return Adam{LR: a.LR, Beta1: a.Beta1, Beta2: a.Beta2, Eps: a.Eps} }

@@ -595,9 +595,6 @@ func (k *Kernels) WeightedCEBackward(dz, z, labels, w, g DevPtr, r, cl int) erro
 // Adam holds the hyper-parameters of nn.Adam (docs/protocol.md §"Optimiser").
 type Adam struct{ LR, Beta1, Beta2, Eps float64 }
 
-// NewAdam returns Adam with the paper's β₁ = 0.9, β₂ = 0.999, ε = 1e-8.
-func NewAdam(lr float64) Adam { return Adam{LR: lr, Beta1: 0.9, Beta2: 0.999, Eps: 1e-8} }
-
 // AdamStep applies update number step (1, 2, …) to x [n] with gradient g and moments m, v
 // (zero before the first step), in place. CPU twin: nn.Adam.Step.
 func (k *Kernels) AdamStep(a Adam, step int, x, m, v, g DevPtr, n int) error {
