@@ -1,9 +1,6 @@
 package kern
 
 import (
-	"runtime"
-	"sync"
-
 	"gonum.org/v1/gonum/blas"
 	"gonum.org/v1/gonum/blas/gonum"
 )
@@ -77,7 +74,7 @@ func Transpose[T Float](dst, src []T, rows, cols int) {
 
 // MatMulTN sets out [k, n] = xᵀ·g for x [m, k], g [m, n]. In float32 the kernel reads x
 // transposed in place; otherwise it is computed as Σ over blocks of m of dot products of
-// transposed rows, the blocks split between workers that sum into private buffers.
+// transposed rows, the blocks grouped into partial sums fixed by m (Parts) and added in order.
 func MatMulTN[T Float](sc *Scratch, out, x, g []T, m, k, n int) {
 	if o, ok := any(out).([]float32); ok && sgemmTN(k, n, m, any(x).([]float32), k, any(g).([]float32), n, o, n, &sc.tn) {
 		return
@@ -90,36 +87,31 @@ func MatMulTN[T Float](sc *Scratch, out, x, g []T, m, k, n int) {
 	Transpose(gT, g, m, n)
 	const blk = 2048
 	nb := (m + blk - 1) / blk
-	workers := max(1, min(runtime.GOMAXPROCS(0), nb))
-	for len(sc.part) < workers {
+	np := Parts(nb)
+	for len(sc.part) < np {
 		sc.part = append(sc.part, nil)
 	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		acc := Grow[T](sc.part[w], k*n)
-		sc.part[w] = acc
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			clear(acc)
-			for b := w; b < nb; b += workers {
-				lo := b * blk
-				l := min(blk, m-lo)
-				for i := 0; i < k; i++ {
-					xr := xT[i*m+lo : i*m+lo+l]
-					for j := 0; j < n; j++ {
-						acc[i*n+j] += dot(xr, gT[j*m+lo:j*m+lo+l])
-					}
+	for p := range np {
+		sc.part[p] = Grow[T](sc.part[p], k*n)
+	}
+	ParallelChunks(np, func(p int) {
+		acc := sc.part[p].([]T)
+		clear(acc)
+		lo, hi := PartChunks(p, np, nb)
+		for b := lo; b < hi; b++ {
+			r0 := b * blk
+			l := min(blk, m-r0)
+			for i := 0; i < k; i++ {
+				xr := xT[i*m+r0 : i*m+r0+l]
+				for j := 0; j < n; j++ {
+					acc[i*n+j] += dot(xr, gT[j*m+r0:j*m+r0+l])
 				}
 			}
-		}()
-	}
-	wg.Wait()
-	copy(out, sc.part[0].([]T))
-	for w := 1; w < workers; w++ {
-		for i, v := range sc.part[w].([]T) {
-			out[i] += v
 		}
+	})
+	copy(out, sc.part[0].([]T))
+	for p := 1; p < np; p++ {
+		AddTo(out, sc.part[p].([]T))
 	}
 }
 

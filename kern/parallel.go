@@ -74,6 +74,25 @@ func ParallelCols(d, rows int, f func(c0, c1 int)) {
 	parallelFor(pieces, pieces, func(_, c int) { f(d*c/pieces, d*(c+1)/pieces) })
 }
 
+// Reductions over a long dimension (the rows summed by xᵀ·g and by a bias gradient) are split
+// into partial sums fixed by the data's shape, never by the number of goroutines: the chunks of
+// rows are grouped into Parts(chunks) parts of contiguous chunks (PartChunks), each summed in
+// row order into its own buffer by whichever goroutine takes it, and the parts are then added in
+// index order. The result is the same bits for any GOMAXPROCS and any scheduling.
+
+// maxParts bounds the number of partial sums of one reduction (their buffers and the cost of
+// adding them up), and so the goroutines that can work on it.
+const maxParts = 16
+
+// Parts is the number of partial sums of a reduction over chunks chunks (one if there are none,
+// so that an empty sum is a cleared buffer).
+func Parts(chunks int) int { return max(1, min(chunks, maxParts)) }
+
+// PartChunks is the range of chunks [lo, hi) that part p of parts sums.
+func PartChunks(p, parts, chunks int) (lo, hi int) {
+	return p * chunks / parts, (p + 1) * chunks / parts
+}
+
 // ParallelChunks runs f(c) for every c in [0, n).
 func ParallelChunks(n int, f func(c int)) {
 	parallelFor(n, runtime.GOMAXPROCS(0), func(_, c int) { f(c) })

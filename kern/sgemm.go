@@ -1,7 +1,5 @@
 package kern
 
-import "runtime"
-
 // nr is the width of the block of C a micro-kernel computes; maxRows its largest height.
 const nr, maxRows = 16, 12
 
@@ -90,24 +88,25 @@ func nnRows(mk microKernel, r0, r1, n, k int, a []float32, lda int, b []float32,
 // tnChunk is how many rows of X and G one pass over the blocks of C reads (they stay in cache).
 const tnChunk = 128
 
-// TNBuffers are sgemmTN's reusable buffers: the workers' partial results and a padded copy of a
+// TNBuffers are sgemmTN's reusable buffers: the partial sums (see Parts) and a padded copy of a
 // narrow X.
 type TNBuffers struct {
 	parts [][]float32
 	pad   []float32
 }
 
-// part returns worker w's accumulator of size values, cleared.
-func (sc *TNBuffers) part(w, size int) []float32 {
-	for len(sc.parts) <= w {
+// grow makes n partial-sum buffers of size values (not cleared) and returns them.
+func (sc *TNBuffers) grow(n, size int) [][]float32 {
+	for len(sc.parts) < n {
 		sc.parts = append(sc.parts, nil)
 	}
-	if len(sc.parts[w]) < size {
-		sc.parts[w] = make([]float32, size)
+	for p := range sc.parts[:n] {
+		if len(sc.parts[p]) < size {
+			sc.parts[p] = make([]float32, size)
+		}
+		sc.parts[p] = sc.parts[p][:size]
 	}
-	acc := sc.parts[w][:size]
-	clear(acc)
-	return acc
+	return sc.parts[:n]
 }
 
 // tnLayout is the accumulator layout of Xᵀ·G's blocks for C [m, n]: block (bi, bj) at
@@ -157,8 +156,8 @@ func tnReduce(mk microKernel, m, n int, c []float32, ldc int, parts [][]float32)
 
 // sgemmTN sets C [m, n] = Xᵀ · G for X [k, m] and G [k, n] (row-major, leading dimensions ldx,
 // ldg, ldc) without transposing X: the kernel reads X with unit row and ldx column strides. The
-// long dimension k is split between GOMAXPROCS workers, each summing its rows into a private
-// copy of C's blocks, which are added at the end. It reports false, doing nothing, where the
+// long dimension k is split into partial sums of C's blocks fixed by k (Parts), computed in
+// parallel and added in order at the end. It reports false, doing nothing, where the
 // kernel is unavailable or n < nr.
 func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float32, ldc int, sc *TNBuffers) bool {
 	mk := micro
@@ -184,14 +183,14 @@ func sgemmTN(m, n, k int, x []float32, ldx int, g []float32, ldg int, c []float3
 	_, _, _, size := tnLayout(mr, m, n)
 	const rowsPer = 4 * tnChunk
 	nc := (k + rowsPer - 1) / rowsPer
-	workers := max(1, min(runtime.GOMAXPROCS(0), nc))
-	for w := 0; w < workers; w++ {
-		sc.part(w, size)
-	}
-	parallelFor(nc, workers, func(w, ch int) {
-		tnAccum(mk, m, n, x, ldx, g, ldg, sc.parts[w][:size], ch*rowsPer, min((ch+1)*rowsPer, k))
+	np := Parts(nc)
+	parts := sc.grow(np, size)
+	ParallelChunks(np, func(p int) {
+		lo, hi := PartChunks(p, np, nc)
+		clear(parts[p])
+		tnAccum(mk, m, n, x, ldx, g, ldg, parts[p], lo*rowsPer, min(hi*rowsPer, k))
 	})
-	tnReduce(mk, m, n, c, ldc, sc.parts[:workers])
+	tnReduce(mk, m, n, c, ldc, parts)
 	return true
 }
 
@@ -200,8 +199,8 @@ const linChunk = 240
 
 // LinearGrad32 computes the gradients of y = x·w (+ b) from dy in one pass over dy, a chunk of
 // linChunk rows at a time (in cache for all three): dx = dy·wᵀ (+ sum, unless nil), dw = xᵀ·dy
-// and db = Σ rows dy, each unless nil; x [m, a], w [a, b]. Chunks are split between
-// GOMAXPROCS workers with private dw and db sums. It reports false, doing nothing, where there
+// and db = Σ rows dy, each unless nil; x [m, a], w [a, b]. The chunks are grouped into
+// partial dw and db sums fixed by m (Parts), computed in parallel and added in order. It reports false, doing nothing, where there
 // is no kernel or a dimension is smaller than a block.
 func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffers) bool {
 	mk := micro
@@ -214,27 +213,28 @@ func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffer
 	Transpose(wT, w, a, b)
 	_, _, _, size := tnLayout(mr, a, b)
 	nc := (m + linChunk - 1) / linChunk
-	workers := max(1, min(runtime.GOMAXPROCS(0), nc/2))
-	for i := 0; i < workers; i++ {
-		sc.part(i, size+b)
-	}
-	parallelFor(nc, workers, func(i, c int) {
-		acc := sc.parts[i][:size+b]
-		r0, r1 := c*linChunk, min((c+1)*linChunk, m)
-		if dx != nil {
-			nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
-			if sum != nil {
-				AddTo(dx[r0*a:r1*a], sum[r0*a:r1*a])
+	np := Parts(nc)
+	parts := sc.grow(np, size+b)
+	ParallelChunks(np, func(p int) {
+		acc := parts[p]
+		clear(acc)
+		lo, hi := PartChunks(p, np, nc)
+		for c := lo; c < hi; c++ {
+			r0, r1 := c*linChunk, min((c+1)*linChunk, m)
+			if dx != nil {
+				nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
+				if sum != nil {
+					AddTo(dx[r0*a:r1*a], sum[r0*a:r1*a])
+				}
 			}
-		}
-		tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
-		if db != nil {
-			for r := r0; r < r1; r++ {
-				AddTo(acc[size:], dy[r*b:(r+1)*b])
+			tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
+			if db != nil {
+				for r := r0; r < r1; r++ {
+					AddTo(acc[size:], dy[r*b:(r+1)*b])
+				}
 			}
 		}
 	})
-	parts := sc.parts[:workers]
 	if dw != nil {
 		tnReduce(mk, a, b, dw, b, parts)
 	}
