@@ -7,6 +7,7 @@
 // (sgemm*.go, sgemm*_amd64.s), reading x transposed in place for xᵀ·dy, and the element-wise
 // row loops on AVX2 (vec.go, vec_amd64.s); elsewhere, and in float64, they are plain Go and
 // gonum. Work is handed out in chunks to GOMAXPROCS goroutines (parallel.go); sums over edges
-// run per node over edges grouped by destination or source (Segments), so results do not
-// depend on the number of goroutines.
+// run per node over edges grouped by destination or source (Segments), and sums over the rows
+// of a product's gradient are partial sums fixed by the shape (Parts) added in order, so
+// results do not depend on the number of goroutines.
 package kern
