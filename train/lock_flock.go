@@ -10,6 +10,9 @@ import (
 	"syscall"
 )
 
+// takesOverStale says whether acquire tells a dead holder's lock file from a live one's.
+const takesOverStale = true
+
 // acquire opens and flocks the lock file at path without waiting. It returns the open file and
 // what an earlier holder left in it (a dead process's record), or a *BusyError with the live
 // holder's record. A file removed or replaced between the open and the lock (its holder was

@@ -8,6 +8,9 @@ import (
 	"os"
 )
 
+// takesOverStale says whether acquire tells a dead holder's lock file from a live one's.
+const takesOverStale = false
+
 // acquire creates the lock file at path exclusively (systems without flock). A lock file that
 // exists means a holder, alive or not: this fallback cannot tell a dead process's file from a
 // live one's, so the *BusyError says to delete the file if its process is gone.
