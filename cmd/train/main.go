@@ -181,12 +181,15 @@ func runSeed(dir string, restart bool, seed *int64) (int64, error) {
 func one(ctx context.Context, opt train.Options) int {
 	start := time.Now()
 	res, err := train.Train(ctx, opt)
-	switch {
-	case errors.Is(err, train.ErrNaN):
-		fmt.Fprintf(os.Stderr, "train: %s: %v\n", opt.Dir, err)
-		return exitNaN
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "train: %s: %v\n", opt.Dir, err)
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, opt.Dir) {
+			msg = opt.Dir + ": " + msg
+		}
+		fmt.Fprintf(os.Stderr, "train: %s\n", msg)
+		if errors.Is(err, train.ErrNaN) {
+			return exitNaN
+		}
 		return 1
 	}
 	fmt.Printf("%s seed %d: test %s %.4f (val %.4f, train %.4f), %d epochs, %.2fs/epoch, stopped by %s, %s\n",
