@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -123,11 +124,16 @@ func (r *run) checkExtends(ck *Checkpoint) error {
 	case runfiles.StopMinLR:
 		return fmt.Errorf("%s; its learning rate %.3g is below train.min_lr %.3g, so its schedule is over and neither -epochs nor -max-time extends it; %s",
 			head, lp.Plateau.LR, c.MinLR, restartAdvice(dir))
-	case runfiles.StopMaxTime:
-		return fmt.Errorf("%s; to extend it, resume with -max-time longer than %s (train.max_time is %s); %s", head, seconds(lp.Elapsed), c.MaxTime, restartAdvice(dir))
-	default:
-		return fmt.Errorf("%s; to extend it, resume with -epochs more than %d (train.max_epochs is %d); %s", head, lp.Epoch, c.MaxEpochs, restartAdvice(dir))
 	}
+	// Name every budget that is spent, not only the rule that fires first.
+	var need []string
+	if timeSpent(c, lp.Elapsed) {
+		need = append(need, fmt.Sprintf("-max-time longer than %s (train.max_time is %s)", seconds(lp.Elapsed), c.MaxTime))
+	}
+	if epochsSpent(c, lp.Epoch) {
+		need = append(need, fmt.Sprintf("-epochs more than %d (train.max_epochs is %d)", lp.Epoch, c.MaxEpochs))
+	}
+	return fmt.Errorf("%s; to extend it, resume with %s; %s", head, strings.Join(need, " and "), restartAdvice(dir))
 }
 
 func seconds(s float64) time.Duration {

@@ -161,6 +161,13 @@ func TestExtendStopRules(t *testing.T) {
 	}
 	_, err = trainIn(t, c, c.Dir(41), true, false, nil)
 	wantErr(t, "resume a max_time run", err, "stopped by max_time", "-max-time longer than", "-restart")
+	if strings.Contains(err.Error(), "-epochs more than") {
+		t.Fatalf("resume a max_time run: %v\nnames -epochs, whose budget is not spent", err)
+	}
+	fewer := *c
+	fewer.Train.MaxEpochs = 1
+	_, err = trainIn(t, &fewer, c.Dir(41), true, false, nil)
+	wantErr(t, "both budgets spent", err, "-max-time longer than", " and -epochs more than 1 (train.max_epochs is 1)", "-restart")
 	more = *c
 	more.Train.MaxTime = 1 << 62
 	res, err := trainIn(t, &more, c.Dir(41), true, false, nil)

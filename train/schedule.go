@@ -58,10 +58,16 @@ func stopRule(c config.Train, lr, elapsed float64, epochs int) string {
 	switch {
 	case StopByLR(lr, c.MinLR):
 		return runfiles.StopMinLR
-	case elapsed > c.MaxTime.Seconds():
+	case timeSpent(c, elapsed):
 		return runfiles.StopMaxTime
-	case epochs >= c.MaxEpochs:
+	case epochsSpent(c, epochs):
 		return runfiles.StopMaxEpochs
 	}
 	return ""
 }
+
+// timeSpent reports whether elapsed seconds exceed train.max_time.
+func timeSpent(c config.Train, elapsed float64) bool { return elapsed > c.MaxTime.Seconds() }
+
+// epochsSpent reports whether epochs finished epochs reach train.max_epochs.
+func epochsSpent(c config.Train, epochs int) bool { return epochs >= c.MaxEpochs }

@@ -225,7 +225,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 	bs := c.BatchSize
 	nb := (len(r.train) + bs - 1) / bs
 	for {
-		if r.loop.Epoch >= c.MaxEpochs {
+		if epochsSpent(c, r.loop.Epoch) {
 			return runfiles.StopMaxEpochs, nil
 		}
 		if r.loop.Perm == nil {
