@@ -1,6 +1,11 @@
 package train
 
-import "math"
+import (
+	"math"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/runfiles"
+)
 
 // Plateau is PyTorch's ReduceLROnPlateau as benchmarking-gnns uses it (docs/protocol.md
 // §"Learning-rate schedule"): mode min, relative threshold 1e-4, cooldown 0, no lower bound, eps
@@ -45,3 +50,24 @@ func (p *Plateau) Step(v float64) bool {
 // StopByLR is the min_lr stop rule of docs/protocol.md §"Stop rules": the rate has fallen
 // strictly below minLR.
 func StopByLR(lr, minLR float64) bool { return lr < minLR }
+
+// stopRule names the stop rule (runfiles.StopMinLR, StopMaxTime, StopMaxEpochs, in that order)
+// that ends a run at an epoch boundary with learning rate lr after elapsed seconds and epochs
+// finished epochs, or returns "" when the run goes on.
+func stopRule(c config.Train, lr, elapsed float64, epochs int) string {
+	switch {
+	case StopByLR(lr, c.MinLR):
+		return runfiles.StopMinLR
+	case timeSpent(c, elapsed):
+		return runfiles.StopMaxTime
+	case epochsSpent(c, epochs):
+		return runfiles.StopMaxEpochs
+	}
+	return ""
+}
+
+// timeSpent reports whether elapsed seconds exceed train.max_time.
+func timeSpent(c config.Train, elapsed float64) bool { return elapsed > c.MaxTime.Seconds() }
+
+// epochsSpent reports whether epochs finished epochs reach train.max_epochs.
+func epochsSpent(c config.Train, epochs int) bool { return epochs >= c.MaxEpochs }

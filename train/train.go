@@ -31,12 +31,17 @@ type Options struct {
 	Run      *config.Run // validated, fully resolved
 	Seed     int64
 	Dir      string    // the run directory (created if missing)
-	Resume   bool      // continue from Dir's checkpoint
+	Resume   bool      // continue from Dir's checkpoint (a finished run: if the budget goes further)
 	Log      io.Writer // one line per epoch and the run's notices (nil: discard)
 	Progress bool      // redraw a progress bar with ETA during each epoch (for terminals)
 	Workers  int       // preprocessing workers (0: all cores)
 	// AfterBatch, if set, runs after every training batch (tests use it to interrupt a run).
 	AfterBatch func(epoch, batch int, p *nn.Params)
+	// Restart moves Dir's files into Dir/.old-<UTC time>/ and starts afresh (not with Resume).
+	Restart bool
+	// Lock, if set, is the caller's lock on Dir (LockRun), held until Train returns; without it
+	// Train locks Dir itself, so a second trainer on the same directory fails at once.
+	Lock *RunLock
 }
 
 // ErrNaN is returned (wrapped) when a training loss is not finite.
@@ -77,6 +82,11 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	if r.log == nil {
 		r.log = io.Discard
 	}
+	unlock, err := r.lockDir()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
 	defer r.closeDevice()
 	if err := r.prepare(); err != nil {
 		return nil, err
@@ -103,25 +113,9 @@ func (r *run) prepare() error {
 	if err := r.chooseDevice(); err != nil {
 		return err
 	}
-	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
-		return fmt.Errorf("run directory: %w", err)
-	}
-	ckptPath := filepath.Join(r.o.Dir, runfiles.CheckpointFile)
-	var ckpt *Checkpoint
-	if r.o.Resume {
-		var err error
-		if ckpt, err = ReadCheckpoint(ckptPath); err != nil {
-			return fmt.Errorf("resume %s: %w", r.o.Dir, err)
-		}
-		if ckpt.Run != c.RunName() || ckpt.Seed != r.o.Seed {
-			return fmt.Errorf("resume %s: the checkpoint is of run %s seed %d, the config is %s seed %d", r.o.Dir, ckpt.Run, ckpt.Seed, c.RunName(), r.o.Seed)
-		}
-	} else {
-		for _, f := range []string{runfiles.ResultFile, runfiles.CheckpointFile} {
-			if _, err := os.Stat(filepath.Join(r.o.Dir, f)); err == nil {
-				return fmt.Errorf("%s already holds %s: pass -resume %s to continue it, or choose another -out", r.o.Dir, f, r.o.Dir)
-			}
-		}
+	ckpt, err := r.checkDir()
+	if err != nil {
+		return err
 	}
 	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {
 		return err
@@ -131,7 +125,6 @@ func (r *run) prepare() error {
 	}
 	prep := time.Since(r.start).Seconds()
 	var build nn.BuildFunc
-	var err error
 	r.io, build, r.params, err = models.FromConfig(c, r.spec)
 	if err != nil {
 		return fmt.Errorf("model: %w", err)
@@ -232,7 +225,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 	bs := c.BatchSize
 	nb := (len(r.train) + bs - 1) / bs
 	for {
-		if r.loop.Epoch >= c.MaxEpochs {
+		if epochsSpent(c, r.loop.Epoch) {
 			return runfiles.StopMaxEpochs, nil
 		}
 		if r.loop.Perm == nil {
@@ -276,15 +269,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		stop := ""
-		switch {
-		case StopByLR(r.loop.Plateau.LR, c.MinLR):
-			stop = runfiles.StopMinLR
-		case r.elapsed() > c.MaxTime.Seconds():
-			stop = runfiles.StopMaxTime
-		case r.loop.Epoch >= c.MaxEpochs:
-			stop = runfiles.StopMaxEpochs
-		}
+		stop := stopRule(c, r.loop.Plateau.LR, r.elapsed(), r.loop.Epoch)
 		fmt.Fprintln(r.log, r.logLine(ep))
 		if err := r.checkpoint(); err != nil {
 			return "", err

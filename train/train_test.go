@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -66,7 +67,7 @@ func TestNeighborsMatchLearns(t *testing.T) {
 
 // TestResumeIsExact interrupts a run inside an epoch (the way SIGINT does), resumes it, and
 // checks that every epoch's losses and metrics and the final parameters equal those of an
-// uninterrupted run bit for bit.
+// uninterrupted run bit for bit, with at least two threads.
 func TestResumeIsExact(t *testing.T) {
 	resumeIsExact(t, []string{"train.batch_size=8", "train.max_epochs=6", "dataset.encoding=lp", "dataset.q=3", "model.dropout=0.1"}, 2, 4)
 }
@@ -75,6 +76,7 @@ func TestResumeIsExact(t *testing.T) {
 // interrupted after batch b of epoch e (as SIGINT does) and then resumed, and compares them.
 func resumeIsExact(t *testing.T, sets []string, e, b int) {
 	t.Helper()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0)))) // more than one thread
 	whole := nm2(t, sets...)
 	if _, err := trainRun(t, whole, 95, false, nil); err != nil {
 		t.Fatal(err)

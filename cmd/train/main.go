@@ -5,9 +5,16 @@
 //	train -config configs/zinc/gatedgcn-adj-cls-r4.yaml [-set key=value …] [-seed N]
 //	train -set dataset.name=neighborsmatch-2 -epochs 30
 //	train -resume runs/zinc-gatedgcn-adj-cls-r4/seed41
+//	train -resume runs/zinc-gatedgcn-adj-cls-r4/seed41 -epochs 500    # extend a finished run
+//	train -resume runs/zinc-gatedgcn-adj-cls-r4/seed41 -restart       # start it again from scratch
 //
 // SIGINT or SIGTERM checkpoints the position inside the epoch and exits with status 3; -resume
-// continues exactly where the run stopped.
+// continues exactly where the run stopped. A finished run (stopped by max_epochs or max_time)
+// continues with -resume and a larger -epochs or -max-time. -restart moves a run directory's
+// files into DIR/.old-<UTC time>/ and starts it afresh: with -config for each seed's directory,
+// with -resume DIR for that directory (its own config.yaml; the seed from -seed or the
+// directory's name seed<N>). One trainer at a time holds a run directory (DIR/lock); a second
+// fails at once, naming the first one's PID.
 package main
 
 import (
@@ -19,6 +26,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -48,7 +56,8 @@ func run(args []string) int {
 	out := fs.String("out", "", "root folder of run directories (overrides the config's out)")
 	dataDir := fs.String("data", "", "benchmark data folder (overrides dataset.dir)")
 	cacheDir := fs.String("cache", "", "preprocessing cache folder (overrides dataset.cache)")
-	resume := fs.String("resume", "", "continue the run in this run directory")
+	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time)")
+	restart := fs.Bool("restart", false, "move the run directory's files into DIR/.old-<UTC time>/ and start afresh (with -config, or with -resume DIR)")
 	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m (overrides train.max_time)")
 	epochs := fs.Int("epochs", 0, "at most this many epochs (overrides train.max_epochs)")
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
@@ -81,9 +90,17 @@ func run(args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers}
+	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, Restart: *restart}
 	if *resume != "" {
-		return resumeRun(ctx, opt, *resume, overrides, *cfgPath)
+		if *cfgPath != "" {
+			fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (use -set to change keys)")
+			return exitUsage
+		}
+		var seedFlag *int64
+		if flagSet(fs, "seed") {
+			seedFlag = seed
+		}
+		return resumeRun(ctx, opt, *resume, overrides, seedFlag)
 	}
 	if *cfgPath == "" && len(overrides) == 0 {
 		fmt.Fprintln(os.Stderr, "train: give -config FILE or at least -set dataset.name=NAME (see -h)")
@@ -107,41 +124,72 @@ func run(args []string) int {
 	return 0
 }
 
-// resumeRun continues the run in dir with its own resolved config (plus any -set overrides,
-// e.g. a longer train.max_time).
-func resumeRun(ctx context.Context, opt train.Options, dir string, overrides config.Sets, cfgPath string) int {
-	if cfgPath != "" {
-		fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (use -set to change keys)")
-		return exitUsage
+// resumeRun continues the run in dir (or, with opt.Restart, starts it afresh) with its own
+// resolved config plus any -set overrides (e.g. a longer train.max_time). It locks dir before
+// reading anything in it. seed is -seed when given.
+func resumeRun(ctx context.Context, opt train.Options, dir string, overrides config.Sets, seed *int64) int {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		fmt.Fprintf(os.Stderr, "train: -resume %s: not a run directory (%v)\n", dir, err)
+		return 1
 	}
+	lock, err := train.LockRun(dir, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
+	defer func() {
+		if err := lock.Release(); err != nil {
+			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		}
+	}()
 	cfg, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), overrides)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "train: resume: %v\n", err)
+		fmt.Fprintf(os.Stderr, "train: -resume %s: %v (or start it with -config FILE -seed N -restart)\n", dir, err)
 		return 1
 	}
-	ck, err := train.ReadCheckpoint(filepath.Join(dir, runfiles.CheckpointFile))
+	s, err := runSeed(dir, opt.Restart, seed)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "train: resume %s: %v\n", dir, err)
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return 1
 	}
-	if res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile)); err == nil && runfiles.Finished(res.StoppedBy) {
-		fmt.Fprintf(os.Stderr, "train: %s is finished (stopped by %s); nothing to resume\n", dir, res.StoppedBy)
-		return 0
-	}
-	opt.Run, opt.Seed, opt.Dir, opt.Resume = cfg, ck.Seed, dir, true
+	opt.Run, opt.Seed, opt.Dir, opt.Resume, opt.Lock = cfg, s, dir, !opt.Restart, lock
 	return one(ctx, opt)
+}
+
+// runSeed is the seed of the run in dir: -seed when given, else the checkpoint's to resume, or
+// for a restart (whose checkpoint may be unreadable) the directory's name seed<N>.
+func runSeed(dir string, restart bool, seed *int64) (int64, error) {
+	if seed != nil {
+		return *seed, nil
+	}
+	if !restart {
+		ck, err := train.ReadRunCheckpoint(dir)
+		if err != nil {
+			return 0, err
+		}
+		return ck.Seed, nil
+	}
+	base := filepath.Base(filepath.Clean(dir))
+	s, err := strconv.ParseInt(strings.TrimPrefix(base, "seed"), 10, 64)
+	if err != nil || !strings.HasPrefix(base, "seed") {
+		return 0, fmt.Errorf("-restart %s: the directory's name is not seed<N>; give the seed with -seed N", dir)
+	}
+	return s, nil
 }
 
 // one trains one seed and prints its final metric.
 func one(ctx context.Context, opt train.Options) int {
 	start := time.Now()
 	res, err := train.Train(ctx, opt)
-	switch {
-	case errors.Is(err, train.ErrNaN):
-		fmt.Fprintf(os.Stderr, "train: %s: %v\n", opt.Dir, err)
-		return exitNaN
-	case err != nil:
-		fmt.Fprintf(os.Stderr, "train: %s: %v\n", opt.Dir, err)
+	if err != nil {
+		msg := err.Error()
+		if !strings.HasPrefix(msg, opt.Dir) {
+			msg = opt.Dir + ": " + msg
+		}
+		fmt.Fprintf(os.Stderr, "train: %s\n", msg)
+		if errors.Is(err, train.ErrNaN) {
+			return exitNaN
+		}
 		return 1
 	}
 	fmt.Printf("%s seed %d: test %s %.4f (val %.4f, train %.4f), %d epochs, %.2fs/epoch, stopped by %s, %s\n",

@@ -3,9 +3,13 @@ package main
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -54,6 +58,8 @@ func TestKillAndResume(t *testing.T) {
 		t.Skip("builds and runs the command")
 	}
 	bin := build(t)
+	// Every process trains on at least two threads.
+	t.Setenv("GOMAXPROCS", strconv.Itoa(max(2, runtime.NumCPU())))
 	whole, cut := t.TempDir(), t.TempDir()
 	if out, err := exec.Command(bin, append(nmArgs, "-out", whole)...).CombinedOutput(); err != nil {
 		t.Fatalf("uninterrupted run: %v\n%s", err, out)
@@ -69,6 +75,7 @@ func TestKillAndResume(t *testing.T) {
 	waitEpochs(t, dir, 4, cmd)
 	cmd.Process.Kill()
 	cmd.Wait()
+	killed := cmd.Process.Pid
 
 	cmd = exec.Command(bin, "-resume", dir, "-quiet")
 	cmd.Stdout, cmd.Stderr = &log, &log
@@ -76,6 +83,14 @@ func TestKillAndResume(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitEpochs(t, dir, 12, cmd)
+	// A second trainer on the same directory, resuming or starting afresh, fails at once.
+	busy := fmt.Sprintf("%s is in use by process %d on ", dir, cmd.Process.Pid)
+	for _, args := range [][]string{{"-resume", dir, "-quiet"}, append(slices.Clone(nmArgs), "-out", cut)} {
+		out, err := exec.Command(bin, args...).CombinedOutput()
+		if !errors.As(err, new(*exec.ExitError)) || !strings.Contains(string(out), busy) {
+			t.Fatalf("a second trainer %v: %v\n%s\nwant %q", args, err, out, busy)
+		}
+	}
 	cmd.Process.Signal(syscall.SIGTERM)
 	err := cmd.Wait()
 	var exit *exec.ExitError
@@ -90,6 +105,9 @@ func TestKillAndResume(t *testing.T) {
 	}
 	if !strings.Contains(log.String(), "resumed at epoch") {
 		t.Fatalf("the log does not mention the resume:\n%s", log.String())
+	}
+	if stale := fmt.Sprintf("stale lock of process %d on ", killed); !strings.Contains(log.String(), stale) {
+		t.Fatalf("the log does not mention the killed process's lock (%q):\n%s", stale, log.String())
 	}
 	compareRuns(t, filepath.Join(whole, "neighborsmatch-2-gatedgcn-lp-r1", "seed35"), dir)
 }
@@ -151,4 +169,83 @@ func TestBadFlags(t *testing.T) {
 	if code := run([]string{"-set", "dataset.name=zinc", "-set", "dataset.r=0", "-out", t.TempDir()}); code != 1 {
 		t.Errorf("r = 0: exit %d, want 1", code)
 	}
+}
+
+// runCaptured runs the command in this process and returns its exit status and what it wrote
+// to stderr.
+func runCaptured(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	f, err := os.CreateTemp(t.TempDir(), "stderr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	saved := os.Stderr
+	os.Stderr = f
+	code := run(args)
+	os.Stderr = saved
+	b, err := os.ReadFile(f.Name())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return code, string(b)
+}
+
+// wantRun fails unless the command exits with code and its stderr holds every one of parts.
+func wantRun(t *testing.T, code int, parts []string, args ...string) string {
+	t.Helper()
+	got, stderr := runCaptured(t, args...)
+	if got != code {
+		t.Fatalf("%v: exit %d, want %d\n%s", args, got, code, stderr)
+	}
+	for _, p := range parts {
+		if !strings.Contains(stderr, p) {
+			t.Fatalf("%v: stderr does not name %q:\n%s", args, p, stderr)
+		}
+	}
+	return stderr
+}
+
+// TestRecoveryFlags: the ways out of a finished run, a corrupt checkpoint and a busy directory,
+// through the command's flags.
+func TestRecoveryFlags(t *testing.T) {
+	out := t.TempDir()
+	fresh := []string{"-set", "dataset.name=neighborsmatch-2", "-seed", "35", "-epochs", "2", "-quiet", "-out", out}
+	dir := filepath.Join(out, "neighborsmatch-2-gatedgcn-none-r1", "seed35")
+	wantRun(t, 0, nil, fresh...)
+	wantRun(t, 1, []string{"holds a finished run", "-resume " + dir, "-restart"}, fresh...)
+	wantRun(t, 1, []string{dir + " is finished", "-epochs more than 2", "-restart"}, "-resume", dir, "-quiet")
+	wantRun(t, 0, []string{"extending it to train.max_epochs 3"}, "-resume", dir, "-epochs", "3", "-quiet")
+	res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile))
+	if err != nil || res.Epochs != 3 || res.Resumed != 1 || res.StoppedBy != runfiles.StopMaxEpochs {
+		t.Fatalf("extended run: %+v, %v", res, err)
+	}
+
+	ck := filepath.Join(dir, runfiles.CheckpointFile)
+	b, _ := os.ReadFile(ck)
+	os.WriteFile(ck, b[:len(b)/2], 0o600)
+	wantRun(t, 1, []string{"checksum mismatch", "-restart"}, "-resume", dir, "-quiet")
+	wantRun(t, 0, []string{"moved into " + filepath.Join(dir, runfiles.OldPrefix)}, "-resume", dir, "-restart", "-quiet")
+	if res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile)); err != nil || res.Epochs != 3 || res.Resumed != 0 {
+		t.Fatalf("restarted from the run directory: %+v, %v", res, err)
+	}
+	wantRun(t, 0, nil, append(fresh, "-restart")...)
+	if olds, _ := filepath.Glob(filepath.Join(dir, runfiles.OldPrefix+"*")); len(olds) != 2 {
+		t.Fatalf("old folders after two restarts: %v", olds)
+	}
+	other := filepath.Join(t.TempDir(), "run")
+	os.Mkdir(other, 0o755)
+	if b, err := os.ReadFile(filepath.Join(dir, runfiles.ConfigFile)); err != nil || os.WriteFile(filepath.Join(other, runfiles.ConfigFile), b, 0o644) != nil {
+		t.Fatalf("copying the config: %v", err)
+	}
+	wantRun(t, 1, []string{"not seed<N>", "-seed N"}, "-resume", other, "-restart")
+
+	lock, err := train.LockRun(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	busy := fmt.Sprintf("%s is in use by process %d on ", dir, os.Getpid())
+	wantRun(t, 1, []string{busy}, "-resume", dir, "-quiet")
+	wantRun(t, 1, []string{busy}, append(fresh, "-restart")...)
 }

@@ -1,0 +1,177 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/runfiles"
+)
+
+// trainIn trains seed 41 of c into dir (fresh, resumed or restarted), logging into log.
+func trainIn(t *testing.T, c *config.Run, dir string, resume, restart bool, log *bytes.Buffer) (*runfiles.Result, error) {
+	t.Helper()
+	o := Options{Run: c, Seed: 41, Dir: dir, Resume: resume, Restart: restart, Workers: 1}
+	if log != nil {
+		o.Log = log
+	}
+	return Train(context.Background(), o)
+}
+
+// wantErr fails unless err's message holds every one of parts.
+func wantErr(t *testing.T, what string, err error, parts ...string) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("%s: no error, want one naming %q", what, parts)
+	}
+	for _, p := range parts {
+		if !strings.Contains(err.Error(), p) {
+			t.Fatalf("%s: %v\nwant it to name %q", what, err, p)
+		}
+	}
+}
+
+// TestTrainRefusesBusyDirectory: Train on a directory another writer holds fails at once,
+// naming the holder, and writes nothing there.
+func TestTrainRefusesBusyDirectory(t *testing.T) {
+	c := nm2(t, "train.max_epochs=1")
+	dir := c.Dir(41)
+	os.MkdirAll(dir, 0o755)
+	l, err := LockRun(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Release()
+	_, err = trainIn(t, c, dir, false, false, nil)
+	var busy *BusyError
+	if !errors.As(err, &busy) {
+		t.Fatalf("got %v, want a BusyError", err)
+	}
+	wantErr(t, "busy", err, dir+" is in use by process", "wait for it or stop it")
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("%d files in the busy directory, want only the lock", len(ents))
+	}
+}
+
+// TestRecoveryPaths: a finished run refuses a fresh start and a resume without a larger budget,
+// a corrupt checkpoint refuses a resume, each naming the flags that get out; -restart keeps the
+// old files in .old-<time> and trains afresh.
+func TestRecoveryPaths(t *testing.T) {
+	c := nm2(t, "train.max_epochs=1")
+	dir := c.Dir(41)
+	if _, err := trainIn(t, c, dir, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	_, err := trainIn(t, c, dir, false, false, nil)
+	wantErr(t, "fresh start over a finished run", err, "holds a finished run (stopped by max_epochs after 1 epochs)", "-resume "+dir, "-epochs", "-max-time", "-restart", runfiles.OldPrefix)
+	_, err = trainIn(t, c, dir, true, false, nil)
+	wantErr(t, "resume without a larger budget", err, dir+" is finished", "-epochs more than 1", "-restart")
+	_, err = trainIn(t, c, dir, true, true, nil)
+	wantErr(t, "resume and restart", err, "exclude each other")
+
+	path := filepath.Join(dir, runfiles.CheckpointFile)
+	b, _ := os.ReadFile(path)
+	b[len(b)/2] ^= 0xff
+	os.WriteFile(path, b, 0o600)
+	_, err = trainIn(t, c, dir, true, false, nil)
+	wantErr(t, "corrupt checkpoint", err, "checksum mismatch", "-restart")
+	oldResult, _ := os.ReadFile(filepath.Join(dir, runfiles.ResultFile))
+
+	var log bytes.Buffer
+	res, err := trainIn(t, c, dir, false, true, &log)
+	if err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	if res.Resumed != 0 || res.Epochs != 1 {
+		t.Fatalf("restarted run: %+v", res)
+	}
+	olds, _ := filepath.Glob(filepath.Join(dir, runfiles.OldPrefix+"*"))
+	if len(olds) != 1 || !strings.Contains(log.String(), "moved into "+olds[0]) {
+		t.Fatalf("old folders %v; log:\n%s", olds, log.String())
+	}
+	for _, f := range []string{runfiles.ConfigFile, runfiles.MetricsFile, runfiles.ResultFile, runfiles.CheckpointFile} {
+		if _, err := os.Stat(filepath.Join(olds[0], f)); err != nil {
+			t.Errorf("the old folder lacks %s: %v", f, err)
+		}
+	}
+	if kept, _ := os.ReadFile(filepath.Join(olds[0], runfiles.CheckpointFile)); !bytes.Equal(kept, b) {
+		t.Error("the old folder's checkpoint is not the discarded one")
+	}
+	if kept, _ := os.ReadFile(filepath.Join(olds[0], runfiles.ResultFile)); !bytes.Equal(kept, oldResult) {
+		t.Error("the old folder's result is not the discarded one")
+	}
+	if _, err := ReadCheckpoint(path); err != nil {
+		t.Errorf("the restarted run's checkpoint: %v", err)
+	}
+	if _, err := trainIn(t, c, dir, false, true, nil); err != nil {
+		t.Fatalf("second restart: %v", err)
+	}
+	if olds, _ := filepath.Glob(filepath.Join(dir, runfiles.OldPrefix+"*")); len(olds) != 2 {
+		t.Fatalf("old folders after two restarts: %v", olds)
+	}
+}
+
+// TestExtendFinishedRun: a run of 3 epochs resumed with max_epochs 5 equals a 5-epoch run bit
+// for bit (epochs, result, parameters).
+func TestExtendFinishedRun(t *testing.T) {
+	sets := []string{"train.batch_size=8", "dataset.encoding=lp", "dataset.q=3", "model.dropout=0.1"}
+	whole := nm2(t, append(sets, "train.max_epochs=5")...)
+	if _, err := trainRun(t, whole, 41, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	short := nm2(t, append(sets, "train.max_epochs=3")...)
+	dir := short.Dir(41)
+	if res, err := trainIn(t, short, dir, false, false, nil); err != nil || res.StoppedBy != runfiles.StopMaxEpochs {
+		t.Fatalf("3 epochs: %+v, %v", res, err)
+	}
+	longer := *short
+	longer.Train.MaxEpochs = 5
+	var log bytes.Buffer
+	res, err := trainIn(t, &longer, dir, true, false, &log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Epochs != 5 || res.Resumed != 1 || !strings.Contains(log.String(), "extending it to train.max_epochs 5") {
+		t.Fatalf("extended run: %+v\n%s", res, log.String())
+	}
+	sameRuns(t, whole.Dir(41), dir)
+}
+
+// TestExtendStopRules: a run stopped by min_lr cannot be extended; one stopped by max_time needs
+// a longer max_time and then continues.
+func TestExtendStopRules(t *testing.T) {
+	// min_lr = lr and no patience: the first epoch without improvement halves the rate and stops.
+	c := nm2(t, "train.max_epochs=30", "train.min_lr=0.001", "train.patience=0", "dataset.val_fraction=0.2", "train.monitor=val_loss")
+	if res, err := trainIn(t, c, c.Dir(41), false, false, nil); err != nil || res.StoppedBy != runfiles.StopMinLR {
+		t.Fatalf("min_lr run: %+v, %v", res, err)
+	}
+	more := *c
+	more.Train.MaxEpochs = 100
+	_, err := trainIn(t, &more, c.Dir(41), true, false, nil)
+	wantErr(t, "extending a min_lr run", err, "stopped by min_lr", "below train.min_lr 0.001", "neither -epochs nor -max-time", "-restart")
+
+	c = nm2(t, "train.max_epochs=3", "train.max_time=1ms")
+	if res, err := trainIn(t, c, c.Dir(41), false, false, nil); err != nil || res.StoppedBy != runfiles.StopMaxTime || res.Epochs != 1 {
+		t.Fatalf("max_time run: %+v, %v", res, err)
+	}
+	_, err = trainIn(t, c, c.Dir(41), true, false, nil)
+	wantErr(t, "resume a max_time run", err, "stopped by max_time", "-max-time longer than", "-restart")
+	if strings.Contains(err.Error(), "-epochs more than") {
+		t.Fatalf("resume a max_time run: %v\nnames -epochs, whose budget is not spent", err)
+	}
+	fewer := *c
+	fewer.Train.MaxEpochs = 1
+	_, err = trainIn(t, &fewer, c.Dir(41), true, false, nil)
+	wantErr(t, "both budgets spent", err, "-max-time longer than", " and -epochs more than 1 (train.max_epochs is 1)", "-restart")
+	more = *c
+	more.Train.MaxTime = 1 << 62
+	res, err := trainIn(t, &more, c.Dir(41), true, false, nil)
+	if err != nil || res.StoppedBy != runfiles.StopMaxEpochs || res.Epochs != 3 {
+		t.Fatalf("extended max_time run: %+v, %v", res, err)
+	}
+}
