@@ -1,0 +1,118 @@
+package runfiles
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Departure is a budget key (config.BudgetKeys: dataset.subset, train.max_epochs,
+// train.max_time, device) whose value in a run differs from the configured protocol: the value
+// the built-in defaults and the config file (or grid) give it. Values are written as in a
+// config file (0, 1000, 12h, cuda).
+type Departure struct {
+	Key      string `json:"key"`
+	Protocol string `json:"protocol"` // the configured protocol's value
+	Used     string `json:"used"`     // the value the run used (environment, -set, a trainer flag)
+}
+
+// Reduction is a budget key that the config file (or grid) itself sets below the built-in
+// default, the paper's budget: not a departure from the run's configured protocol, but not the
+// paper's budget either (a deliberately reduced grid such as zinc-reduced).
+type Reduction struct {
+	Key        string `json:"key"`
+	Default    string `json:"default"`    // the built-in default
+	Configured string `json:"configured"` // the config file's value
+}
+
+// Provenance says how a result relates to the paper's protocol, for the readers that choose
+// results (sweep, tables).
+type Provenance int
+
+const (
+	// Protocol: the configured protocol at the paper's budget (a config hash, no departures, no
+	// reductions).
+	Protocol Provenance = iota
+	// Reduced: a reduced budget, by a departure or a reduced config; comparable only when
+	// marked as such.
+	Reduced
+	// Unknown: a result written before runs recorded their config hash.
+	Unknown
+)
+
+// Provenance classifies the result: Unknown without a config hash, Reduced with departures or
+// reductions, else Protocol.
+func (r *Result) Provenance() Provenance {
+	switch {
+	case r.ConfigHash == "":
+		return Unknown
+	case len(r.Departures) > 0 || len(r.Reductions) > 0:
+		return Reduced
+	}
+	return Protocol
+}
+
+// BudgetNote describes the result's departures and reductions in one line, e.g.
+// "dataset.subset 1000 (protocol 0); train.max_time 10m in the config (default 12h)", or
+// "unknown provenance (no config_hash)"; "" for a protocol run.
+func (r *Result) BudgetNote() string {
+	if r.ConfigHash == "" {
+		return "unknown provenance (no config_hash: written before runs recorded it)"
+	}
+	s := ""
+	add := func(part string) {
+		if s != "" {
+			s += "; "
+		}
+		s += part
+	}
+	for _, d := range r.Departures {
+		add(fmt.Sprintf("%s %s (protocol %s)", d.Key, d.Used, d.Protocol))
+	}
+	for _, d := range r.Reductions {
+		add(fmt.Sprintf("%s %s in the config (default %s)", d.Key, d.Configured, d.Default))
+	}
+	return s
+}
+
+// checkProvenance verifies the provenance fields of a result or an epoch.
+func checkProvenance(hash string, deps []Departure) error {
+	if hash != "" && !isHexHash(hash) {
+		return fmt.Errorf(`key "config_hash" is %q, want 64 lower-case hex digits`, hash)
+	}
+	if hash == "" && len(deps) > 0 {
+		return errors.New(`key "departures" is given without "config_hash"`)
+	}
+	for i, d := range deps {
+		if d.Key == "" {
+			return fmt.Errorf(`key "departures": item %d has no key`, i)
+		}
+		if d.Protocol == d.Used {
+			return fmt.Errorf(`key "departures": %s: protocol and used are both %q, so it is no departure`, d.Key, d.Used)
+		}
+	}
+	return nil
+}
+
+func checkReductions(rs []Reduction) error {
+	for i, d := range rs {
+		if d.Key == "" {
+			return fmt.Errorf(`key "reductions": item %d has no key`, i)
+		}
+		if d.Default == d.Configured {
+			return fmt.Errorf(`key "reductions": %s: default and configured are both %q`, d.Key, d.Default)
+		}
+	}
+	return nil
+}
+
+func isHexHash(s string) bool {
+	if len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
