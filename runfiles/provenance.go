@@ -116,3 +116,53 @@ func isHexHash(s string) bool {
 	}
 	return true
 }
+
+// RunDepartures are a run's departures over all its sessions: the epochs already recorded (a
+// resumed run's earlier sessions) and now, the departures of the current session measured from
+// the config it loaded (on resume, the run directory's config.yaml, which holds the earlier
+// sessions' values). Each key keeps the protocol value of its first record and takes the value
+// used now (now's, else the latest epoch's); a key back at its protocol value is no departure.
+// Keys come in order of first record.
+func RunDepartures(earlier []Epoch, now []Departure) []Departure {
+	var keys []string
+	proto, used := map[string]string{}, map[string]string{}
+	note := func(d Departure) {
+		if _, ok := proto[d.Key]; !ok {
+			keys = append(keys, d.Key)
+			proto[d.Key] = d.Protocol
+		}
+		used[d.Key] = d.Used
+	}
+	for _, ep := range earlier {
+		for _, d := range ep.Departures {
+			note(d)
+		}
+	}
+	for _, d := range now {
+		note(d)
+	}
+	var out []Departure
+	for _, k := range keys {
+		if proto[k] != used[k] {
+			out = append(out, Departure{Key: k, Protocol: proto[k], Used: used[k]})
+		}
+	}
+	return out
+}
+
+// WithoutKeys are the reductions whose key is not among the departures' (a departed key is
+// already marked; on resume the departed value sits in the config the run loaded and would
+// otherwise look configured).
+func WithoutKeys(rs []Reduction, deps []Departure) []Reduction {
+	var out []Reduction
+	for _, r := range rs {
+		departed := false
+		for _, d := range deps {
+			departed = departed || d.Key == r.Key
+		}
+		if !departed {
+			out = append(out, r)
+		}
+	}
+	return out
+}

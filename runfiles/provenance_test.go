@@ -3,6 +3,7 @@ package runfiles
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -56,5 +57,32 @@ func TestReadersCheckProvenance(t *testing.T) {
 	os.WriteFile(p, []byte(`{"epoch":0}`+"\n"+`{"epoch":1,"config_hash":"xyz"}`+"\n"), 0o600)
 	if _, err := ReadMetrics(p); err == nil || !strings.Contains(err.Error(), p+":2:") {
 		t.Errorf("bad hash in metrics: got %v, want line 2 named", err)
+	}
+}
+
+func TestRunDeparturesAcrossSessions(t *testing.T) {
+	sub := func(p, u string) Departure { return Departure{Key: "dataset.subset", Protocol: p, Used: u} }
+	ep := func(ds ...Departure) Epoch { return Epoch{ConfigHash: hash, Departures: ds} }
+	for _, tc := range []struct {
+		name    string
+		earlier []Epoch
+		now     []Departure
+		want    []Departure
+	}{
+		{"first session", nil, []Departure{sub("0", "1000")}, []Departure{sub("0", "1000")}},
+		{"resumed, value baked into config.yaml", []Epoch{ep(sub("0", "1000"))}, nil, []Departure{sub("0", "1000")}},
+		{"resumed with a new value", []Epoch{ep(sub("0", "1000"))}, []Departure{sub("1000", "2000")}, []Departure{sub("0", "2000")}},
+		{"resumed back to the protocol", []Epoch{ep(sub("0", "1000"))}, []Departure{sub("1000", "0")}, nil},
+		{"legacy epochs", []Epoch{{}, {}}, nil, nil},
+		{"a new key on resume", []Epoch{ep(sub("0", "10"))}, []Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}},
+			[]Departure{sub("0", "10"), {Key: "device", Protocol: "cpu", Used: "cuda"}}},
+	} {
+		if got := RunDepartures(tc.earlier, tc.now); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	rs := []Reduction{{Key: "dataset.subset", Default: "0", Configured: "1000"}, {Key: "train.max_time", Default: "12h", Configured: "10m"}}
+	if got := WithoutKeys(rs, []Departure{sub("0", "1000")}); !reflect.DeepEqual(got, rs[1:]) {
+		t.Errorf("WithoutKeys %+v", got)
 	}
 }
