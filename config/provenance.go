@@ -3,6 +3,7 @@ package config
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"reflect"
 	"strconv"
 	"strings"
@@ -153,6 +154,22 @@ func (r *Run) DepartureSets() []string {
 	var out []string
 	for _, d := range r.Departures() {
 		out = append(out, d.Key+"="+d.Used)
+	}
+	return out
+}
+
+// Diff names the keys Hash covers in which the run differs from want, each as
+// "key value (want other)", in schema order: why two hashes differ.
+func (r *Run) Diff(want *Run) []string {
+	var out []string
+	for _, f := range schema {
+		if hashExcluded[f.key] {
+			continue
+		}
+		a, b := formatValue(f.get(r)), formatValue(f.get(want))
+		if a != b {
+			out = append(out, fmt.Sprintf("%s %s (want %s)", f.key, a, b))
+		}
 	}
 	return out
 }

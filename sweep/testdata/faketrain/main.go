@@ -4,7 +4,8 @@
 //
 // Environment: FAKE_SLEEP_MS (default 50); FAKE_FAIL, a comma list of name/seed that write a
 // checkpoint and exit 5 unless started with -resume; FAKE_ARGS_LOG, a file each invocation
-// appends its arguments to.
+// appends its arguments to; FAKE_CONFIG_HASH, the config_hash written into result.json. -set
+// overrides are accepted and ignored (they appear in FAKE_ARGS_LOG).
 package main
 
 import (
@@ -27,6 +28,7 @@ func main() {
 	out := flag.String("out", "", "output root")
 	resume := flag.String("resume", "", "run dir to resume")
 	flag.String("device", "", "device")
+	flag.Func("set", "override (ignored)", func(string) error { return nil })
 	flag.Parse()
 	if log := os.Getenv("FAKE_ARGS_LOG"); log != "" {
 		f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -99,7 +101,7 @@ func main() {
 	res := runfiles.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 1, Seed: *seed,
 		Metric: runfiles.MetricMAE, TestMetric: 0.5, ValMetric: 0.5, TrainMetric: 0.4, Epochs: 3,
 		SecondsPerEpoch: float64(ms) / 1000, TotalSeconds: float64(ms) / 1000, Params: 1000,
-		Device: "cpu", StoppedBy: runfiles.StopMinLR, FinalLR: 1e-7}
+		Device: "cpu", StoppedBy: runfiles.StopMinLR, FinalLR: 1e-7, ConfigHash: os.Getenv("FAKE_CONFIG_HASH")}
 	if *resume != "" {
 		res.Resumed = 1
 	}
