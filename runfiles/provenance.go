@@ -39,13 +39,28 @@ const (
 	Unknown
 )
 
-// Provenance classifies the result: Unknown without a config hash, Reduced with departures or
-// reductions, else Protocol.
+// DeviceKey is the budget key of the device. A device departure is recorded but reduces no
+// budget: the model and its budget are the same on any device (the hash leaves the device out).
+const DeviceKey = "device"
+
+// BudgetDepartures are the departures other than the device's: those that change the budget.
+func BudgetDepartures(ds []Departure) []Departure {
+	var out []Departure
+	for _, d := range ds {
+		if d.Key != DeviceKey {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Provenance classifies the result: Unknown without a config hash, Reduced with budget
+// departures (any but the device's) or reductions, else Protocol.
 func (r *Result) Provenance() Provenance {
 	switch {
 	case r.ConfigHash == "":
 		return Unknown
-	case len(r.Departures) > 0 || len(r.Reductions) > 0:
+	case len(BudgetDepartures(r.Departures)) > 0 || len(r.Reductions) > 0:
 		return Reduced
 	}
 	return Protocol
@@ -65,7 +80,7 @@ func (r *Result) BudgetNote() string {
 		}
 		s += part
 	}
-	for _, d := range r.Departures {
+	for _, d := range BudgetDepartures(r.Departures) {
 		add(fmt.Sprintf("%s %s (protocol %s)", d.Key, d.Used, d.Protocol))
 	}
 	for _, d := range r.Reductions {

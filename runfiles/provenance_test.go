@@ -21,6 +21,7 @@ func TestProvenanceOfResults(t *testing.T) {
 		{"protocol", Result{ConfigHash: hash}, Protocol, ""},
 		{"departed", Result{ConfigHash: hash, Departures: []Departure{{Key: "dataset.subset", Protocol: "0", Used: "1000"}}},
 			Reduced, "dataset.subset 1000 (protocol 0)"},
+		{"other device only", Result{ConfigHash: hash, Departures: []Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}}}, Protocol, ""},
 		{"reduced grid", Result{ConfigHash: hash, Reductions: []Reduction{{Key: "train.max_time", Default: "12h", Configured: "10m"}}},
 			Reduced, "train.max_time 10m in the config (default 12h)"},
 	} {

@@ -69,6 +69,7 @@ func TestInspectComparesProvenance(t *testing.T) {
 		{"a -subset run under a protocol grid", protocol, subset, runfiles.StopMaxEpochs, subset.Hash(), subset.Departures(), Mismatch, "dataset.subset 1000 (want 0)"},
 		{"same values, other departures", epochs2, epochs2, runfiles.StopMaxEpochs, epochs2.Hash(), nil, Mismatch, "train.max_epochs 1000→2"},
 		{"the grid's departures", epochs2, epochs2, runfiles.StopMaxEpochs, epochs2.Hash(), epochs2.Departures(), Finished, ""},
+		{"the grid's run on another device", loadRun(t, "device=cuda"), protocol, runfiles.StopMinLR, protocol.Hash(), nil, Finished, ""},
 		{"legacy result, same config.yaml", protocol, protocol, runfiles.StopMaxTime, "", nil, Finished, "without config_hash"},
 		{"legacy result, other config.yaml", protocol, subset, runfiles.StopMaxTime, "", nil, Mismatch, "no config_hash"},
 		{"checkpoint of the same config", protocol, protocol, "", "", nil, Resumable, ""},

@@ -9,8 +9,9 @@
 // loss, and runs of a reduced budget (result.json's departures from the configured protocol,
 // reductions of the config below the built-in budget, or no config_hash at all) are left out,
 // listed on standard error and under each table with the reason; with -grid, so are runs in the
-// grid's directories of another config. -include-reduced includes the reduced-budget runs,
-// marking their cells § and listing their budgets.
+// grid's directories of another config, while an older result whose config.yaml is the grid's
+// run takes that run's provenance (so full-budget older runs still count). -include-reduced
+// includes the reduced-budget runs, marking their cells § and listing their budgets.
 //
 // Without -out the Markdown goes to standard output. With -out it writes, per table (zinc for
 // table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png, and
@@ -161,12 +162,17 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 				if !ok {
 					continue
 				}
-				// a run of another config than the grid's (sweep's Mismatch) is not the grid's run;
-				// one without config_hash is of unknown provenance, which Select judges
-				if st, note := sweep.Inspect(j); st == sweep.Mismatch && r.Result.ConfigHash != "" {
+				st, note := sweep.Inspect(j)
+				switch {
+				case st == sweep.Mismatch && r.Result.ConfigHash != "":
+					// a run of another config than the grid's is not the grid's run
 					gridLeft = append(gridLeft, results.LeftOut{Dir: r.Dir, Name: r.Result.Name, Dataset: r.Result.Dataset,
 						Seed: r.Result.Seed, Reason: "not the grid's run: " + note})
 					continue
+				case st == sweep.Finished && r.Result.ConfigHash == "":
+					// an older result whose config.yaml (the resolved config it ran with, budget
+					// included) is the grid's run: it has the grid run's provenance
+					adoptProvenance(r.Result, j)
 				}
 				runs = append(runs, r)
 			}
@@ -319,6 +325,15 @@ func plotTable(t *report.Table, groups []*results.Group, out, short string, stdo
 		fmt.Fprintln(stdout, "wrote", p)
 	}
 	return nil
+}
+
+// adoptProvenance gives an older result (no config_hash) whose run directory's config.yaml
+// matches the grid's run the provenance of that run: its hash, departures and reductions. Other
+// older results stay of unknown provenance (results.Select).
+func adoptProvenance(res *runfiles.Result, j sweep.Job) {
+	res.ConfigHash = j.Config.Hash()
+	res.Departures = j.Config.Departures()
+	res.Reductions = runfiles.WithoutKeys(j.Config.Reductions(), res.Departures)
 }
 
 // reportLeftOut lists the runs left out of the tables, and why, on w.
