@@ -13,6 +13,8 @@ type Run struct {
 	Train   Train   `mapstructure:"train" yaml:"train"`
 	Device  string  `mapstructure:"device" yaml:"device"` // cpu | cuda | auto
 	Out     string  `mapstructure:"out" yaml:"out"`       // root folder of run directories
+
+	prov *provenance // the budget keys' protocol values, set by Load (provenance.go)
 }
 
 // Dataset selects the data (docs/protocol.md §"Datasets") and its preprocessing (§"Rewiring" to

@@ -108,6 +108,7 @@ func resolve(user []*layer, env, set *layer) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
+	run.prov = budgetProvenance(stack(defs), append(append(stack{}, defs...), user...))
 	chargedTo := map[string]string{}
 	if run.Model.Readout == ReadoutAuto {
 		run.Model.Readout = autoReadout(run.Dataset.Name, run.Dataset.CLS)

@@ -2,6 +2,7 @@ package report
 
 import (
 	"flag"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,6 +15,9 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files")
 
+// protocolHash stands for the config hash of a protocol run.
+var protocolHash = strings.Repeat("5a", 32)
+
 // zincRuns is a small synthetic result set of table:zinc.
 func zincRuns() []*results.Run {
 	var runs []*results.Run
@@ -22,7 +26,7 @@ func zincRuns() []*results.Run {
 			res := &runfiles.Result{Name: "zinc-" + model + "-" + enc, Dataset: "zinc", Model: model, Encoding: enc,
 				CLS: cls, R: r, Seed: seed, Metric: runfiles.MetricMAE, TestMetric: v, ValMetric: v + 0.02,
 				TrainMetric: v / 2, Epochs: 200, SecondsPerEpoch: 1.5 * float64(r), TotalSeconds: 7200,
-				Params: 101000, Device: "cuda", StoppedBy: runfiles.StopMinLR}
+				Params: 101000, Device: "cuda", StoppedBy: runfiles.StopMinLR, ConfigHash: protocolHash}
 			if stop != "" && seed == 41 {
 				res.StoppedBy = stop
 			}
@@ -139,5 +143,47 @@ func TestSummaryFindsPaperSetting(t *testing.T) {
 	if !strings.Contains(md, "| here, best |") || !strings.Contains(md, "0.200 ± 0.007 (gcn-adj-cls r=2)") ||
 		!strings.Contains(md, "– (gcn-adj-cls r=4)") {
 		t.Errorf("summary:\n%s", md)
+	}
+}
+
+// Reduced-budget runs that were included are marked § with their budgets listed; runs left out
+// are listed with the reason.
+func TestReducedAndLeftOutRuns(t *testing.T) {
+	runs := zincRuns()
+	for _, r := range runs {
+		if r.Result.CLS && r.Result.R == 2 && r.Result.Seed != 12 {
+			r.Result.Departures = []runfiles.Departure{{Key: "dataset.subset", Protocol: "0", Used: "1000"}}
+		}
+	}
+	runs[0].Result.StoppedBy = runfiles.StopSignal
+	kept, left := results.Select(runs, true)
+	groups, err := results.Aggregate(kept, results.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Build("table:zinc", groups, smallZinc(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb.LeftOut = left
+	md := tb.Markdown()
+	for _, want := range []string{
+		"**0.200 ± 0.007** §3 (0.198 ± 0.011)",
+		"- gcn-adj-cls r=2, 3 of 4 seeds: dataset.subset 1000 (protocol 0)",
+		"| " + runs[0].Dir + " | " + fmt.Sprint(runs[0].Result.Seed) + " | stopped by a signal",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if tex := tb.LaTeX(); !strings.Contains(tex, `$^{\S 3}$`) {
+		t.Errorf("latex lacks the § mark:\n%s", tex)
+	}
+	// without the flag the reduced runs leave the cell, so the best r of the column changes
+	kept, _ = results.Select(runs, false)
+	groups, _ = results.Aggregate(kept, results.Options{})
+	tb, _ = Build("table:zinc", groups, smallZinc(t), nil)
+	if md := tb.Markdown(); strings.Contains(md, "§3") || !strings.Contains(md, "**0.190 ± 0.000** †1/4") {
+		t.Errorf("without -include-reduced:\n%s", md)
 	}
 }

@@ -77,6 +77,9 @@ func ReadMetrics(path string) ([]Epoch, error) {
 		if err := dec.Decode(&ep); err != nil {
 			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
 		}
+		if err := checkProvenance(ep.ConfigHash, ep.Departures); err != nil {
+			return nil, fmt.Errorf("%s:%d: %w", path, line, err)
+		}
 		if ep.Epoch != len(eps) {
 			return nil, fmt.Errorf("%s:%d: epoch %d, want %d", path, line, ep.Epoch, len(eps))
 		}

@@ -3,6 +3,7 @@ package runfiles
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 )
@@ -48,19 +49,21 @@ func TestReadMetrics(t *testing.T) {
 func TestFilesRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	res := &Result{Name: "x", Dataset: "zinc", Model: "gatedgcn", R: 1, Seed: 41, Metric: MetricMAE,
-		TestMetric: 0.5, Epochs: 2, StoppedBy: StopMinLR}
+		TestMetric: 0.5, Epochs: 2, StoppedBy: StopMinLR, ConfigHash: strings.Repeat("ab", 32),
+		Departures: []Departure{{Key: "dataset.subset", Protocol: "0", Used: "10"}},
+		Reductions: []Reduction{{Key: "train.max_time", Default: "12h", Configured: "10m"}}}
 	if err := WriteResult(filepath.Join(dir, ResultFile), res); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadResult(filepath.Join(dir, ResultFile)); err != nil || *got != *res {
+	if got, err := ReadResult(filepath.Join(dir, ResultFile)); err != nil || !reflect.DeepEqual(got, res) {
 		t.Fatalf("result read back %+v (%v), want %+v", got, err, res)
 	}
-	eps := []Epoch{{Epoch: 0, LR: 1e-3}, {Epoch: 1, LR: 5e-4, ValLoss: 0.25}}
+	eps := []Epoch{{Epoch: 0, LR: 1e-3}, {Epoch: 1, LR: 5e-4, ValLoss: 0.25, ConfigHash: res.ConfigHash, Departures: res.Departures}}
 	mp := filepath.Join(dir, MetricsFile)
 	if err := WriteMetrics(mp, eps); err != nil {
 		t.Fatal(err)
 	}
-	if got, err := ReadMetrics(mp); err != nil || len(got) != 2 || got[1] != eps[1] {
+	if got, err := ReadMetrics(mp); err != nil || len(got) != 2 || !reflect.DeepEqual(got[1], eps[1]) {
 		t.Fatalf("metrics read back %+v (%v)", got, err)
 	}
 	if err := WriteMetrics(mp, eps[1:]); err != nil {

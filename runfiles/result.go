@@ -17,6 +17,10 @@ type Epoch struct {
 	Seconds     float64 `json:"seconds"`         // training part of the epoch (evaluation excluded)
 	EvalSeconds float64 `json:"eval_seconds"`    // evaluation of val and test
 	Elapsed     float64 `json:"elapsed_seconds"` // wall time since the run started (preprocessing included)
+	// ConfigHash and Departures are those in force during this epoch (a resumed run may have
+	// changed its budget); absent in files written before runs recorded them.
+	ConfigHash string      `json:"config_hash,omitempty"`
+	Departures []Departure `json:"departures,omitempty"`
 }
 
 // Result is result.json: the final metrics of a finished run.
@@ -51,6 +55,15 @@ type Result struct {
 	// TestSplit names the split test_metric was measured on when the dataset has no test
 	// split ("train" for the Erdős–Rényi task); empty for the test split.
 	TestSplit string `json:"test_split,omitempty"`
+	// ConfigHash is config.Run.Hash of the resolved config the run ended with: every key that
+	// changes the trained model (not out, dataset.dir, dataset.cache, train.seeds, name,
+	// device). Empty in results written before runs recorded it (Provenance Unknown).
+	ConfigHash string `json:"config_hash,omitempty"`
+	// Departures are the budget keys changed from the configured protocol, over the whole run
+	// (all sessions); Reductions the budget keys the config itself set below the built-in
+	// default.
+	Departures []Departure `json:"departures,omitempty"`
+	Reductions []Reduction `json:"reductions,omitempty"`
 }
 
 // Check verifies the fields of a result that reports rely on.
@@ -75,5 +88,8 @@ func Check(r *Result) error {
 	default:
 		return fmt.Errorf(`key "stopped_by" is %q, want one of min_lr, max_time, max_epochs, nan, signal`, r.StoppedBy)
 	}
-	return nil
+	if err := checkProvenance(r.ConfigHash, r.Departures); err != nil {
+		return err
+	}
+	return checkReductions(r.Reductions)
 }

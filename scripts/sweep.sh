@@ -24,8 +24,10 @@
 # Finished runs are skipped and interrupted ones resumed, so running the same command again
 # continues the sweep. The full protocol is 12 hours per run at most (6 h for NeighborsMatch):
 # table-zinc is 480 runs; use a GPU cluster (-d cuda -S …). After a local sweep the tables
-# are written into docs/results/GRID (or -T; scripts/tables.sh). Paths are relative to the repository
-# root.
+# are written into docs/results/GRID (or -T; scripts/tables.sh, given the same -set overrides).
+# Runs of a reduced budget (a -set on dataset.subset, train.max_epochs or train.max_time) are
+# left out of those tables; scripts/tables.sh -R GRID includes them, marked §. Paths are relative
+# to the repository root.
 #
 # Examples:
 #   scripts/sweep.sh -n table-zinc
@@ -78,7 +80,16 @@ fi
 run "$GO" build -o bin/train ./cmd/train
 status=0
 run "$GO" run ./cmd/sweep "${args[@]}" -train-bin bin/train -workers "$workers" || status=$?
+# tables resolves the grid's runs with the same -set overrides as the sweep (tables.sh -k)
 tables=()
+[[ -z $device ]] || tables+=(-k "device=$device")
+extra=("$@")
+for ((i = 0; i < ${#extra[@]}; i++)); do
+	case ${extra[i]} in
+	-set | --set) tables+=(-k "${extra[i + 1]:-}") ;;
+	-set=* | --set=*) tables+=(-k "${extra[i]#*=}") ;;
+	esac
+done
 [[ -z $out ]] || tables+=(-r "$out")
 [[ -z $tout ]] || tables+=(-o "$tout")
 "$(dirname "$SELF")/tables.sh" "${tables[@]}" "$grid"

@@ -4,8 +4,8 @@
 # (metric vs r, seconds per epoch and density vs r, validation curves), results.md, tables.md
 # and summary.json (cmd/tables).
 #
-#   scripts/tables.sh [-o OUT] [-r RUNS] [-s STATS.json …] GRID   # one grid's table
-#   scripts/tables.sh [-o OUT] [-r RUNS] -a                       # every table found under RUNS
+#   scripts/tables.sh [-o OUT] [-r RUNS] [-s STATS.json …] [-R] [-k KEY=VALUE …] GRID   # one grid's table
+#   scripts/tables.sh [-o OUT] [-r RUNS] [-R] -a                                         # every table found under RUNS
 #
 #   GRID  a grid name or file: zinc-reduced, zinc-gpu, table-zinc, … (configs/grids/GRID.yaml)
 #   -a    every run under RUNS (default runs), into OUT (default docs/results)
@@ -15,9 +15,16 @@
 #         runs/zinc-reduced)
 #   -s    a cmd/stats -json file for our density column (repeatable; default: every
 #         *-stats.json in OUT, else in docs/results/GRID; make one with scripts/stats.sh -j -o)
+#   -R    include reduced-budget runs (tables -include-reduced), marked § in the tables: runs
+#         with departures from the configured protocol (a -set, an environment variable or a
+#         trainer flag on dataset.subset, train.max_epochs or train.max_time), of a grid set
+#         below the built-in budget (zinc-reduced), or without config_hash. Without -R they
+#         are left out and listed with the reason, as are runs stopped by a signal or a NaN
+#   -k    a -set KEY=VALUE the grid was swept with (repeatable), so that tables resolves the
+#         same runs as the sweep (e.g. -k train.max_time=4m for zinc-reduced.sh)
 #
 # Examples:
-#   scripts/tables.sh zinc-reduced                     # docs/results/zinc-reduced from runs/zinc-reduced
+#   scripts/tables.sh -R -k train.max_time=4m zinc-reduced   # docs/results/zinc-reduced from runs/zinc-reduced
 #   scripts/tables.sh zinc-gpu                         # docs/results/zinc-gpu from its runs/ folder
 #   scripts/tables.sh -o /tmp/t zinc-gpu               # the same, elsewhere
 #   scripts/tables.sh -a                               # every table under runs/ into docs/results
@@ -26,13 +33,15 @@
 # Environment: GO.
 source "$(dirname "$0")/lib.sh"
 
-all=0 out= runs= stats=()
-while getopts "ao:r:s:h" opt; do
+all=0 out= runs= stats=() reduced=0 sets=()
+while getopts "ao:r:s:Rk:h" opt; do
 	case $opt in
 	a) all=1 ;;
 	o) out=$OPTARG ;;
 	r) runs=$OPTARG ;;
 	s) stats+=("$OPTARG") ;;
+	R) reduced=1 ;;
+	k) sets+=(-set "$OPTARG") ;;
 	h) usage; exit 0 ;;
 	*) exit 2 ;;
 	esac
@@ -42,6 +51,7 @@ shift $((OPTIND - 1))
 args=()
 if ((all)); then
 	[[ $# -eq 0 ]] || die "-a takes no grid (got $*)"
+	[[ ${#sets[@]} -eq 0 ]] || die "-k needs a grid, not -a"
 	out=${out:-docs/results}
 	args+=(-runs "${runs:-runs}")
 else
@@ -57,7 +67,7 @@ else
 	if [[ -z $runs && -d $home/runs ]]; then
 		runs=$home/runs
 	fi
-	args+=(-grid "$grid")
+	args+=(-grid "$grid" "${sets[@]}")
 	[[ -z $runs ]] || args+=(-runs "$runs")
 fi
 
@@ -73,5 +83,6 @@ for s in "${stats[@]}"; do
 	args+=(-stats "$s")
 done
 [[ $out == - ]] || args+=(-out "$out")
+((reduced == 0)) || args+=(-include-reduced)
 
 run "$GO" run ./cmd/tables "${args[@]}"

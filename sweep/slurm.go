@@ -27,6 +27,7 @@ type Slurm struct {
 	Margin      time.Duration // added to max_time for preprocessing outside the cap, the last epoch's overrun and the final evaluation
 	MaxParallel int           // --array=…%N: tasks at once (0: no limit)
 	JobName     string        // --job-name
+	Mismatch    string        // MismatchRefuse ("" too) or MismatchRerun, as Runner.Mismatch
 }
 
 // Script, list and folder names inside Slurm.Dir.
@@ -96,10 +97,12 @@ func (s *Slurm) resources(jobs []Job) (time.Duration, string, error) {
 	return limit, gres, nil
 }
 
-// WriteSlurm writes, into s.Dir, the resolved config of every run (configs/<name>.yaml), the run
-// list (runs.tsv: one line per array task, "config<TAB>seed<TAB>run dir", absolute paths) and the
-// array-job script (sweep.sbatch). Jobs already finished, or diverged (see Inspect), are left out
-// of the list. It returns the
+// WriteSlurm writes, into s.Dir, the resolved config of every run (configs/<name>.yaml, budget
+// keys at their protocol values), the run list (runs.tsv: one line per array task,
+// "config<TAB>seed<TAB>run dir<TAB>departures", absolute paths, the departures as key=value
+// words passed to the trainer as -set) and the array-job script (sweep.sbatch). Jobs already
+// finished, or diverged (see Inspect), are left out of the list; a Mismatch is refused (an error
+// naming every such job) or, with s.Mismatch rerun, set aside (SetAside) and listed. It returns the
 // script's path and the number of tasks (0: nothing to do, no script written).
 func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int, err error) {
 	dir, err := filepath.Abs(s.Dir)
@@ -107,8 +110,19 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 		return "", 0, err
 	}
 	var todo []Job
+	var refused []string
 	for _, j := range p.Jobs {
-		if st, _ := Inspect(j); st != Finished && st != Diverged {
+		st, note := Inspect(j)
+		if st == Mismatch && s.Mismatch != MismatchRerun {
+			refused = append(refused, fmt.Sprintf("%s: %s holds a run of another config: %s", j, j.Dir, note))
+			continue
+		}
+		if st == Mismatch {
+			if _, err := SetAside(j, time.Now()); err != nil {
+				return "", 0, err
+			}
+		}
+		if st != Finished && st != Diverged {
 			j.ConfigPath = filepath.Join(dir, SlurmConfigs, j.Name+".yaml")
 			if j.Out, err = filepath.Abs(j.Out); err != nil {
 				return "", 0, err
@@ -126,6 +140,10 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 			}
 			todo = append(todo, j)
 		}
+	}
+	if len(refused) > 0 {
+		return "", 0, fmt.Errorf("%d jobs refused (pass -mismatch %s to set their directories aside and train them again):\n  %s",
+			len(refused), MismatchRerun, strings.Join(refused, "\n  "))
 	}
 	if len(todo) == 0 {
 		return "", 0, nil
@@ -147,7 +165,7 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 	}
 	var list bytes.Buffer
 	for _, j := range todo {
-		fmt.Fprintf(&list, "%s\t%d\t%s\n", j.ConfigPath, j.Seed, j.Dir)
+		fmt.Fprintf(&list, "%s\t%d\t%s\t%s\n", j.ConfigPath, j.Seed, j.Dir, strings.Join(j.Config.DepartureSets(), " "))
 	}
 	listPath := filepath.Join(dir, SlurmList)
 	if err := runfiles.WriteAtomic(listPath, list.Bytes(), 0o644); err != nil {
@@ -183,7 +201,9 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 	fmt.Fprintf(&b, `#
 # Written by cmd/sweep for grid %q (%d tasks, one per run and seed). Task i runs line i+1 of
 # the run list: config, seed, run dir. A task whose run already has a final result.json exits at
-# once; one with a checkpoint resumes it (train -resume DIR reads the run's own config.yaml). Re-running "sweep -slurm" lists only the unfinished runs.
+# once; one with a checkpoint resumes it (train -resume DIR reads the run's own config.yaml). The
+# departures from the protocol (the sweep's -set on budget keys) are passed as -set, so that the
+# trainer records them. Re-running "sweep -slurm" lists only the unfinished runs.
 set -euo pipefail
 LIST=%s
 TRAIN=%s
@@ -193,7 +213,7 @@ if [ -z "$line" ]; then
   echo "task $SLURM_ARRAY_TASK_ID: no line $((SLURM_ARRAY_TASK_ID + 1)) in $LIST" >&2
   exit 2
 fi
-IFS=$'\t' read -r config seed dir <<<"$line"
+IFS=$'\t' read -r config seed dir departures <<<"$line"
 out=$(dirname "$(dirname "$dir")")
 if [ -s "$dir/%s" ] && grep -Eq '"stopped_by": *"(min_lr|max_time|max_epochs)"' "$dir/%s"; then
   echo "task $SLURM_ARRAY_TASK_ID: $dir/%s exists, nothing to do"
@@ -204,6 +224,9 @@ if [ -e "$dir/%s" ]; then
 else
   args=(-config "$config" -seed "$seed" -out "$out")
 fi
+for d in $departures; do
+  args+=(-set "$d")
+done
 mkdir -p "$dir"
 echo "task $SLURM_ARRAY_TASK_ID on $(hostname): $TRAIN ${args[*]}"
 echo "==== $(date -Iseconds) $TRAIN ${args[*]} (slurm job ${SLURM_ARRAY_JOB_ID:-?}_$SLURM_ARRAY_TASK_ID)" >>"$dir/%s"

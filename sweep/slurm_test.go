@@ -37,7 +37,7 @@ func slurmRuns(device string, maxTime time.Duration, names ...string) []*config.
 func finishJob(t *testing.T, j Job) {
 	t.Helper()
 	os.MkdirAll(j.Dir, 0o755)
-	b := fmt.Sprintf(`{"name":%q,"dataset":"zinc","model":"gatedgcn","r":1,"seed":%d,"metric":"mae","epochs":3,"stopped_by":"min_lr"}`, j.Name, j.Seed)
+	b := fmt.Sprintf(`{"name":%q,"dataset":"zinc","model":"gatedgcn","r":1,"seed":%d,"metric":"mae","epochs":3,"stopped_by":"min_lr","config_hash":%q}`, j.Name, j.Seed, j.Config.Hash())
 	if err := os.WriteFile(filepath.Join(j.Dir, runfiles.ResultFile), []byte(b), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -91,7 +91,7 @@ func TestSlurmScriptContent(t *testing.T) {
 	if len(list) != 3 {
 		t.Fatalf("run list:\n%s", strings.Join(list, "\n"))
 	}
-	want0 := filepath.Join(sl.Dir, "configs", "a.yaml") + "\t41\t" + filepath.Join(out, "a", "seed41")
+	want0 := filepath.Join(sl.Dir, "configs", "a.yaml") + "\t41\t" + filepath.Join(out, "a", "seed41") + "\t" // no departures
 	if list[0] != want0 || !strings.HasPrefix(list[2], filepath.Join(sl.Dir, "configs", "b.yaml")+"\t95\t") {
 		t.Errorf("run list:\n%s\nwant first line %s", strings.Join(list, "\n"), want0)
 	}
@@ -147,7 +147,8 @@ func TestSlurmScriptTasksWithoutSlurm(t *testing.T) {
 	argsLog := filepath.Join(dir, "args.log")
 	task := func(i int) error {
 		cmd := exec.Command("bash", script)
-		cmd.Env = append(os.Environ(), fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", i), "FAKE_FAIL=b/41", "FAKE_ARGS_LOG="+argsLog, "FAKE_SLEEP_MS=1")
+		cmd.Env = append(os.Environ(), fmt.Sprintf("SLURM_ARRAY_TASK_ID=%d", i), "FAKE_FAIL=b/41", "FAKE_ARGS_LOG="+argsLog, "FAKE_SLEEP_MS=1",
+			"FAKE_CONFIG_HASH="+plan.Jobs[0].Config.Hash())
 		b, err := cmd.CombinedOutput()
 		if err != nil {
 			return fmt.Errorf("%v: %s", err, b)
@@ -223,7 +224,8 @@ func TestSlurmRoundTrip(t *testing.T) {
 		}
 	})
 	env := append(os.Environ(), "SLURM_CONF="+filepath.Join(cluster, "slurm.conf"),
-		"FAKE_FAIL=b/95", "FAKE_SLEEP_MS=300", "FAKE_ARGS_LOG="+filepath.Join(dir, "args.log"))
+		"FAKE_FAIL=b/95", "FAKE_SLEEP_MS=300", "FAKE_ARGS_LOG="+filepath.Join(dir, "args.log"),
+		"FAKE_CONFIG_HASH="+slurmRuns("cpu", time.Minute, "a")[0].Hash())
 	slurmCmd := func(name string, args ...string) (string, error) {
 		cmd := exec.Command(name, args...)
 		cmd.Env = env

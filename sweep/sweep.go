@@ -109,13 +109,14 @@ type State int
 
 const (
 	Pending   State = iota // nothing usable: start from scratch
-	Resumable              // a checkpoint and no final result: resume
-	Finished               // a valid result.json of a run that is over (min_lr, max_time, max_epochs)
+	Resumable              // a checkpoint of the job's config and no final result: resume
+	Finished               // a valid result.json of the job's config, of a run that is over (min_lr, max_time, max_epochs)
 	Diverged               // the run stopped on a non-finite loss: not rerun, reported as failed
+	Mismatch               // the directory holds a run of another config: refused or set aside and rerun (-mismatch)
 )
 
 func (s State) String() string {
-	return [...]string{"pending", "resumable", "finished", "diverged"}[s]
+	return [...]string{"pending", "resumable", "finished", "diverged", "mismatch"}[s]
 }
 
 // Inspect reads a job's run directory. A result.json that does not verify, is of another seed or
@@ -123,6 +124,12 @@ func (s State) String() string {
 // then resumed from its checkpoint or started again. A run stopped on a non-finite loss is
 // Diverged: rerunning the same seed would diverge again, so the sweep reports it instead (delete
 // its result.json to force a rerun).
+//
+// A finished result counts only if it is the job's run: its config hash and departures equal the
+// job's (config.Run.Hash, Departures). A result without a hash (written before runs recorded
+// it) counts when the directory's config.yaml hashes like the job's config. A checkpoint is
+// resumed only when config.yaml does. Otherwise the state is Mismatch and note says what
+// differs.
 func Inspect(j Job) (st State, note string) {
 	res, err := runfiles.ReadResult(filepath.Join(j.Dir, runfiles.ResultFile))
 	switch {
@@ -133,11 +140,25 @@ func Inspect(j Job) (st State, note string) {
 	case err == nil && !runfiles.Finished(res.StoppedBy):
 		note = fmt.Sprintf("the last attempt was stopped by %s", res.StoppedBy)
 	case err == nil:
+		why, legacy := resultMismatch(j, res)
+		if why != "" {
+			return Mismatch, why
+		}
+		if legacy {
+			return Finished, "an older result without config_hash; its config.yaml matches the grid's run"
+		}
 		return Finished, ""
 	case !errors.Is(err, fs.ErrNotExist):
 		note = err.Error()
 	}
 	if _, err := os.Stat(filepath.Join(j.Dir, runfiles.CheckpointFile)); err == nil {
+		// without config.yaml the trainer cannot resume and says so
+		if _, err := os.Stat(filepath.Join(j.Dir, runfiles.ConfigFile)); err != nil {
+			return Resumable, note
+		}
+		if d := configMismatch(j); d != "" {
+			return Mismatch, "a checkpoint of another config: " + d
+		}
 		return Resumable, note
 	}
 	return Pending, note
@@ -145,18 +166,27 @@ func Inspect(j Job) (st State, note string) {
 
 // TrainArgs are the trainer's arguments for a job: -config <resolved.yaml> -seed S -out OUT, or
 // -resume <run dir> to continue from its checkpoint (the trainer then reads the run directory's
-// own config.yaml and refuses -config).
+// own config.yaml and refuses -config); then a -set for each departure from the protocol
+// (config.Run.DepartureSets), since the written config holds the protocol's values
+// (WriteConfigs) and the trainer records what departs from it.
 func TrainArgs(j Job, resume bool) []string {
+	var args []string
 	if resume {
-		return []string{"-resume", j.Dir}
+		args = []string{"-resume", j.Dir}
+	} else {
+		args = []string{"-config", j.ConfigPath, "-seed", fmt.Sprint(j.Seed), "-out", j.Out}
 	}
-	return []string{"-config", j.ConfigPath, "-seed", fmt.Sprint(j.Seed), "-out", j.Out}
+	for _, s := range j.Config.DepartureSets() {
+		args = append(args, "-set", s)
+	}
+	return args
 }
 
 // ConfigWriter writes a resolved run config where the trainer reads it (config.WriteFile).
 type ConfigWriter func(path string, run *config.Run) error
 
-// WriteConfigs writes the resolved config of every run of the jobs once.
+// WriteConfigs writes the resolved config of every run of the jobs once, with the budget keys at
+// their protocol values (config.Run.Protocol): TrainArgs passes the departures as -set.
 func WriteConfigs(jobs []Job, write ConfigWriter) error {
 	if write == nil {
 		return errors.New("sweep: no config writer")
@@ -170,7 +200,7 @@ func WriteConfigs(jobs []Job, write ConfigWriter) error {
 		if err := os.MkdirAll(filepath.Dir(j.ConfigPath), 0o755); err != nil {
 			return err
 		}
-		if err := write(j.ConfigPath, j.Config); err != nil {
+		if err := write(j.ConfigPath, j.Config.Protocol()); err != nil {
 			return fmt.Errorf("run %s: writing its config: %w", j.Name, err)
 		}
 	}
@@ -188,6 +218,9 @@ type Runner struct {
 	WriteConfig ConfigWriter // writes the resolved configs
 	Log         io.Writer    // one line per job start and finish
 	Env         []string     // extra environment for the trainer
+	// Mismatch is what to do with a job whose directory holds a run of another config:
+	// MismatchRefuse ("" too) or MismatchRerun.
+	Mismatch string
 }
 
 // Failure is a job that did not finish.
@@ -199,12 +232,17 @@ type Failure struct {
 // Summary counts what a sweep did.
 type Summary struct {
 	Total, Skipped, Started, Resumed, Succeeded int
+	SetAside                                    int // run directories of another config moved aside (-mismatch rerun)
 	Failed                                      []Failure
 }
 
 func (s Summary) String() string {
-	return fmt.Sprintf("%d jobs: %d already finished, %d run (%d resumed): %d finished, %d failed",
+	str := fmt.Sprintf("%d jobs: %d already finished, %d run (%d resumed): %d finished, %d failed",
 		s.Total, s.Skipped, s.Started, s.Resumed, s.Succeeded, len(s.Failed))
+	if s.SetAside > 0 {
+		str += fmt.Sprintf("; %d run directories of another config set aside", s.SetAside)
+	}
+	return str
 }
 
 // usesGPU reports whether a job needs a GPU slot: device cuda always, auto when the runner has GPUs.
@@ -218,6 +256,11 @@ func (r *Runner) usesGPU(j Job) bool {
 func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 	if r.Workers < 1 {
 		return Summary{}, fmt.Errorf("sweep: workers %d, want ≥ 1", r.Workers)
+	}
+	if r.Mismatch != "" {
+		if err := CheckMismatch(r.Mismatch); err != nil {
+			return Summary{}, fmt.Errorf("sweep: %w", err)
+		}
 	}
 	if r.Log == nil {
 		r.Log = io.Discard
@@ -242,6 +285,20 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 		if st == Diverged {
 			sum.Failed = append(sum.Failed, Failure{j, errors.New(note)})
 			continue
+		}
+		if st == Mismatch {
+			if r.Mismatch != MismatchRerun {
+				sum.Failed = append(sum.Failed, Failure{j, fmt.Errorf("%s holds a run of another config: %s (pass -mismatch %s to set it aside and train the job again)", j.Dir, note, MismatchRerun)})
+				continue
+			}
+			dst, err := SetAside(j, time.Now())
+			if err != nil {
+				sum.Failed = append(sum.Failed, Failure{j, err})
+				continue
+			}
+			sum.SetAside++
+			r.logf("[%d/%d] %s: set aside %s → %s (%s)", i+1, len(jobs), j, j.Dir, dst, note)
+			st = Pending
 		}
 		todo = append(todo, item{j, st == Resumable, i + 1})
 	}

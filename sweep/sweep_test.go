@@ -84,7 +84,7 @@ func TestResumeHalfFinishedSweep(t *testing.T) {
 	argsLog := filepath.Join(dir, "args.log")
 	var log bytes.Buffer
 	r := &Runner{TrainBin: bin, Workers: 2, WriteConfig: writeTestConfig, Log: &log,
-		Env: []string{"FAKE_FAIL=b/41,c/95", "FAKE_ARGS_LOG=" + argsLog, "FAKE_SLEEP_MS=20"}}
+		Env: []string{"FAKE_FAIL=b/41,c/95", "FAKE_ARGS_LOG=" + argsLog, "FAKE_SLEEP_MS=20", "FAKE_CONFIG_HASH=" + plan.Jobs[0].Config.Hash()}}
 	sum, err := r.Run(context.Background(), plan.Jobs)
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +108,7 @@ func TestResumeHalfFinishedSweep(t *testing.T) {
 	}
 	os.Remove(argsLog)
 	log.Reset()
-	r.Env = []string{"FAKE_FAIL=b/41,c/95", "FAKE_ARGS_LOG=" + argsLog}
+	r.Env = []string{"FAKE_FAIL=b/41,c/95", "FAKE_ARGS_LOG=" + argsLog, "FAKE_CONFIG_HASH=" + plan.Jobs[0].Config.Hash()}
 	sum, err = r.Run(context.Background(), plan.Jobs)
 	if err != nil {
 		t.Fatal(err)
@@ -173,7 +173,7 @@ func TestGPUJobsOnePerDevice(t *testing.T) {
 
 func TestInspect(t *testing.T) {
 	dir := t.TempDir()
-	j := Job{Name: "x", Seed: 41, Dir: filepath.Join(dir, "x", "seed41")}
+	j := Job{Name: "x", Seed: 41, Dir: filepath.Join(dir, "x", "seed41"), Config: testRuns("cpu", "x")[0]}
 	if st, _ := Inspect(j); st != Pending {
 		t.Errorf("empty: %v", st)
 	}
@@ -182,7 +182,7 @@ func TestInspect(t *testing.T) {
 	if st, _ := Inspect(j); st != Resumable {
 		t.Errorf("checkpoint: %v", st)
 	}
-	good := `{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"seed":41,"metric":"mae","epochs":3,"stopped_by":"%s"}`
+	good := `{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"seed":41,"metric":"mae","epochs":3,"stopped_by":"%s","config_hash":"` + j.Config.Hash() + `"}`
 	os.WriteFile(filepath.Join(j.Dir, runfiles.ResultFile), []byte(fmt.Sprintf(good, "min_lr")), 0o644)
 	if st, _ := Inspect(j); st != Finished {
 		t.Errorf("result: %v", st)

@@ -304,7 +304,8 @@ func (r *run) trainBatch(b int) (*data.Batch, error) {
 // endEpoch evaluates val and test, records the epoch, steps the schedule and advances the loop.
 func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	t0 := time.Now()
-	ep := runfiles.Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs}
+	ep := runfiles.Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs,
+		ConfigHash: r.cfg.Hash(), Departures: runfiles.RunDepartures(r.epochs, r.cfg.Departures())}
 	if r.val != nil {
 		m, err := r.evaluate(r.valB)
 		if err != nil {
@@ -383,7 +384,9 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 	res := &runfiles.Result{Name: c.RunName(), Dataset: c.Dataset.Name, Model: c.Model.Name, Encoding: c.Dataset.Encoding,
 		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
 		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
-		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess}
+		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess,
+		ConfigHash: c.Hash(), Departures: runfiles.RunDepartures(r.epochs, c.Departures())}
+	res.Reductions = runfiles.WithoutKeys(c.Reductions(), res.Departures)
 	if r.loop.Epoch > 0 {
 		res.SecondsPerEpoch = r.loop.TrainSecs / float64(r.loop.Epoch)
 	}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"testing"
@@ -124,7 +125,7 @@ func sameRuns(t *testing.T, a, b string) {
 		x, y := ea[i], eb[i]
 		x.Seconds, x.EvalSeconds, x.Elapsed = 0, 0, 0
 		y.Seconds, y.EvalSeconds, y.Elapsed = 0, 0, 0
-		if x != y {
+		if !reflect.DeepEqual(x, y) {
 			t.Fatalf("epoch %d differs:\n%+v\n%+v", i, x, y)
 		}
 	}

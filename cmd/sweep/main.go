@@ -2,7 +2,7 @@
 // invoke the trainer, or as a Slurm array job.
 //
 //	sweep -grid configs/grids/zinc.yaml [-set key=value …] [-out runs] [-workers N] [-gpus 0,1]
-//	      [-train-bin PATH] [-dry-run]
+//	      [-train-bin PATH] [-mismatch refuse|rerun] [-dry-run]
 //	sweep -grid configs/grids/zinc.yaml -slurm DIR [-partition P] [-account A] [-cpus 4] [-mem 16G]
 //	      [-gres auto|none|SPEC] [-time D] [-time-margin 30m] [-max-parallel N] [-submit]
 //
@@ -10,6 +10,13 @@
 // resumed with -resume, so the same command can be repeated until everything is done. Each job's
 // trainer output goes to <run dir>/train.log; the sweep logs one line per job start and finish and
 // exits 1 listing the failed jobs.
+//
+// A finished run counts only if its config hash and departures from the protocol (result.json)
+// match the grid's run; a -set on a budget key (dataset.subset, train.max_epochs,
+// train.max_time, device) is passed to the trainer as -set, so its runs record the departure. A
+// run directory of another config is refused (-mismatch refuse, the default: the job fails,
+// naming the keys that differ) or moved to <out>/<name>/.superseded/seed<S>-<time> and trained
+// again (-mismatch rerun).
 package main
 
 import (
@@ -69,6 +76,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	gpus := fs.String("gpus", "", "GPU ids for CUDA_VISIBLE_DEVICES, one cuda job per id at a time (default: $CUDA_VISIBLE_DEVICES, else the /dev/nvidiaN found)")
 	trainBin := fs.String("train-bin", "", "trainer binary (default: go build ./cmd/train into the sweep's folder)")
 	dry := fs.Bool("dry-run", false, "print the jobs, their state and trainer command lines; run nothing")
+	mismatch := fs.String("mismatch", sweep.MismatchRefuse, "a run directory holding a run of another config (config hash or departures differ): refuse (report the job as failed) or rerun (move it to <out>/<name>/.superseded/ and train the job again)")
 	slurmDir := fs.String("slurm", "", "write a Slurm array job (script, run list, configs) into this folder instead of running locally")
 	partition := fs.String("partition", "", "Slurm partition")
 	account := fs.String("account", "", "Slurm account")
@@ -100,6 +108,9 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *workers < 1 {
 		return usageError{fmt.Errorf("-workers %d: want ≥ 1", *workers)}
 	}
+	if err := sweep.CheckMismatch(*mismatch); err != nil {
+		return usageError{err}
+	}
 	if *submit && *slurmDir == "" {
 		return usageError{errors.New("-submit needs -slurm DIR")}
 	}
@@ -114,7 +125,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 
 	if *dry {
-		return dryRun(stdout, plan)
+		return dryRun(stdout, plan, *mismatch)
 	}
 	bin := *trainBin
 	if bin == "" {
@@ -131,7 +142,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 
 	if !local {
 		sl := sweep.Slurm{Dir: *slurmDir, TrainBin: bin, Partition: *partition, Account: *account, CPUs: *cpus,
-			Mem: *mem, GPU: *gres, Time: *limit, Margin: *margin, MaxParallel: *maxPar, JobName: *jobName}
+			Mem: *mem, GPU: *gres, Time: *limit, Margin: *margin, MaxParallel: *maxPar, JobName: *jobName, Mismatch: *mismatch}
 		script, n, err := sweep.WriteSlurm(plan, sl, sweep.WriteConfig)
 		if err != nil {
 			return err
@@ -157,7 +168,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if err != nil {
 		return usageError{err}
 	}
-	r := &sweep.Runner{TrainBin: bin, Workers: *workers, GPUs: ids, WriteConfig: sweep.WriteConfig, Log: stdout}
+	r := &sweep.Runner{TrainBin: bin, Workers: *workers, GPUs: ids, WriteConfig: sweep.WriteConfig, Log: stdout, Mismatch: *mismatch}
 	fmt.Fprintf(stdout, "sweep: grid %s, %d jobs, %d workers, GPUs [%s], trainer %s, runs under %s\n",
 		plan.Grid, len(plan.Jobs), *workers, strings.Join(ids, ","), bin, *out)
 	sum, err := r.Run(ctx, plan.Jobs)
@@ -176,14 +187,20 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return err
 }
 
-func dryRun(w io.Writer, plan *sweep.Plan) error {
+func dryRun(w io.Writer, plan *sweep.Plan, mismatch string) error {
 	fmt.Fprintf(w, "grid %s (%s): %d jobs\n", plan.Grid, plan.Table, len(plan.Jobs))
 	counts := map[sweep.State]int{}
 	for i, j := range plan.Jobs {
 		st, note := sweep.Inspect(j)
 		counts[st]++
 		line := fmt.Sprintf("[%d/%d] %-9s %s device=%s → %s", i+1, len(plan.Jobs), st, j, j.Device(), j.Dir)
-		if st != sweep.Finished {
+		switch {
+		case st == sweep.Mismatch && mismatch == sweep.MismatchRerun:
+			line += fmt.Sprintf("\n      set aside into %s, then", filepath.Join(filepath.Dir(j.Dir), sweep.SupersededDir))
+			line += "\n      train " + strings.Join(sweep.TrainArgs(j, false), " ")
+		case st == sweep.Mismatch:
+			line += fmt.Sprintf("\n      refused (pass -mismatch %s to set it aside and train it again)", sweep.MismatchRerun)
+		case st != sweep.Finished && st != sweep.Diverged:
 			line += "\n      train " + strings.Join(sweep.TrainArgs(j, st == sweep.Resumable), " ")
 		}
 		if note != "" {
@@ -191,7 +208,8 @@ func dryRun(w io.Writer, plan *sweep.Plan) error {
 		}
 		fmt.Fprintln(w, line)
 	}
-	fmt.Fprintf(w, "%d finished, %d resumable, %d pending\n", counts[sweep.Finished], counts[sweep.Resumable], counts[sweep.Pending])
+	fmt.Fprintf(w, "%d finished, %d resumable, %d pending, %d of another config (mismatch: %s), %d diverged\n",
+		counts[sweep.Finished], counts[sweep.Resumable], counts[sweep.Pending], counts[sweep.Mismatch], mismatch, counts[sweep.Diverged])
 	return nil
 }
 

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,6 +78,7 @@ func TestSweepCommand(t *testing.T) {
 	out := filepath.Join(dir, "runs")
 	t.Setenv("FAKE_FAIL", "zinc-gatedgcn-adj-cls-r2/95")
 	t.Setenv("FAKE_SLEEP_MS", "1")
+	t.Setenv("FAKE_CONFIG_HASH", "load")
 	args := []string{"-grid", grid, "-out", out, "-train-bin", bin, "-workers", "2"}
 	var so, se bytes.Buffer
 	if code := run(context.Background(), args, &so, &se); code != 1 {
@@ -94,7 +96,7 @@ func TestSweepCommand(t *testing.T) {
 	}
 	so.Reset()
 	if code := run(context.Background(), append(args, "-dry-run"), &so, &se); code != 0 ||
-		!strings.Contains(so.String(), "7 finished, 1 resumable, 0 pending") ||
+		!strings.Contains(so.String(), "7 finished, 1 resumable, 0 pending, 0 of another config") ||
 		!strings.Contains(so.String(), "train -resume "+filepath.Join(out, "zinc-gatedgcn-adj-cls-r2", "seed95")) {
 		t.Errorf("dry run: exit %d\n%s", code, so.String())
 	}
@@ -132,5 +134,62 @@ func TestSweepCommand(t *testing.T) {
 	se.Reset()
 	if code := run(context.Background(), []string{"-grid", bad}, &so, &se); code != 1 || !strings.Contains(se.String(), "bad.yaml") {
 		t.Errorf("bad grid: exit %d %s", code, se.String())
+	}
+}
+
+// The case: runs of a reduced budget (-set dataset.subset, train.max_epochs) are not
+// finished runs of the grid: -dry-run says why, the sweep refuses them, naming -mismatch, and
+// -mismatch rerun sets them aside and trains the grid's runs.
+func TestSweepReducedRunsAreNotFinished(t *testing.T) {
+	bin := fakeTrainer(t)
+	dir := t.TempDir()
+	grid := filepath.Join(dir, "tiny.yaml")
+	os.WriteFile(grid, []byte(tinyGrid), 0o644)
+	out := filepath.Join(dir, "runs")
+	t.Setenv("FAKE_SLEEP_MS", "1")
+	t.Setenv("FAKE_CONFIG_HASH", "load")
+	args := []string{"-grid", grid, "-out", out, "-train-bin", bin, "-workers", "2"}
+	var so, se bytes.Buffer
+	reduced := append(args[:len(args):len(args)], "-set", "dataset.subset=1000", "-set", "train.max_epochs=2")
+	if code := run(context.Background(), reduced, &so, &se); code != 0 {
+		t.Fatalf("reduced sweep: exit %d\n%s\n%s", code, so.String(), se.String())
+	}
+	res, err := runfiles.ReadResult(filepath.Join(out, "zinc-gatedgcn-adj-r1", "seed41", runfiles.ResultFile))
+	if err != nil || len(res.Departures) != 2 || res.Departures[0].Key != "dataset.subset" || res.Departures[1].Used != "2" {
+		t.Fatalf("the reduced run's result: %+v %v", res, err)
+	}
+	// the same -set: finished
+	so.Reset()
+	if code := run(context.Background(), append(reduced, "-dry-run"), &so, &se); code != 0 || !strings.Contains(so.String(), "8 finished, 0 resumable") {
+		t.Errorf("dry run with the same -set: %d\n%s", code, so.String())
+	}
+	// the grid itself: nothing is finished
+	so.Reset()
+	if code := run(context.Background(), append(args, "-dry-run"), &so, &se); code != 0 ||
+		!strings.Contains(so.String(), "0 finished, 0 resumable, 0 pending, 8 of another config (mismatch: refuse)") ||
+		!strings.Contains(so.String(), "dataset.subset 1000 (want 0)") || !strings.Contains(so.String(), "-mismatch rerun") {
+		t.Errorf("dry run of the grid: %d\n%s", code, so.String())
+	}
+	so.Reset()
+	se.Reset()
+	if code := run(context.Background(), args, &so, &se); code != 1 || !strings.Contains(se.String(), "8 failed jobs") ||
+		!strings.Contains(se.String(), "pass -mismatch rerun") {
+		t.Errorf("refused: exit %d\n%s\n%s", code, so.String(), se.String())
+	}
+	so.Reset()
+	se.Reset()
+	if code := run(context.Background(), append(args, "-mismatch", "rerun"), &so, &se); code != 0 ||
+		!strings.Contains(so.String(), "8 run (0 resumed): 8 finished, 0 failed; 8 run directories of another config set aside") {
+		t.Fatalf("rerun: exit %d\n%s\n%s", code, so.String(), se.String())
+	}
+	res, err = runfiles.ReadResult(filepath.Join(out, "zinc-gatedgcn-adj-r1", "seed41", runfiles.ResultFile))
+	if err != nil || len(res.Departures) != 0 || res.Provenance() != runfiles.Reduced || res.Reductions[0].Key != "train.max_time" {
+		t.Errorf("the rerun's result: %+v %v", res, err)
+	}
+	if old, _ := filepath.Glob(filepath.Join(out, "*", ".superseded", "seed*", runfiles.ResultFile)); len(old) != 8 {
+		t.Errorf("%d results set aside, want 8", len(old))
+	}
+	if code := run(context.Background(), []string{"-grid", grid, "-mismatch", "keep"}, &so, &se); code != 2 {
+		t.Errorf("-mismatch keep: exit %d", code)
 	}
 }

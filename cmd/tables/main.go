@@ -3,7 +3,15 @@
 // as Markdown and LaTeX, plus plots.
 //
 //	tables -runs runs [-table table:zinc] [-grid configs/grids/zinc.yaml] [-out docs/results/zinc]
-//	       [-stats zinc-stats.json …] [-seeds 4] [-paper FILE] [-plots=true]
+//	       [-stats zinc-stats.json …] [-seeds 4] [-paper FILE] [-plots=true] [-include-reduced]
+//
+// Only runs of the paper's protocol are aggregated: runs stopped by a signal or on a non-finite
+// loss, and runs of a reduced budget (result.json's departures from the configured protocol,
+// reductions of the config below the built-in budget, or no config_hash at all) are left out,
+// listed on standard error and under each table with the reason; with -grid, so are runs in the
+// grid's directories of another config, while an older result whose config.yaml is the grid's
+// run takes that run's provenance (so full-budget older runs still count). -include-reduced
+// includes the reduced-budget runs, marking their cells § and listing their budgets.
 //
 // Without -out the Markdown goes to standard output. With -out it writes, per table (zinc for
 // table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png, and
@@ -66,6 +74,8 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
 	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
 	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
+	includeReduced := fs.Bool(strings.TrimPrefix(results.IncludeReducedFlag, "-"), false,
+		"include runs of a reduced budget (departures from the configured protocol such as -subset or -epochs, a grid below the built-in budget, or results without config_hash), marked § in the tables; runs stopped by a signal or on a non-finite loss are left out regardless")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err
@@ -102,6 +112,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	runsGiven := false
 	fs.Visit(func(f *flag.Flag) { runsGiven = runsGiven || f.Name == "runs" })
 	var runs []*results.Run
+	var gridLeft []results.LeftOut // runs in the grid's directories of another config
 	var gridTable string
 	opt := results.Options{DefaultPlanned: *seeds}
 	if *grid == "" {
@@ -126,7 +137,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			return usageError{fmt.Errorf("-table %s, but grid %s fills %s", *table, plan.Grid, tid)}
 		}
 		planned := map[string]int{}
-		jobDir := map[string]bool{}
+		jobDir := map[string]sweep.Job{}
 		roots := map[string]bool{}
 		for _, j := range plan.Jobs {
 			planned[j.Name]++
@@ -134,7 +145,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			if err != nil {
 				return err
 			}
-			jobDir[abs] = true
+			jobDir[abs] = j
 			roots[j.Out] = true
 		}
 		for root := range roots {
@@ -146,9 +157,24 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 				return err
 			}
 			for _, r := range found {
-				if abs, _ := filepath.Abs(r.Dir); jobDir[abs] {
-					runs = append(runs, r)
+				abs, _ := filepath.Abs(r.Dir)
+				j, ok := jobDir[abs]
+				if !ok {
+					continue
 				}
+				st, note := sweep.Inspect(j)
+				switch {
+				case st == sweep.Mismatch && r.Result.ConfigHash != "":
+					// a run of another config than the grid's is not the grid's run
+					gridLeft = append(gridLeft, results.LeftOut{Dir: r.Dir, Name: r.Result.Name, Dataset: r.Result.Dataset,
+						Seed: r.Result.Seed, Reason: "not the grid's run: " + note})
+					continue
+				case st == sweep.Finished && r.Result.ConfigHash == "":
+					// an older result whose config.yaml (the resolved config it ran with, budget
+					// included) is the grid's run: it has the grid run's provenance
+					adoptProvenance(r.Result, j)
+				}
+				runs = append(runs, r)
 			}
 		}
 		gridTable = tid
@@ -163,6 +189,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			fmt.Fprintf(stderr, "tables: no finished runs of grid %s yet\n", plan.Grid)
 		}
 	}
+	runs, left := results.Select(runs, *includeReduced)
+	left = append(gridLeft, left...)
+	reportLeftOut(stderr, left)
 	groups, err := results.Aggregate(runs, opt)
 	if err != nil {
 		return err
@@ -206,6 +235,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		t.LeftOut = leftOutOf(left, t, gridTable != "")
 		tables = append(tables, t)
 		all.WriteString(t.Markdown())
 		all.WriteString("\n")
@@ -295,6 +325,41 @@ func plotTable(t *report.Table, groups []*results.Group, out, short string, stdo
 		fmt.Fprintln(stdout, "wrote", p)
 	}
 	return nil
+}
+
+// adoptProvenance gives an older result (no config_hash) whose run directory's config.yaml
+// matches the grid's run the provenance of that run: its hash, departures and reductions. Other
+// older results stay of unknown provenance (results.Select).
+func adoptProvenance(res *runfiles.Result, j sweep.Job) {
+	res.ConfigHash = j.Config.Hash()
+	res.Departures = j.Config.Departures()
+	res.Reductions = runfiles.WithoutKeys(j.Config.Reductions(), res.Departures)
+}
+
+// reportLeftOut lists the runs left out of the tables, and why, on w.
+func reportLeftOut(w io.Writer, left []results.LeftOut) {
+	if len(left) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "tables: %d runs left out:\n", len(left))
+	for _, l := range left {
+		fmt.Fprintf(w, "  %s (seed %d): %s\n", l.Dir, l.Seed, l.Reason)
+	}
+}
+
+// leftOutOf are the left-out runs that belong to a table: all of them for a grid's table, else
+// those of the table's dataset.
+func leftOutOf(left []results.LeftOut, t *report.Table, grid bool) []results.LeftOut {
+	if grid {
+		return left
+	}
+	var out []results.LeftOut
+	for _, l := range left {
+		if l.Dataset == t.Dataset {
+			out = append(out, l)
+		}
+	}
+	return out
 }
 
 // anyDataset reports whether some group is of one of the datasets.

@@ -9,12 +9,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/runfiles"
+	"github.com/rewiregnn/rewiregnn/sweep"
 )
 
-// writeRuns lays out a small finished sweep: ZINC gcn-adj-cls r = 1, 2 (4 seeds; r = 2 has one
-// seed capped) and CLUSTER gcn-lp r = 3 (2 seeds).
-func writeRuns(t *testing.T, root string) {
+// protocolHash stands for the config hash of a protocol run.
+var protocolHash = strings.Repeat("c0", 32)
+
+// writeRuns lays out a small finished sweep of protocol runs: ZINC gcn-adj-cls r = 1, 2 (4
+// seeds; r = 2 has one seed capped) and CLUSTER gcn-lp r = 3 (2 seeds). Their config hash is
+// hashes[run name], else protocolHash.
+func writeRuns(t *testing.T, root string, hashes ...map[string]string) {
 	t.Helper()
 	put := func(ds, model, enc string, cls bool, r int, metric string, seed int64, test float64, stop string) {
 		name := fmt.Sprintf("%s-%s-%s-r%d", ds, model, enc, r)
@@ -25,7 +31,12 @@ func writeRuns(t *testing.T, root string) {
 		os.MkdirAll(dir, 0o755)
 		res := runfiles.Result{Name: name, Dataset: ds, Model: model, Encoding: enc, CLS: cls, R: r, Seed: seed,
 			Metric: metric, TestMetric: test, ValMetric: test, TrainMetric: test, Epochs: 5, SecondsPerEpoch: float64(r),
-			TotalSeconds: 100, Params: 100000, Device: "cpu", StoppedBy: stop}
+			TotalSeconds: 100, Params: 100000, Device: "cpu", StoppedBy: stop, ConfigHash: protocolHash}
+		for _, h := range hashes {
+			if x, ok := h[name]; ok {
+				res.ConfigHash = x
+			}
+		}
 		b, _ := json.Marshal(res)
 		os.WriteFile(filepath.Join(dir, runfiles.ResultFile), b, 0o644)
 		var m bytes.Buffer
@@ -128,10 +139,6 @@ func TestTablesErrors(t *testing.T) {
 func TestTablesWithGrid(t *testing.T) {
 	dir := t.TempDir()
 	runs := filepath.Join(dir, "runs")
-	writeRuns(t, runs)                         // runs/zinc-gatedgcn-adj-cls-r1/… (4 seeds)
-	writeRuns(t, filepath.Join(runs, "small")) // the same names in the grid's out folder
-	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed12"))
-	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed35"))
 	grid := filepath.Join(dir, "g.yaml")
 	os.WriteFile(grid, []byte(`table: "table:zinc"
 datasets: [zinc]
@@ -142,6 +149,18 @@ r: 1-2
 seeds: [41, 95, 12]
 overrides:
   out: `+filepath.Join(runs, "small")+"\n"), 0o644)
+	plan, err := sweep.LoadPlan(grid, nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[string]string{}
+	for _, j := range plan.Jobs {
+		hashes[j.Name] = j.Config.Hash()
+	}
+	writeRuns(t, runs)                                 // runs/zinc-gatedgcn-adj-cls-r1/… (4 seeds)
+	writeRuns(t, filepath.Join(runs, "small"), hashes) // the same names in the grid's out folder
+	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed12"))
+	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed35"))
 	var so, se bytes.Buffer
 	if code := run([]string{"-grid", grid}, &so, &se); code != 0 {
 		t.Fatalf("exit %d: %s", code, se.String())
@@ -155,5 +174,124 @@ overrides:
 	}
 	if strings.Contains(md, "table:cluster") || strings.Contains(md, "table:results") {
 		t.Errorf("runs outside the grid shown:\n%s", md)
+	}
+}
+
+// editResult rewrites one run's result.json.
+func editResult(t *testing.T, dir string, edit func(*runfiles.Result)) {
+	t.Helper()
+	p := filepath.Join(dir, runfiles.ResultFile)
+	res, err := runfiles.ReadResult(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edit(res)
+	if err := runfiles.WriteResult(p, res); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// The issue's case: a -subset run's MAE (1.461) must not reach the table or "best", a run
+// stopped by SIGTERM is not averaged in; both are listed with the reason. -include-reduced takes
+// the reduced-budget run (and one without config_hash) in, marked §, but never the interrupted one.
+func TestTablesLeaveOutReducedAndUnfinishedRuns(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	writeRuns(t, runs)
+	cls1 := func(seed int) string {
+		return filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", fmt.Sprintf("seed%d", seed))
+	}
+	cls2 := func(seed int) string {
+		return filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", fmt.Sprintf("seed%d", seed))
+	}
+	editResult(t, cls2(41), func(r *runfiles.Result) {
+		r.TestMetric, r.StoppedBy = 1.461, runfiles.StopMaxEpochs
+		r.Departures = []runfiles.Departure{{Key: "dataset.subset", Protocol: "0", Used: "1000"}, {Key: "train.max_epochs", Protocol: "1000", Used: "2"}}
+	})
+	editResult(t, cls1(95), func(r *runfiles.Result) { r.TestMetric, r.StoppedBy = 5, runfiles.StopSignal })
+	editResult(t, cls1(12), func(r *runfiles.Result) { r.ConfigHash = "" })
+	out := filepath.Join(t.TempDir(), "out")
+	var so, se bytes.Buffer
+	if code := run([]string{"-runs", runs, "-table", "table:zinc", "-out", out, "-plots=false"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "zinc.md"))
+	for _, want := range []string{
+		"0.275 ± 0.005 †2/4 (0.287 ± 0.010)", // r=1: seeds 41 (.28) and 35 (.27) only
+		"**0.200 ± 0.000** †3/4 ‡1",          // r=2 without the subset run
+		"| " + cls2(41) + " | 41 | reduced budget: dataset.subset 1000 (protocol 0); train.max_epochs 2 (protocol 1000) (include with -include-reduced) |",
+		"| " + cls1(95) + " | 95 | stopped by a signal",
+		"| " + cls1(12) + " | 12 | reduced budget: unknown provenance",
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("zinc.md lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(string(md), "1.461") || strings.Contains(string(md), "5.000") {
+		t.Errorf("a left-out run reached the table:\n%s", md)
+	}
+	if !strings.Contains(se.String(), "3 runs left out:") || !strings.Contains(se.String(), cls2(41)+" (seed 41): reduced budget") {
+		t.Errorf("stderr:\n%s", se.String())
+	}
+	so.Reset()
+	se.Reset()
+	if code := run([]string{"-runs", runs, "-table", "table:zinc", "-include-reduced"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	for _, want := range []string{
+		"**0.283 ± 0.012** †3/4 §1 (0.287 ± 0.010)", // r=1: .28 .30 .27, the one without hash marked
+		"0.515 ± 0.546 ‡1 §1",                       // r=2 with the subset run: pop std of 1.461 .2 .2 .2
+		"- gcn-adj-cls r=2, 1 of 4 seeds: dataset.subset 1000 (protocol 0); train.max_epochs 2 (protocol 1000)",
+		"- gcn-adj-cls r=1, 1 of 3 seeds: unknown provenance",
+		"| " + cls1(95) + " | 95 | stopped by a signal",
+	} {
+		if !strings.Contains(so.String(), want) {
+			t.Errorf("-include-reduced lacks %q:\n%s", want, so.String())
+		}
+	}
+	if !strings.Contains(se.String(), "1 runs left out:") {
+		t.Errorf("stderr with -include-reduced:\n%s", se.String())
+	}
+}
+
+// With -grid, a run in the grid's directory whose config hash is not the grid run's is left out.
+func TestTablesGridLeavesOutOtherConfigs(t *testing.T) {
+	dir := t.TempDir()
+	runs := filepath.Join(dir, "runs")
+	grid := filepath.Join(dir, "g.yaml")
+	os.WriteFile(grid, []byte("table: \"table:zinc\"\ndatasets: [zinc]\nmodels: [gatedgcn]\nencodings: [adj]\ncls: [true]\nr: 1-2\nseeds: [41, 95, 12, 35]\noverrides:\n  out: "+runs+"\n"), 0o644)
+	plan, err := sweep.LoadPlan(grid, nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[string]string{}
+	for _, j := range plan.Jobs {
+		hashes[j.Name] = j.Config.Hash()
+	}
+	writeRuns(t, runs, hashes)
+	other := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", "seed41")
+	editResult(t, other, func(r *runfiles.Result) { r.ConfigHash, r.TestMetric = protocolHash, 9 })
+	// older results (no config_hash): r=1 seed 41 has the grid run's config.yaml, seed 95 none
+	legacy := func(seed int64) string {
+		return filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", fmt.Sprintf("seed%d", seed))
+	}
+	for _, s := range []int64{41, 95} {
+		editResult(t, legacy(s), func(r *runfiles.Result) { r.ConfigHash = "" })
+	}
+	if err := config.WriteFile(filepath.Join(legacy(41), runfiles.ConfigFile), plan.Jobs[0].Config); err != nil {
+		t.Fatal(err)
+	}
+	var so, se bytes.Buffer
+	if code := run([]string{"-grid", grid}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	for _, want := range []string{
+		"| " + other + " | 41 | not the grid's run: the result's config hash differs",
+		"| " + legacy(95) + " | 95 | reduced budget: unknown provenance",
+		"**0.200 ± 0.000** †3/4 ‡1",
+		"0.283 ± 0.012 †3/4 (0.287 ± 0.010)", // r=1: .28 (the older run with the grid's config.yaml), .30, .27
+	} {
+		if !strings.Contains(so.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, so.String())
+		}
 	}
 }

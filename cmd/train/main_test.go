@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -129,7 +130,7 @@ func compareRuns(t *testing.T, a, b string) {
 		x, y := ea[i], eb[i]
 		x.Seconds, x.EvalSeconds, x.Elapsed = 0, 0, 0
 		y.Seconds, y.EvalSeconds, y.Elapsed = 0, 0, 0
-		if x != y {
+		if !reflect.DeepEqual(x, y) {
 			t.Fatalf("epoch %d differs:\n%+v\n%+v", i, x, y)
 		}
 	}

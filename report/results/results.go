@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -145,6 +146,11 @@ type Group struct {
 	Params          int            `json:"params"`
 	Devices         []string       `json:"devices"`
 	StoppedBy       map[string]int `json:"stopped_by"`
+	// Reduced counts the runs of a reduced or unknown budget (runfiles.Result.Provenance not
+	// Protocol; only there when Select included them); Budgets are their distinct notes
+	// (runfiles.Result.BudgetNote).
+	Reduced int      `json:"reduced"`
+	Budgets []string `json:"budgets,omitempty"`
 }
 
 // Capped is the number of runs stopped by the wall-clock cap.
@@ -215,6 +221,12 @@ func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
 				g.Params = res.Params
 			}
 			devs[DeviceLabel(res.Device)] = true
+			if res.Provenance() != runfiles.Protocol {
+				g.Reduced++
+				if note := res.BudgetNote(); !slices.Contains(g.Budgets, note) {
+					g.Budgets = append(g.Budgets, note)
+				}
+			}
 		}
 		for d := range devs {
 			g.Devices = append(g.Devices, d)

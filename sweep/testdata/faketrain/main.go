@@ -4,7 +4,9 @@
 //
 // Environment: FAKE_SLEEP_MS (default 50); FAKE_FAIL, a comma list of name/seed that write a
 // checkpoint and exit 5 unless started with -resume; FAKE_ARGS_LOG, a file each invocation
-// appends its arguments to.
+// appends its arguments to; FAKE_CONFIG_HASH, the config_hash written into result.json, or
+// "load" to resolve the config like cmd/train (config.Load with the -set overrides; on resume the
+// run directory's config.yaml), write config.yaml and record the hash and departures.
 package main
 
 import (
@@ -18,6 +20,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -27,6 +30,8 @@ func main() {
 	out := flag.String("out", "", "output root")
 	resume := flag.String("resume", "", "run dir to resume")
 	flag.String("device", "", "device")
+	var sets []string
+	flag.Func("set", "override", func(s string) error { sets = append(sets, s); return nil })
 	flag.Parse()
 	if log := os.Getenv("FAKE_ARGS_LOG"); log != "" {
 		f, err := os.OpenFile(log, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
@@ -66,6 +71,22 @@ func main() {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		die(err)
 	}
+	hash, deps, reds := os.Getenv("FAKE_CONFIG_HASH"), []runfiles.Departure(nil), []runfiles.Reduction(nil)
+	if hash == "load" {
+		src := *cfg
+		if *resume != "" {
+			src = filepath.Join(dir, runfiles.ConfigFile)
+		}
+		run, err := config.Load(src, sets)
+		if err != nil {
+			die(err)
+		}
+		if err := config.WriteFile(filepath.Join(dir, runfiles.ConfigFile), run); err != nil {
+			die(err)
+		}
+		hash, deps = run.Hash(), run.Departures()
+		reds = runfiles.WithoutKeys(run.Reductions(), deps)
+	}
 	ms := 50
 	if s := os.Getenv("FAKE_SLEEP_MS"); s != "" {
 		ms, _ = strconv.Atoi(s)
@@ -99,7 +120,7 @@ func main() {
 	res := runfiles.Result{Name: name, Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 1, Seed: *seed,
 		Metric: runfiles.MetricMAE, TestMetric: 0.5, ValMetric: 0.5, TrainMetric: 0.4, Epochs: 3,
 		SecondsPerEpoch: float64(ms) / 1000, TotalSeconds: float64(ms) / 1000, Params: 1000,
-		Device: "cpu", StoppedBy: runfiles.StopMinLR, FinalLR: 1e-7}
+		Device: "cpu", StoppedBy: runfiles.StopMinLR, FinalLR: 1e-7, ConfigHash: hash, Departures: deps, Reductions: reds}
 	if *resume != "" {
 		res.Resumed = 1
 	}

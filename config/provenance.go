@@ -1,0 +1,175 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"reflect"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
+)
+
+// BudgetKeys are the keys that set a run's budget rather than its model: a value other than the
+// configured protocol's (the built-in defaults plus the config file or grid) is a departure,
+// whatever layer gave it (environment, -set, or the trainer's -subset, -epochs, -max-time and
+// -device flags, which become -set overrides).
+var BudgetKeys = []string{"dataset.subset", "train.max_epochs", "train.max_time", "device"}
+
+// hashExcluded are the keys Hash leaves out: they do not change the trained model (where files
+// go and are cached, the run's name, the seeds: each run records its own seed) or are recorded
+// on their own (the device: Result.Device, and a departure when it differs from the config).
+var hashExcluded = map[string]bool{
+	"out": true, "dataset.dir": true, "dataset.cache": true, "train.seeds": true, "name": true, "device": true,
+}
+
+// hashVersion starts the serialisation Hash digests; change it if the serialisation changes.
+const hashVersion = "rewiregnn config hash v1\n"
+
+// Hash is the SHA-256 (64 hex digits) of a canonical serialisation of the resolved config: a
+// version line, then "key=value\n" for every key in schema order (that of the Run struct) except
+// out, dataset.dir, dataset.cache, train.seeds, name and device, values written as in a config
+// file (durations as 12h or 90m, floats in shortest form). Two runs with the same hash train the
+// same model under the same budget. Adding a key to Run changes every hash.
+func (r *Run) Hash() string {
+	var b strings.Builder
+	b.WriteString(hashVersion)
+	for _, f := range schema {
+		if hashExcluded[f.key] {
+			continue
+		}
+		b.WriteString(f.key)
+		b.WriteByte('=')
+		b.WriteString(formatValue(f.get(r)))
+		b.WriteByte('\n')
+	}
+	sum := sha256.Sum256([]byte(b.String()))
+	return hex.EncodeToString(sum[:])
+}
+
+// formatValue writes a value as a config file or a -set gives it (lists comma-separated).
+func formatValue(v any) string {
+	if xs, ok := v.([]int64); ok {
+		parts := make([]string, len(xs))
+		for i, x := range xs {
+			parts[i] = strconv.FormatInt(x, 10)
+		}
+		return strings.Join(parts, ",")
+	}
+	return valueNode(v).Value
+}
+
+// budget is where one budget key's value came from: the configured protocol's value and the
+// built-in default, typed as the key's field.
+type budget struct {
+	key              string
+	protocol, normal any
+}
+
+// provenance is what Load learnt about the budget keys of a run; nil for a Run made otherwise
+// (no departures, no reductions).
+type provenance struct {
+	budgets []budget
+}
+
+// budgetProvenance records the protocol value (the top of proto: defaults and config file) and
+// the built-in default (the top of defs) of every budget key.
+func budgetProvenance(defs, proto stack) *provenance {
+	p := &provenance{}
+	for _, k := range BudgetKeys {
+		pv, _ := proto.top(k)
+		dv, _ := defs.top(k)
+		p.budgets = append(p.budgets, budget{key: k, protocol: pv.val, normal: dv.val})
+	}
+	return p
+}
+
+// Departures are the budget keys whose value differs from the configured protocol's, in
+// BudgetKeys order.
+func (r *Run) Departures() []runfiles.Departure {
+	if r.prov == nil {
+		return nil
+	}
+	var out []runfiles.Departure
+	for _, b := range r.prov.budgets {
+		used := formatValue(schemaByKey[b.key].get(r))
+		if proto := formatValue(b.protocol); proto != used {
+			out = append(out, runfiles.Departure{Key: b.key, Protocol: proto, Used: used})
+		}
+	}
+	return out
+}
+
+// Reductions are the budget keys the config file (or grid) sets below the built-in default:
+// a smaller dataset.subset (0 keeps every graph), fewer train.max_epochs, a shorter
+// train.max_time. The device is never a reduction.
+func (r *Run) Reductions() []runfiles.Reduction {
+	if r.prov == nil {
+		return nil
+	}
+	var out []runfiles.Reduction
+	for _, b := range r.prov.budgets {
+		if below(b.protocol, b.normal) {
+			out = append(out, runfiles.Reduction{Key: b.key, Default: formatValue(b.normal), Configured: formatValue(b.protocol)})
+		}
+	}
+	return out
+}
+
+// below reports whether a budget value is smaller than the default; 0 means "no limit" for a
+// subset.
+func below(v, def any) bool {
+	switch x := v.(type) {
+	case int:
+		d, _ := def.(int)
+		return x > 0 && (d == 0 || x < d)
+	case time.Duration:
+		d, _ := def.(time.Duration)
+		return x > 0 && (d == 0 || x < d)
+	}
+	return false
+}
+
+// Protocol is a copy of the run with every departed budget key back at its configured
+// protocol's value: what sweep writes as the trainer's config file, the departures passed
+// beside it as DepartureSets, so that the trainer records them again.
+func (r *Run) Protocol() *Run {
+	c := *r
+	if r.prov == nil {
+		return &c
+	}
+	for _, b := range r.prov.budgets {
+		if b.protocol == nil {
+			continue
+		}
+		reflect.ValueOf(&c).Elem().FieldByIndex(schemaByKey[b.key].index).Set(reflect.ValueOf(b.protocol))
+	}
+	return &c
+}
+
+// DepartureSets are the departures as -set key=value overrides.
+func (r *Run) DepartureSets() []string {
+	var out []string
+	for _, d := range r.Departures() {
+		out = append(out, d.Key+"="+d.Used)
+	}
+	return out
+}
+
+// Diff names the keys Hash covers in which the run differs from want, each as
+// "key value (want other)", in schema order: why two hashes differ.
+func (r *Run) Diff(want *Run) []string {
+	var out []string
+	for _, f := range schema {
+		if hashExcluded[f.key] {
+			continue
+		}
+		a, b := formatValue(f.get(r)), formatValue(f.get(want))
+		if a != b {
+			out = append(out, fmt.Sprintf("%s %s (want %s)", f.key, a, b))
+		}
+	}
+	return out
+}

@@ -1,0 +1,180 @@
+package config
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
+)
+
+// values is the run's keys alone, without what Load recorded about their layers.
+func values(r *Run) Run {
+	c := *r
+	c.prov = nil
+	return c
+}
+
+const zincFile = "dataset:\n  name: zinc\n  encoding: adj\n  r: 2\n"
+
+func TestHashIsTheDigestOfTheDocumentedSerialisation(t *testing.T) {
+	r := mustLoad(t, writeTemp(t, "c.yaml", zincFile))
+	// the serialisation written out independently: every key but the excluded ones, in Run order
+	lines := []string{
+		"dataset.name=zinc", "dataset.r=2", "dataset.encoding=adj", "dataset.cls=false",
+		"dataset.q=" + itoa(r.Dataset.Q), "dataset.self_loops=" + btoa(r.Dataset.SelfLoops), "dataset.val_fraction=0.0", "dataset.subset=0",
+		"model.name=gatedgcn", "model.layers=" + itoa(r.Model.Layers), "model.hidden=" + itoa(r.Model.Hidden),
+		"model.heads=" + itoa(r.Model.Heads), "model.kernels=" + itoa(r.Model.Kernels), "model.pseudo_dim=" + itoa(r.Model.PseudoDim),
+		"model.norm=" + r.Model.Norm, "model.batch_norm=" + btoa(r.Model.BatchNorm), "model.residual=" + btoa(r.Model.Residual),
+		"model.readout=" + r.Model.Readout, "model.edge_feat=" + btoa(r.Model.EdgeFeat),
+		"model.dropout=" + ftoa(r.Model.Dropout), "model.in_feat_dropout=" + ftoa(r.Model.InFeatDropout), "model.sp_encoder=" + r.Model.SPEncoder,
+		"train.batch_size=" + itoa(r.Train.BatchSize), "train.lr=0.001", "train.lr_factor=0.5", "train.patience=" + itoa(r.Train.Patience),
+		"train.min_lr=1e-06", "train.max_epochs=1000", "train.max_time=12h", "train.buckets=" + itoa(r.Train.Buckets), "train.monitor=val_loss",
+	}
+	sum := sha256.Sum256([]byte("rewiregnn config hash v1\n" + strings.Join(lines, "\n") + "\n"))
+	if got, want := r.Hash(), hex.EncodeToString(sum[:]); got != want {
+		t.Errorf("Hash %s, want %s", got, want)
+	}
+}
+
+func itoa(n int) string  { return formatValue(n) }
+func btoa(b bool) string { return formatValue(b) }
+func ftoa(f float64) string {
+	return formatValue(f)
+}
+
+func TestHashKeepsModelKeysAndIgnoresPlaces(t *testing.T) {
+	file := writeTemp(t, "c.yaml", zincFile)
+	base := mustLoad(t, file).Hash()
+	for _, tc := range []struct {
+		set  string
+		same bool
+	}{
+		{"out=elsewhere", true},
+		{"dataset.dir=/data", true},
+		{"dataset.cache=/cache", true},
+		{"train.seeds=1,2", true},
+		{"name=my-run", true},
+		{"device=cuda", true},
+		{"train.lr=0.002", false},
+		{"dataset.r=3", false},
+		{"model.hidden=64", false},
+		{"dataset.subset=1000", false},
+		{"train.max_epochs=2", false},
+		{"train.max_time=1h", false},
+	} {
+		got := mustLoad(t, file, tc.set).Hash()
+		if (got == base) != tc.same {
+			t.Errorf("-set %s: hash changed %v, want %v", tc.set, got != base, !tc.same)
+		}
+	}
+	// stable: loading again, or reloading the written YAML, gives the same hash
+	r := mustLoad(t, file, "train.max_time=90m")
+	y, err := r.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("config.yaml", y, nil)
+	if err != nil || back.Hash() != r.Hash() || mustLoad(t, file, "train.max_time=90m").Hash() != r.Hash() {
+		t.Errorf("hash not stable: %v", err)
+	}
+}
+
+func TestDeparturesFromEachLayer(t *testing.T) {
+	file := writeTemp(t, "c.yaml", zincFile+"train:\n  max_epochs: 50\n")
+	for _, tc := range []struct {
+		name string
+		env  map[string]string
+		sets []string
+		want []runfiles.Departure
+	}{
+		{name: "protocol"},
+		{name: "set equal to the file", sets: []string{"train.max_epochs=50"}},
+		{name: "subset flag", sets: []string{"dataset.subset=1000"},
+			want: []runfiles.Departure{{Key: "dataset.subset", Protocol: "0", Used: "1000"}}},
+		{name: "epochs over the file", sets: []string{"train.max_epochs=2"},
+			want: []runfiles.Departure{{Key: "train.max_epochs", Protocol: "50", Used: "2"}}},
+		{name: "environment", env: map[string]string{"REWIREGNN_TRAIN_MAX_TIME": "10m"},
+			want: []runfiles.Departure{{Key: "train.max_time", Protocol: "12h", Used: "10m"}}},
+		{name: "device", sets: []string{"device=cuda"},
+			want: []runfiles.Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}}},
+		{name: "several, -set over environment", env: map[string]string{"REWIREGNN_DATASET_SUBSET": "10"},
+			sets: []string{"dataset.subset=20", "train.max_time=24h"},
+			want: []runfiles.Departure{{Key: "dataset.subset", Protocol: "0", Used: "20"}, {Key: "train.max_time", Protocol: "12h", Used: "24h"}}},
+		{name: "not a budget key", sets: []string{"train.lr=0.01"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for k, v := range tc.env {
+				t.Setenv(k, v)
+			}
+			r := mustLoad(t, file, tc.sets...)
+			if got := r.Departures(); !reflect.DeepEqual(got, tc.want) {
+				t.Errorf("Departures %+v, want %+v", got, tc.want)
+			}
+			// the protocol copy has none, and it with DepartureSets loads back to the run
+			p := r.Protocol()
+			if d := p.Departures(); d != nil {
+				t.Errorf("Protocol() still departs: %+v", d)
+			}
+			y, err := p.YAML()
+			if err != nil {
+				t.Fatal(err)
+			}
+			back, err := Parse("protocol.yaml", y, r.DepartureSets())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !reflect.DeepEqual(values(back), values(r)) || !reflect.DeepEqual(back.Departures(), tc.want) {
+				t.Errorf("protocol file + DepartureSets: departures %+v, want %+v", back.Departures(), tc.want)
+			}
+		})
+	}
+}
+
+func TestReductionsAreConfiguredBelowTheDefaults(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		sets []string
+		want []runfiles.Reduction
+	}{
+		{file: zincFile},
+		{file: zincFile + "train:\n  max_time: 10m\n",
+			want: []runfiles.Reduction{{Key: "train.max_time", Default: "12h", Configured: "10m"}}},
+		{file: zincFile + "train:\n  max_time: 24h\n  max_epochs: 10\n",
+			want: []runfiles.Reduction{{Key: "train.max_epochs", Default: "1000", Configured: "10"}}},
+		{file: zincFile + "  subset: 500\n",
+			want: []runfiles.Reduction{{Key: "dataset.subset", Default: "0", Configured: "500"}}},
+		// a -set is a departure, not a reduction
+		{file: zincFile, sets: []string{"train.max_time=10m"}},
+		{file: zincFile + "device: cuda\n"},
+	} {
+		r := mustLoad(t, writeTemp(t, "c.yaml", tc.file), tc.sets...)
+		if got := r.Reductions(); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%q %q: Reductions %+v, want %+v", tc.file, tc.sets, got, tc.want)
+		}
+	}
+}
+
+func TestGridRunsRecordSetsAsDepartures(t *testing.T) {
+	grid := writeTemp(t, "g.yaml", "datasets: [zinc]\nmodels: [gatedgcn]\nencodings: [adj]\ncls: [false]\nr: [1]\noverrides:\n  train:\n    max_time: 10m\n")
+	g, err := LoadGrid(grid, []string{"train.max_epochs=2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := g.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := runs[0]
+	wantD := []runfiles.Departure{{Key: "train.max_epochs", Protocol: "1000", Used: "2"}}
+	wantR := []runfiles.Reduction{{Key: "train.max_time", Default: "12h", Configured: "10m"}}
+	if !reflect.DeepEqual(r.Departures(), wantD) || !reflect.DeepEqual(r.Reductions(), wantR) {
+		t.Errorf("departures %+v reductions %+v, want %+v %+v", r.Departures(), r.Reductions(), wantD, wantR)
+	}
+	if r.Protocol().Train.MaxEpochs != 1000 || r.Protocol().Train.MaxTime != 10*time.Minute {
+		t.Errorf("Protocol() %+v", r.Protocol().Train)
+	}
+}

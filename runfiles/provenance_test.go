@@ -1,0 +1,89 @@
+package runfiles
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+var hash = strings.Repeat("0f", 32)
+
+func TestProvenanceOfResults(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		r    Result
+		want Provenance
+		note string
+	}{
+		{"legacy", Result{}, Unknown, "unknown provenance"},
+		{"protocol", Result{ConfigHash: hash}, Protocol, ""},
+		{"departed", Result{ConfigHash: hash, Departures: []Departure{{Key: "dataset.subset", Protocol: "0", Used: "1000"}}},
+			Reduced, "dataset.subset 1000 (protocol 0)"},
+		{"other device only", Result{ConfigHash: hash, Departures: []Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}}}, Protocol, ""},
+		{"reduced grid", Result{ConfigHash: hash, Reductions: []Reduction{{Key: "train.max_time", Default: "12h", Configured: "10m"}}},
+			Reduced, "train.max_time 10m in the config (default 12h)"},
+	} {
+		if got := tc.r.Provenance(); got != tc.want {
+			t.Errorf("%s: Provenance %d, want %d", tc.name, got, tc.want)
+		}
+		if got := tc.r.BudgetNote(); (tc.note == "") != (got == "") || !strings.Contains(got, tc.note) {
+			t.Errorf("%s: BudgetNote %q, want %q", tc.name, got, tc.note)
+		}
+	}
+}
+
+func TestReadersCheckProvenance(t *testing.T) {
+	dir := t.TempDir()
+	base := `{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":1,"metric":"mae","stopped_by":"min_lr"`
+	for _, tc := range []struct {
+		extra, err string
+	}{
+		{"", ""}, // an older file, without the fields
+		{`,"config_hash":"` + hash + `"`, ""},
+		{`,"config_hash":"abc"`, "config_hash"},
+		{`,"departures":[{"key":"device","protocol":"cpu","used":"cuda"}]`, "without"},
+		{`,"config_hash":"` + hash + `","departures":[{"key":"device","protocol":"cpu","used":"cpu"}]`, "no departure"},
+		{`,"config_hash":"` + hash + `","reductions":[{"key":"","default":"1","configured":"2"}]`, "no key"},
+	} {
+		p := filepath.Join(dir, ResultFile)
+		os.WriteFile(p, []byte(base+tc.extra+"}\n"), 0o600)
+		_, err := ReadResult(p)
+		if (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("%s: got %v, want an error with %q", tc.extra, err, tc.err)
+		}
+	}
+	p := filepath.Join(dir, MetricsFile)
+	os.WriteFile(p, []byte(`{"epoch":0}`+"\n"+`{"epoch":1,"config_hash":"xyz"}`+"\n"), 0o600)
+	if _, err := ReadMetrics(p); err == nil || !strings.Contains(err.Error(), p+":2:") {
+		t.Errorf("bad hash in metrics: got %v, want line 2 named", err)
+	}
+}
+
+func TestRunDeparturesAcrossSessions(t *testing.T) {
+	sub := func(p, u string) Departure { return Departure{Key: "dataset.subset", Protocol: p, Used: u} }
+	ep := func(ds ...Departure) Epoch { return Epoch{ConfigHash: hash, Departures: ds} }
+	for _, tc := range []struct {
+		name    string
+		earlier []Epoch
+		now     []Departure
+		want    []Departure
+	}{
+		{"first session", nil, []Departure{sub("0", "1000")}, []Departure{sub("0", "1000")}},
+		{"resumed, value baked into config.yaml", []Epoch{ep(sub("0", "1000"))}, nil, []Departure{sub("0", "1000")}},
+		{"resumed with a new value", []Epoch{ep(sub("0", "1000"))}, []Departure{sub("1000", "2000")}, []Departure{sub("0", "2000")}},
+		{"resumed back to the protocol", []Epoch{ep(sub("0", "1000"))}, []Departure{sub("1000", "0")}, nil},
+		{"legacy epochs", []Epoch{{}, {}}, nil, nil},
+		{"a new key on resume", []Epoch{ep(sub("0", "10"))}, []Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}},
+			[]Departure{sub("0", "10"), {Key: "device", Protocol: "cpu", Used: "cuda"}}},
+	} {
+		if got := RunDepartures(tc.earlier, tc.now); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: %+v, want %+v", tc.name, got, tc.want)
+		}
+	}
+	rs := []Reduction{{Key: "dataset.subset", Default: "0", Configured: "1000"}, {Key: "train.max_time", Default: "12h", Configured: "10m"}}
+	if got := WithoutKeys(rs, []Departure{sub("0", "1000")}); !reflect.DeepEqual(got, rs[1:]) {
+		t.Errorf("WithoutKeys %+v", got)
+	}
+}
