@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -54,6 +55,8 @@ func run(args []string) int {
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
 	subset := fs.Int("subset", 0, "use only the first N graphs of each split (quick runs; sets dataset.subset)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	memory := fs.String("memory", "", "memory budget of the memory guard, e.g. 16GiB (default: the cgroup limit or MemAvailable, whichever is smaller)")
+	noGuard := fs.Bool("no-memory-guard", false, "skip the memory guard (a run larger than memory is then killed by the kernel)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -79,9 +82,17 @@ func run(args []string) int {
 	if *epochs > 0 {
 		overrides.Add("train.max_epochs", strconv.Itoa(*epochs))
 	}
+	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard}
+	if *memory != "" {
+		b, err := memlimit.ParseSize(*memory)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "train: -memory: %v\n", err)
+			return exitUsage
+		}
+		opt.Memory = b
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers}
 	if *resume != "" {
 		return resumeRun(ctx, opt, *resume, overrides, *cfgPath)
 	}

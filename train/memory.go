@@ -1,0 +1,257 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/memlimit"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+// The memory guard (docs/design.md §"Memory"). Before the trainer is built, the run's memory is
+// estimated from the preprocessed graphs and the compiled nets' shapes (nothing large is
+// allocated yet); a run that would not fit stops at once with the estimate, the limit and the
+// largest batch size that fits. A run that fits gets the budget as the Go runtime's soft memory
+// limit, so garbage never grows the heap past it.
+
+// Fixed parts of the estimate.
+const (
+	// runtimeBytes is the process before any data: the Go runtime, code, stacks (measured:
+	// the train binary's resident set before loading data is 25–35 MiB).
+	runtimeBytes = 40 << 20
+	// paramBytes per parameter besides its gradient (in the nets): the float32 value and Adam's
+	// two float64 moments.
+	paramBytes = 4 + 16
+	// gcRoom is the share of the budget left to the garbage collector above the live estimate:
+	// with the soft limit at the budget, the GC runs more often instead of growing the heap,
+	// and needs some room to do so without running all the time.
+	gcRoom = 0.10
+	// simEpochs caps the epochs of random batch order simulated to find the training buckets
+	// a run uses.
+	simEpochs = 1000
+)
+
+// MemEstimate is the estimated live memory of a CPU run, by part, in bytes.
+type MemEstimate struct {
+	BatchSize    int
+	Data         int64 // the graphs of every split after preprocessing
+	Batches      int64 // the fixed evaluation batches (val, test) and, at the end, the training split's
+	Params       int64 // parameter values and Adam's moments
+	Train, Eval  int64 // the training and evaluation nets of the buckets the run uses (nn.NetBytes)
+	Runtime      int64
+	TrainBuckets int // how many of the buckets the training batches use
+	Buckets      int
+	Largest      int64 // the largest bucket's training net
+}
+
+// Total is the estimated live memory.
+func (e MemEstimate) Total() int64 {
+	return e.Data + e.Batches + e.Params + e.Train + e.Eval + e.Runtime
+}
+
+// Need is Total with the garbage collector's room: what the budget must hold.
+func (e MemEstimate) Need() int64 { return int64(float64(e.Total()) * (1 + gcRoom)) }
+
+// Parts lists the parts, largest first.
+func (e MemEstimate) Parts() string {
+	f := memlimit.Format
+	return fmt.Sprintf("training nets %s (%d of %d buckets; the largest %s), evaluation nets %s, graphs %s, batches %s, parameters %s, runtime %s",
+		f(e.Train), e.TrainBuckets, e.Buckets, f(e.Largest), f(e.Eval), f(e.Data), f(e.Batches), f(e.Params), f(e.Runtime))
+}
+
+// MemoryError is returned when the estimate does not fit the budget.
+type MemoryError struct {
+	Est    MemEstimate
+	Limit  memlimit.Limit
+	Fits   int         // the largest batch size that fits (0: none)
+	FitEst MemEstimate // its estimate
+}
+
+func (e *MemoryError) Error() string {
+	f := memlimit.Format
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory: this run needs about %s (%s live + %.0f%% room for the garbage collector) but %s is available (%s)\n",
+		f(e.Est.Need()), f(e.Est.Total()), 100*gcRoom, f(e.Limit.Bytes), e.Limit.Source)
+	fmt.Fprintf(&b, "  estimate at batch size %d: %s\n", e.Est.BatchSize, e.Est.Parts())
+	if e.Fits > 0 {
+		fmt.Fprintf(&b, "  the largest batch size that fits is %d (about %s): -set train.batch_size=%d\n", e.Fits, f(e.FitEst.Need()), e.Fits)
+	} else {
+		fmt.Fprintf(&b, "  no batch size fits (batch size 1 needs about %s): use a -subset, a smaller model or a larger machine\n", f(e.FitEst.Need()))
+	}
+	b.WriteString("  -memory SIZE sets the budget instead (e.g. -memory 32GiB); -no-memory-guard skips this check (the kernel may then kill the run)")
+	return b.String()
+}
+
+// checkMemory estimates the run's memory at its batch size and stops it if the estimate does
+// not fit the budget (Options.Memory, or what memlimit.Available finds); a run that fits gets
+// the budget as the Go runtime's soft memory limit. Only CPU runs are checked: on a GPU the
+// activations live on the device.
+func (r *run) checkMemory(build nn.BuildFunc) error {
+	if r.o.NoMemoryGuard || r.choice.Backend != nil {
+		return nil
+	}
+	limit := memlimit.Limit{Bytes: r.o.Memory, Source: "-memory"}
+	if limit.Bytes <= 0 {
+		var err error
+		if limit, err = memlimit.Available(); err != nil {
+			return fmt.Errorf("memory guard: %w (set the budget with -memory SIZE, or skip the check with -no-memory-guard)", err)
+		}
+	}
+	est, err := r.estimateMemory(build, r.cfg.Train.BatchSize)
+	if err != nil {
+		return err
+	}
+	if est.Need() > limit.Bytes {
+		return r.refuse(build, est, limit)
+	}
+	if cur := debug.SetMemoryLimit(-1); limit.Bytes < cur {
+		debug.SetMemoryLimit(limit.Bytes)
+	}
+	fmt.Fprintf(r.log, "memory: about %s live of %s available (%s); %s\n", memlimit.Format(est.Total()), memlimit.Format(limit.Bytes), limit.Source, est.Parts())
+	return nil
+}
+
+// refuse returns the MemoryError for est, with the largest batch size that fits: a line through
+// the estimates at the run's batch size and half of it gives a first guess, which is then
+// checked and stepped down until it fits.
+func (r *run) refuse(build nn.BuildFunc, est MemEstimate, limit memlimit.Limit) error {
+	e := &MemoryError{Est: est, Limit: limit}
+	bs := est.BatchSize
+	lo := max(1, bs/2)
+	low := est
+	if lo < bs {
+		var err error
+		if low, err = r.estimateMemory(build, lo); err != nil {
+			return err
+		}
+	}
+	guess := lo
+	if slope := float64(est.Need()-low.Need()) / float64(bs-lo); bs > lo && slope > 0 {
+		guess = lo + int(math.Floor(float64(limit.Bytes-low.Need())/slope))
+	}
+	guess = min(max(guess, 1), bs-1)
+	for guess >= 1 {
+		g, err := r.estimateMemory(build, guess)
+		if err != nil {
+			return err
+		}
+		e.FitEst = g
+		if g.Need() <= limit.Bytes {
+			e.Fits = guess
+			return e
+		}
+		// step down by the share of the excess, at least one
+		guess = min(guess-1, int(float64(guess)*float64(limit.Bytes)/float64(g.Need())))
+	}
+	return e
+}
+
+// estimateMemory estimates the run's live memory at batch size bs from the loaded graphs and
+// the nets of the buckets bs gives, built on throwaway parameters without running them.
+func (r *run) estimateMemory(build nn.BuildFunc, bs int) (MemEstimate, error) {
+	c := r.cfg.Train
+	e := MemEstimate{BatchSize: bs, Params: int64(r.params) * paramBytes, Runtime: runtimeBytes}
+	for _, split := range [][]*data.Graph{r.train, r.val, r.test} {
+		for _, g := range split {
+			e.Data += graphBytes(g)
+		}
+	}
+	// The evaluation batches copy their graphs into unions: val and test for the whole run,
+	// the training split's at the end (while everything else is still held).
+	e.Batches = e.Data + 4*int64(unionNodes(r.train)+unionNodes(r.val)+unionNodes(r.test))
+	all := slices.Concat(r.train, r.val, r.test)
+	buckets, err := nn.MakeBuckets(all, bs, c.Buckets)
+	if err != nil {
+		return e, fmt.Errorf("memory estimate: %w", err)
+	}
+	e.Buckets = len(buckets)
+	train, eval, err := usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
+	if err != nil {
+		return e, fmt.Errorf("memory estimate: %w", err)
+	}
+	p, err := nn.NewParams(tensor.Float32, uint64(r.o.Seed))
+	if err != nil {
+		return e, err
+	}
+	for i, b := range buckets {
+		if train[i] {
+			n, err := nn.NetBytes(build, p, b, true)
+			if err != nil {
+				return e, err
+			}
+			e.Train += n
+			e.TrainBuckets++
+			e.Largest = max(e.Largest, n)
+		}
+		if eval[i] {
+			n, err := nn.NetBytes(build, p, b, false)
+			if err != nil {
+				return e, err
+			}
+			e.Eval += n
+		}
+	}
+	return e, nil
+}
+
+// usedBuckets marks the buckets a run uses: for training, those the batches of epochs random
+// orders of train fall in (each epoch a fresh permutation cut into batches of bs, as the
+// training loop does; a bucket is marked if any batch needs it), and for evaluation those of
+// the fixed batches of each split in evals, cut in order.
+func usedBuckets(buckets []nn.Bucket, bs int, train []*data.Graph, evals [][]*data.Graph, epochs int, seed int64) (tr, ev []bool, err error) {
+	tr, ev = make([]bool, len(buckets)), make([]bool, len(buckets))
+	mark := func(used []bool, gs []*data.Graph, order []int) error {
+		for lo := 0; lo < len(order); lo += bs {
+			n, m := 0, 0
+			hi := min(lo+bs, len(order))
+			for _, j := range order[lo:hi] {
+				n += gs[j].N
+				m += gs[j].NumEdges()
+			}
+			i, err := nn.PickBucketFor(buckets, n, m, hi-lo)
+			if err != nil {
+				return err
+			}
+			used[i] = true
+		}
+		return nil
+	}
+	for _, gs := range evals {
+		order := make([]int, len(gs))
+		for i := range order {
+			order[i] = i
+		}
+		if err := mark(ev, gs, order); err != nil {
+			return nil, nil, err
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d656d))
+	for range max(epochs, 1) {
+		if err := mark(tr, train, rng.Perm(len(train))); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tr, ev, nil
+}
+
+// graphBytes is the memory of a graph's arrays (by capacity, as allocated).
+func graphBytes(g *data.Graph) int64 {
+	n := 4*int64(cap(g.Src)+cap(g.Dst)+cap(g.Node.Cat)+cap(g.Edge.Cat)+cap(g.NodeLabel)+cap(g.SP)) +
+		4*int64(cap(g.Node.Float)+cap(g.Edge.Float)+cap(g.Y)+cap(g.Adj)+cap(g.Lap))
+	return n + 200 // the struct and slice headers
+}
+
+// unionNodes is the number of nodes of gs (a batch union keeps a graph index per node).
+func unionNodes(gs []*data.Graph) int {
+	n := 0
+	for _, g := range gs {
+		n += g.N
+	}
+	return n
+}
