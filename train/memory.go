@@ -118,36 +118,50 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 }
 
 // refuse returns the MemoryError for est, with the largest batch size that fits: a line through
-// the estimates at the run's batch size and half of it gives a first guess, which is then
-// checked and stepped down until it fits.
+// the estimates at the run's batch size and half of it gives a first guess, then a bisection
+// over the estimates themselves (they grow with the batch size) settles it.
 func (r *run) refuse(build nn.BuildFunc, est MemEstimate, limit memlimit.Limit) error {
 	e := &MemoryError{Est: est, Limit: limit}
-	bs := est.BatchSize
-	lo := max(1, bs/2)
-	low := est
-	if lo < bs {
-		var err error
-		if low, err = r.estimateMemory(build, lo); err != nil {
-			return err
+	ests := map[int]MemEstimate{est.BatchSize: est}
+	at := func(bs int) (MemEstimate, error) {
+		if m, ok := ests[bs]; ok {
+			return m, nil
 		}
+		m, err := r.estimateMemory(build, bs)
+		ests[bs] = m
+		return m, err
 	}
-	guess := lo
-	if slope := float64(est.Need()-low.Need()) / float64(bs-lo); bs > lo && slope > 0 {
-		guess = lo + int(math.Floor(float64(limit.Bytes-low.Need())/slope))
-	}
-	guess = min(max(guess, 1), bs-1)
-	for guess >= 1 {
-		g, err := r.estimateMemory(build, guess)
+	lo, hi := 0, est.BatchSize // the largest batch size known to fit (0: none), the smallest known not to
+	probe := 0
+	if half := hi / 2; half >= 1 {
+		low, err := at(half)
 		if err != nil {
 			return err
 		}
-		e.FitEst = g
-		if g.Need() <= limit.Bytes {
-			e.Fits = guess
-			return e
+		if slope := float64(est.Need()-low.Need()) / float64(hi-half); slope > 0 {
+			probe = half + int(math.Floor(float64(limit.Bytes-low.Need())/slope))
 		}
-		// step down by the share of the excess, at least one
-		guess = min(guess-1, int(float64(guess)*float64(limit.Bytes)/float64(g.Need())))
+	}
+	for hi-lo > 1 {
+		if probe <= lo || probe >= hi {
+			probe = (lo + hi) / 2
+		}
+		m, err := at(probe)
+		if err != nil {
+			return err
+		}
+		if m.Need() <= limit.Bytes {
+			lo = probe
+		} else {
+			hi = probe
+		}
+		probe = 0
+	}
+	e.Fits = lo
+	var err error
+	e.FitEst, err = at(max(lo, 1))
+	if err != nil {
+		return err
 	}
 	return e
 }
