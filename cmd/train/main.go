@@ -8,6 +8,11 @@
 //
 // SIGINT or SIGTERM checkpoints the position inside the epoch and exits with status 3; -resume
 // continues exactly where the run stopped.
+//
+// Before training on the CPU, the memory guard estimates the run's memory and stops it at once
+// (status 1) if it exceeds the budget: the cgroup limit or MemAvailable, or -memory SIZE (e.g.
+// -memory 16GiB); the message names the largest train.batch_size that fits. -no-memory-guard
+// skips the check.
 package main
 
 import (
