@@ -40,6 +40,10 @@ const (
 	simEpochs = 1000
 )
 
+// startLimit is the Go memory limit the process started with (GOMEMLIMIT, or none): each run
+// sets its own below it, never inheriting an earlier run's (cmd/train runs seeds in turn).
+var startLimit = debug.SetMemoryLimit(-1)
+
 // MemEstimate is the estimated live memory of a CPU run, by part, in bytes.
 type MemEstimate struct {
 	BatchSize    int
@@ -96,6 +100,7 @@ func (e *MemoryError) Error() string {
 // finds); a run that fits gets that as the Go runtime's soft memory limit (unless GOMEMLIMIT is
 // lower). Only CPU runs are checked: on a GPU the activations live on the device.
 func (r *run) checkMemory(build nn.BuildFunc) error {
+	debug.SetMemoryLimit(startLimit)
 	if r.o.NoMemoryGuard || r.choice.Backend != nil {
 		return nil
 	}
@@ -113,10 +118,8 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 	if est.Need() > limit.Bytes {
 		return r.refuse(build, est, limit)
 	}
-	soft := min(est.Need(), limit.Bytes)
-	if cur := debug.SetMemoryLimit(-1); soft < cur {
-		debug.SetMemoryLimit(soft)
-	}
+	soft := min(est.Need(), limit.Bytes, startLimit)
+	debug.SetMemoryLimit(soft)
 	fmt.Fprintf(r.log, "memory: about %s live, Go memory limit %s, of %s available (%s); %s\n",
 		memlimit.Format(est.Total()), memlimit.Format(soft), memlimit.Format(limit.Bytes), limit.Source, est.Parts())
 	return nil

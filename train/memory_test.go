@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime/debug"
 	"strconv"
 	"strings"
 	"testing"
@@ -191,5 +192,26 @@ func TestUsedBuckets(t *testing.T) {
 	}
 	if _, _, err := usedBuckets(buckets[:1], 2, gs, nil, 1, 1); err == nil {
 		t.Error("a batch that fits no bucket: no error")
+	}
+}
+
+// TestMemoryLimitPerRun: a run sets the Go memory limit to its estimate plus the collector's
+// room, and a later run (here with the guard skipped) does not inherit it.
+func TestMemoryLimitPerRun(t *testing.T) {
+	defer debug.SetMemoryLimit(startLimit)
+	c := nm2(t, "train.max_epochs=1")
+	est := estimateOf(t, c)
+	if _, err := Train(context.Background(), Options{Run: c, Seed: 41, Dir: c.Dir(41), Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != min(est.Need(), startLimit) {
+		t.Errorf("memory limit %d after a guarded run, want %d", got, est.Need())
+	}
+	c2 := nm2(t, "train.max_epochs=1")
+	if _, err := Train(context.Background(), Options{Run: c2, Seed: 41, Dir: c2.Dir(41), Workers: 1, NoMemoryGuard: true}); err != nil {
+		t.Fatal(err)
+	}
+	if got := debug.SetMemoryLimit(-1); got != startLimit {
+		t.Errorf("memory limit %d after an unguarded run, want the process's %d", got, startLimit)
 	}
 }
