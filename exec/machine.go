@@ -411,3 +411,24 @@ func (m *Machine) shareColSums(users map[int64]int) {
 		}
 	}
 }
+
+// Bytes returns the memory the machine holds once it has run, known from the shapes before
+// running: every step's result (an op's output buffer, a sum step's, a shared ColSum; a
+// Gorgonia operator allocates a new one per run, counted once) plus what each op of package
+// ops keeps between runs (ops.Func.KeptBytes). Outputs are reused between runs, so this is
+// also the executor's share of a training step's peak.
+func (m *Machine) Bytes() int64 {
+	var n int64
+	for _, s := range m.steps {
+		elem := int(s.node.Dtype().Size())
+		n += int64(s.node.Shape().TotalSize()) * int64(elem)
+		if f, ok := s.op.(*ops.Func); ok && s.filled == nil {
+			shapes := make([]tensor.Shape, len(s.in))
+			for i, c := range s.in {
+				shapes[i] = c.Shape()
+			}
+			n += f.KeptBytes(shapes, elem)
+		}
+	}
+	return n
+}

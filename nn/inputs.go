@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 
 	"github.com/rewiregnn/rewiregnn/data"
@@ -18,14 +19,25 @@ func (b Bucket) String() string { return fmt.Sprintf("%dn/%de/%dg", b.Nodes, b.E
 
 // Fits reports whether a batch fits in b.
 func (b Bucket) Fits(bt *data.Batch) bool {
-	return bt.Union.N <= b.Nodes && bt.Union.NumEdges() <= b.Edges && bt.NumGraphs <= b.Graphs
+	return b.holds(bt.Union.N, bt.Union.NumEdges(), bt.NumGraphs)
+}
+
+// holds reports whether a batch of these counts fits in b.
+func (b Bucket) holds(nodes, edges, graphs int) bool {
+	return nodes <= b.Nodes && edges <= b.Edges && graphs <= b.Graphs
 }
 
 // PickBucket returns the smallest bucket (by nodes, then edges) a batch fits in.
 func PickBucket(buckets []Bucket, bt *data.Batch) (int, error) {
+	return PickBucketFor(buckets, bt.Union.N, bt.Union.NumEdges(), bt.NumGraphs)
+}
+
+// PickBucketFor is PickBucket for a batch of the given counts (nodes, edges, graphs), without
+// building it.
+func PickBucketFor(buckets []Bucket, nodes, edges, graphs int) (int, error) {
 	best := -1
 	for i, b := range buckets {
-		if !b.Fits(bt) {
+		if !b.holds(nodes, edges, graphs) {
 			continue
 		}
 		if best < 0 || b.Nodes < buckets[best].Nodes || (b.Nodes == buckets[best].Nodes && b.Edges < buckets[best].Edges) {
@@ -33,7 +45,7 @@ func PickBucket(buckets []Bucket, bt *data.Batch) (int, error) {
 		}
 	}
 	if best < 0 {
-		return -1, fmt.Errorf("batch of %d graphs, %d nodes, %d edges fits no bucket", bt.NumGraphs, bt.Union.N, bt.Union.NumEdges())
+		return -1, fmt.Errorf("batch of %d graphs, %d nodes, %d edges fits no bucket", graphs, nodes, edges)
 	}
 	return best, nil
 }
@@ -390,4 +402,26 @@ func (in *Inputs) pseudoCoords(u *data.Graph) {
 		vals[2*e+1] = float32(1 / math.Sqrt(deg[u.Dst[e]]+1))
 	}
 	fill(in.DegSrc, vals)
+}
+
+// Bytes returns the memory of the holders (indexes, masks, dense inputs and their scratch),
+// allocated by NewInputs.
+func (in *Inputs) Bytes() int64 {
+	var n int64
+	for _, ix := range append(slices.Clone(in.NodeCat), in.EdgeCat, in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels) {
+		if ix != nil {
+			n += 4*int64(len(ix.Idx)) + 8*int64(len(ix.W))
+		}
+	}
+	for _, m := range []*ops.Mask{in.NodeMask, in.EdgeMask} {
+		if m != nil {
+			n += int64(len(m.Keep))
+		}
+	}
+	for _, t := range []*tensor.Dense{in.NodeFloat, in.EdgeFloat, in.SPValue, in.Adj, in.Lap, in.Y, in.GraphW, in.DegSrc} {
+		if t != nil {
+			n += int64(t.Shape().TotalSize()) * int64(t.Dtype().Size())
+		}
+	}
+	return n
 }

@@ -110,6 +110,22 @@ func (n *Net) Gradients() ([]string, []gorgonia.Value) {
 	return n.names, n.vals
 }
 
+// Bytes returns the memory the net holds once it has run: its executor's buffers and kept
+// state (exec.Machine.Bytes) and its input holders (Inputs.Bytes). Known before running.
+func (n *Net) Bytes() int64 { return n.m.Bytes() + n.In.Bytes() }
+
+// NetBytes builds the net of bucket b (for training or evaluation) on p without running it and
+// returns Net.Bytes: the memory a training (or evaluation) step in that bucket holds on the CPU.
+// The net is dropped again. It is the estimate a memory check sums over the buckets a run uses.
+func NetBytes(build BuildFunc, p *Params, b Bucket, train bool) (int64, error) {
+	n, err := build(p, b, train)
+	if err != nil {
+		return 0, fmt.Errorf("memory estimate, bucket %v: %w", b, err)
+	}
+	defer n.Close()
+	return n.Bytes(), nil
+}
+
 // Close releases the net's resources (none at present: buffers are garbage collected).
 func (n *Net) Close() {}
 

@@ -46,11 +46,15 @@ type Func struct {
 	colSum   bool
 	lin      *linGrad
 	dev      DeviceOp // attributes another executor needs (device.go); Kind is filled from name
-	out      Buffer
-	ds       []*tensor.Dense
-	in64     [][]float64
-	in32     [][]float32
-	shp      []tensor.Shape
+	// keeps, when set, gives the bytes the op keeps between runs besides its output (forward
+	// results its gradient ops read, grouped edges, scratch) for inputs of the given shapes and
+	// element size in bytes; see KeptBytes.
+	keeps func(in []tensor.Shape, elem int) int
+	out   Buffer
+	ds    []*tensor.Dense
+	in64  [][]float64
+	in32  [][]float32
+	shp   []tensor.Shape
 }
 
 // Plan is what an executor decided about one node of a Func, given to Run. The zero Plan (and
@@ -167,6 +171,21 @@ func (op *Func) Run(p *Plan, vs ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	return out, nil
 }
+
+// KeptBytes returns the bytes the op holds between runs besides its output buffer, for inputs
+// of the given shapes and element size in bytes (4 for float32): what its kernels allocate on
+// the first run and reuse after (kept forward results, edges grouped by node, scratch). Small
+// scratch of the parameters' size is left out. Executors add it to their output buffers to
+// know the memory a compiled graph takes before running it.
+func (op *Func) KeptBytes(in []tensor.Shape, elem int) int64 {
+	if op.keeps == nil || len(in) < op.arity {
+		return 0
+	}
+	return int64(op.keeps(in[:op.arity], elem))
+}
+
+// segmentsBytes is the size of a kern.Segments grouping edges edges by nodes nodes.
+func segmentsBytes(nodes, edges int) int { return 4 * (2*nodes + 1 + edges) }
 
 // OrderOnly reports that the op does not read its input 0: the input only makes it run after
 // input 0's op (a gradient op handing out what that op's pass computed).

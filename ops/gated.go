@@ -25,6 +25,10 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	op := newFuncOp(fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0),
 		gatedForward[float64](st), gatedForward[float32](st))
 	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
+	op.keeps = func(s []tensor.Shape, elem int) int { // η, the denominators, edges by dst and src, padding
+		m, d := s[0][0], s[0][1]
+		return elem*(m*d+nodes*d) + segmentsBytes(nodes, m) + segmentsBytes(s[1][0], m) + 4*m
+	}
 	op.check = func(s []tensor.Shape) error {
 		if err := src.check(s[1][0]); err != nil {
 			return err
@@ -37,6 +41,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		de := newFuncOp("GatedAggregateGrad{ê}", 3, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
 		de.check = st.ready
 		de.sumsIn = true
+		de.keeps = func(s []tensor.Shape, elem int) int { return elem * (nodes + s[0][0]) * s[0][1] } // g ⊘ D, dbh
 		de.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
 		dE, err := apply(de, in[1], out, g)
 		if err != nil {

@@ -35,6 +35,10 @@ type Options struct {
 	Log      io.Writer // one line per epoch and the run's notices (nil: discard)
 	Progress bool      // redraw a progress bar with ETA during each epoch (for terminals)
 	Workers  int       // preprocessing workers (0: all cores)
+	// Memory is the budget the memory guard checks a CPU run against, in bytes (0: what the
+	// cgroup or the machine makes available); NoMemoryGuard skips the check (memory.go).
+	Memory        int64
+	NoMemoryGuard bool
 	// AfterBatch, if set, runs after every training batch (tests use it to interrupt a run).
 	AfterBatch func(epoch, batch int, p *nn.Params)
 	// Restart moves Dir's files into Dir/.old-<UTC time>/ and starts afresh (not with Resume).
@@ -135,6 +139,9 @@ func (r *run) prepare() error {
 		r.metric = runfiles.MetricAccuracy
 	case nn.LossSBM:
 		r.metric = runfiles.MetricWeightedAcc
+	}
+	if err := r.checkMemory(build); err != nil {
+		return err
 	}
 	if err := r.buildTrainer(build); err != nil {
 		return err

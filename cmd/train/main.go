@@ -15,6 +15,11 @@
 // with -resume DIR for that directory (its own config.yaml; the seed from -seed or the
 // directory's name seed<N>). One trainer at a time holds a run directory (DIR/lock); a second
 // fails at once, naming the first one's PID.
+//
+// Before training on the CPU, the memory guard estimates the run's memory and stops it at once
+// (status 1) if it exceeds the budget: the cgroup limit or MemAvailable, or -memory SIZE (e.g.
+// -memory 16GiB); the message names the largest train.batch_size that fits. -no-memory-guard
+// skips the check.
 package main
 
 import (
@@ -31,6 +36,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -63,6 +69,8 @@ func run(args []string) int {
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
 	subset := fs.Int("subset", 0, "use only the first N graphs of each split (quick runs; sets dataset.subset)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
+	memory := fs.String("memory", "", "memory budget of the memory guard, e.g. 16GiB (default: the cgroup limit or MemAvailable, whichever is smaller)")
+	noGuard := fs.Bool("no-memory-guard", false, "skip the memory guard (a run larger than memory is then killed by the kernel)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -88,9 +96,17 @@ func run(args []string) int {
 	if *epochs > 0 {
 		overrides.Add("train.max_epochs", strconv.Itoa(*epochs))
 	}
+	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard, Restart: *restart}
+	if *memory != "" {
+		b, err := memlimit.ParseSize(*memory)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "train: -memory: %v\n", err)
+			return exitUsage
+		}
+		opt.Memory = b
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, Restart: *restart}
 	if *resume != "" {
 		if *cfgPath != "" {
 			fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (use -set to change keys)")

@@ -250,3 +250,33 @@ func TestRecoveryFlags(t *testing.T) {
 	wantRun(t, 1, []string{busy}, "-resume", dir, "-quiet")
 	wantRun(t, 1, []string{busy}, append(fresh, "-restart")...)
 }
+
+// TestMemoryFlags: -memory below the run's estimate stops it at once with the guard's message
+// (exit 1, no checkpoint); -no-memory-guard trains it; a malformed size is a usage error.
+func TestMemoryFlags(t *testing.T) {
+	if code := run([]string{"-memory", "lots", "-set", "dataset.name=neighborsmatch-2"}); code != exitUsage {
+		t.Errorf("-memory lots: exit %d, want %d", code, exitUsage)
+	}
+	bin := build(t)
+	out := t.TempDir()
+	args := []string{"-set", "dataset.name=neighborsmatch-2", "-epochs", "1", "-seed", "35", "-quiet", "-out", out}
+	var stderr bytes.Buffer
+	cmd := exec.Command(bin, append(args, "-memory", "20MiB")...)
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+		t.Fatalf("-memory 20MiB: %v, want exit status 1\n%s", err, stderr.String())
+	}
+	for _, want := range []string{"memory: this run needs about", "20.0 MiB is available (-memory)", "-no-memory-guard"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("the message lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if matches, _ := filepath.Glob(filepath.Join(out, "*", "seed35", runfiles.CheckpointFile)); len(matches) > 0 {
+		t.Errorf("a refused run wrote %v", matches)
+	}
+	if b, err := exec.Command(bin, append(args, "-memory", "20MiB", "-no-memory-guard")...).CombinedOutput(); err != nil {
+		t.Fatalf("-no-memory-guard: %v\n%s", err, b)
+	}
+}

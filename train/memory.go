@@ -1,0 +1,279 @@
+package train
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"slices"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/memlimit"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+// The memory guard (docs/design.md §"Memory"). Before the trainer is built, the run's memory is
+// estimated from the preprocessed graphs and the compiled nets' shapes (nothing large is
+// allocated yet); a run that would not fit stops at once with the estimate, the limit and the
+// largest batch size that fits. A run that fits gets the estimate with the garbage collector's
+// room (MemEstimate.Need) as the Go runtime's soft memory limit: with GOGC=100 alone the heap of
+// a long run drifts to twice the live bytes (garbage accumulates until the next collection;
+// measured: 1.43× the estimate after 15 ZINC epochs), with the limit it stays at the estimate.
+
+// Fixed parts of the estimate.
+const (
+	// runtimeBytes is the process before any data: the Go runtime, code, stacks (measured:
+	// the train binary's resident set before loading data is 25–35 MiB).
+	runtimeBytes = 40 << 20
+	// paramBytes per parameter besides its gradient (in the nets): the float32 value and Adam's
+	// two float64 moments.
+	paramBytes = 4 + 16
+	// gcRoom is the room left to the garbage collector above the live estimate: the soft memory
+	// limit is the estimate plus this share, so the GC collects when garbage fills it instead of
+	// letting the heap double. Were the estimate short by more than this, the GC would run
+	// often (the runtime caps it at half the CPU) but the run would not fail.
+	gcRoom = 0.25
+	// simEpochs caps the epochs of random batch order simulated to find the training buckets
+	// a run uses.
+	simEpochs = 1000
+)
+
+// startLimit is the Go memory limit the process started with (GOMEMLIMIT, or none): each run
+// sets its own below it, never inheriting an earlier run's (cmd/train runs seeds in turn).
+var startLimit = debug.SetMemoryLimit(-1)
+
+// MemEstimate is the estimated live memory of a CPU run, by part, in bytes.
+type MemEstimate struct {
+	BatchSize    int
+	Data         int64 // the graphs of every split after preprocessing
+	Batches      int64 // the fixed evaluation batches (val, test) and, at the end, the training split's
+	Params       int64 // parameter values and Adam's moments
+	Train, Eval  int64 // the training and evaluation nets of the buckets the run uses (nn.NetBytes)
+	Runtime      int64
+	TrainBuckets int // how many of the buckets the training batches use
+	Buckets      int
+	Largest      int64 // the largest bucket's training net
+}
+
+// Total is the estimated live memory.
+func (e MemEstimate) Total() int64 {
+	return e.Data + e.Batches + e.Params + e.Train + e.Eval + e.Runtime
+}
+
+// Need is Total with the garbage collector's room: what the budget must hold.
+func (e MemEstimate) Need() int64 { return int64(float64(e.Total()) * (1 + gcRoom)) }
+
+// Parts lists the parts, largest first.
+func (e MemEstimate) Parts() string {
+	f := memlimit.Format
+	return fmt.Sprintf("training nets %s (%d of %d buckets; the largest %s), evaluation nets %s, graphs %s, batches %s, parameters %s, runtime %s",
+		f(e.Train), e.TrainBuckets, e.Buckets, f(e.Largest), f(e.Eval), f(e.Data), f(e.Batches), f(e.Params), f(e.Runtime))
+}
+
+// MemoryError is returned when the estimate does not fit the budget.
+type MemoryError struct {
+	Est    MemEstimate
+	Limit  memlimit.Limit
+	Fits   int         // the largest batch size that fits (0: none)
+	FitEst MemEstimate // its estimate
+}
+
+func (e *MemoryError) Error() string {
+	f := memlimit.Format
+	var b strings.Builder
+	fmt.Fprintf(&b, "memory: this run needs about %s (%s live + %.0f%% for the garbage collector) but %s is available (%s)\n",
+		f(e.Est.Need()), f(e.Est.Total()), 100*gcRoom, f(e.Limit.Bytes), e.Limit.Source)
+	fmt.Fprintf(&b, "  estimate at batch size %d: %s\n", e.Est.BatchSize, e.Est.Parts())
+	if e.Fits > 0 {
+		fmt.Fprintf(&b, "  the largest batch size that fits is %d (about %s): -set train.batch_size=%d\n", e.Fits, f(e.FitEst.Need()), e.Fits)
+	} else {
+		fmt.Fprintf(&b, "  no batch size fits (batch size 1 needs about %s): use a -subset, a smaller model or a larger machine\n", f(e.FitEst.Need()))
+	}
+	b.WriteString("  -memory SIZE sets the budget instead (e.g. -memory 32GiB); -no-memory-guard skips this check (the kernel may then kill the run)")
+	return b.String()
+}
+
+// checkMemory estimates the run's memory at its batch size and stops it if the estimate with the
+// garbage collector's room does not fit the budget (Options.Memory, or what memlimit.Available
+// finds); a run that fits gets that as the Go runtime's soft memory limit (unless GOMEMLIMIT is
+// lower). Only CPU runs are checked: on a GPU the activations live on the device.
+func (r *run) checkMemory(build nn.BuildFunc) error {
+	debug.SetMemoryLimit(startLimit)
+	if r.o.NoMemoryGuard || r.choice.Backend != nil {
+		return nil
+	}
+	limit := memlimit.Limit{Bytes: r.o.Memory, Source: "-memory"}
+	if limit.Bytes <= 0 {
+		var err error
+		if limit, err = memlimit.Available(); err != nil {
+			return fmt.Errorf("memory guard: %w (set the budget with -memory SIZE, or skip the check with -no-memory-guard)", err)
+		}
+	}
+	est, err := r.estimateMemory(build, r.cfg.Train.BatchSize)
+	if err != nil {
+		return err
+	}
+	if est.Need() > limit.Bytes {
+		return r.refuse(build, est, limit)
+	}
+	soft := min(est.Need(), limit.Bytes, startLimit)
+	debug.SetMemoryLimit(soft)
+	fmt.Fprintf(r.log, "memory: about %s live, Go memory limit %s, of %s available (%s); %s\n",
+		memlimit.Format(est.Total()), memlimit.Format(soft), memlimit.Format(limit.Bytes), limit.Source, est.Parts())
+	return nil
+}
+
+// refuse returns the MemoryError for est, with the largest batch size that fits: a line through
+// the estimates at the run's batch size and half of it gives a first guess, then a bisection
+// over the estimates themselves (they grow with the batch size) settles it.
+func (r *run) refuse(build nn.BuildFunc, est MemEstimate, limit memlimit.Limit) error {
+	e := &MemoryError{Est: est, Limit: limit}
+	ests := map[int]MemEstimate{est.BatchSize: est}
+	at := func(bs int) (MemEstimate, error) {
+		if m, ok := ests[bs]; ok {
+			return m, nil
+		}
+		m, err := r.estimateMemory(build, bs)
+		ests[bs] = m
+		return m, err
+	}
+	lo, hi := 0, est.BatchSize // the largest batch size known to fit (0: none), the smallest known not to
+	probe := 0
+	if half := hi / 2; half >= 1 {
+		low, err := at(half)
+		if err != nil {
+			return err
+		}
+		if slope := float64(est.Need()-low.Need()) / float64(hi-half); slope > 0 {
+			probe = half + int(math.Floor(float64(limit.Bytes-low.Need())/slope))
+		}
+	}
+	for hi-lo > 1 {
+		if probe <= lo || probe >= hi {
+			probe = (lo + hi) / 2
+		}
+		m, err := at(probe)
+		if err != nil {
+			return err
+		}
+		if m.Need() <= limit.Bytes {
+			lo = probe
+		} else {
+			hi = probe
+		}
+		probe = 0
+	}
+	e.Fits = lo
+	var err error
+	e.FitEst, err = at(max(lo, 1))
+	if err != nil {
+		return err
+	}
+	return e
+}
+
+// estimateMemory estimates the run's live memory at batch size bs from the loaded graphs and
+// the nets of the buckets bs gives, built on throwaway parameters without running them.
+func (r *run) estimateMemory(build nn.BuildFunc, bs int) (MemEstimate, error) {
+	c := r.cfg.Train
+	e := MemEstimate{BatchSize: bs, Params: int64(r.params) * paramBytes, Runtime: runtimeBytes}
+	for _, split := range [][]*data.Graph{r.train, r.val, r.test} {
+		for _, g := range split {
+			e.Data += graphBytes(g)
+		}
+	}
+	// The evaluation batches copy their graphs into unions: val and test for the whole run,
+	// the training split's at the end (while everything else is still held).
+	e.Batches = e.Data + 4*int64(unionNodes(r.train)+unionNodes(r.val)+unionNodes(r.test))
+	all := slices.Concat(r.train, r.val, r.test)
+	buckets, err := nn.MakeBuckets(all, bs, c.Buckets)
+	if err != nil {
+		return e, fmt.Errorf("memory estimate: %w", err)
+	}
+	e.Buckets = len(buckets)
+	train, eval, err := usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
+	if err != nil {
+		return e, fmt.Errorf("memory estimate: %w", err)
+	}
+	p, err := nn.NewParams(tensor.Float32, uint64(r.o.Seed))
+	if err != nil {
+		return e, err
+	}
+	for i, b := range buckets {
+		if train[i] {
+			n, err := nn.NetBytes(build, p, b, true)
+			if err != nil {
+				return e, err
+			}
+			e.Train += n
+			e.TrainBuckets++
+			e.Largest = max(e.Largest, n)
+		}
+		if eval[i] {
+			n, err := nn.NetBytes(build, p, b, false)
+			if err != nil {
+				return e, err
+			}
+			e.Eval += n
+		}
+	}
+	return e, nil
+}
+
+// usedBuckets marks the buckets a run uses: for training, those the batches of epochs random
+// orders of train fall in (each epoch a fresh permutation cut into batches of bs, as the
+// training loop does; a bucket is marked if any batch needs it), and for evaluation those of
+// the fixed batches of each split in evals, cut in order.
+func usedBuckets(buckets []nn.Bucket, bs int, train []*data.Graph, evals [][]*data.Graph, epochs int, seed int64) (tr, ev []bool, err error) {
+	tr, ev = make([]bool, len(buckets)), make([]bool, len(buckets))
+	mark := func(used []bool, gs []*data.Graph, order []int) error {
+		for lo := 0; lo < len(order); lo += bs {
+			n, m := 0, 0
+			hi := min(lo+bs, len(order))
+			for _, j := range order[lo:hi] {
+				n += gs[j].N
+				m += gs[j].NumEdges()
+			}
+			i, err := nn.PickBucketFor(buckets, n, m, hi-lo)
+			if err != nil {
+				return err
+			}
+			used[i] = true
+		}
+		return nil
+	}
+	for _, gs := range evals {
+		order := make([]int, len(gs))
+		for i := range order {
+			order[i] = i
+		}
+		if err := mark(ev, gs, order); err != nil {
+			return nil, nil, err
+		}
+	}
+	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d656d))
+	for range max(epochs, 1) {
+		if err := mark(tr, train, rng.Perm(len(train))); err != nil {
+			return nil, nil, err
+		}
+	}
+	return tr, ev, nil
+}
+
+// graphBytes is the memory of a graph's arrays (by capacity, as allocated).
+func graphBytes(g *data.Graph) int64 {
+	n := 4*int64(cap(g.Src)+cap(g.Dst)+cap(g.Node.Cat)+cap(g.Edge.Cat)+cap(g.NodeLabel)+cap(g.SP)) +
+		4*int64(cap(g.Node.Float)+cap(g.Edge.Float)+cap(g.Y)+cap(g.Adj)+cap(g.Lap))
+	return n + 200 // the struct and slice headers
+}
+
+// unionNodes is the number of nodes of gs (a batch union keeps a graph index per node).
+func unionNodes(gs []*data.Graph) int {
+	n := 0
+	for _, g := range gs {
+		n += g.N
+	}
+	return n
+}
