@@ -208,6 +208,10 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
 	}
 	r.loop = ckpt.Loop
+	nb := (len(r.train) + r.cfg.Train.BatchSize - 1) / r.cfg.Train.BatchSize
+	if err := r.loop.CheckLoop(len(r.train), nb, NewMeter(r.metric, r.io.Out)); err != nil {
+		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+	}
 	if err := r.pcg.UnmarshalBinary(r.loop.RNG); err != nil {
 		return fmt.Errorf("resume %s: generator state: %w", r.o.Dir, err)
 	}
