@@ -51,6 +51,9 @@ type Result struct {
 	// TestSplit names the split test_metric was measured on when the dataset has no test
 	// split ("train" for the Erdős–Rényi task); empty for the test split.
 	TestSplit string `json:"test_split,omitempty"`
+	// ValSplit is "none" when the run had no validation split (NeighborsMatch without
+	// dataset.val_fraction), so val_metric means nothing; empty otherwise.
+	ValSplit string `json:"val_split,omitempty"`
 }
 
 // Check verifies the fields of a result that reports rely on.

@@ -18,7 +18,7 @@ func TestCachedDataMatchesUncached(t *testing.T) {
 		}
 		return r
 	}
-	plain := loadTrain()
+	plain := loadTrain("dataset.cache=off")
 	cached := loadTrain("dataset.cache=" + t.TempDir())
 	for _, s := range []struct {
 		name string

@@ -47,7 +47,7 @@ func run(args []string) int {
 	device := fs.String("device", "", "cpu, cuda or auto (overrides the config's device)")
 	out := fs.String("out", "", "root folder of run directories (overrides the config's out)")
 	dataDir := fs.String("data", "", "benchmark data folder (overrides dataset.dir)")
-	cacheDir := fs.String("cache", "", "preprocessing cache folder (overrides dataset.cache)")
+	cacheDir := fs.String("cache", "", "preprocessing cache folder, auto (default: <user cache dir>/rewiregnn/prep) or off (overrides dataset.cache)")
 	resume := fs.String("resume", "", "continue the run in this run directory")
 	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m (overrides train.max_time)")
 	epochs := fs.Int("epochs", 0, "at most this many epochs (overrides train.max_epochs)")
@@ -144,9 +144,8 @@ func one(ctx context.Context, opt train.Options) int {
 		fmt.Fprintf(os.Stderr, "train: %s: %v\n", opt.Dir, err)
 		return 1
 	}
-	fmt.Printf("%s seed %d: test %s %.4f (val %.4f, train %.4f), %d epochs, %.2fs/epoch, stopped by %s, %s\n",
-		res.Name, res.Seed, res.Metric, res.TestMetric, res.ValMetric, res.TrainMetric, res.Epochs, res.SecondsPerEpoch,
-		res.StoppedBy, time.Since(start).Round(time.Second))
+	fmt.Printf("%s seed %d: %s, %d epochs, %.2fs/epoch, stopped by %s, %s\n",
+		res.Name, res.Seed, train.Scores(res), res.Epochs, res.SecondsPerEpoch, res.StoppedBy, time.Since(start).Round(time.Second))
 	if res.StoppedBy == runfiles.StopSignal {
 		return exitSignal
 	}
