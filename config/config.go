@@ -27,7 +27,7 @@ type Dataset struct {
 	CLS       bool   `mapstructure:"cls" yaml:"cls"`               // add the CLS node
 	Q         int    `mapstructure:"q" yaml:"q"`                   // Laplacian width for lp (dataset default, docs/protocol.md §"Laplacian encoding")
 	SelfLoops bool   `mapstructure:"self_loops" yaml:"self_loops"` // self-loops in the rewired graph (docs/protocol.md §"Rewiring")
-	Cache     string `mapstructure:"cache" yaml:"cache"`           // preprocessing cache folder; "" disables the cache
+	Cache     string `mapstructure:"cache" yaml:"cache"`           // preprocessing cache folder; "auto" (default): <user cache dir>/rewiregnn/prep; "off" (or "") disables it
 	// ValFraction carves this fraction of the training split off as validation when the
 	// dataset has no validation split (NeighborsMatch); 0 monitors the training loss instead.
 	ValFraction float64 `mapstructure:"val_fraction" yaml:"val_fraction"`

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -45,12 +46,34 @@ func Choose(device string, probe Prober) (Choice, error) {
 			}
 			return Choice{}, fmt.Errorf("device cuda: the GPU does not work: %w", err)
 		}
-		first, _, _ := strings.Cut(err.Error(), "\n")
 		what := "no usable GPU"
 		if !cudalib.ErrNoDevice(err) {
 			what = "the GPU does not work"
 		}
-		return Choice{Note: fmt.Sprintf("device auto: %s (%s); training on the CPU", what, first)}, nil
+		return Choice{Note: fmt.Sprintf("device auto: %s (%s); training on the CPU", what, oneLine(err))}, nil
 	}
 	return Choice{Backend: b, Note: fmt.Sprintf("device %s: %v", device, b)}, nil
+}
+
+// oneLine is a probe error in one whole sentence for the log: a ProbeError's library and
+// reason with the number of places probed (the list is cmd/gpuinfo's), or an error's first
+// line, marked as cut when more lines follow.
+func oneLine(err error) string {
+	var pe *cudalib.ProbeError
+	if errors.As(err, &pe) {
+		if len(pe.Attempts) == 0 {
+			return fmt.Sprintf("%s: %s, nothing probed", pe.Lib, pe.Reason)
+		}
+		places := "places"
+		if len(pe.Attempts) == 1 {
+			places = "place"
+		}
+		return fmt.Sprintf("%s: %s, %d %s probed, listed by go run ./cmd/gpuinfo", pe.Lib, pe.Reason, len(pe.Attempts), places)
+	}
+	first, rest, cut := strings.Cut(err.Error(), "\n")
+	first = strings.TrimRight(first, ": ")
+	if cut && strings.TrimSpace(rest) != "" {
+		first += "; go run ./cmd/gpuinfo for the details"
+	}
+	return first
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -30,7 +31,7 @@ func TestChoose(t *testing.T) {
 		{"cuda", "none", false, "no usable GPU", ""},
 		{"cuda", "broken", false, "the GPU does not work: cuda: NVRTC", ""},
 		{"auto", "works", true, "", "device auto: emulated GPU"},
-		{"auto", "none", false, "", "device auto: no usable GPU (cuda: libcuda: no usable NVIDIA driver library; probed 1 places:); training on the CPU"},
+		{"auto", "none", false, "", "device auto: no usable GPU (libcuda: no usable NVIDIA driver library, 1 place probed, listed by go run ./cmd/gpuinfo); training on the CPU"},
 		{"auto", "broken", false, "", "device auto: the GPU does not work (cuda: NVRTC: no usable library); training on the CPU"},
 		{"gpu", "works", false, `device "gpu": want one of cpu, cuda, auto`, ""},
 	}
@@ -57,6 +58,27 @@ func TestChoose(t *testing.T) {
 		}
 		if c.device == "cpu" && probed {
 			t.Errorf("%s: the CPU setting probed for a GPU", name)
+		}
+	}
+}
+
+// TestOneLineIsWhole: the auto fallback's reason is one whole sentence, never a first line
+// ending in a colon.
+func TestOneLineIsWhole(t *testing.T) {
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{&cudalib.ProbeError{Lib: "NVRTC", Reason: "no usable library", Attempts: make([]cudalib.Attempt, 3)},
+			"NVRTC: no usable library, 3 places probed, listed by go run ./cmd/gpuinfo"},
+		{&cudalib.ProbeError{Lib: "cuBLAS", Reason: "not found"}, "cuBLAS: not found, nothing probed"},
+		{fmt.Errorf("opening GPU 0: %w", &cudalib.ProbeError{Lib: "libcuda", Reason: "no driver", Attempts: make([]cudalib.Attempt, 1)}),
+			"libcuda: no driver, 1 place probed, listed by go run ./cmd/gpuinfo"},
+		{errors.New("kernels failed:\n  relu.cu: error"), "kernels failed; go run ./cmd/gpuinfo for the details"},
+		{errors.New("out of memory"), "out of memory"},
+	} {
+		if got := oneLine(c.err); got != c.want {
+			t.Errorf("oneLine(%q) = %q, want %q", c.err, got, c.want)
 		}
 	}
 }

@@ -166,13 +166,30 @@ type Status struct {
 	Path    string
 	Hit     bool   // read from an intact, current cache file
 	Rebuilt string // why the file was (re)built: "missing", or what was wrong with it
+	// WriteErr is why a built split could not be written (a read-only or unwritable folder):
+	// the graphs are still returned, the cache is just not kept.
+	WriteErr error
+}
+
+// Describe is Load's one log line: which file was read, or built and why, and a failed write.
+func (st Status) Describe() string {
+	switch {
+	case st.Hit:
+		return "cache: read " + st.Path
+	case st.WriteErr != nil:
+		return fmt.Sprintf("cache: warning: built the split (%s) but could not keep it: %v; continuing without the cache", st.Rebuilt, st.WriteErr)
+	case st.Rebuilt == "missing":
+		return "cache: built " + st.Path
+	}
+	return "cache: rebuilt, the old file failed a check: " + st.Rebuilt
 }
 
 // Source produces the raw split and its spec when the cache must be built.
 type Source func() ([]*data.Graph, *data.Spec, error)
 
 // Load returns the preprocessed split for key from the cache folder dir, building it from src
-// and writing the cache file when it is missing, corrupt or stale.
+// and writing the cache file (creating dir) when it is missing, corrupt or stale. A file that
+// cannot be written is not an error: Status.WriteErr says why, and the graphs are returned.
 func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, error) {
 	if err := key.Validate(); err != nil {
 		return nil, Status{}, err
@@ -196,8 +213,10 @@ func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, 
 	if err != nil {
 		return nil, st, err
 	}
-	if err := WriteFile(st.Path, key, gs); err != nil {
-		return nil, st, err
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		st.WriteErr = fmt.Errorf("cache folder: %w", err)
+	} else if err := WriteFile(st.Path, key, gs); err != nil {
+		st.WriteErr = err
 	}
 	return gs, st, nil
 }

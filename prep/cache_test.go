@@ -265,3 +265,37 @@ func BenchmarkZincR4Adj(b *testing.B) {
 		}
 	})
 }
+
+// TestUnwritableCacheFolder: a cache folder that cannot be created or written costs the cache,
+// not the run: the graphs come back, and Status says why nothing was kept.
+func TestUnwritableCacheFolder(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "plain-file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := Key{Dataset: "neighborsmatch-2", Split: "train", R: 1, Encoding: EncNone, SelfLoops: true}
+	calls := 0
+	gs, st, err := Load(filepath.Join(file, "cache"), key, smallSource(t, key.Dataset, key.Split, 5, &calls), 1)
+	if err != nil || len(gs) != 5 || st.Hit || st.WriteErr == nil {
+		t.Fatalf("got %d graphs, %+v, %v; want 5 graphs and a write error", len(gs), st, err)
+	}
+	if d := st.Describe(); !strings.HasPrefix(d, "cache: warning: ") || !strings.Contains(d, "continuing without the cache") {
+		t.Errorf("Describe = %q", d)
+	}
+}
+
+// TestStatusDescribe: one line for a read, a build and a rebuild (with its reason).
+func TestStatusDescribe(t *testing.T) {
+	for _, c := range []struct {
+		st   Status
+		want string
+	}{
+		{Status{Path: "/c/f.rwgc", Hit: true}, "cache: read /c/f.rwgc"},
+		{Status{Path: "/c/f.rwgc", Rebuilt: "missing"}, "cache: built /c/f.rwgc"},
+		{Status{Path: "/c/f.rwgc", Rebuilt: "/c/f.rwgc: checksum mismatch"}, "cache: rebuilt, the old file failed a check: /c/f.rwgc: checksum mismatch"},
+	} {
+		if got := c.st.Describe(); got != c.want {
+			t.Errorf("Describe = %q, want %q", got, c.want)
+		}
+	}
+}

@@ -18,14 +18,23 @@ var crcTable = crc32.MakeTable(crc32.Castagnoli)
 
 // WriteCheckpoint writes state (gob-encoded) to path atomically in the checkpoint container.
 func WriteCheckpoint(path string, state any) error {
+	b, err := EncodeCheckpoint(state)
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return WriteAtomic(path, b, filePerm)
+}
+
+// EncodeCheckpoint returns the container's bytes for state: magic, gob encoding, CRC-32C.
+func EncodeCheckpoint(state any) ([]byte, error) {
 	var buf bytes.Buffer
 	buf.WriteString(checkpointMagic)
 	if err := gob.NewEncoder(&buf).Encode(state); err != nil {
-		return fmt.Errorf("checkpoint %s: encoding: %w", path, err)
+		return nil, fmt.Errorf("encoding: %w", err)
 	}
 	sum := crc32.Checksum(buf.Bytes()[len(checkpointMagic):], crcTable)
 	buf.Write(binary.LittleEndian.AppendUint32(nil, sum))
-	return WriteAtomic(path, buf.Bytes(), filePerm)
+	return buf.Bytes(), nil
 }
 
 // ReadCheckpoint reads a checkpoint file, verifies its magic and checksum, and decodes the
@@ -35,15 +44,31 @@ func ReadCheckpoint(path string, state any) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	if err := DecodeCheckpoint(b, state); err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return nil
+}
+
+// DecodeCheckpoint verifies the container's magic and checksum in b and decodes the state into
+// state (a pointer).
+func DecodeCheckpoint(b []byte, state any) error {
 	if len(b) < len(checkpointMagic)+4 || string(b[:len(checkpointMagic)]) != checkpointMagic {
-		return fmt.Errorf("checkpoint %s: not a checkpoint file (bad magic)", path)
+		return fmt.Errorf("not a checkpoint file (bad magic)")
 	}
 	payload := b[len(checkpointMagic) : len(b)-4]
 	if got, want := crc32.Checksum(payload, crcTable), binary.LittleEndian.Uint32(b[len(b)-4:]); got != want {
-		return fmt.Errorf("checkpoint %s: checksum mismatch (file corrupt or truncated)", path)
+		return fmt.Errorf("checksum mismatch (file corrupt or truncated)")
 	}
 	if err := gob.NewDecoder(bytes.NewReader(payload)).Decode(state); err != nil {
-		return fmt.Errorf("checkpoint %s: decoding: %w", path, err)
+		return fmt.Errorf("decoding: %w", err)
 	}
 	return nil
+}
+
+// WithCheckpointCRC wraps a gob payload in the container (magic, payload, CRC-32C): for tests
+// that need a well-formed container around arbitrary contents.
+func WithCheckpointCRC(payload []byte) []byte {
+	b := append([]byte(checkpointMagic), payload...)
+	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(payload, crcTable))
 }

@@ -64,6 +64,9 @@ type Result struct {
 	// default.
 	Departures []Departure `json:"departures,omitempty"`
 	Reductions []Reduction `json:"reductions,omitempty"`
+	// ValSplit is "none" when the run had no validation split (NeighborsMatch without
+	// dataset.val_fraction), so val_metric means nothing; empty otherwise.
+	ValSplit string `json:"val_split,omitempty"`
 }
 
 // Check verifies the fields of a result that reports rely on.

@@ -71,6 +71,9 @@ func (c *Checkpoint) Restore(p *nn.Params, opt *nn.Adam) error {
 		if !ok || !slices.Equal(c.Shapes[name], []int(t.Shape())) {
 			return fmt.Errorf("checkpoint: parameter %q missing or of shape %v, the model has %v", name, c.Shapes[name], t.Shape())
 		}
+		if len(vals) != t.Shape().TotalSize() {
+			return fmt.Errorf("checkpoint: parameter %q has %d values for shape %v", name, len(vals), t.Shape())
+		}
 		switch t.Dtype() {
 		case tensor.Float64:
 			copy(t.Float64s(), vals)
@@ -96,8 +99,58 @@ func (c *Checkpoint) Restore(p *nn.Params, opt *nn.Adam) error {
 		}
 		s.Seed = seed
 	}
+	if err := c.checkMoments(p); err != nil {
+		return err
+	}
 	p.Step = c.Step
 	opt.SetState(c.Adam)
+	return nil
+}
+
+// checkMoments reports Adam moments of a parameter the model lacks or of the wrong length.
+func (c *Checkpoint) checkMoments(p *nn.Params) error {
+	for kind, ms := range map[string]map[string][]float64{"first": c.Adam.M, "second": c.Adam.V} {
+		for name, m := range ms {
+			t, ok := p.T[name]
+			if !ok || len(m) != t.Shape().TotalSize() {
+				return fmt.Errorf("checkpoint: Adam %s moment %q has %d values, the model's parameter %s", kind, name, len(m), describeParam(t, ok))
+			}
+		}
+	}
+	return nil
+}
+
+func describeParam(t *tensor.Dense, ok bool) string {
+	if !ok {
+		return "does not exist"
+	}
+	return fmt.Sprintf("has shape %v", t.Shape())
+}
+
+// CheckLoop reports a loop state that does not fit a run of nTrain training graphs in nb
+// batches per epoch with the training meter want: a negative epoch or count, a position
+// outside the epoch, an order that is not a permutation of the training graphs, or a meter of
+// another metric or width.
+func (l *Loop) CheckLoop(nTrain, nb int, want *Meter) error {
+	switch {
+	case l.Epoch < 0 || l.Resumed < 0:
+		return fmt.Errorf("checkpoint: loop at epoch %d after %d resumptions", l.Epoch, l.Resumed)
+	case l.Perm == nil:
+		return nil
+	case len(l.Perm) != nTrain:
+		return fmt.Errorf("checkpoint: the epoch's order has %d graphs, the run %d training graphs", len(l.Perm), nTrain)
+	case l.Next < 0 || l.Next > nb:
+		return fmt.Errorf("checkpoint: next batch %d outside the epoch's %d batches", l.Next, nb)
+	case l.Train == nil || l.Train.Metric != want.Metric || l.Train.Classes != want.Classes || len(l.Train.Confusion) != len(want.Confusion):
+		return fmt.Errorf("checkpoint: the epoch's training meter %+v does not fit the run's (%s, %d classes)", l.Train, want.Metric, want.Classes)
+	}
+	seen := make([]bool, nTrain)
+	for i, j := range l.Perm {
+		if j < 0 || int(j) >= nTrain || seen[j] {
+			return fmt.Errorf("checkpoint: the epoch's order is not a permutation of the %d training graphs (entry %d is %d)", nTrain, i, j)
+		}
+		seen[j] = true
+	}
 	return nil
 }
 

@@ -1,13 +1,72 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/prep"
 )
+
+// CacheOff is the dataset.cache value (and -cache flag) that disables the preprocessing cache;
+// CacheAuto, the default, is the folder DefaultCacheDir gives.
+const (
+	CacheOff  = "off"
+	CacheAuto = "auto"
+)
+
+// DefaultCacheDir is the preprocessing cache's default folder: rewiregnn/prep in the user's
+// cache folder (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
+func DefaultCacheDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("dataset.cache auto: no user cache folder (%w): set dataset.cache (-cache DIR) or -cache off", err)
+	}
+	return filepath.Join(dir, "rewiregnn", "prep"), nil
+}
+
+// Resolve fills the keys of c whose defaults depend on the machine, so that the config.yaml
+// written into the run folder says what the run used and loads back to the same run: the data
+// folder (dataset.dir after $REWIREGNN_DATA and the default, absolute; left empty for a
+// generated dataset when no folder exists), the cache folder (dataset.cache: "auto" becomes
+// DefaultCacheDir, "" becomes "off") and the run name.
+func Resolve(c *config.Run) error {
+	d := &c.Dataset
+	if dir, err := data.ResolveDataDir(d.Dir); err == nil {
+		if d.Dir, err = filepath.Abs(dir); err != nil {
+			return fmt.Errorf("dataset.dir: %w", err)
+		}
+	} else if data.NeedsFiles(d.Name) {
+		return err
+	}
+	cache, err := cacheFolder(d.Cache)
+	if err != nil {
+		return err
+	}
+	d.Cache = cmp.Or(cache, CacheOff)
+	c.Name = c.RunName()
+	return nil
+}
+
+// cacheFolder is the absolute cache folder a dataset.cache value names, "" when it is off.
+func cacheFolder(v string) (string, error) {
+	switch v {
+	case "", CacheOff:
+		return "", nil
+	case CacheAuto:
+		return DefaultCacheDir()
+	}
+	dir, err := filepath.Abs(v)
+	if err != nil {
+		return "", fmt.Errorf("dataset.cache %q: %w", v, err)
+	}
+	return dir, nil
+}
 
 // loadData loads and preprocesses the splits (through the cache when one is configured),
 // carves a validation split when asked, and builds the fixed evaluation batches.
@@ -22,6 +81,10 @@ func (r *run) loadData() error {
 		return err
 	}
 	r.spec = spec
+	cache, err := cacheFolder(d.Cache)
+	if err != nil {
+		return err
+	}
 	load := func(split string) ([]*data.Graph, error) {
 		if !slices.Contains(spec.Splits, split) {
 			return nil, nil
@@ -35,8 +98,11 @@ func (r *run) loadData() error {
 		if enc == prep.EncLap {
 			key.Q = d.Q
 		}
-		if d.Cache != "" {
-			gs, _, err := prep.LoadDataset(d.Cache, dir, key, r.o.Workers)
+		if cache != "" {
+			gs, st, err := prep.LoadDataset(cache, dir, key, r.o.Workers)
+			if err == nil {
+				fmt.Fprintln(r.log, st.Describe())
+			}
 			return r.subset(gs), err
 		}
 		raw, spec, err := data.LoadSplit(dir, d.Name, split)

@@ -2,9 +2,13 @@ package train
 
 import (
 	"io"
+	"os"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
+
+	"github.com/rewiregnn/rewiregnn/config"
 )
 
 // TestCachedDataMatchesUncached checks that a generated dataset is the same with and without
@@ -18,7 +22,7 @@ func TestCachedDataMatchesUncached(t *testing.T) {
 		}
 		return r
 	}
-	plain := loadTrain()
+	plain := loadTrain("dataset.cache=off")
 	cached := loadTrain("dataset.cache=" + t.TempDir())
 	for _, s := range []struct {
 		name string
@@ -28,4 +32,50 @@ func TestCachedDataMatchesUncached(t *testing.T) {
 			t.Errorf("%s split differs between the cached and the uncached load", s.name)
 		}
 	}
+}
+
+// TestResolveFillsEveryKey: the written config names the cache folder actually used and the
+// run name, and loads back to the same config (what -resume reads).
+func TestResolveFillsEveryKey(t *testing.T) {
+	for _, c := range []struct {
+		cache, want string
+	}{
+		{"auto", filepath.Join(os.Getenv("XDG_CACHE_HOME"), "rewiregnn", "prep")},
+		{"off", CacheOff},
+		{"", CacheOff},
+		{"rel/cache", filepath.Join(mustGetwd(t), "rel", "cache")},
+	} {
+		run := nm2(t, "dataset.cache="+c.cache)
+		if err := Resolve(run); err != nil {
+			t.Fatal(err)
+		}
+		if run.Dataset.Cache != c.want || run.Name != "neighborsmatch-2-gatedgcn-adj-r2" {
+			t.Errorf("cache %q: resolved to cache %q, name %q", c.cache, run.Dataset.Cache, run.Name)
+		}
+		if run.Dataset.Dir != "" && !filepath.IsAbs(run.Dataset.Dir) {
+			t.Errorf("data dir %q is not absolute", run.Dataset.Dir)
+		}
+		y, err := run.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := config.Parse("config.yaml", y, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Resolve(back); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(back, run) {
+			t.Errorf("cache %q: the resolved config loads back as\n%+v\nnot\n%+v", c.cache, back, run)
+		}
+	}
+}
+
+func mustGetwd(t *testing.T) string {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wd
 }

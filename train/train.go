@@ -121,6 +121,9 @@ func (r *run) prepare() error {
 	if err != nil {
 		return err
 	}
+	if err := Resolve(c); err != nil {
+		return err
+	}
 	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {
 		return err
 	}
@@ -208,6 +211,10 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
 	}
 	r.loop = ckpt.Loop
+	nb := (len(r.train) + r.cfg.Train.BatchSize - 1) / r.cfg.Train.BatchSize
+	if err := r.loop.CheckLoop(len(r.train), nb, NewMeter(r.metric, r.io.Out)); err != nil {
+		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+	}
 	if err := r.pcg.UnmarshalBinary(r.loop.RNG); err != nil {
 		return fmt.Errorf("resume %s: generator state: %w", r.o.Dir, err)
 	}
@@ -436,6 +443,9 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 			*s.dst = &b
 		}
 	}
+	if r.val == nil {
+		res.ValSplit = "none"
+	}
 	if r.test == nil {
 		res.TestSplit = "train"
 		res.TestMetric = res.TrainMetric
@@ -448,7 +458,22 @@ func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %d epochs (%.1fs per epoch); test %s %.4f, val %.4f, train %.4f\n",
-		res.Name, res.Seed, stop, res.Epochs, res.SecondsPerEpoch, r.metric, res.TestMetric, res.ValMetric, res.TrainMetric)
+	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %d epochs (%.1fs per epoch); %s\n",
+		res.Name, res.Seed, stop, res.Epochs, res.SecondsPerEpoch, Scores(res))
 	return nil
+}
+
+// Scores is a result's final figures for a summary line, only of the splits the run had:
+// "test mae 0.1234, val 0.2345, train 0.0123"; without a validation split the val figure is
+// left out, and a test figure measured on the training split says so ("test (on train)").
+func Scores(res *runfiles.Result) string {
+	test := "test"
+	if res.TestSplit != "" {
+		test += " (on " + res.TestSplit + ")"
+	}
+	s := fmt.Sprintf("%s %s %.4f", test, res.Metric, res.TestMetric)
+	if res.ValSplit != "none" {
+		s += fmt.Sprintf(", val %.4f", res.ValMetric)
+	}
+	return s + fmt.Sprintf(", train %.4f", res.TrainMetric)
 }

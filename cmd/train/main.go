@@ -61,7 +61,7 @@ func run(args []string) int {
 	device := fs.String("device", "", "cpu, cuda or auto (overrides the config's device)")
 	out := fs.String("out", "", "root folder of run directories (overrides the config's out)")
 	dataDir := fs.String("data", "", "benchmark data folder (overrides dataset.dir)")
-	cacheDir := fs.String("cache", "", "preprocessing cache folder (overrides dataset.cache)")
+	cacheDir := fs.String("cache", "", "preprocessing cache folder, auto (default: <user cache dir>/rewiregnn/prep) or off (overrides dataset.cache)")
 	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time)")
 	restart := fs.Bool("restart", false, "move the run directory's files into DIR/.old-<UTC time>/ and start afresh (with -config, or with -resume DIR)")
 	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m (overrides train.max_time)")
@@ -208,9 +208,8 @@ func one(ctx context.Context, opt train.Options) int {
 		}
 		return 1
 	}
-	fmt.Printf("%s seed %d: test %s %.4f (val %.4f, train %.4f), %d epochs, %.2fs/epoch, stopped by %s, %s\n",
-		res.Name, res.Seed, res.Metric, res.TestMetric, res.ValMetric, res.TrainMetric, res.Epochs, res.SecondsPerEpoch,
-		res.StoppedBy, time.Since(start).Round(time.Second))
+	fmt.Printf("%s seed %d: %s, %d epochs, %.2fs/epoch, stopped by %s, %s\n",
+		res.Name, res.Seed, train.Scores(res), res.Epochs, res.SecondsPerEpoch, res.StoppedBy, time.Since(start).Round(time.Second))
 	if res.StoppedBy == runfiles.StopSignal {
 		return exitSignal
 	}
