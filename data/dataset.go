@@ -108,6 +108,21 @@ func LoadSplit(dir, name, split string) ([]*Graph, *Spec, error) {
 
 // LoadSplitSeed is LoadSplit with the seed of the generated datasets given.
 func LoadSplitSeed(dir, name, split string, seed uint64) ([]*Graph, *Spec, error) {
+	return loadSplit(dir, name, split, seed, 0)
+}
+
+// LoadFirst returns the first n graphs of LoadSplit's split (all of them when n ≤ 0). CLUSTER
+// and PATTERN generate only those n, each graph depending on its index alone, so a subset run
+// does not generate (and hold) the whole split.
+func LoadFirst(dir, name, split string, n int) ([]*Graph, *Spec, error) {
+	gs, spec, err := loadSplit(dir, name, split, DefaultGenSeed, n)
+	if err == nil && n > 0 && len(gs) > n {
+		gs = gs[:n]
+	}
+	return gs, spec, err
+}
+
+func loadSplit(dir, name, split string, seed uint64, limit int) ([]*Graph, *Spec, error) {
 	spec, err := OpenSpec(dir, name)
 	if err != nil {
 		return nil, nil, err
@@ -116,7 +131,7 @@ func LoadSplitSeed(dir, name, split string, seed uint64) ([]*Graph, *Spec, error
 		return nil, nil, fmt.Errorf("%s: unknown split %q (have %s)", name, split, strings.Join(spec.Splits, ", "))
 	}
 	if _, ok := molecules[spec.Name]; !ok {
-		gs, err := loadOther(dir, spec, split, seed)
+		gs, err := loadOther(dir, spec, split, seed, limit)
 		if err != nil {
 			return nil, nil, err
 		}

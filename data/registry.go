@@ -41,14 +41,14 @@ func otherSpec(name string) (spec *Spec, ok bool, err error) {
 }
 
 // loadOther loads or generates one split of a dataset otherSpec describes.
-func loadOther(dir string, spec *Spec, split string, seed uint64) ([]*Graph, error) {
+func loadOther(dir string, spec *Spec, split string, seed uint64, limit int) ([]*Graph, error) {
 	switch spec.Name {
 	case "cluster":
-		return GenerateSBM(ClusterConfig(), split, seed)
+		return generateSBM(ClusterConfig(), split, seed, limit)
 	case "pattern":
-		return GenerateSBM(PatternConfig(), split, seed)
+		return generateSBM(PatternConfig(), split, seed, limit)
 	case "pattern-v1":
-		return GenerateSBM(PatternV1Config(), split, seed)
+		return generateSBM(PatternV1Config(), split, seed, limit)
 	case "mnist":
 		return LoadMNIST(dir, split, MNISTSuperpixels())
 	case "cifar10":

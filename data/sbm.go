@@ -156,12 +156,22 @@ func nameHash(s string) uint64 {
 // deterministically for a seed: graph i depends only on (seed, name, split, i), so the result does
 // not depend on the number of goroutines.
 func GenerateSBM(c SBMConfig, split string, seed uint64) ([]*Graph, error) {
+	return generateSBM(c, split, seed, 0)
+}
+
+// generateSBM is GenerateSBM returning only the split's first limit graphs (all when limit ≤ 0),
+// the same graphs as the whole split's first ones, without generating the rest.
+func generateSBM(c SBMConfig, split string, seed uint64, limit int) ([]*Graph, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
 	n, err := c.SplitSize(split)
 	if err != nil {
 		return nil, err
+	}
+	keep := n
+	if limit > 0 {
+		keep = min(n, limit)
 	}
 	var patterns []sbmPattern
 	if c.PatternSize > 0 {
@@ -170,8 +180,8 @@ func GenerateSBM(c SBMConfig, split string, seed uint64) ([]*Graph, error) {
 			patterns[k] = newPattern(streamRNG(seed, nameHash(c.Name), 0, uint64(k)), c)
 		}
 	}
-	gs := make([]*Graph, n)
-	parallelFor(n, func(i int) {
+	gs := make([]*Graph, keep)
+	parallelFor(keep, func(i int) {
 		rng := streamRNG(seed, nameHash(c.Name), splitIndex(split), uint64(i))
 		if patterns != nil {
 			// The notebook generates the graphs of each pattern instance consecutively.

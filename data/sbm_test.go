@@ -184,3 +184,25 @@ func TestSBMBadConfig(t *testing.T) {
 		t.Error("unknown split accepted")
 	}
 }
+
+// TestLoadFirstIsPrefix: the first n graphs of a generated split, made without the rest, are the
+// whole split's first n (PATTERN's pattern assignment depends on the split's size, not on n).
+func TestLoadFirstIsPrefix(t *testing.T) {
+	for _, name := range []string{"cluster", "pattern"} {
+		whole, _, err := data.LoadSplit("", name, "val")
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, _, err := data.LoadFirst("", name, "val", 37)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(first) != 37 || !reflect.DeepEqual(first, whole[:37]) {
+			t.Errorf("%s: the first 37 graphs (%d) differ from the whole split's", name, len(first))
+		}
+		all, _, err := data.LoadFirst("", name, "val", 0)
+		if err != nil || len(all) != len(whole) {
+			t.Errorf("%s: LoadFirst with n 0 gave %d graphs (%v), want %d", name, len(all), err, len(whole))
+		}
+	}
+}

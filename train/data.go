@@ -98,18 +98,18 @@ func (r *run) loadData() error {
 		if enc == prep.EncLap {
 			key.Q = d.Q
 		}
-		if cache != "" {
+		if cache != "" && r.cacheServes(cache, key) {
 			gs, st, err := prep.LoadDataset(cache, dir, key, r.o.Workers)
 			if err == nil {
 				fmt.Fprintln(r.log, st.Describe())
 			}
 			return r.subset(gs), err
 		}
-		raw, spec, err := data.LoadSplit(dir, d.Name, split)
+		raw, spec, err := data.LoadFirst(dir, d.Name, split, d.Subset)
 		if err != nil {
 			return nil, err
 		}
-		return prep.Build(r.subset(raw), spec, key, r.o.Workers)
+		return prep.Build(raw, spec, key, r.o.Workers)
 	}
 	if r.train, err = load("train"); err != nil {
 		return err
@@ -142,6 +142,20 @@ func (r *run) subset(gs []*data.Graph) []*data.Graph {
 		return gs[:r.cfg.Dataset.Subset]
 	}
 	return gs
+}
+
+// cacheServes says whether the cache is used for key's split: always, except for a subset run
+// whose split is not cached yet, which preprocesses only its subset rather than build the whole
+// split's cache file (minutes and gigabytes on CLUSTER for a quick look); it says so in the log.
+func (r *run) cacheServes(cache string, key prep.Key) bool {
+	if r.cfg.Dataset.Subset == 0 {
+		return true
+	}
+	if _, err := os.Stat(filepath.Join(cache, key.FileName())); err == nil {
+		return true
+	}
+	fmt.Fprintf(r.log, "cache: %s is not cached; this subset run preprocesses only its first %d graphs and keeps no cache file (a run without dataset.subset builds it)\n", key, r.cfg.Dataset.Subset)
+	return false
 }
 
 // carve moves a fixed random fraction of gs (the same for every seed) into a validation split.

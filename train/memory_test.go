@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"runtime/debug"
@@ -62,7 +63,7 @@ func statusBytes(key string) (int64, error) {
 // estimateOf loads cfg's data and returns the guard's estimate at its batch size.
 func estimateOf(t *testing.T, c *config.Run) MemEstimate {
 	t.Helper()
-	r := &run{o: Options{Run: c, Seed: 41, Workers: 1}, cfg: c}
+	r := &run{o: Options{Run: c, Seed: 41, Workers: 1}, cfg: c, log: io.Discard}
 	if err := r.loadData(); err != nil {
 		t.Fatal(err)
 	}

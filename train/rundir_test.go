@@ -139,7 +139,24 @@ func TestExtendFinishedRun(t *testing.T) {
 	if res.Epochs != 5 || res.Resumed != 1 || !strings.Contains(log.String(), "extending it to train.max_epochs 5") {
 		t.Fatalf("extended run: %+v\n%s", res, log.String())
 	}
-	sameRuns(t, whole.Dir(41), dir)
+	// the first three epochs record the 3-epoch cap they were trained under, the last two the 5
+	epochs, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range epochs {
+		want := longer.Hash()
+		if i < 3 {
+			want = short.Hash()
+		}
+		if e.ConfigHash != want {
+			t.Errorf("epoch %d: config hash %.12s, want %.12s", i, e.ConfigHash, want)
+		}
+	}
+	if res.ConfigHash != longer.Hash() {
+		t.Errorf("result config hash %.12s, want the extended config's %.12s", res.ConfigHash, longer.Hash())
+	}
+	sameTraining(t, whole.Dir(41), dir, true)
 }
 
 // TestExtendStopRules: a run stopped by min_lr cannot be extended; one stopped by max_time needs
