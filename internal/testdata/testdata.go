@@ -3,6 +3,7 @@
 package testdata
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -44,4 +45,18 @@ func Load(tb testing.TB, dataset, split string) ([]*data.Graph, *data.Spec) {
 		tb.Fatal(err)
 	}
 	return gs, spec
+}
+
+// MainWithTempCache runs m with XDG_CACHE_HOME pointing at a fresh temporary folder, removed
+// afterwards, so that runs with the default preprocessing cache (dataset.cache auto) never
+// write into the user's cache folder. A package's TestMain calls os.Exit on its result.
+func MainWithTempCache(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "rewiregnn-test-cache")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	os.Setenv("XDG_CACHE_HOME", dir)
+	return m.Run()
 }
