@@ -154,7 +154,7 @@ func (r *run) cacheServes(cache string, key prep.Key) bool {
 	if _, err := os.Stat(filepath.Join(cache, key.FileName())); err == nil {
 		return true
 	}
-	fmt.Fprintf(r.log, "cache: %s is not cached; this subset run preprocesses only its first %d graphs and keeps no cache file (a run without dataset.subset builds it)\n", key, r.cfg.Dataset.Subset)
+	fmt.Fprintf(r.log, "cache: %s is not cached; this subset run (dataset.subset %d) preprocesses only the graphs it uses and keeps no cache file (a run without a subset builds it)\n", key, r.cfg.Dataset.Subset)
 	return false
 }
 
