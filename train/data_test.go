@@ -1,14 +1,18 @@
 package train
 
 import (
+	"bytes"
 	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/prep"
 )
 
 // TestCachedDataMatchesUncached checks that a generated dataset is the same with and without
@@ -31,6 +35,49 @@ func TestCachedDataMatchesUncached(t *testing.T) {
 		if !reflect.DeepEqual(s.a, s.b) {
 			t.Errorf("%s split differs between the cached and the uncached load", s.name)
 		}
+	}
+}
+
+// TestSubsetRunsAndTheCache: a subset run whose split is not cached preprocesses only its
+// subset (the same graphs as the whole split's first ones) and writes no cache file; once a full
+// run has cached the split, a subset run reads it.
+func TestSubsetRunsAndTheCache(t *testing.T) {
+	cache := t.TempDir()
+	load := func(sets ...string) (*run, string) {
+		c := nm2(t, append(sets, "dataset.cache="+cache)...)
+		var log bytes.Buffer
+		r := &run{o: Options{Run: c, Seed: 1, Dir: c.Dir(1), Workers: 1}, cfg: c, start: time.Now(), log: &log}
+		if err := r.loadData(); err != nil {
+			t.Fatal(err)
+		}
+		return r, log.String()
+	}
+	sub, log := load("dataset.subset=30")
+	if !strings.Contains(log, "is not cached; this subset run") || strings.Contains(log, "cache: built") {
+		t.Errorf("subset run on an empty cache logged:\n%s", log)
+	}
+	if files, _ := os.ReadDir(cache); len(files) != 0 {
+		t.Errorf("the subset run wrote %d cache files", len(files))
+	}
+	full, log := load()
+	if !strings.Contains(log, "cache: built") {
+		t.Errorf("full run logged:\n%s", log)
+	}
+	again, log := load("dataset.subset=30")
+	if !strings.Contains(log, "cache: read") || strings.Contains(log, "is not cached") {
+		t.Errorf("subset run on a cached split logged:\n%s", log)
+	}
+	// the cache's encoding compares the graphs (a graph read back has nil where a built one has
+	// empty slices)
+	enc := func(gs []*data.Graph) []byte {
+		b, err := prep.Encode(prep.Key{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: prep.EncAdj, Seed: data.DefaultGenSeed}, gs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if len(sub.train) != 30 || !bytes.Equal(enc(sub.train), enc(full.train[:30])) || !bytes.Equal(enc(again.train), enc(sub.train)) {
+		t.Errorf("the subset's %d training graphs are not the whole split's first 30 (read back: %d)", len(sub.train), len(again.train))
 	}
 }
 
