@@ -43,6 +43,17 @@ func SetAside(j Job, now time.Time) (string, error) {
 	return dst, nil
 }
 
+// Settle applies the -mismatch policy to a job whose directory holds a run of another config
+// (Inspect's Mismatch, why saying what differs): refuse is an error naming the flag that gets
+// out of it; rerun moves the directory aside (SetAside) and returns where to, leaving the job
+// to start afresh.
+func Settle(j Job, why, policy string, now time.Time) (string, error) {
+	if policy != MismatchRerun {
+		return "", fmt.Errorf("%s holds a run of another config: %s (pass -mismatch %s to set it aside and train the job again)", j.Dir, why, MismatchRerun)
+	}
+	return SetAside(j, now)
+}
+
 // resultMismatch says why a finished result is not the job's run ("" when it is): another
 // config hash (naming the keys, from the run directory's config.yaml), other departures, or no
 // hash at all (a result written before runs recorded it) and a config.yaml that differs. A

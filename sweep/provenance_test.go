@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -157,5 +158,34 @@ func TestMismatchRefusedOrRerun(t *testing.T) {
 	r.Mismatch = "ignore"
 	if _, err := r.Run(context.Background(), plan.Jobs); err == nil || !strings.Contains(err.Error(), "-mismatch") {
 		t.Errorf("a bad policy: %v", err)
+	}
+}
+
+// TestSlurmMismatch: the Slurm writer applies the same -mismatch policy as the local runner:
+// refused (an error naming the job and the flag, nothing listed), or set aside and listed.
+func TestSlurmMismatch(t *testing.T) {
+	dir := t.TempDir()
+	run := loadRun(t)
+	plan, err := NewPlan("g", "", []*config.Run{run}, filepath.Join(dir, "runs"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := plan.Jobs[0]
+	subset := loadRun(t, "dataset.subset=1000")
+	runDir(t, j.Dir, subset, runfiles.StopMaxEpochs, subset.Hash(), subset.Departures())
+	sl := Slurm{Dir: filepath.Join(dir, "slurm"), TrainBin: "/bin/true", CPUs: 1, Mem: "100M", GPU: "none", Time: time.Hour}
+	if _, _, err := WriteSlurm(plan, sl, writeTestConfig); err == nil || !strings.Contains(err.Error(), "-mismatch rerun") ||
+		!strings.Contains(err.Error(), "dataset.subset 1000 (want 0)") {
+		t.Fatalf("refuse: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(j.Dir, runfiles.ResultFile)); err != nil {
+		t.Fatalf("the refused run directory was changed: %v", err)
+	}
+	sl.Mismatch = MismatchRerun
+	if _, n, err := WriteSlurm(plan, sl, writeTestConfig); err != nil || n != 1 {
+		t.Fatalf("rerun: %d tasks, %v", n, err)
+	}
+	if old, _ := filepath.Glob(filepath.Join(filepath.Dir(j.Dir), SupersededDir, "seed41-*", runfiles.ResultFile)); len(old) != 1 {
+		t.Fatalf("set-aside results %v", old)
 	}
 }

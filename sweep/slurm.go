@@ -113,13 +113,10 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 	var refused []string
 	for _, j := range p.Jobs {
 		st, note := Inspect(j)
-		if st == Mismatch && s.Mismatch != MismatchRerun {
-			refused = append(refused, fmt.Sprintf("%s: %s holds a run of another config: %s", j, j.Dir, note))
-			continue
-		}
 		if st == Mismatch {
-			if _, err := SetAside(j, time.Now()); err != nil {
-				return "", 0, err
+			if _, err := Settle(j, note, s.Mismatch, time.Now()); err != nil {
+				refused = append(refused, fmt.Sprintf("%s: %v", j, err))
+				continue
 			}
 		}
 		if st != Finished && st != Diverged {
@@ -142,8 +139,7 @@ func WriteSlurm(p *Plan, s Slurm, write ConfigWriter) (script string, tasks int,
 		}
 	}
 	if len(refused) > 0 {
-		return "", 0, fmt.Errorf("%d jobs refused (pass -mismatch %s to set their directories aside and train them again):\n  %s",
-			len(refused), MismatchRerun, strings.Join(refused, "\n  "))
+		return "", 0, fmt.Errorf("%d jobs not listed:\n  %s", len(refused), strings.Join(refused, "\n  "))
 	}
 	if len(todo) == 0 {
 		return "", 0, nil

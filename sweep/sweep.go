@@ -287,11 +287,7 @@ func (r *Runner) Run(ctx context.Context, jobs []Job) (Summary, error) {
 			continue
 		}
 		if st == Mismatch {
-			if r.Mismatch != MismatchRerun {
-				sum.Failed = append(sum.Failed, Failure{j, fmt.Errorf("%s holds a run of another config: %s (pass -mismatch %s to set it aside and train the job again)", j.Dir, note, MismatchRerun)})
-				continue
-			}
-			dst, err := SetAside(j, time.Now())
+			dst, err := Settle(j, note, r.Mismatch, time.Now())
 			if err != nil {
 				sum.Failed = append(sum.Failed, Failure{j, err})
 				continue

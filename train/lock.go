@@ -58,7 +58,7 @@ func LockRun(dir string, log io.Writer) (*RunLock, error) {
 		return nil, fmt.Errorf("locking %s: %w", dir, err)
 	}
 	if len(prev) > 0 {
-		fmt.Fprintf(log, "%s: stale lock of %s removed (that process is gone)\n", dir, holderText(prev))
+		fmt.Fprintf(log, "%s: stale lock of %s taken over (that process is gone)\n", dir, holderText(prev))
 	}
 	if err := writeHolder(f); err != nil {
 		f.Close()

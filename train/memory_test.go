@@ -38,26 +38,11 @@ func TestMemoryChild(t *testing.T) {
 	if _, err := Train(context.Background(), Options{Run: c, Seed: 41, Dir: c.Dir(41), Workers: 1}); err != nil {
 		t.Fatal(err)
 	}
-	hwm, err := statusBytes("VmHWM")
+	hwm, err := memlimit.Peak()
 	if err != nil {
 		t.Fatal(err)
 	}
 	fmt.Printf("peak %d\n", hwm)
-}
-
-// statusBytes reads a kB line of /proc/self/status in bytes.
-func statusBytes(key string) (int64, error) {
-	b, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0, err
-	}
-	for _, l := range strings.Split(string(b), "\n") {
-		if rest, ok := strings.CutPrefix(l, key+":"); ok {
-			v, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-			return v << 10, err
-		}
-	}
-	return 0, fmt.Errorf("/proc/self/status has no %s", key)
 }
 
 // estimateOf loads cfg's data and returns the guard's estimate at its batch size.

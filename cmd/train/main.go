@@ -144,8 +144,11 @@ func run(args []string) int {
 // resolved config plus any -set overrides (e.g. a longer train.max_time). It locks dir before
 // reading anything in it. seed is -seed when given.
 func resumeRun(ctx context.Context, opt train.Options, dir string, overrides config.Sets, seed *int64) int {
-	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-		fmt.Fprintf(os.Stderr, "train: -resume %s: not a run directory (%v)\n", dir, err)
+	if st, err := os.Stat(dir); err != nil {
+		fmt.Fprintf(os.Stderr, "train: -resume %s: %v\n", dir, err)
+		return 1
+	} else if !st.IsDir() {
+		fmt.Fprintf(os.Stderr, "train: -resume %s: not a run directory but a file\n", dir)
 		return 1
 	}
 	lock, err := train.LockRun(dir, os.Stderr)

@@ -75,6 +75,9 @@ func Read(f Files) (Limit, error) {
 	return best, nil
 }
 
+// Peak is this process's peak resident set (VmHWM of /proc/self/status), in bytes.
+func Peak() (int64, error) { return statusKB(System.Status, "VmHWM") }
+
 // statusKB reads a "Key:   123 kB" line of a /proc file, in bytes.
 func statusKB(path, key string) (int64, error) {
 	b, err := os.ReadFile(path)
