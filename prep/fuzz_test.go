@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"hash/crc32"
+	"slices"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/data"
@@ -91,35 +92,11 @@ func TestDecodeRoundTrip(t *testing.T) {
 	for i := range want {
 		w, g := want[i], got[i]
 		if g.N != w.N || g.HasCLS != w.HasCLS || g.R != w.R || g.Label != w.Label ||
-			!equalInts(g.Src, w.Src) || !equalInts(g.Dst, w.Dst) || !equalInts(g.Node.Cat, w.Node.Cat) ||
-			!equalFloats(g.Node.Float, w.Node.Float) || !equalInts(g.Edge.Cat, w.Edge.Cat) ||
-			!equalFloats(g.Y, w.Y) || !equalInts(g.NodeLabel, w.NodeLabel) || !equalInts(g.SP, w.SP) ||
-			!equalFloats(g.Adj, w.Adj) || !equalFloats(g.Lap, w.Lap) || g.AdjDim != w.AdjDim || g.LapDim != w.LapDim {
+			!slices.Equal(g.Src, w.Src) || !slices.Equal(g.Dst, w.Dst) || !slices.Equal(g.Node.Cat, w.Node.Cat) ||
+			!slices.Equal(g.Node.Float, w.Node.Float) || !slices.Equal(g.Edge.Cat, w.Edge.Cat) ||
+			!slices.Equal(g.Y, w.Y) || !slices.Equal(g.NodeLabel, w.NodeLabel) || !slices.Equal(g.SP, w.SP) ||
+			!slices.Equal(g.Adj, w.Adj) || !slices.Equal(g.Lap, w.Lap) || g.AdjDim != w.AdjDim || g.LapDim != w.LapDim {
 			t.Errorf("graph %d: got %+v, want %+v", i, g, w)
 		}
 	}
-}
-
-func equalInts(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func equalFloats(a, b []float32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

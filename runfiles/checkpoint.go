@@ -28,13 +28,10 @@ func WriteCheckpoint(path string, state any) error {
 // EncodeCheckpoint returns the container's bytes for state: magic, gob encoding, CRC-32C.
 func EncodeCheckpoint(state any) ([]byte, error) {
 	var buf bytes.Buffer
-	buf.WriteString(checkpointMagic)
 	if err := gob.NewEncoder(&buf).Encode(state); err != nil {
 		return nil, fmt.Errorf("encoding: %w", err)
 	}
-	sum := crc32.Checksum(buf.Bytes()[len(checkpointMagic):], crcTable)
-	buf.Write(binary.LittleEndian.AppendUint32(nil, sum))
-	return buf.Bytes(), nil
+	return WithCheckpointCRC(buf.Bytes()), nil
 }
 
 // ReadCheckpoint reads a checkpoint file, verifies its magic and checksum, and decodes the
@@ -66,8 +63,8 @@ func DecodeCheckpoint(b []byte, state any) error {
 	return nil
 }
 
-// WithCheckpointCRC wraps a gob payload in the container (magic, payload, CRC-32C): for tests
-// that need a well-formed container around arbitrary contents.
+// WithCheckpointCRC wraps a gob payload in the container: magic, payload, CRC-32C of the
+// payload (EncodeCheckpoint's last step; tests use it to seal arbitrary contents).
 func WithCheckpointCRC(payload []byte) []byte {
 	b := append([]byte(checkpointMagic), payload...)
 	return binary.LittleEndian.AppendUint32(b, crc32.Checksum(payload, crcTable))

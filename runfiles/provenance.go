@@ -3,6 +3,7 @@ package runfiles
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // Departure is a budget key (config.BudgetKeys: dataset.subset, train.max_epochs,
@@ -73,20 +74,14 @@ func (r *Result) BudgetNote() string {
 	if r.ConfigHash == "" {
 		return "unknown provenance (no config_hash: written before runs recorded it)"
 	}
-	s := ""
-	add := func(part string) {
-		if s != "" {
-			s += "; "
-		}
-		s += part
-	}
+	var parts []string
 	for _, d := range BudgetDepartures(r.Departures) {
-		add(fmt.Sprintf("%s %s (protocol %s)", d.Key, d.Used, d.Protocol))
+		parts = append(parts, fmt.Sprintf("%s %s (protocol %s)", d.Key, d.Used, d.Protocol))
 	}
 	for _, d := range r.Reductions {
-		add(fmt.Sprintf("%s %s in the config (default %s)", d.Key, d.Configured, d.Default))
+		parts = append(parts, fmt.Sprintf("%s %s in the config (default %s)", d.Key, d.Configured, d.Default))
 	}
-	return s
+	return strings.Join(parts, "; ")
 }
 
 // checkProvenance verifies the provenance fields of a result or an epoch.

@@ -208,7 +208,7 @@ func WriteConfigs(jobs []Job, write ConfigWriter) error {
 }
 
 // LogFile is the trainer's output inside a run directory (appended to on every attempt).
-const LogFile = "train.log"
+const LogFile = runfiles.LogFile
 
 // Runner runs jobs locally.
 type Runner struct {

@@ -211,8 +211,7 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
 	}
 	r.loop = ckpt.Loop
-	nb := (len(r.train) + r.cfg.Train.BatchSize - 1) / r.cfg.Train.BatchSize
-	if err := r.loop.CheckLoop(len(r.train), nb, NewMeter(r.metric, r.io.Out)); err != nil {
+	if err := r.loop.CheckLoop(len(r.train), r.batchesPerEpoch(), NewMeter(r.metric, r.io.Out)); err != nil {
 		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
 	}
 	if err := r.pcg.UnmarshalBinary(r.loop.RNG); err != nil {
@@ -236,8 +235,7 @@ func (r *run) elapsed() float64 { return r.base + time.Since(r.start).Seconds() 
 // loopEpochs trains until a stop rule fires and returns its name.
 func (r *run) loopEpochs(ctx context.Context) (string, error) {
 	c := r.cfg.Train
-	bs := c.BatchSize
-	nb := (len(r.train) + bs - 1) / bs
+	nb := r.batchesPerEpoch()
 	for {
 		if epochsSpent(c, r.loop.Epoch) {
 			return runfiles.StopMaxEpochs, nil
@@ -313,6 +311,11 @@ func (r *run) trainBatch(b int) (*data.Batch, error) {
 		posenc.DrawSigns(r.tr.LapSign, r.rng)
 	}
 	return bt, nil
+}
+
+// batchesPerEpoch is the number of training batches of an epoch (the last one may be short).
+func (r *run) batchesPerEpoch() int {
+	return (len(r.train) + r.cfg.Train.BatchSize - 1) / r.cfg.Train.BatchSize
 }
 
 // endEpoch evaluates val and test, records the epoch, steps the schedule and advances the loop.

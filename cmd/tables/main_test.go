@@ -149,14 +149,7 @@ r: 1-2
 seeds: [41, 95, 12]
 overrides:
   out: `+filepath.Join(runs, "small")+"\n"), 0o644)
-	plan, err := sweep.LoadPlan(grid, nil, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes := map[string]string{}
-	for _, j := range plan.Jobs {
-		hashes[j.Name] = j.Config.Hash()
-	}
+	_, hashes := gridPlan(t, grid)
 	writeRuns(t, runs)                                 // runs/zinc-gatedgcn-adj-cls-r1/… (4 seeds)
 	writeRuns(t, filepath.Join(runs, "small"), hashes) // the same names in the grid's out folder
 	os.RemoveAll(filepath.Join(runs, "small", "zinc-gatedgcn-adj-cls-r1", "seed12"))
@@ -259,14 +252,7 @@ func TestTablesGridLeavesOutOtherConfigs(t *testing.T) {
 	runs := filepath.Join(dir, "runs")
 	grid := filepath.Join(dir, "g.yaml")
 	os.WriteFile(grid, []byte("table: \"table:zinc\"\ndatasets: [zinc]\nmodels: [gatedgcn]\nencodings: [adj]\ncls: [true]\nr: 1-2\nseeds: [41, 95, 12, 35]\noverrides:\n  out: "+runs+"\n"), 0o644)
-	plan, err := sweep.LoadPlan(grid, nil, "", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	hashes := map[string]string{}
-	for _, j := range plan.Jobs {
-		hashes[j.Name] = j.Config.Hash()
-	}
+	plan, hashes := gridPlan(t, grid)
 	writeRuns(t, runs, hashes)
 	other := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", "seed41")
 	editResult(t, other, func(r *runfiles.Result) { r.ConfigHash, r.TestMetric = protocolHash, 9 })
@@ -294,4 +280,18 @@ func TestTablesGridLeavesOutOtherConfigs(t *testing.T) {
 			t.Errorf("output lacks %q:\n%s", want, so.String())
 		}
 	}
+}
+
+// gridPlan loads a grid file's plan and maps every run name to its config hash.
+func gridPlan(t *testing.T, grid string) (*sweep.Plan, map[string]string) {
+	t.Helper()
+	plan, err := sweep.LoadPlan(grid, nil, "", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hashes := map[string]string{}
+	for _, j := range plan.Jobs {
+		hashes[j.Name] = j.Config.Hash()
+	}
+	return plan, hashes
 }
