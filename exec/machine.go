@@ -20,6 +20,23 @@ import (
 // changed.
 type Machine struct {
 	steps []step
+	// The activation plan (slots.go): every value a step writes into a buffer the machine
+	// provides (a project op's result, a sum, a product gradient's pair result) is one of vals;
+	// values whose lifetimes do not overlap share a slot. Slots are allocated on the first run.
+	vals    []value
+	lives   []Life
+	layout  Layout
+	slots   []any // []float32 or []float64 per slot, once allocated
+	dies    [][]int
+	unshare bool // every value its own slot (SetShared)
+	poison  bool // fill a value's slot with NaN after its last reader (SetPoison)
+	scratch kern.Scratch // shared by the product gradients' passes (Plan.Scratch)
+}
+
+// value is one planned value: the node it is bound to and the view of its slot.
+type value struct {
+	node *gorgonia.Node
+	view *tensor.Dense
 }
 
 type step struct {
@@ -36,6 +53,9 @@ type step struct {
 	plan *ops.Plan
 	// filled is the value another step's pass writes: the step binds it and runs no op.
 	filled *tensor.Dense
+	// val is the planned value the step writes (-1: the op's own buffer); pair, for a product
+	// gradient whose pass also computes its pair's result, that result's value (-1: none).
+	val, pair int
 }
 
 // Step describes one step of a compiled Machine, for tests and diagnostics.
@@ -147,6 +167,9 @@ func Compile(g *gorgonia.ExprGraph, keep gorgonia.Nodes, sums Sums, prunable fun
 	m.fuseBias(users, kept)
 	m.foldSums(users, kept)
 	m.shareColSums(users)
+	if err := m.planValues(kept); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -288,6 +311,9 @@ func parentIsSum(g *gorgonia.ExprGraph, n *gorgonia.Node, isSum func(*gorgonia.N
 
 // Run executes every step.
 func (m *Machine) Run() error {
+	if m.slots == nil {
+		m.alloc()
+	}
 	for i := range m.steps {
 		s := &m.steps[i]
 		for j, c := range s.in {
@@ -299,7 +325,7 @@ func (m *Machine) Run() error {
 		case s.filled != nil:
 			v = s.filled
 		case s.op == nil:
-			v, err = s.sum()
+			v, err = s.sum(m.viewOf(s))
 		case s.plan != nil:
 			v, err = s.op.(*ops.Func).Run(s.plan, s.vals...)
 		default:
@@ -308,21 +334,27 @@ func (m *Machine) Run() error {
 		if err != nil {
 			return fmt.Errorf("%v: %w", s.node.Op(), err)
 		}
-		if err := gorgonia.UnsafeLet(s.node, v); err != nil {
+		if err := bind(s, v); err != nil {
 			return err
 		}
-		if s.also != nil {
-			if err := gorgonia.UnsafeLet(s.also, v); err != nil {
-				return err
-			}
+		if m.poison {
+			m.poisonAfter(i)
 		}
 	}
 	return nil
 }
 
-// sum adds the step's terms into its output buffer, a block at a time so that the partial
-// sums stay in cache.
-func (s *step) sum() (gorgonia.Value, error) {
+// viewOf returns the slot view of step s's value, or nil.
+func (m *Machine) viewOf(s *step) *tensor.Dense {
+	if s.val < 0 {
+		return nil
+	}
+	return m.vals[s.val].view
+}
+
+// sum adds the step's terms into out (nil: the step's own buffer), a block at a time so that
+// the partial sums stay in cache.
+func (s *step) sum(out *tensor.Dense) (gorgonia.Value, error) {
 	ds := s.ds
 	for i, v := range s.vals {
 		d, ok := v.(*tensor.Dense)
@@ -331,7 +363,9 @@ func (s *step) sum() (gorgonia.Value, error) {
 		}
 		ds[i] = d
 	}
-	out := s.out.Get(s.node.Dtype(), s.node.Shape()...)
+	if out == nil {
+		out = s.out.Get(s.node.Dtype(), s.node.Shape()...)
+	}
 	if out.Dtype() == tensor.Float64 {
 		sumInto(out.Float64s(), ds, (*tensor.Dense).Float64s)
 	} else {
@@ -413,15 +447,18 @@ func (m *Machine) shareColSums(users map[int64]int) {
 }
 
 // Bytes returns the memory the machine holds once it has run, known from the shapes before
-// running: every step's result (an op's output buffer, a sum step's, a shared ColSum; a
-// Gorgonia operator allocates a new one per run, counted once) plus what each op of package
-// ops keeps between runs (ops.Func.KeptBytes). Outputs are reused between runs, so this is
-// also the executor's share of a training step's peak.
+// running: its activation slots (PlanBytes), the scratch its product gradients share, the results of the steps outside the plan (a
+// Gorgonia operator allocates a new one per run, counted once; a shared ColSum) and what each
+// op of package ops keeps between runs (ops.Func.KeptBytes). Buffers are reused between runs,
+// so this is also the executor's share of a training step's peak.
 func (m *Machine) Bytes() int64 {
-	var n int64
+	n, _ := m.PlanBytes()
+	n += m.scratchBytes()
 	for _, s := range m.steps {
 		elem := int(s.node.Dtype().Size())
-		n += int64(s.node.Shape().TotalSize()) * int64(elem)
+		if s.val < 0 {
+			n += int64(s.node.Shape().TotalSize()) * int64(elem)
+		}
 		if f, ok := s.op.(*ops.Func); ok && s.filled == nil {
 			shapes := make([]tensor.Shape, len(s.in))
 			for i, c := range s.in {

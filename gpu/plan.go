@@ -583,9 +583,10 @@ func primary(st *Step) []int {
 	return nil
 }
 
-// lifetimes sets every value's last reader and assigns activation slots: at each step the
-// values (and temporaries) it writes take free slots of their exact size, then the values whose
-// last reader it is give theirs back, so no step reads and writes one buffer.
+// lifetimes sets every value's last reader and assigns activation slots with the planner the
+// CPU executor uses too (exec.AssignSlots): at each step the values (and temporaries) it writes
+// take free slots of their exact size, then the values whose last reader it is give theirs back,
+// so no step reads and writes one buffer.
 func (pl *Plan) lifetimes() error {
 	end := len(pl.Steps)
 	use := func(v, s int) {
@@ -619,9 +620,8 @@ func (pl *Plan) lifetimes() error {
 	for _, n := range append(gorgonia.Nodes{pl.Net.Loss, pl.Net.Pred}, pl.Net.Grads...) {
 		use(pl.byNode[n.ID()], end)
 	}
-	free := map[int][]int{} // elements → free slots
-	starts := make([][]int, end+1)
-	ends := make([][]int, end+1)
+	var lives []exec.Life
+	var ids []int
 	for i := range pl.Vals {
 		v := &pl.Vals[i]
 		if v.Src != FromStep {
@@ -633,25 +633,19 @@ func (pl *Plan) lifetimes() error {
 		if v.Last < v.Def {
 			v.Last = v.Def
 		}
-		starts[v.Def] = append(starts[v.Def], i)
-		ends[v.Last] = append(ends[v.Last], i)
+		lives = append(lives, exec.Life{Size: int64(max(v.Elems, 1)), Def: v.Def, Last: v.Last})
+		ids = append(ids, i)
 	}
-	for s := 0; s <= end; s++ {
-		for _, i := range starts[s] {
-			v := &pl.Vals[i]
-			n := max(v.Elems, 1)
-			if l := free[n]; len(l) > 0 {
-				v.Slot = l[len(l)-1]
-				free[n] = l[:len(l)-1]
-			} else {
-				v.Slot = len(pl.Slots)
-				pl.Slots = append(pl.Slots, n)
-			}
-		}
-		for _, i := range ends[s] {
-			n := max(pl.Vals[i].Elems, 1)
-			free[n] = append(free[n], pl.Vals[i].Slot)
-		}
+	l, err := exec.AssignSlots(lives, end)
+	if err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	for k, i := range ids {
+		pl.Vals[i].Slot = l.Of[k]
+	}
+	pl.Slots = pl.Slots[:0]
+	for _, s := range l.Slots {
+		pl.Slots = append(pl.Slots, int(s.Size))
 	}
 	return nil
 }

@@ -66,6 +66,13 @@ type Plan struct {
 	// ColSum, for a product's gradient op: a vector of the product's output columns that the
 	// pass also fills with the column sums of the output gradient (the bias gradient).
 	ColSum *tensor.Dense
+	// Out, when set, is the tensor the op writes its result to (of the result's type and shape)
+	// instead of its own buffer: the executor's slot for the value. PairOut is the same for the
+	// result of the pair (Func.Pair) that this op's pass computes too.
+	Out, PairOut *tensor.Dense
+	// Scratch, for a product's gradient op, is the pass's scratch (transposed copies, partial
+	// sums), which an executor shares between the steps it runs one at a time (nil: the op's).
+	Scratch *kern.Scratch
 }
 
 // planKernel is a kernel that reads the executor's plan (nil: the zero Plan).
@@ -149,7 +156,14 @@ func (op *Func) Run(p *Plan, vs ...gorgonia.Value) (gorgonia.Value, error) {
 			return nil, fmt.Errorf("%v: %w", op, err)
 		}
 	}
-	out := op.out.Get(ds[0].Dtype(), s...)
+	var out *tensor.Dense
+	if p != nil && p.Out != nil {
+		if out = p.Out; out.Dtype() != ds[0].Dtype() || !out.Shape().Eq(s) {
+			return nil, fmt.Errorf("%v: output buffer %v %v, want %v %v", op, out.Dtype(), out.Shape(), ds[0].Dtype(), s)
+		}
+	} else {
+		out = op.out.Get(ds[0].Dtype(), s...)
+	}
 	if ds[0].Dtype() == tensor.Float64 {
 		for i, d := range ds {
 			op.in64[i] = d.Float64s()

@@ -70,8 +70,7 @@ type linGrad struct {
 	m, a, b    int
 	pass, done int
 	ops        [2]*Func // dx's and dw's ops
-	nt, tn     kern.Scratch
-	fused      kern.TNBuffers
+	sc         kern.Scratch // the pass's scratch, unless the executor gives one (Plan.Scratch)
 }
 
 // matmulFwd: out = x·w (+ bias in[2]); it records x, w and the shape for the gradient ops.
@@ -86,6 +85,15 @@ func matmulFwd[T kern.Float](st *linGrad) kernel[T] {
 		}
 		kern.MatMulNN(out, in[0], in[1], bias, st.m, st.a, st.b)
 	}
+}
+
+// pairOut is the buffer a product's gradient pass writes its pair's result to: the executor's
+// (Plan.PairOut), else the pair op's own.
+func pairOut[T kern.Float](p *Plan, own *Buffer, dt tensor.Dtype, rows, cols int) []T {
+	if p != nil && p.PairOut != nil {
+		return p.PairOut.Data().([]T)[:rows*cols]
+	}
+	return own.Get(dt, rows, cols).Data().([]T)
 }
 
 // linGradKernel is the kernel of dx's op (which 0: inputs g, w [, summand]) and dw's (which 1:
@@ -113,29 +121,33 @@ func linGradKernel[T kern.Float](st *linGrad, which int) planKernel[T] {
 				sum = in[2]
 			}
 			if !alone {
-				dw = st.ops[1].out.Get(dt, a, b).Data().([]T)
+				dw = pairOut[T](p, &st.ops[1].out, dt, a, b)
 			}
 		} else {
 			g, dw = in[1], out
 			if !alone {
-				dx = st.ops[0].out.Get(dt, m, a).Data().([]T)
+				dx = pairOut[T](p, &st.ops[0].out, dt, m, a)
 			}
 		}
 		if p != nil && p.ColSum != nil {
 			db = p.ColSum.Data().([]T)[:b]
 		}
+		sc := &st.sc
+		if p != nil && p.Scratch != nil {
+			sc = p.Scratch
+		}
 		if d32, ok := any(dx).([]float32); ok && kern.LinearGrad32(d32, any(dw).([]float32), any(db).([]float32),
-			any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, &st.fused) {
+			any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, sc.TN()) {
 			return
 		}
 		if dx != nil {
-			kern.MatMulNT(&st.nt, dx, g, w, m, b, a)
+			kern.MatMulNT(sc, dx, g, w, m, b, a)
 			if sum != nil {
 				kern.AddTo(dx, sum)
 			}
 		}
 		if dw != nil {
-			kern.MatMulTN(&st.tn, dw, x, g, m, a, b)
+			kern.MatMulTN(sc, dw, x, g, m, a, b)
 		}
 		if db != nil {
 			kern.ColSum(db, g)

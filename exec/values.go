@@ -1,0 +1,249 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/rewiregnn/rewiregnn/kern"
+	"github.com/rewiregnn/rewiregnn/ops"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// The machine's activation plan: which values it provides buffers for, how long each is live,
+// and the slots they share (AssignSlots).
+
+// planned reports whether the machine provides step s's output buffer: a project op's result
+// or a sum, not a scalar and not a value another step's pass fills. Gorgonia's own operators
+// and the losses keep allocating theirs (small or scalar in every model here).
+func planned(s *step) bool {
+	if s.filled != nil || len(s.node.Shape()) == 0 || s.node.IsScalar() {
+		return false
+	}
+	if s.op == nil {
+		return true
+	}
+	_, ok := s.op.(*ops.Func)
+	return ok
+}
+
+// classOf is the slot class of an element type: values of one type only share a slot.
+func classOf(dt tensor.Dtype) int {
+	if dt == tensor.Float64 {
+		return 1
+	}
+	return 0
+}
+
+// planValues records the planned values (steps' results, and the result a product gradient's
+// pass computes for its pair's later step), their lifetimes (from the step writing them to the
+// last step reading them; outputs in keep until after the run) and lays them out.
+func (m *Machine) planValues(kept map[int64]bool) error {
+	end := len(m.steps)
+	byNode := map[int64]int{}
+	add := func(s *step, def int) int {
+		n := s.node
+		m.vals = append(m.vals, value{node: n})
+		m.lives = append(m.lives, Life{Size: int64(n.Shape().TotalSize()), Class: classOf(n.Dtype()), Def: def, Last: def})
+		v := len(m.vals) - 1
+		byNode[n.ID()] = v
+		if s.also != nil {
+			byNode[s.also.ID()] = v
+		}
+		return v
+	}
+	for i := range m.steps {
+		m.steps[i].val, m.steps[i].pair = -1, -1
+	}
+	for i := range m.steps {
+		s := &m.steps[i]
+		if !planned(s) {
+			continue
+		}
+		if v, ok := byNode[s.node.ID()]; ok { // written by its pair's earlier pass
+			s.val = v
+			continue
+		}
+		s.val = add(s, i)
+		f, ok := s.op.(*ops.Func)
+		if !ok {
+			continue
+		}
+		if _, ok := f.ProductGrad(); ok && (s.plan == nil || !s.plan.Alone) {
+			if j := m.stepOf(f.Pair()); j > i && planned(&m.steps[j]) {
+				s.pair = add(&m.steps[j], i)
+			}
+		}
+	}
+	use := func(v, at int) {
+		if at > m.lives[v].Last {
+			m.lives[v].Last = at
+		}
+	}
+	for i, s := range m.steps {
+		for _, c := range s.in {
+			if v, ok := byNode[c.ID()]; ok {
+				if m.lives[v].Def >= i && s.val != v {
+					return fmt.Errorf("exec: step %d (%v) reads %v before it is computed", i, s.node.Op(), c)
+				}
+				use(v, i)
+			}
+		}
+		if s.val >= 0 {
+			use(s.val, i) // the step binds it
+		}
+	}
+	for id := range kept {
+		if v, ok := byNode[id]; ok {
+			use(v, end)
+		}
+	}
+	return m.lay()
+}
+
+// lay assigns the slots (each value its own with unshare) and lists the values dying at each
+// step.
+func (m *Machine) lay() error {
+	end := len(m.steps)
+	lives := m.lives
+	if m.unshare {
+		lives = make([]Life, len(m.lives))
+		for i, l := range m.lives {
+			l.Def, l.Last = 0, end
+			lives[i] = l
+		}
+	}
+	l, err := AssignSlots(lives, end)
+	if err != nil {
+		return fmt.Errorf("exec: %w", err)
+	}
+	m.layout, m.slots = l, nil
+	m.dies = make([][]int, end)
+	for v, life := range m.lives {
+		if life.Last < end {
+			m.dies[life.Last] = append(m.dies[life.Last], v)
+		}
+	}
+	return nil
+}
+
+// SetShared, false, gives every planned value a buffer of its own (as if no two were ever dead
+// at once): the reference the shared layout is tested against. Call it before the first Run.
+func (m *Machine) SetShared(shared bool) error {
+	m.unshare = !shared
+	return m.lay()
+}
+
+// SetPoison, true, fills a value's buffer with NaN once its last reader has run, so that a
+// kernel reading a value after its lifetime (through a reference it kept) shows in the results.
+// For tests.
+func (m *Machine) SetPoison(on bool) { m.poison = on }
+
+// alloc allocates the slots and binds every planned step to its value's view.
+func (m *Machine) alloc() {
+	m.slots = make([]any, len(m.layout.Slots))
+	for i, sl := range m.layout.Slots {
+		if sl.Class == 1 {
+			m.slots[i] = make([]float64, sl.Size)
+		} else {
+			m.slots[i] = make([]float32, sl.Size)
+		}
+	}
+	for v := range m.vals {
+		n := m.vals[v].node
+		m.vals[v].view = tensor.New(tensor.WithShape(n.Shape().Clone()...), tensor.WithBacking(m.slots[m.layout.Of[v]]))
+	}
+	for i := range m.steps {
+		s := &m.steps[i]
+		if s.val < 0 || s.op == nil {
+			continue
+		}
+		p := ops.Plan{}
+		if s.plan != nil {
+			p = *s.plan
+		}
+		p.Out = m.vals[s.val].view
+		if s.pair >= 0 {
+			p.PairOut = m.vals[s.pair].view
+		}
+		if _, ok := s.op.(*ops.Func).ProductGrad(); ok {
+			p.Scratch = &m.scratch
+		}
+		s.plan = &p
+	}
+}
+
+// poisonAfter fills the slots of the values whose last reader is step i with NaN.
+func (m *Machine) poisonAfter(i int) {
+	for _, v := range m.dies[i] {
+		switch d := m.slots[m.layout.Of[v]].(type) {
+		case []float32:
+			for k := range d {
+				d[k] = float32(math.NaN())
+			}
+		case []float64:
+			for k := range d {
+				d[k] = math.NaN()
+			}
+		}
+	}
+}
+
+// PlanBytes returns the bytes of the machine's activation slots (the planned values at their
+// peak, as laid out) and, for comparison, what the same values would take with a buffer each.
+func (m *Machine) PlanBytes() (slots, unshared int64) {
+	for _, sl := range m.layout.Slots {
+		slots += sl.Size * elemBytes(sl.Class)
+	}
+	for _, l := range m.lives {
+		unshared += l.Size * elemBytes(l.Class)
+	}
+	return slots, unshared
+}
+
+// scratchBytes is the scratch the machine's product-gradient passes share (Plan.Scratch): the
+// largest need of each of its buffers.
+func (m *Machine) scratchBytes() int64 {
+	var need kern.ScratchNeed
+	var elem int64 = 4
+	for _, s := range m.steps {
+		f, ok := s.op.(*ops.Func)
+		if !ok {
+			continue
+		}
+		which, ok := f.ProductGrad()
+		if !ok {
+			continue
+		}
+		// dx's op reads (g [m, b], w [a, b]); dw's (x [m, a], g [m, b]).
+		rows, a, b := s.in[0].Shape()[0], s.in[1].Shape()[0], s.in[0].Shape()[1]
+		if which == 1 {
+			rows, a, b = s.in[0].Shape()[0], s.in[0].Shape()[1], s.in[1].Shape()[1]
+		}
+		f32 := s.node.Dtype() == tensor.Float32
+		if !f32 {
+			elem = 8
+		}
+		withDX := which == 0 || s.plan == nil || !s.plan.Alone
+		need = need.Max(kern.ProductGradNeed(rows, a, b, f32, withDX))
+	}
+	return elem * need.Values()
+}
+
+func elemBytes(class int) int64 {
+	if class == 1 {
+		return 8
+	}
+	return 4
+}
+
+// bind binds v to the node of step s (and to the node of a sum it took over).
+func bind(s *step, v gorgonia.Value) error {
+	if err := gorgonia.UnsafeLet(s.node, v); err != nil {
+		return err
+	}
+	if s.also != nil {
+		return gorgonia.UnsafeLet(s.also, v)
+	}
+	return nil
+}

@@ -1,0 +1,95 @@
+package nn_test
+
+import (
+	"math"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
+	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
+	"github.com/rewiregnn/rewiregnn/models/monet"
+	"github.com/rewiregnn/rewiregnn/models/transformer"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
+)
+
+// TestSharedSlotsChangeNothing: a net whose values share buffers by the liveness plan gives, bit
+// for bit, the loss, prediction and gradients of the same net with a buffer per value, while
+// every buffer is filled with NaN as soon as its value's last reader has run (so an op that
+// read a value after its lifetime, through a reference it kept, would show). The plan also
+// takes less memory than a buffer per value.
+func TestSharedSlotsChangeNothing(t *testing.T) {
+	gs := testgraphs.ZINC(t, 96)
+	bt, err := data.NewBatch(gs[:48])
+	if err != nil {
+		t.Fatal(err)
+	}
+	buckets, err := nn.MakeBuckets(gs, 48, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, build := range map[string]nn.BuildFunc{
+		"gatedgcn":    gatedgcn.Builder(gatedgcn.ZINC()),
+		"monet":       monet.Builder(monet.ZINC()),
+		"transformer": transformer.Builder(transformer.ZINC()),
+	} {
+		for _, train := range []bool{true, false} {
+			var runs [2][]float32
+			for k, shared := range []bool{false, true} {
+				p, err := nn.NewParams(tensor.Float32, 7)
+				if err != nil {
+					t.Fatal(err)
+				}
+				n, err := build(p, buckets[0], train)
+				if err != nil {
+					t.Fatal(err)
+				}
+				m := n.Machine()
+				if err := m.SetShared(shared); err != nil {
+					t.Fatal(err)
+				}
+				m.SetPoison(shared)
+				if shared {
+					slots, unshared := m.PlanBytes()
+					if slots >= unshared {
+						t.Errorf("%s train=%v: slots take %d bytes, a buffer per value %d", name, train, slots, unshared)
+					}
+				}
+				for range 2 {
+					if _, err := n.Run(bt); err != nil {
+						t.Fatal(err)
+					}
+				}
+				out := append([]float32(nil), values(t, n.Loss.Value())...)
+				out = append(out, values(t, n.Pred.Value())...)
+				_, grads := n.Gradients()
+				for _, g := range grads {
+					out = append(out, values(t, g)...)
+				}
+				runs[k] = out
+			}
+			if len(runs[0]) != len(runs[1]) {
+				t.Fatalf("%s train=%v: %d and %d values", name, train, len(runs[0]), len(runs[1]))
+			}
+			for i := range runs[0] {
+				a, b := runs[0][i], runs[1][i]
+				if math.Float32bits(a) != math.Float32bits(b) || math.IsNaN(float64(b)) {
+					t.Fatalf("%s train=%v: value %d is %v with a buffer per value, %v with shared slots", name, train, i, a, b)
+				}
+			}
+		}
+	}
+}
+
+func values(t *testing.T, v gorgonia.Value) []float32 {
+	t.Helper()
+	switch d := v.Data().(type) {
+	case []float32:
+		return d
+	case float32:
+		return []float32{d}
+	}
+	t.Fatalf("value of type %T", v.Data())
+	return nil
+}
