@@ -28,8 +28,8 @@ type Machine struct {
 	layout  Layout
 	slots   []any // []float32 or []float64 per slot, once allocated
 	dies    [][]int
-	unshare bool // every value its own slot (SetShared)
-	poison  bool // fill a value's slot with NaN after its last reader (SetPoison)
+	unshare bool         // every value its own slot (SetShared)
+	poison  bool         // fill a value's slot with NaN after its last reader (SetPoison)
 	scratch kern.Scratch // shared by the product gradients' passes (Plan.Scratch)
 }
 

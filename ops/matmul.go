@@ -69,7 +69,7 @@ type linGrad struct {
 	x, w       any
 	m, a, b    int
 	pass, done int
-	ops        [2]*Func // dx's and dw's ops
+	ops        [2]*Func     // dx's and dw's ops
 	sc         kern.Scratch // the pass's scratch, unless the executor gives one (Plan.Scratch)
 }
 
