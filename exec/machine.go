@@ -33,7 +33,8 @@ type Machine struct {
 	scratch kern.Scratch // shared by the product gradients' passes (Plan.Scratch)
 }
 
-// value is one planned value: the node it is bound to and the view of its slot.
+// value is one planned value: the node it is bound to and the view of its slot (no node: an
+// op's aux buffer, given to it as its slot).
 type value struct {
 	node *gorgonia.Node
 	view *tensor.Dense
@@ -56,6 +57,7 @@ type step struct {
 	// val is the planned value the step writes (-1: the op's own buffer); pair, for a product
 	// gradient whose pass also computes its pair's result, that result's value (-1: none).
 	val, pair int
+	aux       []int // the planned values of the op's aux buffers (ops.Func.Aux)
 }
 
 // Step describes one step of a compiled Machine, for tests and diagnostics.

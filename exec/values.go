@@ -52,6 +52,7 @@ func (m *Machine) planValues(kept map[int64]bool) error {
 		}
 		return v
 	}
+	auxOf := map[any][]int{} // forward state → its aux values
 	for i := range m.steps {
 		m.steps[i].val, m.steps[i].pair = -1, -1
 	}
@@ -68,6 +69,12 @@ func (m *Machine) planValues(kept map[int64]bool) error {
 		f, ok := s.op.(*ops.Func)
 		if !ok {
 			continue
+		}
+		for _, size := range f.Aux(shapesOf(s.in)) {
+			m.vals = append(m.vals, value{})
+			m.lives = append(m.lives, Life{Size: int64(size), Class: classOf(s.node.Dtype()), Def: i, Last: i})
+			s.aux = append(s.aux, len(m.vals)-1)
+			auxOf[f.State()] = append(auxOf[f.State()], len(m.vals)-1)
 		}
 		if _, ok := f.ProductGrad(); ok && (s.plan == nil || !s.plan.Alone) {
 			if j := m.stepOf(f.Pair()); j > i && planned(&m.steps[j]) {
@@ -91,6 +98,11 @@ func (m *Machine) planValues(kept map[int64]bool) error {
 		}
 		if s.val >= 0 {
 			use(s.val, i) // the step binds it
+		}
+		if f, ok := s.op.(*ops.Func); ok && f.State() != nil {
+			for _, v := range auxOf[f.State()] { // a gradient op of the state reads them
+				use(v, i)
+			}
 		}
 	}
 	for id := range kept {
@@ -150,8 +162,9 @@ func (m *Machine) alloc() {
 		}
 	}
 	for v := range m.vals {
-		n := m.vals[v].node
-		m.vals[v].view = tensor.New(tensor.WithShape(n.Shape().Clone()...), tensor.WithBacking(m.slots[m.layout.Of[v]]))
+		if n := m.vals[v].node; n != nil {
+			m.vals[v].view = tensor.New(tensor.WithShape(n.Shape().Clone()...), tensor.WithBacking(m.slots[m.layout.Of[v]]))
+		}
 	}
 	for i := range m.steps {
 		s := &m.steps[i]
@@ -168,6 +181,9 @@ func (m *Machine) alloc() {
 		}
 		if _, ok := s.op.(*ops.Func).ProductGrad(); ok {
 			p.Scratch = &m.scratch
+		}
+		for _, v := range s.aux {
+			p.Aux = append(p.Aux, m.slots[m.layout.Of[v]])
 		}
 		s.plan = &p
 	}
@@ -235,6 +251,14 @@ func elemBytes(class int) int64 {
 		return 8
 	}
 	return 4
+}
+
+func shapesOf(ns []*gorgonia.Node) []tensor.Shape {
+	out := make([]tensor.Shape, len(ns))
+	for i, n := range ns {
+		out[i] = n.Shape()
+	}
+	return out
 }
 
 // bind binds v to the node of step s (and to the node of a sum it took over).

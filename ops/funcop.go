@@ -50,7 +50,11 @@ type Func struct {
 	// results its gradient ops read, grouped edges, scratch) for inputs of the given shapes and
 	// element size in bytes; see KeptBytes.
 	keeps func(in []tensor.Shape, elem int) int
-	out   Buffer
+	// aux, when set, gives the sizes in elements of the buffers a forward op keeps for its
+	// gradient ops (gated aggregation: η and the denominators), which an executor may provide
+	// (Plan.Aux) so that they live only as long as a gradient op can read them.
+	aux func(in []tensor.Shape) []int
+	out Buffer
 	ds    []*tensor.Dense
 	in64  [][]float64
 	in32  [][]float32
@@ -73,6 +77,10 @@ type Plan struct {
 	// Scratch, for a product's gradient op, is the pass's scratch (transposed copies, partial
 	// sums), which an executor shares between the steps it runs one at a time (nil: the op's).
 	Scratch *kern.Scratch
+	// Aux, for an op with aux buffers (Func.Aux), are those buffers ([]float32 or []float64 of
+	// at least the sizes Aux gives), which the executor keeps until the op's gradient ops (those
+	// of the same Func.State) have run. Nil: the op's own.
+	Aux []any
 }
 
 // planKernel is a kernel that reads the executor's plan (nil: the zero Plan).
@@ -186,7 +194,7 @@ func (op *Func) Run(p *Plan, vs ...gorgonia.Value) (gorgonia.Value, error) {
 	return out, nil
 }
 
-// KeptBytes returns the bytes the op holds between runs besides its output buffer, for inputs
+// KeptBytes returns the bytes the op holds between runs besides its output and aux buffers, for inputs
 // of the given shapes and element size in bytes (4 for float32): what its kernels allocate on
 // the first run and reuse after (kept forward results, edges grouped by node, scratch). Small
 // scratch of the parameters' size is left out. Executors add it to their output buffers to
@@ -196,6 +204,31 @@ func (op *Func) KeptBytes(in []tensor.Shape, elem int) int64 {
 		return 0
 	}
 	return int64(op.keeps(in[:op.arity], elem))
+}
+
+// Aux returns the sizes in elements of the buffers the op keeps for its gradient ops that an
+// executor may provide (Plan.Aux), for inputs of the given shapes; nil for most ops. KeptBytes
+// does not count them.
+func (op *Func) Aux(in []tensor.Shape) []int {
+	if op.aux == nil || len(in) < op.arity {
+		return nil
+	}
+	return op.aux(in[:op.arity])
+}
+
+// State returns the forward state the op shares with its forward or gradient ops (nil: none):
+// an executor providing a forward op's aux buffers keeps them until the last op of the same
+// state has run.
+func (op *Func) State() any { return op.dev.State }
+
+// auxBuf returns aux buffer i of the plan, cut to n values, or else own grown to n.
+func auxBuf[T kern.Float](p *Plan, i int, own any, n int) []T {
+	if p != nil && i < len(p.Aux) {
+		if b, ok := p.Aux[i].([]T); ok && len(b) >= n {
+			return b[:n]
+		}
+	}
+	return kern.Grow[T](own, n)
 }
 
 // segmentsBytes is the size of a kern.Segments grouping edges edges by nodes nodes.

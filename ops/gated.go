@@ -22,12 +22,13 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		return nil, fmt.Errorf("gated aggregate: ê %v, bh %v, %d sources, %d destinations", ehat.Shape(), bh.Shape(), src.Len(), dst.Len())
 	}
 	st := &gatedState{src: src, dst: dst, nodes: nodes}
-	op := newFuncOp(fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0),
-		gatedForward[float64](st), gatedForward[float32](st))
+	op := newFuncOp(fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0), nil, nil)
+	op.p64, op.p32 = gatedForward[float64](st), gatedForward[float32](st)
 	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
-	op.keeps = func(s []tensor.Shape, elem int) int { // η, the denominators, edges by dst and src, padding
-		m, d := s[0][0], s[0][1]
-		return elem*(m*d+nodes*d) + segmentsBytes(nodes, m) + segmentsBytes(s[1][0], m) + 4*m
+	op.aux = func(s []tensor.Shape) []int { return []int{s[0][0] * s[0][1], nodes * s[0][1]} } // η, the denominators
+	op.keeps = func(s []tensor.Shape, elem int) int { // edges by dst and src, padding
+		m := s[0][0]
+		return segmentsBytes(nodes, m) + segmentsBytes(s[1][0], m) + 4*m
 	}
 	op.check = func(s []tensor.Shape) error {
 		if err := src.check(s[1][0]); err != nil {
@@ -86,15 +87,15 @@ func (st *gatedState) ready(s []tensor.Shape) error {
 
 // gatedForward groups the real edges by destination and by source, then, per destination node
 // (nodes shared between goroutines), computes η = σ(ê) of its in-edges (kept for the backward
-// pass) and num and den summed over them, and out = num/den. Each node's sums run in edge order,
+// pass, in the executor's aux buffers where it gives them) and num and den summed over them, and out = num/den. Each node's sums run in edge order,
 // so the result does not depend on the number of goroutines.
-func gatedForward[T kern.Float](st *gatedState) kernel[T] {
-	return func(out []T, in [][]T, s []tensor.Shape) {
+func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
+	return func(p *Plan, out []T, in [][]T, s []tensor.Shape) {
 		e, bh := in[0], in[1]
 		m, d := s[0][0], s[0][1]
 		st.fwdM, st.fwdD = m, d
-		eta := kern.Grow[T](st.eta, m*d)
-		den := kern.Grow[T](st.den, st.nodes*d)
+		eta := auxBuf[T](p, 0, st.eta, m*d)
+		den := auxBuf[T](p, 1, st.den, st.nodes*d)
 		st.eta, st.den = eta, den
 		src, dst := st.src.Idx, st.dst.Idx
 		real := func(k int) bool { return src[k] >= 0 && dst[k] >= 0 }
