@@ -53,12 +53,12 @@ type Func struct {
 	// aux, when set, gives the sizes in elements of the buffers a forward op keeps for its
 	// gradient ops (gated aggregation: η and the denominators), which an executor may provide
 	// (Plan.Aux) so that they live only as long as a gradient op can read them.
-	aux func(in []tensor.Shape) []int
-	out Buffer
-	ds    []*tensor.Dense
-	in64  [][]float64
-	in32  [][]float32
-	shp   []tensor.Shape
+	aux  func(in []tensor.Shape) []int
+	out  Buffer
+	ds   []*tensor.Dense
+	in64 [][]float64
+	in32 [][]float32
+	shp  []tensor.Shape
 }
 
 // Plan is what an executor decided about one node of a Func, given to Run. The zero Plan (and
