@@ -31,6 +31,8 @@ type Machine struct {
 	unshare bool         // every value its own slot (SetShared)
 	poison  bool         // fill a value's slot with NaN after its last reader (SetPoison)
 	scratch kern.Scratch // shared by the product gradients' passes (Plan.Scratch)
+	arena   *Arena       // where the slots are cut from (nil: the machine's own)
+	gen     int          // the arena's generation the slots were cut at
 }
 
 // value is one planned value: the node it is bound to and the view of its slot (no node: an
@@ -313,7 +315,7 @@ func parentIsSum(g *gorgonia.ExprGraph, n *gorgonia.Node, isSum func(*gorgonia.N
 
 // Run executes every step.
 func (m *Machine) Run() error {
-	if m.slots == nil {
+	if m.slots == nil || (m.arena != nil && m.gen != m.arena.gen) {
 		m.alloc()
 	}
 	for i := range m.steps {
@@ -455,7 +457,7 @@ func (m *Machine) shareColSums(users map[int64]int) {
 // so this is also the executor's share of a training step's peak.
 func (m *Machine) Bytes() int64 {
 	n, _ := m.PlanBytes()
-	n += m.scratchBytes()
+	n += m.ScratchBytes()
 	for _, s := range m.steps {
 		elem := int(s.node.Dtype().Size())
 		if s.val < 0 {

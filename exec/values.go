@@ -153,13 +153,21 @@ func (m *Machine) SetPoison(on bool) { m.poison = on }
 
 // alloc allocates the slots and binds every planned step to its value's view.
 func (m *Machine) alloc() {
-	m.slots = make([]any, len(m.layout.Slots))
-	for i, sl := range m.layout.Slots {
-		if sl.Class == 1 {
-			m.slots[i] = make([]float64, sl.Size)
-		} else {
-			m.slots[i] = make([]float32, sl.Size)
+	if m.arena != nil {
+		m.slots = m.slotsFrom(m.arena)
+	} else {
+		m.slots = make([]any, len(m.layout.Slots))
+		for i, sl := range m.layout.Slots {
+			if sl.Class == 1 {
+				m.slots[i] = make([]float64, sl.Size)
+			} else {
+				m.slots[i] = make([]float32, sl.Size)
+			}
 		}
+	}
+	scratch := &m.scratch
+	if m.arena != nil {
+		scratch = &m.arena.scratch
 	}
 	for v := range m.vals {
 		if n := m.vals[v].node; n != nil {
@@ -174,13 +182,14 @@ func (m *Machine) alloc() {
 		p := ops.Plan{}
 		if s.plan != nil {
 			p = *s.plan
+			p.Aux = nil
 		}
 		p.Out = m.vals[s.val].view
 		if s.pair >= 0 {
 			p.PairOut = m.vals[s.pair].view
 		}
 		if _, ok := s.op.(*ops.Func).ProductGrad(); ok {
-			p.Scratch = &m.scratch
+			p.Scratch = scratch
 		}
 		for _, v := range s.aux {
 			p.Aux = append(p.Aux, m.slots[m.layout.Of[v]])
@@ -217,9 +226,9 @@ func (m *Machine) PlanBytes() (slots, unshared int64) {
 	return slots, unshared
 }
 
-// scratchBytes is the scratch the machine's product-gradient passes share (Plan.Scratch): the
-// largest need of each of its buffers.
-func (m *Machine) scratchBytes() int64 {
+// ScratchBytes is the scratch the machine's product-gradient passes share (Plan.Scratch): the
+// largest need of each of its buffers. With an arena it is the arena's.
+func (m *Machine) ScratchBytes() int64 {
 	var need kern.ScratchNeed
 	var elem int64 = 4
 	for _, s := range m.steps {

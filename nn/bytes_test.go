@@ -42,7 +42,8 @@ func TestNetBytesMatchesHeap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want, err := nn.NetBytes(build, p, buckets[0], train)
+			mem, err := nn.NetBytes(build, p, buckets[0], train)
+			want := mem.Total()
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -114,16 +114,35 @@ func (n *Net) Gradients() ([]string, []gorgonia.Value) {
 // state (exec.Machine.Bytes) and its input holders (Inputs.Bytes). Known before running.
 func (n *Net) Bytes() int64 { return n.m.Bytes() + n.In.Bytes() }
 
+// NetMem is a net's memory, known before running it, split into what it holds alone and what
+// nets sharing an arena (exec.Arena) share: the activation slots and the products' scratch.
+type NetMem struct {
+	Own      int64 // kept op state, results outside the plan, input holders
+	Shared   int64 // activation slots and scratch: with an arena, the largest net's counts
+	F32, F64 int64 // the slots' values by element type (what Arena.Reserve needs)
+}
+
+// Total is the net's memory without an arena.
+func (m NetMem) Total() int64 { return m.Own + m.Shared }
+
+// Mem returns the net's memory by part.
+func (n *Net) Mem() NetMem {
+	slots, _ := n.m.PlanBytes()
+	shared := slots + n.m.ScratchBytes()
+	f32, f64 := n.m.SlotElems()
+	return NetMem{Own: n.Bytes() - shared, Shared: shared, F32: f32, F64: f64}
+}
+
 // NetBytes builds the net of bucket b (for training or evaluation) on p without running it and
-// returns Net.Bytes: the memory a training (or evaluation) step in that bucket holds on the CPU.
-// The net is dropped again. It is the estimate a memory check sums over the buckets a run uses.
-func NetBytes(build BuildFunc, p *Params, b Bucket, train bool) (int64, error) {
+// returns its memory (Net.Mem): what a training (or evaluation) step in that bucket holds on the
+// CPU. The net is dropped again. It is what a memory check sums over the buckets a run uses.
+func NetBytes(build BuildFunc, p *Params, b Bucket, train bool) (NetMem, error) {
 	n, err := build(p, b, train)
 	if err != nil {
-		return 0, fmt.Errorf("memory estimate, bucket %v: %w", b, err)
+		return NetMem{}, fmt.Errorf("memory estimate, bucket %v: %w", b, err)
 	}
 	defer n.Close()
-	return n.Bytes(), nil
+	return n.Mem(), nil
 }
 
 // Close releases the net's resources (none at present: buffers are garbage collected).
@@ -141,6 +160,10 @@ type Trainer struct {
 	// LapSign, when set, holds the signs applied to the Laplacian encoding's columns in the
 	// next training step (the per-batch random flip); evaluation never flips.
 	LapSign []float32
+	// Arena holds the activations of every net the trainer builds (only one runs at a time):
+	// their memory is the largest net's, not the sum. Reserve it for the largest net the run
+	// will use (Arena.Reserve) before the first step to avoid growing it.
+	Arena   *exec.Arena
 	build   BuildFunc
 	nets    []*Net
 	evals   []*Net
@@ -152,13 +175,13 @@ func NewTrainer(p *Params, build BuildFunc, buckets []Bucket, lr float64) (*Trai
 	if len(buckets) == 0 {
 		return nil, fmt.Errorf("trainer: no buckets")
 	}
-	return &Trainer{P: p, Opt: NewAdam(lr), Buckets: buckets, build: build, nets: make([]*Net, len(buckets)), evals: make([]*Net, len(buckets))}, nil
+	return &Trainer{P: p, Opt: NewAdam(lr), Buckets: buckets, Arena: &exec.Arena{}, build: build, nets: make([]*Net, len(buckets)), evals: make([]*Net, len(buckets))}, nil
 }
 
 // Net returns the training net of bucket i, building it the first time.
 func (t *Trainer) Net(i int) (*Net, error) {
 	if t.nets[i] == nil {
-		n, err := t.build(t.P, t.Buckets[i], true)
+		n, err := t.make(i, true)
 		if err != nil {
 			return nil, fmt.Errorf("trainer: bucket %v: %w", t.Buckets[i], err)
 		}
@@ -211,14 +234,10 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	if err != nil {
 		return 0, nil, fmt.Errorf("trainer: %w", err)
 	}
-	if t.evals[i] == nil {
-		n, err := t.build(t.P, t.Buckets[i], false)
-		if err != nil {
-			return 0, nil, fmt.Errorf("trainer: evaluation net, bucket %v: %w", t.Buckets[i], err)
-		}
-		t.evals[i] = n
+	n, err := t.EvalNet(i)
+	if err != nil {
+		return 0, nil, err
 	}
-	n := t.evals[i]
 	t.P.SetTraining(false)
 	defer t.P.SetTraining(true)
 	loss, err := n.Run(bt)
@@ -257,13 +276,23 @@ func (t *Trainer) EvalNet(i int) (*Net, error) {
 		return nil, fmt.Errorf("trainer: bucket %d of %d", i, len(t.Buckets))
 	}
 	if t.evals[i] == nil {
-		n, err := t.build(t.P, t.Buckets[i], false)
+		n, err := t.make(i, false)
 		if err != nil {
 			return nil, fmt.Errorf("trainer: evaluation net, bucket %v: %w", t.Buckets[i], err)
 		}
 		t.evals[i] = n
 	}
 	return t.evals[i], nil
+}
+
+// make builds the net of bucket i on the trainer's arena.
+func (t *Trainer) make(i int, train bool) (*Net, error) {
+	n, err := t.build(t.P, t.Buckets[i], train)
+	if err != nil {
+		return nil, err
+	}
+	n.m.SetArena(t.Arena)
+	return n, nil
 }
 
 // Close releases every compiled net.

@@ -50,7 +50,10 @@ type MemEstimate struct {
 	Data         int64 // the graphs of every split after preprocessing
 	Batches      int64 // the fixed evaluation batches (val, test) and, at the end, the training split's
 	Params       int64 // parameter values and Adam's moments
-	Train, Eval  int64 // the training and evaluation nets of the buckets the run uses (nn.NetBytes)
+	Train, Eval  int64 // what the training and evaluation nets of the buckets the run uses hold alone (nn.NetMem.Own)
+	Arena        int64 // the activations and scratch all nets share (nn.Trainer.Arena): the largest net's
+	ArenaF32     int64 // the arena's float32 values (to reserve)
+	ArenaF64     int64
 	Runtime      int64
 	TrainBuckets int // how many of the buckets the training batches use
 	Buckets      int
@@ -59,7 +62,7 @@ type MemEstimate struct {
 
 // Total is the estimated live memory.
 func (e MemEstimate) Total() int64 {
-	return e.Data + e.Batches + e.Params + e.Train + e.Eval + e.Runtime
+	return e.Data + e.Batches + e.Params + e.Train + e.Eval + e.Arena + e.Runtime
 }
 
 // Need is Total with the garbage collector's room: what the budget must hold.
@@ -68,8 +71,8 @@ func (e MemEstimate) Need() int64 { return int64(float64(e.Total()) * (1 + gcRoo
 // Parts lists the parts, largest first.
 func (e MemEstimate) Parts() string {
 	f := memlimit.Format
-	return fmt.Sprintf("training nets %s (%d of %d buckets; the largest %s), evaluation nets %s, graphs %s, batches %s, parameters %s, runtime %s",
-		f(e.Train), e.TrainBuckets, e.Buckets, f(e.Largest), f(e.Eval), f(e.Data), f(e.Batches), f(e.Params), f(e.Runtime))
+	return fmt.Sprintf("activations %s (shared by the nets; the largest training net %s in all), training nets %s (%d of %d buckets), evaluation nets %s, graphs %s, batches %s, parameters %s, runtime %s",
+		f(e.Arena), f(e.Largest), f(e.Train), e.TrainBuckets, e.Buckets, f(e.Eval), f(e.Data), f(e.Batches), f(e.Params), f(e.Runtime))
 }
 
 // MemoryError is returned when the estimate does not fit the budget.
@@ -115,6 +118,7 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 	if err != nil {
 		return err
 	}
+	r.est = &est
 	if est.Need() > limit.Bytes {
 		return r.refuse(build, est, limit)
 	}
@@ -201,22 +205,28 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int) (MemEstimate, error) {
 	if err != nil {
 		return e, err
 	}
+	arena := func(m nn.NetMem) {
+		e.Arena = max(e.Arena, m.Shared)
+		e.ArenaF32, e.ArenaF64 = max(e.ArenaF32, m.F32), max(e.ArenaF64, m.F64)
+	}
 	for i, b := range buckets {
 		if train[i] {
-			n, err := nn.NetBytes(build, p, b, true)
+			m, err := nn.NetBytes(build, p, b, true)
 			if err != nil {
 				return e, err
 			}
-			e.Train += n
+			e.Train += m.Own
 			e.TrainBuckets++
-			e.Largest = max(e.Largest, n)
+			e.Largest = max(e.Largest, m.Total())
+			arena(m)
 		}
 		if eval[i] {
-			n, err := nn.NetBytes(build, p, b, false)
+			m, err := nn.NetBytes(build, p, b, false)
 			if err != nil {
 				return e, err
 			}
-			e.Eval += n
+			e.Eval += m.Own
+			arena(m)
 		}
 	}
 	return e, nil

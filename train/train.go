@@ -58,6 +58,7 @@ type run struct {
 	spec             *data.Spec
 	train, val, test []*data.Graph
 	valB, testB      []*data.Batch // fixed evaluation batches
+	est              *MemEstimate  // the memory guard's estimate (nil: not checked)
 	io               nn.IO
 	params           int
 	p                *nn.Params
@@ -192,6 +193,9 @@ func (r *run) buildTrainer(build nn.BuildFunc) error {
 	tr, err := nn.NewTrainer(p, build, buckets, c.Train.LR)
 	if err != nil {
 		return err
+	}
+	if r.est != nil { // the largest net's activations, so the arena never grows
+		tr.Arena.Reserve(r.est.ArenaF32, r.est.ArenaF64)
 	}
 	if _, err := tr.Net(len(buckets) - 1); err != nil {
 		tr.Close()

@@ -1,0 +1,65 @@
+package exec
+
+import "github.com/rewiregnn/rewiregnn/kern"
+
+// Arena is activation memory shared by machines that never run at the same time (the training
+// and evaluation nets of every shape bucket of one trainer): each lays its slots out from the
+// start of the arena's buffer of each element type, and their product gradients share one
+// scratch. The memory of all of them is then the largest one's plan, not the sum. A machine's
+// results (the loss, prediction, gradients) stay valid only until another machine of the arena
+// runs.
+type Arena struct {
+	f32     []float32
+	f64     []float64
+	gen     int // counts reallocations: a machine rebinds its views when it changed
+	scratch kern.Scratch
+}
+
+// Reserve grows the arena to hold at least f32 float32 and f64 float64 values (a machine that
+// needs more grows it when it runs; reserving the largest need first avoids holding the older,
+// smaller buffers until every machine has run again).
+func (a *Arena) Reserve(f32, f64 int64) {
+	if int64(len(a.f32)) < f32 {
+		a.f32 = make([]float32, f32)
+		a.gen++
+	}
+	if int64(len(a.f64)) < f64 {
+		a.f64 = make([]float64, f64)
+		a.gen++
+	}
+}
+
+// SetArena makes the machine take its slots from a (call it before the first Run).
+func (m *Machine) SetArena(a *Arena) { m.arena, m.slots = a, nil }
+
+// SlotElems returns the float32 and float64 values of the machine's slots: what it needs of an
+// arena.
+func (m *Machine) SlotElems() (f32, f64 int64) {
+	for _, s := range m.layout.Slots {
+		if s.Class == 1 {
+			f64 += s.Size
+		} else {
+			f32 += s.Size
+		}
+	}
+	return f32, f64
+}
+
+// slotsFrom cuts the machine's slots from the arena, consecutively from the start of the
+// buffer of their element type.
+func (m *Machine) slotsFrom(a *Arena) []any {
+	a.Reserve(m.SlotElems())
+	m.gen = a.gen
+	out := make([]any, len(m.layout.Slots))
+	var o32, o64 int64
+	for i, s := range m.layout.Slots {
+		if s.Class == 1 {
+			out[i] = a.f64[o64 : o64+s.Size : o64+s.Size]
+			o64 += s.Size
+		} else {
+			out[i] = a.f32[o32 : o32+s.Size : o32+s.Size]
+			o32 += s.Size
+		}
+	}
+	return out
+}
