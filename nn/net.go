@@ -163,11 +163,11 @@ type Trainer struct {
 	// Arena holds the activations of every net the trainer builds (only one runs at a time):
 	// their memory is the largest net's, not the sum. Reserve it for the largest net the run
 	// will use (Arena.Reserve) before the first step to avoid growing it.
-	Arena   *exec.Arena
-	build   BuildFunc
-	nets    []*Net
-	evals   []*Net
-	pred    []float64
+	Arena *exec.Arena
+	build BuildFunc
+	nets  []*Net
+	evals []*Net
+	pred  []float64
 }
 
 // NewTrainer returns a trainer for the model build makes, on the given buckets.
