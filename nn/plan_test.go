@@ -93,3 +93,61 @@ func values(t *testing.T, v gorgonia.Value) []float32 {
 	t.Fatalf("value of type %T", v.Data())
 	return nil
 }
+
+// TestArenaChangesNothing: a trainer whose nets share one arena (the default) trains, bit for
+// bit, like one whose nets each own their activations, over batches of two buckets with
+// evaluation steps between the training steps.
+func TestArenaChangesNothing(t *testing.T) {
+	gs := testgraphs.ZINC(t, 96)
+	buckets, err := nn.MakeBuckets(gs, 24, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bts []*data.Batch
+	for i := 0; i+24 <= len(gs); i += 24 {
+		bt, err := data.NewBatch(gs[i : i+24])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bts = append(bts, bt)
+	}
+	for name, build := range map[string]nn.BuildFunc{
+		"gatedgcn":    gatedgcn.Builder(gatedgcn.ZINC()),
+		"monet":       monet.Builder(monet.ZINC()),
+		"transformer": transformer.Builder(transformer.ZINC()),
+	} {
+		var runs [2][]float64
+		for k, shared := range []bool{false, true} {
+			p, err := nn.NewParams(tensor.Float32, 3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := nn.NewTrainer(p, build, buckets, 1e-3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !shared {
+				tr.Arena = nil
+			}
+			for epoch := 0; epoch < 2; epoch++ {
+				for _, bt := range bts {
+					loss, err := tr.Step(bt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					_, pred, err := tr.Eval(bts[0])
+					if err != nil {
+						t.Fatal(err)
+					}
+					runs[k] = append(append(runs[k], loss), pred...)
+				}
+			}
+			tr.Close()
+		}
+		for i := range runs[0] {
+			if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
+				t.Fatalf("%s: value %d is %v with nets owning their buffers, %v with an arena", name, i, runs[0][i], runs[1][i])
+			}
+		}
+	}
+}
