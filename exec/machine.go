@@ -60,6 +60,7 @@ type step struct {
 	// gradient whose pass also computes its pair's result, that result's value (-1: none).
 	val, pair int
 	aux       []int // the planned values of the op's aux buffers (ops.Func.Aux)
+	replay    bool  // a forward step run again for the backward pass (recompute.go)
 }
 
 // Step describes one step of a compiled Machine, for tests and diagnostics.
@@ -84,7 +85,10 @@ func (m *Machine) Steps() []Step {
 // are never folded into a sum. Nodes for which prunable is true are left out unless an output
 // depends on them (gorgonia.Grad builds the gradients of every input of an op, also of inputs
 // that are not parameters).
-func Compile(g *gorgonia.ExprGraph, keep gorgonia.Nodes, sums Sums, prunable func(*gorgonia.Node) bool) (*Machine, error) {
+//
+// With rc, the forward pass keeps only rc's checkpoints and the backward pass recomputes the
+// rest (recompute.go).
+func Compile(g *gorgonia.ExprGraph, keep gorgonia.Nodes, sums Sums, prunable func(*gorgonia.Node) bool, rc *Recompute) (*Machine, error) {
 	sorted, err := gorgonia.Sort(g)
 	if err != nil {
 		return nil, err
@@ -171,6 +175,11 @@ func Compile(g *gorgonia.ExprGraph, keep gorgonia.Nodes, sums Sums, prunable fun
 	m.fuseBias(users, kept)
 	m.foldSums(users, kept)
 	m.shareColSums(users)
+	if rc != nil {
+		if err := m.recompute(rc, kept); err != nil {
+			return nil, err
+		}
+	}
 	if err := m.planValues(kept); err != nil {
 		return nil, err
 	}

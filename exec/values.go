@@ -35,78 +35,82 @@ func classOf(dt tensor.Dtype) int {
 	return 0
 }
 
-// planValues records the planned values (steps' results, and the result a product gradient's
-// pass computes for its pair's later step), their lifetimes (from the step writing them to the
-// last step reading them; outputs in keep until after the run) and lays them out.
+// planValues records the planned values (steps' results, an op's aux buffers, and the result a
+// product gradient's pass computes for its pair's later step), their lifetimes (from the step
+// writing them to the last step reading them; outputs in keep until after the run) and lays
+// them out. Going through the steps in order, a node's readers read its latest value: a step
+// that recomputes a node (Recompute) starts a new value of it.
 func (m *Machine) planValues(kept map[int64]bool) error {
 	end := len(m.steps)
-	byNode := map[int64]int{}
-	add := func(s *step, def int) int {
-		n := s.node
-		m.vals = append(m.vals, value{node: n})
-		m.lives = append(m.lives, Life{Size: int64(n.Shape().TotalSize()), Class: classOf(n.Dtype()), Def: def, Last: def})
-		v := len(m.vals) - 1
-		byNode[n.ID()] = v
-		if s.also != nil {
-			byNode[s.also.ID()] = v
-		}
-		return v
-	}
-	auxOf := map[any][]int{} // forward state → its aux values
-	for i := range m.steps {
-		m.steps[i].val, m.steps[i].pair = -1, -1
-	}
-	for i := range m.steps {
-		s := &m.steps[i]
-		if !planned(s) {
-			continue
-		}
-		if v, ok := byNode[s.node.ID()]; ok { // written by its pair's earlier pass
-			s.val = v
-			continue
-		}
-		s.val = add(s, i)
-		f, ok := s.op.(*ops.Func)
-		if !ok {
-			continue
-		}
-		for _, size := range f.Aux(shapesOf(s.in)) {
-			m.vals = append(m.vals, value{})
-			m.lives = append(m.lives, Life{Size: int64(size), Class: classOf(s.node.Dtype()), Def: i, Last: i})
-			s.aux = append(s.aux, len(m.vals)-1)
-			auxOf[f.State()] = append(auxOf[f.State()], len(m.vals)-1)
-		}
-		if _, ok := f.ProductGrad(); ok && (s.plan == nil || !s.plan.Alone) {
-			if j := m.stepOf(f.Pair()); j > i && planned(&m.steps[j]) {
-				s.pair = add(&m.steps[j], i)
-			}
-		}
-	}
+	cur := map[int64]int{}   // node → its current value
+	early := map[int64]int{} // node → its value, written by its pair's earlier pass
+	auxOf := map[any][]int{} // forward state → the aux values of its latest forward step
 	use := func(v, at int) {
 		if at > m.lives[v].Last {
 			m.lives[v].Last = at
 		}
 	}
-	for i, s := range m.steps {
+	add := func(s *step, def int) int {
+		n := s.node
+		m.vals = append(m.vals, value{node: n})
+		m.lives = append(m.lives, Life{Size: int64(n.Shape().TotalSize()), Class: classOf(n.Dtype()), Def: def, Last: def})
+		v := len(m.vals) - 1
+		cur[n.ID()] = v
+		if s.also != nil {
+			cur[s.also.ID()] = v
+		}
+		return v
+	}
+	for i := range m.steps {
+		m.steps[i].val, m.steps[i].pair, m.steps[i].aux = -1, -1, nil
+	}
+	for i := range m.steps {
+		s := &m.steps[i]
 		for _, c := range s.in {
-			if v, ok := byNode[c.ID()]; ok {
-				if m.lives[v].Def >= i && s.val != v {
-					return fmt.Errorf("exec: step %d (%v) reads %v before it is computed", i, s.node.Op(), c)
-				}
+			if v, ok := cur[c.ID()]; ok {
 				use(v, i)
 			}
 		}
-		if s.val >= 0 {
-			use(s.val, i) // the step binds it
+		f, _ := s.op.(*ops.Func)
+		var sizes []int
+		if f != nil {
+			sizes = f.Aux(shapesOf(s.in))
 		}
-		if f, ok := s.op.(*ops.Func); ok && f.State() != nil {
+		if f != nil && f.State() != nil && len(sizes) == 0 {
 			for _, v := range auxOf[f.State()] { // a gradient op of the state reads them
 				use(v, i)
 			}
 		}
+		if !planned(s) {
+			continue
+		}
+		if v, ok := early[s.node.ID()]; ok {
+			delete(early, s.node.ID())
+			s.val = v
+			use(v, i) // the step binds it
+			continue
+		}
+		s.val = add(s, i)
+		if f == nil {
+			continue
+		}
+		if len(sizes) > 0 { // a forward op (or its replay) writes new ones
+			for _, size := range sizes {
+				m.vals = append(m.vals, value{})
+				m.lives = append(m.lives, Life{Size: int64(size), Class: classOf(s.node.Dtype()), Def: i, Last: i})
+				s.aux = append(s.aux, len(m.vals)-1)
+			}
+			auxOf[f.State()] = s.aux
+		}
+		if _, ok := f.ProductGrad(); ok && (s.plan == nil || !s.plan.Alone) {
+			if j := m.stepOf(f.Pair()); j > i && planned(&m.steps[j]) {
+				s.pair = add(&m.steps[j], i)
+				early[m.steps[j].node.ID()] = s.pair
+			}
+		}
 	}
 	for id := range kept {
-		if v, ok := byNode[id]; ok {
+		if v, ok := cur[id]; ok {
 			use(v, end)
 		}
 	}
@@ -176,7 +180,7 @@ func (m *Machine) alloc() {
 	}
 	for i := range m.steps {
 		s := &m.steps[i]
-		if s.val < 0 || s.op == nil {
+		if _, ok := s.op.(*ops.Func); !ok || (s.val < 0 && !s.replay) {
 			continue
 		}
 		p := ops.Plan{}
@@ -184,7 +188,10 @@ func (m *Machine) alloc() {
 			p = *s.plan
 			p.Aux = nil
 		}
-		p.Out = m.vals[s.val].view
+		p.Replay = s.replay
+		if s.val >= 0 {
+			p.Out = m.vals[s.val].view
+		}
 		if s.pair >= 0 {
 			p.PairOut = m.vals[s.pair].view
 		}

@@ -16,6 +16,18 @@ type Builder struct {
 	Learn  gorgonia.Nodes // parameter nodes in creation order
 	byName map[string]*gorgonia.Node
 	err    error
+	// checkpoints are the layer outputs the model declared (Checkpoint).
+	checkpoints gorgonia.Nodes
+}
+
+// Checkpoint declares nodes as a layer's outputs: with activation recomputation
+// (Net.SetRecompute) the forward pass keeps them and recomputes everything between them.
+func (b *Builder) Checkpoint(nodes ...*gorgonia.Node) {
+	for _, n := range nodes {
+		if n != nil {
+			b.checkpoints = append(b.checkpoints, n)
+		}
+	}
 }
 
 // NewBuilder starts a graph whose parameters live in p.

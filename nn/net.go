@@ -17,8 +17,10 @@ type Net struct {
 	Loss  *gorgonia.Node
 	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
 	m     *exec.Machine
-	names []string
-	vals  []gorgonia.Value
+	// compile compiles the graph for the executor, with activation recomputation given rc.
+	compile func(rc *exec.Recompute) (*exec.Machine, error)
+	names   []string
+	vals    []gorgonia.Value
 }
 
 // Finish checks the builder, adds the gradients when train is set and compiles the graph.
@@ -52,12 +54,43 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	}
 	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
 	// Gradient nodes no output needs (the gradients of inputs) are not computed.
-	m, err := exec.Compile(b.G, keep, sums, func(v *gorgonia.Node) bool { return !forward[v.ID()] })
+	n.compile = func(rc *exec.Recompute) (*exec.Machine, error) {
+		if rc != nil {
+			rc.Checkpoints, rc.Forward = b.checkpoints, func(v *gorgonia.Node) bool { return forward[v.ID()] }
+		}
+		m, err := exec.Compile(b.G, keep, sums, func(v *gorgonia.Node) bool { return !forward[v.ID()] }, rc)
+		if err != nil {
+			return nil, fmt.Errorf("compile: %w", err)
+		}
+		return m, nil
+	}
+	m, err := n.compile(nil)
 	if err != nil {
-		return nil, fmt.Errorf("compile: %w", err)
+		return nil, err
 	}
 	n.m = m
 	return n, nil
+}
+
+// SetRecompute compiles a training net again with activation recomputation (on) or without:
+// with it, the forward pass keeps only the layers' outputs (Builder.Checkpoint) and the
+// backward pass recomputes each layer's activations, for the same results bit for bit and
+// about one layer's activations held instead of every layer's. An evaluation net is left as
+// it is. Call it before the first Run.
+func (n *Net) SetRecompute(on bool) error {
+	if n.Grads == nil {
+		return nil
+	}
+	var rc *exec.Recompute
+	if on {
+		rc = &exec.Recompute{}
+	}
+	m, err := n.compile(rc)
+	if err != nil {
+		return err
+	}
+	n.m = m
+	return nil
 }
 
 // Reaches returns the ids of the nodes out is computed from (itself included).
@@ -164,10 +197,13 @@ type Trainer struct {
 	// their memory is the largest net's, not the sum. Reserve it for the largest net the run
 	// will use (Arena.Reserve) before the first step to avoid growing it.
 	Arena *exec.Arena
-	build BuildFunc
-	nets  []*Net
-	evals []*Net
-	pred  []float64
+	// Recompute compiles the training nets with activation recomputation (Net.SetRecompute);
+	// set it before the first step.
+	Recompute bool
+	build     BuildFunc
+	nets      []*Net
+	evals     []*Net
+	pred      []float64
 }
 
 // NewTrainer returns a trainer for the model build makes, on the given buckets.
@@ -290,6 +326,11 @@ func (t *Trainer) make(i int, train bool) (*Net, error) {
 	n, err := t.build(t.P, t.Buckets[i], train)
 	if err != nil {
 		return nil, err
+	}
+	if train && t.Recompute {
+		if err := n.SetRecompute(true); err != nil {
+			return nil, err
+		}
 	}
 	n.m.SetArena(t.Arena)
 	return n, nil

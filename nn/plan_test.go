@@ -151,3 +151,82 @@ func TestArenaChangesNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestRecomputeSameTraining: training with activation recomputation gives, bit for bit, the
+// losses, predictions, parameters and batch-norm running statistics of normal training, for
+// each model (GatedGCN with dropout, so that the replayed forward steps must draw the same
+// masks), and its training nets plan fewer activation bytes.
+func TestRecomputeSameTraining(t *testing.T) {
+	gs := testgraphs.ZINC(t, 96)
+	buckets, err := nn.MakeBuckets(gs, 32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var bts []*data.Batch
+	for i := 0; i+32 <= len(gs); i += 32 {
+		bt, err := data.NewBatch(gs[i : i+32])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bts = append(bts, bt)
+	}
+	gcfg := gatedgcn.ZINC()
+	gcfg.Dropout = 0.2
+	for name, build := range map[string]nn.BuildFunc{
+		"gatedgcn":    gatedgcn.Builder(gcfg),
+		"monet":       monet.Builder(monet.ZINC()),
+		"transformer": transformer.Builder(transformer.ZINC()),
+	} {
+		var runs [2][]float64
+		var planned [2]int64
+		for k, recompute := range []bool{false, true} {
+			p, err := nn.NewParams(tensor.Float32, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr, err := nn.NewTrainer(p, build, buckets, 1e-3)
+			if err != nil {
+				t.Fatal(err)
+			}
+			tr.Recompute = recompute
+			n, err := tr.Net(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n.Machine().SetPoison(true)
+			planned[k], _ = n.Machine().PlanBytes()
+			for epoch := 0; epoch < 2; epoch++ {
+				for _, bt := range bts {
+					loss, pred, err := tr.StepPred(bt)
+					if err != nil {
+						t.Fatal(err)
+					}
+					runs[k] = append(append(runs[k], loss), pred...)
+				}
+			}
+			_, pred, err := tr.Eval(bts[0]) // on the running statistics
+			if err != nil {
+				t.Fatal(err)
+			}
+			runs[k] = append(runs[k], pred...)
+			for _, name := range p.Names {
+				for _, v := range p.T[name].Float32s() {
+					runs[k] = append(runs[k], float64(v))
+				}
+			}
+			tr.Close()
+		}
+		if len(runs[0]) != len(runs[1]) {
+			t.Fatalf("%s: %d and %d values", name, len(runs[0]), len(runs[1]))
+		}
+		for i := range runs[0] {
+			if math.Float64bits(runs[0][i]) != math.Float64bits(runs[1][i]) {
+				t.Fatalf("%s: value %d is %v in normal training, %v with recomputation", name, i, runs[0][i], runs[1][i])
+			}
+		}
+		if planned[1] >= planned[0] {
+			t.Errorf("%s: recomputation plans %d activation bytes, normal training %d", name, planned[1], planned[0])
+		}
+		t.Logf("%s: activations %d bytes normal, %d with recomputation", name, planned[0], planned[1])
+	}
+}

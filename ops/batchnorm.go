@@ -70,7 +70,8 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 	if res != nil {
 		in, ranks = append(in, res), []int{2, 1, 1, 2, 2}
 	}
-	op := newFuncOp(fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), bnForward[float64](s), bnForward[float32](s))
+	op := newFuncOp(fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), nil, nil)
+	op.p64, op.p32 = bnForward[float64](s), bnForward[float32](s)
 	op.ranks = ranks
 	op.check = s.checkInput
 	op.dev = DeviceOp{BN: st, Mask: mask, State: s}
@@ -173,9 +174,11 @@ func colSums[T kern.Float](s *bnState, rows, d int, s1, s2 []float64, f func(p1,
 
 // bnForward: in training, the column means and variances of the kept rows (sums of x − k for
 // k the first kept row, which keeps them accurate), and the running statistics' update; then
-// out = (x − μ)·γ/σ + β on kept rows, 0 on the others.
-func bnForward[T kern.Float](s *bnState) kernel[T] {
-	return func(out []T, in [][]T, sh []tensor.Shape) {
+// out = (x − μ)·γ/σ + β on kept rows, 0 on the others. A replay (Plan.Replay: the executor
+// recomputing the step for the backward pass) leaves the running statistics alone.
+func bnForward[T kern.Float](s *bnState) planKernel[T] {
+	return func(pl *Plan, out []T, in [][]T, sh []tensor.Shape) {
+		replay := pl != nil && pl.Replay
 		x, gamma, beta := in[0], in[1], in[2]
 		rows, d := sh[0][0], sh[0][1]
 		st := s.bn
@@ -197,8 +200,10 @@ func bnForward[T kern.Float](s *bnState) kernel[T] {
 				m1 := s1[c] / n
 				ss := max(s2[c]-s1[c]*m1, 0) // Σ (x − mean)²
 				s.mean[c] = float64(k[c]) + m1
-				st.RunMean[c] = (1-BNMomentum)*st.RunMean[c] + BNMomentum*s.mean[c]
-				st.RunVar[c] = (1-BNMomentum)*st.RunVar[c] + BNMomentum*ss/(n-1)
+				if !replay {
+					st.RunMean[c] = (1-BNMomentum)*st.RunMean[c] + BNMomentum*s.mean[c]
+					st.RunVar[c] = (1-BNMomentum)*st.RunVar[c] + BNMomentum*ss/(n-1)
+				}
 				s.invStd[c] = 1 / math.Sqrt(ss/n+BNEps)
 			}
 		} else {

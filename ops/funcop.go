@@ -81,6 +81,10 @@ type Plan struct {
 	// at least the sizes Aux gives), which the executor keeps until the op's gradient ops (those
 	// of the same Func.State) have run. Nil: the op's own.
 	Aux []any
+	// Replay says the executor runs the op again on the same inputs to recompute its result for
+	// the backward pass: the result must be the same, and side effects (a batch norm's running
+	// statistics) must not happen twice.
+	Replay bool
 }
 
 // planKernel is a kernel that reads the executor's plan (nil: the zero Plan).

@@ -70,6 +70,7 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	h, e := bd.NodeInput(in, cfg.IO, cfg.Hidden), bd.EdgeInput(in, cfg.IO, cfg.Hidden)
 	for l := 0; l < cfg.Layers; l++ {
 		h, e = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, e)
+		bd.Checkpoint(h, e)
 	}
 	pred, loss := bd.Head(in, cfg.IO, h, cfg.Hidden)
 	net, err := nn.Finish(bd, in, pred, loss, train)

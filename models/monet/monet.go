@@ -84,6 +84,7 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	u := bd.Input("pseudo", in.DegSrc)
 	for l := 0; l < cfg.Layers; l++ {
 		h = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, u, eps)
+		bd.Checkpoint(h)
 	}
 	pred, loss := bd.Head(in, cfg.IO, h, d)
 	net, err := nn.Finish(bd, in, pred, loss, train)

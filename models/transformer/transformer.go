@@ -78,6 +78,7 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	h, e := bd.NodeInput(in, cfg.IO, d), bd.EdgeInput(in, cfg.IO, d)
 	for l := 0; l < cfg.Layers; l++ {
 		h, e = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, e)
+		bd.Checkpoint(h, e)
 	}
 	pred, loss := bd.Head(in, cfg.IO, h, d)
 	net, err := nn.Finish(bd, in, pred, loss, train)
