@@ -60,6 +60,10 @@ type Model struct {
 	Dropout       float64 `mapstructure:"dropout" yaml:"dropout"`                 // in [0, 1)
 	InFeatDropout float64 `mapstructure:"in_feat_dropout" yaml:"in_feat_dropout"` // in [0, 1)
 	SPEncoder     string  `mapstructure:"sp_encoder" yaml:"sp_encoder"`           // table | linear (docs/protocol.md §"Input layer and encoders")
+	// Recompute trains with activation recomputation (docs/memory.md): the forward pass keeps
+	// only each layer's outputs and the backward pass recomputes the rest, for the same results
+	// bit for bit and a fraction of the activation memory, at the cost of a second forward pass.
+	Recompute bool `mapstructure:"recompute" yaml:"recompute"`
 }
 
 // Train is the optimisation protocol (docs/protocol.md §"Training protocol").

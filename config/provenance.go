@@ -19,10 +19,12 @@ import (
 var BudgetKeys = []string{"dataset.subset", "train.max_epochs", "train.max_time", "device"}
 
 // hashExcluded are the keys Hash leaves out: they do not change the trained model (where files
-// go and are cached, the run's name, the seeds: each run records its own seed) or are recorded
+// go and are cached, the run's name, the seeds: each run records its own seed, activation
+// recomputation) or are recorded
 // on their own (the device: Result.Device, and a departure when it differs from the config).
 var hashExcluded = map[string]bool{
 	"out": true, "dataset.dir": true, "dataset.cache": true, "train.seeds": true, "name": true, "device": true,
+	"model.recompute": true, // the same results bit for bit, less memory
 }
 
 // hashVersion starts the serialisation Hash digests; change it if the serialisation changes.

@@ -42,7 +42,7 @@ func TestNetBytesMatchesHeap(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			mem, err := nn.NetBytes(build, p, buckets[0], train)
+			mem, err := nn.NetBytes(build, p, buckets[0], train, false)
 			want := mem.Total()
 			if err != nil {
 				t.Fatal(err)

@@ -167,14 +167,17 @@ func (n *Net) Mem() NetMem {
 }
 
 // NetBytes builds the net of bucket b (for training or evaluation) on p without running it and
-// returns its memory (Net.Mem): what a training (or evaluation) step in that bucket holds on the
-// CPU. The net is dropped again. It is what a memory check sums over the buckets a run uses.
-func NetBytes(build BuildFunc, p *Params, b Bucket, train bool) (NetMem, error) {
+// returns its memory (Net.Mem), with activation recomputation if recompute: what a training (or
+// evaluation) step in that bucket holds on the CPU. The net is dropped again. It is what a memory check sums over the buckets a run uses.
+func NetBytes(build BuildFunc, p *Params, b Bucket, train, recompute bool) (NetMem, error) {
 	n, err := build(p, b, train)
 	if err != nil {
 		return NetMem{}, fmt.Errorf("memory estimate, bucket %v: %w", b, err)
 	}
 	defer n.Close()
+	if err := n.SetRecompute(recompute); err != nil {
+		return NetMem{}, fmt.Errorf("memory estimate, bucket %v: %w", b, err)
+	}
 	return n.Mem(), nil
 }
 

@@ -211,7 +211,7 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int) (MemEstimate, error) {
 	}
 	for i, b := range buckets {
 		if train[i] {
-			m, err := nn.NetBytes(build, p, b, true)
+			m, err := nn.NetBytes(build, p, b, true, r.cfg.Model.Recompute)
 			if err != nil {
 				return e, err
 			}
@@ -221,7 +221,7 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int) (MemEstimate, error) {
 			arena(m)
 		}
 		if eval[i] {
-			m, err := nn.NetBytes(build, p, b, false)
+			m, err := nn.NetBytes(build, p, b, false, false)
 			if err != nil {
 				return e, err
 			}

@@ -164,6 +164,9 @@ func (r *run) prepare() error {
 	if c.Device != "cpu" {
 		fmt.Fprintln(r.log, r.choice.Note)
 	}
+	if c.Model.Recompute && r.choice.Backend != nil {
+		fmt.Fprintln(r.log, "model.recompute: the GPU executor does not recompute activations yet; it plans its own slots (docs/memory.md)")
+	}
 	r.base = r.loop.Elapsed
 	fmt.Fprintf(r.log, "%s seed %d: %d parameters, %d/%d/%d graphs, preprocessing %.1fs, %d threads, %s\n",
 		c.RunName(), r.o.Seed, r.params, len(r.train), len(r.val), len(r.test), prep, runtime.GOMAXPROCS(0), r.resumeNote(ckpt))
@@ -194,6 +197,7 @@ func (r *run) buildTrainer(build nn.BuildFunc) error {
 	if err != nil {
 		return err
 	}
+	tr.Recompute = c.Model.Recompute
 	if r.est != nil { // the largest net's activations, so the arena never grows
 		tr.Arena.Reserve(r.est.ArenaF32, r.est.ArenaF64)
 	}
