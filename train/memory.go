@@ -114,7 +114,7 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 			return fmt.Errorf("memory guard: %w (set the budget with -memory SIZE, or skip the check with -no-memory-guard)", err)
 		}
 	}
-	est, err := r.estimateMemory(build, r.cfg.Train.BatchSize)
+	est, err := r.estimateMemory(build, r.cfg.Train.BatchSize, r.cfg.Model.Recompute)
 	if err != nil {
 		return err
 	}
@@ -129,58 +129,74 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 	return nil
 }
 
-// refuse returns the MemoryError for est, with the largest batch size that fits: a line through
-// the estimates at the run's batch size and half of it gives a first guess, then a bisection
-// over the estimates themselves (they grow with the batch size) settles it.
+// refuse returns the MemoryError for est, with the largest batch size that fits.
 func (r *run) refuse(build nn.BuildFunc, est MemEstimate, limit memlimit.Limit) error {
 	e := &MemoryError{Est: est, Limit: limit}
 	ests := map[int]MemEstimate{est.BatchSize: est}
-	at := func(bs int) (MemEstimate, error) {
-		if m, ok := ests[bs]; ok {
-			return m, nil
+	at := func(bs int) (int64, error) {
+		m, ok := ests[bs]
+		if !ok {
+			var err error
+			if m, err = r.estimateMemory(build, bs, r.cfg.Model.Recompute); err != nil {
+				return 0, err
+			}
+			ests[bs] = m
 		}
-		m, err := r.estimateMemory(build, bs)
-		ests[bs] = m
-		return m, err
+		return m.Need(), nil
 	}
-	lo, hi := 0, est.BatchSize // the largest batch size known to fit (0: none), the smallest known not to
+	fits, err := largestFit(at, est.BatchSize, limit.Bytes)
+	if err != nil {
+		return err
+	}
+	e.Fits = fits
+	if _, err := at(max(fits, 1)); err != nil {
+		return err
+	}
+	e.FitEst = ests[max(fits, 1)]
+	return e
+}
+
+// largestFit returns the largest batch size below hi whose need (growing with the batch size)
+// is at most limit, 0 if none: a line through the needs at hi and half of it gives a first
+// guess, then a bisection over the needs themselves settles it. need(hi) is known to exceed
+// limit.
+func largestFit(need func(bs int) (int64, error), hi int, limit int64) (int, error) {
+	lo := 0 // the largest batch size known to fit (0: none); hi the smallest known not to
 	probe := 0
 	if half := hi / 2; half >= 1 {
-		low, err := at(half)
+		top, err := need(hi)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if slope := float64(est.Need()-low.Need()) / float64(hi-half); slope > 0 {
-			probe = half + int(math.Floor(float64(limit.Bytes-low.Need())/slope))
+		low, err := need(half)
+		if err != nil {
+			return 0, err
+		}
+		if slope := float64(top-low) / float64(hi-half); slope > 0 {
+			probe = half + int(math.Floor(float64(limit-low)/slope))
 		}
 	}
 	for hi-lo > 1 {
 		if probe <= lo || probe >= hi {
 			probe = (lo + hi) / 2
 		}
-		m, err := at(probe)
+		n, err := need(probe)
 		if err != nil {
-			return err
+			return 0, err
 		}
-		if m.Need() <= limit.Bytes {
+		if n <= limit {
 			lo = probe
 		} else {
 			hi = probe
 		}
 		probe = 0
 	}
-	e.Fits = lo
-	var err error
-	e.FitEst, err = at(max(lo, 1))
-	if err != nil {
-		return err
-	}
-	return e
+	return lo, nil
 }
 
 // estimateMemory estimates the run's live memory at batch size bs from the loaded graphs and
 // the nets of the buckets bs gives, built on throwaway parameters without running them.
-func (r *run) estimateMemory(build nn.BuildFunc, bs int) (MemEstimate, error) {
+func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEstimate, error) {
 	c := r.cfg.Train
 	e := MemEstimate{BatchSize: bs, Params: int64(r.params) * paramBytes, Runtime: runtimeBytes}
 	for _, split := range [][]*data.Graph{r.train, r.val, r.test} {
@@ -211,7 +227,7 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int) (MemEstimate, error) {
 	}
 	for i, b := range buckets {
 		if train[i] {
-			m, err := nn.NetBytes(build, p, b, true, r.cfg.Model.Recompute)
+			m, err := nn.NetBytes(build, p, b, true, recompute)
 			if err != nil {
 				return e, err
 			}

@@ -57,7 +57,7 @@ func estimateOf(t *testing.T, c *config.Run) MemEstimate {
 	if r.io, build, r.params, err = models.FromConfig(c, r.spec); err != nil {
 		t.Fatal(err)
 	}
-	est, err := r.estimateMemory(build, c.Train.BatchSize)
+	est, err := r.estimateMemory(build, c.Train.BatchSize, c.Model.Recompute)
 	if err != nil {
 		t.Fatal(err)
 	}
