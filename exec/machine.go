@@ -468,6 +468,9 @@ func (m *Machine) Bytes() int64 {
 	n, _ := m.PlanBytes()
 	n += m.ScratchBytes()
 	for _, s := range m.steps {
+		if s.replay {
+			continue // the op's state and a Gorgonia operator's result are counted at its first run
+		}
 		elem := int(s.node.Dtype().Size())
 		if s.val < 0 {
 			n += int64(s.node.Shape().TotalSize()) * int64(elem)

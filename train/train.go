@@ -19,7 +19,6 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
-	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -132,10 +131,9 @@ func (r *run) prepare() error {
 		return err
 	}
 	prep := time.Since(r.start).Seconds()
-	var build nn.BuildFunc
-	r.io, build, r.params, err = models.FromConfig(c, r.spec)
+	build, err := r.model()
 	if err != nil {
-		return fmt.Errorf("model: %w", err)
+		return err
 	}
 	r.metric = runfiles.MetricMAE
 	switch r.io.Loss {

@@ -19,7 +19,10 @@
 // Before training on the CPU, the memory guard estimates the run's memory and stops it at once
 // (status 1) if it exceeds the budget: the cgroup limit or MemAvailable, or -memory SIZE (e.g.
 // -memory 16GiB); the message names the largest train.batch_size that fits. -no-memory-guard
-// skips the check.
+// skips the check. -plan trains nothing: it prints the run's planned memory on the CPU (with and
+// without model.recompute) and on the GPU, and the largest batch size that fits -budget SIZE.
+//
+//	train -config configs/cluster/gatedgcn-lp-r3.yaml -set train.batch_size=48 -plan -budget 16GiB
 package main
 
 import (
@@ -71,6 +74,8 @@ func run(args []string) int {
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	memory := fs.String("memory", "", "memory budget of the memory guard, e.g. 16GiB (default: the cgroup limit or MemAvailable, whichever is smaller)")
 	noGuard := fs.Bool("no-memory-guard", false, "skip the memory guard (a run larger than memory is then killed by the kernel)")
+	plan := fs.Bool("plan", false, "do not train: print the run's planned memory on the CPU (with and without model.recompute) and the GPU, and the largest batch size that fits -budget")
+	budget := fs.String("budget", "", "with -plan: the memory to fit, e.g. 16GiB (default: what this machine makes available)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -105,6 +110,13 @@ func run(args []string) int {
 		}
 		opt.Memory = b
 	}
+	if *budget != "" && !*plan {
+		fmt.Fprintln(os.Stderr, "train: -budget goes with -plan; a training run's budget is -memory SIZE")
+		return exitUsage
+	}
+	if *plan {
+		return planRun(*cfgPath, overrides, opt, *budget)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if *resume != "" {
@@ -137,6 +149,35 @@ func run(args []string) int {
 			return code
 		}
 	}
+	return 0
+}
+
+// planRun prints the memory plan of a config (train -plan).
+func planRun(cfgPath string, overrides config.Sets, opt train.Options, budget string) int {
+	var b int64
+	if budget != "" {
+		var err error
+		if b, err = memlimit.ParseSize(budget); err != nil {
+			fmt.Fprintf(os.Stderr, "train: -budget: %v\n", err)
+			return exitUsage
+		}
+	}
+	if cfgPath == "" && len(overrides) == 0 {
+		fmt.Fprintln(os.Stderr, "train: -plan needs -config FILE or -set dataset.name=NAME")
+		return exitUsage
+	}
+	cfg, err := config.Load(cfgPath, overrides)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
+	opt.Run, opt.Seed = cfg, cfg.Train.Seeds[0]
+	pl, err := train.PlanMemory(opt, b)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "train: -plan: %v\n", err)
+		return 1
+	}
+	pl.Report(os.Stdout)
 	return 0
 }
 

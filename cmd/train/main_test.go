@@ -252,10 +252,17 @@ func TestRecoveryFlags(t *testing.T) {
 }
 
 // TestMemoryFlags: -memory below the run's estimate stops it at once with the guard's message
-// (exit 1, no checkpoint); -no-memory-guard trains it; a malformed size is a usage error.
+// (exit 1, no checkpoint); -no-memory-guard trains it; a malformed size is a usage error, and so
+// is -budget without -plan; -plan prints a plan.
 func TestMemoryFlags(t *testing.T) {
 	if code := run([]string{"-memory", "lots", "-set", "dataset.name=neighborsmatch-2"}); code != exitUsage {
 		t.Errorf("-memory lots: exit %d, want %d", code, exitUsage)
+	}
+	if code := run([]string{"-budget", "1GiB", "-set", "dataset.name=neighborsmatch-2"}); code != exitUsage {
+		t.Errorf("-budget without -plan: exit %d, want %d", code, exitUsage)
+	}
+	if code := run([]string{"-plan", "-budget", "1GiB", "-set", "dataset.name=neighborsmatch-2", "-out", t.TempDir()}); code != 0 {
+		t.Errorf("-plan: exit %d, want 0", code)
 	}
 	bin := build(t)
 	out := t.TempDir()

@@ -1,0 +1,204 @@
+package train
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/internal/memlimit"
+	"github.com/rewiregnn/rewiregnn/models"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+// The memory plan of a run (train -plan): what the memory guard estimates on the CPU, with and
+// without activation recomputation, what the GPU executor's plan holds on the device, and the
+// largest batch size that fits a budget, all from the preprocessed data and the compiled nets'
+// plans, without training.
+
+// MemoryPlan is a run's planned memory.
+type MemoryPlan struct {
+	Name      string
+	BatchSize int
+	Budget    int64
+	Layers    int
+	// CPU and CPURecompute are the memory guard's estimates (live bytes; Need adds the garbage
+	// collector's room); Fits* the largest batch size whose need is within the budget (0: none;
+	// the batch size itself when it fits).
+	CPU, CPURecompute         MemEstimate
+	FitsCPU, FitsCPURecompute int
+	GPU                       GPUEstimate
+	FitsGPU                   int
+	// Edges is the largest training bucket's edge count, for per-edge figures.
+	Edges int
+}
+
+// GPUEstimate is the device memory of a GPU run: the largest plan's activation slots (a run
+// allocates them and frees them after), the holders of every net's inputs, and the parameters
+// with Adam's moments (float32). The GPU executor does not recompute activations.
+type GPUEstimate struct {
+	Activations, Holders, Params int64
+}
+
+// Total is the device memory the run needs.
+func (g GPUEstimate) Total() int64 { return g.Activations + g.Holders + g.Params }
+
+// PlanMemory loads and preprocesses o.Run's data and plans its memory against budget (bytes; 0:
+// what this machine makes available). Nothing is trained and no run directory is written.
+func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
+	c := o.Run
+	r := &run{o: o, cfg: c, log: o.Log}
+	if r.log == nil {
+		r.log = io.Discard
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	if err := Resolve(c); err != nil {
+		return nil, err
+	}
+	if budget <= 0 {
+		l, err := memlimit.Available()
+		if err != nil {
+			return nil, fmt.Errorf("plan: %w (give the budget with -budget SIZE)", err)
+		}
+		budget = l.Bytes
+	}
+	if err := r.loadData(); err != nil {
+		return nil, err
+	}
+	build, err := r.model()
+	if err != nil {
+		return nil, err
+	}
+	bs := c.Train.BatchSize
+	pl := &MemoryPlan{Name: c.RunName(), BatchSize: bs, Budget: budget, Layers: c.Model.Layers}
+	for _, rc := range []bool{false, true} {
+		need := func(b int) (int64, error) {
+			e, err := r.estimateMemory(build, b, rc)
+			return e.Need(), err
+		}
+		est, err := r.estimateMemory(build, bs, rc)
+		if err != nil {
+			return nil, err
+		}
+		fits, err := fitsAt(need, est.Need(), bs, budget)
+		if err != nil {
+			return nil, err
+		}
+		if rc {
+			pl.CPURecompute, pl.FitsCPURecompute = est, fits
+		} else {
+			pl.CPU, pl.FitsCPU = est, fits
+		}
+	}
+	if pl.GPU, pl.Edges, err = r.gpuEstimate(build, bs); err != nil {
+		return nil, err
+	}
+	gneed := func(b int) (int64, error) {
+		g, _, err := r.gpuEstimate(build, b)
+		return g.Total(), err
+	}
+	if pl.FitsGPU, err = fitsAt(gneed, pl.GPU.Total(), bs, budget); err != nil {
+		return nil, err
+	}
+	return pl, nil
+}
+
+// fitsAt is bs when its need fits the budget, else the largest batch size below that does.
+func fitsAt(need func(int) (int64, error), at int64, bs int, budget int64) (int, error) {
+	if at <= budget {
+		return bs, nil
+	}
+	return largestFit(need, bs, budget)
+}
+
+// model returns the run's BuildFunc (and sets its IO and parameter count).
+func (r *run) model() (nn.BuildFunc, error) {
+	var build nn.BuildFunc
+	var err error
+	if r.io, build, r.params, err = models.FromConfig(r.cfg, r.spec); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	return build, nil
+}
+
+// gpuEstimate plans the device memory at batch size bs from the GPU executor's plans of the
+// nets of the buckets the run uses; it also returns the largest training bucket's edges.
+func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, int, error) {
+	c := r.cfg.Train
+	g := GPUEstimate{Params: int64(r.params) * 12} // value and Adam's two moments, float32
+	all := slices.Concat(r.train, r.val, r.test)
+	buckets, err := nn.MakeBuckets(all, bs, c.Buckets)
+	if err != nil {
+		return g, 0, fmt.Errorf("memory plan: %w", err)
+	}
+	train, eval, err := usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
+	if err != nil {
+		return g, 0, fmt.Errorf("memory plan: %w", err)
+	}
+	p, err := nn.NewParams(tensor.Float32, uint64(r.o.Seed))
+	if err != nil {
+		return g, 0, err
+	}
+	edges := 0
+	for i, b := range buckets {
+		for _, tr := range []bool{true, false} {
+			if (tr && !train[i]) || (!tr && !eval[i]) {
+				continue
+			}
+			n, err := build(p, b, tr)
+			if err != nil {
+				return g, 0, fmt.Errorf("memory plan, bucket %v: %w", b, err)
+			}
+			pl, err := gpu.Compile(n, p)
+			if err != nil {
+				return g, 0, fmt.Errorf("memory plan, bucket %v: %w", b, err)
+			}
+			g.Activations = max(g.Activations, pl.Bytes())
+			g.Holders += n.In.Bytes()
+			if tr {
+				edges = max(edges, b.Edges)
+			}
+			n.Close()
+		}
+	}
+	return g, edges, nil
+}
+
+// Report writes the plan as a table.
+func (pl *MemoryPlan) Report(w io.Writer) {
+	f := memlimit.Format
+	perEdge := func(b int64) string {
+		if pl.Edges == 0 || pl.Layers == 0 {
+			return "-"
+		}
+		return fmt.Sprintf("%.0f B", float64(b)/float64(pl.Edges)/float64(pl.Layers))
+	}
+	fits := func(n int) string {
+		switch {
+		case n == pl.BatchSize:
+			return fmt.Sprintf("yes (batch %d)", n)
+		case n == 0:
+			return "no batch size"
+		}
+		return fmt.Sprintf("no; batch %d does", n)
+	}
+	fmt.Fprintf(w, "%s, batch size %d: %d buckets, %d used for training, the largest with %d edges\n",
+		pl.Name, pl.BatchSize, pl.CPU.Buckets, pl.CPU.TrainBuckets, pl.Edges)
+	var b strings.Builder
+	fmt.Fprintf(&b, "%-34s %14s %14s %14s\n", "", "CPU", "CPU recompute", "GPU")
+	row := func(name string, a, r, g string) { fmt.Fprintf(&b, "%-34s %14s %14s %14s\n", name, a, r, g) }
+	row("activations (largest net)", f(pl.CPU.Arena), f(pl.CPURecompute.Arena), f(pl.GPU.Activations))
+	row("  per edge per layer", perEdge(pl.CPU.Arena), perEdge(pl.CPURecompute.Arena), perEdge(pl.GPU.Activations))
+	row("nets' own state and inputs", f(pl.CPU.Train+pl.CPU.Eval), f(pl.CPURecompute.Train+pl.CPURecompute.Eval), f(pl.GPU.Holders))
+	row("graphs and batches (host)", f(pl.CPU.Data+pl.CPU.Batches), f(pl.CPURecompute.Data+pl.CPURecompute.Batches), "")
+	row("parameters and Adam", f(pl.CPU.Params), f(pl.CPURecompute.Params), f(pl.GPU.Params))
+	row("live in all", f(pl.CPU.Total()), f(pl.CPURecompute.Total()), f(pl.GPU.Total()))
+	row("need (CPU: + 25% for the GC)", f(pl.CPU.Need()), f(pl.CPURecompute.Need()), f(pl.GPU.Total()))
+	row("fits "+f(pl.Budget), fits(pl.FitsCPU), fits(pl.FitsCPURecompute), fits(pl.FitsGPU))
+	io.WriteString(w, b.String())
+}

@@ -1,0 +1,66 @@
+package train
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
+)
+
+// TestPlanMemory: the plan of a ZINC subset run has the guard's estimate, recomputation plans
+// fewer activation bytes, and with a budget between the needs of two batch sizes the largest
+// batch size that fits is the largest whose estimate is within it (checked one above).
+func TestPlanMemory(t *testing.T) {
+	dir := testdata.Dir(t)
+	c, err := config.Load("", []string{"dataset.name=zinc", "dataset.dir=" + dir, "dataset.subset=300", "dataset.encoding=adj",
+		"dataset.r=3", "train.batch_size=64", "train.buckets=2", "out=" + t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := PlanMemory(Options{Run: c, Seed: 41, Workers: 1}, 64<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pl.FitsCPU != 64 || pl.FitsCPURecompute != 64 || pl.FitsGPU != 64 {
+		t.Fatalf("64 GiB: fits %d / %d / %d, want the batch size 64", pl.FitsCPU, pl.FitsCPURecompute, pl.FitsGPU)
+	}
+	if pl.CPURecompute.Arena >= pl.CPU.Arena || pl.GPU.Activations <= 0 || pl.Edges <= 0 {
+		t.Fatalf("activations %d normal, %d recomputed, GPU %d, %d edges", pl.CPU.Arena, pl.CPURecompute.Arena, pl.GPU.Activations, pl.Edges)
+	}
+	r := &run{o: Options{Run: c, Seed: 41, Workers: 1}, cfg: c, log: nil}
+	r.log = &bytes.Buffer{}
+	if err := r.loadData(); err != nil {
+		t.Fatal(err)
+	}
+	build, err := r.model()
+	if err != nil {
+		t.Fatal(err)
+	}
+	need := func(bs int) int64 {
+		e, err := r.estimateMemory(build, bs, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e.Need()
+	}
+	if need(64) != pl.CPU.Need() {
+		t.Fatalf("plan %d, guard %d", pl.CPU.Need(), need(64))
+	}
+	budget := (need(20) + need(21)) / 2
+	small, err := PlanMemory(Options{Run: c, Seed: 41, Workers: 1}, budget)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if small.FitsCPU < 1 || small.FitsCPU >= 64 || need(small.FitsCPU) > budget || need(small.FitsCPU+1) <= budget {
+		t.Fatalf("budget %d: fits batch %d (needs %d; one more %d)", budget, small.FitsCPU, need(small.FitsCPU), need(small.FitsCPU+1))
+	}
+	var out bytes.Buffer
+	small.Report(&out)
+	for _, want := range []string{"CPU recompute", "GPU", "per edge per layer", "fits", "batch size 64"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("report lacks %q:\n%s", want, out.String())
+		}
+	}
+}
