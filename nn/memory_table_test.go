@@ -1,0 +1,67 @@
+package nn_test
+
+import (
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
+	"github.com/rewiregnn/rewiregnn/models/monet"
+	"github.com/rewiregnn/rewiregnn/models/transformer"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
+)
+
+// TestActivationMemoryPerEdge plans the training nets of the three models (8 layers, their
+// ZINC widths) on a bucket of 20 edges per node, as a rewired graph has, and reports the
+// activation bytes per edge per layer at the plan's peak and the whole executor's (kept op
+// state, scratch, results outside the plan), normal and recomputed (docs/memory.md). It
+// requires GatedGCN's targets: at most 4 edge-width values (4·d bytes) per edge per layer
+// held for the backward pass normally and at most 1.5 with recomputation; its peak slots
+// hold what the backward pass keeps plus the transients of one layer, so they bound it.
+func TestActivationMemoryPerEdge(t *testing.T) {
+	const layers = 8
+	b := nn.Bucket{Nodes: 2000, Edges: 40000, Graphs: 16}
+	g, m, tf := gatedgcn.ZINC(), monet.ZINC(), transformer.ZINC()
+	g.Layers, m.Layers, tf.Layers = layers, layers, layers
+	for _, tc := range []struct {
+		name   string
+		build  nn.BuildFunc
+		hidden int
+	}{{"gatedgcn", gatedgcn.Builder(g), g.Hidden}, {"monet", monet.Builder(m), m.Hidden}, {"transformer", transformer.Builder(tf), tf.Hidden}} {
+		p, err := nn.NewParams(tensor.Float32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ev, err := tc.build(p, b, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-11s evaluation: executor %6.0f B per edge per layer", tc.name, float64(ev.Machine().Bytes())/float64(b.Edges*layers))
+		for _, rc := range []bool{false, true} {
+			p, err := nn.NewParams(tensor.Float32, 1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n, err := tc.build(p, b, true)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := n.SetRecompute(rc); err != nil {
+				t.Fatal(err)
+			}
+			slots, _ := n.Machine().PlanBytes()
+			per := float64(b.Edges * layers)
+			width := float64(4 * tc.hidden) // one edge-width value: d float32
+			t.Logf("%-11s recompute=%-5v peak activations %6.0f B per edge per layer (%.2f edge-width values), executor %6.0f B",
+				tc.name, rc, float64(slots)/per, float64(slots)/per/width, float64(n.Machine().Bytes())/per)
+			if tc.name == "gatedgcn" {
+				limit := 4.0
+				if rc {
+					limit = 1.5
+				}
+				if v := float64(slots) / per / width; v > limit {
+					t.Errorf("gatedgcn recompute=%v: %.2f edge-width values per edge per layer, want at most %g", rc, v, limit)
+				}
+			}
+		}
+	}
+}
