@@ -31,8 +31,9 @@ func rewired(b testing.TB, n, r int) ([]*data.Graph, *data.Spec) {
 }
 
 // benchZINC times training steps (forward, backward, Adam) of the 100K ZINC GatedGCN with the
-// adjacency encoding and CLS readout on batches of 128 rewired test molecules, float32.
-func benchZINC(b *testing.B, r int) {
+// adjacency encoding and CLS readout on batches of 128 rewired test molecules, float32, with
+// activation recomputation if recompute.
+func benchZINC(b *testing.B, r int, recompute bool) {
 	const batch = 128
 	gs, spec := rewired(b, 1000, r)
 	var bs []*data.Batch
@@ -60,6 +61,7 @@ func benchZINC(b *testing.B, r int) {
 		b.Fatal(err)
 	}
 	defer tr.Close()
+	tr.Recompute = recompute
 	for _, bt := range bs { // build every bucket's graph before timing
 		if _, err := tr.Step(bt); err != nil {
 			b.Fatal(err)
@@ -85,5 +87,7 @@ func benchZINC(b *testing.B, r int) {
 	b.ReportMetric(float64(edges)/float64(len(bs)), "edges/batch")
 }
 
-func BenchmarkTrainZINCr1(b *testing.B) { benchZINC(b, 1) }
-func BenchmarkTrainZINCr4(b *testing.B) { benchZINC(b, 4) }
+func BenchmarkTrainZINCr1(b *testing.B)          { benchZINC(b, 1, false) }
+func BenchmarkTrainZINCr4(b *testing.B)          { benchZINC(b, 4, false) }
+func BenchmarkTrainZINCr1Recompute(b *testing.B) { benchZINC(b, 1, true) }
+func BenchmarkTrainZINCr4Recompute(b *testing.B) { benchZINC(b, 4, true) }
