@@ -54,6 +54,8 @@ type MemEstimate struct {
 	Arena        int64 // the activations and scratch all nets share (nn.Trainer.Arena): the largest net's
 	ArenaF32     int64 // the arena's float32 values (to reserve)
 	ArenaF64     int64
+	ArenaEdges   int  // the edges of the bucket whose net sets Arena
+	ArenaTrain   bool // that net is a training net
 	Runtime      int64
 	TrainBuckets int // how many of the buckets the training batches use
 	Buckets      int
@@ -221,8 +223,10 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEst
 	if err != nil {
 		return e, err
 	}
-	arena := func(m nn.NetMem) {
-		e.Arena = max(e.Arena, m.Shared)
+	arena := func(m nn.NetMem, b nn.Bucket, train bool) {
+		if m.Shared > e.Arena {
+			e.Arena, e.ArenaEdges, e.ArenaTrain = m.Shared, b.Edges, train
+		}
 		e.ArenaF32, e.ArenaF64 = max(e.ArenaF32, m.F32), max(e.ArenaF64, m.F64)
 	}
 	for i, b := range buckets {
@@ -234,7 +238,7 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEst
 			e.Train += m.Own
 			e.TrainBuckets++
 			e.Largest = max(e.Largest, m.Total())
-			arena(m)
+			arena(m, b, true)
 		}
 		if eval[i] {
 			m, err := nn.NetBytes(build, p, b, false, false)
@@ -242,7 +246,7 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEst
 				return e, err
 			}
 			e.Eval += m.Own
-			arena(m)
+			arena(m, b, false)
 		}
 	}
 	return e, nil

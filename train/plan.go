@@ -32,8 +32,6 @@ type MemoryPlan struct {
 	FitsCPU, FitsCPURecompute int
 	GPU                       GPUEstimate
 	FitsGPU                   int
-	// Edges is the largest training bucket's edge count, for per-edge figures.
-	Edges int
 }
 
 // GPUEstimate is the device memory of a GPU run: the largest plan's activation slots (a run
@@ -41,6 +39,10 @@ type MemoryPlan struct {
 // with Adam's moments (float32). The GPU executor does not recompute activations.
 type GPUEstimate struct {
 	Activations, Holders, Params int64
+	// ActEdges is the edge count of the bucket whose plan sets Activations; ActTrain says it is
+	// a training net's.
+	ActEdges int
+	ActTrain bool
 }
 
 // Total is the device memory the run needs.
@@ -95,11 +97,11 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 			pl.CPU, pl.FitsCPU = est, fits
 		}
 	}
-	if pl.GPU, pl.Edges, err = r.gpuEstimate(build, bs); err != nil {
+	if pl.GPU, err = r.gpuEstimate(build, bs); err != nil {
 		return nil, err
 	}
 	gneed := func(b int) (int64, error) {
-		g, _, err := r.gpuEstimate(build, b)
+		g, err := r.gpuEstimate(build, b)
 		return g.Total(), err
 	}
 	if pl.FitsGPU, err = fitsAt(gneed, pl.GPU.Total(), bs, budget); err != nil {
@@ -127,24 +129,23 @@ func (r *run) model() (nn.BuildFunc, error) {
 }
 
 // gpuEstimate plans the device memory at batch size bs from the GPU executor's plans of the
-// nets of the buckets the run uses; it also returns the largest training bucket's edges.
-func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, int, error) {
+// nets of the buckets the run uses.
+func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
 	c := r.cfg.Train
 	g := GPUEstimate{Params: int64(r.params) * 12} // value and Adam's two moments, float32
 	all := slices.Concat(r.train, r.val, r.test)
 	buckets, err := nn.MakeBuckets(all, bs, c.Buckets)
 	if err != nil {
-		return g, 0, fmt.Errorf("memory plan: %w", err)
+		return g, fmt.Errorf("memory plan: %w", err)
 	}
 	train, eval, err := usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
 	if err != nil {
-		return g, 0, fmt.Errorf("memory plan: %w", err)
+		return g, fmt.Errorf("memory plan: %w", err)
 	}
 	p, err := nn.NewParams(tensor.Float32, uint64(r.o.Seed))
 	if err != nil {
-		return g, 0, err
+		return g, err
 	}
-	edges := 0
 	for i, b := range buckets {
 		for _, tr := range []bool{true, false} {
 			if (tr && !train[i]) || (!tr && !eval[i]) {
@@ -152,31 +153,36 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, int, error) 
 			}
 			n, err := build(p, b, tr)
 			if err != nil {
-				return g, 0, fmt.Errorf("memory plan, bucket %v: %w", b, err)
+				return g, fmt.Errorf("memory plan, bucket %v: %w", b, err)
 			}
 			pl, err := gpu.Compile(n, p)
 			if err != nil {
-				return g, 0, fmt.Errorf("memory plan, bucket %v: %w", b, err)
+				return g, fmt.Errorf("memory plan, bucket %v: %w", b, err)
 			}
-			g.Activations = max(g.Activations, pl.Bytes())
+			if pl.Bytes() > g.Activations {
+				g.Activations, g.ActEdges, g.ActTrain = pl.Bytes(), b.Edges, tr
+			}
 			g.Holders += n.In.Bytes()
-			if tr {
-				edges = max(edges, b.Edges)
-			}
 			n.Close()
 		}
 	}
-	return g, edges, nil
+	return g, nil
 }
 
 // Report writes the plan as a table.
 func (pl *MemoryPlan) Report(w io.Writer) {
 	f := memlimit.Format
-	perEdge := func(b int64) string {
-		if pl.Edges == 0 || pl.Layers == 0 {
+	perEdge := func(b int64, edges int) string {
+		if edges == 0 || pl.Layers == 0 {
 			return "-"
 		}
-		return fmt.Sprintf("%.0f B", float64(b)/float64(pl.Edges)/float64(pl.Layers))
+		return fmt.Sprintf("%.0f B", float64(b)/float64(edges)/float64(pl.Layers))
+	}
+	which := func(edges int, train bool) string {
+		if train {
+			return fmt.Sprintf("training, %d edges", edges)
+		}
+		return fmt.Sprintf("evaluation, %d edges", edges)
 	}
 	fits := func(n int) string {
 		switch {
@@ -185,20 +191,21 @@ func (pl *MemoryPlan) Report(w io.Writer) {
 		case n == 0:
 			return "no batch size"
 		}
-		return fmt.Sprintf("no; batch %d does", n)
+		return fmt.Sprintf("no; batch %d", n)
 	}
-	fmt.Fprintf(w, "%s, batch size %d: %d buckets, %d used for training, the largest with %d edges\n",
-		pl.Name, pl.BatchSize, pl.CPU.Buckets, pl.CPU.TrainBuckets, pl.Edges)
+	c, rc, g := &pl.CPU, &pl.CPURecompute, &pl.GPU
+	fmt.Fprintf(w, "%s, batch size %d: %d buckets, %d used for training\n", pl.Name, pl.BatchSize, c.Buckets, c.TrainBuckets)
 	var b strings.Builder
-	fmt.Fprintf(&b, "%-34s %14s %14s %14s\n", "", "CPU", "CPU recompute", "GPU")
-	row := func(name string, a, r, g string) { fmt.Fprintf(&b, "%-34s %14s %14s %14s\n", name, a, r, g) }
-	row("activations (largest net)", f(pl.CPU.Arena), f(pl.CPURecompute.Arena), f(pl.GPU.Activations))
-	row("  per edge per layer", perEdge(pl.CPU.Arena), perEdge(pl.CPURecompute.Arena), perEdge(pl.GPU.Activations))
-	row("nets' own state and inputs", f(pl.CPU.Train+pl.CPU.Eval), f(pl.CPURecompute.Train+pl.CPURecompute.Eval), f(pl.GPU.Holders))
-	row("graphs and batches (host)", f(pl.CPU.Data+pl.CPU.Batches), f(pl.CPURecompute.Data+pl.CPURecompute.Batches), "")
-	row("parameters and Adam", f(pl.CPU.Params), f(pl.CPURecompute.Params), f(pl.GPU.Params))
-	row("live in all", f(pl.CPU.Total()), f(pl.CPURecompute.Total()), f(pl.GPU.Total()))
-	row("need (CPU: + 25% for the GC)", f(pl.CPU.Need()), f(pl.CPURecompute.Need()), f(pl.GPU.Total()))
+	row := func(name string, a, r, g string) { fmt.Fprintf(&b, "%-30s %22s %22s %22s\n", name, a, r, g) }
+	row("", "CPU", "CPU recompute", "GPU")
+	row("activations (largest net)", f(c.Arena), f(rc.Arena), f(g.Activations))
+	row("  that net", which(c.ArenaEdges, c.ArenaTrain), which(rc.ArenaEdges, rc.ArenaTrain), which(g.ActEdges, g.ActTrain))
+	row("  per edge per layer", perEdge(c.Arena, c.ArenaEdges), perEdge(rc.Arena, rc.ArenaEdges), perEdge(g.Activations, g.ActEdges))
+	row("nets' own state and inputs", f(c.Train+c.Eval), f(rc.Train+rc.Eval), f(g.Holders))
+	row("graphs and batches (host)", f(c.Data+c.Batches), f(rc.Data+rc.Batches), "")
+	row("parameters and Adam", f(c.Params), f(rc.Params), f(g.Params))
+	row("live in all", f(c.Total()), f(rc.Total()), f(g.Total()))
+	row("need (CPU: + 25% for the GC)", f(c.Need()), f(rc.Need()), f(g.Total()))
 	row("fits "+f(pl.Budget), fits(pl.FitsCPU), fits(pl.FitsCPURecompute), fits(pl.FitsGPU))
 	io.WriteString(w, b.String())
 }

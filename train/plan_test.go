@@ -26,8 +26,9 @@ func TestPlanMemory(t *testing.T) {
 	if pl.FitsCPU != 64 || pl.FitsCPURecompute != 64 || pl.FitsGPU != 64 {
 		t.Fatalf("64 GiB: fits %d / %d / %d, want the batch size 64", pl.FitsCPU, pl.FitsCPURecompute, pl.FitsGPU)
 	}
-	if pl.CPURecompute.Arena >= pl.CPU.Arena || pl.GPU.Activations <= 0 || pl.Edges <= 0 {
-		t.Fatalf("activations %d normal, %d recomputed, GPU %d, %d edges", pl.CPU.Arena, pl.CPURecompute.Arena, pl.GPU.Activations, pl.Edges)
+	if pl.CPURecompute.Arena >= pl.CPU.Arena || pl.GPU.Activations <= 0 || pl.CPU.ArenaEdges <= 0 || !pl.CPU.ArenaTrain {
+		t.Fatalf("activations %d normal, %d recomputed, GPU %d; the largest net: %d edges, training %v",
+			pl.CPU.Arena, pl.CPURecompute.Arena, pl.GPU.Activations, pl.CPU.ArenaEdges, pl.CPU.ArenaTrain)
 	}
 	r := &run{o: Options{Run: c, Seed: 41, Workers: 1}, cfg: c, log: nil}
 	r.log = &bytes.Buffer{}
