@@ -286,10 +286,10 @@ func (t *Trainer) step(pr *program, st *Step) error {
 		m, cols := rc(0)
 		nbh, _ := rc(1)
 		return b.GatedAggregate(cuda.GatedBufs{Ehat: p(0), Bh: p(1), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst], Out: out, Eta: aux(0), Den: aux(1)}, m, nbh, d.Rows, cols)
-	case ops.OpGatedGrad: // (bh, out, g) → dê, dbh
-		nbh, cols := rc(0)
-		return b.GatedAggregateBackward(o(0), o(1), p(2), cuda.GatedBufs{Bh: p(0), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst],
-			Out: p(1), Eta: aux(0), Den: aux(1)}, d.Src.Len(), nbh, d.Rows, cols)
+	case ops.OpGatedGrad: // (ê, bh, out, g) → dê, dbh
+		nbh, cols := rc(1)
+		return b.GatedAggregateBackward(o(0), o(1), p(3), cuda.GatedBufs{Ehat: p(0), Bh: p(1), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst],
+			Out: p(2), Eta: aux(0), Den: aux(1)}, d.Src.Len(), nbh, d.Rows, cols)
 	case ops.OpEdgeSum: // (e, hs, ht)
 		m, cols := rc(0)
 		rows, _ := rc(1)

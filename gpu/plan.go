@@ -361,8 +361,8 @@ func (c *compiler) node(n *gorgonia.Node) error {
 		c.bound(d.Src, shape(1)[0])
 		c.bound(d.Dst, d.Rows)
 	case ops.OpGatedGrad:
-		if which == 0 { // (bh, out, g)
-			c.bound(d.Src, shape(0)[0])
+		if which == 0 { // (ê, bh, out, g)
+			c.bound(d.Src, shape(1)[0])
 			c.bound(d.Dst, d.Rows)
 		}
 	case ops.OpEdgeSum: // (e, hs, ht)
@@ -525,8 +525,8 @@ func checkArity(kind string, which int, n *gorgonia.Node, ins []int, vals []Valu
 		if which > 0 {
 			want = 2
 		}
-	case ops.OpGatedGrad: // (bh, out, g); (dê, bh)
-		want = 3
+	case ops.OpGatedGrad: // (ê, bh, out, g); (dê, bh)
+		want = 4
 		if which > 0 {
 			want = 2
 		}
@@ -559,8 +559,8 @@ func groupShapes(st *Step, vals []Value) ([]int, error) {
 		return []int{vals[ins[0]].Elems, vals[ins[1]].Elems, vals[ins[2]].Elems}, nil
 	case ops.OpLayerNormGrad: // (γ, dy)
 		return []int{vals[ins[1]].Elems, vals[ins[0]].Elems, vals[ins[0]].Elems}, nil
-	case ops.OpGatedGrad: // (bh, out, g): dê [M, d], dbh [N, d]
-		return []int{st.Op.Src.Len() * sh(0)[1], vals[ins[0]].Elems}, nil
+	case ops.OpGatedGrad: // (ê, bh, out, g): dê [M, d], dbh [N, d]
+		return []int{st.Op.Src.Len() * sh(1)[1], vals[ins[1]].Elems}, nil
 	case ops.OpEdgeSumGrad: // (g): both [rows, d]
 		return []int{st.Op.Rows * sh(0)[1], st.Op.Rows * sh(0)[1]}, nil
 	case ops.OpGaussianGrad: // (u, μ, 1/σ, w, g)

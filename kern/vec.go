@@ -91,6 +91,15 @@ func GatedFwdSigRow[T Float](eta, num, den, e, b []T) {
 	}
 }
 
+// GatedEtaRow sets eta = σ(e) exactly as GatedFwdSigRow computes it (the same kernel, so a
+// backward pass recomputing η gets the forward's values bit for bit); tmp holds 2·len(eta)
+// values of scratch.
+func GatedEtaRow[T Float](eta, e, tmp []T) {
+	n := len(eta)
+	clear(tmp[:2*n])
+	GatedFwdSigRow(eta, tmp[:n], tmp[n:2*n], e, tmp[n:2*n])
+}
+
 // GatedBwdRow: with q = h ⊙ g, db += q and de = q ⊙ (1 − h) ⊙ (b − o).
 func GatedBwdRow[T Float](de, db, h, g, b, o []T) {
 	if d, ok := f32(de); ok {

@@ -25,7 +25,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	op := newFuncOp(fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0), nil, nil)
 	op.p64, op.p32 = gatedForward[float64](st), gatedForward[float32](st)
 	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
-	op.aux = func(s []tensor.Shape) []int { return []int{s[0][0] * s[0][1], nodes * s[0][1]} } // η, the denominators
+	op.aux = func(s []tensor.Shape) []int { return []int{nodes * s[0][1]} } // the denominators
 	op.keeps = func(s []tensor.Shape, elem int) int {                                          // edges by dst and src, padding
 		m := s[0][0]
 		return segmentsBytes(nodes, m) + segmentsBytes(s[1][0], m) + 4*m
@@ -38,13 +38,14 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	}
 	op.grad = func(in gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// One pass computes both gradients: dê is the op's output, dbh is kept for a second op
-		// that reads it after (it takes dê as input only to run after it).
-		de := newFuncOp("GatedAggregateGrad{ê}", 3, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
+		// that reads it after (it takes dê as input only to run after it). It reads ê to
+		// recompute η = σ(ê), which the forward pass does not keep.
+		de := newFuncOp("GatedAggregateGrad{ê}", 4, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
 		de.check = st.ready
 		de.sumsIn = true
-		de.keeps = func(s []tensor.Shape, elem int) int { return elem * (nodes + s[0][0]) * s[0][1] } // g ⊘ D, dbh
+		de.keeps = func(s []tensor.Shape, elem int) int { return elem * (nodes + s[1][0]) * s[1][1] } // g ⊘ D, dbh
 		de.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
-		dE, err := apply(de, in[1], out, g)
+		dE, err := apply(de, in[0], in[1], out, g)
 		if err != nil {
 			return nil, err
 		}
@@ -64,39 +65,40 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	return n, nil
 }
 
-// gatedState keeps, from the forward pass, η [M, d], the denominators D = Σ η + eps [nodes, d]
-// and the real edges grouped by destination and by source; from the backward pass, dbh.
-// Buffers are []float32 or []float64.
+// gatedState keeps, from the forward pass, the denominators D = Σ η + eps [nodes, d] and the
+// real edges grouped by destination and by source; from the backward pass, dbh. η is not kept:
+// the backward pass recomputes it from ê with the forward's kernel (kern.GatedEtaRow), bit for
+// bit. Buffers are []float32 or []float64.
 type gatedState struct {
 	src, dst     *Index
 	nodes        int
-	eta, den     any
+	den          any
 	gd, dbh      any
 	byDst, bySrc kern.Segments
 	pad          []int32 // padding edges (src or dst -1)
 	fwdM, fwdD   int     // shape of the last forward pass's ê
 }
 
-// ready checks that a forward pass of the gradient's shape ran (inputs bh, out, g).
+// ready checks that a forward pass of the gradient's shape ran (inputs ê, bh, out, g).
 func (st *gatedState) ready(s []tensor.Shape) error {
-	if st.fwdM != st.src.Len() || st.fwdD != s[0][1] {
-		return fmt.Errorf("no forward pass of width %d to differentiate", s[0][1])
+	if st.fwdM != st.src.Len() || st.fwdD != s[1][1] {
+		return fmt.Errorf("no forward pass of width %d to differentiate", s[1][1])
 	}
 	return nil
 }
 
 // gatedForward groups the real edges by destination and by source, then, per destination node
-// (nodes shared between goroutines), computes η = σ(ê) of its in-edges (kept for the backward
-// pass, in the executor's aux buffers where it gives them) and num and den summed over them, and out = num/den. Each node's sums run in edge order,
-// so the result does not depend on the number of goroutines.
+// (nodes shared between goroutines), computes η = σ(ê) of its in-edges and num and den summed
+// over them (den kept for the backward pass, in the executor's aux buffer where it gives one),
+// and out = num/den. Each node's sums run in edge order, so the result does not depend on the
+// number of goroutines.
 func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
 	return func(p *Plan, out []T, in [][]T, s []tensor.Shape) {
 		e, bh := in[0], in[1]
 		m, d := s[0][0], s[0][1]
 		st.fwdM, st.fwdD = m, d
-		eta := auxBuf[T](p, 0, st.eta, m*d)
-		den := auxBuf[T](p, 1, st.den, st.nodes*d)
-		st.eta, st.den = eta, den
+		den := auxBuf[T](p, 0, st.den, st.nodes*d)
+		st.den = den
 		src, dst := st.src.Idx, st.dst.Idx
 		real := func(k int) bool { return src[k] >= 0 && dst[k] >= 0 }
 		st.byDst.Group(dst, st.nodes, real)
@@ -108,6 +110,7 @@ func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
 			}
 		}
 		kern.ParallelRange(st.nodes, d*max(1, m/max(st.nodes, 1)), func(lo, hi int) {
+			eta := make([]T, d) // one edge's η
 			for t := lo; t < hi; t++ {
 				o, de := out[t*d:(t+1)*d], den[t*d:(t+1)*d]
 				clear(o)
@@ -116,7 +119,7 @@ func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
 				}
 				for _, k := range st.byDst.Of(t) {
 					so := int(src[k]) * d
-					kern.GatedFwdSigRow(eta[int(k)*d:int(k+1)*d], o, de, e[int(k)*d:int(k+1)*d], bh[so:so+d])
+					kern.GatedFwdSigRow(eta, o, de, e[int(k)*d:int(k+1)*d], bh[so:so+d])
 				}
 				for c := range o {
 					o[c] /= de[c]
@@ -126,14 +129,15 @@ func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
 	}
 }
 
-// gatedBackward takes bh, the forward output o and its gradient g. With q = η_m ⊙ g_t ⊘ D_t for
-// edge m = (s → t): dê_m = q ⊙ (1 − η_m) ⊙ (bh_s − o_t), and dbh_s = Σ_m q (kept in st.dbh),
-// computed per source node over its out-edges (nodes shared between goroutines).
+// gatedBackward takes ê, bh, the forward output o and its gradient g. With η_m = σ(ê_m)
+// recomputed and q = η_m ⊙ g_t ⊘ D_t for edge m = (s → t): dê_m = q ⊙ (1 − η_m) ⊙ (bh_s − o_t),
+// and dbh_s = Σ_m q (kept in st.dbh), computed per source node over its out-edges (nodes shared
+// between goroutines).
 func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
 	return func(dE []T, in [][]T, s []tensor.Shape) {
-		bh, o, g := in[0], in[1], in[2]
-		n, d := s[0][0], s[0][1]
-		eta, den := st.eta.([]T), st.den.([]T)
+		e, bh, o, g := in[0], in[1], in[2], in[3]
+		n, d := s[1][0], s[1][1]
+		den := st.den.([]T)
 		gd := kern.Grow[T](st.gd, st.nodes*d)
 		dB := kern.Grow[T](st.dbh, n*d)
 		st.gd, st.dbh = gd, dB
@@ -141,8 +145,8 @@ func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
 			gd[i] = v / den[i]
 		}
 		var sum []T // a summand the executor folded in (Func.SumsIn)
-		if len(in) > 3 {
-			sum = in[3]
+		if len(in) > 4 {
+			sum = in[4]
 		}
 		for _, k := range st.pad {
 			clear(dE[int(k)*d : int(k+1)*d])
@@ -152,12 +156,14 @@ func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
 		}
 		dst := st.dst.Idx
 		kern.ParallelRange(n, d*max(1, len(dst)/max(n, 1)), func(lo, hi int) {
+			eta, tmp := make([]T, d), make([]T, 2*d) // one edge's η, and the sums GatedEtaRow discards
 			for sv := lo; sv < hi; sv++ {
 				db, b := dB[sv*d:(sv+1)*d], bh[sv*d:(sv+1)*d]
 				clear(db)
 				for _, k := range st.bySrc.Of(sv) {
 					to := int(dst[k]) * d
-					kern.GatedBwdRow(dE[int(k)*d:int(k+1)*d], db, eta[int(k)*d:int(k+1)*d], gd[to:to+d], b, o[to:to+d])
+					kern.GatedEtaRow(eta, e[int(k)*d:int(k+1)*d], tmp)
+					kern.GatedBwdRow(dE[int(k)*d:int(k+1)*d], db, eta, gd[to:to+d], b, o[to:to+d])
 					if sum != nil {
 						kern.AddTo(dE[int(k)*d:int(k+1)*d], sum[int(k)*d:int(k+1)*d])
 					}
