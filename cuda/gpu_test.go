@@ -622,7 +622,7 @@ func TestGPUGatedAggregate(t *testing.T) {
 			d, k := gpu(t)
 			g := dev{t, d}
 			b := GatedBufs{Ehat: g.up(ev), Bh: g.up(bv), Src: g.upI(src), Dst: g.upI(dst),
-				Out: g.poison(sz.rows * sz.d), Eta: g.poison(sz.n * sz.d), Den: g.poison(sz.rows * sz.d)}
+				Out: g.poison(sz.rows * sz.d), Den: g.poison(sz.rows * sz.d)}
 			must(t, k.GatedAggregate(b, sz.n, sz.rows, sz.rows, sz.d))
 			near(t, "gated aggregate", g.down(b.Out, sz.rows*sz.d), want, reduce)
 			de, dbh := g.poison(sz.n*sz.d), g.poison(sz.rows*sz.d)
@@ -1107,7 +1107,7 @@ func TestGPUEmptyInputs(t *testing.T) {
 	must(t, k.ScatterAdd(out, g.poison(1), g.poison(1), 0, 0, rows, dd))
 	near(t, "scatter-add of no rows", g.down(out, rows*dd), make([]float32, rows*dd), exact)
 	b := GatedBufs{Ehat: g.poison(1), Bh: g.poison(rows * dd), Src: g.poison(1), Dst: g.poison(1),
-		Out: g.poison(rows * dd), Eta: g.poison(1), Den: g.poison(rows * dd)}
+		Out: g.poison(rows * dd), Den: g.poison(rows * dd)}
 	must(t, k.GatedAggregate(b, 0, rows, rows, dd))
 	near(t, "gated aggregate of no edges", g.down(b.Out, rows*dd), make([]float32, rows*dd), exact)
 	must(t, k.SegmentSoftmax(g.poison(1), g.poison(1), g.poison(1), 0, 2, rows))

@@ -264,17 +264,18 @@ func (k *Kernels) LayerNormBackward(dx, dgamma, dbeta, dy DevPtr, b LayerNormBuf
 const GatedEps = 1e-6
 
 // GatedBufs are the buffers of one GatedGCN aggregation: inputs Ehat [m, d], Bh [nbh, d], Src,
-// Dst [m]; outputs Out [nodes, d], Eta [m, d], Den [nodes, d] (all three kept for backward).
+// Dst [m]; outputs Out [nodes, d], Den [nodes, d] (both kept for backward, which also reads Ehat
+// to recompute the gate).
 type GatedBufs struct {
 	Ehat, Bh, Src, Dst DevPtr
-	Out, Eta, Den      DevPtr
+	Out, Den           DevPtr
 }
 
 // GatedAggregate is ops.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
 // one pass over the edges, then one division.
 func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
-		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Eta", b.Eta, m*d).buf("Den", b.Den, nodes*d)
+		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d)
 	return k.run(c, func() error {
 		if err := k.d.fillLocked(b.Out, nodes*d, 0); err != nil {
 			return err
@@ -282,7 +283,7 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 		if err := k.d.fillLocked(b.Den, nodes*d, math.Float32bits(GatedEps)); err != nil {
 			return err
 		}
-		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Eta), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
+		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
 			return err
 		}
 		return k.launch("gated_div", k.grid1(int64(nodes)*int64(d)), block1, aP(b.Out), aP(b.Den), aI(nodes), aI(d))
@@ -293,13 +294,13 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 // [nodes, d] in one fused pass over the edges.
 func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate backward").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("de", de, m*d).buf("dbh", dbh, nbh*d).
-		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).buf("Eta", b.Eta, m*d).
+		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).buf("Ehat", b.Ehat, m*d).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m)
 	return k.run(c, func() error {
 		if err := k.d.fillLocked(dbh, nbh*d, 0); err != nil {
 			return err
 		}
-		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.Out), aP(b.Den), aP(b.Eta), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes))
+		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes))
 	})
 }
 

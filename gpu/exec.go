@@ -285,11 +285,11 @@ func (t *Trainer) step(pr *program, st *Step) error {
 	case ops.OpGated: // (ê, bh)
 		m, cols := rc(0)
 		nbh, _ := rc(1)
-		return b.GatedAggregate(cuda.GatedBufs{Ehat: p(0), Bh: p(1), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst], Out: out, Eta: aux(0), Den: aux(1)}, m, nbh, d.Rows, cols)
+		return b.GatedAggregate(cuda.GatedBufs{Ehat: p(0), Bh: p(1), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst], Out: out, Den: aux(0)}, m, nbh, d.Rows, cols)
 	case ops.OpGatedGrad: // (ê, bh, out, g) → dê, dbh
 		nbh, cols := rc(1)
 		return b.GatedAggregateBackward(o(0), o(1), p(3), cuda.GatedBufs{Ehat: p(0), Bh: p(1), Src: pr.idx[d.Src], Dst: pr.idx[d.Dst],
-			Out: p(2), Eta: aux(0), Den: aux(1)}, d.Src.Len(), nbh, d.Rows, cols)
+			Out: p(2), Den: aux(0)}, d.Src.Len(), nbh, d.Rows, cols)
 	case ops.OpEdgeSum: // (e, hs, ht)
 		m, cols := rc(0)
 		rows, _ := rc(1)

@@ -77,7 +77,7 @@ type Step struct {
 	// another member's output (the ops that copy out what the first one computed).
 	Ins [][]int
 	// Aux are buffers a forward op keeps for its gradient ops (batch and layer norm: x̂, mean
-	// and 1/σ; gated aggregation: η and the denominators), shared with its gradient step.
+	// and 1/σ; gated aggregation: the denominators), shared with its gradient step.
 	Aux []int
 	// Tmp are scratch buffers that live for the step only.
 	Tmp []int
@@ -395,9 +395,9 @@ func (c *compiler) node(n *gorgonia.Node) error {
 	case ops.OpLayerNorm:
 		rows, cols := shape(0)[0], shape(0)[1]
 		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + describeNode(n), Elems: rows * cols}), c.addVal(Value{Name: "1/σ of " + describeNode(n), Elems: rows})}
-	case ops.OpGated:
-		m, dd := shape(0)[0], shape(0)[1]
-		st.Aux = []int{c.addVal(Value{Name: "η of " + describeNode(n), Elems: m * dd}), c.addVal(Value{Name: "Σ η + ε of " + describeNode(n), Elems: d.Rows * dd})}
+	case ops.OpGated: // η is recomputed from ê by the backward kernel
+		dd := shape(0)[1]
+		st.Aux = []int{c.addVal(Value{Name: "Σ η + ε of " + describeNode(n), Elems: d.Rows * dd})}
 	}
 	for _, a := range st.Aux {
 		pl.Vals[a].Def = len(pl.Steps)

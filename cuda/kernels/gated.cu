@@ -6,30 +6,27 @@
 //   out[i] = Σ_{m: dst[m]=i} η_m ⊙ bh[src[m]]  ⊘  (Σ_{m: dst[m]=i} η_m + 1e-6).
 // Padding edges (src or dst -1) are skipped; a node without in-edges gets 0.
 //
-// Shapes: ehat, eta, de [m, d]; bh, dbh [nbh, d]; out, den, g [nodes, d]; src, dst [m] int32.
-// The forward keeps eta, den and out for the backward.
+// Shapes: ehat, de [m, d]; bh, dbh [nbh, d]; out, den, g [nodes, d]; src, dst [m] int32.
+// The forward keeps den and out for the backward; η is not kept but recomputed from ê by the
+// same rw_sigmoid (as the CPU twin does).
 //
 // Forward on one stream (the Go side zero-fills out and fills den with 1e-6):
 //   gated_edges  one thread per (edge, feature): η, out[t] += η·bh[s], den[t] += η
 //   gated_div    out /= den
 // Backward (the Go side zero-fills dbh):
-//   gated_backward  de = g[t]·(bh[s] − out[t])/den[t]·η(1−η);  dbh[s] += g[t]·η/den[t]
+//   gated_backward  η = σ(ê); de = g[t]·(bh[s] − out[t])/den[t]·η(1−η);  dbh[s] += g[t]·η/den[t]
 #include "common.cuh"
 
-extern "C" __global__ void gated_edges(float* eta, float* out, float* den, const float* ehat,
-                                       const float* bh, const int* src, const int* dst, int m,
-                                       int d, int nbh, int nodes) {
+extern "C" __global__ void gated_edges(float* out, float* den, const float* ehat, const float* bh,
+                                       const int* src, const int* dst, int m, int d, int nbh,
+                                       int nodes) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
     int s = rw_valid(src[k], nbh);
     int t = rw_valid(dst[k], nodes);
-    if (s < 0 || t < 0) {
-      eta[e] = 0.0f;
-      continue;
-    }
+    if (s < 0 || t < 0) continue;
     float g = rw_sigmoid(ehat[e]);
-    eta[e] = g;
     atomicAdd(&out[(long long)t * d + c], g * bh[(long long)s * d + c]);
     atomicAdd(&den[(long long)t * d + c], g);
   }
@@ -40,7 +37,7 @@ extern "C" __global__ void gated_div(float* out, const float* den, int nodes, in
 }
 
 extern "C" __global__ void gated_backward(float* de, float* dbh, const float* g, const float* bh,
-                                          const float* out, const float* den, const float* eta,
+                                          const float* out, const float* den, const float* ehat,
                                           const int* src, const int* dst, int m, int d, int nbh,
                                           int nodes) {
   RW_FOR(e, (long long)m * d) {
@@ -54,7 +51,7 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, const float* g,
     }
     long long te = (long long)t * d + c;
     long long se = (long long)s * d + c;
-    float h = eta[e];
+    float h = rw_sigmoid(ehat[e]);
     float gd = g[te] / den[te];
     de[e] = gd * (bh[se] - out[te]) * h * (1.0f - h);
     atomicAdd(&dbh[se], gd * h);

@@ -37,7 +37,7 @@ var Sigs = []Sig{
 	{"layernorm.cu", "ln_backward_params", "pppppii"},
 	{"layernorm.cu", "ln_params_part", "ppppiii"},
 	{"layernorm.cu", "ln_params_combine", "pppii"},
-	{"gated.cu", "gated_edges", "pppppppiiii"},
+	{"gated.cu", "gated_edges", "ppppppiiii"},
 	{"gated.cu", "gated_div", "ppii"},
 	{"gated.cu", "gated_backward", "pppppppppiiii"},
 	{"gaussian.cu", "gauss_weights", "ppppiii"},
