@@ -26,7 +26,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	op.p64, op.p32 = gatedForward[float64](st), gatedForward[float32](st)
 	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
 	op.aux = func(s []tensor.Shape) []int { return []int{nodes * s[0][1]} } // the denominators
-	op.keeps = func(s []tensor.Shape, elem int) int {                                          // edges by dst and src, padding
+	op.keeps = func(s []tensor.Shape, elem int) int {                       // edges by dst and src, padding
 		m := s[0][0]
 		return segmentsBytes(nodes, m) + segmentsBytes(s[1][0], m) + 4*m
 	}
