@@ -1,8 +1,10 @@
 package nn_test
 
 import (
+	"fmt"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
 	"github.com/rewiregnn/rewiregnn/models/monet"
 	"github.com/rewiregnn/rewiregnn/models/transformer"
@@ -49,10 +51,18 @@ func TestActivationMemoryPerEdge(t *testing.T) {
 				t.Fatal(err)
 			}
 			slots, _ := n.Machine().PlanBytes()
+			dev := "-"
+			if !rc {
+				pl, err := gpu.Compile(n, p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				dev = fmt.Sprintf("%.0f B", float64(pl.Bytes())/float64(b.Edges*layers))
+			}
 			per := float64(b.Edges * layers)
 			width := float64(4 * tc.hidden) // one edge-width value: d float32
-			t.Logf("%-11s recompute=%-5v peak activations %6.0f B per edge per layer (%.2f edge-width values), executor %6.0f B",
-				tc.name, rc, float64(slots)/per, float64(slots)/per/width, float64(n.Machine().Bytes())/per)
+			t.Logf("%-11s recompute=%-5v peak activations %6.0f B per edge per layer (%.2f edge-width values), executor %6.0f B, GPU plan %s",
+				tc.name, rc, float64(slots)/per, float64(slots)/per/width, float64(n.Machine().Bytes())/per, dev)
 			if tc.name == "gatedgcn" {
 				limit := 4.0
 				if rc {
