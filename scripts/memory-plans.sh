@@ -7,7 +7,9 @@
 #
 #   -o  write each plan to FOLDER/<setting>-<budget>.txt (default: standard output only)
 #   SETTING  one or more of: zinc-r10 aqsol-r10 cluster-r3 cluster-transformer-r3 pattern-r3
-#            mnist-r3 mnist-r4 cifar10-r3 cifar10-r4 (default: all)
+#            mnist-r3 mnist-r4 cifar10-r3 cifar10-r4 (default: all), or mnist-r3-sub, mnist-r4-sub
+#            (the first 10000 graphs of each split: the whole MNIST split at r = 4 needs more than
+#            24 GB of host memory to preprocess; a plan needs the graphs in memory, as training does)
 #
 # Environment: REWIREGNN_DATA or DATA (data folder, default ../shared/data), GO.
 source "$(dirname "$0")/lib.sh"
@@ -30,6 +32,8 @@ declare -A settings=(
 	[pattern-r3]="-config configs/pattern/gatedgcn-lp-r3.yaml"
 	[mnist-r3]="-config configs/mnist/gatedgcn-adj-cls-r3.yaml"
 	[mnist-r4]="-config configs/mnist/gatedgcn-adj-cls-r3.yaml -set dataset.r=4"
+	[mnist-r3-sub]="-config configs/mnist/gatedgcn-adj-cls-r3.yaml -subset 10000"
+	[mnist-r4-sub]="-config configs/mnist/gatedgcn-adj-cls-r3.yaml -set dataset.r=4 -subset 10000"
 	[cifar10-r3]="-config configs/cifar10/gatedgcn-adj-cls-r3.yaml"
 	[cifar10-r4]="-config configs/cifar10/gatedgcn-adj-cls-r3.yaml -set dataset.r=4"
 )
