@@ -65,3 +65,22 @@ func TestAssignSlotsNeverOverlap(t *testing.T) {
 		}
 	}
 }
+
+// TestAssignSlotsInPlace: a value may take over the slot of an input it is allowed to overwrite
+// only at that input's last reader, with its size and class.
+func TestAssignSlotsInPlace(t *testing.T) {
+	lives := []Life{
+		{Size: 8, Def: 0, Last: 1},                     // a
+		{Size: 8, Def: 1, Last: 3, Reuse: []int{0}},    // b = f(a) in place: a dies at 1
+		{Size: 8, Def: 2, Last: 3, Reuse: []int{1}},    // c may overwrite b, but b is read at 3
+		{Size: 4, Def: 3, Last: 4, Reuse: []int{2}},    // d: another size
+		{Size: 8, Def: 3, Last: 4, Reuse: []int{1, 2}}, // e takes b's slot (b dies at 3)
+	}
+	l, err := AssignSlots(lives, 4)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.Of[1] != l.Of[0] || l.Took[1] != 0 || l.Of[2] == l.Of[1] || l.Took[2] != -1 || l.Took[3] != -1 || l.Of[4] != l.Of[1] || l.Took[4] != 1 {
+		t.Fatalf("slots %v, took %v", l.Of, l.Took)
+	}
+}

@@ -91,6 +91,7 @@ func (m *Machine) planValues(kept map[int64]bool) error {
 			continue
 		}
 		s.val = add(s, i)
+		m.lives[s.val].Reuse = m.inPlace(s, f, cur)
 		if f == nil {
 			continue
 		}
@@ -135,12 +136,40 @@ func (m *Machine) lay() error {
 	}
 	m.layout, m.slots = l, nil
 	m.dies = make([][]int, end)
+	taken := map[int]bool{}
+	for _, c := range l.Took {
+		if c >= 0 {
+			taken[c] = true
+		}
+	}
 	for v, life := range m.lives {
-		if life.Last < end {
+		if life.Last < end && !taken[v] { // (a slot taken over in place holds the new value)
 			m.dies[life.Last] = append(m.dies[life.Last], v)
 		}
 	}
 	return nil
+}
+
+// inPlace returns the current values of the inputs step s may overwrite: a sum's first two
+// terms (its blocks add them first) and an op's InPlace inputs. The planner hands one over
+// only where the step is its last reader.
+func (m *Machine) inPlace(s *step, f *ops.Func, cur map[int64]int) []int {
+	var ks []int
+	switch {
+	case s.op == nil:
+		ks = []int{0, 1}
+	case f != nil && !s.summand:
+		ks = f.InPlace()
+	}
+	var out []int
+	for _, k := range ks {
+		if k < len(s.in) {
+			if v, ok := cur[s.in[k].ID()]; ok && m.vals[v].node != nil {
+				out = append(out, v)
+			}
+		}
+	}
+	return out
 }
 
 // SetShared, false, gives every planned value a buffer of its own (as if no two were ever dead

@@ -61,7 +61,8 @@ func Relu[T Float](dst, x []T) {
 	}
 }
 
-// ReluGrad: dst = g where y > 0, else 0.
+// ReluGrad: dst = g where y > 0, else 0. dst may be g (each g[i] is read before dst[i] is
+// written).
 func ReluGrad[T Float](dst, y, g []T) {
 	if d, ok := f32(dst); ok {
 		vReluGrad(d, s32(y, d), s32(g, d))
@@ -69,9 +70,10 @@ func ReluGrad[T Float](dst, y, g []T) {
 	}
 	g = g[:len(dst)]
 	for i, v := range y[:len(dst)] {
-		dst[i] = 0
 		if v > 0 {
 			dst[i] = g[i]
+		} else {
+			dst[i] = 0
 		}
 	}
 }

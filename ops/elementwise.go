@@ -15,6 +15,7 @@ func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, fmt.Errorf("add: shapes %v and %v, want equal matrices", a.Shape(), b.Shape())
 	}
 	op := newFuncOp("Add", 2, sameAs(0), addKernel[float64], addKernel[float32])
+	op.inPlace = []int{0, 1}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		return gorgonia.Nodes{g, g}, nil
 	}
@@ -32,8 +33,11 @@ func Relu(x *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, fmt.Errorf("relu: shape %v, want a matrix", x.Shape())
 	}
 	op := newFuncOp("Relu", 1, sameAs(0), reluKernel[float64], reluKernel[float32])
+	op.inPlace = []int{0}
 	op.grad = func(_ gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		dx, err := apply(newFuncOp("ReluGrad", 2, sameAs(0), reluGrad[float64], reluGrad[float32]), out, g)
+		gop := newFuncOp("ReluGrad", 2, sameAs(0), reluGrad[float64], reluGrad[float32])
+		gop.inPlace = []int{1}
+		dx, err := apply(gop, out, g)
 		if err != nil {
 			return nil, err
 		}

@@ -53,12 +53,15 @@ type Func struct {
 	// aux, when set, gives the sizes in elements of the buffers a forward op keeps for its
 	// gradient ops (gated aggregation: η and the denominators), which an executor may provide
 	// (Plan.Aux) so that they live only as long as a gradient op can read them.
-	aux  func(in []tensor.Shape) []int
-	out  Buffer
-	ds   []*tensor.Dense
-	in64 [][]float64
-	in32 [][]float32
-	shp  []tensor.Shape
+	aux func(in []tensor.Shape) []int
+	// inPlace lists the inputs the kernels may write their output over (element-wise ops:
+	// out[i] depends on in[k][i] only, read before out[i] is written).
+	inPlace []int
+	out     Buffer
+	ds      []*tensor.Dense
+	in64    [][]float64
+	in32    [][]float32
+	shp     []tensor.Shape
 }
 
 // Plan is what an executor decided about one node of a Func, given to Run. The zero Plan (and
@@ -219,6 +222,10 @@ func (op *Func) Aux(in []tensor.Shape) []int {
 	}
 	return op.aux(in[:op.arity])
 }
+
+// InPlace returns the inputs whose buffer the op's output may be (an executor may give the op
+// such an input's buffer as Plan.Out when nothing reads the input after the op).
+func (op *Func) InPlace() []int { return op.inPlace }
 
 // State returns the forward state the op shares with its forward or gradient ops (nil: none):
 // an executor providing a forward op's aux buffers keeps them until the last op of the same
