@@ -260,12 +260,21 @@ func WriteFile(path string, key Key, gs []*data.Graph) error {
 
 // ReadFile reads a cache file and checks it against key: errors name the file and the check
 // that failed (and wrap os.ErrNotExist when the file is missing).
-func ReadFile(path string, key Key) ([]*data.Graph, error) {
+func ReadFile(path string, key Key) ([]*data.Graph, error) { return ReadFileFirst(path, key, -1) }
+
+// ReadFileFirst is ReadFile keeping only the first n graphs (n < 0: all): a subset run then holds
+// its graphs, not the whole split's.
+func ReadFileFirst(path string, key Key, n int) ([]*data.Graph, error) {
 	buf, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
-	gs, err := Decode(buf, key)
+	var gs []*data.Graph
+	if n < 0 {
+		gs, err = Decode(buf, key)
+	} else {
+		gs, err = DecodeFirst(buf, key, n)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

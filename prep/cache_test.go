@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -297,5 +298,40 @@ func TestStatusDescribe(t *testing.T) {
 		if got := c.st.Describe(); got != c.want {
 			t.Errorf("Describe = %q, want %q", got, c.want)
 		}
+	}
+}
+
+// TestDecodeFirst: the first n graphs of a cache file are those Decode gives, more than the file
+// holds gives all, and a corrupt file is refused as by Decode.
+func TestDecodeFirst(t *testing.T) {
+	key := Key{Dataset: "cluster", Split: "val", R: 1, Encoding: EncLap, Q: 4, SelfLoops: true, Seed: 5}
+	c := data.ClusterConfig()
+	c.Val = 6
+	raw, err := data.GenerateSBM(c, "val", key.Seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec, _ := data.OpenSpec("", "cluster")
+	gs, err := Build(raw, spec, key, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := encoded(t, key, gs)
+	all, err := Decode(b, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []int{0, 1, 4, 6, 9} {
+		got, err := DecodeFirst(b, key, n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := all[:min(n, len(all))]; !reflect.DeepEqual(got, want) && !(len(got) == 0 && len(want) == 0) {
+			t.Fatalf("first %d: %d graphs, not the first %d of Decode", n, len(got), len(want))
+		}
+	}
+	b[len(b)/2] ^= 1
+	if _, err := DecodeFirst(b, key, 1); err == nil || !strings.Contains(err.Error(), "checksum") {
+		t.Fatalf("corrupt file: %v", err)
 	}
 }

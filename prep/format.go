@@ -154,7 +154,14 @@ func (d *decoder) floats() []float32 {
 }
 
 // Decode checks and parses a cache file's bytes: checksum, magic, format version, key.
-func Decode(b []byte, key Key) ([]*data.Graph, error) {
+func Decode(b []byte, key Key) ([]*data.Graph, error) { return decode(b, key, -1) }
+
+// DecodeFirst is Decode keeping only the first n graphs (all if there are fewer): the whole file
+// is checked, only those graphs are parsed.
+func DecodeFirst(b []byte, key Key, n int) ([]*data.Graph, error) { return decode(b, key, max(n, 0)) }
+
+// decode parses the first graphs of a cache file's bytes (all with first < 0).
+func decode(b []byte, key Key, first int) ([]*data.Graph, error) {
 	if len(b) < len(magic)+4+4 {
 		return nil, fmt.Errorf("cache file too short (%d bytes): truncated", len(b))
 	}
@@ -181,8 +188,12 @@ func Decode(b []byte, key Key) ([]*data.Graph, error) {
 	if d.err == nil && n > len(body)/16 {
 		d.fail("%d graphs cannot fit", n)
 	}
-	gs := make([]*data.Graph, 0, max(0, min(n, 1<<20)))
-	for i := 0; i < n && d.err == nil; i++ {
+	want := n
+	if first >= 0 {
+		want = min(n, first)
+	}
+	gs := make([]*data.Graph, 0, max(0, min(want, 1<<20)))
+	for i := 0; i < want && d.err == nil; i++ {
 		g := &data.Graph{}
 		g.N = int(d.u32())
 		d.u32() // edge count, implied by Src
@@ -221,7 +232,7 @@ func Decode(b []byte, key Key) ([]*data.Graph, error) {
 	if d.err != nil {
 		return nil, d.err
 	}
-	if d.off != len(body) {
+	if want == n && d.off != len(body) {
 		return nil, fmt.Errorf("%d bytes of trailing data after %d graphs", len(body)-d.off, n)
 	}
 	return gs, nil

@@ -99,11 +99,21 @@ func (r *run) loadData() error {
 			key.Q = d.Q
 		}
 		if cache != "" && r.cacheServes(cache, key) {
-			gs, st, err := prep.LoadDataset(cache, dir, key, r.o.Workers)
-			if err == nil {
-				fmt.Fprintln(r.log, st.Describe())
+			if d.Subset > 0 { // the first graphs of the cached split, not all of them
+				path := filepath.Join(cache, key.FileName())
+				gs, err := prep.ReadFileFirst(path, key, d.Subset)
+				if err == nil {
+					fmt.Fprintf(r.log, "cache: read the first %d graphs of %s\n", len(gs), path)
+					return gs, nil
+				}
+				fmt.Fprintf(r.log, "cache: %v; this subset run preprocesses only the graphs it uses\n", err)
+			} else {
+				gs, st, err := prep.LoadDataset(cache, dir, key, r.o.Workers)
+				if err == nil {
+					fmt.Fprintln(r.log, st.Describe())
+				}
+				return gs, err
 			}
-			return r.subset(gs), err
 		}
 		raw, spec, err := data.LoadFirst(dir, d.Name, split, d.Subset)
 		if err != nil {
@@ -135,13 +145,6 @@ func (r *run) loadData() error {
 	}
 	r.testB, err = batches(r.test, bs)
 	return err
-}
-
-func (r *run) subset(gs []*data.Graph) []*data.Graph {
-	if r.cfg.Dataset.Subset > 0 && len(gs) > r.cfg.Dataset.Subset {
-		return gs[:r.cfg.Dataset.Subset]
-	}
-	return gs
 }
 
 // cacheServes says whether the cache is used for key's split: always, except for a subset run
