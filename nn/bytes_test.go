@@ -4,11 +4,8 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
 	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
-	"github.com/rewiregnn/rewiregnn/models/monet"
-	"github.com/rewiregnn/rewiregnn/models/transformer"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
 )
@@ -24,19 +21,12 @@ func liveHeap() int64 {
 // built net holds after a training (or evaluation) step, for each model on ZINC molecules.
 func TestNetBytesMatchesHeap(t *testing.T) {
 	gs := testgraphs.ZINC(t, 256)
-	bt, err := data.NewBatch(gs[:128])
-	if err != nil {
-		t.Fatal(err)
-	}
+	bt := zincBatches(t, gs, 128)[0]
 	buckets, err := nn.MakeBuckets(gs, 128, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, build := range map[string]nn.BuildFunc{
-		"gatedgcn":    gatedgcn.Builder(gatedgcn.ZINC()),
-		"monet":       monet.Builder(monet.ZINC()),
-		"transformer": transformer.Builder(transformer.ZINC()),
-	} {
+	for name, build := range zincModels(gatedgcn.ZINC()) {
 		for _, train := range []bool{true, false} {
 			p, err := nn.NewParams(tensor.Float32, 1)
 			if err != nil {

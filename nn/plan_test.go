@@ -21,19 +21,12 @@ import (
 // takes less memory than a buffer per value.
 func TestSharedSlotsChangeNothing(t *testing.T) {
 	gs := testgraphs.ZINC(t, 96)
-	bt, err := data.NewBatch(gs[:48])
-	if err != nil {
-		t.Fatal(err)
-	}
+	bt := zincBatches(t, gs, 48)[0]
 	buckets, err := nn.MakeBuckets(gs, 48, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, build := range map[string]nn.BuildFunc{
-		"gatedgcn":    gatedgcn.Builder(gatedgcn.ZINC()),
-		"monet":       monet.Builder(monet.ZINC()),
-		"transformer": transformer.Builder(transformer.ZINC()),
-	} {
+	for name, build := range zincModels(gatedgcn.ZINC()) {
 		for _, train := range []bool{true, false} {
 			var runs [2][]float32
 			for k, shared := range []bool{false, true} {
@@ -82,6 +75,29 @@ func TestSharedSlotsChangeNothing(t *testing.T) {
 	}
 }
 
+// zincModels are the three models at their ZINC configuration (GatedGCN's given).
+func zincModels(g gatedgcn.Config) map[string]nn.BuildFunc {
+	return map[string]nn.BuildFunc{
+		"gatedgcn":    gatedgcn.Builder(g),
+		"monet":       monet.Builder(monet.ZINC()),
+		"transformer": transformer.Builder(transformer.ZINC()),
+	}
+}
+
+// zincBatches cuts gs into batches of size graphs (a shorter rest is dropped).
+func zincBatches(t *testing.T, gs []*data.Graph, size int) []*data.Batch {
+	t.Helper()
+	var bts []*data.Batch
+	for i := 0; i+size <= len(gs); i += size {
+		bt, err := data.NewBatch(gs[i : i+size])
+		if err != nil {
+			t.Fatal(err)
+		}
+		bts = append(bts, bt)
+	}
+	return bts
+}
+
 func values(t *testing.T, v gorgonia.Value) []float32 {
 	t.Helper()
 	switch d := v.Data().(type) {
@@ -103,19 +119,8 @@ func TestArenaChangesNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bts []*data.Batch
-	for i := 0; i+24 <= len(gs); i += 24 {
-		bt, err := data.NewBatch(gs[i : i+24])
-		if err != nil {
-			t.Fatal(err)
-		}
-		bts = append(bts, bt)
-	}
-	for name, build := range map[string]nn.BuildFunc{
-		"gatedgcn":    gatedgcn.Builder(gatedgcn.ZINC()),
-		"monet":       monet.Builder(monet.ZINC()),
-		"transformer": transformer.Builder(transformer.ZINC()),
-	} {
+	bts := zincBatches(t, gs, 24)
+	for name, build := range zincModels(gatedgcn.ZINC()) {
 		var runs [2][]float64
 		for k, shared := range []bool{false, true} {
 			p, err := nn.NewParams(tensor.Float32, 3)
@@ -162,21 +167,10 @@ func TestRecomputeSameTraining(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var bts []*data.Batch
-	for i := 0; i+32 <= len(gs); i += 32 {
-		bt, err := data.NewBatch(gs[i : i+32])
-		if err != nil {
-			t.Fatal(err)
-		}
-		bts = append(bts, bt)
-	}
+	bts := zincBatches(t, gs, 32)
 	gcfg := gatedgcn.ZINC()
 	gcfg.Dropout = 0.2
-	for name, build := range map[string]nn.BuildFunc{
-		"gatedgcn":    gatedgcn.Builder(gcfg),
-		"monet":       monet.Builder(monet.ZINC()),
-		"transformer": transformer.Builder(transformer.ZINC()),
-	} {
+	for name, build := range zincModels(gcfg) {
 		var runs [2][]float64
 		var planned [2]int64
 		for k, recompute := range []bool{false, true} {

@@ -199,7 +199,6 @@ func largestFit(need func(bs int) (int64, error), hi int, limit int64) (int, err
 // estimateMemory estimates the run's live memory at batch size bs from the loaded graphs and
 // the nets of the buckets bs gives, built on throwaway parameters without running them.
 func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEstimate, error) {
-	c := r.cfg.Train
 	e := MemEstimate{BatchSize: bs, Params: int64(r.params) * paramBytes, Runtime: runtimeBytes}
 	for _, split := range [][]*data.Graph{r.train, r.val, r.test} {
 		for _, g := range split {
@@ -209,20 +208,11 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEst
 	// The evaluation batches copy their graphs into unions: val and test for the whole run,
 	// the training split's at the end (while everything else is still held).
 	e.Batches = e.Data + 4*int64(unionNodes(r.train)+unionNodes(r.val)+unionNodes(r.test))
-	all := slices.Concat(r.train, r.val, r.test)
-	buckets, err := nn.MakeBuckets(all, bs, c.Buckets)
-	if err != nil {
-		return e, fmt.Errorf("memory estimate: %w", err)
-	}
-	e.Buckets = len(buckets)
-	train, eval, err := usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
-	if err != nil {
-		return e, fmt.Errorf("memory estimate: %w", err)
-	}
-	p, err := nn.NewParams(tensor.Float32, uint64(r.o.Seed))
+	buckets, train, eval, p, err := r.usedNets(bs)
 	if err != nil {
 		return e, err
 	}
+	e.Buckets = len(buckets)
 	arena := func(m nn.NetMem, b nn.Bucket, train bool) {
 		if m.Shared > e.Arena {
 			e.Arena, e.ArenaEdges, e.ArenaTrain = m.Shared, b.Edges, train
@@ -250,6 +240,21 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEst
 		}
 	}
 	return e, nil
+}
+
+// usedNets returns the buckets at batch size bs, which of them the run's training and evaluation
+// batches use (usedBuckets), and throwaway parameters to build their nets on.
+func (r *run) usedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.Params, err error) {
+	c := r.cfg.Train
+	if buckets, err = nn.MakeBuckets(slices.Concat(r.train, r.val, r.test), bs, c.Buckets); err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("memory estimate: %w", err)
+	}
+	train, eval, err = usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
+	if err != nil {
+		return nil, nil, nil, nil, fmt.Errorf("memory estimate: %w", err)
+	}
+	p, err = nn.NewParams(tensor.Float32, uint64(r.o.Seed))
+	return buckets, train, eval, p, err
 }
 
 // usedBuckets marks the buckets a run uses: for training, those the batches of epochs random

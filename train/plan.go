@@ -3,15 +3,12 @@ package train
 import (
 	"fmt"
 	"io"
-	"slices"
 	"strings"
 
-	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
-	"gorgonia.org/tensor"
 )
 
 // The memory plan of a run (train -plan): what the memory guard estimates on the CPU, with and
@@ -131,18 +128,8 @@ func (r *run) model() (nn.BuildFunc, error) {
 // gpuEstimate plans the device memory at batch size bs from the GPU executor's plans of the
 // nets of the buckets the run uses.
 func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
-	c := r.cfg.Train
 	g := GPUEstimate{Params: int64(r.params) * 12} // value and Adam's two moments, float32
-	all := slices.Concat(r.train, r.val, r.test)
-	buckets, err := nn.MakeBuckets(all, bs, c.Buckets)
-	if err != nil {
-		return g, fmt.Errorf("memory plan: %w", err)
-	}
-	train, eval, err := usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
-	if err != nil {
-		return g, fmt.Errorf("memory plan: %w", err)
-	}
-	p, err := nn.NewParams(tensor.Float32, uint64(r.o.Seed))
+	buckets, train, eval, p, err := r.usedNets(bs)
 	if err != nil {
 		return g, err
 	}
