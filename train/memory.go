@@ -259,8 +259,9 @@ func (r *run) usedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.P
 
 // usedBuckets marks the buckets a run uses: for training, those the batches of epochs random
 // orders of train fall in (each epoch a fresh permutation cut into batches of bs, as the
-// training loop does; a bucket is marked if any batch needs it), and for evaluation those of
-// the fixed batches of each split in evals, cut in order.
+// training loop does; a bucket is marked if any batch needs it) and, since the run draws its own
+// orders, every bucket up to the one of a batch of the largest training graphs; for evaluation
+// those of the fixed batches of each split in evals, cut in order.
 func usedBuckets(buckets []nn.Bucket, bs int, train []*data.Graph, evals [][]*data.Graph, epochs int, seed int64) (tr, ev []bool, err error) {
 	tr, ev = make([]bool, len(buckets)), make([]bool, len(buckets))
 	mark := func(used []bool, gs []*data.Graph, order []int) error {
@@ -292,6 +293,25 @@ func usedBuckets(buckets []nn.Bucket, bs int, train []*data.Graph, evals [][]*da
 	for range max(epochs, 1) {
 		if err := mark(tr, train, rng.Perm(len(train))); err != nil {
 			return nil, nil, err
+		}
+	}
+	// A random order can put the largest graphs in one batch in any epoch: the bucket of that
+	// batch, and every smaller one, may be needed whatever the simulation drew.
+	order := make([]int, len(train))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return train[b].NumEdges() - train[a].NumEdges() })
+	worst := make([]bool, len(buckets))
+	if err := mark(worst, train, order[:min(bs, len(order))]); err != nil {
+		return nil, nil, err
+	}
+	for i := len(buckets) - 1; i >= 0; i-- {
+		if worst[i] {
+			for j := 0; j <= i; j++ {
+				tr[j] = true
+			}
+			break
 		}
 	}
 	return tr, ev, nil
