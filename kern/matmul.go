@@ -54,10 +54,10 @@ type Scratch struct {
 	tn     TNBuffers
 }
 
-// Grow returns buf (a []T, or nil) if it holds at least n values, cut to n, and a new slice
-// otherwise.
+// Grow returns buf (a []T, or nil) if it has room for n values, cut to n, and a new slice
+// otherwise. Room is its capacity: a buffer cut shorter by one call serves a longer one after.
 func Grow[T Float](buf any, n int) []T {
-	if b, ok := buf.([]T); ok && len(b) >= n {
+	if b, ok := buf.([]T); ok && cap(b) >= n {
 		return b[:n]
 	}
 	return make([]T, n)

@@ -101,7 +101,7 @@ func (sc *TNBuffers) grow(n, size int) [][]float32 {
 		sc.parts = append(sc.parts, nil)
 	}
 	for p := range sc.parts[:n] {
-		if len(sc.parts[p]) < size {
+		if cap(sc.parts[p]) < size {
 			sc.parts[p] = make([]float32, size)
 		}
 		sc.parts[p] = sc.parts[p][:size]
