@@ -30,18 +30,22 @@
 // purpose, so a batch gives the same loss and gradients in any bucket it fits.
 //
 // Contract for other implementations (e.g. a CUDA kernel of the same op): every op fully
-// overwrites its output (never accumulates into it) and never writes its inputs; ops that
-// need forward results in their backward pass (batch norm, layer norm, gated aggregation) keep
-// them in the forward op, which the backward ops of the same graph reference. Where one pass
+// overwrites its output (never accumulates into it) and never writes its inputs, except that an
+// element-wise op (Func.InPlace) may be given one of its inputs as its output; ops that need
+// forward results in their backward pass (batch norm, layer norm, gated aggregation) keep them
+// in the forward op, or in aux buffers the executor provides (Func.Aux), which the backward ops
+// of the same graph reference. Where one pass
 // computes several gradients (batch norm's dx, dγ, dβ; a product's dx, dW, db; gated
 // aggregation's and edge sum's two inputs), the first op computes them all and small ops that
-// take its output as an input only to run after it hand out the others. Outputs are reused
-// between runs, so steady-state training allocates no tensors. Every op but the losses is a
+// take its output as an input only to run after it hand out the others. Outputs (the op's own
+// buffer, or the executor's slot given as Plan.Out) are reused between runs, so steady-state
+// training allocates no tensors. Every op but the losses is a
 // Func (funcop.go): its file holds the shape rule, the kernels and the gradient rule only.
 //
 // A Func also says what an executor may do with it beyond Do: take a summand to add to its
 // result (SumsIn), run a product and its bias as one op (WithBias), leave out the result of a
-// shared pass's other op or have a product's gradient pass compute the bias gradient too
-// (Plan, given to Run). Those choices are the executor's (package exec): the op keeps none of
+// shared pass's other op or have a product's gradient pass compute the bias gradient too, write
+// into buffers it plans (Out, PairOut, Aux, Scratch), replay a forward op for recomputation
+// (Replay) (Plan, given to Run). Those choices are the executor's (package exec): the op keeps none of
 // them, and what each op computes is the same for any executor.
 package ops
