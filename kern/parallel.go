@@ -53,14 +53,23 @@ func (j *job) run(w int) {
 // ParallelRange runs f over [0, n) in contiguous pieces, each item costing about unit; small
 // problems run on the calling goroutine.
 func ParallelRange(n, unit int, f func(lo, hi int)) {
+	ParallelRangeW(n, unit, func(_, lo, hi int) { f(lo, hi) })
+}
+
+// ParallelRangeW is ParallelRange that also passes the worker running each range: w <
+// Workers(), and no two ranges run at once on one w, so a kernel can keep per-worker scratch.
+func ParallelRangeW(n, unit int, f func(w, lo, hi int)) {
 	const grain = 1 << 15 // units per piece
 	if n*unit < 2*grain || runtime.GOMAXPROCS(0) < 2 {
-		f(0, n)
+		f(0, 0, n)
 		return
 	}
 	per := max(1, grain/max(unit, 1))
-	parallelFor((n+per-1)/per, runtime.GOMAXPROCS(0), func(_, c int) { f(c*per, min((c+1)*per, n)) })
+	parallelFor((n+per-1)/per, runtime.GOMAXPROCS(0), func(w, c int) { f(w, c*per, min((c+1)*per, n)) })
 }
+
+// Workers is the number of workers ParallelRangeW may use.
+func Workers() int { return max(1, runtime.GOMAXPROCS(0)) }
 
 // ParallelCols runs a row-wise kernel over rows rows on column ranges [c0, c1) of [0, d), one
 // range per goroutine (each column range is independent, so no two write the same value).

@@ -74,6 +74,7 @@ type gatedState struct {
 	nodes        int
 	den          any
 	gd, dbh      any
+	rows         any // per-worker scratch rows of the kernels (η of one edge)
 	byDst, bySrc kern.Segments
 	pad          []int32 // padding edges (src or dst -1)
 	fwdM, fwdD   int     // shape of the last forward pass's ê
@@ -109,8 +110,10 @@ func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
 				st.pad = append(st.pad, int32(k))
 			}
 		}
-		kern.ParallelRange(st.nodes, d*max(1, m/max(st.nodes, 1)), func(lo, hi int) {
-			eta := make([]T, d) // one edge's η
+		rows := kern.Grow[T](st.rows, kern.Workers()*3*d) // per worker: one edge's η, and 2d of scratch
+		st.rows = rows
+		kern.ParallelRangeW(st.nodes, d*max(1, m/max(st.nodes, 1)), func(w, lo, hi int) {
+			eta := rows[w*3*d : w*3*d+d]
 			for t := lo; t < hi; t++ {
 				o, de := out[t*d:(t+1)*d], den[t*d:(t+1)*d]
 				clear(o)
@@ -155,8 +158,11 @@ func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
 			}
 		}
 		dst := st.dst.Idx
-		kern.ParallelRange(n, d*max(1, len(dst)/max(n, 1)), func(lo, hi int) {
-			eta, tmp := make([]T, d), make([]T, 2*d) // one edge's η, and the sums GatedEtaRow discards
+		rows := kern.Grow[T](st.rows, kern.Workers()*3*d)
+		st.rows = rows
+		kern.ParallelRangeW(n, d*max(1, len(dst)/max(n, 1)), func(w, lo, hi int) {
+			r := rows[w*3*d : (w+1)*3*d]
+			eta, tmp := r[:d], r[d:] // one edge's η, and the sums GatedEtaRow discards
 			for sv := lo; sv < hi; sv++ {
 				db, b := dB[sv*d:(sv+1)*d], bh[sv*d:(sv+1)*d]
 				clear(db)
