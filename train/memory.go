@@ -146,7 +146,7 @@ func (r *run) refuse(build nn.BuildFunc, est MemEstimate, limit memlimit.Limit) 
 		}
 		return m.Need(), nil
 	}
-	fits, err := largestFit(at, est.BatchSize, limit.Bytes)
+	fits, err := largestFit(at, est.BatchSize, est.Need(), limit.Bytes)
 	if err != nil {
 		return err
 	}
@@ -158,18 +158,17 @@ func (r *run) refuse(build nn.BuildFunc, est MemEstimate, limit memlimit.Limit) 
 	return e
 }
 
-// largestFit returns the largest batch size below hi whose need (growing with the batch size)
-// is at most limit, 0 if none: a line through the needs at hi and half of it gives a first
-// guess, then a bisection over the needs themselves settles it. need(hi) is known to exceed
-// limit.
-func largestFit(need func(bs int) (int64, error), hi int, limit int64) (int, error) {
+// largestFit returns the largest batch size up to hi whose need (growing with the batch size)
+// is at most limit, 0 if none, given top, the need at hi: hi itself if it fits, else a line
+// through the needs at hi and half of it gives a first guess, then a bisection over the needs
+// themselves settles it.
+func largestFit(need func(bs int) (int64, error), hi int, top, limit int64) (int, error) {
+	if top <= limit {
+		return hi, nil
+	}
 	lo := 0 // the largest batch size known to fit (0: none); hi the smallest known not to
 	probe := 0
 	if half := hi / 2; half >= 1 {
-		top, err := need(hi)
-		if err != nil {
-			return 0, err
-		}
 		low, err := need(half)
 		if err != nil {
 			return 0, err

@@ -84,7 +84,7 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 		if err != nil {
 			return nil, err
 		}
-		fits, err := fitsAt(need, est.Need(), bs, budget)
+		fits, err := largestFit(need, bs, est.Need(), budget)
 		if err != nil {
 			return nil, err
 		}
@@ -101,18 +101,10 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 		g, err := r.gpuEstimate(build, b)
 		return g.Total(), err
 	}
-	if pl.FitsGPU, err = fitsAt(gneed, pl.GPU.Total(), bs, budget); err != nil {
+	if pl.FitsGPU, err = largestFit(gneed, bs, pl.GPU.Total(), budget); err != nil {
 		return nil, err
 	}
 	return pl, nil
-}
-
-// fitsAt is bs when its need fits the budget, else the largest batch size below that does.
-func fitsAt(need func(int) (int64, error), at int64, bs int, budget int64) (int, error) {
-	if at <= budget {
-		return bs, nil
-	}
-	return largestFit(need, bs, budget)
 }
 
 // model returns the run's BuildFunc (and sets its IO and parameter count).
