@@ -122,9 +122,10 @@ func TestDeparturesGoToTheTrainerAsSets(t *testing.T) {
 	}
 }
 
-func TestMismatchRefusedOrRerun(t *testing.T) {
-	bin := fakeTrainer(t)
-	dir := t.TempDir()
+// mismatchedPlan is a one-job plan under dir whose run directory holds a finished run of another
+// budget (dataset.subset 1000); it returns the plan, the job and the grid's run.
+func mismatchedPlan(t *testing.T, dir string) (*Plan, Job, *config.Run) {
+	t.Helper()
 	run := loadRun(t)
 	plan, err := NewPlan("g", "", []*config.Run{run}, filepath.Join(dir, "runs"), "")
 	if err != nil {
@@ -133,6 +134,13 @@ func TestMismatchRefusedOrRerun(t *testing.T) {
 	j := plan.Jobs[0]
 	subset := loadRun(t, "dataset.subset=1000")
 	runDir(t, j.Dir, subset, runfiles.StopMaxEpochs, subset.Hash(), subset.Departures())
+	return plan, j, run
+}
+
+func TestMismatchRefusedOrRerun(t *testing.T) {
+	bin := fakeTrainer(t)
+	plan, j, run := mismatchedPlan(t, t.TempDir())
+	subset := loadRun(t, "dataset.subset=1000")
 	var log bytes.Buffer
 	r := &Runner{TrainBin: bin, Workers: 1, WriteConfig: WriteConfig, Log: &log, Env: []string{"FAKE_SLEEP_MS=1", "FAKE_CONFIG_HASH=" + run.Hash()}}
 	sum, err := r.Run(context.Background(), plan.Jobs)
@@ -165,14 +173,7 @@ func TestMismatchRefusedOrRerun(t *testing.T) {
 // refused (an error naming the job and the flag, nothing listed), or set aside and listed.
 func TestSlurmMismatch(t *testing.T) {
 	dir := t.TempDir()
-	run := loadRun(t)
-	plan, err := NewPlan("g", "", []*config.Run{run}, filepath.Join(dir, "runs"), "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := plan.Jobs[0]
-	subset := loadRun(t, "dataset.subset=1000")
-	runDir(t, j.Dir, subset, runfiles.StopMaxEpochs, subset.Hash(), subset.Departures())
+	plan, j, _ := mismatchedPlan(t, dir)
 	sl := Slurm{Dir: filepath.Join(dir, "slurm"), TrainBin: "/bin/true", CPUs: 1, Mem: "100M", GPU: "none", Time: time.Hour}
 	if _, _, err := WriteSlurm(plan, sl, writeTestConfig); err == nil || !strings.Contains(err.Error(), "-mismatch rerun") ||
 		!strings.Contains(err.Error(), "dataset.subset 1000 (want 0)") {

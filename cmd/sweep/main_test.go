@@ -70,16 +70,25 @@ overrides:
 
 // The command end to end: a real grid file (config.LoadGrid), the fake trainer, a failure, the
 // second invocation finishing the job by resuming it, -dry-run, and -slurm.
-func TestSweepCommand(t *testing.T) {
-	bin := fakeTrainer(t)
-	dir := t.TempDir()
-	grid := filepath.Join(dir, "tiny.yaml")
-	os.WriteFile(grid, []byte(tinyGrid), 0o644)
-	out := filepath.Join(dir, "runs")
-	t.Setenv("FAKE_FAIL", "zinc-gatedgcn-adj-cls-r2/95")
+// sweepSetup writes tinyGrid into a temporary folder and returns the fake trainer, the folder,
+// the grid file, the runs folder and the arguments of a local sweep of it (the fake trainer set
+// to sleep 1 ms and to check the configs it is given).
+func sweepSetup(t *testing.T) (bin, dir, grid, out string, args []string) {
+	t.Helper()
+	bin, dir = fakeTrainer(t), t.TempDir()
+	grid = filepath.Join(dir, "tiny.yaml")
+	if err := os.WriteFile(grid, []byte(tinyGrid), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = filepath.Join(dir, "runs")
 	t.Setenv("FAKE_SLEEP_MS", "1")
 	t.Setenv("FAKE_CONFIG_HASH", "load")
-	args := []string{"-grid", grid, "-out", out, "-train-bin", bin, "-workers", "2"}
+	return bin, dir, grid, out, []string{"-grid", grid, "-out", out, "-train-bin", bin, "-workers", "2"}
+}
+
+func TestSweepCommand(t *testing.T) {
+	bin, dir, grid, out, args := sweepSetup(t)
+	t.Setenv("FAKE_FAIL", "zinc-gatedgcn-adj-cls-r2/95")
 	var so, se bytes.Buffer
 	if code := run(context.Background(), args, &so, &se); code != 1 {
 		t.Fatalf("first sweep: exit %d, want 1\n%s\n%s", code, so.String(), se.String())
@@ -141,14 +150,7 @@ func TestSweepCommand(t *testing.T) {
 // finished runs of the grid: -dry-run says why, the sweep refuses them, naming -mismatch, and
 // -mismatch rerun sets them aside and trains the grid's runs.
 func TestSweepReducedRunsAreNotFinished(t *testing.T) {
-	bin := fakeTrainer(t)
-	dir := t.TempDir()
-	grid := filepath.Join(dir, "tiny.yaml")
-	os.WriteFile(grid, []byte(tinyGrid), 0o644)
-	out := filepath.Join(dir, "runs")
-	t.Setenv("FAKE_SLEEP_MS", "1")
-	t.Setenv("FAKE_CONFIG_HASH", "load")
-	args := []string{"-grid", grid, "-out", out, "-train-bin", bin, "-workers", "2"}
+	_, _, grid, out, args := sweepSetup(t)
 	var so, se bytes.Buffer
 	reduced := append(args[:len(args):len(args)], "-set", "dataset.subset=1000", "-set", "train.max_epochs=2")
 	if code := run(context.Background(), reduced, &so, &se); code != 0 {
