@@ -22,7 +22,7 @@ type Run struct {
 type Dataset struct {
 	Name      string `mapstructure:"name" yaml:"name"`             // data registry name (zinc, aqsol, cluster, pattern, mnist, cifar10, neighborsmatch-N, erdosrenyi)
 	Dir       string `mapstructure:"dir" yaml:"dir"`               // data folder; "" → $REWIREGNN_DATA, then ../shared/data
-	R         int    `mapstructure:"r" yaml:"r"`                   // rewiring radius, ≥ 1
+	R         int    `mapstructure:"r" yaml:"r"`                   // rewiring radius, ≥ 1; RAuto (written auto) until the density rule resolves it
 	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // none | adj | short | lp
 	CLS       bool   `mapstructure:"cls" yaml:"cls"`               // add the CLS node
 	Q         int    `mapstructure:"q" yaml:"q"`                   // Laplacian width for lp (dataset default, docs/protocol.md §"Laplacian encoding")
@@ -34,6 +34,18 @@ type Dataset struct {
 	// Subset keeps only the first Subset graphs of each split (quick runs, tests); 0 keeps all.
 	Subset int `mapstructure:"subset" yaml:"subset"`
 }
+
+// KeyRadius is the rewiring radius's key. Besides a whole number ≥ 1 it takes RadiusAuto: the
+// first r whose mean density over the training split exceeds 0.5 (the paper's rule, package
+// hops), resolved before the run is named (train.ResolveRadius).
+const KeyRadius = "dataset.r"
+
+// RadiusAuto is how a config file, -set or the environment asks for the density rule; RAuto is
+// its value in Dataset.R until it is resolved.
+const (
+	RadiusAuto = "auto"
+	RAuto      = -1
+)
 
 // Model selects the network and its shape (docs/protocol.md §"GatedGCN", §"MoNet",
 // §"Graph Transformer").

@@ -159,6 +159,9 @@ func TestRejected(t *testing.T) {
 		{"typo key", "dataset:\n  name: zinc\nmodel:\n  layres: 3\n", nil, nil, []string{"x.yaml:4:", `unknown key "model.layres"`, `did you mean "model.layers"`}},
 		{"unknown top-level key", "datset:\n  name: zinc\n", nil, nil, []string{"x.yaml:1:", `unknown key "datset"`}},
 		{"r 0", "dataset: {name: zinc, r: 0}\n", nil, nil, []string{"x.yaml:1:", "dataset.r:", "at least 1"}},
+		{"r -1", "dataset: {name: zinc, r: -1}\n", nil, nil, []string{"x.yaml:1:", `dataset.r: "-1"`, "at least 1", "or auto"}},
+		{"r 2.5", "dataset: {name: zinc}\n", []string{"dataset.r=2.5"}, nil, []string{"-set dataset.r=2.5", "at least 1"}},
+		{"r Auto", "dataset: {name: zinc}\n", nil, map[string]string{"REWIREGNN_DATASET_R": "automatic"}, []string{"REWIREGNN_DATASET_R", `"automatic"`}},
 		{"batch_size 0", "dataset: {name: zinc}\ntrain:\n  batch_size: 0\n", nil, nil, []string{"x.yaml:3:", "train.batch_size:"}},
 		{"batch_size abc", "dataset: {name: zinc}\ntrain:\n  batch_size: abc\n", nil, nil, []string{"x.yaml:3:", `train.batch_size: "abc" is not an integer`}},
 		{"batch_size float", "dataset: {name: zinc}\ntrain:\n  batch_size: 1.5\n", nil, nil, []string{`train.batch_size: "1.5" is not an integer`}},
@@ -223,7 +226,7 @@ func TestRejected(t *testing.T) {
 		{"set type", "", []string{"dataset.name=zinc", "train.batch_size=abc"}, nil, []string{"-set train.batch_size=abc: train.batch_size: \"abc\" is not an integer"}},
 		{"set bool", "", []string{"dataset.name=zinc", "dataset.cls=maybe"}, nil, []string{`dataset.cls: "maybe" is not true or false`}},
 		{"set without =", "", []string{"dataset.name"}, nil, []string{`-set "dataset.name": want key=value`}},
-		{"set value", "", []string{"dataset.name=zinc", "dataset.r=0"}, nil, []string{"-set dataset.r=0: dataset.r: the rewiring radius must be at least 1, got 0"}},
+		{"set value", "", []string{"dataset.name=zinc", "dataset.r=0"}, nil, []string{"-set dataset.r=0: dataset.r: the rewiring radius must be at least 1 (or auto), got 0"}},
 		{"set seeds", "", []string{"dataset.name=zinc", "train.seeds=41,x"}, nil, []string{`train.seeds: "41,x" is not a list of integers`}},
 		{"env typo", "", []string{"dataset.name=zinc"}, map[string]string{"REWIREGNN_TRAIN_BATCHSIZE": "3"}, []string{"$REWIREGNN_TRAIN_BATCHSIZE:", `unknown key "train.batchsize"`, `did you mean "train.batch_size"`}},
 		{"env type", "", []string{"dataset.name=zinc"}, map[string]string{"REWIREGNN_TRAIN_BATCH_SIZE": "abc"}, []string{"$REWIREGNN_TRAIN_BATCH_SIZE: train.batch_size: \"abc\" is not an integer"}},
@@ -526,5 +529,34 @@ func TestDatasetsAgreeWithDataSpecs(t *testing.T) {
 				t.Errorf("default q %d, data's LapQ %d", r.Dataset.Q, spec.LapQ)
 			}
 		})
+	}
+}
+
+// TestRadiusAuto: dataset.r takes auto from a file, -set and the environment; until resolved the
+// run is named …-rauto and writes r: auto, which loads back.
+func TestRadiusAuto(t *testing.T) {
+	p := writeTemp(t, "x.yaml", "dataset: {name: zinc, encoding: adj, r: auto}\n")
+	for _, r := range []*Run{
+		mustLoad(t, p),
+		mustLoad(t, "", "dataset.name=cluster", "dataset.r=auto"),
+	} {
+		if r.Dataset.R != RAuto || !strings.HasSuffix(r.RunName(), "-rauto") {
+			t.Errorf("r = %d, name %s; want RAuto and …-rauto", r.Dataset.R, r.RunName())
+		}
+		y, err := r.YAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(y), "  r: auto\n") {
+			t.Errorf("written config lacks r: auto:\n%s", y)
+		}
+		back, err := Parse("config.yaml", y, nil)
+		if err != nil || !reflect.DeepEqual(back.Dataset, r.Dataset) {
+			t.Errorf("written config loads back as %+v (%v), not %+v", back.Dataset, err, r.Dataset)
+		}
+	}
+	t.Setenv("REWIREGNN_DATASET_R", "auto")
+	if r := mustLoad(t, "", "dataset.name=zinc"); r.Dataset.R != RAuto {
+		t.Errorf("REWIREGNN_DATASET_R=auto: r = %d", r.Dataset.R)
 	}
 }

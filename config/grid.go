@@ -331,6 +331,9 @@ func parseRList(n *yaml.Node) ([]int, error) {
 		if isRange {
 			b, err2 = strconv.Atoi(strings.TrimSpace(hi))
 		}
+		if part == RadiusAuto {
+			return nil, fmt.Errorf("r: %s picks one radius for a single run (a run config's dataset.r); a grid lists its radii: find the rule's choice with go run ./cmd/stats -dataset NAME -suggest", RadiusAuto)
+		}
 		if err1 != nil || err2 != nil || a < 1 || b < a {
 			return nil, fmt.Errorf("r: %q is not a radius ≥ 1 or a range like 1-10", part)
 		}

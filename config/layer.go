@@ -247,6 +247,9 @@ func envLayer(environ []string) (*layer, error) {
 // (integers in Go syntax, like 0x40; lists split at commas, no spaces), which is what these
 // variables have always accepted.
 func parseEnvValue(f *field, text string) (any, error) {
+	if f.key == KeyRadius {
+		return parseRadius(text)
+	}
 	switch f.kind {
 	case kindInt:
 		n, err := strconv.ParseInt(text, 0, 0)

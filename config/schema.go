@@ -164,6 +164,9 @@ func editDistance(a, b string) int {
 // parseScalar converts the text of one value to the key's type. The error names the key and
 // the value; the caller adds where the value came from.
 func parseScalar(f *field, text string) (any, error) {
+	if f.key == KeyRadius {
+		return parseRadius(text)
+	}
 	switch f.kind {
 	case kindString:
 		return text, nil
@@ -195,6 +198,18 @@ func parseScalar(f *field, text string) (any, error) {
 		return parseInt64List(f, text)
 	}
 	panic("config: unknown kind")
+}
+
+// parseRadius reads dataset.r: a whole number ≥ 1, or auto (RAuto).
+func parseRadius(text string) (any, error) {
+	if strings.TrimSpace(text) == RadiusAuto {
+		return RAuto, nil
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(text), 0, 0)
+	if err != nil || n < 0 { // 0 reaches Validate's message; negatives would alias RAuto
+		return nil, fmt.Errorf("%s: %q: the rewiring radius must be at least 1 (a whole number) or %s (the paper's density rule)", KeyRadius, text, RadiusAuto)
+	}
+	return int(n), nil
 }
 
 // parseInt64List reads "41,95,12" (brackets and spaces allowed: "[41, 95]"); "" and "[]" are

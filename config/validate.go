@@ -112,8 +112,8 @@ func (r *Run) Validate() error {
 		bad("dataset.name", "unknown dataset %q (known: %s)", d.Name, strings.Join(DatasetNames(), ", "))
 		dsKnown = false
 	}
-	if d.R < 1 {
-		bad("dataset.r", "the rewiring radius must be at least 1, got %d", d.R)
+	if d.R < 1 && d.R != RAuto {
+		bad("dataset.r", "the rewiring radius must be at least 1 (or auto), got %d", d.R)
 	}
 	encOK := oneOf("dataset.encoding", d.Encoding, Encodings, "encoding")
 	if d.Q < 0 {

@@ -33,6 +33,9 @@ func settingStem(model, encoding string, cls bool, r int) string {
 	if cls {
 		s += "-cls"
 	}
+	if r == RAuto {
+		return s + "-r" + RadiusAuto
+	}
 	return s + "-r" + strconv.Itoa(r)
 }
 
@@ -58,7 +61,11 @@ func (r *Run) YAML() ([]byte, error) {
 			}
 			leaf = rest
 		}
-		parent.Content = append(parent.Content, scalarNode("!!str", leaf), valueNode(f.get(r)))
+		v := valueNode(f.get(r))
+		if f.key == KeyRadius && r.Dataset.R == RAuto {
+			v = scalarNode("!!str", RadiusAuto)
+		}
+		parent.Content = append(parent.Content, scalarNode("!!str", leaf), v)
 	}
 	var buf bytes.Buffer
 	enc := yaml.NewEncoder(&buf)

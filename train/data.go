@@ -3,6 +3,7 @@ package train
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/hops"
 	"github.com/rewiregnn/rewiregnn/prep"
 )
 
@@ -37,6 +39,9 @@ func DefaultCacheDir() (string, error) {
 // DefaultCacheDir, "" becomes "off") and the run name.
 func Resolve(c *config.Run) error {
 	d := &c.Dataset
+	if d.R == config.RAuto {
+		return fmt.Errorf("dataset.r auto must be resolved (train.ResolveRadius) before the run is named")
+	}
 	if dir, err := data.ResolveDataDir(d.Dir); err == nil {
 		if d.Dir, err = filepath.Abs(dir); err != nil {
 			return fmt.Errorf("dataset.dir: %w", err)
@@ -51,6 +56,44 @@ func Resolve(c *config.Run) error {
 	d.Cache = cmp.Or(cache, CacheOff)
 	c.Name = c.RunName()
 	return nil
+}
+
+// ResolveRadius applies the density rule to a config whose dataset.r is auto: r becomes the first
+// radius whose mean density over the run's training split exceeds 0.5 (package hops; the
+// densities are kept in the preprocessing cache). It says what it chose, and why, on log. A
+// config with a number for r is left alone. It runs before the run is named (its folder carries r).
+func ResolveRadius(c *config.Run, log io.Writer, workers int) error {
+	if c.Dataset.R != config.RAuto {
+		return nil
+	}
+	src, err := RadiusSource(c, workers)
+	if err != nil {
+		return err
+	}
+	r, dens, err := hops.Suggest(src, log)
+	if err != nil {
+		return fmt.Errorf("dataset.r auto: %w", err)
+	}
+	c.Dataset.R = r
+	fmt.Fprintf(log, "dataset.r auto: r = %d, the first radius whose mean density over the %d training graphs exceeds %g (%s)\n",
+		r, dens.Graphs, hops.Threshold, dens.Describe())
+	return nil
+}
+
+// RadiusSource is the training split a run's density rule reads: the run's dataset, data and
+// cache folders, self-loop setting and subset.
+func RadiusSource(c *config.Run, workers int) (hops.Source, error) {
+	d := c.Dataset
+	dir, err := data.ResolveDataDir(d.Dir)
+	if err != nil && data.NeedsFiles(d.Name) {
+		return hops.Source{}, fmt.Errorf("dataset.r auto: %w", err)
+	}
+	cache, err := cacheFolder(d.Cache)
+	if err != nil {
+		return hops.Source{}, err
+	}
+	return hops.Source{Dataset: d.Name, Split: "train", SelfLoops: d.SelfLoops, Seed: data.DefaultGenSeed,
+		Subset: d.Subset, DataDir: dir, CacheDir: cache, Workers: workers}, nil
 }
 
 // cacheFolder is the absolute cache folder a dataset.cache value names, "" when it is off.

@@ -2,6 +2,7 @@ package train
 
 import (
 	"bytes"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/prep"
 )
 
@@ -125,4 +127,42 @@ func mustGetwd(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return wd
+}
+
+// TestResolveRadius: dataset.r auto becomes the rule's radius before the run is named (ZINC: 4;
+// CLUSTER, first 300 training graphs: 2), the choice and its densities are logged, and the
+// resolved config writes the number; a number is left alone.
+func TestResolveRadius(t *testing.T) {
+	dir := testdata.Dir(t)
+	for _, c := range []struct {
+		sets []string
+		r    int
+	}{
+		{[]string{"dataset.name=zinc", "dataset.dir=" + dir}, 4},
+		{[]string{"dataset.name=cluster", "dataset.subset=300"}, 2},
+	} {
+		run := load(t, append(c.sets, "dataset.encoding=adj", "dataset.r=auto")...)
+		var log strings.Builder
+		if err := ResolveRadius(run, &log, 0); err != nil {
+			t.Fatal(err)
+		}
+		if run.Dataset.R != c.r || !strings.HasSuffix(run.RunName(), fmt.Sprintf("-r%d", c.r)) {
+			t.Errorf("%v: r = %d, name %s; want %d", c.sets, run.Dataset.R, run.RunName(), c.r)
+		}
+		if !strings.Contains(log.String(), fmt.Sprintf("dataset.r auto: r = %d, the first radius whose mean density", c.r)) {
+			t.Errorf("%v: log %q does not say what was chosen", c.sets, log.String())
+		}
+		y, err := run.YAML()
+		if err != nil || !strings.Contains(string(y), fmt.Sprintf("  r: %d\n", c.r)) {
+			t.Errorf("%v: resolved config (%v):\n%s", c.sets, err, y)
+		}
+	}
+	fixed := nm2(t)
+	if err := ResolveRadius(fixed, io.Discard, 0); err != nil || fixed.Dataset.R != 2 {
+		t.Errorf("r = 2 left as %d (%v)", fixed.Dataset.R, err)
+	}
+	unresolved := nm2(t, "dataset.r=auto")
+	if err := Resolve(unresolved); err == nil || !strings.Contains(err.Error(), "ResolveRadius") {
+		t.Errorf("Resolve of an unresolved r: %v", err)
+	}
 }

@@ -56,6 +56,9 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 	if err := c.Validate(); err != nil {
 		return nil, err
 	}
+	if err := ResolveRadius(c, r.log, o.Workers); err != nil {
+		return nil, err
+	}
 	if err := Resolve(c); err != nil {
 		return nil, err
 	}

@@ -4,6 +4,12 @@
 // whether every graph is recovered exactly from its encodings (the lossless property).
 //
 //	go run ./cmd/stats -data ../shared/data -dataset zinc -split test -r 1-10 [-q 8] [-cls] [-json]
+//
+// With -suggest it applies the paper's rule for choosing r instead (what dataset.r: auto does):
+// the mean densities of the training split for r = 1, 2, … and the first r whose mean density
+// exceeds 0.5. The densities are kept in the preprocessing cache (-cache).
+//
+//	go run ./cmd/stats -dataset cluster -suggest [-json] [-cache DIR|off]
 package main
 
 import (
@@ -18,9 +24,12 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/hops"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/rewire"
+	"github.com/rewiregnn/rewiregnn/train"
 )
 
 // Row is one line of the statistics: one hop radius. Field names are a stable interface.
@@ -61,11 +70,16 @@ func run(args []string, stdout io.Writer) error {
 	selfLoops := fs.Bool("self-loops", true, "add a self-loop to every node (the paper's setting)")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
 	repeat := fs.Int("repeat", 3, "timing passes per radius; the fastest is reported")
+	suggest := fs.Bool("suggest", false, "apply the paper's rule for r (dataset.r: auto): the first r whose mean density over the training split exceeds 0.5")
+	cache := fs.String("cache", train.CacheAuto, "with -suggest: folder of the cached densities, auto (the preprocessing cache) or off")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *suggest {
+		return suggestRadius(stdout, *dir, *dataset, *cache, *selfLoops, *asJSON)
 	}
 	rs, err := rewire.ParseRadii(*radii)
 	if err != nil {
@@ -209,4 +223,58 @@ func printTable(w io.Writer, rows []Row) error {
 		fmt.Fprintf(tw, "\n%s %s, q=%d, cls=%v\t\t\t\t\t\t\t\t\n", rows[0].Dataset, rows[0].Split, rows[0].Q, rows[0].CLS)
 	}
 	return tw.Flush()
+}
+
+// Suggestion is the -suggest -json output. Field names are a stable interface.
+type Suggestion struct {
+	Dataset   string    `json:"dataset"`
+	Split     string    `json:"split"`
+	Graphs    int       `json:"graphs"`
+	SelfLoops bool      `json:"self_loops"`
+	Threshold float64   `json:"threshold"`
+	Density   []float64 `json:"density"` // density[i] at r = i+1
+	R         int       `json:"r"`       // the rule's choice; 0 when no r exceeds the threshold
+	Note      string    `json:"note,omitempty"`
+}
+
+// suggestRadius prints the rule's densities and choice for a dataset (stats -suggest), from the
+// same source and cache as a run config's dataset.r: auto.
+func suggestRadius(w io.Writer, dir, dataset, cache string, selfLoops, asJSON bool) error {
+	c := &config.Run{Dataset: config.Dataset{Name: dataset, Dir: dir, Cache: cache, SelfLoops: selfLoops, R: config.RAuto}}
+	src, err := train.RadiusSource(c, 0)
+	if err != nil {
+		return err
+	}
+	r, d, err := hops.Suggest(src, os.Stderr)
+	if d == nil {
+		return err
+	}
+	sg := Suggestion{Dataset: d.Dataset, Split: d.Split, Graphs: d.Graphs, SelfLoops: selfLoops, Threshold: hops.Threshold, Density: d.Mean, R: r}
+	if err != nil {
+		sg.Note = err.Error()
+	}
+	if asJSON {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(sg)
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "r\tdensity\t\t")
+	for i, m := range d.Mean {
+		mark := ""
+		if i+1 == r {
+			mark = "← first above 0.5"
+		}
+		fmt.Fprintf(tw, "%d\t%.3f\t%s\t\n", i+1, m, mark)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if r == 0 {
+		fmt.Fprintf(w, "\n%s: no suggestion: %s\n", dataset, sg.Note)
+		return nil
+	}
+	_, err = fmt.Fprintf(w, "\n%s: r = %d (the first r whose mean density over the %d training graphs exceeds %g; what dataset.r: auto picks)\n",
+		d.Dataset, r, d.Graphs, hops.Threshold)
+	return err
 }

@@ -111,3 +111,28 @@ func TestBadArguments(t *testing.T) {
 		}
 	}
 }
+
+// TestSuggest: -suggest applies the paper's rule to the training split (ZINC: r = 4, as the
+// paper's density column has it: .14 .27 .40 .52); -json gives the densities and the choice;
+// a dataset that never gets dense gets no suggestion and says why.
+func TestSuggest(t *testing.T) {
+	cache := t.TempDir()
+	var out bytes.Buffer
+	if err := run([]string{"-data", testdata.Dir(t), "-dataset", "zinc", "-suggest", "-json", "-cache", cache}, &out); err != nil {
+		t.Fatal(err)
+	}
+	var sg Suggestion
+	if err := json.Unmarshal(out.Bytes(), &sg); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out.String())
+	}
+	if sg.R != 4 || len(sg.Density) != 4 || sg.Split != "train" || sg.Graphs < 1000 || sg.Density[2] > 0.5 || sg.Density[3] <= 0.5 {
+		t.Errorf("zinc: %+v; want r = 4 with densities r = 1..4", sg)
+	}
+	out.Reset()
+	if err := run([]string{"-dataset", "neighborsmatch-2", "-suggest", "-cache", "off"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "no suggestion") || !strings.Contains(s, "every graph reaches all it can") {
+		t.Errorf("neighborsmatch-2 -suggest:\n%s", s)
+	}
+}

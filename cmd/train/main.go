@@ -139,6 +139,10 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return 1
 	}
+	if err := train.ResolveRadius(cfg, os.Stderr, *workers); err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return 1
+	}
 	seeds := cfg.Train.Seeds
 	if *seed != 0 || flagSet(fs, "seed") {
 		seeds = []int64{*seed}
