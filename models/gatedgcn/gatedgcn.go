@@ -53,7 +53,11 @@ func (c Config) Inputs() nn.InputSpec { return c.InputSpec() }
 // §"Parameter budgets").
 func (c Config) Params() int {
 	d := c.Hidden
-	return c.Layers*(5*d*d+9*d) + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
+	per := 5*d*d + 5*d // A, B, C, D, E with biases
+	if c.BatchNorm {
+		per += 4 * d // γ, β of h and of e
+	}
+	return c.Layers*per + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
 }
 
 // Build adds the network for bucket b to a new graph whose parameters live in p; with train,

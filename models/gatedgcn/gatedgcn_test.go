@@ -32,3 +32,22 @@ func TestParamCountZINC(t *testing.T) {
 }
 
 func loadZINC(t testing.TB, n int) []*data.Graph { return testgraphs.ZINC(t, n) }
+
+// TestParamCountWithoutBatchNorm: model.batch_norm false drops γ and β of h and e (4d a layer),
+// and the formula the trainer checks the built network against says so.
+func TestParamCountWithoutBatchNorm(t *testing.T) {
+	cfg := ZINC()
+	cfg.BatchNorm = false
+	p, err := nn.NewParams(tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := Build(cfg, p, nn.Bucket{Nodes: 40, Edges: 90, Graphs: 2}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer net.Close()
+	if got, want := p.Count(), 105875-4*4*70; got != want || cfg.Params() != want {
+		t.Fatalf("built %d parameters, formula %d, want %d", got, cfg.Params(), want)
+	}
+}

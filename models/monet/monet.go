@@ -61,7 +61,10 @@ func (c Config) Inputs() nn.InputSpec {
 // the head.
 func (c Config) Params() int {
 	d, k, pd := c.Hidden, c.Kernels, c.PseudoDim
-	per := k*d*d + 2*k*pd + 3*d + 3*pd
+	per := k*d*d + 2*k*pd + d + 3*pd // kernels, Gaussians, bias, pseudo-coordinate projection
+	if c.BatchNorm {
+		per += 2 * d // γ, β
+	}
 	if c.HasEdgeInput() {
 		per += d*k + k
 	}

@@ -86,3 +86,12 @@ func TestTrainZINC(t *testing.T) {
 	}
 	testgraphs.TrainFalls(t, Builder(ZINC()), testgraphs.ZINC(t, 64), 16, steps, 0.7)
 }
+
+// TestParamCountWithoutBatchNorm: model.batch_norm false drops γ and β (2d a layer).
+func TestParamCountWithoutBatchNorm(t *testing.T) {
+	cfg := ZINC()
+	cfg.BatchNorm = false
+	if got, want := count(t, cfg), 106002-4*2*90; got != want || cfg.Params() != want {
+		t.Fatalf("built %d parameters, formula %d, want %d", got, cfg.Params(), want)
+	}
+}
