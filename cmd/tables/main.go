@@ -74,6 +74,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
 	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
 	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
+	figure := fs.String("figure", "", "a plotted figure of the paper instead of the tables (fig:random_erdos, fig:neighborplot): our curves from the runs under -runs beside its points")
 	includeReduced := fs.Bool(strings.TrimPrefix(results.IncludeReducedFlag, "-"), false,
 		"include runs of a reduced budget (departures from the configured protocol such as -subset or -epochs, a grid below the built-in budget, or results without config_hash), marked § in the tables; runs stopped by a signal or on a non-finite loss are left out regardless")
 	if err := fs.Parse(args); err != nil {
@@ -104,6 +105,12 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if *figure != "" {
+		if *grid != "" || *table != "" {
+			return usageError{errors.New("-figure takes its runs from -runs; drop -grid and -table")}
+		}
+		return figureMain(pf, *figure, *runsDir, *out, *plots, *includeReduced, stdout, stderr)
 	}
 	density, err := readStats(stats)
 	if err != nil {
@@ -421,4 +428,67 @@ func readStats(paths []string) (map[string]map[int]float64, error) {
 		}
 	}
 	return out, nil
+}
+
+// figureMain writes one of the paper's plotted figures with our curves (tables -figure): the
+// Markdown table, and with -out also <name>.md, <name>.png and <name>.json.
+func figureMain(pf *paper.File, id, runsDir, out string, plots, includeReduced bool, stdout, stderr io.Writer) error {
+	pfig, ok := pf.Figure(id)
+	if !ok {
+		var ids []string
+		for _, f := range pf.Figures {
+			ids = append(ids, f.ID)
+		}
+		return usageError{fmt.Errorf("-figure %q: not a plotted figure of the paper (known: %s)", id, strings.Join(ids, ", "))}
+	}
+	runs, err := results.Scan(runsDir)
+	if err != nil {
+		return fmt.Errorf("-runs: %w", err)
+	}
+	runs, left := results.Select(runs, includeReduced)
+	reportLeftOut(stderr, left)
+	groups, err := results.Aggregate(runs, results.Options{DefaultPlanned: 1})
+	if err != nil {
+		return err
+	}
+	fig, err := report.BuildFigure(pfig, groups)
+	if err != nil {
+		return err
+	}
+	if fig.Groups == 0 {
+		return fmt.Errorf("-figure %s: no finished %s runs under %s", id, pfig.Dataset, runsDir)
+	}
+	md := fig.Markdown() + "\nOur runs:\n\n" + fig.Settings(groups)
+	if out == "" {
+		_, err := io.WriteString(stdout, md)
+		return err
+	}
+	short := strings.ReplaceAll(strings.TrimPrefix(id, "fig:"), "_", "-")
+	write := func(name string, b []byte) error {
+		p := filepath.Join(out, name)
+		if err := runfiles.WriteAtomic(p, b, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "wrote", p)
+		return nil
+	}
+	if err := write(short+".md", []byte(md)); err != nil {
+		return err
+	}
+	js, err := json.MarshalIndent(fig, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := write(short+".json", append(js, '\n')); err != nil {
+		return err
+	}
+	if !plots {
+		return nil
+	}
+	p := filepath.Join(out, short+".png")
+	if err := fig.Plot(p); err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "wrote", p)
+	return nil
 }

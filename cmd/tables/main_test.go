@@ -295,3 +295,56 @@ func gridPlan(t *testing.T, grid string) (*sweep.Plan, map[string]string) {
 	}
 	return plan, hashes
 }
+
+// TestFigureCommand: -figure writes the figure's Markdown, JSON and plot from the runs under
+// -runs; an unknown figure or a folder without its runs is an error that says so.
+func TestFigureCommand(t *testing.T) {
+	root := t.TempDir()
+	for _, seed := range []int64{41, 95} {
+		dir := filepath.Join(root, "erdosrenyi-gatedgcn-short-r5", fmt.Sprintf("seed%d", seed))
+		eps := make([]runfiles.Epoch, 3)
+		for e := range eps {
+			eps[e] = runfiles.Epoch{Epoch: e, LR: 1e-3, TrainLoss: 1, TrainMetric: float64(10 * e)}
+		}
+		if err := runfiles.WriteMetrics(filepath.Join(dir, runfiles.MetricsFile), eps); err != nil {
+			t.Fatal(err)
+		}
+		res := &runfiles.Result{Name: "erdosrenyi-gatedgcn-short-r5", Dataset: "erdosrenyi", Model: "gatedgcn", Encoding: "short", R: 5,
+			Seed: seed, Metric: runfiles.MetricAccuracy, TrainMetric: 20, TestMetric: 20, Epochs: 3, SecondsPerEpoch: 0.1,
+			TotalSeconds: 1, Params: 100000, Device: "cpu", StoppedBy: runfiles.StopMaxEpochs, ConfigHash: protocolHash}
+		if err := runfiles.WriteResult(filepath.Join(dir, runfiles.ResultFile), res); err != nil {
+			t.Fatal(err)
+		}
+	}
+	out := t.TempDir()
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-figure", "fig:random_erdos", "-runs", root, "-out", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "random-erdos.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(md), "| 0 | – / 0.01 | 0.00 ± 0.00 (2) / 0.01 |") || !strings.Contains(string(md), "| erdosrenyi-gatedgcn-short-r5 | 2 | 3 |") {
+		t.Errorf("random-erdos.md:\n%s", md)
+	}
+	for _, f := range []string{"random-erdos.json", "random-erdos.png"} {
+		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		code int
+		want string
+	}{
+		{[]string{"-figure", "fig:nope", "-runs", root}, 2, "known: fig:neighborplot, fig:random_erdos"},
+		{[]string{"-figure", "fig:neighborplot", "-runs", root}, 1, "no finished neighborsmatch runs"},
+		{[]string{"-figure", "fig:random_erdos", "-table", "table:zinc"}, 2, "drop -grid and -table"},
+	} {
+		stderr.Reset()
+		if code := run(c.args, &stdout, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
+			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr.String(), c.code, c.want)
+		}
+	}
+}

@@ -21,8 +21,30 @@ var embedded []byte
 
 // File is tables.json.
 type File struct {
-	Source string  `json:"source"` // the LaTeX file the numbers come from
-	Tables []Table `json:"tables"`
+	Source  string   `json:"source"` // the LaTeX file the numbers come from
+	Tables  []Table  `json:"tables"`
+	Figures []Figure `json:"figures,omitempty"`
+}
+
+// Figure is one of the paper's line plots whose points the LaTeX gives (pgfplots coordinates):
+// fig:random_erdos (train accuracy per epoch) and fig:neighborplot (accuracy per problem radius).
+type Figure struct {
+	ID      string   `json:"id"`      // the LaTeX label
+	Caption string   `json:"caption"` // as printed
+	Dataset string   `json:"dataset"` // data registry name, or its family (neighborsmatch)
+	X       string   `json:"x"`       // epoch or r_p
+	Y       string   `json:"y"`       // what the points measure, as a fraction
+	Note    string   `json:"note"`    // what the paper leaves open about the curves
+	Series  []Series `json:"series"`
+}
+
+// Series is one curve of a figure: the paper's legend entry, the setting it shows (a table
+// column key such as gcn-adj, and r) and its points (x, y).
+type Series struct {
+	Label   string       `json:"label"`
+	Setting string       `json:"setting"`
+	R       int          `json:"r"`
+	Points  [][2]float64 `json:"points"`
 }
 
 // Table is one result table of the paper.
@@ -130,6 +152,17 @@ func parse(b []byte) (*File, error) {
 
 func (f *File) validate() error {
 	seen := map[string]bool{}
+	for i, g := range f.Figures {
+		if g.ID == "" || seen[g.ID] {
+			return fmt.Errorf("figures[%d]: missing or duplicate id %q", i, g.ID)
+		}
+		seen[g.ID] = true
+		for _, s := range g.Series {
+			if s.Setting == "" || s.R < 1 || len(s.Points) == 0 {
+				return fmt.Errorf("%s: series %q: needs a setting, r ≥ 1 and points", g.ID, s.Label)
+			}
+		}
+	}
 	for i, t := range f.Tables {
 		if t.ID == "" {
 			return fmt.Errorf("tables[%d]: no id", i)
@@ -165,6 +198,16 @@ func (f *File) validate() error {
 		}
 	}
 	return nil
+}
+
+// Figure returns the figure with the given id (e.g. "fig:random_erdos").
+func (f *File) Figure(id string) (*Figure, bool) {
+	for i := range f.Figures {
+		if f.Figures[i].ID == id {
+			return &f.Figures[i], true
+		}
+	}
+	return nil, false
 }
 
 // Table returns the table with the given id (e.g. "table:zinc").

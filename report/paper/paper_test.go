@@ -194,6 +194,31 @@ func encode(f *File) ([]byte, error) {
 		}
 		fmt.Fprintf(&buf, "      ]\n    }%s\n", sep)
 	}
+	if len(f.Figures) == 0 {
+		buf.WriteString("  ]\n}\n")
+		return buf.Bytes(), nil
+	}
+	buf.WriteString("  ],\n  \"figures\": [\n")
+	for i, g := range f.Figures {
+		series := g.Series
+		g.Series = nil
+		head, err := marshal(g, "    ", "  ")
+		if err != nil {
+			return nil, err
+		}
+		h := strings.TrimSuffix(string(head), "}")
+		h = strings.TrimSuffix(strings.TrimRight(h, " \n"), ",")
+		h = strings.Replace(h, `"series": null`, `"series": [`, 1)
+		buf.WriteString("    " + h + "\n")
+		for j, s := range series {
+			line, err := marshal(s, "", "")
+			if err != nil {
+				return nil, err
+			}
+			fmt.Fprintf(&buf, "        %s%s\n", line, map[bool]string{true: "", false: ","}[j == len(series)-1])
+		}
+		fmt.Fprintf(&buf, "      ]\n    }%s\n", map[bool]string{true: "", false: ","}[i == len(f.Figures)-1])
+	}
 	buf.WriteString("  ]\n}\n")
 	return buf.Bytes(), nil
 }
@@ -320,10 +345,74 @@ func transcribe(src string) (*File, error) {
 		}
 		f.Tables = append(f.Tables, t)
 	}
+	figs, err := transcribeFigures(src)
+	if err != nil {
+		return nil, err
+	}
+	f.Figures = figs
 	if err := f.validate(); err != nil {
 		return nil, err
 	}
 	return f, nil
+}
+
+// figureMeta says what the LaTeX of each plotted figure does not: dataset, axes, the open points,
+// and the setting of each legend entry.
+var figureMeta = map[string]struct {
+	dataset, x, y, note string
+	legend              map[string]Series
+}{
+	"fig:random_erdos": {"erdosrenyi", "epoch", "train accuracy", "GatedGCN; the paper gives no model or seeds for the curves",
+		map[string]Series{"Laplacian": {Setting: "gcn-lp", R: 5}, "Shortest": {Setting: "gcn-short", R: 5},
+			"Adj-5": {Setting: "gcn-adj", R: 5}, "Adj-10": {Setting: "gcn-adj", R: 10}}},
+	"fig:neighborplot": {"neighborsmatch", "r_p", "train accuracy", "GatedGCN; the encoding is not given (ours: adj)",
+		map[string]Series{"$r=1$": {Setting: "gcn-adj", R: 1}, "$r=2$": {Setting: "gcn-adj", R: 2}, "$r=3$": {Setting: "gcn-adj", R: 3},
+			"$r=4$": {Setting: "gcn-adj", R: 4}, "$r=1$,CLS": {Setting: "gcn-adj-cls", R: 1}}},
+}
+
+var (
+	figLabelRe = regexp.MustCompile(`\\label\{(fig:[^}]+)\}`)
+	plotRe     = regexp.MustCompile(`(?s)coordinates \{(.*?)\};\s*\\addlegendentry\{(.*?)\}`)
+	pointRe    = regexp.MustCompile(`\(([-0-9.]+),([-0-9.]+)\)`)
+)
+
+// transcribeFigures reads the pgfplots coordinates and legend entries of the figures in
+// figureMeta, in the order the paper has them.
+func transcribeFigures(src string) ([]Figure, error) {
+	var out []Figure
+	for _, ch := range strings.Split(src, `\begin{figure}`)[1:] {
+		ch = ch[:max(strings.Index(ch, `\end{figure}`), 0)]
+		m := figLabelRe.FindStringSubmatch(ch)
+		if m == nil {
+			continue
+		}
+		meta, ok := figureMeta[m[1]]
+		if !ok {
+			continue
+		}
+		fig := Figure{ID: m[1], Caption: braced(ch, `\caption{`), Dataset: meta.dataset, X: meta.x, Y: meta.y, Note: meta.note}
+		for _, p := range plotRe.FindAllStringSubmatch(ch, -1) {
+			s, ok := meta.legend[p[2]]
+			if !ok {
+				return nil, fmt.Errorf("%s: legend entry %q has no setting", fig.ID, p[2])
+			}
+			s.Label = strings.ReplaceAll(p[2], "$", "")
+			for _, pt := range pointRe.FindAllStringSubmatch(p[1], -1) {
+				x, err1 := strconv.ParseFloat(pt[1], 64)
+				y, err2 := strconv.ParseFloat(pt[2], 64)
+				if err1 != nil || err2 != nil {
+					return nil, fmt.Errorf("%s %s: point %s", fig.ID, s.Label, pt[0])
+				}
+				s.Points = append(s.Points, [2]float64{x, y})
+			}
+			fig.Series = append(fig.Series, s)
+		}
+		if len(fig.Series) != len(meta.legend) {
+			return nil, fmt.Errorf("%s: %d curves, want %d", fig.ID, len(fig.Series), len(meta.legend))
+		}
+		out = append(out, fig)
+	}
+	return out, nil
 }
 
 // texRows returns the cells of each tabular row of a table chunk.
