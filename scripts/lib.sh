@@ -8,6 +8,8 @@
 #   run     prints a command (prefixed "+ ") on standard error, then runs it
 #   die     prints a message on standard error and exits with status 2
 #   usage   prints the calling script's header comment (its usage)
+#   keep_runs SRC DST  copies each finished run's config.yaml, metrics.jsonl and result.json from
+#           SRC/<run>/seed<seed> to DST/<run>/seed<seed> (the files the tables are made from)
 set -euo pipefail
 
 SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
@@ -39,4 +41,18 @@ die() {
 # need_data DATASET: fails early, naming the folder, when a file-backed dataset's files are missing.
 need_data() {
 	[[ -d "$DATA/$1" ]] || die "no $DATA/$1: point REWIREGNN_DATA (or DATA) at the benchmark data folder"
+}
+
+# keep_runs SRC DST: the finished runs' small files, kept beside the tables made from them.
+keep_runs() {
+	local src=$1 dst=$2 n=0 d
+	[[ -d $src ]] || die "no runs folder $src"
+	for d in "$src"/*/seed*; do
+		[[ -f $d/result.json ]] || continue
+		local to=$dst/${d#"$src"/}
+		mkdir -p "$to"
+		cp "$d/config.yaml" "$d/metrics.jsonl" "$d/result.json" "$to/"
+		n=$((n + 1))
+	done
+	echo "collected $n finished runs into $dst" >&2
 }

@@ -44,16 +44,7 @@ gpus=${gpus%,}
 
 # finish RUNS: copy the run files into RESULTS/runs, measure densities, write the tables.
 finish() {
-	local src=$1 n=0 d
-	[[ -d $src ]] || die "no runs folder $src"
-	for d in "$src"/*/seed*; do
-		[[ -f $d/result.json ]] || continue
-		local dst=$results/runs/${d#"$src"/}
-		mkdir -p "$dst"
-		cp "$d/config.yaml" "$d/metrics.jsonl" "$d/result.json" "$dst/"
-		n=$((n + 1))
-	done
-	echo "collected $n finished runs into $results/runs" >&2
+	keep_runs "$1" "$results/runs"
 	"$(dirname "$SELF")/stats.sh" -d zinc -s all -r 1,4 -j -o "$results/zinc-stats.json"
 	"$(dirname "$SELF")/tables.sh" -r "$results/runs" -o "$results" "$grid"
 }
