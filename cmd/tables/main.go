@@ -13,6 +13,11 @@
 // run takes that run's provenance (so full-budget older runs still count). -include-reduced
 // includes the reduced-budget runs, marking their cells § and listing their budgets.
 //
+// -figure fig:random_erdos (or fig:neighborplot) draws one of the paper's plotted figures with our
+// curves beside its points instead; -homophily analyses the CLUSTER and PATTERN runs' test
+// predictions by homophily bucket (table:cluster_homo, table:pattern_homo), from each run's
+// checkpoint.
+//
 // Without -out the Markdown goes to standard output. With -out it writes, per table (zinc for
 // table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png, and
 // for all tables together tables.md, results.md (the paper's table:results with our rows) and
@@ -30,11 +35,14 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/homophily"
 	"github.com/rewiregnn/rewiregnn/report"
 	"github.com/rewiregnn/rewiregnn/report/paper"
 	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/sweep"
+	"github.com/rewiregnn/rewiregnn/train"
 )
 
 type multiFlag []string
@@ -74,6 +82,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
 	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
 	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
+	homophilyReport := fs.Bool("homophily", false, "the homophily analysis (table:cluster_homo, table:pattern_homo) of the CLUSTER and PATTERN runs under -runs instead of the tables: each run's checkpoint predicts the test split, cut into three parts by edge homophily")
 	figure := fs.String("figure", "", "a plotted figure of the paper instead of the tables (fig:random_erdos, fig:neighborplot): our curves from the runs under -runs beside its points")
 	includeReduced := fs.Bool(strings.TrimPrefix(results.IncludeReducedFlag, "-"), false,
 		"include runs of a reduced budget (departures from the configured protocol such as -subset or -epochs, a grid below the built-in budget, or results without config_hash), marked § in the tables; runs stopped by a signal or on a non-finite loss are left out regardless")
@@ -105,6 +114,12 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if err != nil {
 		return err
+	}
+	if *homophilyReport {
+		if *grid != "" || *table != "" || *figure != "" {
+			return usageError{errors.New("-homophily takes its runs from -runs; drop -grid, -table and -figure")}
+		}
+		return homophilyMain(pf, *runsDir, *out, *includeReduced, stdout, stderr)
 	}
 	if *figure != "" {
 		if *grid != "" || *table != "" {
@@ -490,5 +505,80 @@ func figureMain(pf *paper.File, id, runsDir, out string, plots, includeReduced b
 		return err
 	}
 	fmt.Fprintln(stdout, "wrote", p)
+	return nil
+}
+
+// homophilyMain writes the homophily analysis of every CLUSTER and PATTERN setting under runsDir
+// (tables -homophily): homophily-<dataset>.md and .json with -out, else Markdown on stdout.
+func homophilyMain(pf *paper.File, runsDir, out string, includeReduced bool, stdout, stderr io.Writer) error {
+	runs, err := results.Scan(runsDir)
+	if err != nil {
+		return fmt.Errorf("-runs: %w", err)
+	}
+	runs, left := results.Select(runs, includeReduced)
+	reportLeftOut(stderr, left)
+	groups, err := results.Aggregate(runs, results.Options{DefaultPlanned: 1})
+	if err != nil {
+		return err
+	}
+	found := false
+	for _, ds := range []string{"cluster", "pattern"} {
+		var rep *homophily.Report
+		for _, g := range groups {
+			if g.Dataset != ds {
+				continue
+			}
+			var preds []*train.Predictions
+			for _, r := range g.Runs {
+				fmt.Fprintf(stderr, "tables: predicting the test split with %s\n", r.Dir)
+				p, err := train.Predict(r.Dir, 0, nil)
+				if err != nil {
+					return fmt.Errorf("-homophily: %w (the analysis needs each run's checkpoint.bin)", err)
+				}
+				preds = append(preds, p)
+			}
+			if rep == nil {
+				test, _, err := data.LoadFirst("", ds, "test", len(preds[0].Nodes))
+				if err != nil {
+					return err
+				}
+				if rep, err = homophily.NewReport(ds, test[:min(len(test), len(preds[0].Nodes))], 3); err != nil {
+					return err
+				}
+			}
+			if err := rep.Add(g.Name, g.R, preds); err != nil {
+				return err
+			}
+		}
+		if rep == nil {
+			continue
+		}
+		found = true
+		pt, _ := pf.Table("table:" + ds + "_homo")
+		md := rep.Markdown(pt)
+		if out == "" {
+			if _, err := io.WriteString(stdout, md+"\n"); err != nil {
+				return err
+			}
+			continue
+		}
+		js, err := json.MarshalIndent(rep, "", "  ")
+		if err != nil {
+			return err
+		}
+		for _, f := range []struct {
+			name string
+			b    []byte
+		}{{"homophily-" + ds + ".md", []byte(md)}, {"homophily-" + ds + ".json", append(js, '\n')}} {
+			p := filepath.Join(out, f.name)
+			if err := runfiles.WriteAtomic(p, f.b, 0o644); err != nil {
+				return err
+			}
+			fmt.Fprintln(stdout, "wrote", p)
+		}
+	}
+	if !found {
+		return fmt.Errorf("-homophily: no finished CLUSTER or PATTERN runs under %s", runsDir)
+	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -12,6 +13,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/sweep"
+	"github.com/rewiregnn/rewiregnn/train"
 )
 
 // protocolHash stands for the config hash of a protocol run.
@@ -346,5 +348,42 @@ func TestFigureCommand(t *testing.T) {
 		if code := run(c.args, &stdout, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {
 			t.Errorf("%v: exit %d, %q; want %d and %q", c.args, code, stderr.String(), c.code, c.want)
 		}
+	}
+}
+
+// TestHomophilyCommand: -homophily predicts the test split with each CLUSTER run's checkpoint and
+// writes the bucket table; a reduced run needs -include-reduced, a folder without such runs is an
+// error.
+func TestHomophilyCommand(t *testing.T) {
+	root := t.TempDir()
+	c, err := config.Load("", []string{"dataset.name=cluster", "dataset.encoding=adj", "dataset.r=1", "dataset.subset=30",
+		"model.layers=1", "model.hidden=8", "train.batch_size=10", "train.max_epochs=1", "out=" + root, "dataset.cache=off"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := train.Train(context.Background(), train.Options{Run: c, Seed: 41, Dir: c.Dir(41), Workers: 1}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-homophily", "-runs", root}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "no finished CLUSTER or PATTERN runs") {
+		t.Errorf("without -include-reduced: exit %d, %s", code, stderr.String())
+	}
+	out := t.TempDir()
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"-homophily", "-runs", root, "-include-reduced", "-out", out}, &stdout, &stderr); code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	md, err := os.ReadFile(filepath.Join(out, "homophily-cluster.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"Homophily buckets of cluster (30 test graphs)", "| low (10 graphs) |", "| cluster-gatedgcn-adj-r1 | 1 |", " / 71.494±0.619 |"} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("homophily-cluster.md lacks %q:\n%s", want, md)
+		}
+	}
+	if code := run([]string{"-homophily", "-figure", "fig:random_erdos"}, &stdout, &stderr); code != 2 {
+		t.Errorf("-homophily with -figure: exit %d", code)
 	}
 }

@@ -277,13 +277,21 @@ func transcribe(src string) (*File, error) {
 			continue
 		}
 		id := m[1]
-		meta, ok := tableMeta[id]
-		if !ok {
-			continue // homophily tables: another shape, not reproduced by the tables command
-		}
 		rows, err := texRows(ch)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", id, err)
+		}
+		if ds, ok := homophilyMeta[id]; ok {
+			t, err := homophilyTable(id, ds, braced(ch, `\caption{`), rows)
+			if err != nil {
+				return nil, err
+			}
+			f.Tables = append(f.Tables, t)
+			continue
+		}
+		meta, ok := tableMeta[id]
+		if !ok {
+			continue
 		}
 		t := Table{ID: id, Caption: braced(ch, `\caption{`), Dataset: meta[0], Metric: meta[1], RowKey: "r"}
 		if id == "table:results" {
@@ -354,6 +362,45 @@ func transcribe(src string) (*File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// homophilyMeta: the homophily tables (table:cluster_homo, table:pattern_homo) and their dataset.
+var homophilyMeta = map[string]string{"table:cluster_homo": "cluster", "table:pattern_homo": "pattern"}
+
+// HomophilyBuckets are the column keys of the homophily tables: the test graphs in three equal
+// parts by increasing edge homophily.
+var homophilyColumns = []string{"low", "middle", "high"}
+
+// homophilyTable reads a homophily table: its printed rows are "density & label & three cells",
+// the first with the buckets' homophily scores (kept as column notes), then one row per r.
+func homophilyTable(id, dataset, caption string, rows [][]Cell) (Table, error) {
+	t := Table{ID: id, Caption: caption, Dataset: dataset, Metric: "weighted_accuracy", RowKey: "r",
+		Columns: homophilyColumns, ColumnNotes: map[string]string{}}
+	for _, cells := range rows {
+		if len(cells) != 5 {
+			return t, fmt.Errorf("%s: a row of %d cells, want 5", id, len(cells))
+		}
+		if cells[1].Text == "homophily score:" {
+			for i, c := range homophilyColumns {
+				t.ColumnNotes[c] = "homophily score " + cells[2+i].String()
+			}
+			continue
+		}
+		m := rowRe.FindStringSubmatch(cells[1].Text)
+		if m == nil {
+			return t, fmt.Errorf("%s: row %q: not r=N", id, cells[1].Text)
+		}
+		row := Row{Label: cells[1].Text, Density: cells[0].Text, Cells: map[string]Cell{}}
+		row.R, _ = strconv.Atoi(m[1])
+		for i, c := range homophilyColumns {
+			row.Cells[c] = cells[2+i]
+		}
+		t.Rows = append(t.Rows, row)
+	}
+	if len(t.ColumnNotes) != len(homophilyColumns) || len(t.Rows) == 0 {
+		return t, fmt.Errorf("%s: no homophily scores or no rows", id)
+	}
+	return t, nil
 }
 
 // figureMeta says what the LaTeX of each plotted figure does not: dataset, axes, the open points,
