@@ -71,7 +71,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	var sets config.Sets
 	grid := fs.String("grid", "", "grid config (configs/grids/*.yaml); required")
 	fs.Var(&sets, "set", "key=value override applied to every run of the grid (repeatable)")
-	out := fs.String("out", "runs", "root folder of the run directories (<out>/<run name>/seed<seed>)")
+	out := fs.String("out", "", "root folder of the run directories (<out>/<run name>/seed<seed>; default: the grid's out, e.g. runs/zinc-reduced, else runs)")
 	workers := fs.Int("workers", 1, "local jobs at once")
 	gpus := fs.String("gpus", "", "GPU ids for CUDA_VISIBLE_DEVICES, one cuda job per id at a time (default: $CUDA_VISIBLE_DEVICES, else the /dev/nvidiaN found)")
 	trainBin := fs.String("train-bin", "", "trainer binary (default: go build ./cmd/train into the sweep's folder)")
@@ -115,7 +115,10 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{errors.New("-submit needs -slurm DIR")}
 	}
 	local := *slurmDir == ""
-	configDir := filepath.Join(*out, ".sweep", "configs")
+	configDir := "" // <the run's out>/.sweep/configs
+	if *out != "" {
+		configDir = filepath.Join(*out, ".sweep", "configs")
+	}
 	if !local {
 		configDir = filepath.Join(*slurmDir, sweep.SlurmConfigs)
 	}
@@ -127,9 +130,13 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *dry {
 		return dryRun(stdout, plan, *mismatch)
 	}
+	root := *out
+	if root == "" && len(plan.Jobs) > 0 {
+		root = plan.Jobs[0].Out // the grid's out
+	}
 	bin := *trainBin
 	if bin == "" {
-		dir := filepath.Join(*out, ".sweep", "bin")
+		dir := filepath.Join(root, ".sweep", "bin")
 		if !local {
 			dir = filepath.Join(*slurmDir, "bin")
 		}
@@ -170,7 +177,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	}
 	r := &sweep.Runner{TrainBin: bin, Workers: *workers, GPUs: ids, WriteConfig: sweep.WriteConfig, Log: stdout, Mismatch: *mismatch}
 	fmt.Fprintf(stdout, "sweep: grid %s, %d jobs, %d workers, GPUs [%s], trainer %s, runs under %s\n",
-		plan.Grid, len(plan.Jobs), *workers, strings.Join(ids, ","), bin, *out)
+		plan.Grid, len(plan.Jobs), *workers, strings.Join(ids, ","), bin, root)
 	sum, err := r.Run(ctx, plan.Jobs)
 	fmt.Fprintf(stdout, "sweep: %s\n", sum)
 	if len(sum.Failed) > 0 {

@@ -195,3 +195,26 @@ func TestSweepReducedRunsAreNotFinished(t *testing.T) {
 		t.Errorf("-mismatch keep: exit %d", code)
 	}
 }
+
+// TestGridOut: without -out the runs go where the grid's overrides put them (its trainer config
+// folder too); -out replaces it.
+func TestGridOut(t *testing.T) {
+	dir := t.TempDir()
+	grid := filepath.Join(dir, "g.yaml")
+	gridOut := filepath.Join(dir, "gridruns")
+	if err := os.WriteFile(grid, []byte("datasets: [neighborsmatch-1]\nmodels: [gatedgcn]\nencodings: [adj]\ncls: [false]\nr: 1\nseeds: [1]\noverrides:\n  out: "+gridOut+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, filepath.Join(gridOut, "neighborsmatch-1-gatedgcn-adj-r1", "seed1")},
+		{[]string{"-out", filepath.Join(dir, "other")}, filepath.Join(dir, "other", "neighborsmatch-1-gatedgcn-adj-r1", "seed1")},
+	} {
+		var so, se bytes.Buffer
+		if code := run(context.Background(), append([]string{"-grid", grid, "-dry-run"}, c.args...), &so, &se); code != 0 || !strings.Contains(so.String(), "→ "+c.want) {
+			t.Errorf("%v: exit %d, %s%s; want the run in %s", c.args, code, so.String(), se.String(), c.want)
+		}
+	}
+}
