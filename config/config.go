@@ -76,6 +76,11 @@ type Model struct {
 	// only each layer's outputs and the backward pass recomputes the rest, for the same results
 	// bit for bit and a fraction of the activation memory, at the cost of a second forward pass.
 	Recompute bool `mapstructure:"recompute" yaml:"recompute"`
+	// Relative adds the paper's relative-position attention terms to the Transformer
+	// (docs/protocol.md §"Relative-position Transformer"): "" (off), learned (a learnable vector
+	// per shortest-path value, or a learnable map of the walk-count vector with adj) or sinusoid
+	// (sinusoids of the path length through a learnable map; short only).
+	Relative string `mapstructure:"relative" yaml:"relative"`
 }
 
 // Train is the optimisation protocol (docs/protocol.md §"Training protocol").
@@ -91,6 +96,9 @@ type Train struct {
 	Buckets   int           `mapstructure:"buckets" yaml:"buckets"`   // shape buckets per split (≥ 1)
 	Monitor   string        `mapstructure:"monitor" yaml:"monitor"`   // val_loss | train_loss: what the LR schedule watches
 }
+
+// Relative-position variants of the Transformer (model.relative).
+var Relatives = []string{"learned", "sinusoid"}
 
 // PaperSeeds are the four seeds of docs/protocol.md §"Seeds" (benchmarking-gnns' seeds; the
 // paper names none).

@@ -27,19 +27,28 @@ var hashExcluded = map[string]bool{
 	"model.recompute": true, // the same results bit for bit, less memory
 }
 
+// hashLater are keys added after the hash's serialisation was fixed, with their default: a run at
+// the default hashes as it did before the key existed (so earlier results keep their hash), a run
+// that sets it hashes it.
+var hashLater = map[string]string{"model.relative": ""}
+
 // hashVersion starts the serialisation Hash digests; change it if the serialisation changes.
 const hashVersion = "rewiregnn config hash v1\n"
 
 // Hash is the SHA-256 (64 hex digits) of a canonical serialisation of the resolved config: a
 // version line, then "key=value\n" for every key in schema order (that of the Run struct) except
 // out, dataset.dir, dataset.cache, train.seeds, name and device, values written as in a config
-// file (durations as 12h or 90m, floats in shortest form). Two runs with the same hash train the
-// same model under the same budget. Adding a key to Run changes every hash.
+// file (durations as 12h or 90m, floats in shortest form); keys added later (hashLater) only when
+// they differ from their default. Two runs with the same hash train the same model under the same
+// budget. Adding a key to Run changes every hash unless it goes into hashLater.
 func (r *Run) Hash() string {
 	var b strings.Builder
 	b.WriteString(hashVersion)
 	for _, f := range schema {
 		if hashExcluded[f.key] {
+			continue
+		}
+		if def, ok := hashLater[f.key]; ok && formatValue(f.get(r)) == def {
 			continue
 		}
 		b.WriteString(f.key)

@@ -227,8 +227,20 @@ func (r *Run) validateModelKeys(bad func(key, format string, args ...any)) {
 	only("model.norm", "transformer", m.Norm != "")
 	only("model.kernels", "monet", m.Kernels != 0)
 	only("model.pseudo_dim", "monet", m.PseudoDim != 0)
+	only("model.relative", "transformer", m.Relative != "")
 	switch m.Name {
 	case "transformer":
+		switch enc := r.Dataset.Encoding; {
+		case m.Relative == "":
+		case !contains(Relatives, m.Relative):
+			bad("model.relative", "unknown variant %q (want %s, or leave it out)", m.Relative, orList(Relatives))
+		case enc != "short" && enc != "adj":
+			bad("model.relative", "needs a pairwise encoding (dataset.encoding short or adj), got %s", enc)
+		case m.Relative == "sinusoid" && enc != "short":
+			bad("model.relative", "sinusoid runs the shortest-path length through sinusoids: it needs dataset.encoding short, got %s", enc)
+		case enc == "short" && m.SPEncoder != "table":
+			bad("model.sp_encoder", "must be table with model.relative: the relative terms index the path length")
+		}
 		if m.Heads < 1 {
 			bad("model.heads", "want at least 1 attention head, got %d", m.Heads)
 		} else if m.Hidden%m.Heads != 0 {

@@ -14,12 +14,22 @@ import (
 )
 
 // RunName is Name, or when Name is empty the name derived from the setting:
-// <dataset>-<model>-<encoding>[-cls]-r<r>, e.g. zinc-gatedgcn-adj-cls-r4.
+// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>, e.g. zinc-gatedgcn-adj-cls-r4,
+// zinc-transformer+learned-short-cls-r2.
 func (r *Run) RunName() string {
 	if r.Name != "" {
 		return r.Name
 	}
-	return SettingName(r.Dataset.Name, r.Model.Name, r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
+	return SettingName(r.Dataset.Name, r.modelLabel(), r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
+}
+
+// modelLabel is the model's name in run names and setting files: the model, with the
+// relative-position variant when there is one (transformer+learned).
+func (r *Run) modelLabel() string {
+	if r.Model.Relative != "" {
+		return r.Model.Name + "+" + r.Model.Relative
+	}
+	return r.Model.Name
 }
 
 // SettingName is the derived run name of one setting.

@@ -36,6 +36,8 @@ var gridCounts = map[string]struct {
 	"zinc-reduced.yaml":     {"table:zinc", 8, 16},
 	"zinc-gpu.yaml":         {"table:zinc", 4, 16},
 	"zinc-cpu.yaml":         {"table:zinc", 2, 4},
+	"table-zincT.yaml":      {"table:zincT", 20, 80},
+	"table-clusterT.yaml":   {"table:clusterT", 12, 48},
 }
 
 func TestGridCounts(t *testing.T) {
@@ -120,6 +122,12 @@ func TestGridSettings(t *testing.T) {
 		return r.Model.Layers == 6 && r.Train.BatchSize == 256 && r.Train.MaxTime.Hours() == 6 && r.Model.Readout == "root"
 	})
 	check("neighborsmatch-1-gatedgcn-adj-cls-r1", func(r *config.Run) bool { return r.Model.Layers == 2 && r.Dataset.CLS })
+	check("cluster-transformer+learned-adj-cls-r2", func(r *config.Run) bool {
+		return r.Model.Relative == "learned" && r.Train.BatchSize == 32 && r.Out == "runs/table-clusterT"
+	})
+	check("zinc-transformer+learned-short-cls-r7", func(r *config.Run) bool {
+		return r.Model.Relative == "learned" && r.Dataset.Encoding == "short" && r.Dataset.CLS && r.Model.SPEncoder == "table"
+	})
 	check("erdosrenyi-gatedgcn-adj-r10", func(r *config.Run) bool {
 		return r.Train.MaxEpochs == 250 && r.Train.MinLR == 0 && r.Train.Patience >= 250
 	})

@@ -103,7 +103,11 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 	if enc == prep.EncLap {
 		key.Q = 2
 	}
-	return modelCase{name: fmt.Sprintf("%s-%s-r%d-cls%t/%s/%s", e.dataset, e.enc, e.r, e.cls, r.Model.Name, r.Model.Norm),
+	model := r.Model.Name
+	if r.Model.Relative != "" {
+		model += "+" + r.Model.Relative
+	}
+	return modelCase{name: fmt.Sprintf("%s-%s-r%d-cls%t/%s/%s", e.dataset, e.enc, e.r, e.cls, model, r.Model.Norm),
 		spec: spec, key: key, io: io, build: build}
 }
 

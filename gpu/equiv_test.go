@@ -306,6 +306,13 @@ func stepCases(t *testing.T) []modelCase {
 			out = append(out, newCase(t, e, append(slices.Clone(ms), "model.dropout=0.1", "model.in_feat_dropout=0.1")...))
 		}
 	}
+	// the relative-position Transformer: a table row and sinusoids per path length, W_R on walk counts
+	for _, rc := range []struct {
+		e   encodingCase
+		rel string
+	}{{encodings[2], "learned"}, {encodings[2], "sinusoid"}, {encodings[1], "learned"}} {
+		out = append(out, newCase(t, rc.e, append(slices.Clone(modelSets[2]), "model.relative="+rc.rel, "model.dropout=0.1")...))
+	}
 	return out
 }
 

@@ -103,7 +103,7 @@ func Build(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 		if !ok {
 			return nil, 0, fmt.Errorf("model.norm %q, want pre_bn, post_bn, pre_ln or post_ln", m.Norm)
 		}
-		c := transformer.Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, IO: io, Norm: norm, Dropout: m.Dropout}
+		c := transformer.Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Relative}
 		if err := c.Validate(); err != nil {
 			return nil, 0, err
 		}

@@ -77,12 +77,58 @@ func (b *Builder) Param(name string, init Init, shape ...int) *gorgonia.Node {
 	return n
 }
 
-// Input returns a matrix node bound to t, whose values the caller refills per batch.
+// Input returns a matrix node bound to t, whose values the caller refills per batch; asked again
+// for the same name and tensor it returns the same node.
 func (b *Builder) Input(name string, t *tensor.Dense) *gorgonia.Node {
 	if b.err != nil {
 		return nil
 	}
-	return gorgonia.NewMatrix(b.G, t.Dtype(), gorgonia.WithShape(t.Shape()...), gorgonia.WithValue(t), gorgonia.WithName(name))
+	key := "input:" + name
+	if n, ok := b.byName[key]; ok && n.Value() == gorgonia.Value(t) {
+		return n
+	}
+	n := gorgonia.NewMatrix(b.G, t.Dtype(), gorgonia.WithShape(t.Shape()...), gorgonia.WithValue(t), gorgonia.WithName(name))
+	b.byName[key] = n
+	return n
+}
+
+// Const returns a constant matrix node (no gradient, never refilled) holding rows×cols values
+// from fill(row, col), in the parameters' element type; asked again for name it returns the
+// same node.
+func (b *Builder) Const(name string, rows, cols int, fill func(r, c int) float64) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	key := "const:" + name
+	if n, ok := b.byName[key]; ok {
+		return n
+	}
+	var t *tensor.Dense
+	if b.P.Dtype == tensor.Float64 {
+		v := make([]float64, rows*cols)
+		for i := range v {
+			v[i] = fill(i/cols, i%cols)
+		}
+		t = tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(v))
+	} else {
+		v := make([]float32, rows*cols)
+		for i := range v {
+			v[i] = float32(fill(i/cols, i%cols))
+		}
+		t = tensor.New(tensor.WithShape(rows, cols), tensor.WithBacking(v))
+	}
+	n := gorgonia.NewConstant(t, gorgonia.In(b.G), gorgonia.WithName(name))
+	b.byName[key] = n
+	return n
+}
+
+// Lookup is the rows of a table node (a parameter or a constant) picked by ids.
+func (b *Builder) Lookup(table *gorgonia.Node, ids *ops.Index, what string) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := ops.Embed(table, ids)
+	return b.ok(y, err, what)
 }
 
 // Linear is x·W + β with W [in, out] and β [out], both U(−1/√in, 1/√in) (PyTorch default).

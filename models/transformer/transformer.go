@@ -6,6 +6,7 @@ package transformer
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -20,12 +21,21 @@ const (
 	PostLN = "post-ln" // as PostBN with LayerNorm
 )
 
+// Relative-position variants (docs/protocol.md §"Relative-position Transformer").
+const (
+	RelLearned  = "learned"  // R_ij: a learnable vector per shortest-path value, or W_R·(walk counts)
+	RelSinusoid = "sinusoid" // R_ij = W_R·p(path length), p the sinusoids of "Attention is all you need"
+)
+
 // Config is the network's shape.
 type Config struct {
 	Layers, Hidden, Heads int
 	nn.IO
 	Norm    string  // PreBN, PostBN, PreLN or PostLN
 	Dropout float64 // on the attention and FFN outputs (0 in the paper)
+	// Relative adds Transformer-XL's relative-position terms to the scores: "" (off), RelLearned
+	// or RelSinusoid (shortest-path table encoding only).
+	Relative string
 }
 
 // ZINC is the 100K ZINC configuration of docs/protocol.md §"Transformer configuration": L = 4,
@@ -47,6 +57,12 @@ func (c Config) Validate() error {
 		return fmt.Errorf("transformer: norm %q, want %s, %s, %s or %s", c.Norm, PreBN, PostBN, PreLN, PostLN)
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("transformer: dropout %g outside [0, 1)", c.Dropout)
+	case c.Relative != "" && c.Relative != RelLearned && c.Relative != RelSinusoid:
+		return fmt.Errorf("transformer: relative %q, want %s or %s", c.Relative, RelLearned, RelSinusoid)
+	case c.Relative != "" && c.SPRows == 0 && c.AdjDim == 0:
+		return fmt.Errorf("transformer: relative positions need the shortest-path table or the adjacency encoding")
+	case c.Relative == RelSinusoid && c.SPRows == 0:
+		return fmt.Errorf("transformer: sinusoid relative positions need the shortest-path table encoding")
 	}
 	if err := c.IO.Validate(); err != nil {
 		return fmt.Errorf("transformer: %w", err)
@@ -61,7 +77,22 @@ func (c Config) Inputs() nn.InputSpec { return c.InputSpec() }
 // §"Transformer layer"), plus the input layer and the head.
 func (c Config) Params() int {
 	d := c.Hidden
-	return c.Layers*(11*d*d+(c.Heads+12)*d) + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
+	return c.Layers*(11*d*d+(c.Heads+12)*d+c.relParams()) + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
+}
+
+// relParams are the relative-position parameters of a layer: u and v (2d) and W_R·R: a table of
+// SPRows vectors, or W_R of d×d (sinusoids) or AdjDim×d (walk counts).
+func (c Config) relParams() int {
+	d := c.Hidden
+	switch {
+	case c.Relative == "":
+		return 0
+	case c.Relative == RelSinusoid:
+		return 2*d + d*d
+	case c.SPRows > 0:
+		return 2*d + c.SPRows*d
+	}
+	return 2*d + c.AdjDim*d
 }
 
 // Build adds the network for bucket b to a new graph on parameters p (with gradients if train).
@@ -131,13 +162,60 @@ func attention(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgon
 	k := b.LinearNoBias(h, name+".B", d, d, bound)
 	v := b.LinearNoBias(h, name+".W", d, d, bound)
 	ce := b.LinearNoBias(e, name+".C", d, heads, bound)
-	qd, ks := b.Gather(q, in.Dst), b.Gather(k, in.Src)
-	dot := b.Apply(name+" scores", func() (*gorgonia.Node, error) { return ops.HeadDot(qd, ks, heads) })
-	s := b.Scale(b.Add(dot, ce), 1/float64(d))
-	a := b.SegmentSoftmax(s, in.Dst, in.B.Nodes)
+	a := b.SegmentSoftmax(scores(b, in, c, name, q, k, ce), in.Dst, in.B.Nodes)
 	vs := b.Gather(v, in.Src)
 	msg := b.Apply(name+" weighting", func() (*gorgonia.Node, error) { return ops.HeadScale(vs, a) })
 	return b.ScatterAdd(msg, in.Dst, in.B.Nodes)
+}
+
+// scores are the attention scores s_ijk, one column per head, of every edge j→i:
+//
+//	plain:    ((A_k h_i)ᵀ(B_k h_j) + C_k e_ij) / d
+//	relative: ((q_i + u)ᵀ k_j + (q_i + v)ᵀ r_ij + C_k e_ij) / d,  q = A h, k = B h, r_ij = W_R R_ij
+//
+// per head k on its slice of the d columns; the relative form is Transformer-XL's four terms
+// q·k + q·r + u·k + v·r with u, v learnable per layer. q = A h and k = B h are node rows, ce = C e
+// edge rows (one column per head).
+func scores(b *nn.Builder, in *nn.Inputs, c Config, name string, q, k, ce *gorgonia.Node) *gorgonia.Node {
+	d, heads := c.Hidden, c.Heads
+	bound := nn.Uniform(nn.LinearBound(d))
+	ks := b.Gather(k, in.Src)
+	headDot := func(x, y *gorgonia.Node, what string) *gorgonia.Node {
+		return b.Apply(name+" "+what, func() (*gorgonia.Node, error) { return ops.HeadDot(x, y, heads) })
+	}
+	if c.Relative == "" {
+		return b.Scale(b.Add(headDot(b.Gather(q, in.Dst), ks, "scores"), ce), 1/float64(d))
+	}
+	qu := b.AddBias(q, b.Param(name+".u", bound, d))
+	qv := b.AddBias(q, b.Param(name+".v", bound, d))
+	content := headDot(b.Gather(qu, in.Dst), ks, "content scores")
+	position := headDot(b.Gather(qv, in.Dst), relative(b, in, c, name), "position scores")
+	return b.Scale(b.Add(b.Add(content, position), ce), 1/float64(d))
+}
+
+// relative is r_ij = W_R R_ij of every edge: a learnable row per shortest-path value (learned,
+// short), W_R applied to the walk counts (learned, adj), or W_R applied to the sinusoids of the
+// path length (sinusoid).
+func relative(b *nn.Builder, in *nn.Inputs, c Config, name string) *gorgonia.Node {
+	d := c.Hidden
+	switch {
+	case c.Relative == RelSinusoid:
+		table := b.Const("sp_sinusoid", c.SPRows, d, func(k, col int) float64 { return Sinusoid(k, col, d) })
+		return b.LinearNoBias(b.Lookup(table, in.SP, "sinusoid of the path length"), name+".R", d, d, nn.Uniform(nn.LinearBound(d)))
+	case c.SPRows > 0:
+		return b.Embedding(in.SP, name+".R", c.SPRows, d)
+	}
+	return b.LinearNoBias(b.Input("adj", in.Adj), name+".R", c.AdjDim, d, nn.Uniform(nn.LinearBound(c.AdjDim)))
+}
+
+// Sinusoid is the position encoding of "Attention is all you need" as the paper writes it:
+// p(k, 2l) = sin(k / 10000^{2l/d}), p(k, 2l+1) = cos(k / 10000^{(2l+1)/d}).
+func Sinusoid(k, col, d int) float64 {
+	x := float64(k) / math.Pow(10000, float64(col)/float64(d))
+	if col%2 == 0 {
+		return math.Sin(x)
+	}
+	return math.Cos(x)
 }
 
 // ffn is Linear(d→2d) → ReLU → Linear(2d→d).
