@@ -95,6 +95,9 @@ type Train struct {
 	MaxTime   time.Duration `mapstructure:"max_time" yaml:"max_time"` // wall-clock cap ("12h")
 	Buckets   int           `mapstructure:"buckets" yaml:"buckets"`   // shape buckets per split (≥ 1)
 	Monitor   string        `mapstructure:"monitor" yaml:"monitor"`   // val_loss | train_loss: what the LR schedule watches
+	// StopAccuracy ends a classification run once an epoch's training accuracy (on the fly, %)
+	// reaches it (NeighborsMatch: 100, Alon & Yahav's rule); 0 never.
+	StopAccuracy float64 `mapstructure:"stop_accuracy" yaml:"stop_accuracy"`
 }
 
 // Relative-position variants of the Transformer (model.relative).

@@ -30,7 +30,7 @@ var hashExcluded = map[string]bool{
 // hashLater are keys added after the hash's serialisation was fixed, with their default: a run at
 // the default hashes as it did before the key existed (so earlier results keep their hash), a run
 // that sets it hashes it.
-var hashLater = map[string]string{"model.relative": ""}
+var hashLater = map[string]string{"model.relative": "", "train.stop_accuracy": formatValue(0.0)}
 
 // hashVersion starts the serialisation Hash digests; change it if the serialisation changes.
 const hashVersion = "rewiregnn config hash v1\n"

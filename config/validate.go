@@ -185,6 +185,9 @@ func (r *Run) Validate() error {
 	if t.BatchSize < 1 {
 		bad("train.batch_size", "want at least 1 graph per batch, got %d", t.BatchSize)
 	}
+	if t.StopAccuracy < 0 || t.StopAccuracy > 100 {
+		bad("train.stop_accuracy", "want a training accuracy in %% (0..100; 0 never stops), got %g", t.StopAccuracy)
+	}
 	if t.LR <= 0 {
 		bad("train.lr", "the learning rate must be positive, got %g", t.LR)
 	}

@@ -87,9 +87,9 @@ func Check(r *Result) error {
 		return fmt.Errorf(`key "metric" is %q, want %s, %s or %s`, r.Metric, MetricMAE, MetricAccuracy, MetricWeightedAcc)
 	}
 	switch r.StoppedBy {
-	case StopMinLR, StopMaxTime, StopMaxEpochs, StopNaN, StopSignal:
+	case StopMinLR, StopMaxTime, StopMaxEpochs, StopAccuracy, StopNaN, StopSignal:
 	default:
-		return fmt.Errorf(`key "stopped_by" is %q, want one of min_lr, max_time, max_epochs, nan, signal`, r.StoppedBy)
+		return fmt.Errorf(`key "stopped_by" is %q, want one of min_lr, max_time, max_epochs, train_accuracy, nan, signal`, r.StoppedBy)
 	}
 	if err := checkProvenance(r.ConfigHash, r.Departures); err != nil {
 		return err

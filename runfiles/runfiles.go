@@ -25,6 +25,7 @@ const (
 	StopMinLR     = "min_lr"
 	StopMaxTime   = "max_time"
 	StopMaxEpochs = "max_epochs"
+	StopAccuracy  = "train_accuracy" // the training accuracy reached train.stop_accuracy
 	StopNaN       = "nan"
 	StopSignal    = "signal" // interrupted: the run can be resumed from its checkpoint
 )
@@ -32,7 +33,7 @@ const (
 // Finished reports whether a run that stopped this way is over (a signal or a non-finite loss
 // leaves it resumable or to be inspected).
 func Finished(stoppedBy string) bool {
-	return stoppedBy == StopMinLR || stoppedBy == StopMaxTime || stoppedBy == StopMaxEpochs
+	return stoppedBy == StopMinLR || stoppedBy == StopMaxTime || stoppedBy == StopMaxEpochs || stoppedBy == StopAccuracy
 }
 
 // Metric names (Result.Metric).

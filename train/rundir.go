@@ -117,7 +117,14 @@ func (r *run) checkExtends(ck *Checkpoint) error {
 	lp := ck.Loop
 	c := r.cfg.Train
 	head := fmt.Sprintf("%s is finished: stopped by %s after %d epochs and %s", dir, res.StoppedBy, lp.Epoch, seconds(lp.Elapsed))
-	switch stopRule(c, lp.Plateau.LR, lp.Elapsed, lp.Epoch) {
+	acc := 0.0
+	if lp.Last != nil && res.Metric != runfiles.MetricMAE {
+		acc = lp.Last.TrainMetric
+	}
+	switch stopRule(c, lp.Plateau.LR, lp.Elapsed, lp.Epoch, acc) {
+	case runfiles.StopAccuracy:
+		return fmt.Errorf("%s; its training accuracy %.4g reached train.stop_accuracy %g, so it is solved and neither -epochs nor -max-time extends it; %s",
+			head, acc, c.StopAccuracy, restartAdvice(dir))
 	case "":
 		fmt.Fprintf(r.log, "%s; extending it to train.max_epochs %d and train.max_time %s\n", head, c.MaxEpochs, c.MaxTime)
 		return nil

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -190,5 +191,35 @@ func TestExtendStopRules(t *testing.T) {
 	res, err := trainIn(t, &more, c.Dir(41), true, false, nil)
 	if err != nil || res.StoppedBy != runfiles.StopMaxEpochs || res.Epochs != 3 {
 		t.Fatalf("extended max_time run: %+v, %v", res, err)
+	}
+}
+
+// TestStopAccuracy: with train.stop_accuracy the run ends at the first epoch whose training
+// accuracy reaches it (recorded as train_accuracy), every earlier epoch below it; a solved run is
+// not extended by a larger budget; a regression task refuses the key.
+func TestStopAccuracy(t *testing.T) {
+	c := nm2(t, "train.batch_size=8", "train.stop_accuracy=60", "train.max_epochs=300")
+	dir := c.Dir(41)
+	res, err := trainIn(t, c, dir, false, false, nil)
+	if err != nil || res.StoppedBy != runfiles.StopAccuracy {
+		t.Fatalf("%+v, %v; want stopped by %s", res, err, runfiles.StopAccuracy)
+	}
+	epochs, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, e := range epochs {
+		if last := i == len(epochs)-1; (e.TrainMetric >= 60) != last {
+			t.Errorf("epoch %d of %d: training accuracy %v", i, len(epochs), e.TrainMetric)
+		}
+	}
+	longer := *c
+	longer.Train.MaxEpochs = 400
+	if _, err := trainIn(t, &longer, dir, true, false, nil); err == nil || !strings.Contains(err.Error(), "solved") {
+		t.Errorf("extending a solved run: %v", err)
+	}
+	z := load(t, "dataset.name=zinc", "dataset.dir="+testdata.Dir(t), "dataset.subset=20", "train.stop_accuracy=90")
+	if _, err := trainRun(t, z, 41, false, nil); err == nil || !strings.Contains(err.Error(), "regression task") {
+		t.Errorf("stop_accuracy on ZINC: %v", err)
 	}
 }

@@ -51,11 +51,14 @@ func (p *Plateau) Step(v float64) bool {
 // strictly below minLR.
 func StopByLR(lr, minLR float64) bool { return lr < minLR }
 
-// stopRule names the stop rule (runfiles.StopMinLR, StopMaxTime, StopMaxEpochs, in that order)
-// that ends a run at an epoch boundary with learning rate lr after elapsed seconds and epochs
-// finished epochs, or returns "" when the run goes on.
-func stopRule(c config.Train, lr, elapsed float64, epochs int) string {
+// stopRule names the stop rule (runfiles.StopAccuracy, StopMinLR, StopMaxTime, StopMaxEpochs, in
+// that order) that ends a run at an epoch boundary with learning rate lr after elapsed seconds
+// and epochs finished epochs, the last with training accuracy trainAcc (%; classification), or
+// returns "" when the run goes on.
+func stopRule(c config.Train, lr, elapsed float64, epochs int, trainAcc float64) string {
 	switch {
+	case c.StopAccuracy > 0 && trainAcc >= c.StopAccuracy:
+		return runfiles.StopAccuracy
 	case StopByLR(lr, c.MinLR):
 		return runfiles.StopMinLR
 	case timeSpent(c, elapsed):

@@ -142,6 +142,9 @@ func (r *run) prepare() error {
 	case nn.LossSBM:
 		r.metric = runfiles.MetricWeightedAcc
 	}
+	if c.Train.StopAccuracy > 0 && r.metric == runfiles.MetricMAE {
+		return fmt.Errorf("train.stop_accuracy %g: %s is a regression task, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name)
+	}
 	if err := r.checkMemory(build); err != nil {
 		return err
 	}
@@ -287,7 +290,11 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		if err != nil {
 			return "", err
 		}
-		stop := stopRule(c, r.loop.Plateau.LR, r.elapsed(), r.loop.Epoch)
+		acc := 0.0
+		if r.metric != runfiles.MetricMAE {
+			acc = ep.TrainMetric
+		}
+		stop := stopRule(c, r.loop.Plateau.LR, r.elapsed(), r.loop.Epoch, acc)
 		fmt.Fprintln(r.log, r.logLine(ep))
 		if err := r.checkpoint(); err != nil {
 			return "", err
