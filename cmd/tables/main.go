@@ -456,13 +456,7 @@ func figureMain(pf *paper.File, id, runsDir, out string, plots, includeReduced b
 		}
 		return usageError{fmt.Errorf("-figure %q: not a plotted figure of the paper (known: %s)", id, strings.Join(ids, ", "))}
 	}
-	runs, err := results.Scan(runsDir)
-	if err != nil {
-		return fmt.Errorf("-runs: %w", err)
-	}
-	runs, left := results.Select(runs, includeReduced)
-	reportLeftOut(stderr, left)
-	groups, err := results.Aggregate(runs, results.Options{DefaultPlanned: 1})
+	groups, err := scanGroups(runsDir, includeReduced, stderr)
 	if err != nil {
 		return err
 	}
@@ -479,22 +473,7 @@ func figureMain(pf *paper.File, id, runsDir, out string, plots, includeReduced b
 		return err
 	}
 	short := strings.ReplaceAll(strings.TrimPrefix(id, "fig:"), "_", "-")
-	write := func(name string, b []byte) error {
-		p := filepath.Join(out, name)
-		if err := runfiles.WriteAtomic(p, b, 0o644); err != nil {
-			return err
-		}
-		fmt.Fprintln(stdout, "wrote", p)
-		return nil
-	}
-	if err := write(short+".md", []byte(md)); err != nil {
-		return err
-	}
-	js, err := json.MarshalIndent(fig, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := write(short+".json", append(js, '\n')); err != nil {
+	if err := writeReport(out, short, md, fig, stdout); err != nil {
 		return err
 	}
 	if !plots {
@@ -511,13 +490,7 @@ func figureMain(pf *paper.File, id, runsDir, out string, plots, includeReduced b
 // homophilyMain writes the homophily analysis of every CLUSTER and PATTERN setting under runsDir
 // (tables -homophily): homophily-<dataset>.md and .json with -out, else Markdown on stdout.
 func homophilyMain(pf *paper.File, runsDir, out string, includeReduced bool, stdout, stderr io.Writer) error {
-	runs, err := results.Scan(runsDir)
-	if err != nil {
-		return fmt.Errorf("-runs: %w", err)
-	}
-	runs, left := results.Select(runs, includeReduced)
-	reportLeftOut(stderr, left)
-	groups, err := results.Aggregate(runs, results.Options{DefaultPlanned: 1})
+	groups, err := scanGroups(runsDir, includeReduced, stderr)
 	if err != nil {
 		return err
 	}
@@ -562,23 +535,43 @@ func homophilyMain(pf *paper.File, runsDir, out string, includeReduced bool, std
 			}
 			continue
 		}
-		js, err := json.MarshalIndent(rep, "", "  ")
-		if err != nil {
+		if err := writeReport(out, "homophily-"+ds, md, rep, stdout); err != nil {
 			return err
-		}
-		for _, f := range []struct {
-			name string
-			b    []byte
-		}{{"homophily-" + ds + ".md", []byte(md)}, {"homophily-" + ds + ".json", append(js, '\n')}} {
-			p := filepath.Join(out, f.name)
-			if err := runfiles.WriteAtomic(p, f.b, 0o644); err != nil {
-				return err
-			}
-			fmt.Fprintln(stdout, "wrote", p)
 		}
 	}
 	if !found {
 		return fmt.Errorf("-homophily: no finished CLUSTER or PATTERN runs under %s", runsDir)
+	}
+	return nil
+}
+
+// scanGroups reads every result under runsDir, leaves out (and lists) what -include-reduced
+// says, and aggregates the seeds of each setting.
+func scanGroups(runsDir string, includeReduced bool, stderr io.Writer) ([]*results.Group, error) {
+	runs, err := results.Scan(runsDir)
+	if err != nil {
+		return nil, fmt.Errorf("-runs: %w", err)
+	}
+	runs, left := results.Select(runs, includeReduced)
+	reportLeftOut(stderr, left)
+	return results.Aggregate(runs, results.Options{DefaultPlanned: 1})
+}
+
+// writeReport writes <name>.md and <name>.json (v as indented JSON) into out, atomically.
+func writeReport(out, name, md string, v any, stdout io.Writer) error {
+	js, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		return err
+	}
+	for _, f := range []struct {
+		name string
+		b    []byte
+	}{{name + ".md", []byte(md)}, {name + ".json", append(js, '\n')}} {
+		p := filepath.Join(out, f.name)
+		if err := runfiles.WriteAtomic(p, f.b, 0o644); err != nil {
+			return err
+		}
+		fmt.Fprintln(stdout, "wrote", p)
 	}
 	return nil
 }

@@ -17,16 +17,7 @@ func TestParamCountZINC(t *testing.T) {
 	if got := cfg.Params(); got != 105875 {
 		t.Fatalf("formula gives %d, want 105875", got)
 	}
-	p, err := nn.NewParams(tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	net, err := Build(cfg, p, nn.Bucket{Nodes: 40, Edges: 90, Graphs: 2}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer net.Close()
-	if got := p.Count(); got != 105875 {
+	if got := count(t, cfg); got != 105875 {
 		t.Fatalf("built network has %d parameters, want 105875", got)
 	}
 }
@@ -38,6 +29,14 @@ func loadZINC(t testing.TB, n int) []*data.Graph { return testgraphs.ZINC(t, n) 
 func TestParamCountWithoutBatchNorm(t *testing.T) {
 	cfg := ZINC()
 	cfg.BatchNorm = false
+	if got, want := count(t, cfg), 105875-4*4*70; got != want || cfg.Params() != want {
+		t.Fatalf("built %d parameters, formula %d, want %d", got, cfg.Params(), want)
+	}
+}
+
+// count builds cfg's network on a small bucket and counts its parameters.
+func count(t *testing.T, cfg Config) int {
+	t.Helper()
 	p, err := nn.NewParams(tensor.Float32, 1)
 	if err != nil {
 		t.Fatal(err)
@@ -46,8 +45,6 @@ func TestParamCountWithoutBatchNorm(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer net.Close()
-	if got, want := p.Count(), 105875-4*4*70; got != want || cfg.Params() != want {
-		t.Fatalf("built %d parameters, formula %d, want %d", got, cfg.Params(), want)
-	}
+	net.Close()
+	return p.Count()
 }

@@ -166,61 +166,60 @@ func encode(f *File) ([]byte, error) {
 	src, _ := json.Marshal(f.Source)
 	fmt.Fprintf(&buf, "{\n  \"source\": %s,\n  \"tables\": [\n", src)
 	for i, t := range f.Tables {
-		rows := t.Rows
+		rows := make([]any, len(t.Rows))
+		for j := range t.Rows {
+			rows[j] = t.Rows[j]
+		}
 		t.Rows = nil
-		head, err := marshal(t, "    ", "  ")
-		if err != nil {
+		if err := encodeObject(&buf, t, "rows", rows, i == len(f.Tables)-1); err != nil {
 			return nil, err
 		}
-		// reopen the object to append the rows one per line
-		h := strings.TrimSuffix(string(head), "}")
-		h = strings.TrimSuffix(strings.TrimRight(h, " \n"), ",")
-		h = strings.Replace(h, `"rows": null`, `"rows": [`, 1)
-		buf.WriteString("    " + h + "\n")
-		for j, r := range rows {
-			line, err := marshal(r, "", "")
-			if err != nil {
+	}
+	if len(f.Figures) > 0 {
+		buf.WriteString("  ],\n  \"figures\": [\n")
+		for i, g := range f.Figures {
+			series := make([]any, len(g.Series))
+			for j := range g.Series {
+				series[j] = g.Series[j]
+			}
+			g.Series = nil
+			if err := encodeObject(&buf, g, "series", series, i == len(f.Figures)-1); err != nil {
 				return nil, err
 			}
-			sep := ","
-			if j == len(rows)-1 {
-				sep = ""
-			}
-			fmt.Fprintf(&buf, "        %s%s\n", line, sep)
 		}
-		sep := ","
-		if i == len(f.Tables)-1 {
-			sep = ""
-		}
-		fmt.Fprintf(&buf, "      ]\n    }%s\n", sep)
-	}
-	if len(f.Figures) == 0 {
-		buf.WriteString("  ]\n}\n")
-		return buf.Bytes(), nil
-	}
-	buf.WriteString("  ],\n  \"figures\": [\n")
-	for i, g := range f.Figures {
-		series := g.Series
-		g.Series = nil
-		head, err := marshal(g, "    ", "  ")
-		if err != nil {
-			return nil, err
-		}
-		h := strings.TrimSuffix(string(head), "}")
-		h = strings.TrimSuffix(strings.TrimRight(h, " \n"), ",")
-		h = strings.Replace(h, `"series": null`, `"series": [`, 1)
-		buf.WriteString("    " + h + "\n")
-		for j, s := range series {
-			line, err := marshal(s, "", "")
-			if err != nil {
-				return nil, err
-			}
-			fmt.Fprintf(&buf, "        %s%s\n", line, map[bool]string{true: "", false: ","}[j == len(series)-1])
-		}
-		fmt.Fprintf(&buf, "      ]\n    }%s\n", map[bool]string{true: "", false: ","}[i == len(f.Figures)-1])
 	}
 	buf.WriteString("  ]\n}\n")
 	return buf.Bytes(), nil
+}
+
+// encodeObject writes one table or figure (its list field key emptied) indented, then reopens it
+// to write the list's items one per line.
+func encodeObject(buf *bytes.Buffer, head any, key string, items []any, last bool) error {
+	b, err := marshal(head, "    ", "  ")
+	if err != nil {
+		return err
+	}
+	h := strings.TrimSuffix(string(b), "}")
+	h = strings.TrimSuffix(strings.TrimRight(h, " \n"), ",")
+	h = strings.Replace(h, `"`+key+`": null`, `"`+key+`": [`, 1)
+	buf.WriteString("    " + h + "\n")
+	for j, it := range items {
+		line, err := marshal(it, "", "")
+		if err != nil {
+			return err
+		}
+		sep := ","
+		if j == len(items)-1 {
+			sep = ""
+		}
+		fmt.Fprintf(buf, "        %s%s\n", line, sep)
+	}
+	sep := ","
+	if last {
+		sep = ""
+	}
+	fmt.Fprintf(buf, "      ]\n    }%s\n", sep)
+	return nil
 }
 
 // marshal is json.MarshalIndent without HTML escaping (">.99" stays readable).
