@@ -1,7 +1,9 @@
 // Package homophily is the paper's homophily analysis of the node-classification benchmarks
 // (Appendix "Homophily Score and Performance", table:cluster_homo and table:pattern_homo): the
 // test graphs are cut into three equal parts by increasing edge homophily of their original
-// graph, and a trained model's weighted accuracy is measured on each part.
+// graph, and a trained model's weighted accuracy is measured on each part, from the test
+// predictions the trainer saved (runfiles.Predictions; train -predict). It is on the reporting
+// side: it links no training code.
 package homophily
 
 import (
@@ -11,9 +13,10 @@ import (
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/metric"
 	"github.com/rewiregnn/rewiregnn/report/paper"
 	"github.com/rewiregnn/rewiregnn/report/results"
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // Edge is the edge homophily of a graph (Zhu et al. 2020; the paper cites Ma et al. 2022): the
@@ -68,9 +71,9 @@ func Buckets(h []float64, k int) ([][]int, error) {
 
 // Accuracy is the benchmark's weighted accuracy of a model on some test graphs, as the test
 // metric is defined: the graphs in the split's order, in batches of batchSize graphs, the
-// per-batch balanced accuracy (train.SBMAccuracy) over the batch's nodes, averaged over batches.
+// per-batch balanced accuracy (metric.SBMAccuracy) over the batch's nodes, averaged over batches.
 // With every test graph it is the run's test metric.
-func Accuracy(p *train.Predictions, graphs []int, batchSize int) float64 {
+func Accuracy(p *runfiles.Predictions, graphs []int, batchSize int) float64 {
 	var sum float64
 	batches := 0
 	for lo := 0; lo < len(graphs); lo += batchSize {
@@ -79,7 +82,7 @@ func Accuracy(p *train.Predictions, graphs []int, batchSize int) float64 {
 			ys = append(ys, p.Labels[g]...)
 			ps = append(ps, p.Nodes[g]...)
 		}
-		sum += train.SBMAccuracy(ys, ps)
+		sum += metric.SBMAccuracy(ys, ps)
 		batches++
 	}
 	return sum / float64(max(batches, 1))
@@ -136,7 +139,7 @@ func NewReport(dataset string, test []*data.Graph, k int) (*Report, error) {
 }
 
 // Add scores the seeds of one setting (their predictions on this report's test split) per bucket.
-func (rep *Report) Add(name string, r int, seeds []*train.Predictions) error {
+func (rep *Report) Add(name string, r int, seeds []*runfiles.Predictions) error {
 	s := Setting{Name: name, R: r}
 	per := make([][]float64, len(rep.Buckets))
 	for _, p := range seeds {

@@ -12,6 +12,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/report/paper"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
 
@@ -95,7 +96,7 @@ func TestTrainedModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := rep.Add(c.RunName(), 1, []*train.Predictions{p, p}); err != nil {
+	if err := rep.Add(c.RunName(), 1, []*runfiles.Predictions{p, p}); err != nil {
 		t.Fatal(err)
 	}
 	var prev float64

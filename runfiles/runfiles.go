@@ -13,8 +13,10 @@ const (
 	MetricsFile    = "metrics.jsonl" // one Epoch per line
 	ResultFile     = "result.json"   // a Result, written once the run has stopped
 	CheckpointFile = "checkpoint.bin"
-	LockFile       = "lock"      // the trainer's advisory lock, with its holder's PID, host and start time
-	LogFile        = "train.log" // the trainer's output, when a sweep or a Slurm task keeps it
+	// PredictionsFile holds a trained model's test predictions (train -predict), checkpoint container.
+	PredictionsFile = "predictions.bin"
+	LockFile        = "lock"      // the trainer's advisory lock, with its holder's PID, host and start time
+	LogFile         = "train.log" // the trainer's output, when a sweep or a Slurm task keeps it
 	// OldPrefix starts the name of the hidden folder (OldPrefix + UTC time) into which a
 	// restarted run's files are moved; hidden so that result scans skip it.
 	OldPrefix = ".old-"

@@ -10,24 +10,11 @@ import (
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
-// Predictions are a trained model's predicted classes on its run's test split: for node tasks
-// (CLUSTER, PATTERN) one class per original node of every test graph, in the split's order
-// (CLS nodes left out); for graph tasks one class per graph.
-type Predictions struct {
-	Run       string
-	Dataset   string
-	Seed      int64
-	BatchSize int       // the run's batch size: evaluation batches are made of this many graphs
-	Nodes     [][]int32 // node tasks: Nodes[g][v] is the class of node v of test graph g
-	Labels    [][]int32 // node tasks: the true classes, the same shape
-	Graphs    []int32   // graph tasks: the class of each test graph
-}
-
 // Predict loads a run directory's resolved config and checkpoint (the model as it is at its last
 // epoch, which the run's final evaluation scored) and predicts the test split on the CPU. It
 // writes nothing into the directory and takes no lock: the files it reads are written
 // atomically.
-func Predict(dir string, workers int, log io.Writer) (*Predictions, error) {
+func Predict(dir string, workers int, log io.Writer) (*runfiles.Predictions, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -58,7 +45,7 @@ func Predict(dir string, workers int, log io.Writer) (*Predictions, error) {
 		return nil, fmt.Errorf("predict %s: %w", dir, err)
 	}
 	step := cpuStepper{r.tr}
-	out := &Predictions{Run: c.RunName(), Dataset: c.Dataset.Name, Seed: ck.Seed, BatchSize: c.Train.BatchSize}
+	out := &runfiles.Predictions{Run: c.RunName(), Dataset: c.Dataset.Name, Seed: ck.Seed, BatchSize: c.Train.BatchSize}
 	k := r.io.Out
 	for _, bt := range r.testB {
 		_, pred, err := step.Eval(bt)
@@ -85,4 +72,24 @@ func Predict(dir string, workers int, log io.Writer) (*Predictions, error) {
 		}
 	}
 	return out, nil
+}
+
+// WritePredictions predicts a run directory's test split (Predict) and writes the result into
+// the directory (runfiles.PredictionsFile), atomically, holding the directory's lock so that no
+// trainer runs there meanwhile.
+func WritePredictions(dir string, workers int, log io.Writer) (string, error) {
+	lock, err := LockRun(dir, log)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Release()
+	p, err := Predict(dir, workers, log)
+	if err != nil {
+		return "", err
+	}
+	path := filepath.Join(dir, runfiles.PredictionsFile)
+	if err := runfiles.WritePredictions(path, p); err != nil {
+		return "", err
+	}
+	return path, nil
 }

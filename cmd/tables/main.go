@@ -15,8 +15,8 @@
 //
 // -figure fig:random_erdos (or fig:neighborplot) draws one of the paper's plotted figures with our
 // curves beside its points instead; -homophily analyses the CLUSTER and PATTERN runs' test
-// predictions by homophily bucket (table:cluster_homo, table:pattern_homo), from each run's
-// checkpoint.
+// predictions by homophily bucket (table:cluster_homo, table:pattern_homo), from the
+// predictions.bin that train -predict writes into each run directory.
 //
 // Without -out the Markdown goes to standard output. With -out it writes, per table (zinc for
 // table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png, and
@@ -42,7 +42,6 @@ import (
 	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/sweep"
-	"github.com/rewiregnn/rewiregnn/train"
 )
 
 type multiFlag []string
@@ -82,7 +81,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
 	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
 	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
-	homophilyReport := fs.Bool("homophily", false, "the homophily analysis (table:cluster_homo, table:pattern_homo) of the CLUSTER and PATTERN runs under -runs instead of the tables: each run's checkpoint predicts the test split, cut into three parts by edge homophily")
+	homophilyReport := fs.Bool("homophily", false, "the homophily analysis (table:cluster_homo, table:pattern_homo) of the CLUSTER and PATTERN runs under -runs instead of the tables: each run's test predictions (predictions.bin, from train -predict DIR) in three parts by edge homophily")
 	figure := fs.String("figure", "", "a plotted figure of the paper instead of the tables (fig:random_erdos, fig:neighborplot): our curves from the runs under -runs beside its points")
 	includeReduced := fs.Bool(strings.TrimPrefix(results.IncludeReducedFlag, "-"), false,
 		"include runs of a reduced budget (departures from the configured protocol such as -subset or -epochs, a grid below the built-in budget, or results without config_hash), marked § in the tables; runs stopped by a signal or on a non-finite loss are left out regardless")
@@ -501,12 +500,14 @@ func homophilyMain(pf *paper.File, runsDir, out string, includeReduced bool, std
 			if g.Dataset != ds {
 				continue
 			}
-			var preds []*train.Predictions
+			var preds []*runfiles.Predictions
 			for _, r := range g.Runs {
-				fmt.Fprintf(stderr, "tables: predicting the test split with %s\n", r.Dir)
-				p, err := train.Predict(r.Dir, 0, nil)
+				p, err := runfiles.ReadPredictions(filepath.Join(r.Dir, runfiles.PredictionsFile))
+				if errors.Is(err, os.ErrNotExist) {
+					return fmt.Errorf("-homophily: %s has no %s: write it with go run ./cmd/train -predict %s", r.Dir, runfiles.PredictionsFile, r.Dir)
+				}
 				if err != nil {
-					return fmt.Errorf("-homophily: %w (the analysis needs each run's checkpoint.bin)", err)
+					return fmt.Errorf("-homophily: %w", err)
 				}
 				preds = append(preds, p)
 			}

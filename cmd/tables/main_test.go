@@ -368,6 +368,13 @@ func TestHomophilyCommand(t *testing.T) {
 	if code := run([]string{"-homophily", "-runs", root}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "no finished CLUSTER or PATTERN runs") {
 		t.Errorf("without -include-reduced: exit %d, %s", code, stderr.String())
 	}
+	stderr.Reset()
+	if code := run([]string{"-homophily", "-runs", root, "-include-reduced"}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "train -predict "+c.Dir(41)) {
+		t.Errorf("without predictions: exit %d, %s", code, stderr.String())
+	}
+	if _, err := train.WritePredictions(c.Dir(41), 1, nil); err != nil {
+		t.Fatal(err)
+	}
 	out := t.TempDir()
 	stdout.Reset()
 	stderr.Reset()

@@ -23,6 +23,12 @@
 // without model.recompute) and on the GPU, and the largest batch size that fits -budget SIZE.
 //
 //	train -config configs/cluster/gatedgcn-lp-r3.yaml -set train.batch_size=48 -plan -budget 16GiB
+//
+// dataset.r: auto picks r by the paper's density rule before the run is named. -predict DIR
+// trains nothing either: it predicts the test split with DIR's checkpoint and writes
+// DIR/predictions.bin, which tables -homophily reads.
+//
+//	train -predict runs/cluster-gatedgcn-adj-r1/seed41
 package main
 
 import (
@@ -75,6 +81,7 @@ func run(args []string) int {
 	memory := fs.String("memory", "", "memory budget of the memory guard, e.g. 16GiB (default: the cgroup limit or MemAvailable, whichever is smaller)")
 	noGuard := fs.Bool("no-memory-guard", false, "skip the memory guard (a run larger than memory is then killed by the kernel)")
 	plan := fs.Bool("plan", false, "do not train: print the run's planned memory on the CPU (with and without model.recompute) and the GPU, and the largest batch size that fits -budget")
+	predict := fs.String("predict", "", "do not train: predict the test split with the run directory's checkpoint and write DIR/predictions.bin (what tables -homophily reads)")
 	budget := fs.String("budget", "", "with -plan: the memory to fit, e.g. 16GiB (default: what this machine makes available)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
@@ -116,6 +123,19 @@ func run(args []string) int {
 	}
 	if *plan {
 		return planRun(*cfgPath, overrides, opt, *budget)
+	}
+	if *predict != "" {
+		if *cfgPath != "" || len(overrides) > 0 {
+			fmt.Fprintln(os.Stderr, "train: -predict reads the run directory's own config.yaml and checkpoint; drop -config and -set")
+			return exitUsage
+		}
+		path, err := train.WritePredictions(*predict, *workers, os.Stderr)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "train: -predict: %v\n", err)
+			return 1
+		}
+		fmt.Println("wrote", path)
+		return 0
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -42,7 +42,7 @@ func deps(t *testing.T, pkg string) map[string]bool {
 
 // TestLayers checks the dependency rules: readers of run files and results never link the
 // training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
-// CPU kernels know nothing of Gorgonia; the run-files package is a leaf.
+// CPU kernels know nothing of Gorgonia; the run-files and metric packages are leaves.
 func TestLayers(t *testing.T) {
 	training := []string{"train", "nn", "ops", "exec", "kern", "gpu", "cuda", "cuda/cudalib", "cuda/emu",
 		"cuda/kernels", "models", "gorgonia.org/gorgonia", "gorgonia.org/tensor", "github.com/ebitengine/purego"}
@@ -50,9 +50,9 @@ func TestLayers(t *testing.T) {
 	rules := []struct {
 		pkgs, forbidden []string
 	}{
-		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles"}, training},
+		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "homophily", "metric"}, training},
 		{[]string{"data", "posenc", "rewire"}, later},
-		{[]string{"prep"}, later[1:]},
+		{[]string{"prep", "hops"}, later[1:]},
 		{[]string{"kern"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "exec", "nn"}},
 		{[]string{"ops"}, []string{"exec", "nn", "models", "train", "gpu", "cuda"}},
 		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
@@ -67,9 +67,11 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
-	for p, inModule := range deps(t, "runfiles") {
-		if inModule || strings.Contains(p, ".") {
-			t.Errorf("runfiles imports %s: it must stay a leaf on the standard library", p)
+	for _, leaf := range []string{"runfiles", "metric"} {
+		for p, inModule := range deps(t, leaf) {
+			if inModule || strings.Contains(p, ".") {
+				t.Errorf("%s imports %s: it must stay a leaf on the standard library", leaf, p)
+			}
 		}
 	}
 }
