@@ -19,6 +19,7 @@ func TestReadResultErrors(t *testing.T) {
 		{`{"name":"x","bogus":1}`, `unknown field "bogus"`},
 		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mse","stopped_by":"min_lr"}`, `"metric" is "mse"`},
 		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":0,"metric":"mae","stopped_by":"min_lr"}`, `"epochs" is 0`},
+		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":-1,"metric":"mae","stopped_by":"signal"}`, `"epochs" is -1`},
 		{`{"dataset":"zinc"}`, `"name" is missing`},
 		{`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"tired"}`, `"stopped_by" is "tired"`},
 	}
@@ -94,5 +95,19 @@ func TestFilesRoundTrip(t *testing.T) {
 	ents, _ := os.ReadDir(dir)
 	if len(ents) != 3 {
 		t.Errorf("%d entries in the run directory, want 3", len(ents))
+	}
+}
+
+// TestResultInterruptedInFirstEpoch: a run stopped by a signal inside its first epoch records 0
+// epochs; its result verifies (the sweep then resumes it instead of reporting a broken file).
+func TestResultInterruptedInFirstEpoch(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ResultFile)
+	res := &Result{Name: "x", Dataset: "zinc", Model: "gatedgcn", R: 1, Seed: 41, Metric: MetricMAE, StoppedBy: StopSignal,
+		ConfigHash: strings.Repeat("ab", 32)}
+	if err := WriteResult(p, res); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadResult(p); err != nil || got.Epochs != 0 {
+		t.Errorf("read back %+v, %v", got, err)
 	}
 }

@@ -80,8 +80,10 @@ func Check(r *Result) error {
 		return errors.New(`key "model" is missing or empty`)
 	case r.R < 1:
 		return fmt.Errorf(`key "r" is %d, want ≥ 1`, r.R)
-	case r.Epochs < 1:
+	case r.Epochs < 1 && r.StoppedBy != StopSignal: // interrupted inside its first epoch: 0
 		return fmt.Errorf(`key "epochs" is %d, want ≥ 1`, r.Epochs)
+	case r.Epochs < 0:
+		return fmt.Errorf(`key "epochs" is %d, want ≥ 0`, r.Epochs)
 	}
 	if !KnownMetric(r.Metric) {
 		return fmt.Errorf(`key "metric" is %q, want %s, %s or %s`, r.Metric, MetricMAE, MetricAccuracy, MetricWeightedAcc)
