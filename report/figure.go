@@ -153,15 +153,15 @@ func radiusPoints(family string, s paper.Series, groups []*results.Group) ([]Fig
 	return out, nil
 }
 
-// at is our point at x, or for an epoch past our last one, the last point (the paper's epoch
-// 250 is our 250th and last epoch, index 249).
-func (c *FigureCurve) at(x float64) (FigurePoint, bool) {
+// at is our point at x; on an epoch axis, the paper's epoch one past our last one reads our last
+// (the paper's epoch 250 is our 250th and last epoch, index 249).
+func (c *FigureCurve) at(x float64, epochs bool) (FigurePoint, bool) {
 	for _, p := range c.Points {
 		if p.X == x {
 			return p, true
 		}
 	}
-	if n := len(c.Points); n > 0 && x > c.Points[n-1].X && x-c.Points[n-1].X <= 1 {
+	if n := len(c.Points); epochs && n > 0 && x > c.Points[n-1].X && x-c.Points[n-1].X <= 1 {
 		return c.Points[n-1], true
 	}
 	return FigurePoint{}, false
@@ -195,7 +195,7 @@ func (f *Figure) Markdown() string {
 		fmt.Fprintf(&b, "| %g |", x)
 		for _, c := range f.Curves {
 			ours := "–"
-			if p, ok := c.at(x); ok {
+			if p, ok := c.at(x, f.X == "epoch"); ok {
 				ours = fmt.Sprintf("%.2f ± %.2f (%d)", p.Y.Mean, p.Y.Std, p.Y.N)
 			}
 			paperY := "–"

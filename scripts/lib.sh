@@ -49,6 +49,8 @@ keep_runs() {
 	[[ -d $src ]] || die "no runs folder $src"
 	for d in "$src"/*/seed*; do
 		[[ -f $d/result.json ]] || continue
+		# an interrupted run (signal) or a failed one (nan) is not a result: it stays to be resumed
+		! grep -qE '"stopped_by": "(signal|nan)"' "$d/result.json" || continue
 		local to=$dst/${d#"$src"/}
 		mkdir -p "$to"
 		cp "$d/config.yaml" "$d/metrics.jsonl" "$d/result.json" "$to/"
