@@ -220,7 +220,7 @@ func (f *Figure) Plot(path string) error {
 	p.Y.Label.Text = f.Y
 	p.Y.Min, p.Y.Max = 0, 1.05
 	p.Legend.Top = f.X == "epoch"
-	p.Legend.Left = f.X == "epoch"
+	p.Legend.Left = true
 	p.Add(plotter.NewGrid())
 	for i, c := range f.Curves {
 		col := plotutil.Color(i)
@@ -239,13 +239,21 @@ func (f *Figure) Plot(path string) error {
 				l.Color, l.Width = col, vg.Points(0.4)
 				p.Add(l)
 			}
-			l, err := plotter.NewLine(mid)
+			l, pts, err := plotter.NewLinePoints(mid)
 			if err != nil {
 				return fmt.Errorf("%s: %w", path, err)
 			}
 			l.Color, l.Width = col, vg.Points(1.5)
-			p.Add(l)
-			p.Legend.Add(fmt.Sprintf("%s (ours, %d seeds)", c.Label, c.Points[len(c.Points)-1].Y.N), l)
+			pts.Color, pts.Shape, pts.Radius = col, draw.BoxGlyph{}, vg.Points(2.5)
+			if len(mid) > 20 { // a curve per epoch: the line alone
+				pts.Radius = 0
+			}
+			p.Add(l, pts)
+			seeds := "seeds"
+			if n := c.Points[len(c.Points)-1].Y.N; n == 1 {
+				seeds = "seed"
+			}
+			p.Legend.Add(fmt.Sprintf("%s (ours, %d %s)", c.Label, c.Points[len(c.Points)-1].Y.N, seeds), l, pts)
 		}
 		var pts plotter.XYs
 		for _, q := range c.Paper.Points {
