@@ -8,8 +8,9 @@
 #   run     prints a command (prefixed "+ ") on standard error, then runs it
 #   die     prints a message on standard error and exits with status 2
 #   usage   prints the calling script's header comment (its usage)
-#   keep_runs SRC DST  copies each finished run's config.yaml, metrics.jsonl and result.json from
-#           SRC/<run>/seed<seed> to DST/<run>/seed<seed> (the files the tables are made from)
+#   keep_runs SRC DST  copies each finished run's config.yaml (its data and cache folders reset to
+#           the defaults), metrics.jsonl and result.json from SRC/<run>/seed<seed> to
+#           DST/<run>/seed<seed> (the files the tables are made from)
 set -euo pipefail
 
 SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
@@ -53,7 +54,10 @@ keep_runs() {
 		! grep -qE '"stopped_by": "(signal|nan)"' "$d/result.json" || continue
 		local to=$dst/${d#"$src"/}
 		mkdir -p "$to"
-		cp "$d/config.yaml" "$d/metrics.jsonl" "$d/result.json" "$to/"
+		cp "$d/metrics.jsonl" "$d/result.json" "$to/"
+		# the data and cache folders are this machine's (and outside the config hash): kept as
+		# the defaults, so the copy names no local path and resolves again wherever it is read
+		sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$d/config.yaml" >"$to/config.yaml"
 		n=$((n + 1))
 	done
 	echo "collected $n finished runs into $dst" >&2
