@@ -8,6 +8,9 @@
 #   run     prints a command (prefixed "+ ") on standard error, then runs it
 #   die     prints a message on standard error and exits with status 2
 #   usage   prints the calling script's header comment (its usage)
+#   zinc_results SRC RESULTS GRID  keeps SRC's finished runs in RESULTS/runs, measures the ZINC
+#           densities at r = 1 and 4 (RESULTS/zinc-stats.json) and writes GRID's tables from the
+#           kept runs into RESULTS (zinc-gpu.sh, zinc-cpu.sh)
 #   keep_runs SRC DST  copies each finished run's config.yaml (its data and cache folders reset to
 #           the defaults), metrics.jsonl and result.json from SRC/<run>/seed<seed> to
 #           DST/<run>/seed<seed> (the files the tables are made from)
@@ -61,4 +64,14 @@ keep_runs() {
 		n=$((n + 1))
 	done
 	echo "collected $n finished runs into $dst" >&2
+}
+
+# zinc_results SRC RESULTS GRID: a ZINC slice at r = 1 and 4 (zinc-gpu, zinc-cpu) from its runs to
+# its results folder.
+zinc_results() {
+	local src=$1 results=$2 grid=$3 here
+	here=$(dirname "$SELF")
+	keep_runs "$src" "$results/runs"
+	"$here/stats.sh" -d zinc -s all -r 1,4 -j -o "$results/zinc-stats.json"
+	"$here/tables.sh" -r "$results/runs" -o "$results" "$grid"
 }

@@ -45,6 +45,4 @@ need_data zinc
 export REWIREGNN_DATA=$DATA
 run "$GO" build -o bin/train ./cmd/train
 run "${sweep[@]}" -train-bin bin/train -workers "$workers"
-"$(dirname "$SELF")/stats.sh" -d zinc -s all -r 1,4 -j -o "$results/zinc-stats.json"
-keep_runs runs/zinc-cpu "$results/runs"
-"$(dirname "$SELF")/tables.sh" -r "$results/runs" -o "$results" zinc-cpu
+zinc_results runs/zinc-cpu "$results" "$grid"

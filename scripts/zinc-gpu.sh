@@ -42,12 +42,6 @@ shift $((OPTIND - 1))
 gpus=$(printf '0,%.0s' $(seq "$slots"))
 gpus=${gpus%,}
 
-# finish RUNS: copy the run files into RESULTS/runs, measure densities, write the tables.
-finish() {
-	keep_runs "$1" "$results/runs"
-	"$(dirname "$SELF")/stats.sh" -d zinc -s all -r 1,4 -j -o "$results/zinc-stats.json"
-	"$(dirname "$SELF")/tables.sh" -r "$results/runs" -o "$results" "$grid"
-}
 
 if [[ -n $bundle ]]; then
 	need_data zinc
@@ -67,7 +61,7 @@ RUN
 	exit 0
 fi
 if [[ -n $collect ]]; then
-	finish "$collect"
+	zinc_results "$collect" "$results" "$grid"
 	exit 0
 fi
 
@@ -80,4 +74,4 @@ need_data zinc
 export REWIREGNN_DATA=$DATA
 run "$GO" build -o bin/train ./cmd/train
 run "${sweep[@]}" -train-bin bin/train -workers "$slots" -gpus "$gpus"
-finish runs/zinc-gpu
+zinc_results runs/zinc-gpu "$results" "$grid"
