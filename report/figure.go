@@ -21,13 +21,14 @@ import (
 // Figure is one of the paper's plotted figures with our curves beside its points: one curve per
 // paper series (its setting and r), each point the mean ± population std over our seeds.
 type Figure struct {
-	ID      string        `json:"id"`
-	Dataset string        `json:"dataset"`
-	X       string        `json:"x"` // epoch or r_p
-	Y       string        `json:"y"`
-	Curves  []FigureCurve `json:"curves"`
-	Paper   *paper.Figure `json:"-"`
-	Groups  int           `json:"groups"` // our aggregated settings of the figure's dataset
+	ID      string           `json:"id"`
+	Dataset string           `json:"dataset"`
+	X       string           `json:"x"` // epoch or r_p
+	Y       string           `json:"y"`
+	Curves  []FigureCurve    `json:"curves"`
+	Paper   *paper.Figure    `json:"-"`
+	Groups  int              `json:"groups"` // our aggregated settings of the figure's dataset
+	groups  []*results.Group // those settings, by name
 }
 
 // FigureCurve is our curve of one paper series.
@@ -75,9 +76,11 @@ func BuildFigure(pf *paper.Figure, groups []*results.Group) (*Figure, error) {
 	}
 	for _, g := range groups {
 		if figureDataset(pf.Dataset, g.Dataset) {
-			f.Groups++
+			f.groups = append(f.groups, g)
 		}
 	}
+	sort.Slice(f.groups, func(i, j int) bool { return f.groups[i].Name < f.groups[j].Name })
+	f.Groups = len(f.groups)
 	return f, nil
 }
 
@@ -271,23 +274,11 @@ func (f *Figure) Plot(path string) error {
 	return savePanels(path, []*plot.Plot{p})
 }
 
-// Runs lists, per curve, the seeds behind our points (for the provenance section).
-func (f *Figure) Runs(groups []*results.Group) []*results.Group {
-	var out []*results.Group
-	for _, g := range groups {
-		if figureDataset(f.Dataset, g.Dataset) {
-			out = append(out, g)
-		}
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
 // Settings summarises our runs behind the figure: name, seeds, epochs, seconds per run.
-func (f *Figure) Settings(groups []*results.Group) string {
+func (f *Figure) Settings() string {
 	var b strings.Builder
 	b.WriteString("| run | seeds | epochs | s/epoch | s/run | final train accuracy (eval mode) | stopped by |\n|---|---|---|---|---|---|---|\n")
-	for _, g := range f.Runs(groups) {
+	for _, g := range f.groups {
 		var stops []string
 		for k, n := range g.StoppedBy {
 			stops = append(stops, fmt.Sprintf("%s ×%d", k, n))

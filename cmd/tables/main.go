@@ -466,7 +466,7 @@ func figureMain(pf *paper.File, id, runsDir, out string, plots, includeReduced b
 	if fig.Groups == 0 {
 		return fmt.Errorf("-figure %s: no finished %s runs under %s", id, pfig.Dataset, runsDir)
 	}
-	md := fig.Markdown() + "\nOur runs:\n\n" + fig.Settings(groups)
+	md := fig.Markdown() + "\nOur runs:\n\n" + fig.Settings()
 	if out == "" {
 		_, err := io.WriteString(stdout, md)
 		return err
