@@ -32,7 +32,7 @@ func ResolveDataDir(dir string) (string, error) {
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
 		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/, and cifar10/ if you use CIFAR-10) are expected there; "+
-			"pass -data DIR or set %s to the folder that holds them", dir, from, EnvDataDir)
+			"pass -data DIR or set %s to the folder that holds them, or fetch the public distributions into it with `go run ./cmd/data get -data DIR all`", dir, from, EnvDataDir)
 	}
 	return dir, nil
 }
@@ -130,6 +130,13 @@ func loadSplit(dir, name, split string, seed uint64, limit int) ([]*Graph, *Spec
 	if !contains(spec.Splits, split) {
 		return nil, nil, fmt.Errorf("%s: unknown split %q (have %s)", name, split, strings.Join(spec.Splits, ", "))
 	}
+	if SourceOf(dir, spec.Name) == SourcePyG {
+		gs, err := loadPyG(dir, spec, split)
+		if err != nil {
+			return nil, nil, err
+		}
+		return gs, spec, nil
+	}
 	if _, ok := molecules[spec.Name]; !ok {
 		gs, err := loadOther(dir, spec, split, seed, limit)
 		if err != nil {
@@ -156,10 +163,12 @@ func OpenSpec(dir, name string) (*Spec, error) {
 		return nil, fmt.Errorf("unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	name = strings.ToLower(name)
-	path := filepath.Join(dir, name, m.dict)
-	vocab, err := dictSize(path, m.atomKey)
-	if err != nil {
-		return nil, err
+	vocab := pygVocab[name][0]
+	if SourceOf(dir, name) != SourcePyG {
+		var err error
+		if vocab, err = dictSize(filepath.Join(dir, name, m.dict), m.atomKey); err != nil {
+			return nil, err
+		}
 	}
 	return &Spec{
 		Name:      name,

@@ -208,7 +208,7 @@ func measure(gs []*data.Graph, spec *data.Spec, s Source, r int) (float64, int64
 // raw graphs when one exists (their segmentation takes minutes), the others from the data folder
 // or their generator.
 func (s Source) load() ([]*data.Graph, *data.Spec, error) {
-	raw := prep.Key{Dataset: s.Dataset, Split: s.Split, Encoding: prep.EncRaw, Seed: s.Seed}
+	raw := prep.Key{Dataset: s.Dataset, Split: s.Split, Encoding: prep.EncRaw, Seed: s.Seed}.KeyedBy(s.DataDir)
 	if s.CacheDir != "" {
 		if _, err := os.Stat(filepath.Join(s.CacheDir, raw.FileName())); err == nil {
 			gs, _, err := prep.LoadDataset(s.CacheDir, s.DataDir, raw, s.Workers)
@@ -241,7 +241,11 @@ func (s Source) empty() *Densities {
 
 // fileName is the cache file of the source's densities.
 func (s Source) fileName() string {
-	name := fmt.Sprintf("density_%s_%s_selfloops-%t_seed-%d", strings.ToLower(s.Dataset), s.Split, s.SelfLoops, s.Seed)
+	dataset := strings.ToLower(s.Dataset)
+	if src := data.SourceOf(s.DataDir, s.Dataset); src == data.SourcePyG {
+		dataset += "@" + src // the public distribution's densities are kept apart from a substitute's
+	}
+	name := fmt.Sprintf("density_%s_%s_selfloops-%t_seed-%d", dataset, s.Split, s.SelfLoops, s.Seed)
 	if s.Subset > 0 {
 		name += "_first-" + strconv.Itoa(s.Subset)
 	}

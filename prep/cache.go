@@ -49,7 +49,18 @@ type Key struct {
 	Q         int  // Laplacian width; used with EncLap only
 	SelfLoops bool // the paper's setting is true (docs/protocol.md §"Rewiring")
 	Seed      uint64
-	Version   int // preprocessing version; 0 means PreprocessVersion
+	Source    string // data.SourcePyG when read from the public distribution; "" for the dataset's other source
+	Version   int    // preprocessing version; 0 means PreprocessVersion
+}
+
+// KeyedBy sets k.Source to the source data.LoadSplit reads for k's dataset in dataDir, so that
+// the graphs of the public distribution and those of a substitute never share a cache file.
+func (k Key) KeyedBy(dataDir string) Key {
+	k.Source = ""
+	if data.SourceOf(dataDir, k.Dataset) == data.SourcePyG {
+		k.Source = data.SourcePyG
+	}
+	return k
 }
 
 func (k Key) version() int {
@@ -73,7 +84,7 @@ func (k Key) Validate() error {
 	case k.Encoding == EncLap && k.Q < 1:
 		return fmt.Errorf("cache key %s: the Laplacian encoding needs q ≥ 1, got %d", k, k.Q)
 	}
-	for _, s := range []string{k.Dataset, k.Split} {
+	for _, s := range []string{k.Dataset, k.Split, k.Source} {
 		if strings.ContainsAny(s, `/\ `) || strings.Contains(s, "..") {
 			return fmt.Errorf("cache key: %q may not contain path separators, spaces or \"..\"", s)
 		}
@@ -87,8 +98,12 @@ func (k Key) String() string {
 	if k.Encoding != EncLap {
 		q = 0
 	}
+	dataset := strings.ToLower(k.Dataset)
+	if k.Source != "" {
+		dataset += "@" + k.Source
+	}
 	return fmt.Sprintf("%s/%s/r%d/%s/cls%t/q%d/selfloops%t/seed%d/v%d",
-		strings.ToLower(k.Dataset), k.Split, k.R, k.Encoding, k.CLS, q, k.SelfLoops, k.Seed, k.version())
+		dataset, k.Split, k.R, k.Encoding, k.CLS, q, k.SelfLoops, k.Seed, k.version())
 }
 
 // FileName is the cache file's name: the key without the version, so that a file written by an
@@ -226,14 +241,17 @@ var slowRaw = map[string]bool{"mnist": true, "cifar10": true}
 
 // LoadDataset is Load with the source being data.LoadSplitSeed(dataDir, key.Dataset,
 // key.Split, key.Seed). For MNIST and CIFAR-10 the superpixel graphs are themselves cached
-// (encoding "raw"), so each (r, encoding) variant does not redo the segmentation.
+// (encoding "raw"), so each (r, encoding) variant does not redo the segmentation, and so are the
+// graphs read from a public distribution (unpickling the full ZINC pickles takes a while). The
+// key's Source is set from dataDir (KeyedBy).
 func LoadDataset(cacheDir, dataDir string, key Key, workers int) ([]*data.Graph, Status, error) {
+	key = key.KeyedBy(dataDir)
 	src := func() ([]*data.Graph, *data.Spec, error) {
 		return data.LoadSplitSeed(dataDir, key.Dataset, key.Split, key.Seed)
 	}
-	if name := strings.ToLower(key.Dataset); slowRaw[name] && key.Encoding != EncRaw {
+	if name := strings.ToLower(key.Dataset); (slowRaw[name] || key.Source != "") && key.Encoding != EncRaw {
 		src = func() ([]*data.Graph, *data.Spec, error) {
-			raw := Key{Dataset: name, Split: key.Split, Encoding: EncRaw, Seed: key.Seed}
+			raw := Key{Dataset: name, Split: key.Split, Encoding: EncRaw, Seed: key.Seed, Source: key.Source}
 			gs, _, err := LoadDataset(cacheDir, dataDir, raw, workers)
 			if err != nil {
 				return nil, nil, err

@@ -123,6 +123,9 @@ func (r *run) loadData() error {
 	if err != nil {
 		return err
 	}
+	if data.NeedsFiles(d.Name) {
+		fmt.Fprintf(r.log, "data: %s\n", data.DescribeSource(dir, d.Name))
+	}
 	r.spec = spec
 	cache, err := cacheFolder(d.Cache)
 	if err != nil {
@@ -137,7 +140,7 @@ func (r *run) loadData() error {
 			enc = prep.EncNone
 		}
 		// the generated datasets are drawn with the seed data.LoadSplit uses, cached or not
-		key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops, Seed: data.DefaultGenSeed}
+		key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops, Seed: data.DefaultGenSeed}.KeyedBy(dir)
 		if enc == prep.EncLap {
 			key.Q = d.Q
 		}

@@ -1,0 +1,186 @@
+package data
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// pygDir is a data folder holding the four public distributions in miniature, written by
+// scripts/pyfixtures/make.py with the graphs they encode in expected.json.
+const pygDir = "testdata/pyg"
+
+type pygGraph struct {
+	X        []int32   `json:"x"`
+	Node     []float32 `json:"node"`
+	Src      []int32   `json:"src"`
+	Dst      []int32   `json:"dst"`
+	EdgeAttr []float64 `json:"edge_attr"`
+	Y        float32   `json:"y"`
+	Label    int32     `json:"label"`
+}
+
+func pygExpected(t *testing.T) map[string]map[string][]pygGraph {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(pygDir, "expected.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var e map[string]map[string][]pygGraph
+	if err := json.Unmarshal(raw, &e); err != nil {
+		t.Fatal(err)
+	}
+	return e
+}
+
+// TestPyGDistributions reads every split of the four fixtures through LoadSplit, as a run
+// does, and compares every field of every graph with the values the fixture script wrote.
+func TestPyGDistributions(t *testing.T) {
+	want := pygExpected(t)
+	for _, name := range []string{"zinc", "aqsol", "mnist", "cifar10"} {
+		if got := SourceOf(pygDir, name); got != SourcePyG {
+			t.Fatalf("%s: source %q, want pyg", name, got)
+		}
+		for _, split := range []string{"train", "val", "test"} {
+			gs, spec, err := LoadSplit(pygDir, name, split)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, split, err)
+			}
+			w := want[name][split]
+			if len(gs) != len(w) {
+				t.Fatalf("%s %s: %d graphs, want %d", name, split, len(gs), len(w))
+			}
+			for i, g := range gs {
+				checkPyGGraph(t, name+" "+split, i, g, w[i], spec)
+			}
+		}
+	}
+}
+
+func checkPyGGraph(t *testing.T, what string, i int, g *Graph, w pygGraph, spec *Spec) {
+	t.Helper()
+	fail := func(field string, got, want any) {
+		t.Errorf("%s graph %d: %s = %v, want %v", what, i, field, got, want)
+	}
+	if !equal32(g.Src, w.Src) || !equal32(g.Dst, w.Dst) {
+		fail("edges", [][]int32{g.Src, g.Dst}, [][]int32{w.Src, w.Dst})
+	}
+	if spec.Task == GraphRegression {
+		if !equal32(g.Node.Cat, w.X) || g.N != len(w.X) || g.Node.CatDim != 1 {
+			fail("x", g.Node.Cat, w.X)
+		}
+		attr := make([]int32, len(w.EdgeAttr))
+		for k, a := range w.EdgeAttr {
+			attr[k] = int32(a)
+		}
+		if !equal32(g.Edge.Cat, attr) {
+			fail("edge_attr", g.Edge.Cat, attr)
+		}
+		if len(g.Y) != 1 || g.Y[0] != w.Y {
+			fail("y", g.Y, w.Y)
+		}
+		return
+	}
+	if g.Node.FloatDim != len(spec.CLSNode.Float) || len(g.Node.Float) != len(w.Node) {
+		fail("node features", g.Node.Float, w.Node)
+	}
+	for k := range w.Node {
+		if k < len(g.Node.Float) && g.Node.Float[k] != w.Node[k] {
+			fail("node features", g.Node.Float, w.Node)
+			break
+		}
+	}
+	for k, a := range w.EdgeAttr {
+		if k >= len(g.Edge.Float) || g.Edge.Float[k] != float32(a) {
+			fail("edge_attr", g.Edge.Float, w.EdgeAttr)
+			break
+		}
+	}
+	if g.Label != w.Label {
+		fail("label", g.Label, w.Label)
+	}
+}
+
+func equal32(a, b []int32) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestAQSOLDropsLikeTheBenchmark: the graph without bonds and the graph with a trailing
+// unbonded atom are counted and left out.
+func TestAQSOLDropsLikeTheBenchmark(t *testing.T) {
+	path := filepath.Join(pygDir, "aqsol", "pyg", "asqol_graph_raw", "train.pickle")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gs, dropped, err := ReadAQSOLPickle(path, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gs) != 3 || dropped != (AQSOLDropped{NoBonds: 1, TrailingAtoms: 1}) {
+		t.Errorf("kept %d, dropped %+v; want 3 kept, one of each dropped", len(gs), dropped)
+	}
+}
+
+// TestPyGErrorsNameFileAndRecord: damaged files and indexes give errors naming the file and
+// where in it.
+func TestPyGErrorsNameFileAndRecord(t *testing.T) {
+	path := filepath.Join(pygDir, "zinc", "pyg", "molecules", "val.pickle")
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadZINCPickle(path, raw, []int{0, 7}); err == nil || !strings.Contains(err.Error(), "record 7") || !strings.Contains(err.Error(), path) {
+		t.Errorf("index past the file: %v", err)
+	}
+	if _, err := ReadZINCPickle(path, raw[:len(raw)-9], nil); err == nil || !strings.Contains(err.Error(), path) {
+		t.Errorf("truncated pickle: %v", err)
+	}
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "train.index")
+	os.WriteFile(bad, []byte("3,x,4\r\n"), 0o644)
+	if _, err := readIndex(bad); err == nil || !strings.Contains(err.Error(), "entry 2") {
+		t.Errorf("bad index: %v", err)
+	}
+	os.WriteFile(bad, []byte("3,4,3\r\n"), 0o644)
+	if _, err := readIndex(bad); err == nil || !strings.Contains(err.Error(), "repeats") {
+		t.Errorf("repeated index: %v", err)
+	}
+	if _, err := readIndex(filepath.Join(dir, "none.index")); err == nil || !strings.Contains(err.Error(), "cmd/data get zinc") {
+		t.Errorf("missing index: %v", err)
+	}
+	pt := filepath.Join(pygDir, "mnist", "pyg", "MNIST_v2.pt")
+	raw, err = os.ReadFile(pt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadSuperpixelsPT(pt, raw, "train", 5); err == nil || !strings.Contains(err.Error(), "graph 0") {
+		t.Errorf("wrong channel count: %v", err)
+	}
+}
+
+// FuzzPyGReaders: no file makes a reader panic.
+func FuzzPyGReaders(f *testing.F) {
+	for _, p := range []string{"zinc/pyg/molecules/test.pickle", "aqsol/pyg/asqol_graph_raw/test.pickle", "mnist/pyg/MNIST_v2.pt"} {
+		raw, err := os.ReadFile(filepath.Join(pygDir, p))
+		if err != nil {
+			f.Fatal(err)
+		}
+		f.Add(raw)
+	}
+	f.Fuzz(func(t *testing.T, b []byte) {
+		ReadZINCPickle("fuzz", b, nil)
+		ReadAQSOLPickle("fuzz", b)
+		ReadSuperpixelsPT("fuzz", b, "test", 3)
+	})
+}
