@@ -382,6 +382,19 @@ func TestUnreachableSaysWhatToDownload(t *testing.T) {
 			t.Errorf("error lacks %q: %v", w, err)
 		}
 	}
+	mustNotExist(t, path, path+partSuffix)
+
+	// Saved by hand as the message says: the next run records its sum and extracts it.
+	body := zipOf(t, "molecules/train.pickle", "data")
+	os.WriteFile(path, body, 0o644)
+	a.Unzip = true
+	res, err := Fetch(context.Background(), dir, a, o)
+	if err != nil || !res.Skipped || !res.Recorded || !res.Unpacked || res.SHA256 != sumOf(body) {
+		t.Fatalf("%v %+v", err, res)
+	}
+	if readFile(t, filepath.Join(dir, "zinc", "pyg", "molecules", "train.pickle")) != "data" {
+		t.Error("not extracted")
+	}
 }
 
 func TestUnsafeEntriesRefused(t *testing.T) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/url"
@@ -17,19 +18,13 @@ import (
 
 // attempt is one transfer into the .part file: it asks for the bytes past what the file holds
 // and appends them (or starts over when the server sends the whole file). It returns nil when
-// the .part is complete as far as the server tells.
-func (f *fetcher) attempt(ctx context.Context) (err error) {
-	file, err := os.OpenFile(f.part, os.O_RDWR|os.O_CREATE, 0o644)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if cerr := file.Close(); err == nil {
-			err = cerr
-		}
-	}()
-	off, err := file.Seek(0, io.SeekEnd)
-	if err != nil {
+// the .part is complete as far as the server tells. The .part is created only once the server
+// answers with data.
+func (f *fetcher) attempt(ctx context.Context) error {
+	var off int64
+	if fi, err := os.Stat(f.part); err == nil {
+		off = fi.Size()
+	} else if !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
 	if f.a.Size > 0 && off == f.a.Size {
@@ -55,13 +50,27 @@ func (f *fetcher) attempt(ctx context.Context) (err error) {
 		return nil
 	}
 	defer resp.Body.Close()
+	f.resumed = f.resumed || off > 0
+	return f.write(ctx, reqCtx, resp, off, watch)
+}
+
+// write opens the .part, cuts it at off (0: a restart) and appends the response body.
+func (f *fetcher) write(ctx, reqCtx context.Context, resp *http.Response, off int64, watch *watchdog) (err error) {
+	file, err := os.OpenFile(f.part, os.O_RDWR|os.O_CREATE, 0o644)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if cerr := file.Close(); err == nil {
+			err = cerr
+		}
+	}()
 	if err := file.Truncate(off); err != nil {
 		return err
 	}
 	if _, err := file.Seek(off, io.SeekStart); err != nil {
 		return err
 	}
-	f.resumed = f.resumed || off > 0
 	return f.copy(ctx, reqCtx, file, resp, off, watch)
 }
 
