@@ -17,18 +17,24 @@ const (
 const benchmarkingGNNs = "https://raw.githubusercontent.com/graphdeeplearning/benchmarking-gnns/master/data/molecules/"
 
 // sources is the registry: every archive of every dataset, in the order they are fetched. Size
-// and SHA256 are filled in where a published value is known; where they are empty, Fetch
-// records them in <data>/<Dest>/SHA256SUMS on the first download (trust on first use).
+// and SHA256 are filled in where a published value is known (the ZINC index files); no sum or
+// size of the four archives is published by PyG or benchmarking-gnns, so for them Fetch records
+// both in <data>/<Dest>/SHA256SUMS on the first download (trust on first use) and checks every
+// later copy against that record.
 var sources = []Archive{
 	// ZINC 12k: PyG torch_geometric/datasets/zinc.py, ZINC.url.
 	{Dataset: "zinc", Name: "molecules.zip", URL: "https://www.dropbox.com/s/feo9qle74kg48gy/molecules.zip?dl=1",
 		Unzip: true, Dest: "zinc/pyg", Manual: manualDropbox},
-	// ZINC 12k split indices: PyG torch_geometric/datasets/zinc.py, ZINC.split_url.
-	{Dataset: "zinc", Name: "train.index", URL: benchmarkingGNNs + "train.index", Dest: "zinc/pyg", Manual: manualGitHub},
-	// ZINC 12k split indices: PyG torch_geometric/datasets/zinc.py, ZINC.split_url.
-	{Dataset: "zinc", Name: "val.index", URL: benchmarkingGNNs + "val.index", Dest: "zinc/pyg", Manual: manualGitHub},
-	// ZINC 12k split indices: PyG torch_geometric/datasets/zinc.py, ZINC.split_url.
-	{Dataset: "zinc", Name: "test.index", URL: benchmarkingGNNs + "test.index", Dest: "zinc/pyg", Manual: manualGitHub},
+	// ZINC 12k split indices: PyG torch_geometric/datasets/zinc.py, ZINC.split_url. Sizes and
+	// sums are those of the git blobs of benchmarking-gnns (unchanged since its first commit,
+	// 7125b402), and the same SHA-256 sums are registered by JuliaML/MLDatasets.jl
+	// (src/datasets/graphs/zinc.jl).
+	{Dataset: "zinc", Name: "train.index", URL: benchmarkingGNNs + "train.index", Dest: "zinc/pyg", Manual: manualGitHub,
+		Size: 65110, SHA256: "575d6acd72ac207a95947e2bdd16411ef6fc3faa88c2f55a2c496ea43022a6d8"},
+	{Dataset: "zinc", Name: "val.index", URL: benchmarkingGNNs + "val.index", Dest: "zinc/pyg", Manual: manualGitHub,
+		Size: 5541, SHA256: "fe48c38157f0d38e7fc441903a143392eda080511a79e8fb8f60f5c1b0a9c164"},
+	{Dataset: "zinc", Name: "test.index", URL: benchmarkingGNNs + "test.index", Dest: "zinc/pyg", Manual: manualGitHub,
+		Size: 4782, SHA256: "6aa50d98976044fb36089afef5b4c991b429ca1c8e009d33a0319e42a2d9b525"},
 	// AQSOL: PyG torch_geometric/datasets/aqsol.py, AQSOL.url.
 	{Dataset: "aqsol", Name: "aqsol_graph_raw.zip", URL: "https://www.dropbox.com/s/lzu9lmukwov12kt/aqsol_graph_raw.zip?dl=1",
 		Unzip: true, Dest: "aqsol/pyg", Manual: manualDropbox},

@@ -236,6 +236,16 @@ func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, 
 	return gs, st, nil
 }
 
+// DefaultDir is the preprocessing cache's default folder: rewiregnn/prep in the user's cache
+// folder (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
+func DefaultDir() (string, error) {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return "", fmt.Errorf("no user cache folder (%w)", err)
+	}
+	return filepath.Join(dir, "rewiregnn", "prep"), nil
+}
+
 // slowRaw lists the datasets whose raw split is itself worth caching (SLIC on every image).
 var slowRaw = map[string]bool{"mnist": true, "cifar10": true}
 

@@ -22,14 +22,13 @@ const (
 	CacheAuto = "auto"
 )
 
-// DefaultCacheDir is the preprocessing cache's default folder: rewiregnn/prep in the user's
-// cache folder (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
+// DefaultCacheDir is the preprocessing cache's default folder (prep.DefaultDir).
 func DefaultCacheDir() (string, error) {
-	dir, err := os.UserCacheDir()
+	dir, err := prep.DefaultDir()
 	if err != nil {
-		return "", fmt.Errorf("dataset.cache auto: no user cache folder (%w): set dataset.cache (-cache DIR) or -cache off", err)
+		return "", fmt.Errorf("dataset.cache auto: %w: set dataset.cache (-cache DIR) or -cache off", err)
 	}
-	return filepath.Join(dir, "rewiregnn", "prep"), nil
+	return dir, nil
 }
 
 // Resolve fills the keys of c whose defaults depend on the machine, so that the config.yaml

@@ -26,13 +26,13 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/download"
+	"github.com/rewiregnn/rewiregnn/prep"
 )
 
-// afterFetch is the convert hook: when set, get calls it after every archive of a dataset has
-// been fetched and verified, with the dataset's name and the data folder.
-//
-// HOOK: nil for now; the readers of the fetched files are wired in here.
-var afterFetch func(dataset, dataDir string) error
+// afterFetch is called after every archive of a dataset has been fetched and verified, with the
+// dataset's name, the data folder and the cache folder ("" for none): convert, which reads the
+// files and keeps their graphs in the preprocessing cache (tests replace it).
+var afterFetch = convert
 
 // The registry; tests point these at a local server.
 var (
@@ -66,7 +66,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-const usage = `usage: data get [-data DIR] [-retries N] DATASET… | all
+const usage = `usage: data get [-data DIR] [-cache DIR|auto|off] [-retries N] DATASET… | all
        data list [-data DIR]`
 
 // dataMain dispatches to the subcommand.
@@ -118,6 +118,7 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("get", flag.ContinueOnError)
 	dir := dataFlag(fs)
 	retries := fs.Int("retries", 3, "retries of a failed transfer (each resumes it)")
+	cache := fs.String("cache", "auto", "preprocessing cache folder the fetched graphs are converted into (auto: the user cache folder's rewiregnn/prep; off: only read them)")
 	names, err := parse(fs, args, stdout)
 	if err != nil {
 		return err
@@ -133,10 +134,14 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	cacheDir, err := cacheFolder(*cache)
+	if err != nil {
+		return err
+	}
 	o := download.Options{Progress: stderr, Log: stderr, Retries: *retries}
 	var failed []string
 	for _, name := range sets {
-		if err := fetchDataset(ctx, root, name, o, stdout); err != nil {
+		if err := fetchDataset(ctx, root, name, cacheDir, o, stdout); err != nil {
 			fmt.Fprintln(stderr, "data:", err)
 			failed = append(failed, name)
 		}
@@ -149,6 +154,23 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			len(failed), len(sets), strings.Join(failed, ", "))
 	}
 	return nil
+}
+
+// cacheFolder resolves -cache: auto, off or a folder.
+func cacheFolder(v string) (string, error) {
+	switch v {
+	case "off":
+		return "", nil
+	case "auto":
+		dir, err := prep.DefaultDir()
+		if err != nil {
+			return "", fmt.Errorf("-cache auto: %w; pass -cache DIR or -cache off", err)
+		}
+		return dir, nil
+	case "":
+		return "", usageError{errors.New("-cache: want auto, off or a folder")}
+	}
+	return v, nil
 }
 
 // selectDatasets checks the dataset names of the command line; all means every one.
@@ -196,7 +218,7 @@ func dataDirForGet(dir string, stdout io.Writer) (string, error) {
 
 // fetchDataset fetches every archive of a dataset (all of them, even after a failure, so that
 // each failure is reported), then calls the convert hook.
-func fetchDataset(ctx context.Context, root, name string, o download.Options, stdout io.Writer) error {
+func fetchDataset(ctx context.Context, root, name, cacheDir string, o download.Options, stdout io.Writer) error {
 	archives, err := archivesOf(name)
 	if err != nil {
 		return err
@@ -217,7 +239,7 @@ func fetchDataset(ctx context.Context, root, name string, o download.Options, st
 		return err
 	}
 	if afterFetch != nil {
-		if err := afterFetch(name, root); err != nil {
+		if err := afterFetch(name, root, cacheDir, stdout); err != nil {
 			return fmt.Errorf("%s: converting the fetched files in %s: %w", name, root, err)
 		}
 	}

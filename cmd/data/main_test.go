@@ -4,6 +4,7 @@ import (
 	"archive/zip"
 	"bytes"
 	"errors"
+	"io"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -84,7 +85,7 @@ func TestGetAndList(t *testing.T) {
 	fakeRegistry(t)
 	root := filepath.Join(t.TempDir(), "new", "data") // created by get
 	var hooked []string
-	afterFetch = func(dataset, dir string) error {
+	afterFetch = func(dataset, dir, cache string, _ io.Writer) error {
 		hooked = append(hooked, dataset+"@"+dir)
 		return nil
 	}
