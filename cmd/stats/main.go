@@ -1,7 +1,10 @@
 // Command stats prints preprocessing statistics of a dataset for a list of hop radii: mean
 // density of the rewired graphs, mean nodes and edges after rewiring, time per graph for
 // rewiring with the shortest-path and adjacency encodings and for the Laplacian encoding, and
-// whether every graph is recovered exactly from its encodings (the lossless property).
+// whether every graph is recovered exactly from its encodings (the lossless property); beside
+// them the paper's density for that r, and above them which files were read (the public
+// distribution, a substitute, or computed superpixels) and the original graphs' mean sizes
+// beside the paper's benchmark table.
 //
 //	go run ./cmd/stats -data ../shared/data -dataset zinc -split test -r 1-10 [-q 8] [-cls] [-json]
 //
@@ -28,6 +31,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/hops"
 	"github.com/rewiregnn/rewiregnn/posenc"
+	"github.com/rewiregnn/rewiregnn/report/paper"
 	"github.com/rewiregnn/rewiregnn/rewire"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -47,6 +51,15 @@ type Row struct {
 	LapPEUsPerGraph  float64 `json:"lappe_us_per_graph"`
 	Lossless         bool    `json:"lossless"`
 	LosslessFailures int     `json:"lossless_failures"`
+	PaperDensity     string  `json:"paper_density,omitempty"` // the paper's table, as printed (".34", ">.99")
+	Source           string  `json:"source"`                  // the files read (data.SourceOf)
+}
+
+// paperSizes are the paper's benchmark table (all splits): mean nodes and mean directed edges of
+// the original graphs.
+var paperSizes = map[string][2]float64{
+	"pattern": {117.47, 4749.15}, "cluster": {117.20, 4301.72}, "mnist": {70.57, 564.53},
+	"cifar10": {117.63, 941.07}, "zinc": {23.16, 49.83}, "aqsol": {17.57, 35.76},
 }
 
 func main() {
@@ -108,6 +121,11 @@ func run(args []string, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
+	source := data.SourceOf(root, spec.Name)
+	if !*asJSON {
+		printOriginal(stdout, root, spec.Name, *split, graphs)
+	}
+	table := paperTable(spec.Name)
 	var rows []Row
 	for _, r := range rs {
 		opt := rewire.Defaults(spec, r)
@@ -116,7 +134,12 @@ func run(args []string, stdout io.Writer) error {
 		if err != nil {
 			return err
 		}
-		row.Dataset, row.Split, row.Q, row.LapPEUsPerGraph = spec.Name, *split, *q, lapUs
+		row.Dataset, row.Split, row.Q, row.LapPEUsPerGraph, row.Source = spec.Name, *split, *q, lapUs, source
+		if table != nil && !*cls {
+			if pr, ok := table.RowR(r); ok {
+				row.PaperDensity = pr.Density
+			}
+		}
 		rows = append(rows, row)
 	}
 	if *asJSON {
@@ -209,15 +232,46 @@ func timeLaplacian(graphs []*data.Graph, q, repeat int) (float64, error) {
 	return float64(best.Nanoseconds()) / 1e3 / float64(len(graphs)), nil
 }
 
+// paperTable is the paper's r-sweep table of a dataset (nil when it has none).
+func paperTable(dataset string) *paper.Table {
+	f, err := paper.Load()
+	if err != nil {
+		return nil
+	}
+	t, _ := f.TableForDataset(dataset)
+	return t
+}
+
+// printOriginal describes the split before rewiring, beside the paper's benchmark table.
+func printOriginal(w io.Writer, root, dataset, split string, graphs []*data.Graph) {
+	var nodes, edges float64
+	for _, g := range graphs {
+		nodes += float64(g.N)
+		edges += float64(g.NumEdges())
+	}
+	n := float64(max(len(graphs), 1))
+	fmt.Fprintf(w, "source: %s\n", data.DescribeSource(root, dataset))
+	fmt.Fprintf(w, "original graphs (%s): %d, mean nodes %.2f, mean directed edges %.2f", split, len(graphs), nodes/n, edges/n)
+	if p, ok := paperSizes[dataset]; ok {
+		fmt.Fprintf(w, " (the paper's benchmark table, all splits: %.2f, %.2f)", p[0], p[1])
+	}
+	fmt.Fprintln(w)
+	fmt.Fprintln(w)
+}
+
 func printTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "r\tgraphs\tdensity\tnodes\tedges\trewire µs/graph\tLapPE µs/graph\tlossless\t")
+	fmt.Fprintln(tw, "r\tgraphs\tdensity\tpaper\tnodes\tedges\trewire µs/graph\tLapPE µs/graph\tlossless\t")
 	for _, r := range rows {
 		ok := "yes"
 		if !r.Lossless {
 			ok = fmt.Sprintf("NO (%d graphs)", r.LosslessFailures)
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n", r.R, r.Graphs, r.Density, r.NodesMean, r.EdgesMean, r.RewireUsPerGraph, r.LapPEUsPerGraph, ok)
+		pd := r.PaperDensity
+		if pd == "" {
+			pd = "–"
+		}
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n", r.R, r.Graphs, r.Density, pd, r.NodesMean, r.EdgesMean, r.RewireUsPerGraph, r.LapPEUsPerGraph, ok)
 	}
 	if len(rows) > 0 {
 		fmt.Fprintf(tw, "\n%s %s, q=%d, cls=%v\t\t\t\t\t\t\t\t\n", rows[0].Dataset, rows[0].Split, rows[0].Q, rows[0].CLS)

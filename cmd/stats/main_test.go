@@ -86,7 +86,7 @@ func TestTableOutput(t *testing.T) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}
 	}
-	if lines := strings.Count(text, "\n"); lines != 5 {
+	if lines := strings.Count(text, "\n"); lines != 8 { // source, original graphs, blank, header, 2 rows, blank, footer
 		t.Errorf("%d lines:\n%s", lines, text)
 	}
 }
@@ -134,5 +134,30 @@ func TestSuggest(t *testing.T) {
 	}
 	if s := out.String(); !strings.Contains(s, "no suggestion") || !strings.Contains(s, "every graph reaches all it can") {
 		t.Errorf("neighborsmatch-2 -suggest:\n%s", s)
+	}
+}
+
+// TestPaperColumnAndSource: rows carry the paper's printed density for their r and the source
+// of the files read (the public distribution in the fixture folder; the shared folder's JSON
+// Lines otherwise), and the table prints the original graphs beside the paper's sizes.
+func TestPaperColumnAndSource(t *testing.T) {
+	rows := runJSON(t, "-data", filepath.Join("..", "..", "data", "testdata", "pyg"), "-dataset", "mnist", "-split", "all", "-r", "1-3")
+	for i, want := range []string{".13", ".34", ".58"} {
+		if rows[i].PaperDensity != want || rows[i].Source != "pyg" || rows[i].Graphs != 6 {
+			t.Errorf("r=%d: paper %q source %q graphs %d", i+1, rows[i].PaperDensity, rows[i].Source, rows[i].Graphs)
+		}
+	}
+	rows = runJSON(t, "-data", testdata.Dir(t), "-dataset", "zinc", "-r", "4")
+	if rows[0].PaperDensity != ".52" || rows[0].Source != "jsonl" {
+		t.Errorf("zinc r=4: paper %q source %q", rows[0].PaperDensity, rows[0].Source)
+	}
+	var out bytes.Buffer
+	if err := run([]string{"-data", testdata.Dir(t), "-dataset", "zinc", "-r", "1", "-repeat", "1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"source: zinc from the JSON Lines files", "original graphs (test): 1000, mean nodes 23.12", "23.16, 49.83", ".14"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, out.String())
+		}
 	}
 }
