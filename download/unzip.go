@@ -1,6 +1,8 @@
 package download
 
 import (
+	"github.com/rewiregnn/rewiregnn/runfiles"
+
 	"archive/zip"
 	"errors"
 	"fmt"
@@ -47,7 +49,7 @@ func (f *fetcher) unpack(sum string) error {
 			return fmt.Errorf("moving the extracted %s into place: %w", e.Name(), err)
 		}
 	}
-	if err := writeFileAtomic(marker, []byte(sum+"\n")); err != nil {
+	if err := runfiles.WriteAtomic(marker, []byte(sum+"\n"), 0o644); err != nil {
 		return err
 	}
 	f.res.Unpacked = true

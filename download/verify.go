@@ -1,6 +1,8 @@
 package download
 
 import (
+	"github.com/rewiregnn/rewiregnn/runfiles"
+
 	"bufio"
 	"bytes"
 	"crypto/sha256"
@@ -96,40 +98,7 @@ func recordSum(dir, name, sum string) error {
 		}
 	}
 	out = append(out, entry)
-	return writeFileAtomic(filepath.Join(dir, SumsFile), []byte(strings.Join(out, "\n")+"\n"))
-}
-
-// writeFileAtomic replaces path with data: written to a temporary file beside it, flushed, then
-// renamed over it.
-func writeFileAtomic(path string, data []byte) (err error) {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			os.Remove(tmp.Name())
-		}
-	}()
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	syncDir(filepath.Dir(path))
-	return nil
+	return runfiles.WriteAtomic(filepath.Join(dir, SumsFile), []byte(strings.Join(out, "\n")+"\n"), 0o644)
 }
 
 // syncDir flushes a folder's entries (a rename) to disk, where the system supports it.
