@@ -1,8 +1,6 @@
 package download
 
 import (
-	"github.com/rewiregnn/rewiregnn/runfiles"
-
 	"archive/zip"
 	"errors"
 	"fmt"
@@ -11,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // unpack extracts the verified archive (of SHA-256 sum) into the destination folder, unless

@@ -1,8 +1,6 @@
 package download
 
 import (
-	"github.com/rewiregnn/rewiregnn/runfiles"
-
 	"bufio"
 	"bytes"
 	"crypto/sha256"
@@ -14,6 +12,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // hashFile returns a file's size and hex SHA-256.
