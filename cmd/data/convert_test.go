@@ -16,6 +16,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/download"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/prep"
 )
 
@@ -149,4 +150,37 @@ func equalGraph(a, b *data.Graph) bool {
 		}
 	}
 	return true
+}
+
+// TestPublicZINCMatchesExactFiles: where the data folder holds both the public ZINC
+// distribution and the shared folder's exact val/test JSON Lines files, the graphs read from
+// the pickles equal them graph for graph (nodes, edges in order, bond types, target bit for
+// bit). Skipped (with the command that enables it) where the public files are absent.
+func TestPublicZINCMatchesExactFiles(t *testing.T) {
+	dir := testdata.Dir(t)
+	if data.SourceOf(dir, "zinc") != data.SourcePyG {
+		t.Skipf("no public ZINC distribution in %s: `go run ./cmd/data get -data %s zinc` enables this check", dir, dir)
+	}
+	for _, split := range []string{"val", "test"} {
+		exact := filepath.Join(dir, "zinc", split+".jsonl.gz")
+		if _, err := os.Stat(exact); err != nil {
+			t.Skipf("%s absent", exact)
+		}
+		want, err := data.ReadMolecules(exact, 28, 4)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _, err := data.LoadSplit(dir, "zinc", split)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d graphs from the pickles, %d in %s", split, len(got), len(want), exact)
+		}
+		for i := range got {
+			if !equalGraph(got[i], want[i]) {
+				t.Errorf("%s graph %d differs from %s", split, i, exact)
+			}
+		}
+	}
 }
