@@ -9,8 +9,8 @@
 // hostile file gives an error, never a crash or an allocation the file does not pay for.
 //
 // Values come back as gopickle's types (*types.List, *types.Tuple, *types.Dict, string, int,
-// float64, bool, nil, []byte) with arrays as *Array; value.go has the accessors the dataset
-// readers use.
+// float64, bool, nil, []byte); numpy arrays and torch tensors are decoded into an *Array by
+// AsArray. value.go has the accessors the dataset readers use.
 package pyfile
 
 import (
@@ -19,45 +19,58 @@ import (
 	"fmt"
 	"runtime/debug"
 	"strings"
+	"sync"
 
 	"github.com/nlpodyssey/gopickle/pickle"
 	"github.com/nlpodyssey/gopickle/types"
 )
 
 // Load unpickles one object from b, which must hold exactly that pickle (trailing bytes are an
-// error). Numpy arrays and torch tensors inside it come back as *Array.
+// error). Numpy arrays and torch tensors inside it are decoded when AsArray is asked for them,
+// so a reader that keeps a few records of a large file decodes only those.
 func Load(b []byte) (any, error) {
-	r := bytes.NewReader(b)
-	v, err := loadFrom(r, nil)
+	s := &stream{data: b}
+	v, err := s.next(nil)
 	if err != nil {
 		return nil, err
 	}
-	if r.Len() != 0 {
-		return nil, fmt.Errorf("pickle: %d bytes after the STOP opcode", r.Len())
+	if rest := len(b) - s.pos; rest != 0 {
+		return nil, fmt.Errorf("pickle: %d bytes after the STOP opcode", rest)
 	}
-	return resolve(v)
+	return v, nil
 }
 
-// loadFrom unpickles the next object of r, leaving r just after its STOP opcode. persistent
-// resolves persistent ids (torch storages); nil refuses them.
-func loadFrom(r *bytes.Reader, persistent func(any) (any, error)) (v any, err error) {
-	rest := make([]byte, r.Len())
-	off, _ := r.Seek(0, 1)
-	r.ReadAt(rest, off)
-	n, err := scan(rest)
+// stream is a sequence of pickles in one byte slice (torch's legacy format is five of them and
+// then raw storage bytes).
+type stream struct {
+	data []byte
+	pos  int
+}
+
+// next unpickles the pickle at the stream's position and moves past its STOP opcode.
+// persistent resolves persistent ids (torch storages); nil refuses them.
+func (s *stream) next(persistent func(any) (any, error)) (v any, err error) {
+	off := s.pos
+	n, err := scan(s.data[off:])
 	if err != nil {
 		return nil, fmt.Errorf("pickle at byte %d: %w", off, err)
+	}
+	b := s.data[off : off+n]
+	if persistent == nil && n <= maxShared {
+		if v, ok := sharedPickles.get(b); ok {
+			s.pos = off + n
+			return v, nil
+		}
 	}
 	defer func() {
 		if p := recover(); p != nil {
 			v, err = nil, fmt.Errorf("pickle at byte %d: malformed data (%v)", off, firstLine(p, debug.Stack()))
 		}
 	}()
-	u := pickle.NewUnpickler(bytes.NewReader(rest[:n]))
+	u := pickle.NewUnpickler(bytes.NewReader(b))
 	u.FindClass = findClass
-	if persistent != nil {
-		u.PersistentLoad = persistent
-	} else {
+	u.PersistentLoad = persistent
+	if persistent == nil {
 		u.PersistentLoad = func(id any) (any, error) {
 			return nil, fmt.Errorf("persistent id %v outside a torch file", id)
 		}
@@ -66,8 +79,42 @@ func loadFrom(r *bytes.Reader, persistent func(any) (any, error)) (v any, err er
 	if err != nil {
 		return nil, fmt.Errorf("pickle at byte %d: %w", off, err)
 	}
-	r.Seek(off+int64(n), 0)
+	if persistent == nil && n <= maxShared {
+		sharedPickles.put(b, v)
+	}
+	s.pos = off + n
 	return v, nil
+}
+
+// maxShared is the size up to which a pickle's value is kept by its bytes: the small header
+// pickles (magic number, protocol, system info) that torch 1.x repeats, byte for byte, in the
+// legacy stream of every tensor of a plain pickle. Decoding each of them anew allocates a fresh
+// unpickler (and its memo table) every time; ZINC's pickles hold three tensors per molecule.
+const maxShared = 256
+
+// sharedPickles holds the values of small pickles by their bytes; they are only read, never
+// changed, by this package.
+var sharedPickles = &pickleCache{m: map[string]any{}}
+
+type pickleCache struct {
+	mu sync.Mutex
+	m  map[string]any
+}
+
+func (c *pickleCache) get(b []byte) (any, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	v, ok := c.m[string(b)]
+	return v, ok
+}
+
+func (c *pickleCache) put(b []byte, v any) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.m) >= 64 { // a stream of ever-new pickles: keep the cache small
+		clear(c.m)
+	}
+	c.m[string(b)] = v
 }
 
 func firstLine(p any, _ []byte) string {

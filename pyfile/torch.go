@@ -51,8 +51,8 @@ func (s *storage) bytes() ([]byte, error) {
 	return s.raw, nil
 }
 
-// tensorRef is a rebuilt tensor: a strided view of a storage, turned into an Array once every
-// storage has its bytes (resolve).
+// tensorRef is a rebuilt tensor: a strided view of a storage, turned into an Array (and checked
+// against its storage) when AsArray first asks, once every storage has its bytes.
 type tensorRef struct {
 	st             *storage
 	offset         int
@@ -145,16 +145,12 @@ func (t *tensorRef) gather() (*Array, error) {
 }
 
 // LoadTorch reads a torch.save file held in b: the zip format (torch ≥ 1.6) or the legacy
-// stream format. Tensors come back as *Array.
+// stream format. Tensors are decoded by AsArray.
 func LoadTorch(b []byte) (any, error) {
 	if bytes.HasPrefix(b, []byte("PK\x03\x04")) {
 		return loadTorchZip(b)
 	}
-	v, err := loadLegacy(bytes.NewReader(b))
-	if err != nil {
-		return nil, err
-	}
-	return resolve(v)
+	return loadLegacy(b)
 }
 
 // legacyMagic is the number torch's legacy format starts with.
@@ -163,19 +159,20 @@ var legacyMagic, _ = new(big.Int).SetString("1950a86a20f9469cfc6c", 16)
 // loadLegacy reads torch's legacy stream: magic number, protocol version 1001, system info, the
 // object (storages as persistent ids), the list of storage keys, then each storage's element
 // count and bytes. Storages that views share are read once.
-func loadLegacy(r *bytes.Reader) (any, error) {
-	magic, err := loadFrom(r, nil)
+func loadLegacy(b []byte) (any, error) {
+	r := &stream{data: b}
+	magic, err := r.next(nil)
 	if err != nil {
 		return nil, fmt.Errorf("torch legacy format: magic number: %w", err)
 	}
 	if m, ok := magic.(*big.Int); !ok || m.Cmp(legacyMagic) != 0 {
 		return nil, fmt.Errorf("torch legacy format: not a torch file (magic number %v)", magic)
 	}
-	proto, err := loadFrom(r, nil)
+	proto, err := r.next(nil)
 	if err != nil || proto != 1001 {
 		return nil, fmt.Errorf("torch legacy format: protocol version %v, want 1001 (%v)", proto, err)
 	}
-	info, err := loadFrom(r, nil)
+	info, err := r.next(nil)
 	if err != nil {
 		return nil, fmt.Errorf("torch legacy format: system info: %w", err)
 	}
@@ -186,11 +183,11 @@ func loadLegacy(r *bytes.Reader) (any, error) {
 		}
 	}
 	roots := map[string]*storage{}
-	obj, err := loadFrom(r, func(id any) (any, error) { return legacyStorage(id, roots, bigEndian) })
+	obj, err := r.next(func(id any) (any, error) { return legacyStorage(id, roots, bigEndian) })
 	if err != nil {
 		return nil, fmt.Errorf("torch legacy format: %w", err)
 	}
-	keys, err := loadFrom(r, nil)
+	keys, err := r.next(nil)
 	if err != nil {
 		return nil, fmt.Errorf("torch legacy format: storage keys: %w", err)
 	}
@@ -242,27 +239,29 @@ func legacyStorage(id any, roots map[string]*storage, bigEndian bool) (any, erro
 	return &storage{dtype: dt, numel: size, root: root, offset: off}, nil
 }
 
-func readLegacyStorage(r *bytes.Reader, k any, roots map[string]*storage) error {
+// readLegacyStorage takes a storage's element count and bytes from the stream (the bytes stay in
+// the stream's slice: no copy).
+func readLegacyStorage(r *stream, k any, roots map[string]*storage) error {
 	key, ok := k.(string)
 	st := roots[key]
 	if !ok || st == nil {
 		return fmt.Errorf("data for unknown storage %v", k)
 	}
-	var hdr [8]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+	if len(r.data)-r.pos < 8 {
 		return fmt.Errorf("storage %q: truncated size", key)
 	}
-	n := binary.LittleEndian.Uint64(hdr[:])
+	n := binary.LittleEndian.Uint64(r.data[r.pos:])
+	r.pos += 8
 	if n != uint64(st.numel) {
 		return fmt.Errorf("storage %q holds %d elements, declared %d", key, n, st.numel)
 	}
 	nb := st.numel * st.dtype.Size
-	if nb > r.Len() {
-		return fmt.Errorf("storage %q: %d bytes declared, %d remain", key, nb, r.Len())
+	if nb > len(r.data)-r.pos {
+		return fmt.Errorf("storage %q: %d bytes declared, %d remain", key, nb, len(r.data)-r.pos)
 	}
-	st.raw = make([]byte, nb)
-	_, err := io.ReadFull(r, st.raw)
-	return err
+	st.raw = r.data[r.pos : r.pos+nb : r.pos+nb]
+	r.pos += nb
+	return nil
 }
 
 // loadFromBytes is torch.storage._load_from_bytes(b): a storage pickled on its own, as torch 1.x
@@ -280,7 +279,7 @@ func (loadFromBytes) Call(args ...any) (any, error) {
 	if bytes.HasPrefix(b, []byte("PK\x03\x04")) {
 		return nil, fmt.Errorf("torch _load_from_bytes: zip-format storages are not supported")
 	}
-	v, err := loadLegacy(bytes.NewReader(b))
+	v, err := loadLegacy(b)
 	if err != nil {
 		return nil, fmt.Errorf("torch _load_from_bytes: %w", err)
 	}
@@ -333,12 +332,15 @@ func loadTorchZip(b []byte) (any, error) {
 	persistent := func(id any) (any, error) {
 		return zipStorage(id, prefix, records, loaded, bigEndian, recordLimit(len(b)))
 	}
-	r := bytes.NewReader(pkl)
-	v, err := loadFrom(r, persistent)
+	r := &stream{data: pkl}
+	v, err := r.next(persistent)
 	if err != nil {
 		return nil, fmt.Errorf("torch zip format: %s: %w", prefix+"data.pkl", err)
 	}
-	return resolve(v)
+	if rest := len(pkl) - r.pos; rest != 0 {
+		return nil, fmt.Errorf("torch zip format: %d bytes after data.pkl's STOP opcode", rest)
+	}
+	return v, nil
 }
 
 func zipStorage(id any, prefix string, records map[string]*zip.File, loaded map[string]*storage, bigEndian bool, limit int64) (any, error) {

@@ -7,55 +7,6 @@ import (
 	"github.com/nlpodyssey/gopickle/types"
 )
 
-// resolve replaces, throughout v, every tensor and numpy array under construction by its *Array
-// (in place inside lists, tuples and dicts), once every storage has its bytes.
-func resolve(v any) (any, error) {
-	switch t := v.(type) {
-	case *tensorRef:
-		return t.array()
-	case *ndarray:
-		if t.a == nil {
-			return nil, fmt.Errorf("numpy array without state")
-		}
-		return t.a, nil
-	case *storage:
-		return nil, fmt.Errorf("a bare torch storage, not a tensor")
-	case *types.List:
-		return v, resolveAll(*t)
-	case *types.Tuple:
-		return v, resolveAll(*t)
-	case *types.Dict:
-		for i := range *t {
-			r, err := resolve((*t)[i].Value)
-			if err != nil {
-				return nil, fmt.Errorf("key %v: %w", (*t)[i].Key, err)
-			}
-			(*t)[i].Value = r
-		}
-	case *types.OrderedDict:
-		for e := t.List.Front(); e != nil; e = e.Next() {
-			entry := e.Value.(*types.OrderedDictEntry)
-			r, err := resolve(entry.Value)
-			if err != nil {
-				return nil, fmt.Errorf("key %v: %w", entry.Key, err)
-			}
-			entry.Value = r
-		}
-	}
-	return v, nil
-}
-
-func resolveAll(items []any) error {
-	for i := range items {
-		r, err := resolve(items[i])
-		if err != nil {
-			return fmt.Errorf("item %d: %w", i, err)
-		}
-		items[i] = r
-	}
-	return nil
-}
-
 // Items returns the elements of a Python list or tuple.
 func Items(v any) ([]any, error) {
 	switch t := v.(type) {
@@ -112,6 +63,13 @@ func AsArray(v any) (*Array, error) {
 	switch t := v.(type) {
 	case *Array:
 		return t, nil
+	case *tensorRef:
+		return t.array()
+	case *ndarray:
+		if t.a == nil {
+			return nil, fmt.Errorf("numpy array without state")
+		}
+		return t.a, nil
 	case int:
 		return &Array{DType: DType{Kind: 'i', Size: 8}, Int: []int64{int64(t)}}, nil
 	case bool:
@@ -154,6 +112,15 @@ func TypeName(v any) string {
 		return "dict"
 	case *Array:
 		return fmt.Sprintf("%s array of shape %v", t.DType, t.Shape)
+	case *tensorRef:
+		return fmt.Sprintf("%s tensor of shape %v", t.st.dtype, t.size)
+	case *ndarray:
+		if t.a != nil {
+			return fmt.Sprintf("%s array of shape %v", t.a.DType, t.a.Shape)
+		}
+		return "numpy array"
+	case *storage:
+		return "torch storage"
 	case int, *big.Int:
 		return "int"
 	case float64:
