@@ -184,3 +184,33 @@ func FuzzPyGReaders(f *testing.F) {
 		ReadSuperpixelsPT("fuzz", b, "test", 3)
 	})
 }
+
+// TestPublicZINCIndexFiles: where the data folder holds benchmarking-gnns' subset index files,
+// they parse to 10,000/1,000/1,000 distinct records inside the full pickles (220,011 / 24,445 /
+// 5,000 molecules). Skipped where they are absent.
+func TestPublicZINCIndexFiles(t *testing.T) {
+	dir := os.Getenv(EnvDataDir)
+	if dir == "" {
+		dir = filepath.Join("..", "..", "shared", "data")
+	}
+	for _, c := range []struct {
+		split      string
+		n, records int
+	}{{"train", 10000, 220011}, {"val", 1000, 24445}, {"test", 1000, 5000}} {
+		path := filepath.Join(PyGDir(dir, "zinc"), c.split+".index")
+		if _, err := os.Stat(path); err != nil {
+			t.Skipf("%s absent: `go run ./cmd/data get zinc` fetches it", path)
+		}
+		idx, err := readIndex(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hi := 0
+		for _, i := range idx {
+			hi = max(hi, i)
+		}
+		if len(idx) != c.n || hi >= c.records {
+			t.Errorf("%s: %d records up to %d, want %d below %d", path, len(idx), hi, c.n, c.records)
+		}
+	}
+}

@@ -184,3 +184,35 @@ func TestPublicZINCMatchesExactFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestPublicAQSOLMatchesExactFiles: where the data folder holds the public AQSOL val and test
+// pickles beside the exact JSON Lines files, the reader's graphs (after the benchmark loader's
+// filter) equal them graph for graph. Skipped where the pickles are absent.
+func TestPublicAQSOLMatchesExactFiles(t *testing.T) {
+	dir := testdata.Dir(t)
+	for _, split := range []string{"val", "test"} {
+		pkl := filepath.Join(data.PyGDir(dir, "aqsol"), "asqol_graph_raw", split+".pickle")
+		raw, err := os.ReadFile(pkl)
+		if err != nil {
+			t.Skipf("no public AQSOL %s pickle (%v): `go run ./cmd/data get -data %s aqsol` enables this check", split, err, dir)
+		}
+		exact := filepath.Join(dir, "aqsol", split+".jsonl.gz")
+		want, err := data.ReadMolecules(exact, 65, 5)
+		if err != nil {
+			t.Skipf("%s: %v", exact, err)
+		}
+		got, dropped, err := data.ReadAQSOLPickle(pkl, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%s: %d graphs, dropped %+v", pkl, len(got), dropped)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d graphs from the pickle, %d in %s", split, len(got), len(want), exact)
+		}
+		for i := range got {
+			if !equalGraph(got[i], want[i]) {
+				t.Errorf("%s graph %d differs from %s", split, i, exact)
+			}
+		}
+	}
+}
