@@ -67,6 +67,10 @@ type Result struct {
 	// ValSplit is "none" when the run had no validation split (NeighborsMatch without
 	// dataset.val_fraction), so val_metric means nothing; empty otherwise.
 	ValSplit string `json:"val_split,omitempty"`
+	// DataSource is "pyg" when the run read its dataset from the public distribution
+	// (docs/datasets.md); empty for the dataset's other source (the data folder's files, computed
+	// superpixels, a generator). Seeds of one setting from different sources are not aggregated.
+	DataSource string `json:"data_source,omitempty"`
 }
 
 // Check verifies the fields of a result that reports rely on.

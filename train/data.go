@@ -124,6 +124,9 @@ func (r *run) loadData() error {
 	}
 	if data.NeedsFiles(d.Name) {
 		fmt.Fprintf(r.log, "data: %s\n", data.DescribeSource(dir, d.Name))
+		if data.SourceOf(dir, d.Name) == data.SourcePyG {
+			r.dataSource = data.SourcePyG
+		}
 	}
 	r.spec = spec
 	cache, err := cacheFolder(d.Cache)

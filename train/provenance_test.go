@@ -51,3 +51,30 @@ func TestRunsRecordProvenance(t *testing.T) {
 		t.Errorf("resumed result %+v (%v)", res2, err)
 	}
 }
+
+// TestRunsRecordDataSource: a run that reads a public distribution (the miniature ZINC of
+// data/testdata/pyg) records data_source "pyg"; one on the data folder's own files records none.
+func TestRunsRecordDataSource(t *testing.T) {
+	pyg, err := filepath.Abs(filepath.Join("..", "data", "testdata", "pyg"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, mnist := range []bool{false, true} {
+		name := "zinc"
+		if mnist {
+			name = "mnist"
+		}
+		c := load(t, "dataset.name="+name, "dataset.dir="+pyg, "dataset.encoding=adj", "dataset.r=1", "dataset.cache=off", "train.max_epochs=1", "train.batch_size=2")
+		res, err := trainRun(t, c, 41, false, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.DataSource != "pyg" || res.TrainGraphs != 3 {
+			t.Errorf("%s: data source %q, %d training graphs", name, res.DataSource, res.TrainGraphs)
+		}
+	}
+	res, err := trainRun(t, nm2(t, "train.max_epochs=1"), 41, false, nil)
+	if err != nil || res.DataSource != "" {
+		t.Errorf("generated dataset: data source %q (%v)", res.DataSource, err)
+	}
+}

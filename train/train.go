@@ -55,6 +55,7 @@ type run struct {
 	o                Options
 	cfg              *config.Run
 	spec             *data.Spec
+	dataSource       string // data.SourcePyG when the dataset was read from its public distribution
 	train, val, test []*data.Graph
 	valB, testB      []*data.Batch // fixed evaluation batches
 	est              *MemEstimate  // the memory guard's estimate (nil: not checked)
@@ -415,7 +416,7 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
 		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
 		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess,
-		ConfigHash: c.Hash(), Departures: runfiles.RunDepartures(r.epochs, c.Departures())}
+		ConfigHash: c.Hash(), Departures: runfiles.RunDepartures(r.epochs, c.Departures()), DataSource: r.dataSource}
 	res.Reductions = runfiles.WithoutKeys(c.Reductions(), res.Departures)
 	if r.loop.Epoch > 0 {
 		res.SecondsPerEpoch = r.loop.TrainSecs / float64(r.loop.Epoch)

@@ -151,6 +151,8 @@ type Group struct {
 	// (runfiles.Result.BudgetNote).
 	Reduced int      `json:"reduced"`
 	Budgets []string `json:"budgets,omitempty"`
+	// DataSource is the runs' runfiles.Result.DataSource ("pyg" for the public distribution).
+	DataSource string `json:"data_source,omitempty"`
 }
 
 // Capped is the number of runs stopped by the wall-clock cap.
@@ -189,12 +191,16 @@ func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
 		}
 		g := byKey[k]
 		if g == nil {
-			g = &Group{Key: k, Name: res.Name, Metric: res.Metric, StoppedBy: map[string]int{}}
+			g = &Group{Key: k, Name: res.Name, Metric: res.Metric, StoppedBy: map[string]int{}, DataSource: res.DataSource}
 			byKey[k] = g
 			seedDir[k] = map[int64]string{}
 		}
 		if g.Metric != res.Metric {
 			return nil, fmt.Errorf("%s: metric %q, but %s has %q for the same setting", r.Dir, res.Metric, g.Runs[0].Dir, g.Metric)
+		}
+		if src := g.Runs; len(src) > 0 && src[0].Result.DataSource != res.DataSource {
+			return nil, fmt.Errorf("%s read %s, but %s read %s for the same setting: keep runs on the public distribution and on substitute data in separate folders",
+				r.Dir, sourceName(res.DataSource), src[0].Dir, sourceName(src[0].Result.DataSource))
 		}
 		if d, dup := seedDir[k][res.Seed]; dup {
 			return nil, fmt.Errorf("seed %d of %s r=%d (%s) appears twice: %s and %s", res.Seed, k.Setting(), k.R, k.Dataset, d, r.Dir)
@@ -251,6 +257,14 @@ func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
 		return a.R < b.R
 	})
 	return out, nil
+}
+
+// sourceName describes a result's DataSource.
+func sourceName(s string) string {
+	if s == "" {
+		return "the data folder's own files (or generated data)"
+	}
+	return "the public distribution (" + s + ")"
 }
 
 // deviceNoise matches the parts of a recorded device description that vary from run to run on

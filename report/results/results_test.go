@@ -119,6 +119,22 @@ func TestAggregateDuplicateSeed(t *testing.T) {
 	}
 }
 
+// TestAggregateRefusesMixedSources: seeds of one setting read from the public distribution and
+// from substitute files are not averaged together.
+func TestAggregateRefusesMixedSources(t *testing.T) {
+	a := &Run{Dir: "a/seed41", Result: result("x", 41, 1)}
+	b := &Run{Dir: "b/seed95", Result: result("x", 95, 2)}
+	b.Result.DataSource = "pyg"
+	_, err := Aggregate([]*Run{a, b}, Options{})
+	if err == nil || !strings.Contains(err.Error(), "b/seed95 read the public distribution (pyg)") || !strings.Contains(err.Error(), "a/seed41") {
+		t.Errorf("got %v", err)
+	}
+	a.Result.DataSource = "pyg"
+	if gs, err := Aggregate([]*Run{a, b}, Options{}); err != nil || gs[0].DataSource != "pyg" {
+		t.Errorf("same source: %v", err)
+	}
+}
+
 // TestScanReportsBadResult: Scan reports a result.json that does not verify instead of
 // skipping it (the reader's own errors are tested in package runfiles).
 func TestScanReportsBadResult(t *testing.T) {
