@@ -336,17 +336,7 @@ func ReadSuperpixelsPT(path string, raw []byte, split string, nodeDim int) ([]*G
 }
 
 func superpixelRecord(rec any, nodeDim int) (*Graph, error) {
-	arr := func(key string) (*pyfile.Array, error) {
-		v, err := pyfile.Field(rec, key)
-		if err != nil {
-			return nil, err
-		}
-		a, err := pyfile.AsArray(v)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", key, err)
-		}
-		return a, nil
-	}
+	arr := func(key string) (*pyfile.Array, error) { return arrayField(rec, key) }
 	x, err := arr("x")
 	if err != nil {
 		return nil, err
@@ -405,7 +395,8 @@ func superpixelRecord(rec any, nodeDim int) (*Graph, error) {
 	return g, g.Validate()
 }
 
-func intField(rec any, key string) (*pyfile.Array, error) {
+// arrayField is the array under a record's key.
+func arrayField(rec any, key string) (*pyfile.Array, error) {
 	v, err := pyfile.Field(rec, key)
 	if err != nil {
 		return nil, err
@@ -413,6 +404,15 @@ func intField(rec any, key string) (*pyfile.Array, error) {
 	a, err := pyfile.AsArray(v)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", key, err)
+	}
+	return a, nil
+}
+
+// intField is the integer array under a record's key.
+func intField(rec any, key string) (*pyfile.Array, error) {
+	a, err := arrayField(rec, key)
+	if err != nil {
+		return nil, err
 	}
 	if a.IsFloat() {
 		return nil, fmt.Errorf("%s: %s values, want integers", key, a.DType)

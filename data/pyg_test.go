@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,18 +65,18 @@ func checkPyGGraph(t *testing.T, what string, i int, g *Graph, w pygGraph, spec 
 	fail := func(field string, got, want any) {
 		t.Errorf("%s graph %d: %s = %v, want %v", what, i, field, got, want)
 	}
-	if !equal32(g.Src, w.Src) || !equal32(g.Dst, w.Dst) {
+	if !slices.Equal(g.Src, w.Src) || !slices.Equal(g.Dst, w.Dst) {
 		fail("edges", [][]int32{g.Src, g.Dst}, [][]int32{w.Src, w.Dst})
 	}
 	if spec.Task == GraphRegression {
-		if !equal32(g.Node.Cat, w.X) || g.N != len(w.X) || g.Node.CatDim != 1 {
+		if !slices.Equal(g.Node.Cat, w.X) || g.N != len(w.X) || g.Node.CatDim != 1 {
 			fail("x", g.Node.Cat, w.X)
 		}
 		attr := make([]int32, len(w.EdgeAttr))
 		for k, a := range w.EdgeAttr {
 			attr[k] = int32(a)
 		}
-		if !equal32(g.Edge.Cat, attr) {
+		if !slices.Equal(g.Edge.Cat, attr) {
 			fail("edge_attr", g.Edge.Cat, attr)
 		}
 		if len(g.Y) != 1 || g.Y[0] != w.Y {
@@ -101,18 +102,6 @@ func checkPyGGraph(t *testing.T, what string, i int, g *Graph, w pygGraph, spec 
 	if g.Label != w.Label {
 		fail("label", g.Label, w.Label)
 	}
-}
-
-func equal32(a, b []int32) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestAQSOLDropsLikeTheBenchmark: the graph without bonds and the graph with a trailing

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -37,7 +38,7 @@ func checkArray(t *testing.T, name string, v any, want expectedArray) {
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	if a.DType.String() != want.DType || !equalInts(a.Shape, want.Shape) || a.Len() != len(want.Values) {
+	if a.DType.String() != want.DType || !slices.Equal(a.Shape, want.Shape) || a.Len() != len(want.Values) {
 		t.Fatalf("%s: got %s %v with %d values, want %s %v with %d", name, a.DType, a.Shape, a.Len(), want.DType, want.Shape, len(want.Values))
 	}
 	for i, w := range want.Values {
@@ -51,18 +52,6 @@ func checkArray(t *testing.T, name string, v any, want expectedArray) {
 			t.Errorf("%s[%d] = %v, want %v", name, i, got, w)
 		}
 	}
-}
-
-func equalInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func loadFile(t *testing.T, name string, torch bool) any {

@@ -203,20 +203,31 @@ func loadLegacy(b []byte) (any, error) {
 	return obj, nil
 }
 
-// legacyStorage resolves ('storage', class, root key, location, numel, view metadata).
-func legacyStorage(id any, roots map[string]*storage, bigEndian bool) (any, error) {
+// storageID reads a storage's persistent id ('storage', class, key, location, numel, …), which
+// has at least fields entries (6 in the legacy format, with the view metadata; 5 in the zip
+// format).
+func storageID(id any, fields int, bigEndian bool) (t *types.Tuple, dt DType, key string, n int, err error) {
 	t, ok := id.(*types.Tuple)
-	if !ok || t.Len() < 6 || t.Get(0) != "storage" {
-		return nil, fmt.Errorf("unsupported persistent id %v", id)
+	if !ok || t.Len() < fields || t.Get(0) != "storage" {
+		return nil, dt, "", 0, fmt.Errorf("unsupported persistent id %v", id)
 	}
 	cls, ok1 := t.Get(1).(storageClass)
 	key, ok2 := t.Get(2).(string)
 	n, ok3 := t.Get(4).(int)
 	if !ok1 || !ok2 || !ok3 || n < 0 {
-		return nil, fmt.Errorf("malformed storage id %v", id)
+		return nil, dt, "", 0, fmt.Errorf("malformed storage id %v", id)
 	}
-	dt := cls.dtype
+	dt = cls.dtype
 	dt.BigEndian = bigEndian
+	return t, dt, key, n, nil
+}
+
+// legacyStorage resolves ('storage', class, root key, location, numel, view metadata).
+func legacyStorage(id any, roots map[string]*storage, bigEndian bool) (any, error) {
+	t, dt, key, n, err := storageID(id, 6, bigEndian)
+	if err != nil {
+		return nil, err
+	}
 	root, seen := roots[key]
 	if !seen {
 		root = &storage{dtype: dt, numel: n}
@@ -344,21 +355,13 @@ func loadTorchZip(b []byte) (any, error) {
 }
 
 func zipStorage(id any, prefix string, records map[string]*zip.File, loaded map[string]*storage, bigEndian bool, limit int64) (any, error) {
-	t, ok := id.(*types.Tuple)
-	if !ok || t.Len() < 5 || t.Get(0) != "storage" {
-		return nil, fmt.Errorf("unsupported persistent id %v", id)
-	}
-	cls, ok1 := t.Get(1).(storageClass)
-	key, ok2 := t.Get(2).(string)
-	n, ok3 := t.Get(4).(int)
-	if !ok1 || !ok2 || !ok3 || n < 0 {
-		return nil, fmt.Errorf("malformed storage id %v", id)
+	_, dt, key, n, err := storageID(id, 5, bigEndian)
+	if err != nil {
+		return nil, err
 	}
 	if st, ok := loaded[key]; ok {
 		return st, nil
 	}
-	dt := cls.dtype
-	dt.BigEndian = bigEndian
 	f := records[prefix+"data/"+key]
 	if f == nil {
 		return nil, fmt.Errorf("storage record %sdata/%s missing", prefix, key)
