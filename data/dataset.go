@@ -63,15 +63,17 @@ const (
 	RootClass       Task = "root_class"       // one class per graph read at its root node 0 (NeighborsMatch)
 )
 
-// molecule datasets stored as JSON Lines in the data folder.
+// The molecule datasets: the dictionary file beside their JSON Lines files, and the vocabularies
+// of the benchmark (which the public distribution's ids index).
 var molecules = map[string]struct {
 	dict      string
 	atomKey   string // key of the atom dictionary inside dict ("" for a flat object)
+	atomVocab int    // the benchmark's atom dictionary (what the public distribution's ids index)
 	bondVocab int
 	lapQ      int
 }{
-	"zinc":  {dict: "atom_types.json", bondVocab: 4, lapQ: 8},
-	"aqsol": {dict: "dicts.json", atomKey: "atom_dict", bondVocab: 5, lapQ: 4},
+	"zinc":  {dict: "atom_types.json", atomVocab: 28, bondVocab: 4, lapQ: 8},
+	"aqsol": {dict: "dicts.json", atomKey: "atom_dict", atomVocab: 65, bondVocab: 5, lapQ: 4},
 }
 
 // NeedsFiles reports whether a dataset is read from the data folder (the molecules and the
@@ -163,7 +165,7 @@ func OpenSpec(dir, name string) (*Spec, error) {
 		return nil, fmt.Errorf("unknown dataset %q (known: %s)", name, strings.Join(Names(), ", "))
 	}
 	name = strings.ToLower(name)
-	vocab := pygVocab[name][0]
+	vocab := m.atomVocab
 	if SourceOf(dir, name) != SourcePyG {
 		var err error
 		if vocab, err = dictSize(filepath.Join(dir, name, m.dict), m.atomKey); err != nil {

@@ -65,11 +65,6 @@ func DescribeSource(dir, name string) string {
 	return name + " generated from its recipe"
 }
 
-// pygVocab is the node vocabulary of the benchmark molecules (the atom dictionaries of the
-// distributions: 28 ZINC atom types, 65 AQSOL elements) and their bond vocabulary (ZINC 0..3,
-// AQSOL 0..4; 0 = no bond).
-var pygVocab = map[string][2]int{"zinc": {28, 4}, "aqsol": {65, 5}}
-
 // loadPyG reads one split of a dataset's public distribution.
 func loadPyG(dir string, spec *Spec, split string) ([]*Graph, error) {
 	path := filepath.Join(PyGDir(dir, spec.Name), pygFiles[spec.Name](split))
@@ -190,10 +185,10 @@ func zincRecord(rec any) (*Graph, error) {
 		return nil, fmt.Errorf("logP_SA_cycle_normalized: %w", err)
 	}
 	g := &Graph{N: n, Node: Features{CatDim: 1}, Edge: Features{CatDim: 1}, Y: []float32{float32(y)}}
-	vocab := pygVocab["zinc"]
+	vocab := molecules["zinc"]
 	for i, t := range atoms.Int {
-		if t < 0 || t >= int64(vocab[0]) {
-			return nil, fmt.Errorf("atom_type[%d] = %d outside the %d atom types", i, t, vocab[0])
+		if t < 0 || t >= int64(vocab.atomVocab) {
+			return nil, fmt.Errorf("atom_type[%d] = %d outside the %d atom types", i, t, vocab.atomVocab)
 		}
 		g.Node.Cat = append(g.Node.Cat, int32(t))
 	}
@@ -201,8 +196,8 @@ func zincRecord(rec any) (*Graph, error) {
 		if b == 0 {
 			continue
 		}
-		if b < 0 || b >= int64(vocab[1]) {
-			return nil, fmt.Errorf("bond_type[%d][%d] = %d outside the bond types 1..%d", p/n, p%n, b, vocab[1]-1)
+		if b < 0 || b >= int64(vocab.bondVocab) {
+			return nil, fmt.Errorf("bond_type[%d][%d] = %d outside the bond types 1..%d", p/n, p%n, b, vocab.bondVocab-1)
 		}
 		g.Src = append(g.Src, int32(p/n))
 		g.Dst = append(g.Dst, int32(p%n))
@@ -282,18 +277,18 @@ func aqsolRecord(rec any) (*Graph, error) {
 	if attr.Len() != e || (e > 0 && (attr.IsFloat() || ei.IsFloat())) {
 		return nil, fmt.Errorf("edge_attr %s and edge_index %s disagree or are not integers", pyfile.TypeName(items[1]), pyfile.TypeName(items[2]))
 	}
-	vocab := pygVocab["aqsol"]
+	vocab := molecules["aqsol"]
 	g := &Graph{N: len(x.Int), Node: Features{CatDim: 1}, Edge: Features{CatDim: 1}, Y: []float32{float32(y)}}
 	for i, t := range x.Int {
-		if t < 0 || t >= int64(vocab[0]) {
-			return nil, fmt.Errorf("x[%d] = %d outside the %d atom types", i, t, vocab[0])
+		if t < 0 || t >= int64(vocab.atomVocab) {
+			return nil, fmt.Errorf("x[%d] = %d outside the %d atom types", i, t, vocab.atomVocab)
 		}
 		g.Node.Cat = append(g.Node.Cat, int32(t))
 	}
 	for k := 0; k < e; k++ {
 		s, d, b := ei.Int[k], ei.Int[e+k], attr.Int[k]
-		if b < 0 || b >= int64(vocab[1]) {
-			return nil, fmt.Errorf("edge_attr[%d] = %d outside the %d bond types", k, b, vocab[1])
+		if b < 0 || b >= int64(vocab.bondVocab) {
+			return nil, fmt.Errorf("edge_attr[%d] = %d outside the %d bond types", k, b, vocab.bondVocab)
 		}
 		if s < 0 || d < 0 || s >= int64(g.N) || d >= int64(g.N) {
 			return nil, fmt.Errorf("edge %d (%d→%d) outside the %d atoms", k, s, d, g.N)

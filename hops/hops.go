@@ -241,10 +241,8 @@ func (s Source) empty() *Densities {
 
 // fileName is the cache file of the source's densities.
 func (s Source) fileName() string {
-	dataset := strings.ToLower(s.Dataset)
-	if src := data.SourceOf(s.DataDir, s.Dataset); src == data.SourcePyG {
-		dataset += "@" + src // the public distribution's densities are kept apart from a substitute's
-	}
+	// the public distribution's densities are kept apart from a substitute's, as its graphs are
+	dataset := prep.Key{Dataset: s.Dataset}.KeyedBy(s.DataDir).DatasetID()
 	name := fmt.Sprintf("density_%s_%s_selfloops-%t_seed-%d", dataset, s.Split, s.SelfLoops, s.Seed)
 	if s.Subset > 0 {
 		name += "_first-" + strconv.Itoa(s.Subset)

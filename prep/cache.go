@@ -92,18 +92,24 @@ func (k Key) Validate() error {
 	return nil
 }
 
+// DatasetID names the key's dataset and, when it is not the dataset's default source, its
+// source ("zinc", "zinc@pyg"): the part of a cache file name that keeps graphs of different
+// sources apart.
+func (k Key) DatasetID() string {
+	if k.Source == "" {
+		return strings.ToLower(k.Dataset)
+	}
+	return strings.ToLower(k.Dataset) + "@" + k.Source
+}
+
 // String is the full key, as stored in a cache file's header.
 func (k Key) String() string {
 	q := k.Q
 	if k.Encoding != EncLap {
 		q = 0
 	}
-	dataset := strings.ToLower(k.Dataset)
-	if k.Source != "" {
-		dataset += "@" + k.Source
-	}
 	return fmt.Sprintf("%s/%s/r%d/%s/cls%t/q%d/selfloops%t/seed%d/v%d",
-		dataset, k.Split, k.R, k.Encoding, k.CLS, q, k.SelfLoops, k.Seed, k.version())
+		k.DatasetID(), k.Split, k.R, k.Encoding, k.CLS, q, k.SelfLoops, k.Seed, k.version())
 }
 
 // FileName is the cache file's name: the key without the version, so that a file written by an
@@ -236,6 +242,13 @@ func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, 
 	return gs, st, nil
 }
 
+// The values of a cache-folder setting (dataset.cache, -cache) besides a folder: DirOff keeps no
+// cache, DirAuto is DefaultDir.
+const (
+	DirOff  = "off"
+	DirAuto = "auto"
+)
+
 // DefaultDir is the preprocessing cache's default folder: rewiregnn/prep in the user's cache
 // folder (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
 func DefaultDir() (string, error) {
@@ -244,6 +257,18 @@ func DefaultDir() (string, error) {
 		return "", fmt.Errorf("no user cache folder (%w)", err)
 	}
 	return filepath.Join(dir, "rewiregnn", "prep"), nil
+}
+
+// ResolveDir is the absolute cache folder a cache-folder setting names: "" for DirOff (or
+// empty), DefaultDir for DirAuto, else the folder given.
+func ResolveDir(v string) (string, error) {
+	switch v {
+	case "", DirOff:
+		return "", nil
+	case DirAuto:
+		return DefaultDir()
+	}
+	return filepath.Abs(v)
 }
 
 // slowRaw lists the datasets whose raw split is itself worth caching (SLIC on every image).

@@ -17,7 +17,6 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
-	"runtime/debug"
 	"strings"
 	"sync"
 
@@ -64,7 +63,7 @@ func (s *stream) next(persistent func(any) (any, error)) (v any, err error) {
 	}
 	defer func() {
 		if p := recover(); p != nil {
-			v, err = nil, fmt.Errorf("pickle at byte %d: malformed data (%v)", off, firstLine(p, debug.Stack()))
+			v, err = nil, fmt.Errorf("pickle at byte %d: malformed data (%v)", off, firstLine(p))
 		}
 	}()
 	u := pickle.NewUnpickler(bytes.NewReader(b))
@@ -117,7 +116,8 @@ func (c *pickleCache) put(b []byte, v any) {
 	c.m[string(b)] = v
 }
 
-func firstLine(p any, _ []byte) string {
+// firstLine is the first line of a recovered panic's value.
+func firstLine(p any) string {
 	s := fmt.Sprint(p)
 	if i := strings.IndexByte(s, '\n'); i >= 0 {
 		s = s[:i]

@@ -18,18 +18,12 @@ import (
 // CacheOff is the dataset.cache value (and -cache flag) that disables the preprocessing cache;
 // CacheAuto, the default, is the folder DefaultCacheDir gives.
 const (
-	CacheOff  = "off"
-	CacheAuto = "auto"
+	CacheOff  = prep.DirOff
+	CacheAuto = prep.DirAuto
 )
 
 // DefaultCacheDir is the preprocessing cache's default folder (prep.DefaultDir).
-func DefaultCacheDir() (string, error) {
-	dir, err := prep.DefaultDir()
-	if err != nil {
-		return "", fmt.Errorf("dataset.cache auto: %w: set dataset.cache (-cache DIR) or -cache off", err)
-	}
-	return dir, nil
-}
+func DefaultCacheDir() (string, error) { return cacheFolder(CacheAuto) }
 
 // Resolve fills the keys of c whose defaults depend on the machine, so that the config.yaml
 // written into the run folder says what the run used and loads back to the same run: the data
@@ -97,15 +91,9 @@ func RadiusSource(c *config.Run, workers int) (hops.Source, error) {
 
 // cacheFolder is the absolute cache folder a dataset.cache value names, "" when it is off.
 func cacheFolder(v string) (string, error) {
-	switch v {
-	case "", CacheOff:
-		return "", nil
-	case CacheAuto:
-		return DefaultCacheDir()
-	}
-	dir, err := filepath.Abs(v)
+	dir, err := prep.ResolveDir(v)
 	if err != nil {
-		return "", fmt.Errorf("dataset.cache %q: %w", v, err)
+		return "", fmt.Errorf("dataset.cache %s: %w: set dataset.cache (-cache DIR) or -cache off", v, err)
 	}
 	return dir, nil
 }

@@ -134,9 +134,9 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cacheDir, err := cacheFolder(*cache)
+	cacheDir, err := prep.ResolveDir(*cache)
 	if err != nil {
-		return err
+		return fmt.Errorf("-cache %s: %w; pass -cache DIR or -cache off", *cache, err)
 	}
 	o := download.Options{Progress: stderr, Log: stderr, Retries: *retries}
 	var failed []string
@@ -154,23 +154,6 @@ func get(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 			len(failed), len(sets), strings.Join(failed, ", "))
 	}
 	return nil
-}
-
-// cacheFolder resolves -cache: auto, off or a folder.
-func cacheFolder(v string) (string, error) {
-	switch v {
-	case "off":
-		return "", nil
-	case "auto":
-		dir, err := prep.DefaultDir()
-		if err != nil {
-			return "", fmt.Errorf("-cache auto: %w; pass -cache DIR or -cache off", err)
-		}
-		return dir, nil
-	case "":
-		return "", usageError{errors.New("-cache: want auto, off or a folder")}
-	}
-	return v, nil
 }
 
 // selectDatasets checks the dataset names of the command line; all means every one.
