@@ -6,10 +6,12 @@
 # accuracy reaches 100% or its learning rate falls below 1e-6; the best training accuracy per r_p
 # beside the paper's points.
 #
-#   scripts/neighborsmatch.sh [-n] [-d DEPTHS] [-s SEEDS] [-w WORKERS] [-o RESULTS]
+#   scripts/neighborsmatch.sh [-n] [-d DEPTHS] [-r FIELDS] [-s SEEDS] [-w WORKERS] [-o RESULTS]
 #
 #   -n  dry run: list the jobs, their state and trainer command lines; run nothing
 #   -d  problem radii, a range or list (default 2-6; the paper's figure has 1-9)
+#   -r  receptive fields, a list of 1..4 and cls (r = 1 with CLS) (default 1,2,3,4,cls), e.g.
+#       -d 5 -r 2 for the one run that shows whether r = 2 fails at r_p = 5
 #   -s  seeds, comma-separated (default 41; the grid has 41,95,12,35)
 #   -w  runs at once (default 1; each run uses every core)
 #   -o  folder for the table, plot and JSON (default docs/results/neighborsmatch)
@@ -23,11 +25,12 @@
 # Paths are relative to the repository root. Environment: GO.
 source "$(dirname "$0")/lib.sh"
 
-dry=0 depths=2-6 seeds=41 workers=1 results=docs/results/neighborsmatch
-while getopts "nd:s:w:o:h" opt; do
+dry=0 depths=2-6 fields=1,2,3,4,cls seeds=41 workers=1 results=docs/results/neighborsmatch
+while getopts "nd:r:s:w:o:h" opt; do
 	case $opt in
 	n) dry=1 ;;
 	d) depths=$OPTARG ;;
+	r) fields=$OPTARG ;;
 	s) seeds=$OPTARG ;;
 	w) workers=$OPTARG ;;
 	o) results=$OPTARG ;;
@@ -51,20 +54,38 @@ for p in "${parts[@]}"; do
 done
 [[ $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "-s $seeds: want seeds like 41 or 41,95"
 
+# The grid's r list (no CLS) and whether the r = 1 CLS setting is in.
+rs=() cls=0
+IFS=, read -ra parts <<<"$fields"
+for f in "${parts[@]}"; do
+	case $f in
+	[1-4]) [[ " ${rs[*]} " == *" $f "* ]] || rs+=("$f") ;;
+	cls) cls=1 ;;
+	*) die "-r $fields: want receptive fields 1..4 and cls, comma-separated, like 1,2,cls" ;;
+	esac
+done
+if ((${#rs[@]})); then
+	settings="cls: [false]
+r: [$(IFS=,; echo "${rs[*]}")]"
+	((cls)) && settings+="
+extra:
+  - cls: [true]
+    r: [1]"
+else
+	settings="cls: [true]
+r: [1]"
+fi
+
 grid=runs/neighborsmatch/grid.yaml
 mkdir -p runs/neighborsmatch
 cat >"$grid" <<GRID
-# written by scripts/neighborsmatch.sh: configs/grids/fig-neighborplot.yaml for depths $depths, seeds $seeds
+# written by scripts/neighborsmatch.sh: configs/grids/fig-neighborplot.yaml for depths $depths, fields $fields, seeds $seeds
 table: "fig:neighborplot"
 datasets: [$(IFS=,; echo "${datasets[*]}")]
 models: [gatedgcn]
 encodings: [adj]
-cls: [false]
-r: 1-4
 seeds: [$seeds]
-extra:
-  - cls: [true]
-    r: [1]
+$settings
 overrides:
   out: runs/neighborsmatch
 GRID
