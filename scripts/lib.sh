@@ -14,6 +14,10 @@
 #   keep_runs SRC DST  copies each finished run's config.yaml (its data and cache folders reset to
 #           the defaults), metrics.jsonl and result.json from SRC/<run>/seed<seed> to
 #           DST/<run>/seed<seed> (the files the tables are made from)
+#   park_runs SRC DST  copies each interrupted run's whole state (with its checkpoint) from SRC to
+#           DST, to be committed, and drops from DST the parked runs that have since finished
+#   unpark_runs DST SRC  copies each parked run from DST back to SRC where SRC lacks it, so that a
+#           session on a fresh machine resumes what an earlier session parked
 set -euo pipefail
 
 SELF="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
@@ -64,6 +68,48 @@ keep_runs() {
 		n=$((n + 1))
 	done
 	echo "collected $n finished runs into $dst" >&2
+}
+
+# park_runs SRC DST: long runs outlive a session, and a session's machine (with its gitignored
+# runs folder) does not outlive it. Each run in SRC stopped by a signal (interrupted, checkpointed)
+# is copied whole, but for its lock, to DST/<run>/seed<seed>, where it can be committed and later
+# resumed (unpark_runs); a run that has since finished, or diverged, is no longer parked. A run
+# still training (no result.json yet) is left alone: its checkpoint and metrics may be an epoch
+# apart while it writes them.
+park_runs() {
+	local src=$1 dst=$2 n=0 d to
+	[[ -d $src ]] || die "no runs folder $src"
+	for d in "$src"/*/seed*; do
+		[[ -f $d/result.json ]] || continue
+		to=$dst/${d#"$src"/}
+		if ! grep -q '"stopped_by": "signal"' "$d/result.json"; then
+			[[ ! -d $to ]] || { rm -r "$to"; echo "unparked $to: its run has finished" >&2; }
+			continue
+		fi
+		[[ -f $d/checkpoint.bin ]] || die "$d: interrupted but has no checkpoint.bin to park"
+		mkdir -p "$to"
+		cp "$d/config.yaml" "$d/metrics.jsonl" "$d/result.json" "$d/checkpoint.bin" "$to/"
+		n=$((n + 1))
+	done
+	# drop the run folders left empty by finished runs
+	[[ ! -d $dst ]] || find "$dst" -mindepth 1 -type d -empty -delete
+	echo "parked $n interrupted runs in $dst" >&2
+}
+
+# unpark_runs DST SRC: each run parked in DST copied to SRC/<run>/seed<seed> unless SRC already has
+# that run folder (a local run is as new as the parked one or newer).
+unpark_runs() {
+	local dst=$1 src=$2 n=0 d to
+	[[ -d $dst ]] || return 0
+	for d in "$dst"/*/seed*; do
+		[[ -f $d/checkpoint.bin ]] || continue
+		to=$src/${d#"$dst"/}
+		[[ ! -e $to ]] || continue
+		mkdir -p "$to"
+		cp "$d"/* "$to/"
+		n=$((n + 1))
+	done
+	echo "restored $n parked runs into $src" >&2
 }
 
 # zinc_results SRC RESULTS GRID: a ZINC slice at r = 1 and 4 (zinc-gpu, zinc-cpu) from its runs to
