@@ -51,6 +51,13 @@ need_data() {
 	[[ -d "$DATA/$1" ]] || die "no $DATA/$1: point REWIREGNN_DATA (or DATA) at the benchmark data folder"
 }
 
+# portable_config CONFIG: a run's config.yaml on standard output with its data and cache folders,
+# which are this machine's (and outside the config hash), reset to the defaults, so that a kept
+# or parked copy names no local path and resolves again wherever it is read.
+portable_config() {
+	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$1"
+}
+
 # keep_runs SRC DST: the finished runs' small files, kept beside the tables made from them.
 keep_runs() {
 	local src=$1 dst=$2 n=0 d
@@ -62,9 +69,7 @@ keep_runs() {
 		local to=$dst/${d#"$src"/}
 		mkdir -p "$to"
 		cp "$d/metrics.jsonl" "$d/result.json" "$to/"
-		# the data and cache folders are this machine's (and outside the config hash): kept as
-		# the defaults, so the copy names no local path and resolves again wherever it is read
-		sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$d/config.yaml" >"$to/config.yaml"
+		portable_config "$d/config.yaml" >"$to/config.yaml"
 		n=$((n + 1))
 	done
 	echo "collected $n finished runs into $dst" >&2
@@ -88,7 +93,8 @@ park_runs() {
 		fi
 		[[ -f $d/checkpoint.bin ]] || die "$d: interrupted but has no checkpoint.bin to park"
 		mkdir -p "$to"
-		cp "$d/config.yaml" "$d/metrics.jsonl" "$d/result.json" "$d/checkpoint.bin" "$to/"
+		cp "$d/metrics.jsonl" "$d/result.json" "$d/checkpoint.bin" "$to/"
+		portable_config "$d/config.yaml" >"$to/config.yaml"
 		n=$((n + 1))
 	done
 	# drop the run folders left empty by finished runs
