@@ -14,6 +14,7 @@
 #   keep_runs SRC DST  copies each finished run's config.yaml (its data and cache folders reset to
 #           the defaults), metrics.jsonl and result.json from SRC/<run>/seed<seed> to
 #           DST/<run>/seed<seed> (the files the tables are made from)
+#   held DIR  whether a trainer holds run folder DIR (its lock); keep_runs and park_runs skip it
 #   park_runs SRC DST  copies each interrupted run's whole state (with its checkpoint) from SRC to
 #           DST, to be committed, and drops from DST the parked runs that have since finished
 #   unpark_runs DST SRC  copies each parked run from DST back to SRC where SRC lacks it, so that a
@@ -51,11 +52,25 @@ need_data() {
 	[[ -d "$DATA/$1" ]] || die "no $DATA/$1: point REWIREGNN_DATA (or DATA) at the benchmark data folder"
 }
 
-# portable_config CONFIG: a run's config.yaml on standard output with its data and cache folders,
-# which are this machine's (and outside the config hash), reset to the defaults, so that a kept
-# or parked copy names no local path and resolves again wherever it is read.
-portable_config() {
-	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$1"
+# copy_run FROM TO [FILE...]: a run folder's metrics.jsonl, result.json and the FILEs (named in
+# FROM) copied to TO, and its config.yaml with the data and cache folders, which are this
+# machine's (and outside the config hash), reset to the defaults, so that the copy names no local
+# path and resolves again wherever it is read (keep_runs, park_runs).
+copy_run() {
+	local from=$1 to=$2 f extra=()
+	shift 2
+	for f in "$@"; do extra+=("$from/$f"); done
+	mkdir -p "$to"
+	cp "$from/metrics.jsonl" "$from/result.json" "${extra[@]}" "$to/"
+	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$from/config.yaml" >"$to/config.yaml"
+}
+
+# held DIR: whether a trainer holds the run folder DIR (its lock file), said on standard error; such
+# a run is skipped by keep_runs and park_runs, since a resumed run keeps its last result.json while
+# it trains and its files may be an epoch apart while it writes them.
+held() {
+	[[ -e $1/lock ]] || return 1
+	echo "skipping $1: a trainer holds it ($(<"$1/lock"))" >&2
 }
 
 # keep_runs SRC DST: the finished runs' small files, kept beside the tables made from them.
@@ -64,12 +79,10 @@ keep_runs() {
 	[[ -d $src ]] || die "no runs folder $src"
 	for d in "$src"/*/seed*; do
 		[[ -f $d/result.json ]] || continue
+		! held "$d" || continue
 		# an interrupted run (signal) or a failed one (nan) is not a result: it stays to be resumed
 		! grep -qE '"stopped_by": "(signal|nan)"' "$d/result.json" || continue
-		local to=$dst/${d#"$src"/}
-		mkdir -p "$to"
-		cp "$d/metrics.jsonl" "$d/result.json" "$to/"
-		portable_config "$d/config.yaml" >"$to/config.yaml"
+		copy_run "$d" "$dst/${d#"$src"/}"
 		n=$((n + 1))
 	done
 	echo "collected $n finished runs into $dst" >&2
@@ -78,23 +91,21 @@ keep_runs() {
 # park_runs SRC DST: long runs outlive a session, and a session's machine (with its gitignored
 # runs folder) does not outlive it. Each run in SRC stopped by a signal (interrupted, checkpointed)
 # is copied whole, but for its lock, to DST/<run>/seed<seed>, where it can be committed and later
-# resumed (unpark_runs); a run that has since finished, or diverged, is no longer parked. A run
-# still training (no result.json yet) is left alone: its checkpoint and metrics may be an epoch
-# apart while it writes them.
+# resumed (unpark_runs); a run that has since finished, or diverged, is no longer parked; a run a
+# trainer holds is left alone (held).
 park_runs() {
 	local src=$1 dst=$2 n=0 d to
 	[[ -d $src ]] || die "no runs folder $src"
 	for d in "$src"/*/seed*; do
 		[[ -f $d/result.json ]] || continue
+		! held "$d" || continue
 		to=$dst/${d#"$src"/}
 		if ! grep -q '"stopped_by": "signal"' "$d/result.json"; then
 			[[ ! -d $to ]] || { rm -r "$to"; echo "unparked $to: its run has finished" >&2; }
 			continue
 		fi
 		[[ -f $d/checkpoint.bin ]] || die "$d: interrupted but has no checkpoint.bin to park"
-		mkdir -p "$to"
-		cp "$d/metrics.jsonl" "$d/result.json" "$d/checkpoint.bin" "$to/"
-		portable_config "$d/config.yaml" >"$to/config.yaml"
+		copy_run "$d" "$to" checkpoint.bin
 		n=$((n + 1))
 	done
 	# drop the run folders left empty by finished runs
