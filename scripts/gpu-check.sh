@@ -19,7 +19,9 @@
 #
 # Environment: GO (the go command, build), GPU_CHECK_XZ (xz options, default
 # "--lzma2=preset=1,dict=128MiB": 12 MB in 10 s where -9 takes 70 s for 11 MB),
-# GPU_CHECK_KEEP=1 (keep the unpacked folder), GPU_CHECK_EMU=1 (as -emu).
+# GPU_CHECK_KEEP=1 (keep the unpacked folder), GPU_CHECK_EMU=1 (as -emu),
+# GPU_CHECK_LIMIT_SCALE=N (a whole number: every step's limit times N; the script's own test
+# sets it, so that a slow or busy machine cannot turn a working step into a TIMEOUT).
 set -u -o pipefail
 
 MAX_ARCHIVE=$((50 * 1000 * 1000)) # bytes
@@ -165,8 +167,11 @@ step_env() {
 	ldconfig -p 2>/dev/null | grep -E 'libcuda\.so|libnvrtc|libcublas' || echo "(none through ldconfig)"
 	echo "== CUDA libraries under /usr/local/cuda*/ and /opt/cuda"
 	find /usr/local/cuda*/ /opt/cuda/ -maxdepth 5 \( -name 'libcuda.so*' -o -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null | sort | head -40
-	echo "== CUDA libraries in Python wheels (nvidia/*/lib)"
-	timeout 10 find /usr /opt /root /home ${VIRTUAL_ENV:-} ${CONDA_PREFIX:-} -xdev -maxdepth 9 -path '*/nvidia/*/lib/*' \
+	# The wheel search walks big trees (Go and pip caches): it gets at most a third of the
+	# step's limit, so a slow disk shortens the log instead of failing the step.
+	local wl=$((LIM / 3 > 2 ? LIM / 3 : 2))
+	echo "== CUDA libraries in Python wheels (nvidia/*/lib; search stops after ${wl}s)"
+	timeout "$wl" find /usr /opt /root /home ${VIRTUAL_ENV:-} ${CONDA_PREFIX:-} -xdev -maxdepth 9 -path '*/nvidia/*/lib/*' \
 		\( -name 'libnvrtc.so*' -o -name 'libcublas.so*' \) 2>/dev/null | sort -u | head -20
 	echo "== toolkit"
 	for t in nvcc compute-sanitizer ncu; do
@@ -397,6 +402,8 @@ runall() {
 		*) usage ;;
 		esac
 	done
+	SCALE=${GPU_CHECK_LIMIT_SCALE:-1}
+	[[ $SCALE =~ ^[1-9][0-9]*$ ]] || die "GPU_CHECK_LIMIT_SCALE=$SCALE: want a whole number of at least 1"
 	[ -f "$archive" ] || die "no archive $archive"
 	mkdir -p "$out" || die "cannot create $out"
 	OUT=$(cd "$out" && pwd)
@@ -418,6 +425,7 @@ runall() {
 	local mode=full
 	[ "$QUICK" = 1 ] && mode=quick
 	[ "$EMU" = 1 ] && mode="$mode, emulated GPU"
+	[ "$SCALE" = 1 ] || mode="$mode, limits x$SCALE"
 	local head
 	head="gpu-check ($mode) on $(uname -n), $(date -u +%Y-%m-%dT%H:%M:%SZ); $(head -1 "$B/BUILD-INFO" 2>/dev/null)"
 	echo "$head"
@@ -433,6 +441,7 @@ runall() {
 			equiv | track) if [ "$QUICK" = 1 ]; then lim=60; else lim=180; fi ;;
 			esac
 		fi
+		lim=$((lim * SCALE))
 		log=$OUT/$(printf '%02d' $i)-$name.log
 		echo "gpu-check: [$i] $name (limit ${lim}s) -> $log"
 		t0=$SECONDS
