@@ -65,11 +65,14 @@ copy_run() {
 	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$from/config.yaml" >"$to/config.yaml"
 }
 
-# held DIR: whether a trainer holds the run folder DIR (its lock file), said on standard error; such
-# a run is skipped by keep_runs and park_runs, since a resumed run keeps its last result.json while
-# it trains and its files may be an epoch apart while it writes them.
+# held DIR: whether a trainer holds the run folder DIR (the flock on its lock file), said on
+# standard error; such a run is skipped by keep_runs and park_runs, since a resumed run keeps its
+# last result.json while it trains and its files may be an epoch apart while it writes them. A lock
+# file left by a killed trainer is not held (the kernel dropped its flock); without flock(1) any
+# lock file counts as held.
 held() {
 	[[ -e $1/lock ]] || return 1
+	if command -v flock >/dev/null && flock -n "$1/lock" true 2>/dev/null; then return 1; fi
 	echo "skipping $1: a trainer holds it ($(<"$1/lock"))" >&2
 }
 
