@@ -5,7 +5,9 @@ package testdata
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/data"
@@ -51,6 +53,7 @@ func Load(tb testing.TB, dataset, split string) ([]*data.Graph, *data.Spec) {
 // afterwards, so that runs with the default preprocessing cache (dataset.cache auto) never
 // write into the user's cache folder. A package's TestMain calls os.Exit on its result.
 func MainWithTempCache(m *testing.M) int {
+	keepGoBuildCache()
 	dir, err := os.MkdirTemp("", "rewiregnn-test-cache")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -59,4 +62,18 @@ func MainWithTempCache(m *testing.M) int {
 	defer os.RemoveAll(dir)
 	os.Setenv("XDG_CACHE_HOME", dir)
 	return m.Run()
+}
+
+// keepGoBuildCache pins GOCACHE to the go command's build cache before XDG_CACHE_HOME moves:
+// Go's default build cache lies under XDG_CACHE_HOME, so without it every go build or go tool
+// a test runs would start from an empty cache and compile everything (a minute on 2 cores).
+// Without a go command on PATH nothing changes.
+func keepGoBuildCache() {
+	if os.Getenv("GOCACHE") != "" {
+		return
+	}
+	out, err := exec.Command("go", "env", "GOCACHE").Output()
+	if dir := strings.TrimSpace(string(out)); err == nil && dir != "" && dir != "off" {
+		os.Setenv("GOCACHE", dir)
+	}
 }
