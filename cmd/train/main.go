@@ -29,6 +29,12 @@
 // DIR/predictions.bin, which tables -homophily reads.
 //
 //	train -predict runs/cluster-gatedgcn-adj-r1/seed41
+//
+// -cpuprofile FILE writes a CPU profile of the whole command (preprocessing, training and
+// evaluation; an interrupted run's too) to FILE, which must not exist yet:
+//
+//	train -config configs/neighborsmatch-6/gatedgcn-adj-r4.yaml -epochs 2 -subset 2560 -cpuprofile nm6.pprof
+//	go tool pprof -top nm6.pprof
 package main
 
 import (
@@ -61,7 +67,7 @@ func main() {
 	os.Exit(run(os.Args[1:]))
 }
 
-func run(args []string) int {
+func run(args []string) (code int) {
 	fs := flag.NewFlagSet("train", flag.ContinueOnError)
 	var overrides config.Sets
 	cfgPath := fs.String("config", "", "run config (YAML); optional when -set names dataset.name")
@@ -83,12 +89,28 @@ func run(args []string) int {
 	plan := fs.Bool("plan", false, "do not train: print the run's planned memory on the CPU (with and without model.recompute) and the GPU, and the largest batch size that fits -budget")
 	predict := fs.String("predict", "", "do not train: predict the test split with the run directory's checkpoint and write DIR/predictions.bin (what tables -homophily reads)")
 	budget := fs.String("budget", "", "with -plan: the memory to fit, e.g. 16GiB (default: what this machine makes available)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole command to this new file (read it with go tool pprof)")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(os.Stderr, "train: unexpected argument %q (flags only; see -h)\n", fs.Arg(0))
 		return exitUsage
+	}
+	if *cpuProfile != "" {
+		stopProfile, err := startCPUProfile(*cpuProfile)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "train: %v\n", err)
+			return exitUsage
+		}
+		defer func() {
+			if err := stopProfile(); err != nil {
+				fmt.Fprintf(os.Stderr, "train: %v\n", err)
+				if code == 0 {
+					code = 1
+				}
+			}
+		}()
 	}
 	for flagName, s := range map[string]string{"dataset.dir": *dataDir, "dataset.cache": *cacheDir, "device": *device, "out": *out} {
 		if s != "" {

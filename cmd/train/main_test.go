@@ -287,3 +287,28 @@ func TestMemoryFlags(t *testing.T) {
 		t.Fatalf("-no-memory-guard: %v\n%s", err, b)
 	}
 }
+
+// TestCPUProfile: -cpuprofile writes a CPU profile of a short run that go tool pprof reads; naming an
+// existing file or a missing folder is a usage error before anything trains, and the existing
+// profile is left as it was.
+func TestCPUProfile(t *testing.T) {
+	out := t.TempDir()
+	prof := filepath.Join(out, "cpu.pprof")
+	args := []string{"-set", "dataset.name=neighborsmatch-2", "-seed", "35", "-epochs", "1", "-quiet", "-out", out}
+	wantRun(t, 0, nil, append(args, "-cpuprofile", prof)...)
+	raw, err := os.ReadFile(prof)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// go tool pprof, the profile's own reader, must parse it as a CPU profile.
+	top, err := exec.Command("go", "tool", "pprof", "-symbolize=none", "-top", prof).CombinedOutput()
+	if err != nil || !strings.Contains(string(top), "Type: cpu") {
+		t.Fatalf("go tool pprof -top %s: %v\n%s", prof, err, top)
+	}
+	wantRun(t, exitUsage, []string{"-cpuprofile " + prof, "exists"}, append(args, "-cpuprofile", prof)...)
+	if again, _ := os.ReadFile(prof); !bytes.Equal(again, raw) {
+		t.Error("a refused -cpuprofile changed the existing profile")
+	}
+	missing := filepath.Join(out, "no-such-folder", "cpu.pprof")
+	wantRun(t, exitUsage, []string{"no folder " + filepath.Dir(missing)}, append(args, "-cpuprofile", missing)...)
+}
