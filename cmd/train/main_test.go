@@ -288,9 +288,9 @@ func TestMemoryFlags(t *testing.T) {
 	}
 }
 
-// TestCPUProfile: -cpuprofile writes a CPU profile of a short run that go tool pprof reads; naming an
-// existing file or a missing folder is a usage error before anything trains, and the existing
-// profile is left as it was.
+// TestCPUProfile: -cpuprofile writes a CPU profile of a short run that go tool pprof reads;
+// naming an existing file or a missing folder is a usage error before anything trains, and the
+// existing profile is left as it was.
 func TestCPUProfile(t *testing.T) {
 	out := t.TempDir()
 	prof := filepath.Join(out, "cpu.pprof")
