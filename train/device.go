@@ -2,8 +2,10 @@ package train
 
 import (
 	"fmt"
+	"os"
 	"runtime"
 
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/nn"
@@ -25,7 +27,25 @@ type cpuStepper struct{ *nn.Trainer }
 func (cpuStepper) Sync() error { return nil }
 
 // probeGPU opens the GPU for cuda and auto runs; tests replace it.
-var probeGPU gpu.Prober = gpu.ProbeCUDA
+var probeGPU gpu.Prober = probeDefault
+
+// EnvEmulateGPU is the environment variable that, set to 1, makes the trainer's cuda and auto
+// devices the emulated GPU (cuda/emu: the real kernels compiled for the CPU by the system's C++
+// compiler, in deterministic mode): how scripts that drive GPU machines (scripts/campaign.sh) are
+// tested end to end where there is no GPU. Slow; never for real runs.
+const EnvEmulateGPU = "REWIREGNN_EMULATE_GPU"
+
+// probeDefault opens GPU 0, or the emulated GPU where EnvEmulateGPU is 1.
+func probeDefault() (gpu.Backend, error) {
+	if os.Getenv(EnvEmulateGPU) == "1" {
+		b, err := gpu.OpenEmulated(emu.Options{Deterministic: true})
+		if err != nil {
+			return nil, fmt.Errorf("%s=1: the emulated GPU: %w", EnvEmulateGPU, err)
+		}
+		return b, nil
+	}
+	return gpu.ProbeCUDA()
+}
 
 // chooseDevice resolves the config's device before the data is loaded, so that -device cuda
 // without a GPU fails at once.

@@ -76,6 +76,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	gpus := fs.String("gpus", "", "GPU ids for CUDA_VISIBLE_DEVICES, one cuda job per id at a time (default: $CUDA_VISIBLE_DEVICES, else the /dev/nvidiaN found)")
 	trainBin := fs.String("train-bin", "", "trainer binary (default: go build ./cmd/train into the sweep's folder)")
 	dry := fs.Bool("dry-run", false, "print the jobs, their state and trainer command lines; run nothing")
+	writeConfigs := fs.Bool("write-configs", false, "with -dry-run: also write the resolved config each trainer command line names (<out>/.sweep/configs/<run>.yaml), so that the lines can be run elsewhere (scripts/campaign.sh bundles them)")
 	mismatch := fs.String("mismatch", sweep.MismatchRefuse, "a run directory holding a run of another config (config hash or departures differ): refuse (report the job as failed) or rerun (move it to <out>/<name>/.superseded/ and train the job again)")
 	slurmDir := fs.String("slurm", "", "write a Slurm array job (script, run list, configs) into this folder instead of running locally")
 	partition := fs.String("partition", "", "Slurm partition")
@@ -127,7 +128,15 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 
+	if *writeConfigs && !*dry {
+		return usageError{errors.New("-write-configs needs -dry-run")}
+	}
 	if *dry {
+		if *writeConfigs {
+			if err := sweep.WriteConfigs(plan.Jobs, sweep.WriteConfig); err != nil {
+				return err
+			}
+		}
 		return dryRun(stdout, plan, *mismatch)
 	}
 	root := *out

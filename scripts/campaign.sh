@@ -1,0 +1,453 @@
+#!/usr/bin/env bash
+# campaign.sh: turn short GPU windows into finished paper cells. A priority queue of (run, seed)
+# jobs (configs/campaign/queue.txt) is bundled here, run there for a wall-clock budget with
+# several trainers sharing the GPU, packed, and collected back here; a run that does not finish
+# in one window is checkpointed (SIGTERM) and resumed in the next (docs/campaign.md).
+#
+#   scripts/campaign.sh jobs [-q QUEUE] [-n N]            # here: the next window's jobs and why
+#   scripts/campaign.sh bundle DIR [-q QUEUE] [-n N]      # here: DIR/campaign, to carry there
+#   campaign.sh run BUNDLE OUT -b SECONDS [-k K] [-m MARGIN] [-s MINSTART] [-d DEVICE]   # there
+#   scripts/campaign.sh collect PACKDIR                   # here: merge what came back
+#
+# jobs, bundle (need Go): the queue's lines expanded, in order, into (grid, run, seed) jobs; a job
+# whose run is finished anywhere under the results root (RESULTS/*/runs/<run>/seed<seed>) or
+# diverged (RESULTS/*/diverged/…) is skipped; a job parked unfinished (RESULTS/*/unfinished/…,
+# with its checkpoint) is resumed; the rest are new. Resumed jobs come first, then new ones in
+# queue order; at most N (default 40). bundle builds the trainer (CGO_ENABLED=0) and copies it,
+# this script, the resolved configs (sweep -dry-run -write-configs), the parked runs and the data
+# folders the jobs need into DIR/campaign, with DIR/campaign/jobs.txt and BUILD-INFO; it refuses
+# a bundle over 60 MiB.
+#
+# run (no Go needed): from BUNDLE, starts the jobs in order, K trainers at once (default 6), each
+# with -device DEVICE (default cuda) and its log in <run dir>/train.log; no job starts with less
+# than MINSTART seconds left before the stop (default 150); every trainer still running gets
+# SIGTERM MARGIN seconds (default 60) before the budget ends, checkpoints and exits (status 3).
+# Then it packs every run the window touched (config.yaml, metrics.jsonl, result.json, train.log,
+# and checkpoint.bin of the unfinished) with a SHA-256 manifest into OUT/pack.tar.gz.N (parts of
+# at most 15 MiB, at most 6 of them), and writes OUT/campaign.log (one line per event) and
+# OUT/summary.txt (per job: how it ended, epochs, seconds, preprocessing; the window's overhead).
+#
+# collect: checks a pack's manifest, then merges each run into its results folder
+# (RESULTS/<grid> unless the queue line says results=DIR): a finished run into runs/ (only ever
+# adding: a run already there is left as it is, and one that differs is reported and the
+# collect fails), a diverged one (stopped_by nan) into diverged/, an interrupted one with its
+# checkpoint into unfinished/ (replacing an older parked copy, never a newer one); a run that
+# finishes leaves unfinished/. The window's summary and log go to RESULTS/campaign/windows/.
+# Both unfinished/ and the windows are committed: a GPU window's next chance may come in another
+# session, on a fresh clone. Then make the tables: scripts/tables.sh -r RESULTS/GRID/runs GRID.
+#
+# Queue lines: GRID RUN-REGEX [SEEDS] [key=value ...] [results=DIR]; GRID a grid of
+# configs/grids (table-cluster …), RUN-REGEX an extended regular expression matched against the
+# whole run name (cluster-gatedgcn-lp-r3, aqsol-gatedgcn-.*-r[1-4]), SEEDS comma-separated or
+# "all" (the grid's seeds, the default); key=value are -set overrides given to sweep and trainer
+# (budget keys only: they are recorded as departures); results=DIR a results folder other than
+# RESULTS/GRID. '#' starts a comment.
+#
+# Environment: GO, REWIREGNN_DATA or DATA (data folder, default ../shared/data), CAMPAIGN_RESULTS
+# (the results root, default docs/results), CAMPAIGN_QUEUE (default configs/campaign/queue.txt).
+set -uo pipefail
+
+MAX_BUNDLE=$((60 * 1024 * 1024)) # bytes
+PART=$((15 * 1024 * 1024))        # bytes per pack part
+MAX_PARTS=${CAMPAIGN_MAX_PARTS:-6} # OUT also holds campaign.log and summary.txt: 8 files back
+
+die() {
+	echo "campaign: $*" >&2
+	exit 2
+}
+now() { date +%s; }
+stamp() { date -u +%Y-%m-%dT%H:%M:%SZ; }
+
+usage() {
+	sed -n '2,/^[^#]/{/^#/s/^# \{0,1\}//p}' "${BASH_SOURCE[0]}"
+}
+
+# ------------------------------------------------------------------ here: jobs, bundle ----
+
+# repo_root: cd to the checkout (the script lives in its scripts/ folder).
+repo_root() {
+	cd "$(dirname "${BASH_SOURCE[0]}")/.." || die "no repository above the script"
+	grep -q '^module github.com/rewiregnn/rewiregnn$' go.mod 2>/dev/null ||
+		die "$(pwd) is not the rewiregnn repository root"
+	GO=${GO:-go}
+	DATA=${REWIREGNN_DATA:-${DATA:-../shared/data}}
+	RESULTS=${CAMPAIGN_RESULTS:-docs/results}
+	QUEUE=${CAMPAIGN_QUEUE:-configs/campaign/queue.txt}
+}
+
+# find_run KIND NAME SEED: the first RESULTS/*/KIND/NAME/seedSEED folder, or nothing.
+find_run() {
+	local d
+	for d in "$RESULTS"/*/"$1"/"$2"/seed"$3"; do
+		[[ -d $d ]] && { echo "$d"; return 0; }
+	done
+	return 1
+}
+
+# finished DIR: whether DIR holds a finished run (a result not stopped by a signal or a NaN).
+finished() {
+	[[ -f $1/result.json ]] && ! grep -qE '"stopped_by": *"(signal|nan)"' "$1/result.json"
+}
+
+# plan_jobs WORKDIR: expands the queue into WORKDIR/jobs.txt, one job a line, tab-separated:
+# grid, run, seed, mode (new|resume), results folder, the parked run's folder (resume) or "-",
+# the trainer's arguments (relative to the bundle). Writes the resolved configs under
+# WORKDIR/runs/<grid>/.sweep/configs. Prints one line per queue job with its state.
+plan_jobs() {
+	local work=$1 max=$2 sweepbin line lineno=0 grid re seeds results sets tok
+	[[ -f $QUEUE ]] || die "no queue file $QUEUE"
+	sweepbin=$work/.sweep-bin
+	CGO_ENABLED=0 "$GO" build -o "$sweepbin" ./cmd/sweep || die "go build ./cmd/sweep failed"
+	local resume=() fresh=() seen=" "
+	while IFS= read -r line || [[ -n $line ]]; do
+		lineno=$((lineno + 1))
+		line=${line%%#*}
+		read -r -a toks <<<"$line"
+		[[ ${#toks[@]} -gt 0 ]] || continue
+		[[ ${#toks[@]} -ge 2 ]] || die "$QUEUE:$lineno: want GRID RUN-REGEX [SEEDS] [key=value ...] [results=DIR]"
+		grid=${toks[0]} re=${toks[1]} seeds=all results=$RESULTS/${toks[0]} sets=()
+		[[ -f configs/grids/$grid.yaml ]] || die "$QUEUE:$lineno: no grid configs/grids/$grid.yaml"
+		for tok in "${toks[@]:2}"; do
+			case $tok in
+			results=*) results=${tok#results=} ;;
+			*=*) sets+=(-set "$tok") ;;
+			all | [0-9]*) seeds=$tok ;;
+			*) die "$QUEUE:$lineno: $tok is neither SEEDS, key=value nor results=DIR" ;;
+			esac
+		done
+		[[ $seeds == all || $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "$QUEUE:$lineno: seeds $seeds: want all or 41,95,…"
+		local dry n=0
+		dry=$(cd "$work" && "$sweepbin" -grid "$OLDPWD/configs/grids/$grid.yaml" -out "runs/$grid" "${sets[@]}" -dry-run -write-configs 2>&1) ||
+			die "$QUEUE:$lineno: sweep -grid configs/grids/$grid.yaml -dry-run failed: $dry"
+		# Job lines and their trainer command lines alternate: "[i/n] state NAME seed S …", "train ARGS".
+		local name= seed= args
+		while IFS= read -r l; do
+			if [[ $l =~ ^\[[0-9]+/[0-9]+\]\ +[a-z]+\ +([^ ]+)\ seed\ ([0-9]+)\  ]]; then
+				name=${BASH_REMATCH[1]} seed=${BASH_REMATCH[2]}
+				continue
+			fi
+			[[ -n $name && $l =~ ^\ +train\ (.*)$ ]] || continue
+			args=${BASH_REMATCH[1]}
+			local this=$name s=$seed
+			name=
+			[[ $this =~ ^($re)$ ]] || continue
+			[[ $seeds == all || ",$seeds," == *",$s,"* ]] || continue
+			n=$((n + 1))
+			[[ $seen != *" $this/$s "* ]] || continue
+			seen+="$this/$s "
+			local d
+			if d=$(find_run runs "$this" "$s") && finished "$d"; then
+				echo "done      $grid $this seed $s ($d)"
+			elif d=$(find_run diverged "$this" "$s"); then
+				echo "diverged  $grid $this seed $s ($d: not retried)"
+			elif d=$(find_run unfinished "$this" "$s") && [[ -f $d/checkpoint.bin ]]; then
+				echo "resume    $grid $this seed $s ($d, $(wc -l <"$d/metrics.jsonl") epochs)"
+				resume+=("$(printf '%s\t%s\t%s\tresume\t%s\t%s\t-resume runs/%s/%s/seed%s' "$grid" "$this" "$s" "$results" "$d" "$grid" "$this" "$s")")
+			else
+				echo "new       $grid $this seed $s"
+				fresh+=("$(printf '%s\t%s\t%s\tnew\t%s\t-\t%s' "$grid" "$this" "$s" "$results" "$args")")
+			fi
+		done <<<"$dry"
+		((n > 0)) || die "$QUEUE:$lineno: no run of grid $grid matches ^($re)\$ with seeds $seeds"
+	done <"$QUEUE"
+	rm -f "$sweepbin"
+	: >"$work/jobs.txt"
+	local j k=0
+	for j in "${resume[@]}" "${fresh[@]}"; do
+		((k < max)) || break
+		printf '%s\n' "$j" >>"$work/jobs.txt"
+		k=$((k + 1))
+	done
+	echo "jobs: ${#resume[@]} to resume, ${#fresh[@]} new; the window's list holds $k (at most $max)"
+}
+
+cmd_jobs() {
+	local max=40 opt OPTIND=1
+	while getopts "q:n:" opt; do
+		case $opt in
+		q) QUEUE=$OPTARG ;;
+		n) max=$OPTARG ;;
+		*) exit 2 ;;
+		esac
+	done
+	local work
+	work=$(mktemp -d "${TMPDIR:-/tmp}/campaign-jobs.XXXXXX") || die mktemp
+	plan_jobs "$work" "$max"
+	echo "the window's jobs, in order:"
+	cut -f1-4 "$work/jobs.txt" | sed 's/^/  /'
+	rm -rf "$work"
+}
+
+cmd_bundle() {
+	[[ $# -ge 1 ]] || die "bundle DIR [-q QUEUE] [-n N]"
+	local dir=$1 max=40 opt OPTIND=2
+	while getopts "q:n:" opt; do
+		case $opt in
+		q) QUEUE=$OPTARG ;;
+		n) max=$OPTARG ;;
+		*) exit 2 ;;
+		esac
+	done
+	[[ $max =~ ^[1-9][0-9]*$ ]] || die "-n $max: want a positive whole number"
+	local b=$dir/campaign
+	[[ ! -e $b ]] || die "$b exists: remove it first (a bundle is built whole)"
+	mkdir -p "$b/runs" "$b/data" || die "cannot create $b"
+	b=$(cd "$b" && pwd)
+	plan_jobs "$b" "$max" || exit
+	echo "campaign: go build ./cmd/train (CGO_ENABLED=0)"
+	CGO_ENABLED=0 "$GO" build -trimpath -ldflags='-s -w' -o "$b/train" ./cmd/train || die "go build ./cmd/train failed"
+	gzip -9 "$b/train" || die "gzip the trainer" # 19 MB to 8; run unpacks it
+	cp "${BASH_SOURCE[0]}" "$b/campaign.sh" && chmod +x "$b/campaign.sh" || die "copy the script"
+	local grid name seed mode results parked args ds
+	while IFS=$'\t' read -r grid name seed mode results parked args; do
+		if [[ $mode == resume ]]; then
+			mkdir -p "$b/runs/$grid/$name/seed$seed"
+			cp "$parked"/* "$b/runs/$grid/$name/seed$seed/" || die "copy the parked run $parked"
+		fi
+		ds=$(sed -n 's/^  name: *//p' "$b/runs/$grid/.sweep/configs/$name.yaml" | head -1)
+		[[ -n $ds ]] || die "no dataset.name in $b/runs/$grid/.sweep/configs/$name.yaml"
+		if [[ -d $DATA/$ds && ! -d $b/data/$ds ]]; then
+			cp -R "$DATA/$ds" "$b/data/$ds" || die "copy $DATA/$ds"
+		fi
+	done <"$b/jobs.txt"
+	# A parked run's config names this machine's data folder; the bundle's wins there (run sets it).
+	local size
+	size=$(du -sb "$b" | cut -f1)
+	{
+		echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
+		echo "built: $(stamp) on $(uname -n)"
+		echo "go: $("$GO" version)"
+		echo "queue: $QUEUE ($(sha256sum <"$QUEUE" | cut -c1-16))"
+		echo "jobs: $(wc -l <"$b/jobs.txt") ($(grep -c $'\tresume\t' "$b/jobs.txt") to resume)"
+		echo "data: $(cd "$b/data" && ls | tr '\n' ' ')"
+		echo "bytes: $size"
+	} >"$b/BUILD-INFO"
+	if ((size > MAX_BUNDLE)); then
+		du -sb "$b"/* "$b"/data/* >&2
+		die "$b is $size bytes, over the limit of $MAX_BUNDLE"
+	fi
+	echo "campaign: bundle $b, $size bytes ($((size / 1024 / 1024)) MiB), $(wc -l <"$b/jobs.txt") jobs"
+	echo "there: $b/campaign.sh run $b OUT -b SECONDS [-k K]"
+}
+
+# ------------------------------------------------------------------ there: run ----
+
+log() {
+	echo "$(stamp) $*" | tee -a "$LOG" >&2
+}
+
+# field FILE KEY: a scalar of a result.json (strings unquoted), or "-".
+field() {
+	local v
+	v=$(sed -n "s/^ *\"$2\": *\"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" 2>/dev/null | head -1)
+	echo "${v:--}"
+}
+
+cmd_run() {
+	[[ $# -ge 2 ]] || die "run BUNDLE OUT -b SECONDS [-k K] [-m MARGIN] [-s MINSTART] [-d DEVICE]"
+	local bundle out budget= k=6 margin=60 minstart=150 device=cuda opt OPTIND=3
+	bundle=$(cd "$1" && pwd) || die "no bundle $1"
+	out=$2
+	while getopts "b:k:m:s:d:" opt; do
+		case $opt in
+		b) budget=$OPTARG ;;
+		k) k=$OPTARG ;;
+		m) margin=$OPTARG ;;
+		s) minstart=$OPTARG ;;
+		d) device=$OPTARG ;;
+		*) exit 2 ;;
+		esac
+	done
+	local v
+	for v in budget k margin minstart; do
+		[[ ${!v} =~ ^[0-9]+$ ]] || die "-${v:0:1} ${!v}: want a whole number of seconds (or trainers)"
+	done
+	((k >= 1)) || die "-k $k: want at least one trainer"
+	[[ -f $bundle/jobs.txt && (-x $bundle/train || -f $bundle/train.gz) ]] || die "$bundle is not a campaign bundle (no jobs.txt or train.gz)"
+	if [[ ! -x $bundle/train ]]; then
+		gzip -dc "$bundle/train.gz" >"$bundle/train.tmp" && chmod +x "$bundle/train.tmp" && mv "$bundle/train.tmp" "$bundle/train" ||
+			die "cannot unpack $bundle/train.gz"
+	fi
+	mkdir -p "$out" || die "cannot create $out"
+	out=$(cd "$out" && pwd)
+	LOG=$out/campaign.log
+	: >"$LOG"
+	local t0 stop
+	t0=$(now)
+	stop=$((t0 + budget - margin))
+	log "window: budget ${budget}s, SIGTERM at +$((budget - margin))s, $k trainers, device $device, $(wc -l <"$bundle/jobs.txt") jobs, host $(uname -n)"
+	command -v nvidia-smi >/dev/null &&
+		log "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
+	cd "$bundle" || die "cd $bundle"
+	touch .window-start
+	export REWIREGNN_DATA=$bundle/data
+	local cache=${CAMPAIGN_CACHE:-$bundle/cache}
+
+	declare -A job_of start_of
+	local running=0 grid name seed mode results parked args left pid rc
+	finish_one() { # waits for one trainer and logs how it ended
+		local p=
+		wait -n -p p
+		rc=$?
+		[[ -n $p ]] || return 0
+		running=$((running - 1))
+		local j=${job_of[$p]} dir res
+		dir=runs/$j
+		res=$dir/result.json
+		log "end   $j rc $rc after $(($(now) - ${start_of[$p]}))s: stopped_by $(field "$res" stopped_by), epochs $(field "$res" epochs), test $(field "$res" test_metric), preprocess $(field "$res" preprocess_seconds)s"
+	}
+	while IFS=$'\t' read -r grid name seed mode results parked args; do
+		while ((running >= k)); do finish_one; done
+		left=$((stop - $(now)))
+		if ((left < minstart)); then
+			log "skip  $grid/$name/seed$seed: ${left}s to the stop, under $minstart"
+			continue
+		fi
+		local dir=runs/$grid/$name/seed$seed
+		mkdir -p "$dir"
+		# shellcheck disable=SC2086 # args is the trainer's argument list, as sweep printed it
+		timeout --preserve-status -s TERM -k 45 "$left" ./train $args -device "$device" -cache "$cache" -quiet \
+			>>"$dir/train.log" 2>&1 </dev/null &
+		pid=$!
+		job_of[$pid]=$grid/$name/seed$seed
+		start_of[$pid]=$(now)
+		running=$((running + 1))
+		log "start $grid/$name/seed$seed ($mode), pid $pid, SIGTERM in ${left}s"
+	done <jobs.txt
+	while ((running > 0)); do finish_one; done
+	log "trainers done at +$(($(now) - t0))s"
+	pack "$out"
+	log "packed at +$(($(now) - t0))s"
+	summarize "$out" "$t0"
+}
+
+# pack OUT: every run folder the window touched, into OUT/pack.tar.gz.N with MANIFEST.sha256.
+pack() {
+	local out=$1 d files=() f
+	while IFS= read -r d; do
+		d=${d%/*}
+		[[ -f $d/config.yaml ]] || continue
+		for f in config.yaml metrics.jsonl result.json train.log predictions.bin; do
+			[[ -f $d/$f ]] && files+=("$d/$f")
+		done
+		if [[ -f $d/checkpoint.bin ]] && ! finished "$d"; then files+=("$d/checkpoint.bin"); fi
+	done < <(find runs -path '*/.sweep' -prune -o -name train.log -newer .window-start -print | sort)
+	files+=(jobs.txt BUILD-INFO)
+	sha256sum "${files[@]}" >MANIFEST.sha256
+	rm -f "$out"/pack.tar.gz.*
+	tar -cf - MANIFEST.sha256 "${files[@]}" | gzip -1 | split -b "$PART" -d -a 1 - "$out/pack.tar.gz." ||
+		log "PACK FAILED"
+	local n
+	n=$(ls "$out"/pack.tar.gz.* 2>/dev/null | wc -l)
+	((n <= MAX_PARTS)) || log "PACK TOO LARGE: $n parts of $PART bytes, only $MAX_PARTS come back"
+	log "pack: ${#files[@]} files, $(cat "$out"/pack.tar.gz.* | wc -c) bytes in $n parts"
+}
+
+# num X DIGITS: X rounded to DIGITS decimals, or X as it is when it is no number.
+num() {
+	[[ $1 =~ ^-?[0-9.]+([eE][-+]?[0-9]+)?$ ]] && printf "%.${2}f" "$1" || printf '%s' "$1"
+}
+
+summarize() {
+	local out=$1 t0=$2
+	{
+		echo "campaign window $(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ), $(($(now) - t0))s"
+		printf '%-52s %-9s %6s %9s %9s %8s %s\n' run stopped epochs seconds prep_s s/epoch test
+		local d res
+		for d in $(find runs -path '*/.sweep' -prune -o -name train.log -newer .window-start -print | sort); do
+			d=${d%/*}
+			res=$d/result.json
+			printf '%-52s %-9s %6s %9s %9s %8s %s\n' "${d#runs/}" "$(field "$res" stopped_by)" "$(field "$res" epochs)" \
+				"$(num "$(field "$res" total_seconds)" 1)" "$(num "$(field "$res" preprocess_seconds)" 1)" \
+				"$(num "$(field "$res" seconds_per_epoch)" 3)" "$(num "$(field "$res" test_metric)" 4)"
+		done
+		echo
+		grep -E ' (window|gpu|start|end|skip|trainers|packed|pack):? ' "$LOG"
+	} >"$out/summary.txt"
+	cat "$out/summary.txt"
+}
+
+# ------------------------------------------------------------------ here: collect ----
+
+cmd_collect() {
+	[[ $# -eq 1 ]] || die "collect PACKDIR"
+	local src=$1
+	ls "$src"/pack.tar.gz.* >/dev/null 2>&1 || die "no $src/pack.tar.gz.* to collect"
+	TMPD=$(mktemp -d "${TMPDIR:-/tmp}/campaign-collect.XXXXXX") || die mktemp
+	local tmp=$TMPD
+	trap 'rm -rf "$TMPD"' EXIT
+	cat "$src"/pack.tar.gz.* | tar -xzf - -C "$tmp" || die "$src: the pack does not unpack (a part missing or cut?)"
+	(cd "$tmp" && sha256sum --quiet -c MANIFEST.sha256) || die "$src: the pack's files do not match its MANIFEST.sha256"
+	local grid name seed mode results parked args d to bad=0 nf=0 nu=0 nd=0 have
+	while IFS=$'\t' read -r grid name seed mode results parked args; do
+		d=$tmp/runs/$grid/$name/seed$seed
+		[[ -f $d/config.yaml && -f $d/metrics.jsonl && -f $d/result.json ]] || continue
+		if finished "$d"; then
+			to=$results/runs/$name/seed$seed
+			if [[ -e $to ]]; then
+				if cmp -s "$d/result.json" "$to/result.json"; then
+					echo "already collected: $to"
+				else
+					echo "REFUSED: $to exists with another result; the new run is in $src (not merged)" >&2
+					bad=1
+				fi
+				continue
+			fi
+			copy_run "$d" "$to" predictions.bin
+			nf=$((nf + 1))
+			echo "finished: $to ($(field "$d/result.json" stopped_by), $(field "$d/result.json" epochs) epochs, test $(field "$d/result.json" test_metric))"
+			have=$results/unfinished/$name/seed$seed
+			[[ ! -d $have ]] || { rm -r "$have"; echo "  unparked $have"; }
+		elif grep -qE '"stopped_by": *"nan"' "$d/result.json"; then
+			to=$results/diverged/$name/seed$seed
+			[[ -e $to ]] && { echo "already collected: $to"; continue; }
+			copy_run "$d" "$to" train.log
+			nd=$((nd + 1))
+			echo "DIVERGED: $to (not retried by later windows; see its train.log)"
+		else
+			[[ -f $d/checkpoint.bin ]] || { echo "no checkpoint: $grid/$name/seed$seed (stopped before its first; it starts afresh next window)"; continue; }
+			to=$results/unfinished/$name/seed$seed
+			if [[ -f $to/metrics.jsonl ]] && (($(wc -l <"$to/metrics.jsonl") > $(wc -l <"$d/metrics.jsonl"))); then
+				echo "kept the newer parked copy $to ($(wc -l <"$to/metrics.jsonl") epochs, the pack's has $(wc -l <"$d/metrics.jsonl"))"
+				continue
+			fi
+			rm -rf "$to"
+			copy_run "$d" "$to" checkpoint.bin
+			nu=$((nu + 1))
+			echo "unfinished: $to ($(wc -l <"$d/metrics.jsonl") epochs so far)"
+		fi
+	done <"$tmp/jobs.txt"
+	local win
+	win=$RESULTS/campaign/windows/$(date -u +%Y%m%dT%H%M%SZ)
+	mkdir -p "$win"
+	for f in summary.txt campaign.log; do [[ -f $src/$f ]] && cp "$src/$f" "$win/"; done
+	cp "$tmp/BUILD-INFO" "$win/BUILD-INFO"
+	cut -f1-4 "$tmp/jobs.txt" >"$win/jobs.txt"
+	echo "collected: $nf finished, $nu unfinished (parked), $nd diverged; window log in $win"
+	return $bad
+}
+
+# copy_run FROM TO [FILE...]: a run's metrics.jsonl, result.json and FILEs copied, and its
+# config.yaml with this machine's data and cache folders reset to the defaults (as scripts/lib.sh).
+copy_run() {
+	local from=$1 to=$2 f extra=()
+	shift 2
+	for f in "$@"; do [[ -f $from/$f ]] && extra+=("$from/$f"); done
+	mkdir -p "$to"
+	cp "$from/metrics.jsonl" "$from/result.json" "${extra[@]}" "$to/"
+	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$from/config.yaml" >"$to/config.yaml"
+}
+
+# ------------------------------------------------------------------ main ----
+
+[[ $# -ge 1 ]] || { usage; exit 2; }
+verb=$1
+shift
+case $verb in
+jobs) repo_root; cmd_jobs "$@" ;;
+bundle) repo_root; cmd_bundle "$@" ;;
+run) cmd_run "$@" ;;
+collect) repo_root; cmd_collect "$@" ;;
+-h | help) usage ;;
+*) usage; exit 2 ;;
+esac
