@@ -307,9 +307,10 @@ func (t *Table) mdCell(c string, r int) string {
 // the result.json fields of docs/protocol.md §"Final evaluation", averaged as §"Reporting" says).
 func (t *Table) statsMarkdown() string {
 	var b strings.Builder
-	b.WriteString("Runs: seeds finished, validation and training metric (final model, eval mode), epochs, seconds per training epoch, total hours (preprocessing included), parameters, device, stop reasons.\n\n")
-	b.WriteString("| setting | r | seeds | val | train | epochs | s/epoch | hours | params | device | stopped by |\n")
-	b.WriteString("|---|---:|---|---|---|---:|---:|---:|---:|---|---|\n")
+	b.WriteString("Runs: seeds finished, validation and training metric (final model, eval mode), epochs, seconds per training epoch, total hours (preprocessing included), parameters, device, stop reasons, " +
+		"and our test mean against the paper's: Δ = ours − paper, \"within 2σ\" when |Δ| ≤ 2 × the paper's standard deviation over its seeds.\n\n")
+	b.WriteString("| setting | r | seeds | val | train | epochs | s/epoch | hours | params | device | stopped by | vs paper |\n")
+	b.WriteString("|---|---:|---|---|---|---:|---:|---:|---:|---|---|---|\n")
 	n := 0
 	for _, c := range t.Columns {
 		for _, r := range t.Rows {
@@ -322,15 +323,36 @@ func (t *Table) statsMarkdown() string {
 			for _, k := range sortedKeys(g.StoppedBy) {
 				stops = append(stops, fmt.Sprintf("%s %d", k, g.StoppedBy[k]))
 			}
-			fmt.Fprintf(&b, "| %s | %d | %d/%d | %s ± %s | %s ± %s | %.0f | %.2f | %.2f | %d | %s | %s |\n",
+			fmt.Fprintf(&b, "| %s | %d | %d/%d | %s ± %s | %s ± %s | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
 				c, r, len(g.Seeds), g.Planned, f3(g.Val.Mean), f3(g.Val.Std), f3(g.Train.Mean), f3(g.Train.Std),
-				g.Epochs.Mean, g.SecondsPerEpoch.Mean, g.Hours.Mean, g.Params, strings.Join(g.Devices, ","), strings.Join(stops, ", "))
+				g.Epochs.Mean, g.SecondsPerEpoch.Mean, g.Hours.Mean, g.Params, strings.Join(g.Devices, ","), strings.Join(stops, ", "),
+				t.versusPaper(c, r, g))
 		}
 	}
 	if n == 0 {
 		return "No runs of this table have finished.\n"
 	}
 	return b.String()
+}
+
+// versusPaper compares our test mean with the paper's cell: "within 2σ" when the difference is
+// at most twice the paper's standard deviation over its seeds, else "outside 2σ", with the
+// difference and the bound; "–" where the paper has no number for the cell.
+func (t *Table) versusPaper(c string, r int, g *results.Group) string {
+	pc, ok := t.PaperCell(c, r)
+	if !ok {
+		return "–"
+	}
+	m, s, ok := pc.Values()
+	if !ok {
+		return "–"
+	}
+	d := g.Test.Mean - m
+	word := "outside 2σ"
+	if math.Abs(d) <= 2*s+1e-12 {
+		word = "within 2σ"
+	}
+	return fmt.Sprintf("%s (Δ %+.3f, 2σ %.3f)", word, d, 2*s)
 }
 
 func sortedKeys(m map[string]int) []string {

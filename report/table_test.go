@@ -39,6 +39,7 @@ func zincRuns() []*results.Run {
 	add("gatedgcn", "adj", false, 1, runfiles.StopMaxTime, four(0.33, 0.33, 0.33, 0.33))
 	add("transformer", "adj", false, 2, "", map[int64]float64{41: 0.30, 95: 0.28}) // 2 of 4 seeds
 	add("gatedgcn", "none", false, 1, "", four(0.6, 0.6, 0.6, 0.6))                // a setting the paper lacks
+	add("gatedgcn", "adj", false, 2, "", four(0.5, 0.5, 0.5, 0.5))                 // far from the paper's cell
 	return runs
 }
 
@@ -92,12 +93,18 @@ func TestZincMarkdownGolden(t *testing.T) {
 	golden(t, "zinc.md", md)
 	// the hand-computed cells, independent of the golden file
 	for _, want := range []string{
-		"**0.200 ± 0.007** (0.198 ± 0.011)",  // gcn-adj-cls r=2: pop std of .20 .20 .19 .21 = .00707
-		"0.285 ± 0.011 (0.287 ± 0.010)",      // gcn-adj-cls r=1: pop std .01118
-		"0.330 ± 0.000 ‡1 (0.329 ± 0.023)",   // gcn-adj r=1, one seed capped
-		"0.290 ± 0.010 †2/4 (0.297 ± 0.019)", // alone in its column: not bold
+		"**0.200 ± 0.007** (0.198 ± 0.011)",    // gcn-adj-cls r=2: pop std of .20 .20 .19 .21 = .00707
+		"0.285 ± 0.011 (0.287 ± 0.010)",        // gcn-adj-cls r=1: pop std .01118
+		"**0.330 ± 0.000** ‡1 (0.329 ± 0.023)", // gcn-adj r=1, one seed capped; better than its r=2
+		"0.290 ± 0.010 †2/4 (0.297 ± 0.019)",   // alone in its column: not bold
 		"| 3 | .40 | – | – (0.233 ± 0.010) |",
 		"| gcn-none |",
+		// vs paper: |Δ| against twice the paper's std
+		"| min_lr 4 | within 2σ (Δ +0.002, 2σ 0.022) |", // gcn-adj-cls r=2: .200 - .198, 2 × .011
+		"| max_time 1, min_lr 3 | within 2σ (Δ +0.001, 2σ 0.046) |",
+		"| min_lr 4 | – |", // gcn-none: no paper cell
+		"0.500 ± 0.000 (0.265 ± 0.021)",
+		"| min_lr 4 | outside 2σ (Δ +0.235, 2σ 0.042) |", // gcn-adj r=2: .500 - .265, 2 × .021
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q", want)

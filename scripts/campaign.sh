@@ -21,7 +21,7 @@
 # run (no Go needed): from BUNDLE, starts the jobs in order, K trainers at once (default 6), each
 # with -device DEVICE (default cuda) and its log in <run dir>/train.log; no job starts with less
 # than MINSTART seconds left before the stop (default 150); every trainer still running gets
-# SIGTERM MARGIN seconds (default 60) before the budget ends, checkpoints and exits (status 3).
+# SIGTERM MARGIN seconds (default 30) before the budget ends, checkpoints and exits (status 3).
 # Then it packs every run the window touched (config.yaml, metrics.jsonl, result.json, train.log,
 # and checkpoint.bin of the unfinished) with a SHA-256 manifest into OUT/pack.tar.gz.N (parts of
 # at most 15 MiB, at most 6 of them), and writes OUT/campaign.log (one line per event) and
@@ -245,7 +245,7 @@ field() {
 
 cmd_run() {
 	[[ $# -ge 2 ]] || die "run BUNDLE OUT -b SECONDS [-k K] [-m MARGIN] [-s MINSTART] [-d DEVICE]"
-	local bundle out budget= k=6 margin=60 minstart=150 device=cuda opt OPTIND=3
+	local bundle out budget= k=6 margin=30 minstart=150 device=cuda opt OPTIND=3
 	bundle=$(cd "$1" && pwd) || die "no bundle $1"
 	out=$2
 	while getopts "b:k:m:s:d:" opt; do
