@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Departure is a budget key (config.BudgetKeys: dataset.subset, train.max_epochs,
@@ -56,15 +57,41 @@ func BudgetDepartures(ds []Departure) []Departure {
 }
 
 // Provenance classifies the result: Unknown without a config hash, Reduced with budget
-// departures (any but the device's) or reductions, else Protocol.
+// departures that bound (any but the device's, and a different wall-clock cap only where it
+// could have acted: Binds) or reductions, else Protocol.
 func (r *Result) Provenance() Provenance {
 	switch {
 	case r.ConfigHash == "":
 		return Unknown
-	case len(BudgetDepartures(r.Departures)) > 0 || len(r.Reductions) > 0:
+	case len(r.Reductions) > 0:
 		return Reduced
 	}
+	for _, d := range BudgetDepartures(r.Departures) {
+		if r.Binds(d) {
+			return Reduced
+		}
+	}
 	return Protocol
+}
+
+// MaxTimeKey is the budget key of the wall-clock cap.
+const MaxTimeKey = "train.max_time"
+
+// Binds reports whether a departure could have changed the result. Every departure does but a
+// different wall-clock cap (train.max_time) on a run that stopped by min_lr or max_epochs before
+// reaching either cap, the one it used and the protocol's: the cap is only checked after each
+// epoch and never acted on, so the run is the protocol's epoch for epoch (a CPU run given a
+// 60-minute cap that converged in 15 minutes, say).
+func (r *Result) Binds(d Departure) bool {
+	if d.Key != MaxTimeKey || (r.StoppedBy != StopMinLR && r.StoppedBy != StopMaxEpochs) {
+		return true
+	}
+	p, err1 := time.ParseDuration(d.Protocol)
+	u, err2 := time.ParseDuration(d.Used)
+	if err1 != nil || err2 != nil || p <= 0 || u <= 0 {
+		return true
+	}
+	return r.TotalSeconds >= min(p, u).Seconds()
 }
 
 // BudgetNote describes the result's departures and reductions in one line, e.g.
@@ -131,7 +158,9 @@ func isHexHash(s string) bool {
 // resumed run's earlier sessions) and now, the departures of the current session measured from
 // the config it loaded (on resume, the run directory's config.yaml, which holds the earlier
 // sessions' values). Each key keeps the protocol value of its first record and takes the value
-// used now (now's, else the latest epoch's); a key back at its protocol value is no departure.
+// used now (now's, else the latest epoch's: an epoch with a config hash lists every departure in
+// force, so a key it lacks was back at its protocol value); a key back at its protocol value is
+// no departure.
 // Keys come in order of first record.
 func RunDepartures(earlier []Epoch, now []Departure) []Departure {
 	var keys []string
@@ -144,6 +173,12 @@ func RunDepartures(earlier []Epoch, now []Departure) []Departure {
 		used[d.Key] = d.Used
 	}
 	for _, ep := range earlier {
+		if ep.ConfigHash != "" {
+			// An epoch records the run's whole list: a key it lacks was back at its protocol value.
+			for _, k := range keys {
+				used[k] = proto[k]
+			}
+		}
 		for _, d := range ep.Departures {
 			note(d)
 		}

@@ -75,6 +75,8 @@ func TestRunDeparturesAcrossSessions(t *testing.T) {
 		{"resumed with a new value", []Epoch{ep(sub("0", "1000"))}, []Departure{sub("1000", "2000")}, []Departure{sub("0", "2000")}},
 		{"resumed back to the protocol", []Epoch{ep(sub("0", "1000"))}, []Departure{sub("1000", "0")}, nil},
 		{"legacy epochs", []Epoch{{}, {}}, nil, nil},
+		{"extended back to the protocol in an earlier session", []Epoch{ep(sub("0", "1000")), ep()}, nil, nil},
+		{"legacy epoch after a departure", []Epoch{ep(sub("0", "1000")), {}}, nil, []Departure{sub("0", "1000")}},
 		{"a new key on resume", []Epoch{ep(sub("0", "10"))}, []Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}},
 			[]Departure{sub("0", "10"), {Key: "device", Protocol: "cpu", Used: "cuda"}}},
 	} {
@@ -85,5 +87,36 @@ func TestRunDeparturesAcrossSessions(t *testing.T) {
 	rs := []Reduction{{Key: "dataset.subset", Default: "0", Configured: "1000"}, {Key: "train.max_time", Default: "12h", Configured: "10m"}}
 	if got := WithoutKeys(rs, []Departure{sub("0", "1000")}); !reflect.DeepEqual(got, rs[1:]) {
 		t.Errorf("WithoutKeys %+v", got)
+	}
+}
+
+// TestMaxTimeDepartureBindsOnlyWhereItCouldAct: a shorter (or longer) wall-clock cap changes
+// nothing on a run that converged before either cap; it is a reduced budget where the run
+// stopped by the cap, ran past the shorter cap, or departs on another key too.
+func TestMaxTimeDepartureBindsOnlyWhereItCouldAct(t *testing.T) {
+	mt := func(p, u string) Departure { return Departure{Key: MaxTimeKey, Protocol: p, Used: u} }
+	for _, tc := range []struct {
+		name  string
+		stop  string
+		secs  float64
+		deps  []Departure
+		prov  Provenance
+		binds bool
+	}{
+		{"60-minute cap, converged in 15 minutes", StopMinLR, 900, []Departure{mt("12h", "1h")}, Protocol, false},
+		{"60-minute cap, stopped by it", StopMaxTime, 3600, []Departure{mt("12h", "1h")}, Reduced, true},
+		{"24-hour cap, converged after 13 hours", StopMinLR, 13 * 3600, []Departure{mt("12h", "24h")}, Reduced, true},
+		{"24-hour cap, converged in 2 hours", StopMaxEpochs, 7200, []Departure{mt("12h", "24h")}, Protocol, false},
+		{"interrupted", StopSignal, 100, []Departure{mt("12h", "1h")}, Reduced, true},
+		{"unreadable duration", StopMinLR, 100, []Departure{mt("12h", "soon")}, Reduced, true},
+		{"another key too", StopMinLR, 900, []Departure{mt("12h", "1h"), {Key: "train.max_epochs", Protocol: "1000", Used: "5"}}, Reduced, false},
+	} {
+		r := &Result{ConfigHash: hash, StoppedBy: tc.stop, TotalSeconds: tc.secs, Departures: tc.deps}
+		if got := r.Provenance(); got != tc.prov {
+			t.Errorf("%s: Provenance %v, want %v", tc.name, got, tc.prov)
+		}
+		if got := r.Binds(tc.deps[0]); got != tc.binds {
+			t.Errorf("%s: Binds %v, want %v", tc.name, got, tc.binds)
+		}
 	}
 }

@@ -8,6 +8,7 @@
 #   scripts/campaign.sh bundle DIR [-q QUEUE] [-n N]      # here: DIR/campaign, to carry there
 #   campaign.sh run BUNDLE OUT -b SECONDS [-k K] [-m MARGIN] [-s MINSTART] [-d DEVICE]   # there
 #   scripts/campaign.sh collect PACKDIR                   # here: merge what came back
+#   scripts/campaign.sh adopt SRC GRID [RESULTS-DIR]      # here: merge CPU runs (train -out SRC)
 #
 # jobs, bundle (need Go): the queue's lines expanded, in order, into (grid, run, seed) jobs; a job
 # whose run is finished anywhere under the results root (RESULTS/*/runs/<run>/seed<seed>) or
@@ -32,7 +33,10 @@
 # adding: a run already there is left as it is, and one that differs is reported and the
 # collect fails), a diverged one (stopped_by nan) into diverged/, an interrupted one with its
 # checkpoint into unfinished/ (replacing an older parked copy, never a newer one); a run that
-# finishes leaves unfinished/. The window's summary and log go to RESULTS/campaign/windows/.
+# finishes leaves unfinished/. A run stopped at a wall-clock cap shorter than the protocol's (a CPU
+# run given -max-time 60m) is parked too, and resumed with the grid's cap (-max-time 12h). The
+# window's summary and log go to RESULTS/campaign/windows/. adopt merges the runs of a local runs
+# folder the same way.
 # Both unfinished/ and the windows are committed: a GPU window's next chance may come in another
 # session, on a fresh clone. Then make the tables: scripts/tables.sh -r RESULTS/GRID/runs GRID.
 #
@@ -141,8 +145,13 @@ plan_jobs() {
 			elif d=$(find_run diverged "$this" "$s"); then
 				echo "diverged  $grid $this seed $s ($d: not retried)"
 			elif d=$(find_run unfinished "$this" "$s") && [[ -f $d/checkpoint.bin ]]; then
-				echo "resume    $grid $this seed $s ($d, $(wc -l <"$d/metrics.jsonl") epochs)"
-				resume+=("$(printf '%s\t%s\t%s\tresume\t%s\t%s\t-resume runs/%s/%s/seed%s' "$grid" "$this" "$s" "$results" "$d" "$grid" "$this" "$s")")
+				# A run parked at a shorter wall-clock cap (a CPU run's) resumes under the grid's.
+				local cap want extend=
+				cap=$(sed -n 's/^  max_time: *//p' "$d/config.yaml")
+				want=$(sed -n 's/^  max_time: *//p' "$work/runs/$grid/.sweep/configs/$this.yaml")
+				[[ -z $want || $cap == "$want" ]] || extend=" -max-time $want"
+				echo "resume    $grid $this seed $s ($d, $(wc -l <"$d/metrics.jsonl") epochs${extend:+, cap $cap extended to $want})"
+				resume+=("$(printf '%s\t%s\t%s\tresume\t%s\t%s\t-resume runs/%s/%s/seed%s%s' "$grid" "$this" "$s" "$results" "$d" "$grid" "$this" "$s" "$extend")")
 			else
 				echo "new       $grid $this seed $s"
 				fresh+=("$(printf '%s\t%s\t%s\tnew\t%s\t-\t%s' "$grid" "$this" "$s" "$results" "$args")")
@@ -378,44 +387,10 @@ cmd_collect() {
 	trap 'rm -rf "$TMPD"' EXIT
 	cat "$src"/pack.tar.gz.* | tar -xzf - -C "$tmp" || die "$src: the pack does not unpack (a part missing or cut?)"
 	(cd "$tmp" && sha256sum --quiet -c MANIFEST.sha256) || die "$src: the pack's files do not match its MANIFEST.sha256"
-	local grid name seed mode results parked args d to bad=0 nf=0 nu=0 nd=0 have
+	local grid name seed mode results parked args
+	BAD=0 NF=0 NU=0 ND=0
 	while IFS=$'\t' read -r grid name seed mode results parked args; do
-		d=$tmp/runs/$grid/$name/seed$seed
-		[[ -f $d/config.yaml && -f $d/metrics.jsonl && -f $d/result.json ]] || continue
-		if finished "$d"; then
-			to=$results/runs/$name/seed$seed
-			if [[ -e $to ]]; then
-				if cmp -s "$d/result.json" "$to/result.json"; then
-					echo "already collected: $to"
-				else
-					echo "REFUSED: $to exists with another result; the new run is in $src (not merged)" >&2
-					bad=1
-				fi
-				continue
-			fi
-			copy_run "$d" "$to" predictions.bin
-			nf=$((nf + 1))
-			echo "finished: $to ($(field "$d/result.json" stopped_by), $(field "$d/result.json" epochs) epochs, test $(field "$d/result.json" test_metric))"
-			have=$results/unfinished/$name/seed$seed
-			[[ ! -d $have ]] || { rm -r "$have"; echo "  unparked $have"; }
-		elif grep -qE '"stopped_by": *"nan"' "$d/result.json"; then
-			to=$results/diverged/$name/seed$seed
-			[[ -e $to ]] && { echo "already collected: $to"; continue; }
-			copy_run "$d" "$to" train.log
-			nd=$((nd + 1))
-			echo "DIVERGED: $to (not retried by later windows; see its train.log)"
-		else
-			[[ -f $d/checkpoint.bin ]] || { echo "no checkpoint: $grid/$name/seed$seed (stopped before its first; it starts afresh next window)"; continue; }
-			to=$results/unfinished/$name/seed$seed
-			if [[ -f $to/metrics.jsonl ]] && (($(wc -l <"$to/metrics.jsonl") > $(wc -l <"$d/metrics.jsonl"))); then
-				echo "kept the newer parked copy $to ($(wc -l <"$to/metrics.jsonl") epochs, the pack's has $(wc -l <"$d/metrics.jsonl"))"
-				continue
-			fi
-			rm -rf "$to"
-			copy_run "$d" "$to" checkpoint.bin
-			nu=$((nu + 1))
-			echo "unfinished: $to ($(wc -l <"$d/metrics.jsonl") epochs so far)"
-		fi
+		merge_run "$tmp/runs/$grid/$name/seed$seed" "$results" "$name" "$seed" "$src"
 	done <"$tmp/jobs.txt"
 	local win
 	win=$RESULTS/campaign/windows/$(date -u +%Y%m%dT%H%M%SZ)
@@ -423,8 +398,85 @@ cmd_collect() {
 	for f in summary.txt campaign.log; do [[ -f $src/$f ]] && cp "$src/$f" "$win/"; done
 	cp "$tmp/BUILD-INFO" "$win/BUILD-INFO"
 	cut -f1-4 "$tmp/jobs.txt" >"$win/jobs.txt"
-	echo "collected: $nf finished, $nu unfinished (parked), $nd diverged; window log in $win"
-	return $bad
+	echo "collected: $NF finished, $NU unfinished (parked), $ND diverged; window log in $win"
+	return $BAD
+}
+
+# capped DIR: whether DIR's run stopped at a wall-clock cap shorter than its protocol's (a CPU
+# run given -max-time 60m, say): not a result, but a run to extend, on the GPU.
+capped() {
+	grep -qE '"stopped_by": *"max_time"' "$1/result.json" && grep -q '"key": *"train.max_time"' "$1/result.json"
+}
+
+# merge_run D RESULTS NAME SEED FROM: one run folder into RESULTS (counting into NF, NU, ND and
+# BAD): finished into runs/ (only ever adding), diverged into diverged/, interrupted or capped
+# (capped) with its checkpoint into unfinished/ (never over a parked copy with more epochs).
+merge_run() {
+	local d=$1 results=$2 name=$3 seed=$4 from=$5 to have
+	[[ -f $d/config.yaml && -f $d/metrics.jsonl && -f $d/result.json ]] || return 0
+	if finished "$d" && ! capped "$d"; then
+		to=$results/runs/$name/seed$seed
+		if [[ -e $to ]]; then
+			if cmp -s "$d/result.json" "$to/result.json"; then
+				echo "already collected: $to"
+			else
+				echo "REFUSED: $to exists with another result; the new run is in $from (not merged)" >&2
+				BAD=1
+			fi
+			return 0
+		fi
+		copy_run "$d" "$to" predictions.bin
+		NF=$((NF + 1))
+		echo "finished: $to ($(field "$d/result.json" stopped_by), $(field "$d/result.json" epochs) epochs, test $(field "$d/result.json" test_metric))"
+		have=$results/unfinished/$name/seed$seed
+		[[ ! -d $have ]] || { rm -r "$have"; echo "  unparked $have"; }
+	elif grep -qE '"stopped_by": *"nan"' "$d/result.json"; then
+		to=$results/diverged/$name/seed$seed
+		[[ -e $to ]] && { echo "already collected: $to"; return 0; }
+		copy_run "$d" "$to" train.log
+		ND=$((ND + 1))
+		echo "DIVERGED: $to (not retried by later windows; see its train.log)"
+	else
+		[[ -f $d/checkpoint.bin ]] || { echo "no checkpoint: $d (stopped before its first; it starts afresh)"; return 0; }
+		to=$results/unfinished/$name/seed$seed
+		if [[ -f $to/metrics.jsonl ]] && (($(wc -l <"$to/metrics.jsonl") > $(wc -l <"$d/metrics.jsonl"))); then
+			echo "kept the newer parked copy $to ($(wc -l <"$to/metrics.jsonl") epochs; $from has $(wc -l <"$d/metrics.jsonl"))"
+			return 0
+		fi
+		rm -rf "$to"
+		copy_run "$d" "$to" checkpoint.bin
+		NU=$((NU + 1))
+		echo "unfinished: $to ($(wc -l <"$d/metrics.jsonl") epochs so far$(capped "$d" && echo ', capped: the GPU queue extends it to the protocol cap'))"
+	fi
+}
+
+# adopt SRC GRID [RESULTS-DIR]: the runs of a local runs folder (train -out SRC, on this machine's
+# CPU) merged as collect merges a pack's: finished ones into RESULTS/GRID/runs, interrupted or
+# capped ones into RESULTS/GRID/unfinished for the GPU queue. A run a trainer holds is skipped.
+cmd_adopt() {
+	[[ $# -ge 2 && $# -le 3 ]] || die "adopt SRC GRID [RESULTS-DIR]"
+	local src=$1 grid=$2 results=${3:-$RESULTS/$2} d rel
+	[[ -d $src ]] || die "no runs folder $src"
+	[[ -f configs/grids/$grid.yaml ]] || die "no grid configs/grids/$grid.yaml"
+	TMPD=$(mktemp -d "${TMPDIR:-/tmp}/campaign-adopt.XXXXXX") || die mktemp
+	trap 'rm -rf "$TMPD"' EXIT
+	CGO_ENABLED=0 "$GO" build -o "$TMPD/sweep" ./cmd/sweep || die "go build ./cmd/sweep failed"
+	local names
+	names=" $("$TMPD/sweep" -grid "configs/grids/$grid.yaml" -out "$TMPD/runs" -dry-run |
+		sed -n 's/^\[[0-9]*\/[0-9]*\] *[a-z]* *\([^ ]*\) seed \([0-9]*\) .*/\1\/seed\2/p' | tr '\n' ' ')"
+	BAD=0 NF=0 NU=0 ND=0
+	for d in "$src"/*/seed*; do
+		[[ -d $d ]] || continue
+		[[ $names == *" ${d#"$src"/} "* ]] || continue # not a (run, seed) of this grid
+		if [[ -e $d/lock ]] && command -v flock >/dev/null && ! flock -n "$d/lock" true 2>/dev/null; then
+			echo "skipping $d: a trainer holds it"
+			continue
+		fi
+		rel=${d#"$src"/}
+		merge_run "$d" "$results" "${rel%/seed*}" "${rel##*/seed}" "$src"
+	done
+	echo "adopted: $NF finished, $NU unfinished (parked), $ND diverged"
+	return $BAD
 }
 
 # copy_run FROM TO [FILE...]: a run's metrics.jsonl, result.json and FILEs copied, and its
@@ -448,6 +500,7 @@ jobs) repo_root; cmd_jobs "$@" ;;
 bundle) repo_root; cmd_bundle "$@" ;;
 run) cmd_run "$@" ;;
 collect) repo_root; cmd_collect "$@" ;;
+adopt) repo_root; cmd_adopt "$@" ;;
 -h | help) usage ;;
 *) usage; exit 2 ;;
 esac

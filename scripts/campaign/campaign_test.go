@@ -3,6 +3,7 @@ package campaign
 import (
 	"bufio"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -22,7 +23,7 @@ const (
 	longEps = 16
 	queue   = "# test queue\n" +
 		grid + " " + quick + " 41 train.max_epochs=8\n" +
-		grid + " neighborsmatch-3-gatedgcn-adj-r[1] 41 train.max_epochs=16 # a comment\n"
+		grid + " neighborsmatch-3-gatedgcn-adj-r[1] 41,95 train.max_epochs=16 # a comment\n"
 )
 
 type env struct {
@@ -76,7 +77,7 @@ func (e *env) window(name, device string, budget, margin string) (string, string
 		e.t.Fatalf("bundle: train.gz %v (size over 60 MiB?)", err)
 	}
 	out := filepath.Join(dir, "out")
-	run := e.sh(filepath.Join(b, "campaign.sh"), "run", b, out, "-b", budget, "-k", "2", "-m", margin, "-s", "1", "-d", device)
+	run := e.sh(filepath.Join(b, "campaign.sh"), "run", b, out, "-b", budget, "-k", "3", "-m", margin, "-s", "1", "-d", device)
 	for _, f := range []string{"campaign.log", "summary.txt", "pack.tar.gz.0"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			e.t.Fatalf("run wrote no %s: %v\n%s", f, err, run)
@@ -85,8 +86,10 @@ func (e *env) window(name, device string, budget, margin string) (string, string
 	return run, e.sh(e.script(), "collect", out)
 }
 
-func (e *env) runDir(kind, name string) string {
-	return filepath.Join(e.results, grid, kind, name, "seed41")
+func (e *env) runDir(kind, name string) string { return e.seedDir(kind, name, 41) }
+
+func (e *env) seedDir(kind, name string, seed int) string {
+	return filepath.Join(e.results, grid, kind, name, fmt.Sprintf("seed%d", seed))
 }
 
 func result(t *testing.T, dir string) map[string]any {
@@ -128,20 +131,44 @@ func epochs(t *testing.T, path string) []map[string]any {
 	return out
 }
 
-// TestCampaignTwoWindowsCPU: window 1 finishes the quick run and interrupts the long one, which
-// is parked with its checkpoint; window 2 resumes it first and finishes it; the resumed run
-// equals an uninterrupted run of the same config bit for bit (CPU); collecting a pack again
-// changes nothing; the tables are made from the collected runs. About a minute on 2 cores.
+// TestCampaignTwoWindowsCPU: a CPU run stopped at a short wall-clock cap is adopted into the
+// queue (parked); window 1 finishes the quick run and interrupts the long one and the adopted
+// one, which are parked with their checkpoints; window 2 resumes them first and finishes them;
+// the resumed run equals an uninterrupted run of the same config bit for bit (CPU), and the
+// adopted one ends under the protocol's cap; collecting a pack again changes nothing; the tables
+// are made from the collected runs. About a minute and a half on 2 cores.
 func TestCampaignTwoWindowsCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the trainer twice and trains for about a minute: skipped under -short")
 	}
 	e := newEnv(t)
 
+	// A CPU run of seed 95 capped at 2 s (-max-time), adopted: parked for the queue.
+	trainer := filepath.Join(e.tmp, "train")
+	build := exec.Command("go", "build", "-o", trainer, "./cmd/train")
+	build.Dir, build.Env = e.root, e.vars
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build ./cmd/train: %v\n%s", err, out)
+	}
+	cpuRuns := filepath.Join(e.tmp, "cpu-runs")
+	capped := exec.Command(trainer, "-config", filepath.Join(e.root, "configs", "neighborsmatch-3", "gatedgcn-adj-r1.yaml"),
+		"-seed", "95", "-out", cpuRuns, "-quiet", "-device", "cpu", "-max-time", "2s", "-set", "train.max_epochs=16")
+	capped.Env = e.vars
+	if out, err := capped.CombinedOutput(); err != nil {
+		t.Fatalf("capped CPU run: %v\n%s", err, out)
+	}
+	adopt := e.sh(e.script(), "adopt", cpuRuns, grid)
+	if !strings.Contains(adopt, "capped") || !strings.Contains(adopt, "adopted: 0 finished, 1 unfinished") {
+		t.Fatalf("adopt: want the capped run parked:\n%s", adopt)
+	}
+
 	jobs := e.sh(e.script(), "jobs")
 	if !strings.Contains(jobs, "new       "+grid+" "+quick+" seed 41") || !strings.Contains(jobs, long) ||
 		strings.Contains(jobs, "neighborsmatch-3-gatedgcn-adj-r2") {
-		t.Fatalf("jobs: want the two queued runs only:\n%s", jobs)
+		t.Fatalf("jobs: want the queued runs only:\n%s", jobs)
+	}
+	if !strings.Contains(jobs, "resume    "+grid+" "+long+" seed 95") || !strings.Contains(jobs, "extended to 6h") {
+		t.Fatalf("jobs: want the adopted run resumed first, its cap extended to the protocol's 6h:\n%s", jobs)
 	}
 
 	// Window 1: SIGTERM 8 s in: the long run (16 epochs of 1-2 s here) cannot finish.
@@ -181,9 +208,16 @@ func TestCampaignTwoWindowsCPU(t *testing.T) {
 		t.Errorf("a finished run's checkpoint was collected into runs/ (%v)", err)
 	}
 
+	ad := result(t, e.seedDir("runs", long, 95))
+	if ad["stopped_by"] != "max_epochs" || ad["epochs"] != float64(longEps) {
+		t.Errorf("adopted run: stopped_by %v after %v epochs, want max_epochs after %d", ad["stopped_by"], ad["epochs"], longEps)
+	}
+	if deps, _ := json.Marshal(ad["departures"]); strings.Contains(string(deps), "max_time") {
+		t.Errorf("adopted run still departs on max_time after its extension: %s", deps)
+	}
+
 	// The reference: the same config trained without interruption.
 	cfg := filepath.Join(e.tmp, "w2", "campaign", "runs", grid, ".sweep", "configs", long+".yaml")
-	trainer := filepath.Join(e.tmp, "w2", "campaign", "train")
 	ref := filepath.Join(e.tmp, "ref")
 	cmd := exec.Command(trainer, "-config", cfg, "-seed", "41", "-out", ref, "-quiet", "-device", "cpu",
 		"-set", "train.max_epochs=16")
