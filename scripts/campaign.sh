@@ -188,7 +188,7 @@ cmd_jobs() {
 }
 
 cmd_bundle() {
-	[[ $# -ge 1 ]] || die "bundle DIR [-q QUEUE] [-n N]"
+	[[ $# -ge 1 && $1 != -* ]] || die "bundle DIR [-q QUEUE] [-n N]"
 	local dir=$1 max=40 opt OPTIND=2
 	while getopts "q:n:" opt; do
 		case $opt in
@@ -253,9 +253,9 @@ field() {
 }
 
 cmd_run() {
-	[[ $# -ge 2 ]] || die "run BUNDLE OUT -b SECONDS [-k K] [-m MARGIN] [-s MINSTART] [-d DEVICE]"
+	[[ $# -ge 2 && $1 != -* && $2 != -* ]] || die "run BUNDLE OUT -b SECONDS [-k K] [-m MARGIN] [-s MINSTART] [-d DEVICE]"
 	local bundle out budget= k=6 margin=30 minstart=150 device=cuda opt OPTIND=3
-	bundle=$(cd "$1" && pwd) || die "no bundle $1"
+	bundle=$(cd "$1" 2>/dev/null && pwd) || die "no bundle folder $1"
 	out=$2
 	while getopts "b:k:m:s:d:" opt; do
 		case $opt in
@@ -267,6 +267,8 @@ cmd_run() {
 		*) exit 2 ;;
 		esac
 	done
+	[[ -n $budget ]] || die "run needs -b SECONDS (the window's wall-clock budget)"
+	((BASH_VERSINFO[0] > 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] >= 1))) || die "run needs bash 5.1 or later (wait -n -p), this is $BASH_VERSION"
 	local v
 	for v in budget k margin minstart; do
 		[[ ${!v} =~ ^[0-9]+$ ]] || die "-${v:0:1} ${!v}: want a whole number of seconds (or trainers)"
@@ -502,5 +504,5 @@ run) cmd_run "$@" ;;
 collect) repo_root; cmd_collect "$@" ;;
 adopt) repo_root; cmd_adopt "$@" ;;
 -h | help) usage ;;
-*) usage; exit 2 ;;
+*) die "unknown verb $verb: want jobs, bundle, run, collect or adopt (-h prints the usage)" ;;
 esac

@@ -2,7 +2,7 @@
 // invoke the trainer, or as a Slurm array job.
 //
 //	sweep -grid configs/grids/zinc.yaml [-set key=value …] [-out runs] [-workers N] [-gpus 0,1]
-//	      [-train-bin PATH] [-mismatch refuse|rerun] [-dry-run]
+//	      [-train-bin PATH] [-mismatch refuse|rerun] [-dry-run [-write-configs]]
 //	sweep -grid configs/grids/zinc.yaml -slurm DIR [-partition P] [-account A] [-cpus 4] [-mem 16G]
 //	      [-gres auto|none|SPEC] [-time D] [-time-margin 30m] [-max-parallel N] [-submit]
 //
@@ -115,6 +115,9 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	if *submit && *slurmDir == "" {
 		return usageError{errors.New("-submit needs -slurm DIR")}
 	}
+	if *writeConfigs && !*dry {
+		return usageError{errors.New("-write-configs needs -dry-run")}
+	}
 	local := *slurmDir == ""
 	configDir := "" // <the run's out>/.sweep/configs
 	if *out != "" {
@@ -128,9 +131,6 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return err
 	}
 
-	if *writeConfigs && !*dry {
-		return usageError{errors.New("-write-configs needs -dry-run")}
-	}
 	if *dry {
 		if *writeConfigs {
 			if err := sweep.WriteConfigs(plan.Jobs, sweep.WriteConfig); err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"os"
 	"os/exec"
@@ -21,6 +22,7 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"-grid", "g.yaml", "-submit"}, "-submit needs -slurm"},
 		{[]string{"-grid", "g.yaml", "x"}, `unexpected argument "x"`},
 		{[]string{"-bogus"}, "-bogus"},
+		{[]string{"-grid", "g.yaml", "-write-configs"}, "-write-configs needs -dry-run"},
 	} {
 		var so, se bytes.Buffer
 		if code := run(context.Background(), c.args, &so, &se); code != 2 || !strings.Contains(se.String(), c.want) {
@@ -216,5 +218,36 @@ func TestGridOut(t *testing.T) {
 		if code := run(context.Background(), append([]string{"-grid", grid, "-dry-run"}, c.args...), &so, &se); code != 0 || !strings.Contains(so.String(), "→ "+c.want) {
 			t.Errorf("%v: exit %d, %s%s; want the run in %s", c.args, code, so.String(), se.String(), c.want)
 		}
+	}
+}
+
+// TestDryRunWritesConfigs: -dry-run -write-configs writes the resolved config every printed
+// trainer command line names (what scripts/campaign.sh bundles), and -dry-run alone writes none.
+func TestDryRunWritesConfigs(t *testing.T) {
+	_, _, grid, out, _ := sweepSetup(t)
+	var so, se bytes.Buffer
+	if code := run(context.Background(), []string{"-grid", grid, "-out", out, "-dry-run"}, &so, &se); code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", code, se.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, ".sweep")); !os.IsNotExist(err) {
+		t.Errorf("-dry-run alone wrote %s (%v)", filepath.Join(out, ".sweep"), err)
+	}
+	so.Reset()
+	if code := run(context.Background(), []string{"-grid", grid, "-out", out, "-dry-run", "-write-configs"}, &so, &se); code != 0 {
+		t.Fatalf("dry run -write-configs: exit %d\n%s", code, se.String())
+	}
+	n := 0
+	for _, line := range strings.Split(so.String(), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 3 || f[0] != "train" || f[1] != "-config" {
+			continue
+		}
+		n++
+		if _, err := config.Load(f[2], nil); err != nil {
+			t.Errorf("%s: %v", line, err)
+		}
+	}
+	if n != 8 {
+		t.Errorf("%d trainer command lines name a config, want 8:\n%s", n, so.String())
 	}
 }
