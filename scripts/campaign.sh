@@ -68,13 +68,12 @@ usage() {
 
 # ------------------------------------------------------------------ here: jobs, bundle ----
 
-# repo_root: cd to the checkout (the script lives in its scripts/ folder).
+# repo_root: the verbs run here take scripts/lib.sh (it moves to the repository root and gives
+# GO, DATA, copy_run and held); the run verb needs nothing but this file.
 repo_root() {
-	cd "$(dirname "${BASH_SOURCE[0]}")/.." || die "no repository above the script"
-	grep -q '^module github.com/rewiregnn/rewiregnn$' go.mod 2>/dev/null ||
-		die "$(pwd) is not the rewiregnn repository root"
-	GO=${GO:-go}
-	DATA=${REWIREGNN_DATA:-${DATA:-../shared/data}}
+	# shellcheck source=lib.sh
+	source "$(dirname "${BASH_SOURCE[0]}")/lib.sh" || die "no scripts/lib.sh beside the script"
+	set +e # lib.sh's strict mode; this script checks its commands itself
 	RESULTS=${CAMPAIGN_RESULTS:-docs/results}
 	QUEUE=${CAMPAIGN_QUEUE:-configs/campaign/queue.txt}
 }
@@ -170,18 +169,27 @@ plan_jobs() {
 	echo "jobs: ${#resume[@]} to resume, ${#fresh[@]} new; the window's list holds $k (at most $max)"
 }
 
-cmd_jobs() {
-	local max=40 opt OPTIND=1
+# queue_opts ARGS: the -q QUEUE and -n N of jobs and bundle, into QUEUE and MAX.
+queue_opts() {
+	local opt OPTIND=1
+	MAX=40
 	while getopts "q:n:" opt; do
 		case $opt in
 		q) QUEUE=$OPTARG ;;
-		n) max=$OPTARG ;;
+		n) MAX=$OPTARG ;;
 		*) exit 2 ;;
 		esac
 	done
+	shift $((OPTIND - 1))
+	[[ $# -eq 0 ]] || die "unexpected argument $1"
+	[[ $MAX =~ ^[1-9][0-9]*$ ]] || die "-n $MAX: want a positive whole number"
+}
+
+cmd_jobs() {
+	queue_opts "$@"
 	local work
 	work=$(mktemp -d "${TMPDIR:-/tmp}/campaign-jobs.XXXXXX") || die mktemp
-	plan_jobs "$work" "$max"
+	plan_jobs "$work" "$MAX"
 	echo "the window's jobs, in order:"
 	cut -f1-4 "$work/jobs.txt" | sed 's/^/  /'
 	rm -rf "$work"
@@ -189,20 +197,14 @@ cmd_jobs() {
 
 cmd_bundle() {
 	[[ $# -ge 1 && $1 != -* ]] || die "bundle DIR [-q QUEUE] [-n N]"
-	local dir=$1 max=40 opt OPTIND=2
-	while getopts "q:n:" opt; do
-		case $opt in
-		q) QUEUE=$OPTARG ;;
-		n) max=$OPTARG ;;
-		*) exit 2 ;;
-		esac
-	done
-	[[ $max =~ ^[1-9][0-9]*$ ]] || die "-n $max: want a positive whole number"
+	local dir=$1
+	shift
+	queue_opts "$@"
 	local b=$dir/campaign
 	[[ ! -e $b ]] || die "$b exists: remove it first (a bundle is built whole)"
 	mkdir -p "$b/runs" "$b/data" || die "cannot create $b"
 	b=$(cd "$b" && pwd)
-	plan_jobs "$b" "$max" || exit
+	plan_jobs "$b" "$MAX" || exit
 	echo "campaign: go build ./cmd/train (CGO_ENABLED=0)"
 	CGO_ENABLED=0 "$GO" build -trimpath -ldflags='-s -w' -o "$b/train" ./cmd/train || die "go build ./cmd/train failed"
 	gzip -9 "$b/train" || die "gzip the trainer" # 19 MB to 8; run unpacks it
@@ -470,26 +472,12 @@ cmd_adopt() {
 	for d in "$src"/*/seed*; do
 		[[ -d $d ]] || continue
 		[[ $names == *" ${d#"$src"/} "* ]] || continue # not a (run, seed) of this grid
-		if [[ -e $d/lock ]] && command -v flock >/dev/null && ! flock -n "$d/lock" true 2>/dev/null; then
-			echo "skipping $d: a trainer holds it"
-			continue
-		fi
+		! held "$d" 2>&1 || continue
 		rel=${d#"$src"/}
 		merge_run "$d" "$results" "${rel%/seed*}" "${rel##*/seed}" "$src"
 	done
 	echo "adopted: $NF finished, $NU unfinished (parked), $ND diverged"
 	return $BAD
-}
-
-# copy_run FROM TO [FILE...]: a run's metrics.jsonl, result.json and FILEs copied, and its
-# config.yaml with this machine's data and cache folders reset to the defaults (as scripts/lib.sh).
-copy_run() {
-	local from=$1 to=$2 f extra=()
-	shift 2
-	for f in "$@"; do [[ -f $from/$f ]] && extra+=("$from/$f"); done
-	mkdir -p "$to"
-	cp "$from/metrics.jsonl" "$from/result.json" "${extra[@]}" "$to/"
-	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$from/config.yaml" >"$to/config.yaml"
 }
 
 # ------------------------------------------------------------------ main ----

@@ -52,14 +52,14 @@ need_data() {
 	[[ -d "$DATA/$1" ]] || die "no $DATA/$1: point REWIREGNN_DATA (or DATA) at the benchmark data folder"
 }
 
-# copy_run FROM TO [FILE...]: a run folder's metrics.jsonl, result.json and the FILEs (named in
-# FROM) copied to TO, and its config.yaml with the data and cache folders, which are this
+# copy_run FROM TO [FILE...]: a run folder's metrics.jsonl, result.json and those of the FILEs
+# (named in FROM) that it has copied to TO, and its config.yaml with the data and cache folders, which are this
 # machine's (and outside the config hash), reset to the defaults, so that the copy names no local
 # path and resolves again wherever it is read (keep_runs, park_runs).
 copy_run() {
 	local from=$1 to=$2 f extra=()
 	shift 2
-	for f in "$@"; do extra+=("$from/$f"); done
+	for f in "$@"; do if [[ -f $from/$f ]]; then extra+=("$from/$f"); fi; done
 	mkdir -p "$to"
 	cp "$from/metrics.jsonl" "$from/result.json" "${extra[@]}" "$to/"
 	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$from/config.yaml" >"$to/config.yaml"
