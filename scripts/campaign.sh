@@ -23,8 +23,9 @@
 # with -device DEVICE (default cuda) and its log in <run dir>/train.log; no job starts with less
 # than MINSTART seconds left before the stop (default 150); every trainer still running gets
 # SIGTERM MARGIN seconds (default 30) before the budget ends, checkpoints and exits (status 3).
-# Then it packs every run the window touched (config.yaml, metrics.jsonl, result.json, train.log,
-# and checkpoint.bin of the unfinished) with a SHA-256 manifest into OUT/pack.tar.gz.N (parts of
+# A CLUSTER or PATTERN run that finishes writes its test predictions (train -predict, for the
+# homophily tables). Then it packs every run the window touched (config.yaml, metrics.jsonl,
+# result.json, train.log, predictions.bin, and checkpoint.bin of the unfinished) with a SHA-256 manifest into OUT/pack.tar.gz.N (parts of
 # at most 15 MiB, at most 6 of them), and writes OUT/campaign.log (one line per event) and
 # OUT/summary.txt (per job: how it ended, epochs, seconds, preprocessing; the window's overhead).
 #
@@ -319,8 +320,7 @@ cmd_run() {
 		local dir=runs/$grid/$name/seed$seed
 		mkdir -p "$dir"
 		# shellcheck disable=SC2086 # args is the trainer's argument list, as sweep printed it
-		timeout --preserve-status -s TERM -k 45 "$left" ./train $args -device "$device" -cache "$cache" -quiet \
-			>>"$dir/train.log" 2>&1 </dev/null &
+		job "$dir" "$stop" $args -device "$device" -cache "$cache" -quiet &
 		pid=$!
 		job_of[$pid]=$grid/$name/seed$seed
 		start_of[$pid]=$(now)
@@ -334,6 +334,27 @@ cmd_run() {
 	summarize "$out" "$t0"
 }
 
+# node_task DIR: whether DIR's run is on CLUSTER or PATTERN (the homophily tables read its test
+# predictions).
+node_task() {
+	grep -qE '"dataset": *"(cluster|pattern)"' "$1/result.json" 2>/dev/null
+}
+
+# job DIR STOP TRAINER-ARGS...: one trainer, sent SIGTERM at STOP (seconds since the epoch); a
+# CLUSTER or PATTERN run that finishes then writes its test predictions (train -predict) while
+# time is left, since its checkpoint does not travel back.
+job() {
+	local dir=$1 stop=$2 rc
+	shift 2
+	timeout --preserve-status -s TERM -k 45 $((stop - $(now))) ./train "$@" >>"$dir/train.log" 2>&1 </dev/null
+	rc=$?
+	if ((rc == 0)) && node_task "$dir" && ((stop - $(now) > 5)); then
+		timeout -s TERM -k 10 $((stop - $(now))) ./train -predict "$dir" >>"$dir/train.log" 2>&1 </dev/null ||
+			echo "campaign: train -predict $dir failed; its checkpoint is packed instead" >>"$dir/train.log"
+	fi
+	return $rc
+}
+
 # pack OUT: every run folder the window touched, into OUT/pack.tar.gz.N with MANIFEST.sha256.
 pack() {
 	local out=$1 d files=() f
@@ -343,7 +364,10 @@ pack() {
 		for f in config.yaml metrics.jsonl result.json train.log predictions.bin; do
 			[[ -f $d/$f ]] && files+=("$d/$f")
 		done
-		if [[ -f $d/checkpoint.bin ]] && ! finished "$d"; then files+=("$d/checkpoint.bin"); fi
+		# the checkpoint of a run to resume, or of a finished CLUSTER/PATTERN run without predictions
+		if [[ -f $d/checkpoint.bin ]] && { ! finished "$d" || capped "$d" || { node_task "$d" && [[ ! -f $d/predictions.bin ]]; }; }; then
+			files+=("$d/checkpoint.bin")
+		fi
 	done < <(find runs -path '*/.sweep' -prune -o -name train.log -newer .window-start -print | sort)
 	files+=(jobs.txt BUILD-INFO)
 	sha256sum "${files[@]}" >MANIFEST.sha256
@@ -430,6 +454,8 @@ merge_run() {
 			return 0
 		fi
 		copy_run "$d" "$to" predictions.bin
+		# a CLUSTER/PATTERN run without its predictions keeps its checkpoint for train -predict
+		if node_task "$d" && [[ ! -f $d/predictions.bin && -f $d/checkpoint.bin ]]; then cp "$d/checkpoint.bin" "$to/"; fi
 		NF=$((NF + 1))
 		echo "finished: $to ($(field "$d/result.json" stopped_by), $(field "$d/result.json" epochs) epochs, test $(field "$d/result.json" test_metric))"
 		have=$results/unfinished/$name/seed$seed

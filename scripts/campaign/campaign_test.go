@@ -23,7 +23,8 @@ const (
 	longEps = 16
 	queue   = "# test queue\n" +
 		grid + " " + quick + " 41 train.max_epochs=8\n" +
-		grid + " neighborsmatch-3-gatedgcn-adj-r[1] 41,95 train.max_epochs=16 # a comment\n"
+		grid + " neighborsmatch-3-gatedgcn-adj-r[1] 41,95 train.max_epochs=16 # a comment\n" +
+		"table-cluster cluster-gatedgcn-lp-r1 41 dataset.subset=30 train.max_epochs=3\n"
 )
 
 type env struct {
@@ -135,8 +136,9 @@ func epochs(t *testing.T, path string) []map[string]any {
 // queue (parked); window 1 finishes the quick run and interrupts the long one and the adopted
 // one, which are parked with their checkpoints; window 2 resumes them first and finishes them;
 // the resumed run equals an uninterrupted run of the same config bit for bit (CPU), and the
-// adopted one ends under the protocol's cap; collecting a pack again changes nothing; the tables
-// are made from the collected runs. About a minute and a half on 2 cores.
+// adopted one ends under the protocol's cap; a CLUSTER run that finishes brings its test
+// predictions back; collecting a pack again changes nothing; the tables are made from the
+// collected runs. About two minutes on 2 cores.
 func TestCampaignTwoWindowsCPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the trainer twice and trains for about a minute: skipped under -short")
@@ -214,6 +216,15 @@ func TestCampaignTwoWindowsCPU(t *testing.T) {
 	}
 	if deps, _ := json.Marshal(ad["departures"]); strings.Contains(string(deps), "max_time") {
 		t.Errorf("adopted run still departs on max_time after its extension: %s", deps)
+	}
+
+	// A CLUSTER run that finished writes its test predictions there; they come back with it.
+	cl := filepath.Join(e.results, "table-cluster", "runs", "cluster-gatedgcn-lp-r1", "seed41")
+	if r := result(t, cl); r["stopped_by"] != "max_epochs" {
+		t.Errorf("CLUSTER run: stopped_by %v, want max_epochs", r["stopped_by"])
+	}
+	if fi, err := os.Stat(filepath.Join(cl, "predictions.bin")); err != nil || fi.Size() == 0 {
+		t.Errorf("the finished CLUSTER run has no predictions.bin: %v", err)
 	}
 
 	// The reference: the same config trained without interruption.
