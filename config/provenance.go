@@ -173,13 +173,22 @@ func (r *Run) DepartureSets() []string {
 // "key value (want other)", in schema order: why two hashes differ.
 func (r *Run) Diff(want *Run) []string {
 	var out []string
+	for _, k := range r.DiffKeys(want) {
+		f := schemaByKey[k]
+		out = append(out, fmt.Sprintf("%s %s (want %s)", k, formatValue(f.get(r)), formatValue(f.get(want))))
+	}
+	return out
+}
+
+// DiffKeys are the keys Hash covers in which the run differs from want, in schema order.
+func (r *Run) DiffKeys(want *Run) []string {
+	var out []string
 	for _, f := range schema {
 		if hashExcluded[f.key] {
 			continue
 		}
-		a, b := formatValue(f.get(r)), formatValue(f.get(want))
-		if a != b {
-			out = append(out, fmt.Sprintf("%s %s (want %s)", f.key, a, b))
+		if formatValue(f.get(r)) != formatValue(f.get(want)) {
+			out = append(out, f.key)
 		}
 	}
 	return out

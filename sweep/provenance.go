@@ -66,18 +66,58 @@ func resultMismatch(j Job, res *runfiles.Result) (why string, legacy bool) {
 		}
 		return "", true
 	}
-	if res.ConfigHash != want {
+	if res.ConfigHash != want && !idleCapOnly(j, res) {
 		d := configMismatch(j)
 		if d == "" {
 			d = "its config.yaml was changed after the run"
 		}
 		return "the result's config hash differs from the grid's: " + d, false
 	}
-	// the device is left out, as from the hash: the same run on another device is the same run
-	if got, w := departuresText(runfiles.BudgetDepartures(res.Departures)), departuresText(runfiles.BudgetDepartures(j.Config.Departures())); got != w {
+	// the device is left out, as from the hash: the same run on another device is the same run;
+	// so is a wall-clock cap that never acted (idleCapOnly)
+	gridDeps := runfiles.BudgetDepartures(j.Config.Departures())
+	if got, w := departuresText(actedDepartures(res, gridDeps)), departuresText(gridDeps); got != w {
 		return fmt.Sprintf("the result departs from the protocol in %s, the grid's run in %s", got, w), false
 	}
 	return "", false
+}
+
+// idleCapOnly reports whether a result whose config hash differs from the job's is the job's run
+// under another wall-clock cap that never acted (runfiles.Result.Binds): its config.yaml, which
+// the hash was taken of, differs from the job's config in train.max_time alone, and the result
+// records that departure as one that did not bind (a CPU run given -max-time 60m that converged
+// in 15 minutes trained exactly as the grid's run).
+func idleCapOnly(j Job, res *runfiles.Result) bool {
+	run, err := config.Load(filepath.Join(j.Dir, runfiles.ConfigFile), nil)
+	if err != nil || run.Hash() != res.ConfigHash {
+		return false
+	}
+	if k := run.DiffKeys(j.Config); len(k) != 1 || k[0] != runfiles.MaxTimeKey {
+		return false
+	}
+	for _, d := range res.Departures {
+		if d.Key == runfiles.MaxTimeKey {
+			return !res.Binds(d)
+		}
+	}
+	return false
+}
+
+// actedDepartures are a result's budget departures less a wall-clock cap that never acted,
+// unless the grid's run departs on that key too (then the two are compared as they are).
+func actedDepartures(res *runfiles.Result, grid []runfiles.Departure) []runfiles.Departure {
+	gridKeys := map[string]bool{}
+	for _, d := range grid {
+		gridKeys[d.Key] = true
+	}
+	var out []runfiles.Departure
+	for _, d := range runfiles.BudgetDepartures(res.Departures) {
+		if !gridKeys[d.Key] && !res.Binds(d) {
+			continue
+		}
+		out = append(out, d)
+	}
+	return out
 }
 
 // configMismatch compares the run directory's config.yaml with the job's config: "" when they

@@ -56,6 +56,8 @@ func TestInspectComparesProvenance(t *testing.T) {
 	protocol := loadRun(t)
 	subset := loadRun(t, "dataset.subset=1000")
 	epochs2 := loadRun(t, "train.max_epochs=2")
+	capped := loadRun(t, "train.max_time=1h")
+	cappedEpochs := loadRun(t, "train.max_time=1h", "train.max_epochs=2")
 	for _, tc := range []struct {
 		name    string
 		job     *config.Run // the grid's run
@@ -76,6 +78,12 @@ func TestInspectComparesProvenance(t *testing.T) {
 		{"checkpoint of the same config", protocol, protocol, "", "", nil, Resumable, ""},
 		{"checkpoint of another config", protocol, epochs2, "", "", nil, Mismatch, "train.max_epochs 2 (want 1000)"},
 		{"interrupted run of the same config", protocol, protocol, runfiles.StopSignal, protocol.Hash(), nil, Resumable, "signal"},
+		// a 1-hour cap that never acted (stopped by min_lr within it) is the grid's run; one that
+		// stopped the run, or one beside another departure, is not
+		{"converged under a 1h cap", protocol, capped, runfiles.StopMinLR, capped.Hash(), capped.Departures(), Finished, ""},
+		{"stopped by its 1h cap", protocol, capped, runfiles.StopMaxTime, capped.Hash(), capped.Departures(), Mismatch, "train.max_time 1h (want 12h)"},
+		{"a 1h cap and fewer epochs", protocol, cappedEpochs, runfiles.StopMinLR, cappedEpochs.Hash(), cappedEpochs.Departures(), Mismatch, "train.max_epochs 2 (want 1000)"},
+		{"a 1h cap under a grid of fewer epochs", epochs2, cappedEpochs, runfiles.StopMinLR, cappedEpochs.Hash(), cappedEpochs.Departures(), Finished, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "zr", "seed41")
