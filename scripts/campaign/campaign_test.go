@@ -24,7 +24,7 @@ const (
 	queue   = "# test queue\n" +
 		grid + " " + quick + " 41 train.max_epochs=8\n" +
 		grid + " neighborsmatch-3-gatedgcn-adj-r[1] 41,95 train.max_epochs=16 # a comment\n" +
-		"table-cluster cluster-gatedgcn-lp-r1 41 dataset.subset=30 train.max_epochs=3\n"
+		"table-cluster cluster-gatedgcn-lp-r1 41 dataset.subset=20 train.max_epochs=5\n" // cannot finish in window 1
 )
 
 type env struct {
