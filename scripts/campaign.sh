@@ -45,7 +45,7 @@
 # configs/grids (table-cluster …), RUN-REGEX an extended regular expression matched against the
 # whole run name (cluster-gatedgcn-lp-r3, aqsol-gatedgcn-.*-r[1-4]), SEEDS comma-separated or
 # "all" (the grid's seeds, the default); key=value are -set overrides given to sweep and trainer
-# (budget keys only: they are recorded as departures); results=DIR a results folder other than
+# (meant for budget keys, recorded as departures; another key makes runs of another config); results=DIR a results folder other than
 # RESULTS/GRID. '#' starts a comment.
 #
 # Environment: GO, REWIREGNN_DATA or DATA (data folder, default ../shared/data), CAMPAIGN_RESULTS
