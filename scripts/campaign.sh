@@ -355,11 +355,15 @@ job() {
 	return $rc
 }
 
+# touched: the run folders the window touched (a trainer wrote their train.log), sorted.
+touched() {
+	find runs -path '*/.sweep' -prune -o -name train.log -newer .window-start -printf '%h\n' | sort
+}
+
 # pack OUT: every run folder the window touched, into OUT/pack.tar.gz.N with MANIFEST.sha256.
 pack() {
 	local out=$1 d files=() f
 	while IFS= read -r d; do
-		d=${d%/*}
 		[[ -f $d/config.yaml ]] || continue
 		for f in config.yaml metrics.jsonl result.json train.log predictions.bin; do
 			[[ -f $d/$f ]] && files+=("$d/$f")
@@ -368,7 +372,7 @@ pack() {
 		if [[ -f $d/checkpoint.bin ]] && { ! finished "$d" || capped "$d" || { node_task "$d" && [[ ! -f $d/predictions.bin ]]; }; }; then
 			files+=("$d/checkpoint.bin")
 		fi
-	done < <(find runs -path '*/.sweep' -prune -o -name train.log -newer .window-start -print | sort)
+	done < <(touched)
 	files+=(jobs.txt BUILD-INFO)
 	sha256sum "${files[@]}" >MANIFEST.sha256
 	rm -f "$out"/pack.tar.gz.*
@@ -391,13 +395,12 @@ summarize() {
 		echo "campaign window $(date -u -d "@$t0" +%Y-%m-%dT%H:%M:%SZ), $(($(now) - t0))s"
 		printf '%-52s %-9s %6s %9s %9s %8s %s\n' run stopped epochs seconds prep_s s/epoch test
 		local d res
-		for d in $(find runs -path '*/.sweep' -prune -o -name train.log -newer .window-start -print | sort); do
-			d=${d%/*}
+		while IFS= read -r d; do
 			res=$d/result.json
 			printf '%-52s %-9s %6s %9s %9s %8s %s\n' "${d#runs/}" "$(field "$res" stopped_by)" "$(field "$res" epochs)" \
 				"$(num "$(field "$res" total_seconds)" 1)" "$(num "$(field "$res" preprocess_seconds)" 1)" \
 				"$(num "$(field "$res" seconds_per_epoch)" 3)" "$(num "$(field "$res" test_metric)" 4)"
-		done
+		done < <(touched)
 		echo
 		grep -E ' (window|gpu|start|end|skip|trainers|packed|pack):? ' "$LOG"
 	} >"$out/summary.txt"

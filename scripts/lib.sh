@@ -54,15 +54,16 @@ need_data() {
 
 # copy_run FROM TO [FILE...]: a run folder's metrics.jsonl, result.json and those of the FILEs
 # (named in FROM) that it has copied to TO, and its config.yaml with the data and cache folders, which are this
-# machine's (and outside the config hash), reset to the defaults, so that the copy names no local
-# path and resolves again wherever it is read (keep_runs, park_runs).
+# machine's (and outside the config hash), reset to the defaults, and an absolute out folder to
+# the default runs, so that the copy names no local path and resolves again wherever it is read
+# (keep_runs, park_runs, campaign.sh collect and adopt).
 copy_run() {
 	local from=$1 to=$2 f extra=()
 	shift 2
 	for f in "$@"; do if [[ -f $from/$f ]]; then extra+=("$from/$f"); fi; done
 	mkdir -p "$to"
 	cp "$from/metrics.jsonl" "$from/result.json" "${extra[@]}" "$to/"
-	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' "$from/config.yaml" >"$to/config.yaml"
+	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' -e 's#^out: /.*#out: runs#' "$from/config.yaml" >"$to/config.yaml"
 }
 
 # held DIR: whether a trainer holds the run folder DIR (the flock on its lock file), said on

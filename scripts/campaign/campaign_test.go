@@ -164,6 +164,12 @@ func TestCampaignTwoWindowsCPU(t *testing.T) {
 		t.Fatalf("adopt: want the capped run parked:\n%s", adopt)
 	}
 
+	// the parked copy names no path of this machine (out, data and cache folders)
+	if b, err := os.ReadFile(filepath.Join(e.seedDir("unfinished", long, 95), "config.yaml")); err != nil ||
+		strings.Contains(string(b), cpuRuns) || strings.Contains(string(b), "out: /") {
+		t.Errorf("the adopted run's config.yaml names a local path (%v):\n%s", err, b)
+	}
+
 	jobs := e.sh(e.script(), "jobs")
 	if !strings.Contains(jobs, "new       "+grid+" "+quick+" seed 41") || !strings.Contains(jobs, long) ||
 		strings.Contains(jobs, "neighborsmatch-3-gatedgcn-adj-r2") {
