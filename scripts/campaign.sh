@@ -424,13 +424,34 @@ cmd_collect() {
 		merge_run "$tmp/runs/$grid/$name/seed$seed" "$results" "$name" "$seed" "$src"
 	done <"$tmp/jobs.txt"
 	local win
-	win=$RESULTS/campaign/windows/$(date -u +%Y%m%dT%H%M%SZ)
+	win=$(window_dir "$src") || return 1
 	mkdir -p "$win"
-	for f in summary.txt campaign.log; do [[ -f $src/$f ]] && cp "$src/$f" "$win/"; done
+	for f in summary.txt campaign.log; do [[ -f $src/$f ]] && install -m 644 "$src/$f" "$win/$f"; done
 	cp "$tmp/BUILD-INFO" "$win/BUILD-INFO"
 	cut -f1-4 "$tmp/jobs.txt" >"$win/jobs.txt"
 	echo "collected: $NF finished, $NU unfinished (parked), $ND diverged; window log in $win"
 	return $BAD
+}
+
+# window_dir PACKDIR: the folder for the window's logs, named for the window's start (summary.txt's
+# first line; the time of collecting where there is none), so that two windows collected in the
+# same second keep both their logs; a window collected again keeps its folder; a different window
+# with the same start gets a -2, -3, … suffix, never another's folder.
+window_dir() {
+	local src=$1 t base win n=1
+	t=$(sed -nE '1s/^campaign window ([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z,.*/\1\2\3T\4\5\6Z/p' "$src/summary.txt" 2>/dev/null)
+	[[ -n $t ]] || t=$(date -u +%Y%m%dT%H%M%SZ)
+	base=$RESULTS/campaign/windows/$t
+	win=$base
+	while [[ -e $win ]]; do
+		if [[ -f $src/summary.txt ]] && cmp -s "$src/summary.txt" "$win/summary.txt"; then
+			echo "$win"
+			return 0
+		fi
+		n=$((n + 1))
+		win=$base-$n
+	done
+	echo "$win"
 }
 
 # capped DIR: whether DIR's run stopped at a wall-clock cap shorter than its protocol's (a CPU

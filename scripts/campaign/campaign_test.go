@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
@@ -251,21 +252,34 @@ func TestCampaignTwoWindowsCPU(t *testing.T) {
 		t.Errorf("test metric %v, uninterrupted %v", rr["test_metric"], rw["test_metric"])
 	}
 
-	// Collecting a pack twice only ever adds: the second time changes nothing.
+	// Collecting a pack twice only ever adds: the second time changes nothing, its window's
+	// log included (the folder is named for the window's start, not for the time of collecting).
 	before := tree(t, e.results)
 	again := e.sh(e.script(), "collect", filepath.Join(e.tmp, "w2", "out"))
 	if !strings.Contains(again, "already collected") {
 		t.Errorf("second collect: %s", again)
 	}
 	after := tree(t, e.results)
-	for k, v := range before {
-		if after[k] != v && !strings.Contains(k, "/campaign/windows/") {
-			t.Errorf("second collect changed %s", k)
+	if !reflect.DeepEqual(before, after) {
+		for k, v := range after {
+			if before[k] != v {
+				t.Errorf("second collect changed or added %s", k)
+			}
 		}
 	}
 	wins, _ := filepath.Glob(filepath.Join(e.results, "campaign", "windows", "*", "summary.txt"))
-	if len(wins) < 2 {
-		t.Errorf("window summaries kept: %v, want one per collect", wins)
+	if len(wins) != 2 {
+		t.Errorf("window summaries kept: %v, want one per window", wins)
+	}
+	for _, w := range wins {
+		head, err := os.ReadFile(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		start, _ := time.Parse("20060102T150405Z", filepath.Base(filepath.Dir(w)))
+		if !strings.HasPrefix(string(head), "campaign window "+start.Format("2006-01-02T15:04:05Z")+",") {
+			t.Errorf("%s: the folder is not named for the window's start:\n%.80s", w, head)
+		}
 	}
 
 	// Tables from the collected runs (reduced budget: max_epochs was set, so -R).
