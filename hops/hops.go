@@ -30,9 +30,6 @@ const Threshold = 0.5
 // MaxR is the largest radius the rule looks at before giving up.
 const MaxR = 32
 
-// chunk is how many graphs are rewired at once: the rewired copies of a dense dataset (CLUSTER
-// at r = 2 holds ~n² edges per graph) are dropped after each chunk.
-const chunk = 512
 
 // Source names the graphs whose densities the rule reads: a split of a dataset as a run loads
 // it (generation seed, subset, self-loops).
@@ -177,26 +174,24 @@ func Measure(s Source, upTo int, log io.Writer) (*Densities, error) {
 	return d, nil
 }
 
-// measure rewires gs at radius r (no encoding, chunk by chunk) and returns the mean density over
-// the graphs with nodes and the total number of rewired edges. The sum runs in graph order, so
-// the result does not depend on the number of workers.
+// measure rewires gs at radius r (no encoding, chunk by chunk: prep.Stream) and returns the mean
+// density over the graphs with nodes and the total number of rewired edges. The sum runs in graph
+// order, so the result does not depend on the number of workers.
 func measure(gs []*data.Graph, spec *data.Spec, s Source, r int) (float64, int64, error) {
 	key := prep.Key{Dataset: s.Dataset, Split: s.Split, R: r, Encoding: prep.EncNone, SelfLoops: s.SelfLoops, Seed: s.Seed}
 	var sum float64
 	var edges int64
 	counted := 0
-	for lo := 0; lo < len(gs); lo += chunk {
-		out, err := prep.Build(gs[lo:min(lo+chunk, len(gs))], spec, key, s.Workers)
-		if err != nil {
-			return 0, 0, err
+	err := prep.Stream(gs, spec, key, s.Workers, func(_ int, h *data.Graph) error {
+		edges += int64(h.NumEdges())
+		if d := rewire.Density(h); !math.IsNaN(d) {
+			sum += d
+			counted++
 		}
-		for _, h := range out {
-			edges += int64(h.NumEdges())
-			if d := rewire.Density(h); !math.IsNaN(d) {
-				sum += d
-				counted++
-			}
-		}
+		return nil
+	})
+	if err != nil {
+		return 0, 0, err
 	}
 	if counted == 0 {
 		return 0, 0, fmt.Errorf("%s %s: no graph has nodes", s.Dataset, s.Split)

@@ -14,6 +14,7 @@ package prep
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -23,7 +24,6 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/rewire"
-	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // PreprocessVersion is bumped whenever rewiring, the encodings or their conventions change in a
@@ -209,17 +209,65 @@ func (st Status) Describe() string {
 type Source func() ([]*data.Graph, *data.Spec, error)
 
 // Load returns the preprocessed split for key from the cache folder dir, building it from src
-// and writing the cache file (creating dir) when it is missing, corrupt or stale. A file that
-// cannot be written is not an error: Status.WriteErr says why, and the graphs are returned.
+// and writing the cache file (creating dir) when it is missing, corrupt or stale. The file is
+// written as the graphs are made (buildFile), never encoded whole in memory. A file that cannot
+// be written is not an error: Status.WriteErr says why, and the graphs are returned.
 func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, error) {
+	var gs []*data.Graph
+	st, err := through(dir, key, src, workers, func(r *Reader) error {
+		var err error
+		gs, err = readGraphs(r, -1)
+		return err
+	}, func(n int) { gs = make([]*data.Graph, n) }, func(i int, g *data.Graph) error {
+		gs[i] = g
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	return gs, st, nil
+}
+
+// Sizes is Load for a memory plan: the GraphSize of every graph of key's split, in order, read
+// from the cache file graph by graph, or recorded while the file is built chunk by chunk; the
+// preprocessed split is never held whole.
+func Sizes(dir string, key Key, src Source, workers int) ([]GraphSize, Status, error) {
+	var sz []GraphSize
+	st, err := through(dir, key, src, workers, func(r *Reader) error {
+		sz = make([]GraphSize, 0, min(r.Count, 1<<20))
+		for {
+			g, err := r.Next()
+			if err == io.EOF {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			sz = append(sz, SizeOf(g))
+		}
+	}, func(n int) { sz = make([]GraphSize, n) }, func(i int, g *data.Graph) error {
+		sz[i] = SizeOf(g)
+		return nil
+	})
+	if err != nil {
+		return nil, st, err
+	}
+	return sz, st, nil
+}
+
+// through is Load's and Sizes' common path: read, a current cache file's graphs given to read;
+// else the split is built from src, start told how many graphs it has and emit given each one as
+// it is made, while the file is written.
+func through(dir string, key Key, src Source, workers int, read func(*Reader) error,
+	start func(n int), emit func(i int, g *data.Graph) error) (Status, error) {
 	if err := key.Validate(); err != nil {
-		return nil, Status{}, err
+		return Status{}, err
 	}
 	st := Status{Path: filepath.Join(dir, key.FileName())}
-	gs, err := ReadFile(st.Path, key)
+	err := readFile(st.Path, key, read)
 	if err == nil {
 		st.Hit = true
-		return gs, st, nil
+		return st, nil
 	}
 	if errors.Is(err, os.ErrNotExist) {
 		st.Rebuilt = "missing"
@@ -228,18 +276,51 @@ func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, 
 	}
 	raw, spec, err := src()
 	if err != nil {
-		return nil, st, fmt.Errorf("cache %s: loading the raw split: %w", key, err)
+		return st, fmt.Errorf("cache %s: loading the raw split: %w", key, err)
 	}
-	gs, err = Build(raw, spec, key, workers)
+	start(len(raw))
+	st.WriteErr, err = buildFile(st.Path, key, raw, spec, workers, emit)
+	return st, err
+}
+
+// readFile opens the cache file at path and hands it to read; errors name the file.
+func readFile(path string, key Key, read func(*Reader) error) error {
+	r, err := OpenReader(path, key)
 	if err != nil {
-		return nil, st, err
+		return err
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		st.WriteErr = fmt.Errorf("cache folder: %w", err)
-	} else if err := WriteFile(st.Path, key, gs); err != nil {
-		st.WriteErr = err
+	defer r.Close()
+	if err := read(r); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
-	return gs, st, nil
+	return nil
+}
+
+// buildFile rewires and encodes raw chunk by chunk (Stream), handing each graph to emit and
+// writing it to the cache file at path as it is made. A failed write does not stop the build:
+// it is returned as writeErr (the file is then not kept); a failed build is err.
+func buildFile(path string, key Key, raw []*data.Graph, spec *data.Spec, workers int,
+	emit func(i int, g *data.Graph) error) (writeErr, err error) {
+	built := false
+	var berr error
+	werr := WriteGraphs(path, key, len(raw), func(w *Writer) error {
+		built = true
+		berr = Stream(raw, spec, key, workers, func(i int, g *data.Graph) error {
+			if err := emit(i, g); err != nil {
+				return err
+			}
+			w.Add(g) // a failed write sticks in w and is reported when the file is closed
+			return nil
+		})
+		return berr
+	})
+	switch {
+	case berr != nil:
+		return nil, berr
+	case !built: // the file could not even be created: build without it
+		return werr, Stream(raw, spec, key, workers, emit)
+	}
+	return werr, nil
 }
 
 // The values of a cache-folder setting (dataset.cache, -cache) besides a folder: DirOff keeps no
@@ -280,6 +361,18 @@ var slowRaw = map[string]bool{"mnist": true, "cifar10": true}
 // graphs read from a public distribution (unpickling the full ZINC pickles takes a while). The
 // key's Source is set from dataDir (KeyedBy).
 func LoadDataset(cacheDir, dataDir string, key Key, workers int) ([]*data.Graph, Status, error) {
+	key, src := datasetSource(cacheDir, dataDir, key, workers)
+	return Load(cacheDir, key, src, workers)
+}
+
+// SizesDataset is Sizes with LoadDataset's source.
+func SizesDataset(cacheDir, dataDir string, key Key, workers int) ([]GraphSize, Status, error) {
+	key, src := datasetSource(cacheDir, dataDir, key, workers)
+	return Sizes(cacheDir, key, src, workers)
+}
+
+// datasetSource is LoadDataset's key and raw source.
+func datasetSource(cacheDir, dataDir string, key Key, workers int) (Key, Source) {
 	key = key.KeyedBy(dataDir)
 	src := func() ([]*data.Graph, *data.Spec, error) {
 		return data.LoadSplitSeed(dataDir, key.Dataset, key.Split, key.Seed)
@@ -295,20 +388,19 @@ func LoadDataset(cacheDir, dataDir string, key Key, workers int) ([]*data.Graph,
 			return gs, spec, err
 		}
 	}
-	return Load(cacheDir, key, src, workers)
+	return key, src
 }
 
-// WriteFile writes gs to path atomically: to a temporary file in the same folder, synced, then
-// renamed over path.
+// WriteFile writes gs to path atomically (WriteGraphs).
 func WriteFile(path string, key Key, gs []*data.Graph) error {
-	buf, err := Encode(key, gs)
-	if err != nil {
-		return err
-	}
-	if err := runfiles.WriteAtomic(path, buf, 0o600); err != nil {
-		return fmt.Errorf("cache: %w", err)
-	}
-	return nil
+	return WriteGraphs(path, key, len(gs), func(w *Writer) error {
+		for _, g := range gs {
+			if err := w.Add(g); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
 }
 
 // ReadFile reads a cache file and checks it against key: errors name the file and the check
@@ -316,18 +408,14 @@ func WriteFile(path string, key Key, gs []*data.Graph) error {
 func ReadFile(path string, key Key) ([]*data.Graph, error) { return ReadFileFirst(path, key, -1) }
 
 // ReadFileFirst is ReadFile keeping only the first n graphs (n < 0: all): a subset run then holds
-// its graphs, not the whole split's.
+// its graphs, not the whole split's. The file is read graph by graph (Reader), never whole.
 func ReadFileFirst(path string, key Key, n int) ([]*data.Graph, error) {
-	buf, err := os.ReadFile(path)
+	r, err := OpenReader(path, key)
 	if err != nil {
 		return nil, err
 	}
-	var gs []*data.Graph
-	if n < 0 {
-		gs, err = Decode(buf, key)
-	} else {
-		gs, err = DecodeFirst(buf, key, n)
-	}
+	defer r.Close()
+	gs, err := readGraphs(r, n)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}

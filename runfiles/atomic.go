@@ -2,6 +2,7 @@ package runfiles
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
@@ -11,6 +12,15 @@ import (
 // if needed), which is given perm, synced and renamed over path. On failure the temporary file
 // is removed and path is left as it was.
 func WriteAtomic(path string, data []byte, perm os.FileMode) error {
+	return WriteAtomicFunc(path, perm, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteAtomicFunc is WriteAtomic with the content written by write, as it is made (a large file
+// need not be held in memory first).
+func WriteAtomicFunc(path string, perm os.FileMode, write func(w io.Writer) error) error {
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
@@ -20,7 +30,7 @@ func WriteAtomic(path string, data []byte, perm os.FileMode) error {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}
 	name := tmp.Name()
-	_, err = tmp.Write(data)
+	err = write(tmp)
 	if err == nil {
 		err = tmp.Chmod(perm)
 	}
