@@ -30,7 +30,6 @@ const Threshold = 0.5
 // MaxR is the largest radius the rule looks at before giving up.
 const MaxR = 32
 
-
 // Source names the graphs whose densities the rule reads: a split of a dataset as a run loads
 // it (generation seed, subset, self-loops).
 type Source struct {
