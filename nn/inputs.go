@@ -62,10 +62,19 @@ func MakeBuckets(gs []*data.Graph, batchSize, k int) ([]Bucket, error) {
 	for i, g := range gs {
 		ns[i], es[i] = g.N, g.NumEdges()
 	}
+	return MakeBucketsFor(ns, es, batchSize, k)
+}
+
+// MakeBucketsFor is MakeBuckets from the graphs' node and edge counts alone (a memory plan has
+// no graphs); it sorts ns and es.
+func MakeBucketsFor(ns, es []int, batchSize, k int) ([]Bucket, error) {
+	if len(ns) == 0 || len(ns) != len(es) || batchSize <= 0 || k <= 0 {
+		return nil, fmt.Errorf("buckets: %d graphs, batch size %d, %d buckets", len(ns), batchSize, k)
+	}
 	sort.Sort(sort.Reverse(sort.IntSlice(ns)))
 	sort.Sort(sort.Reverse(sort.IntSlice(es)))
 	maxN, maxE := 0, 0
-	for i := 0; i < batchSize && i < len(gs); i++ {
+	for i := 0; i < batchSize && i < len(ns); i++ {
 		maxN += ns[i]
 		maxE += es[i]
 	}
@@ -74,8 +83,8 @@ func MakeBuckets(gs []*data.Graph, batchSize, k int) ([]Bucket, error) {
 		mean[0] += float64(ns[i])
 		mean[1] += float64(es[i])
 	}
-	bs := float64(min(batchSize, len(gs)))
-	meanN, meanE := mean[0]/float64(len(gs))*bs, mean[1]/float64(len(gs))*bs
+	bs := float64(min(batchSize, len(ns)))
+	meanN, meanE := mean[0]/float64(len(ns))*bs, mean[1]/float64(len(ns))*bs
 	out := make([]Bucket, 0, k)
 	for i := 0; i < k-1; i++ {
 		f := 1.03 + 0.06*float64(i) // steps above the mean batch size

@@ -228,9 +228,9 @@ func Load(dir string, key Key, src Source, workers int) ([]*data.Graph, Status, 
 	return gs, st, nil
 }
 
-// Sizes is Load for a memory plan: the GraphSize of every graph of key's split, in order, read
-// from the cache file graph by graph, or recorded while the file is built chunk by chunk; the
-// preprocessed split is never held whole.
+// Sizes is Load for a memory plan: the GraphSize of every graph of key's split, in order, as
+// Load would return it from the cache file, read graph by graph, or recorded while the file is
+// built chunk by chunk; the preprocessed split is never held whole.
 func Sizes(dir string, key Key, src Source, workers int) ([]GraphSize, Status, error) {
 	var sz []GraphSize
 	st, err := through(dir, key, src, workers, func(r *Reader) error {
@@ -246,7 +246,7 @@ func Sizes(dir string, key Key, src Source, workers int) ([]GraphSize, Status, e
 			sz = append(sz, SizeOf(g))
 		}
 	}, func(n int) { sz = make([]GraphSize, n) }, func(i int, g *data.Graph) error {
-		sz[i] = SizeOf(g)
+		sz[i] = sizeRead(g) // the run reads the file just written
 		return nil
 	})
 	if err != nil {

@@ -356,10 +356,18 @@ type GraphSize struct {
 	Bytes int64
 }
 
-// SizeOf is g's GraphSize.
+// SizeOf is g's GraphSize as g holds its arrays (by capacity, as allocated).
 func SizeOf(g *data.Graph) GraphSize {
 	n := 4*int64(cap(g.Src)+cap(g.Dst)+cap(g.Node.Cat)+cap(g.Edge.Cat)+cap(g.NodeLabel)+cap(g.SP)) +
 		4*int64(cap(g.Node.Float)+cap(g.Edge.Float)+cap(g.Y)+cap(g.Adj)+cap(g.Lap))
+	return GraphSize{N: g.N, E: g.NumEdges(), Bytes: n + graphOverhead}
+}
+
+// sizeRead is the GraphSize g has once read back from a cache file (Reader allocates each array
+// at its length).
+func sizeRead(g *data.Graph) GraphSize {
+	n := 4*int64(len(g.Src)+len(g.Dst)+len(g.Node.Cat)+len(g.Edge.Cat)+len(g.NodeLabel)+len(g.SP)) +
+		4*int64(len(g.Node.Float)+len(g.Edge.Float)+len(g.Y)+len(g.Adj)+len(g.Lap))
 	return GraphSize{N: g.N, E: g.NumEdges(), Bytes: n + graphOverhead}
 }
 

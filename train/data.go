@@ -98,42 +98,94 @@ func cacheFolder(v string) (string, error) {
 	return dir, nil
 }
 
-// loadData loads and preprocesses the splits (through the cache when one is configured),
-// carves a validation split when asked, and builds the fixed evaluation batches.
-func (r *run) loadData() error {
+// splitKey is the cache key of a split of the run's dataset read from dir.
+func (r *run) splitKey(split, dir string) prep.Key {
 	d := r.cfg.Dataset
-	dir, err := data.ResolveDataDir(d.Dir)
+	enc := d.Encoding
+	if enc == "" {
+		enc = prep.EncNone
+	}
+	// the generated datasets are drawn with the seed data.LoadSplit uses, cached or not
+	key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops, Seed: data.DefaultGenSeed}.KeyedBy(dir)
+	if enc == prep.EncLap {
+		key.Q = d.Q
+	}
+	return key
+}
+
+// openData resolves the data folder, opens the dataset's spec (r.spec) and returns the folder
+// and the cache folder ("" when off).
+func (r *run) openData(logSource bool) (dir, cache string, err error) {
+	d := r.cfg.Dataset
+	dir, err = data.ResolveDataDir(d.Dir)
 	if err != nil && data.NeedsFiles(d.Name) {
-		return err
+		return "", "", err
 	} // generated datasets need no folder
 	spec, err := data.OpenSpec(dir, d.Name)
 	if err != nil {
-		return err
+		return "", "", err
 	}
 	if data.NeedsFiles(d.Name) {
-		fmt.Fprintf(r.log, "data: %s\n", data.DescribeSource(dir, d.Name))
+		if logSource {
+			fmt.Fprintf(r.log, "data: %s\n", data.DescribeSource(dir, d.Name))
+		}
 		if data.SourceOf(dir, d.Name) == data.SourcePyG {
 			r.dataSource = data.SourcePyG
 		}
 	}
 	r.spec = spec
-	cache, err := cacheFolder(d.Cache)
+	cache, err = cacheFolder(d.Cache)
+	return dir, cache, err
+}
+
+// presize sets r.sizes without holding the preprocessed splits, when the run reads them from the
+// cache (a cache folder, no subset): each split's cache file is built chunk by chunk if it is
+// missing, then scanned graph by graph (prep.SizesDataset). The memory guard can then refuse a
+// run whose graphs do not fit before they are loaded. It says whether it did.
+func (r *run) presize() (bool, error) {
+	d := r.cfg.Dataset
+	if d.Subset > 0 || d.Cache == CacheOff {
+		return false, nil
+	}
+	dir, cache, err := r.openData(false)
+	if err != nil || cache == "" {
+		return false, err
+	}
+	var sz [3][]prep.GraphSize
+	for i, split := range []string{"train", "val", "test"} {
+		if !slices.Contains(r.spec.Splits, split) {
+			continue
+		}
+		s, st, err := prep.SizesDataset(cache, dir, r.splitKey(split, dir), r.o.Workers)
+		if err != nil {
+			return false, err
+		}
+		if !st.Hit {
+			fmt.Fprintln(r.log, st.Describe())
+		}
+		sz[i] = s
+	}
+	if sz[1] == nil && d.ValFraction > 0 {
+		sz[0], sz[1] = carve(sz[0], d.ValFraction)
+	}
+	r.sizes = sz
+	return true, nil
+}
+
+// loadData loads and preprocesses the splits (through the cache when one is configured),
+// carves a validation split when asked, and builds the fixed evaluation batches.
+func (r *run) loadData() error {
+	d := r.cfg.Dataset
+	dir, cache, err := r.openData(true)
 	if err != nil {
 		return err
 	}
+	spec := r.spec
 	load := func(split string) ([]*data.Graph, error) {
 		if !slices.Contains(spec.Splits, split) {
 			return nil, nil
 		}
-		enc := d.Encoding
-		if enc == "" {
-			enc = prep.EncNone
-		}
-		// the generated datasets are drawn with the seed data.LoadSplit uses, cached or not
-		key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops, Seed: data.DefaultGenSeed}.KeyedBy(dir)
-		if enc == prep.EncLap {
-			key.Q = d.Q
-		}
+		key := r.splitKey(split, dir)
 		if cache != "" && r.cacheServes(cache, key) {
 			if d.Subset > 0 { // the first graphs of the cached split, not all of them
 				path := filepath.Join(cache, key.FileName())
@@ -175,6 +227,7 @@ func (r *run) loadData() error {
 	if r.val == nil && r.cfg.Train.Monitor == "val_loss" {
 		return fmt.Errorf("train.monitor is val_loss but %s has no validation split: set dataset.val_fraction (e.g. 0.1) or train.monitor: train_loss", d.Name)
 	}
+	r.sizes = [3][]prep.GraphSize{sizesOf(r.train), sizesOf(r.val), sizesOf(r.test)}
 	bs := r.cfg.Train.BatchSize
 	if r.valB, err = batches(r.val, bs); err != nil {
 		return err
@@ -197,8 +250,9 @@ func (r *run) cacheServes(cache string, key prep.Key) bool {
 	return false
 }
 
-// carve moves a fixed random fraction of gs (the same for every seed) into a validation split.
-func carve(gs []*data.Graph, frac float64) (train, val []*data.Graph) {
+// carve moves a fixed random fraction of gs (the same for every seed) into a validation split
+// (graphs, or their sizes: the same graphs either way).
+func carve[T any](gs []T, frac float64) (train, val []T) {
 	perm := rand.New(rand.NewPCG(1, 2)).Perm(len(gs))
 	k := max(1, int(frac*float64(len(gs))))
 	for i, j := range perm {

@@ -11,6 +11,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/prep"
 	"gorgonia.org/tensor"
 )
 
@@ -195,18 +196,21 @@ func largestFit(need func(bs int) (int64, error), hi int, top, limit int64) (int
 	return lo, nil
 }
 
-// estimateMemory estimates the run's live memory at batch size bs from the loaded graphs and
-// the nets of the buckets bs gives, built on throwaway parameters without running them.
+// estimateMemory estimates the run's live memory at batch size bs from the sizes of its graphs
+// (r.sizes) and the nets of the buckets bs gives, built on throwaway parameters without running
+// them.
 func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEstimate, error) {
 	e := MemEstimate{BatchSize: bs, Params: int64(r.params) * paramBytes, Runtime: runtimeBytes}
-	for _, split := range [][]*data.Graph{r.train, r.val, r.test} {
+	nodes := 0
+	for _, split := range r.sizes {
 		for _, g := range split {
-			e.Data += graphBytes(g)
+			e.Data += g.Bytes
+			nodes += g.N
 		}
 	}
 	// The evaluation batches copy their graphs into unions: val and test for the whole run,
 	// the training split's at the end (while everything else is still held).
-	e.Batches = e.Data + 4*int64(unionNodes(r.train)+unionNodes(r.val)+unionNodes(r.test))
+	e.Batches = e.Data + 4*int64(nodes)
 	buckets, train, eval, p, err := r.usedNets(bs)
 	if err != nil {
 		return e, err
@@ -245,10 +249,17 @@ func (r *run) estimateMemory(build nn.BuildFunc, bs int, recompute bool) (MemEst
 // batches use (usedBuckets), and throwaway parameters to build their nets on.
 func (r *run) usedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.Params, err error) {
 	c := r.cfg.Train
-	if buckets, err = nn.MakeBuckets(slices.Concat(r.train, r.val, r.test), bs, c.Buckets); err != nil {
+	var ns, es []int
+	for _, split := range r.sizes {
+		for _, g := range split {
+			ns, es = append(ns, g.N), append(es, g.E)
+		}
+	}
+	if buckets, err = nn.MakeBucketsFor(ns, es, bs, c.Buckets); err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("memory estimate: %w", err)
 	}
-	train, eval, err = usedBuckets(buckets, bs, r.train, [][]*data.Graph{r.val, r.test, r.train}, min(c.MaxEpochs, simEpochs), r.o.Seed)
+	tr, va, te := r.sizes[0], r.sizes[1], r.sizes[2]
+	train, eval, err = usedBuckets(buckets, bs, tr, [][]prep.GraphSize{va, te, tr}, min(c.MaxEpochs, simEpochs), r.o.Seed)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("memory estimate: %w", err)
 	}
@@ -261,15 +272,15 @@ func (r *run) usedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.P
 // training loop does; a bucket is marked if any batch needs it) and, since the run draws its own
 // orders, every bucket up to the one of a batch of the largest training graphs; for evaluation
 // those of the fixed batches of each split in evals, cut in order.
-func usedBuckets(buckets []nn.Bucket, bs int, train []*data.Graph, evals [][]*data.Graph, epochs int, seed int64) (tr, ev []bool, err error) {
+func usedBuckets(buckets []nn.Bucket, bs int, train []prep.GraphSize, evals [][]prep.GraphSize, epochs int, seed int64) (tr, ev []bool, err error) {
 	tr, ev = make([]bool, len(buckets)), make([]bool, len(buckets))
-	mark := func(used []bool, gs []*data.Graph, order []int) error {
+	mark := func(used []bool, gs []prep.GraphSize, order []int) error {
 		for lo := 0; lo < len(order); lo += bs {
 			n, m := 0, 0
 			hi := min(lo+bs, len(order))
 			for _, j := range order[lo:hi] {
 				n += gs[j].N
-				m += gs[j].NumEdges()
+				m += gs[j].E
 			}
 			i, err := nn.PickBucketFor(buckets, n, m, hi-lo)
 			if err != nil {
@@ -300,7 +311,7 @@ func usedBuckets(buckets []nn.Bucket, bs int, train []*data.Graph, evals [][]*da
 	for i := range order {
 		order[i] = i
 	}
-	slices.SortStableFunc(order, func(a, b int) int { return train[b].NumEdges() - train[a].NumEdges() })
+	slices.SortStableFunc(order, func(a, b int) int { return train[b].E - train[a].E })
 	worst := make([]bool, len(buckets))
 	if err := mark(worst, train, order[:min(bs, len(order))]); err != nil {
 		return nil, nil, err
@@ -316,18 +327,11 @@ func usedBuckets(buckets []nn.Bucket, bs int, train []*data.Graph, evals [][]*da
 	return tr, ev, nil
 }
 
-// graphBytes is the memory of a graph's arrays (by capacity, as allocated).
-func graphBytes(g *data.Graph) int64 {
-	n := 4*int64(cap(g.Src)+cap(g.Dst)+cap(g.Node.Cat)+cap(g.Edge.Cat)+cap(g.NodeLabel)+cap(g.SP)) +
-		4*int64(cap(g.Node.Float)+cap(g.Edge.Float)+cap(g.Y)+cap(g.Adj)+cap(g.Lap))
-	return n + 200 // the struct and slice headers
-}
-
-// unionNodes is the number of nodes of gs (a batch union keeps a graph index per node).
-func unionNodes(gs []*data.Graph) int {
-	n := 0
-	for _, g := range gs {
-		n += g.N
+// sizesOf is the sizes of gs.
+func sizesOf(gs []*data.Graph) []prep.GraphSize {
+	out := make([]prep.GraphSize, len(gs))
+	for i, g := range gs {
+		out[i] = prep.SizeOf(g)
 	}
-	return n
+	return out
 }

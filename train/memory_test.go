@@ -18,6 +18,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/prep"
 )
 
 // childEnv makes the test binary a training child (TestMemoryChild): it holds the -set
@@ -158,9 +159,9 @@ func TestMemoryRefusal(t *testing.T) {
 // training batches of random orders mark the bucket a batch of the two largest graphs needs.
 func TestUsedBuckets(t *testing.T) {
 	g := func(n int) *data.Graph { return &data.Graph{N: n, Src: make([]int32, n), Dst: make([]int32, n)} }
-	gs := []*data.Graph{g(1), g(1), g(1), g(10), g(1), g(10)}
+	gs := sizesOf([]*data.Graph{g(1), g(1), g(1), g(10), g(1), g(10)})
 	buckets := []nn.Bucket{{Nodes: 2, Edges: 2, Graphs: 2}, {Nodes: 11, Edges: 11, Graphs: 2}, {Nodes: 20, Edges: 20, Graphs: 2}}
-	tr, ev, err := usedBuckets(buckets, 2, gs, [][]*data.Graph{gs[:4]}, 50, 1)
+	tr, ev, err := usedBuckets(buckets, 2, gs, [][]prep.GraphSize{gs[:4]}, 50, 1)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -45,8 +45,11 @@ type GPUEstimate struct {
 // Total is the device memory the run needs.
 func (g GPUEstimate) Total() int64 { return g.Activations + g.Holders + g.Params }
 
-// PlanMemory loads and preprocesses o.Run's data and plans its memory against budget (bytes; 0:
-// what this machine makes available). Nothing is trained and no run directory is written.
+// PlanMemory preprocesses o.Run's data and plans its memory against budget (bytes; 0: what this
+// machine makes available). With the cache it reads only the graphs' sizes (the cache files are
+// built chunk by chunk where missing), so the plan of a split too large for memory can be made;
+// without it, or with a subset, it loads the graphs. Nothing is trained and no run directory is
+// written.
 func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 	c := o.Run
 	r := &run{o: o, cfg: c, log: o.Log}
@@ -69,8 +72,14 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 		}
 		budget = l.Bytes
 	}
-	if err := r.loadData(); err != nil {
+	presized, err := r.presize() // the graphs' sizes, without holding the split
+	if err != nil {
 		return nil, err
+	}
+	if !presized {
+		if err := r.loadData(); err != nil {
+			return nil, err
+		}
 	}
 	build, err := r.model()
 	if err != nil {

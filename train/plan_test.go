@@ -2,6 +2,8 @@ package train
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"strings"
 	"testing"
 
@@ -63,5 +65,38 @@ func TestPlanMemory(t *testing.T) {
 		if !strings.Contains(out.String(), want) {
 			t.Errorf("report lacks %q:\n%s", want, out.String())
 		}
+	}
+}
+
+// TestPresizedPlan: with a cache folder, the plan reads only the graphs' sizes from the cache
+// files (building them where missing), and plans exactly what the guard estimates from the
+// loaded graphs; a run whose graphs do not fit is refused before they are loaded.
+func TestPresizedPlan(t *testing.T) {
+	cache := t.TempDir()
+	c := nm2(t, "dataset.cache="+cache, "train.batch_size=16")
+	var log bytes.Buffer
+	pl, err := PlanMemory(Options{Run: c, Seed: 41, Workers: 1, Log: &log}, 64<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "cache: built ") || strings.Contains(log.String(), "cache: read ") {
+		t.Fatalf("the plan should build the cache files and read no graphs into memory:\n%s", log.String())
+	}
+	c2 := nm2(t, "dataset.cache="+cache, "train.batch_size=16")
+	if err := Resolve(c2); err != nil {
+		t.Fatal(err)
+	}
+	if est := estimateOf(t, c2); est.Need() != pl.CPU.Need() || est.Data != pl.CPU.Data {
+		t.Fatalf("presized plan: need %d, data %d; from the loaded graphs: need %d, data %d", pl.CPU.Need(), pl.CPU.Data, est.Need(), est.Data)
+	}
+	log.Reset()
+	o := Options{Run: c2, Seed: 41, Dir: c2.Dir(41), Workers: 1, Memory: pl.CPU.Data, Log: &log}
+	_, err = Train(context.Background(), o)
+	var me *MemoryError
+	if !errors.As(err, &me) {
+		t.Fatalf("got %v, want a MemoryError", err)
+	}
+	if strings.Contains(log.String(), "cache: read ") {
+		t.Errorf("the refused run loaded its graphs first:\n%s", log.String())
 	}
 }

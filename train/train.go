@@ -21,6 +21,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/posenc"
+	"github.com/rewiregnn/rewiregnn/prep"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"gorgonia.org/tensor"
 )
@@ -57,8 +58,9 @@ type run struct {
 	spec             *data.Spec
 	dataSource       string // data.SourcePyG when the dataset was read from its public distribution
 	train, val, test []*data.Graph
-	valB, testB      []*data.Batch // fixed evaluation batches
-	est              *MemEstimate  // the memory guard's estimate (nil: not checked)
+	sizes            [3][]prep.GraphSize // the sizes of train, val and test (the memory guard reads them)
+	valB, testB      []*data.Batch       // fixed evaluation batches
+	est              *MemEstimate        // the memory guard's estimate (nil: not checked)
 	io               nn.IO
 	params           int
 	p                *nn.Params
@@ -128,10 +130,18 @@ func (r *run) prepare() error {
 	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {
 		return err
 	}
-	if err := r.loadData(); err != nil {
+	// With the cache, the guard reads the graphs' sizes first (building the cache files chunk by
+	// chunk where they are missing) and refuses a run that does not fit before its graphs are
+	// loaded; without it (or with a subset), it checks the loaded graphs.
+	presized, err := r.presize()
+	if err != nil {
 		return err
 	}
-	prep := time.Since(r.start).Seconds()
+	if !presized {
+		if err := r.loadData(); err != nil {
+			return err
+		}
+	}
 	build, err := r.model()
 	if err != nil {
 		return err
@@ -149,13 +159,19 @@ func (r *run) prepare() error {
 	if err := r.checkMemory(build); err != nil {
 		return err
 	}
+	if presized {
+		if err := r.loadData(); err != nil {
+			return err
+		}
+	}
+	prepSecs := time.Since(r.start).Seconds()
 	if err := r.buildTrainer(build); err != nil {
 		return err
 	}
 	r.pcg = rand.NewPCG(uint64(r.o.Seed), 0x5eed)
 	r.rng = rand.New(r.pcg)
 	if ckpt == nil {
-		r.loop = Loop{Plateau: *NewPlateau(c.Train.LR, c.Train.LRFactor, c.Train.Patience), Preprocess: prep}
+		r.loop = Loop{Plateau: *NewPlateau(c.Train.LR, c.Train.LRFactor, c.Train.Patience), Preprocess: prepSecs}
 	} else if err := r.restore(ckpt); err != nil {
 		return err
 	}
@@ -171,7 +187,7 @@ func (r *run) prepare() error {
 	}
 	r.base = r.loop.Elapsed
 	fmt.Fprintf(r.log, "%s seed %d: %d parameters, %d/%d/%d graphs, preprocessing %.1fs, %d threads, %s\n",
-		c.RunName(), r.o.Seed, r.params, len(r.train), len(r.val), len(r.test), prep, runtime.GOMAXPROCS(0), r.resumeNote(ckpt))
+		c.RunName(), r.o.Seed, r.params, len(r.train), len(r.val), len(r.test), prepSecs, runtime.GOMAXPROCS(0), r.resumeNote(ckpt))
 	return nil
 }
 
