@@ -22,6 +22,8 @@ import (
 	"sync"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/internal/diskfree"
+	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/rewire"
 )
@@ -303,6 +305,7 @@ func buildFile(path string, key Key, raw []*data.Graph, spec *data.Spec, workers
 	emit func(i int, g *data.Graph) error) (writeErr, err error) {
 	built := false
 	var berr error
+	first := min(ChunkGraphs, len(raw)) // the disk check follows the first chunk
 	werr := WriteGraphs(path, key, len(raw), func(w *Writer) error {
 		built = true
 		berr = Stream(raw, spec, key, workers, func(i int, g *data.Graph) error {
@@ -310,6 +313,9 @@ func buildFile(path string, key Key, raw []*data.Graph, spec *data.Spec, workers
 				return err
 			}
 			w.Add(g) // a failed write sticks in w and is reported when the file is closed
+			if i == first-1 && w.err == nil {
+				return checkDisk(path, w.n, i+1, len(raw))
+			}
 			return nil
 		})
 		return berr
@@ -321,6 +327,24 @@ func buildFile(path string, key Key, raw []*data.Graph, spec *data.Spec, workers
 		return werr, Stream(raw, spec, key, workers, emit)
 	}
 	return werr, nil
+}
+
+// freeSpace is the free disk space of a folder (a variable for the tests).
+var freeSpace = diskfree.Bytes
+
+// checkDisk refuses a cache file that will not fit its folder's free space: its size is
+// extrapolated from the written bytes of its first graphs (a record's size is nearly
+// proportional to its edges, and the first chunk is a fair sample of a split's order). Where the
+// free space cannot be read the build goes on (a full disk is then reported by the write).
+func checkDisk(path string, written int64, done, count int) error {
+	need := written * int64(count) / int64(max(done, 1))
+	free, err := freeSpace(filepath.Dir(path))
+	if err != nil || need-written <= free {
+		return nil
+	}
+	return fmt.Errorf("cache: %s needs about %s on disk (extrapolated from its first %d of %d graphs), and its folder has %s free: "+
+		"free some space, point the cache elsewhere (dataset.cache, -cache DIR) or preprocess without keeping it (-cache off)",
+		path, memlimit.Format(need), done, count, memlimit.Format(free+written))
 }
 
 // The values of a cache-folder setting (dataset.cache, -cache) besides a folder: DirOff keeps no

@@ -46,6 +46,7 @@ func Stream(gs []*data.Graph, spec *data.Spec, key Key, workers int, emit func(i
 // renames over the target (runfiles.WriteAtomicFunc); the file is the one Encode would make.
 type Writer struct {
 	w     *bufio.Writer
+	n     int64 // bytes written
 	crc   uint32
 	count int
 	added int
@@ -59,6 +60,7 @@ func (w *Writer) write(b []byte) {
 	}
 	w.crc = crc32.Update(w.crc, castagnoli, b)
 	_, w.err = w.w.Write(b)
+	w.n += int64(len(b))
 }
 
 // Add appends g's record.

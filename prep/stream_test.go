@@ -2,6 +2,7 @@ package prep
 
 import (
 	"bytes"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -193,5 +194,33 @@ func TestWriterCount(t *testing.T) {
 	}
 	if n != len(gs) || r.Count != len(gs) {
 		t.Errorf("read %d graphs of %d announced, want %d", n, r.Count, len(gs))
+	}
+}
+
+// TestDiskCheck: a cache file that will not fit its folder's free space is refused after its
+// first chunk, naming the file, the need and the way out, and leaves nothing behind; where the
+// free space is unknown the file is built.
+func TestDiskCheck(t *testing.T) {
+	raw, spec, key := clusterSplit(t, 3*ChunkGraphs)
+	gs, err := Build(raw, spec, key, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	size := int64(len(encoded(t, key, gs)))
+	src := func() ([]*data.Graph, *data.Spec, error) { return raw, spec, nil }
+	defer func(f func(string) (int64, error)) { freeSpace = f }(freeSpace)
+	dir := t.TempDir()
+	freeSpace = func(string) (int64, error) { return size / 4, nil }
+	_, _, err = Load(dir, key, src, 2)
+	if err == nil || !strings.Contains(err.Error(), key.FileName()) || !strings.Contains(err.Error(), "-cache off") ||
+		!strings.Contains(err.Error(), "first 512 of 1536 graphs") {
+		t.Fatalf("a file four times the free space: %v", err)
+	}
+	if left, _ := os.ReadDir(dir); len(left) != 0 {
+		t.Fatalf("a refused file left %v", left)
+	}
+	freeSpace = func(string) (int64, error) { return 0, errors.New("unknown") }
+	if _, st, err := Load(dir, key, src, 2); err != nil || st.WriteErr != nil {
+		t.Fatalf("free space unknown: %+v, %v", st, err)
 	}
 }
