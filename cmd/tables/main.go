@@ -8,7 +8,8 @@
 // Only runs of the paper's protocol are aggregated: runs stopped by a signal or on a non-finite
 // loss, and runs of a reduced budget (result.json's departures from the configured protocol,
 // reductions of the config below the built-in budget, or no config_hash at all) are left out,
-// listed on standard error and under each table with the reason; with -grid, so are runs in the
+// listed on standard error and under each table with the reason, as is a result.json that cannot
+// be read or does not verify (the other runs are still tabulated); with -grid, so are runs in the
 // grid's directories of another config, while an older result whose config.yaml is the grid's
 // run takes that run's provenance (so full-budget older runs still count). -include-reduced
 // includes the reduced-budget runs, marking their cells § and listing their budgets.
@@ -133,11 +134,11 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	runsGiven := false
 	fs.Visit(func(f *flag.Flag) { runsGiven = runsGiven || f.Name == "runs" })
 	var runs []*results.Run
-	var gridLeft []results.LeftOut // runs in the grid's directories of another config
+	var gridLeft []results.LeftOut // unreadable results; runs in the grid's directories of another config
 	var gridTable string
 	opt := results.Options{DefaultPlanned: *seeds}
 	if *grid == "" {
-		if runs, err = results.Scan(*runsDir); err != nil {
+		if runs, gridLeft, err = results.Scan(*runsDir); err != nil {
 			return fmt.Errorf("-runs: %w", err)
 		}
 	} else {
@@ -170,12 +171,17 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			roots[j.Out] = true
 		}
 		for root := range roots {
-			found, err := results.Scan(root)
+			found, bad, err := results.Scan(root)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
 			if err != nil {
 				return err
+			}
+			for _, b := range bad {
+				if abs, _ := filepath.Abs(b.Dir); jobDir[abs].Dir != "" {
+					gridLeft = append(gridLeft, b)
+				}
 			}
 			for _, r := range found {
 				abs, _ := filepath.Abs(r.Dir)
@@ -237,6 +243,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	}
 	sort.Strings(order)
 	if len(order) == 0 && *table != "table:results" && *grid == "" {
+		if len(left) > 0 {
+			return fmt.Errorf("no run under %s to tabulate: all %d were left out (listed above)", *runsDir, len(left))
+		}
 		return fmt.Errorf("no result.json under %s", *runsDir)
 	}
 
@@ -364,19 +373,19 @@ func reportLeftOut(w io.Writer, left []results.LeftOut) {
 	}
 	fmt.Fprintf(w, "tables: %d runs left out:\n", len(left))
 	for _, l := range left {
-		fmt.Fprintf(w, "  %s (seed %d): %s\n", l.Dir, l.Seed, l.Reason)
+		fmt.Fprintf(w, "  %s (seed %s): %s\n", l.Dir, l.SeedLabel(), l.Reason)
 	}
 }
 
 // leftOutOf are the left-out runs that belong to a table: all of them for a grid's table, else
-// those of the table's dataset.
+// those of the table's dataset and the unreadable results (whose dataset is unknown).
 func leftOutOf(left []results.LeftOut, t *report.Table, grid bool) []results.LeftOut {
 	if grid {
 		return left
 	}
 	var out []results.LeftOut
 	for _, l := range left {
-		if l.Dataset == t.Dataset {
+		if l.Dataset == t.Dataset || l.Dataset == "" {
 			out = append(out, l)
 		}
 	}
@@ -549,12 +558,12 @@ func homophilyMain(pf *paper.File, runsDir, out string, includeReduced bool, std
 // scanGroups reads every result under runsDir, leaves out (and lists) what -include-reduced
 // says, and aggregates the seeds of each setting.
 func scanGroups(runsDir string, includeReduced bool, stderr io.Writer) ([]*results.Group, error) {
-	runs, err := results.Scan(runsDir)
+	runs, bad, err := results.Scan(runsDir)
 	if err != nil {
 		return nil, fmt.Errorf("-runs: %w", err)
 	}
 	runs, left := results.Select(runs, includeReduced)
-	reportLeftOut(stderr, left)
+	reportLeftOut(stderr, append(bad, left...))
 	return results.Aggregate(runs, results.Options{DefaultPlanned: 1})
 }
 

@@ -113,7 +113,8 @@ func TestTablesErrors(t *testing.T) {
 	bad := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", "seed41", runfiles.ResultFile)
 	os.WriteFile(bad, []byte(`{"name":"x","epochs":0}`), 0o644)
 	var so, se bytes.Buffer
-	if code := run([]string{"-runs", runs}, &so, &se); code != 1 || !strings.Contains(se.String(), bad) {
+	// a bad result is listed, not fatal (TestTablesSkipDivergedAndBadResults)
+	if code := run([]string{"-runs", runs}, &so, &se); code != 0 || !strings.Contains(se.String(), bad) {
 		t.Errorf("bad result: exit %d, %s", code, se.String())
 	}
 	for _, c := range []struct {
@@ -245,6 +246,47 @@ func TestTablesLeaveOutReducedAndUnfinishedRuns(t *testing.T) {
 	}
 	if !strings.Contains(se.String(), "1 runs left out:") {
 		t.Errorf("stderr with -include-reduced:\n%s", se.String())
+	}
+}
+
+// TestTablesSkipDivergedAndBadResults: a run that diverged in its first epoch (result.json with
+// stopped_by nan, epochs 0 and no metrics, as the trainer writes it) and a result.json that does
+// not parse are each listed with the reason, on stderr and under the table, and the other runs'
+// tables are still written.
+func TestTablesSkipDivergedAndBadResults(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	writeRuns(t, runs)
+	diverged := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", "seed41")
+	if err := runfiles.WriteResult(filepath.Join(diverged, runfiles.ResultFile), &runfiles.Result{Name: "zinc-gatedgcn-adj-cls-r2",
+		Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", CLS: true, R: 2, Seed: 41, Metric: runfiles.MetricMAE,
+		StoppedBy: runfiles.StopNaN, ConfigHash: protocolHash}); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", "seed95")
+	os.WriteFile(filepath.Join(broken, runfiles.ResultFile), []byte(`{"name": "zinc-gatedgcn-adj-cls-r1",`), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	var so, se bytes.Buffer
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	for _, want := range []string{
+		diverged + " (seed 41): diverged: stopped on a non-finite training loss after 0 epochs",
+		broken + " (seed ?): unreadable result: " + filepath.Join(broken, runfiles.ResultFile),
+	} {
+		if !strings.Contains(se.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, se.String())
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "tables.md"))
+	for _, want := range []string{
+		"| " + diverged + " | 41 | diverged: stopped on a non-finite training loss after 0 epochs (no final metrics) |",
+		"| " + broken + " | ? | unreadable result: ",
+		"0.283 ± 0.012 †3/4", // r = 1 without seed 95
+		"77.600",             // CLUSTER still tabled
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("tables.md lacks %q:\n%s", want, md)
+		}
 	}
 }
 
