@@ -280,6 +280,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	if err := checkNotFewer(*out, groups); err != nil {
+		return err
+	}
 	write := func(name, content string) error {
 		p := filepath.Join(*out, name)
 		if err := runfiles.WriteAtomic(p, []byte(content), 0o644); err != nil {
@@ -315,7 +318,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return write("summary.json", string(js)+"\n")
+	return write(summaryFile, string(js)+"\n")
 }
 
 // plotTable draws the metric, time and learning-curve plots of a table that has runs.
@@ -353,6 +356,41 @@ func plotTable(t *report.Table, groups []*results.Group, out, short string, stdo
 			return err
 		}
 		fmt.Fprintln(stdout, "wrote", p)
+	}
+	return nil
+}
+
+// summaryFile is the file of -out that lists every aggregated cell, with its seeds.
+const summaryFile = "summary.json"
+
+// checkNotFewer refuses to replace the tables in out when they were made from more runs (as its
+// summary.json records) than groups hold: tables of a fresh clone, whose runs are not in the
+// repository, or of a partial runs folder must not overwrite committed results.
+func checkNotFewer(out string, groups []*results.Group) error {
+	p := filepath.Join(out, summaryFile)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("-out: %w", err)
+	}
+	var old []struct {
+		Seeds []int64 `json:"seeds"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return fmt.Errorf("-out: %s: %w (cannot tell how many runs its tables hold; move it away to replace them)", p, err)
+	}
+	m, n := 0, 0 // runs (one per seed of a cell) in the folder's tables and in these
+	for _, g := range old {
+		m += len(g.Seeds)
+	}
+	for _, g := range groups {
+		n += len(g.Seeds)
+	}
+	if n < m {
+		return fmt.Errorf("-out %s holds tables of %d runs (%s) and these are of %d: refusing to replace them with tables of fewer runs "+
+			"(give the folder that holds all of its runs with -runs, write elsewhere with -out, or delete %s to replace them on purpose)", out, m, p, n, p)
 	}
 	return nil
 }

@@ -290,6 +290,44 @@ func TestTablesSkipDivergedAndBadResults(t *testing.T) {
 	}
 }
 
+// TestTablesRefuseFewerRuns: tables written from a runs folder are not replaced by tables of
+// fewer runs (a run gone, or an empty folder as in a fresh clone): exit 1, the reason and the
+// counts named, the files untouched; tables of as many runs replace them.
+func TestTablesRefuseFewerRuns(t *testing.T) {
+	dir := t.TempDir()
+	runs, out := filepath.Join(dir, "runs"), filepath.Join(dir, "out")
+	writeRuns(t, runs)
+	var so, se bytes.Buffer
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "zinc.md"))
+	os.RemoveAll(filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", "seed41"))
+	se.Reset()
+	code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se)
+	want := "holds tables of 10 runs (" + filepath.Join(out, "summary.json") + ") and these are of 9: refusing"
+	if code != 1 || !strings.Contains(se.String(), want) {
+		t.Errorf("fewer runs: exit %d, %s; want %q", code, se.String(), want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "zinc.md")); !bytes.Equal(before, after) {
+		t.Errorf("zinc.md was replaced")
+	}
+	se.Reset()
+	if code := run([]string{"-runs", runs, "-out", filepath.Join(dir, "elsewhere"), "-plots=false"}, &so, &se); code != 0 {
+		t.Errorf("another folder: exit %d, %s", code, se.String())
+	}
+	writeRuns(t, runs)
+	se.Reset()
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 0 {
+		t.Errorf("as many runs: exit %d, %s", code, se.String())
+	}
+	os.WriteFile(filepath.Join(out, "summary.json"), []byte("{"), 0o644)
+	se.Reset()
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 1 || !strings.Contains(se.String(), filepath.Join(out, "summary.json")) {
+		t.Errorf("unreadable summary.json: exit %d, %s", code, se.String())
+	}
+}
+
 // With -grid, a run in the grid's directory whose config hash is not the grid run's is left out.
 func TestTablesGridLeavesOutOtherConfigs(t *testing.T) {
 	dir := t.TempDir()
