@@ -280,7 +280,7 @@ func (t *Table) provenanceMarkdown() string {
 	if len(t.LeftOut) > 0 {
 		b.WriteString("\nLeft out of this table:\n\n| run | seed | reason |\n|---|---:|---|\n")
 		for _, l := range t.LeftOut {
-			fmt.Fprintf(&b, "| %s | %d | %s |\n", l.Dir, l.Seed, l.Reason)
+			fmt.Fprintf(&b, "| %s | %s | %s |\n", l.Dir, l.SeedLabel(), l.Reason)
 		}
 	}
 	return b.String()

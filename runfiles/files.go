@@ -22,7 +22,8 @@ func WriteResult(path string, r *Result) error {
 }
 
 // ReadResult reads and verifies a result.json: it must parse as a Result with no unknown keys
-// and nothing after the object, and pass Check. Errors name the file and the key.
+// and nothing after the object, and pass Check. Errors name the file and the key. A diverged
+// result (Result.Diverged) reads without metrics, whatever figures an older file holds.
 func ReadResult(path string) (*Result, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
@@ -39,6 +40,9 @@ func ReadResult(path string) (*Result, error) {
 	}
 	if err := Check(&r); err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	if r.Diverged() {
+		r.clearMetrics() // an older file's figures of its last good epoch are no final metrics
 	}
 	return &r, nil
 }

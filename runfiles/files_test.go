@@ -111,3 +111,42 @@ func TestResultInterruptedInFirstEpoch(t *testing.T) {
 		t.Errorf("read back %+v, %v", got, err)
 	}
 }
+
+// TestDivergedResultHasNoMetrics: a run that diverged in its first epoch writes a result.json
+// that says so (stopped_by nan) and holds no metric keys, and it reads back as a valid, diverged
+// result; an older diverged file's figures are dropped on reading.
+func TestDivergedResultHasNoMetrics(t *testing.T) {
+	p := filepath.Join(t.TempDir(), ResultFile)
+	res := &Result{Name: "x", Dataset: "zinc", Model: "gatedgcn", R: 1, Seed: 41, Metric: MetricMAE,
+		TestMetric: 0.5, ValMetric: 0.25, Epochs: 0, StoppedBy: StopNaN}
+	if err := WriteResult(p, res); err != nil {
+		t.Fatal(err)
+	}
+	b, _ := os.ReadFile(p)
+	for _, k := range []string{`"test_metric"`, `"val_metric"`, `"train_metric"`} {
+		if strings.Contains(string(b), k) {
+			t.Errorf("a diverged result.json holds %s:\n%s", k, b)
+		}
+	}
+	if !strings.Contains(string(b), `"stopped_by": "nan"`) {
+		t.Errorf("no stopped_by nan:\n%s", b)
+	}
+	got, err := ReadResult(p)
+	if err != nil {
+		t.Fatalf("a diverged result does not read back: %v", err)
+	}
+	if !got.Diverged() || got.TestMetric != 0 || got.Epochs != 0 || !strings.HasPrefix(got.Reportable(), "diverged") {
+		t.Errorf("read back %+v, reason %q", got, got.Reportable())
+	}
+	os.WriteFile(p, []byte(`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","test_metric":0.7,"stopped_by":"nan"}`), 0o644)
+	if got, err := ReadResult(p); err != nil || got.TestMetric != 0 {
+		t.Errorf("an older diverged file: %+v, %v", got, err)
+	}
+	res.StoppedBy = StopMinLR
+	if err := WriteResult(p, res); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(p); !strings.Contains(string(b), `"test_metric": 0.5`) {
+		t.Errorf("a finished result lost its metric:\n%s", b)
+	}
+}

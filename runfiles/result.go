@@ -1,6 +1,7 @@
 package runfiles
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -33,7 +34,9 @@ type Result struct {
 	R        int    `json:"r"`
 	Seed     int64  `json:"seed"`
 
-	Metric      string  `json:"metric"` // mae | accuracy | weighted_accuracy
+	Metric string `json:"metric"` // mae | accuracy | weighted_accuracy
+	// The final metrics. A diverged run (Diverged) measured none: its result.json leaves the
+	// three keys out, and they read as 0 here; use them only when Reportable says "".
 	TestMetric  float64 `json:"test_metric"`
 	ValMetric   float64 `json:"val_metric"`
 	TrainMetric float64 `json:"train_metric"` // final evaluation of the training split in eval mode
@@ -84,7 +87,7 @@ func Check(r *Result) error {
 		return errors.New(`key "model" is missing or empty`)
 	case r.R < 1:
 		return fmt.Errorf(`key "r" is %d, want ≥ 1`, r.R)
-	case r.Epochs < 1 && r.StoppedBy != StopSignal: // interrupted inside its first epoch: 0
+	case r.Epochs < 1 && Finished(r.StoppedBy): // interrupted or diverged inside its first epoch: 0
 		return fmt.Errorf(`key "epochs" is %d, want ≥ 1`, r.Epochs)
 	case r.Epochs < 0:
 		return fmt.Errorf(`key "epochs" is %d, want ≥ 0`, r.Epochs)
@@ -101,4 +104,49 @@ func Check(r *Result) error {
 		return err
 	}
 	return checkReductions(r.Reductions)
+}
+
+// Diverged reports whether the run stopped on a non-finite training loss (stopped_by nan). This
+// is the one definition every reader uses (the trainer's summary, sweep, the tables): such a
+// run has no final metrics, and its result.json holds none (MarshalJSON).
+func (r *Result) Diverged() bool { return r.StoppedBy == StopNaN }
+
+// Reportable says why a result has no final metrics a table may report, or "" when it has: a run
+// stopped by a signal is unfinished (resume it), a diverged run measured nothing final.
+func (r *Result) Reportable() string {
+	switch {
+	case r.StoppedBy == StopSignal:
+		return fmt.Sprintf("stopped by a signal after %d epochs (unfinished; resume it)", r.Epochs)
+	case r.Diverged():
+		return fmt.Sprintf("diverged: stopped on a non-finite training loss after %d epochs (no final metrics)", r.Epochs)
+	}
+	return ""
+}
+
+// resultJSON is Result without its methods, so that MarshalJSON can encode it.
+type resultJSON Result
+
+// divergedJSON is a diverged result as result.json holds it: the metric keys, shadowed by
+// these nil fields, are left out.
+type divergedJSON struct {
+	resultJSON
+	TestMetric  *float64 `json:"test_metric,omitempty"`
+	ValMetric   *float64 `json:"val_metric,omitempty"`
+	TrainMetric *float64 `json:"train_metric,omitempty"`
+}
+
+// MarshalJSON writes the result; a diverged one without test_metric, val_metric and
+// train_metric (and the balanced accuracies), since it has no final metrics.
+func (r Result) MarshalJSON() ([]byte, error) {
+	if !r.Diverged() {
+		return json.Marshal(resultJSON(r))
+	}
+	r.clearMetrics()
+	return json.Marshal(divergedJSON{resultJSON: resultJSON(r)})
+}
+
+// clearMetrics zeroes the final metrics (a diverged result has none).
+func (r *Result) clearMetrics() {
+	r.TestMetric, r.ValMetric, r.TrainMetric = 0, 0, 0
+	r.TestBalanced, r.ValBalanced, r.TrainBalanced = nil, nil, nil
 }

@@ -16,7 +16,7 @@
 #
 # Examples:
 #   scripts/stats.sh                                   # ZINC test, r = 1..10: the README's table
-#   scripts/stats.sh -s all -r 1-4 -j -o docs/results/zinc-reduced/zinc-stats.json
+#   scripts/stats.sh -s all -r 1-4 -j -o /tmp/zinc-stats.json   # the input of tables -stats
 #   scripts/stats.sh -d aqsol -s val -r 1-3 -- -repeat 1
 #
 # Environment: REWIREGNN_DATA or DATA (data folder, default ../shared/data), GO.

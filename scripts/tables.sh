@@ -8,11 +8,12 @@
 #   scripts/tables.sh [-o OUT] [-r RUNS] [-R] -a                                         # every table found under RUNS
 #
 #   GRID  a grid name or file: zinc-reduced, zinc-gpu, table-zinc, … (configs/grids/GRID.yaml)
-#   -a    every run under RUNS (default runs), into OUT (default docs/results)
+#   -a    every run under RUNS (default runs), into OUT (default docs/results); RUNS must exist
+#         (a fresh clone has no runs/: sweep first, or give -r)
 #   -o    output folder (default docs/results/GRID for a grid); "-" prints Markdown only
 #   -r    runs folder (default: docs/results/GRID/runs when it exists, as for zinc-gpu, whose
 #         runs are kept in the repository; otherwise the grid's own out folder, e.g.
-#         runs/zinc-reduced)
+#         runs/zinc-reduced, where scripts/sweep.sh GRID puts them)
 #   -s    a cmd/stats -json file for our density column (repeatable; default: every
 #         *-stats.json in OUT, else in docs/results/GRID; make one with scripts/stats.sh -j -o)
 #   -R    include reduced-budget runs (tables -include-reduced), marked § in the tables: runs
@@ -20,11 +21,18 @@
 #         trainer flag on dataset.subset, train.max_epochs or train.max_time), of a grid set
 #         below the built-in budget (zinc-reduced), or without config_hash. Without -R they
 #         are left out and listed with the reason, as are runs stopped by a signal or a NaN
+#         and unreadable result.json files
 #   -k    a -set KEY=VALUE the grid was swept with (repeatable), so that tables resolves the
-#         same runs as the sweep (e.g. -k train.max_time=4m for zinc-reduced.sh)
+#         same runs as the sweep: a run swept with -set train.max_time=4m is another config
+#         than the grid's, listed as "not the grid's run" unless given -k train.max_time=4m
+#
+# OUT's tables are never replaced by tables of fewer runs than OUT/summary.json records
+# (cmd/tables refuses, exit status 1): in a fresh clone, whose runs/ is empty, the committed
+# tables stay as they are.
 #
 # Examples:
-#   scripts/tables.sh -R -k train.max_time=4m zinc-reduced   # docs/results/zinc-reduced from runs/zinc-reduced
+#   scripts/tables.sh -R zinc-reduced                  # docs/results/zinc-reduced from runs/zinc-reduced
+#   scripts/tables.sh -R -k train.max_time=4m zinc-reduced   # the same, of a sweep given -set train.max_time=4m
 #   scripts/tables.sh zinc-gpu                         # docs/results/zinc-gpu from its runs/ folder
 #   scripts/tables.sh -o /tmp/t zinc-gpu               # the same, elsewhere
 #   scripts/tables.sh -a                               # every table under runs/ into docs/results
@@ -53,7 +61,9 @@ if ((all)); then
 	[[ $# -eq 0 ]] || die "-a takes no grid (got $*)"
 	[[ ${#sets[@]} -eq 0 ]] || die "-k needs a grid, not -a"
 	out=${out:-docs/results}
-	args+=(-runs "${runs:-runs}")
+	runs=${runs:-runs}
+	[[ -d $runs ]] || die "-a: no runs folder $runs (a fresh clone has none: sweep a grid first, scripts/sweep.sh GRID, or give -r RUNS)"
+	args+=(-runs "$runs")
 else
 	[[ $# -eq 1 ]] || die "give one grid, or -a (see -h)"
 	grid=$1

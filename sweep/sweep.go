@@ -135,7 +135,7 @@ func Inspect(j Job) (st State, note string) {
 	switch {
 	case err == nil && res.Seed != j.Seed:
 		note = fmt.Sprintf("%s is of seed %d", filepath.Join(j.Dir, runfiles.ResultFile), res.Seed)
-	case err == nil && res.StoppedBy == runfiles.StopNaN:
+	case err == nil && res.Diverged():
 		return Diverged, fmt.Sprintf("stopped on a non-finite loss after %d epochs (delete %s to run it again)", res.Epochs, filepath.Join(j.Dir, runfiles.ResultFile))
 	case err == nil && !runfiles.Finished(res.StoppedBy):
 		note = fmt.Sprintf("the last attempt was stopped by %s", res.StoppedBy)

@@ -498,8 +498,12 @@ func (r *run) writeResult(res *runfiles.Result, stop string) error {
 
 // Scores is a result's final figures for a summary line, only of the splits the run had:
 // "test mae 0.1234, val 0.2345, train 0.0123"; without a validation split the val figure is
-// left out, and a test figure measured on the training split says so ("test (on train)").
+// left out, and a test figure measured on the training split says so ("test (on train)"). A
+// diverged run (runfiles.Result.Diverged) has no figures, and Scores says so.
 func Scores(res *runfiles.Result) string {
+	if res.Diverged() {
+		return "diverged (non-finite training loss): no metrics"
+	}
 	test := "test"
 	if res.TestSplit != "" {
 		test += " (on " + res.TestSplit + ")"

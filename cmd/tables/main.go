@@ -8,7 +8,8 @@
 // Only runs of the paper's protocol are aggregated: runs stopped by a signal or on a non-finite
 // loss, and runs of a reduced budget (result.json's departures from the configured protocol,
 // reductions of the config below the built-in budget, or no config_hash at all) are left out,
-// listed on standard error and under each table with the reason; with -grid, so are runs in the
+// listed on standard error and under each table with the reason, as is a result.json that cannot
+// be read or does not verify (the other runs are still tabulated); with -grid, so are runs in the
 // grid's directories of another config, while an older result whose config.yaml is the grid's
 // run takes that run's provenance (so full-budget older runs still count). -include-reduced
 // includes the reduced-budget runs, marking their cells § and listing their budgets.
@@ -133,11 +134,11 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	runsGiven := false
 	fs.Visit(func(f *flag.Flag) { runsGiven = runsGiven || f.Name == "runs" })
 	var runs []*results.Run
-	var gridLeft []results.LeftOut // runs in the grid's directories of another config
+	var gridLeft []results.LeftOut // unreadable results; runs in the grid's directories of another config
 	var gridTable string
 	opt := results.Options{DefaultPlanned: *seeds}
 	if *grid == "" {
-		if runs, err = results.Scan(*runsDir); err != nil {
+		if runs, gridLeft, err = results.Scan(*runsDir); err != nil {
 			return fmt.Errorf("-runs: %w", err)
 		}
 	} else {
@@ -170,12 +171,17 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			roots[j.Out] = true
 		}
 		for root := range roots {
-			found, err := results.Scan(root)
+			found, bad, err := results.Scan(root)
 			if errors.Is(err, os.ErrNotExist) {
 				continue
 			}
 			if err != nil {
 				return err
+			}
+			for _, b := range bad {
+				if abs, _ := filepath.Abs(b.Dir); jobDir[abs].Dir != "" {
+					gridLeft = append(gridLeft, b)
+				}
 			}
 			for _, r := range found {
 				abs, _ := filepath.Abs(r.Dir)
@@ -237,6 +243,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	}
 	sort.Strings(order)
 	if len(order) == 0 && *table != "table:results" && *grid == "" {
+		if len(left) > 0 {
+			return fmt.Errorf("no run under %s to tabulate: all %d were left out (listed above)", *runsDir, len(left))
+		}
 		return fmt.Errorf("no result.json under %s", *runsDir)
 	}
 
@@ -271,6 +280,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 
+	if err := checkNotFewer(*out, groups); err != nil {
+		return err
+	}
 	write := func(name, content string) error {
 		p := filepath.Join(*out, name)
 		if err := runfiles.WriteAtomic(p, []byte(content), 0o644); err != nil {
@@ -306,7 +318,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	return write("summary.json", string(js)+"\n")
+	return write(summaryFile, string(js)+"\n")
 }
 
 // plotTable draws the metric, time and learning-curve plots of a table that has runs.
@@ -348,6 +360,41 @@ func plotTable(t *report.Table, groups []*results.Group, out, short string, stdo
 	return nil
 }
 
+// summaryFile is the file of -out that lists every aggregated cell, with its seeds.
+const summaryFile = "summary.json"
+
+// checkNotFewer refuses to replace the tables in out when they were made from more runs (as its
+// summary.json records) than groups hold: tables of a fresh clone, whose runs are not in the
+// repository, or of a partial runs folder must not overwrite committed results.
+func checkNotFewer(out string, groups []*results.Group) error {
+	p := filepath.Join(out, summaryFile)
+	b, err := os.ReadFile(p)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("-out: %w", err)
+	}
+	var old []struct {
+		Seeds []int64 `json:"seeds"`
+	}
+	if err := json.Unmarshal(b, &old); err != nil {
+		return fmt.Errorf("-out: %s: %w (cannot tell how many runs its tables hold; move it away to replace them)", p, err)
+	}
+	m, n := 0, 0 // runs (one per seed of a cell) in the folder's tables and in these
+	for _, g := range old {
+		m += len(g.Seeds)
+	}
+	for _, g := range groups {
+		n += len(g.Seeds)
+	}
+	if n < m {
+		return fmt.Errorf("-out %s holds tables of %d runs (%s) and these are of %d: refusing to replace them with tables of fewer runs "+
+			"(give the folder that holds all of its runs with -runs, write elsewhere with -out, or delete %s to replace them on purpose)", out, m, p, n, p)
+	}
+	return nil
+}
+
 // adoptProvenance gives an older result (no config_hash) whose run directory's config.yaml
 // matches the grid's run the provenance of that run: its hash, departures and reductions. Other
 // older results stay of unknown provenance (results.Select).
@@ -364,19 +411,19 @@ func reportLeftOut(w io.Writer, left []results.LeftOut) {
 	}
 	fmt.Fprintf(w, "tables: %d runs left out:\n", len(left))
 	for _, l := range left {
-		fmt.Fprintf(w, "  %s (seed %d): %s\n", l.Dir, l.Seed, l.Reason)
+		fmt.Fprintf(w, "  %s (seed %s): %s\n", l.Dir, l.SeedLabel(), l.Reason)
 	}
 }
 
 // leftOutOf are the left-out runs that belong to a table: all of them for a grid's table, else
-// those of the table's dataset.
+// those of the table's dataset and the unreadable results (whose dataset is unknown).
 func leftOutOf(left []results.LeftOut, t *report.Table, grid bool) []results.LeftOut {
 	if grid {
 		return left
 	}
 	var out []results.LeftOut
 	for _, l := range left {
-		if l.Dataset == t.Dataset {
+		if l.Dataset == t.Dataset || l.Dataset == "" {
 			out = append(out, l)
 		}
 	}
@@ -549,12 +596,12 @@ func homophilyMain(pf *paper.File, runsDir, out string, includeReduced bool, std
 // scanGroups reads every result under runsDir, leaves out (and lists) what -include-reduced
 // says, and aggregates the seeds of each setting.
 func scanGroups(runsDir string, includeReduced bool, stderr io.Writer) ([]*results.Group, error) {
-	runs, err := results.Scan(runsDir)
+	runs, bad, err := results.Scan(runsDir)
 	if err != nil {
 		return nil, fmt.Errorf("-runs: %w", err)
 	}
 	runs, left := results.Select(runs, includeReduced)
-	reportLeftOut(stderr, left)
+	reportLeftOut(stderr, append(bad, left...))
 	return results.Aggregate(runs, results.Options{DefaultPlanned: 1})
 }
 

@@ -113,7 +113,8 @@ func TestTablesErrors(t *testing.T) {
 	bad := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", "seed41", runfiles.ResultFile)
 	os.WriteFile(bad, []byte(`{"name":"x","epochs":0}`), 0o644)
 	var so, se bytes.Buffer
-	if code := run([]string{"-runs", runs}, &so, &se); code != 1 || !strings.Contains(se.String(), bad) {
+	// a bad result is listed, not fatal (TestTablesSkipDivergedAndBadResults)
+	if code := run([]string{"-runs", runs}, &so, &se); code != 0 || !strings.Contains(se.String(), bad) {
 		t.Errorf("bad result: exit %d, %s", code, se.String())
 	}
 	for _, c := range []struct {
@@ -245,6 +246,85 @@ func TestTablesLeaveOutReducedAndUnfinishedRuns(t *testing.T) {
 	}
 	if !strings.Contains(se.String(), "1 runs left out:") {
 		t.Errorf("stderr with -include-reduced:\n%s", se.String())
+	}
+}
+
+// TestTablesSkipDivergedAndBadResults: a run that diverged in its first epoch (result.json with
+// stopped_by nan, epochs 0 and no metrics, as the trainer writes it) and a result.json that does
+// not parse are each listed with the reason, on stderr and under the table, and the other runs'
+// tables are still written.
+func TestTablesSkipDivergedAndBadResults(t *testing.T) {
+	runs := filepath.Join(t.TempDir(), "runs")
+	writeRuns(t, runs)
+	diverged := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", "seed41")
+	if err := runfiles.WriteResult(filepath.Join(diverged, runfiles.ResultFile), &runfiles.Result{Name: "zinc-gatedgcn-adj-cls-r2",
+		Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", CLS: true, R: 2, Seed: 41, Metric: runfiles.MetricMAE,
+		StoppedBy: runfiles.StopNaN, ConfigHash: protocolHash}); err != nil {
+		t.Fatal(err)
+	}
+	broken := filepath.Join(runs, "zinc-gatedgcn-adj-cls-r1", "seed95")
+	os.WriteFile(filepath.Join(broken, runfiles.ResultFile), []byte(`{"name": "zinc-gatedgcn-adj-cls-r1",`), 0o644)
+	out := filepath.Join(t.TempDir(), "out")
+	var so, se bytes.Buffer
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	for _, want := range []string{
+		diverged + " (seed 41): diverged: stopped on a non-finite training loss after 0 epochs",
+		broken + " (seed ?): unreadable result: " + filepath.Join(broken, runfiles.ResultFile),
+	} {
+		if !strings.Contains(se.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, se.String())
+		}
+	}
+	md, _ := os.ReadFile(filepath.Join(out, "tables.md"))
+	for _, want := range []string{
+		"| " + diverged + " | 41 | diverged: stopped on a non-finite training loss after 0 epochs (no final metrics) |",
+		"| " + broken + " | ? | unreadable result: ",
+		"0.283 ± 0.012 †3/4", // r = 1 without seed 95
+		"77.600",             // CLUSTER still tabled
+	} {
+		if !strings.Contains(string(md), want) {
+			t.Errorf("tables.md lacks %q:\n%s", want, md)
+		}
+	}
+}
+
+// TestTablesRefuseFewerRuns: tables written from a runs folder are not replaced by tables of
+// fewer runs (a run gone, or an empty folder as in a fresh clone): exit 1, the reason and the
+// counts named, the files untouched; tables of as many runs replace them.
+func TestTablesRefuseFewerRuns(t *testing.T) {
+	dir := t.TempDir()
+	runs, out := filepath.Join(dir, "runs"), filepath.Join(dir, "out")
+	writeRuns(t, runs)
+	var so, se bytes.Buffer
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	before, _ := os.ReadFile(filepath.Join(out, "zinc.md"))
+	os.RemoveAll(filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", "seed41"))
+	se.Reset()
+	code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se)
+	want := "holds tables of 10 runs (" + filepath.Join(out, "summary.json") + ") and these are of 9: refusing"
+	if code != 1 || !strings.Contains(se.String(), want) {
+		t.Errorf("fewer runs: exit %d, %s; want %q", code, se.String(), want)
+	}
+	if after, _ := os.ReadFile(filepath.Join(out, "zinc.md")); !bytes.Equal(before, after) {
+		t.Errorf("zinc.md was replaced")
+	}
+	se.Reset()
+	if code := run([]string{"-runs", runs, "-out", filepath.Join(dir, "elsewhere"), "-plots=false"}, &so, &se); code != 0 {
+		t.Errorf("another folder: exit %d, %s", code, se.String())
+	}
+	writeRuns(t, runs)
+	se.Reset()
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 0 {
+		t.Errorf("as many runs: exit %d, %s", code, se.String())
+	}
+	os.WriteFile(filepath.Join(out, "summary.json"), []byte("{"), 0o644)
+	se.Reset()
+	if code := run([]string{"-runs", runs, "-out", out, "-plots=false"}, &so, &se); code != 1 || !strings.Contains(se.String(), filepath.Join(out, "summary.json")) {
+		t.Errorf("unreadable summary.json: exit %d, %s", code, se.String())
 	}
 }
 

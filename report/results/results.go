@@ -33,15 +33,15 @@ func (r *Run) Epochs() ([]runfiles.Epoch, error) {
 	return e, err
 }
 
-// Scan finds every result.json under root and reads it. A result.json that does not verify is an
-// error (named), not skipped: a table must not silently lose a seed.
-func Scan(root string) ([]*Run, error) {
+// Scan finds every result.json under root (hidden folders skipped) and reads it. A result.json
+// that cannot be read or does not verify is not fatal to the others: it comes back in bad, with
+// its folder and the error as the reason, for the caller to list (a table must not silently lose
+// a seed). err is for a root that cannot be walked.
+func Scan(root string) (runs []*Run, bad []LeftOut, err error) {
 	if _, err := os.Stat(root); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var runs []*Run
-	var errs []error
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -53,20 +53,17 @@ func Scan(root string) ([]*Run, error) {
 		}
 		res, err := runfiles.ReadResult(path)
 		if err != nil {
-			errs = append(errs, err)
+			bad = append(bad, LeftOut{Dir: filepath.Dir(path), Reason: "unreadable result: " + err.Error()})
 			return nil
 		}
 		runs = append(runs, &Run{Dir: filepath.Dir(path), Result: res})
 		return nil
 	})
 	if err != nil {
-		return nil, err
-	}
-	if len(errs) > 0 {
-		return nil, errors.Join(errs...)
+		return nil, nil, err
 	}
 	sort.Slice(runs, func(i, j int) bool { return runs[i].Dir < runs[j].Dir })
-	return runs, nil
+	return runs, bad, nil
 }
 
 // ModelKey is the paper's short model name: gcn, mon, trans.

@@ -71,9 +71,9 @@ func TestScanAndAggregate(t *testing.T) {
 	}
 	// an unfinished run (no result.json) is not a run
 	os.MkdirAll(filepath.Join(root, "zinc-gatedgcn-adj-r2", "seed41"), 0o755)
-	runs, err := Scan(root)
-	if err != nil {
-		t.Fatal(err)
+	runs, bad, err := Scan(root)
+	if err != nil || len(bad) != 0 {
+		t.Fatal(err, bad)
 	}
 	if len(runs) != 6 {
 		t.Fatalf("%d runs, want 6", len(runs))
@@ -135,15 +135,32 @@ func TestAggregateRefusesMixedSources(t *testing.T) {
 	}
 }
 
-// TestScanReportsBadResult: Scan reports a result.json that does not verify instead of
-// skipping it (the reader's own errors are tested in package runfiles).
+// TestScanReportsBadResult: a result.json that cannot be read or does not verify comes back in
+// bad, its folder and error named, while the runs beside it are still read (the reader's own
+// errors are tested in package runfiles); a diverged run that stopped in its first epoch is a
+// valid result, not a bad one.
 func TestScanReportsBadResult(t *testing.T) {
-	dir := t.TempDir()
-	p := filepath.Join(dir, "result.json")
-	os.WriteFile(p, []byte(`{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"tired"}`), 0o644)
-	// Scan reports the bad file instead of skipping it
-	if _, err := Scan(dir); err == nil || !strings.Contains(err.Error(), p) {
-		t.Errorf("Scan: %v", err)
+	root := t.TempDir()
+	write := func(name, body string) string {
+		dir := filepath.Join(root, name, "seed41")
+		os.MkdirAll(dir, 0o755)
+		os.WriteFile(filepath.Join(dir, runfiles.ResultFile), []byte(body), 0o644)
+		return dir
+	}
+	tired := write("a", `{"name":"x","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"tired"}`)
+	cut := write("b", `{"name":"x",`)
+	write("c", `{"name":"c","dataset":"zinc","model":"gatedgcn","r":1,"epochs":3,"metric":"mae","stopped_by":"min_lr"}`)
+	write("d", `{"name":"d","dataset":"zinc","model":"gatedgcn","r":1,"epochs":0,"metric":"mae","stopped_by":"nan"}`)
+	runs, bad, err := Scan(root)
+	if err != nil {
+		t.Fatalf("Scan: %v", err)
+	}
+	if len(runs) != 2 || runs[0].Result.Name != "c" || !runs[1].Result.Diverged() {
+		t.Errorf("runs beside the bad files: %+v", runs)
+	}
+	if len(bad) != 2 || bad[0].Dir != tired || bad[1].Dir != cut ||
+		!strings.Contains(bad[0].Reason, `"stopped_by" is "tired"`) || !strings.Contains(bad[1].Reason, "unexpected EOF") {
+		t.Errorf("bad results: %+v", bad)
 	}
 }
 

@@ -1,8 +1,8 @@
 package results
 
 import (
-	"fmt"
 	"sort"
+	"strconv"
 
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
@@ -16,24 +16,28 @@ type LeftOut struct {
 	Reason  string `json:"reason"`
 }
 
+// SeedLabel is the seed for a listing, or "?" for an unreadable result (Scan), whose seed is unknown.
+func (l LeftOut) SeedLabel() string {
+	if l.Name == "" {
+		return "?"
+	}
+	return strconv.FormatInt(l.Seed, 10)
+}
+
 // IncludeReducedFlag is cmd/tables' flag that includes reduced-budget runs; Select names it.
 const IncludeReducedFlag = "-include-reduced"
 
 // Select splits runs into those the tables aggregate and those they leave out, with the reason:
-// a run stopped by a signal (not finished: resumable) or on a non-finite loss is always left out;
-// a run with a reduced budget (runfiles.Result.Provenance Reduced: departures from the
-// configured protocol or a config below the built-in budget; or Unknown: no config_hash) is
-// left out unless includeReduced, and then kept and counted in its group's Reduced.
+// a run without final metrics (runfiles.Result.Reportable: stopped by a signal, so unfinished,
+// or diverged on a non-finite loss) is always left out; a run with a reduced budget
+// (runfiles.Result.Provenance Reduced: departures from the configured protocol or a config
+// below the built-in budget; or Unknown: no config_hash) is left out unless includeReduced, and
+// then kept and counted in its group's Reduced.
 func Select(runs []*Run, includeReduced bool) (kept []*Run, left []LeftOut) {
 	for _, r := range runs {
 		res := r.Result
-		why := ""
-		switch {
-		case res.StoppedBy == runfiles.StopSignal:
-			why = fmt.Sprintf("stopped by a signal after %d epochs (unfinished; resume it)", res.Epochs)
-		case res.StoppedBy == runfiles.StopNaN:
-			why = fmt.Sprintf("stopped on a non-finite loss after %d epochs", res.Epochs)
-		case res.Provenance() != runfiles.Protocol && !includeReduced:
+		why := res.Reportable()
+		if why == "" && res.Provenance() != runfiles.Protocol && !includeReduced {
 			why = "reduced budget: " + res.BudgetNote() + " (include with " + IncludeReducedFlag + ")"
 		}
 		if why == "" {

@@ -39,9 +39,9 @@ func TestSelectLeavesOutUnfinishedAndReducedRuns(t *testing.T) {
 		kept    string
 		reasons map[string]string
 	}{
-		{false, "a", map[string]string{"b": "dataset.subset 1000 (protocol 0)", "c": "signal", "d": "non-finite", "e": "train.max_time 10m in the config",
+		{false, "a", map[string]string{"b": "dataset.subset 1000 (protocol 0)", "c": "signal", "d": "diverged", "e": "train.max_time 10m in the config",
 			"f": "unknown provenance", "g": "signal"}},
-		{true, "a b e f", map[string]string{"c": "signal", "d": "non-finite", "g": "signal"}},
+		{true, "a b e f", map[string]string{"c": "signal", "d": "diverged", "g": "signal"}},
 	} {
 		kept, left := Select(runs, tc.include)
 		var names []string
