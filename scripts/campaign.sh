@@ -465,7 +465,9 @@ capped() {
 # (capped) with its checkpoint into unfinished/ (never over a parked copy with more epochs).
 merge_run() {
 	local d=$1 results=$2 name=$3 seed=$4 from=$5 to have
-	[[ -f $d/config.yaml && -f $d/metrics.jsonl && -f $d/result.json ]] || return 0
+	[[ -f $d/config.yaml && -f $d/result.json ]] || return 0
+	# a run stopped (or diverged) inside its first epoch has written no metrics.jsonl yet
+	[[ -f $d/metrics.jsonl ]] || : >"$d/metrics.jsonl"
 	if finished "$d" && ! capped "$d"; then
 		to=$results/runs/$name/seed$seed
 		if [[ -e $to ]]; then
