@@ -1,6 +1,7 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -177,8 +178,8 @@ func TestRejected(t *testing.T) {
 		{"seeds empty", "dataset: {name: zinc}\ntrain: {seeds: []}\n", nil, nil, []string{"x.yaml:2:", "train.seeds: empty"}},
 		{"seeds duplicated", "dataset: {name: zinc}\ntrain: {seeds: [41, 95, 41]}\n", nil, nil, []string{"train.seeds: seed 41 is listed twice"}},
 		{"seeds not ints", "dataset: {name: zinc}\ntrain: {seeds: [41, x]}\n", nil, nil, []string{`train.seeds: "x" is not an integer`}},
-		{"YAML syntax", "dataset:\n  name: zinc\n  r: [1, 2\nmodel: {}\n", nil, nil, []string{"x.yaml:", "YAML syntax error"}},
-		{"YAML syntax line", "dataset:\n  name: zinc\n r: 2\n", nil, nil, []string{"x.yaml:2: YAML syntax error: did not find expected key"}},
+		{"YAML syntax", "dataset:\n  name: zinc\n  r: [1, 2\nmodel: {}\n", nil, nil, []string{"x.yaml:3: YAML syntax error"}},
+		{"YAML syntax line", "dataset:\n  name: zinc\n r: 2\n", nil, nil, []string{"x.yaml:3: YAML syntax error: did not find expected key"}},
 		{"error on line 1", "a: b: c\n", nil, nil, []string{"x.yaml:1: YAML syntax error: mapping values"}},
 		{"tab indentation", "dataset:\n\tname: zinc\n", nil, nil, []string{"x.yaml:2: YAML syntax error"}},
 		{"duplicate key", "dataset:\n  name: zinc\n  r: 2\n  r: 3\n", nil, nil, []string{"x.yaml:4:", `key "dataset.r" given twice (first on line 3)`}},
@@ -251,6 +252,42 @@ func TestRejected(t *testing.T) {
 				if !strings.Contains(err.Error(), w) {
 					t.Errorf("error %q\ndoes not contain %q", err, w)
 				}
+			}
+		})
+	}
+}
+
+// TestYAMLSyntaxErrorLine: a YAML syntax error names the line the user must fix (the YAML
+// parser's own message names the line where the enclosing construct began, often one earlier).
+func TestYAMLSyntaxErrorLine(t *testing.T) {
+	cases := []struct {
+		name, file string
+		line       int
+	}{
+		{"first line", "a: b: c\ndataset:\n  name: zinc\n", 1},
+		{"first line, only line, no newline", "dataset: [zinc", 1},
+		{"last line", "dataset:\n  name: zinc\n  r: 2\nmodel: x: y\n", 4},
+		{"last line, no newline", "dataset:\n  name: zinc\n  r: 2\nmodel: x: y", 4},
+		{"key indented too little", "dataset:\n  name: zinc\n r: 2\n", 3},
+		{"key indented too little, deeper", "dataset:\n  name: zinc\n  r: 2\nmodel:\n  name: gatedgcn\n layers: 3\n", 6},
+		{"key indented too much", "dataset:\n  name: zinc\n    r: 2\n", 3},
+		{"tab indentation", "dataset:\n\tname: zinc\n", 2},
+		{"list item in a mapping", "dataset:\n  name: zinc\n  - r\n", 3},
+		{"unclosed list", "dataset:\n  name: zinc\n  r: [1, 2\nmodel: {}\n", 3},
+		{"unclosed quote", "dataset:\n  name: \"zinc\n  r: 2\n", 2},
+		{"valid multi-line flow before the error", "dataset: {name: zinc,\n  r: 2}\nmodel:\n  name: x: y\n", 4},
+		{"valid multi-line quote before an unclosed one", "name: \"a\n  b\"\ndataset:\n  name: 'zinc\n", 4},
+		{"in the second document", "dataset: {name: zinc}\n---\nmodel: x: y\n", 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(c.file), nil)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			want := fmt.Sprintf("x.yaml:%d: YAML syntax error: ", c.line)
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q\ndoes not start with %q", err, want)
 			}
 		})
 	}
