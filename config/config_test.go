@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -290,6 +291,52 @@ func TestYAMLSyntaxErrorLine(t *testing.T) {
 				t.Errorf("error %q\ndoes not start with %q", err, want)
 			}
 		})
+	}
+}
+
+// TestSetKeyProblems: a -set whose key names a section, goes below a single-valued key, is
+// empty or lacks '=' gets an error saying so; "did you mean" never suggests the key itself.
+func TestSetKeyProblems(t *testing.T) {
+	cases := []struct {
+		name, set string
+		want      []string
+	}{
+		{"section", "dataset=5", []string{`-set dataset=5: dataset is a section, not a key with a value; set one of its keys: dataset.name, dataset.dir, dataset.r, `}},
+		{"section, upper case", "MODEL=x", []string{"model is a section", "model.name, model.layers"}},
+		{"below a value", "dataset.r.x=1", []string{`-set dataset.r.x=1: unknown key "dataset.r.x": dataset.r holds a single value and has no keys under it (give dataset.r=VALUE)`}},
+		{"below a section key", "train.seeds.a.b=1", []string{`unknown key "train.seeds.a.b": train.seeds holds a single value`}},
+		{"empty key", "=1", []string{`-set "=1": want key=value (e.g. train.batch_size=64), got an empty key`}},
+		{"blank key", " =1", []string{"got an empty key"}},
+		{"known key without =", "dataset.r", []string{`-set "dataset.r": want key=value, got no '=' (write dataset.r=VALUE)`}},
+		{"section without =", "dataset", []string{`-set "dataset": want key=value`, "got no '='", "dataset is a section"}},
+		{"unknown key without =", "datset.r", []string{`got no '=', and unknown key "datset.r" (did you mean "dataset.r"?)`}},
+		{"section with a dot", "dataset.=1", []string{`unknown key "dataset."`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load("", []string{"dataset.name=zinc", c.set})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+			if m := regexp.MustCompile(`unknown key "([^"]*)" \(did you mean "([^"]*)"`).FindStringSubmatch(err.Error()); m != nil && m[1] == m[2] {
+				t.Errorf("error %q suggests the key itself", err)
+			}
+		})
+	}
+}
+
+// TestSuggestNeverTheKey: suggest never offers the key it was given, for any key or section.
+func TestSuggestNeverTheKey(t *testing.T) {
+	keys := append(Keys(), sortedKeys(sections)...)
+	for _, k := range keys {
+		if s := suggest(k); s == k {
+			t.Errorf("suggest(%q) = itself", k)
+		}
 	}
 }
 

@@ -318,19 +318,18 @@ func setLayer(sets []string) (*layer, error) {
 	l := newLayer("-set")
 	var errs []error
 	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		key := strings.ToLower(strings.TrimSpace(k))
-		src := "-set " + s
-		if !ok || key == "" {
-			errs = append(errs, fmt.Errorf("-set %q: want key=value, e.g. train.batch_size=64", s))
+		key, v, err := splitSet(s)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
+		src := "-set " + s
 		f := schemaByKey[key]
 		if f == nil {
 			errs = append(errs, fmt.Errorf("%s: %s", src, unknownKeyError(key)))
 			continue
 		}
-		val, err := parseScalar(f, strings.TrimSpace(v))
+		val, err := parseScalar(f, v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", src, err))
 			continue
@@ -341,4 +340,20 @@ func setLayer(sets []string) (*layer, error) {
 		return nil, errors.Join(errs...)
 	}
 	return l, nil
+}
+
+// splitSet splits one -set into its key (lower case) and its value, both trimmed. A missing '='
+// or key is an error naming the -set; a key without '=' that is not a known key is named too.
+func splitSet(s string) (key, val string, err error) {
+	k, v, ok := strings.Cut(s, "=")
+	key = strings.ToLower(strings.TrimSpace(k))
+	switch {
+	case key == "":
+		return "", "", fmt.Errorf("-set %q: want key=value (e.g. train.batch_size=64), got an empty key", s)
+	case !ok && schemaByKey[key] != nil:
+		return "", "", fmt.Errorf("-set %q: want key=value, got no '=' (write %s=VALUE)", s, key)
+	case !ok:
+		return "", "", fmt.Errorf("-set %q: want key=value (e.g. train.batch_size=64), got no '=', and %s", s, unknownKeyError(key))
+	}
+	return key, strings.TrimSpace(v), nil
 }
