@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"math"
+	"strings"
 	"testing"
 )
 
@@ -75,5 +77,44 @@ func TestWalkCountsUnchanged(t *testing.T) {
 				t.Errorf("%s: walk counts hash %s, want %s", c.name, got, c.wantHash)
 			}
 		}
+	}
+}
+
+// TestWalkCountsOverflowRefused: a radius whose walk counts exceed what float32 holds is
+// refused with the first overflowing length and the largest finite radius; that radius itself
+// is accepted with finite float32 counts, and a graph whose counts stay small takes any radius.
+func TestWalkCountsOverflowRefused(t *testing.T) {
+	src, dst := completeGraph(12) // counts ≈ 11^k/12: 3.1e38 at k = 38, 3.4e39 at k = 39
+	var w Walks
+	err := w.Reset(12, src, dst, 1000, true)
+	var oe *CountOverflowError
+	if !errors.As(err, &oe) {
+		t.Fatalf("r = 1000 on K12: error %v, want a CountOverflowError", err)
+	}
+	if oe.R != 1000 || oe.K != 39 || !(oe.Peak > MaxCount) {
+		t.Errorf("overflow error %+v, want R 1000, K 39, Peak > %g", oe, float64(MaxCount))
+	}
+	for _, want := range []string{"r = 1000 (dataset.r)", "walks of length 39", "float32", "3.403e+38", "r must be at most 38"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q lacks %q", err, want)
+		}
+	}
+	if err := w.Reset(12, src, dst, oe.K-1, true); err != nil {
+		t.Fatalf("r = %d: %v", oe.K-1, err)
+	}
+	for i, x := range w.CountTable()[:w.R*w.N*w.N] {
+		if f := float32(x); math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
+			t.Fatalf("r = %d: count %d is %v in float32", oe.K-1, i, f)
+		}
+	}
+	if err := w.Reset(12, src, dst, oe.K, true); !errors.As(err, &oe) {
+		t.Errorf("r = %d: error %v, want a CountOverflowError", oe.K, err)
+	}
+	// a directed path: no walk count exceeds 1, at any radius; without counts nothing overflows
+	if err := w.Reset(4, []int32{0, 1, 2}, []int32{1, 2, 3}, 1000, true); err != nil {
+		t.Errorf("r = 1000 on a path: %v", err)
+	}
+	if err := w.Reset(12, src, dst, 1000, false); err != nil {
+		t.Errorf("r = 1000 on K12 without counts: %v", err)
 	}
 }
