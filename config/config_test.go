@@ -1,9 +1,11 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
@@ -177,8 +179,8 @@ func TestRejected(t *testing.T) {
 		{"seeds empty", "dataset: {name: zinc}\ntrain: {seeds: []}\n", nil, nil, []string{"x.yaml:2:", "train.seeds: empty"}},
 		{"seeds duplicated", "dataset: {name: zinc}\ntrain: {seeds: [41, 95, 41]}\n", nil, nil, []string{"train.seeds: seed 41 is listed twice"}},
 		{"seeds not ints", "dataset: {name: zinc}\ntrain: {seeds: [41, x]}\n", nil, nil, []string{`train.seeds: "x" is not an integer`}},
-		{"YAML syntax", "dataset:\n  name: zinc\n  r: [1, 2\nmodel: {}\n", nil, nil, []string{"x.yaml:", "YAML syntax error"}},
-		{"YAML syntax line", "dataset:\n  name: zinc\n r: 2\n", nil, nil, []string{"x.yaml:2: YAML syntax error: did not find expected key"}},
+		{"YAML syntax", "dataset:\n  name: zinc\n  r: [1, 2\nmodel: {}\n", nil, nil, []string{"x.yaml:3: YAML syntax error"}},
+		{"YAML syntax line", "dataset:\n  name: zinc\n r: 2\n", nil, nil, []string{"x.yaml:3: YAML syntax error: did not find expected key"}},
 		{"error on line 1", "a: b: c\n", nil, nil, []string{"x.yaml:1: YAML syntax error: mapping values"}},
 		{"tab indentation", "dataset:\n\tname: zinc\n", nil, nil, []string{"x.yaml:2: YAML syntax error"}},
 		{"duplicate key", "dataset:\n  name: zinc\n  r: 2\n  r: 3\n", nil, nil, []string{"x.yaml:4:", `key "dataset.r" given twice (first on line 3)`}},
@@ -253,6 +255,88 @@ func TestRejected(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestYAMLSyntaxErrorLine: a YAML syntax error names the line the user must fix (the YAML
+// parser's own message names the line where the enclosing construct began, often one earlier).
+func TestYAMLSyntaxErrorLine(t *testing.T) {
+	cases := []struct {
+		name, file string
+		line       int
+	}{
+		{"first line", "a: b: c\ndataset:\n  name: zinc\n", 1},
+		{"first line, only line, no newline", "dataset: [zinc", 1},
+		{"last line", "dataset:\n  name: zinc\n  r: 2\nmodel: x: y\n", 4},
+		{"last line, no newline", "dataset:\n  name: zinc\n  r: 2\nmodel: x: y", 4},
+		{"key indented too little", "dataset:\n  name: zinc\n r: 2\n", 3},
+		{"key indented too little, deeper", "dataset:\n  name: zinc\n  r: 2\nmodel:\n  name: gatedgcn\n layers: 3\n", 6},
+		{"key indented too much", "dataset:\n  name: zinc\n    r: 2\n", 3},
+		{"tab indentation", "dataset:\n\tname: zinc\n", 2},
+		{"list item in a mapping", "dataset:\n  name: zinc\n  - r\n", 3},
+		{"unclosed list", "dataset:\n  name: zinc\n  r: [1, 2\nmodel: {}\n", 3},
+		{"unclosed quote", "dataset:\n  name: \"zinc\n  r: 2\n", 2},
+		{"valid multi-line flow before the error", "dataset: {name: zinc,\n  r: 2}\nmodel:\n  name: x: y\n", 4},
+		{"valid multi-line quote before an unclosed one", "name: \"a\n  b\"\ndataset:\n  name: 'zinc\n", 4},
+		{"in the second document", "dataset: {name: zinc}\n---\nmodel: x: y\n", 3},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Parse("x.yaml", []byte(c.file), nil)
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			want := fmt.Sprintf("x.yaml:%d: YAML syntax error: ", c.line)
+			if !strings.HasPrefix(err.Error(), want) {
+				t.Errorf("error %q\ndoes not start with %q", err, want)
+			}
+		})
+	}
+}
+
+// TestSetKeyProblems: a -set whose key names a section, goes below a single-valued key, is
+// empty or lacks '=' gets an error saying so; "did you mean" never suggests the key itself.
+func TestSetKeyProblems(t *testing.T) {
+	cases := []struct {
+		name, set string
+		want      []string
+	}{
+		{"section", "dataset=5", []string{`-set dataset=5: dataset is a section, not a key with a value; set one of its keys: dataset.name, dataset.dir, dataset.r, `}},
+		{"section, upper case", "MODEL=x", []string{"model is a section", "model.name, model.layers"}},
+		{"below a value", "dataset.r.x=1", []string{`-set dataset.r.x=1: unknown key "dataset.r.x": dataset.r holds a single value and has no keys under it (give dataset.r=VALUE)`}},
+		{"below a section key", "train.seeds.a.b=1", []string{`unknown key "train.seeds.a.b": train.seeds holds a single value`}},
+		{"empty key", "=1", []string{`-set "=1": want key=value (e.g. train.batch_size=64), got an empty key`}},
+		{"blank key", " =1", []string{"got an empty key"}},
+		{"known key without =", "dataset.r", []string{`-set "dataset.r": want key=value, got no '=' (write dataset.r=VALUE)`}},
+		{"section without =", "dataset", []string{`-set "dataset": want key=value`, "got no '='", "dataset is a section"}},
+		{"unknown key without =", "datset.r", []string{`got no '=', and unknown key "datset.r" (did you mean "dataset.r"?)`}},
+		{"section with a dot", "dataset.=1", []string{`unknown key "dataset."`}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Load("", []string{"dataset.name=zinc", c.set})
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error %q\ndoes not contain %q", err, w)
+				}
+			}
+			if m := regexp.MustCompile(`unknown key "([^"]*)" \(did you mean "([^"]*)"`).FindStringSubmatch(err.Error()); m != nil && m[1] == m[2] {
+				t.Errorf("error %q suggests the key itself", err)
+			}
+		})
+	}
+}
+
+// TestSuggestNeverTheKey: suggest never offers the key it was given, for any key or section.
+func TestSuggestNeverTheKey(t *testing.T) {
+	keys := append(Keys(), sortedKeys(sections)...)
+	for _, k := range keys {
+		if s := suggest(k); s == k {
+			t.Errorf("suggest(%q) = itself", k)
+		}
 	}
 }
 

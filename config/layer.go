@@ -49,26 +49,22 @@ func (l *layer) nested() map[string]any {
 	return out
 }
 
-var yamlLineRE = regexp.MustCompile(`^yaml: line (\d+): (.*)$`)
+var yamlLineRE = regexp.MustCompile(`^yaml: (?:line (\d+): )?(.*)$`)
 
 // parseYAMLDoc parses one YAML document and returns its top-level mapping (nil for an empty
-// file). Syntax errors name the file and line.
+// file). Syntax errors name the file and the line of the problem (see yamlSyntaxError).
 func parseYAMLDoc(src string, data []byte) (*yaml.Node, error) {
-	dec := yaml.NewDecoder(bytes.NewReader(data))
-	var doc yaml.Node
-	if err := dec.Decode(&doc); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
-		}
-		return nil, yamlSyntaxError(src, err)
+	doc, more, err := decodeTwo(data)
+	if err != nil {
+		return nil, yamlSyntaxError(src, data, err)
 	}
-	var more yaml.Node
-	if err := dec.Decode(&more); err == nil {
+	if doc == nil {
+		return nil, nil
+	}
+	if more != nil {
 		return nil, fmt.Errorf("%s:%d: a second YAML document; a config file holds one", src, more.Line)
-	} else if !errors.Is(err, io.EOF) {
-		return nil, yamlSyntaxError(src, err)
 	}
-	root := &doc
+	root := doc
 	if root.Kind == yaml.DocumentNode {
 		if len(root.Content) == 0 {
 			return nil, nil
@@ -85,15 +81,60 @@ func parseYAMLDoc(src string, data []byte) (*yaml.Node, error) {
 	return root, nil
 }
 
-func yamlSyntaxError(src string, err error) error {
-	msg := err.Error()
-	for _, line := range strings.Split(msg, "\n") {
-		if m := yamlLineRE.FindStringSubmatch(strings.TrimSpace(line)); m != nil {
-			return fmt.Errorf("%s:%s: YAML syntax error: %s", src, m[1], m[2])
+// decodeTwo decodes the first YAML document of data and, if there is one, the second (nil
+// when absent). doc is nil for an empty input; err is the first syntax error.
+func decodeTwo(data []byte) (doc, more *yaml.Node, err error) {
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	var first, second yaml.Node
+	if err := dec.Decode(&first); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, nil, nil
+		}
+		return nil, nil, err
+	}
+	if err := dec.Decode(&second); err != nil {
+		if errors.Is(err, io.EOF) {
+			return &first, nil, nil
+		}
+		return nil, nil, err
+	}
+	return &first, &second, nil
+}
+
+// yamlSyntaxError turns the YAML parser's error for data into one that names src and the line
+// of the problem: the line the user must fix.
+//
+// The parser's message gives no such line: it names the line where the construct it was
+// reading began (a mapping, a flow list), zero-based for some errors and one-based for others,
+// and no line at all when that is the first. So the problem's line is found by cutting the
+// file after each line: it is the first line L such that the file cut after L, and after every
+// later line, fails with the same problem. A valid construct that spans several lines (a flow
+// list, a quoted string) makes the cuts inside it fail too, but the cut after its last line
+// parses, so it does not move L; an unclosed quote or bracket makes every cut after its line
+// fail, so L is the line that opened it.
+func yamlSyntaxError(src string, data []byte, err error) error {
+	problem := yamlProblem(err)
+	lines := strings.SplitAfter(string(data), "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	line := max(len(lines), 1)
+	for ; line > 1; line-- {
+		_, _, e := decodeTwo([]byte(strings.Join(lines[:line-1], "")))
+		if e == nil || yamlProblem(e) != problem {
+			break
 		}
 	}
-	// the YAML parser leaves out the line number when the problem is on the first line
-	return fmt.Errorf("%s:1: YAML syntax error: %s", src, strings.TrimPrefix(msg, "yaml: "))
+	return fmt.Errorf("%s:%d: YAML syntax error: %s", src, line, problem)
+}
+
+// yamlProblem is the YAML parser's error message without its "yaml: line N:" prefix.
+func yamlProblem(err error) string {
+	msg := strings.TrimSpace(err.Error())
+	if m := yamlLineRE.FindStringSubmatch(msg); m != nil {
+		return m[2]
+	}
+	return msg
 }
 
 func deref(n *yaml.Node) *yaml.Node {
@@ -277,19 +318,18 @@ func setLayer(sets []string) (*layer, error) {
 	l := newLayer("-set")
 	var errs []error
 	for _, s := range sets {
-		k, v, ok := strings.Cut(s, "=")
-		key := strings.ToLower(strings.TrimSpace(k))
-		src := "-set " + s
-		if !ok || key == "" {
-			errs = append(errs, fmt.Errorf("-set %q: want key=value, e.g. train.batch_size=64", s))
+		key, v, err := splitSet(s)
+		if err != nil {
+			errs = append(errs, err)
 			continue
 		}
+		src := "-set " + s
 		f := schemaByKey[key]
 		if f == nil {
 			errs = append(errs, fmt.Errorf("%s: %s", src, unknownKeyError(key)))
 			continue
 		}
-		val, err := parseScalar(f, strings.TrimSpace(v))
+		val, err := parseScalar(f, v)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", src, err))
 			continue
@@ -300,4 +340,20 @@ func setLayer(sets []string) (*layer, error) {
 		return nil, errors.Join(errs...)
 	}
 	return l, nil
+}
+
+// splitSet splits one -set into its key (lower case) and its value, both trimmed. A missing '='
+// or key is an error naming the -set; a key without '=' that is not a known key is named too.
+func splitSet(s string) (key, val string, err error) {
+	k, v, ok := strings.Cut(s, "=")
+	key = strings.ToLower(strings.TrimSpace(k))
+	switch {
+	case key == "":
+		return "", "", fmt.Errorf("-set %q: want key=value (e.g. train.batch_size=64), got an empty key", s)
+	case !ok && schemaByKey[key] != nil:
+		return "", "", fmt.Errorf("-set %q: want key=value, got no '=' (write %s=VALUE)", s, key)
+	case !ok:
+		return "", "", fmt.Errorf("-set %q: want key=value (e.g. train.batch_size=64), got no '=', and %s", s, unknownKeyError(key))
+	}
+	return key, strings.TrimSpace(v), nil
 }

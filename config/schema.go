@@ -116,8 +116,16 @@ const EnvPrefix = "REWIREGNN_"
 // near enough to be a typo.
 func unknownKeyError(key string) string { return unknownKeyErrorIn("", key) }
 
-// unknownKeyErrorIn is unknownKeyError for a key under prefix (a grid's "overrides.").
+// unknownKeyErrorIn is unknownKeyError for a key under prefix (a grid's "overrides."). A key
+// that names a section, or that goes below a key holding a single value (dataset.r.x), is told
+// so instead; a suggestion is never the key itself.
 func unknownKeyErrorIn(prefix, key string) string {
+	if sections[key] {
+		return sectionError(prefix, key)
+	}
+	if parent := valueKeyAbove(key); parent != "" {
+		return fmt.Sprintf("unknown key %q: %s holds a single value and has no keys under it (give %s=VALUE)", prefix+key, prefix+parent, prefix+parent)
+	}
 	msg := fmt.Sprintf("unknown key %q", prefix+key)
 	if s := suggest(key); s != "" {
 		msg += fmt.Sprintf(" (did you mean %q?)", prefix+s)
@@ -125,18 +133,55 @@ func unknownKeyErrorIn(prefix, key string) string {
 	return msg
 }
 
-// suggest returns the known key closest to key in edit distance, or "" if none is close.
-func suggest(key string) string {
-	best, bestD := "", 3
+// sectionError tells that key names a section (a mapping of keys), not a key with a value, and
+// lists the section's keys.
+func sectionError(prefix, key string) string {
+	keys := sectionKeys(key)
+	for i := range keys {
+		keys[i] = prefix + keys[i]
+	}
+	return fmt.Sprintf("%s%s is a section, not a key with a value; set one of its keys: %s", prefix, key, strings.Join(keys, ", "))
+}
+
+// sectionKeys lists the keys of section sec in schema order (dataset → dataset.name, …).
+func sectionKeys(sec string) []string {
+	var out []string
 	for _, f := range schema {
-		if d := editDistance(key, f.key); d < bestD {
-			best, bestD = f.key, d
+		if strings.HasPrefix(f.key, sec+".") {
+			out = append(out, f.key)
 		}
 	}
-	for s := range sections {
-		if d := editDistance(key, s); d < bestD {
-			best, bestD = s, d
+	return out
+}
+
+// valueKeyAbove is the known key that key goes below (dataset.r for dataset.r.x), or "".
+func valueKeyAbove(key string) string {
+	for k := key; ; {
+		i := strings.LastIndexByte(k, '.')
+		if i < 0 {
+			return ""
 		}
+		k = k[:i]
+		if schemaByKey[k] != nil {
+			return k
+		}
+	}
+}
+
+// suggest returns the known key or section closest to key in edit distance (never key itself),
+// or "" if none is close.
+func suggest(key string) string {
+	best, bestD := "", 3
+	consider := func(cand string) {
+		if d := editDistance(key, cand); cand != key && d < bestD {
+			best, bestD = cand, d
+		}
+	}
+	for _, f := range schema {
+		consider(f.key)
+	}
+	for _, s := range sortedKeys(sections) {
+		consider(s)
 	}
 	return best
 }

@@ -5,6 +5,7 @@ package posenc
 
 import (
 	"fmt"
+	"math"
 	"math/bits"
 )
 
@@ -41,7 +42,8 @@ type Walks struct {
 
 // Reset computes reachability, distances and (with counts) walk counts for the graph with n
 // nodes and directed edges src[m]→dst[m]. An edge outside [0,n), a repeated directed edge or
-// r < 1 is an error.
+// r < 1 is an error, and so is, with counts, a walk count that float32 cannot hold (see
+// CountOverflowError).
 func (w *Walks) Reset(n int, src, dst []int32, r int, counts bool) error {
 	if r < 1 {
 		return fmt.Errorf("walks: hop radius %d: must be at least 1", r)
@@ -61,7 +63,7 @@ func (w *Walks) Reset(n int, src, dst []int32, r int, counts bool) error {
 		w.distances()
 	}
 	if counts {
-		w.walkCounts()
+		return w.walkCounts()
 	}
 	return nil
 }
@@ -166,13 +168,32 @@ func (w *Walks) distances() {
 	}
 }
 
+// MaxCount is the largest walk count the adjacency-power encoding can carry: the encoding is
+// stored as float32 (data.Graph.Adj), and a larger count would become +Inf there.
+const MaxCount = math.MaxFloat32
+
+// CountOverflowError is Reset's error when a walk count of length K, the first length whose
+// counts exceed MaxCount, would make the encoding at radius R (which holds lengths 1…R) not
+// finite. K−1 is the largest radius whose encoding is finite on this graph.
+type CountOverflowError struct {
+	R, K int
+	Peak float64 // the largest count of length K (may be +Inf)
+}
+
+func (e *CountOverflowError) Error() string {
+	return fmt.Sprintf("walks: adjacency-power encoding at rewiring radius r = %d (dataset.r): walks of length %d number up to %.3g, more than float32, which stores the encoding, can hold (%.4g); on this graph r must be at most %d",
+		e.R, e.K, e.Peak, float64(MaxCount), e.K-1)
+}
+
 // walkCounts fills the walk counts (A^k)[u][·], k = 1..R, as R consecutive N×N row-major
 // matrices. Each row is a sum of whole rows of the previous level: dense, contiguous and
 // branch-free, which on graphs of a few dozen nodes beats visiting only the nonzero entries.
-func (w *Walks) walkCounts() {
+// The table grows a level at a time, so a radius whose counts overflow (CountOverflowError) is
+// refused at the first level past MaxCount without first allocating all R levels.
+func (w *Walks) walkCounts() error {
 	n, R := w.N, w.R
 	nn := n * n
-	w.count = fitFloat64(w.count, R*nn)
+	w.count = fitFloat64(w.count, nn)
 	first := w.count[:nn]
 	clear(first)
 	for u := 0; u < n; u++ {
@@ -180,7 +201,9 @@ func (w *Walks) walkCounts() {
 			first[u*n+int(x)] = 1
 		}
 	}
+	bound, deg := 1.0, float64(w.maxOutDegree()) // bound ≥ every count of the last level
 	for k := 2; k <= R; k++ {
+		w.count = growFloat64(w.count, k*nn)
 		prev := w.count[(k-2)*nn : (k-1)*nn]
 		cur := w.count[(k-1)*nn : k*nn]
 		clear(cur)
@@ -190,7 +213,34 @@ func (w *Walks) walkCounts() {
 				addTo(row, prev[int(x)*n:int(x+1)*n])
 			}
 		}
+		// Each count of length k sums at most Δ counts of length k−1 (Δ the largest out-degree),
+		// so bound·Δ bounds this level; only when that bound passes MaxCount are the counts
+		// themselves scanned (never on the paper's graphs and radii).
+		if bound *= deg; bound > MaxCount {
+			if bound = maxOf(cur); bound > MaxCount {
+				return &CountOverflowError{R: R, K: k, Peak: bound}
+			}
+		}
 	}
+	return nil
+}
+
+// maxOutDegree is the largest out-degree of the graph (0 without nodes).
+func (w *Walks) maxOutDegree() int32 {
+	d := int32(0)
+	for u := 0; u < w.N; u++ {
+		d = max(d, w.start[u+1]-w.start[u])
+	}
+	return d
+}
+
+// maxOf is the largest element of xs (−Inf for none).
+func maxOf(xs []float64) float64 {
+	m := math.Inf(-1)
+	for _, x := range xs {
+		m = max(m, x)
+	}
+	return m
 }
 
 // addTo adds src to dst elementwise (equal lengths).
@@ -257,6 +307,17 @@ func fitUint64(b []uint64, n int) []uint64 {
 		return make([]uint64, n)
 	}
 	return b[:n]
+}
+
+// growFloat64 extends b to length n, keeping its elements (doubling the capacity when it must
+// reallocate).
+func growFloat64(b []float64, n int) []float64 {
+	if cap(b) >= n {
+		return b[:n]
+	}
+	out := make([]float64, n, max(n, 2*cap(b)))
+	copy(out, b)
+	return out
 }
 
 func fitFloat64(b []float64, n int) []float64 {

@@ -6,6 +6,7 @@ package sweep
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -205,6 +206,18 @@ func WriteConfigs(jobs []Job, write ConfigWriter) error {
 		}
 	}
 	return nil
+}
+
+// ConfigWritten reports whether the job's config file holds what WriteConfigs with WriteConfig
+// writes for it: only then does the trainer command line of TrainArgs run the job as the sweep
+// would. A missing or unreadable file, or one of another config, is not written.
+func ConfigWritten(j Job) bool {
+	want, err := j.Config.Protocol().YAML()
+	if err != nil {
+		return false
+	}
+	got, err := os.ReadFile(j.ConfigPath)
+	return err == nil && bytes.Equal(got, want)
 }
 
 // LogFile is the trainer's output inside a run directory (appended to on every attempt).

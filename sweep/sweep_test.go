@@ -227,3 +227,32 @@ func TestNewPlanErrors(t *testing.T) {
 		t.Errorf("%v %+v", err, p)
 	}
 }
+
+// TestConfigWritten: a job's config counts as written only when its file holds what
+// WriteConfigs with WriteConfig writes for the job.
+func TestConfigWritten(t *testing.T) {
+	run, err := config.Load("", []string{"dataset.name=zinc", "name=zinc-run"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := NewPlan("g", "", []*config.Run{run}, filepath.Join(t.TempDir(), "runs"), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := p.Jobs[0]
+	if ConfigWritten(j) {
+		t.Fatalf("%s: written before anything was written", j.ConfigPath)
+	}
+	if err := WriteConfigs(p.Jobs, WriteConfig); err != nil {
+		t.Fatal(err)
+	}
+	if !ConfigWritten(j) {
+		t.Errorf("%s: not written after WriteConfigs", j.ConfigPath)
+	}
+	if err := os.WriteFile(j.ConfigPath, []byte("dataset: {name: aqsol}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if ConfigWritten(j) {
+		t.Errorf("%s: a file of another config counts as written", j.ConfigPath)
+	}
+}

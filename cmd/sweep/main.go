@@ -9,7 +9,8 @@
 // Finished runs (a valid result.json) are skipped and interrupted ones (checkpoint.bin, no result)
 // resumed with -resume, so the same command can be repeated until everything is done. Each job's
 // trainer output goes to <run dir>/train.log; the sweep logs one line per job start and finish and
-// exits 1 listing the failed jobs.
+// exits 1 listing the failed jobs. -dry-run writes nothing: a trainer command line whose run
+// config is not written shows <config not written> in its place; -write-configs writes them.
 //
 // A finished run counts only if its config hash and departures from the protocol (result.json)
 // match the grid's run; a -set on a budget key (dataset.subset, train.max_epochs,
@@ -75,7 +76,7 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	workers := fs.Int("workers", 1, "local jobs at once")
 	gpus := fs.String("gpus", "", "GPU ids for CUDA_VISIBLE_DEVICES, one cuda job per id at a time (default: $CUDA_VISIBLE_DEVICES, else the /dev/nvidiaN found)")
 	trainBin := fs.String("train-bin", "", "trainer binary (default: go build ./cmd/train into the sweep's folder)")
-	dry := fs.Bool("dry-run", false, "print the jobs, their state and trainer command lines; run nothing")
+	dry := fs.Bool("dry-run", false, "print the jobs, their state and trainer command lines; run nothing and write nothing (a line whose run config is not written shows "+unwrittenConfig+" in its place: add -write-configs)")
 	writeConfigs := fs.Bool("write-configs", false, "with -dry-run: also write the resolved config each trainer command line names (<out>/.sweep/configs/<run>.yaml), so that the lines can be run elsewhere (scripts/campaign.sh bundles them)")
 	mismatch := fs.String("mismatch", sweep.MismatchRefuse, "a run directory holding a run of another config (config hash or departures differ): refuse (report the job as failed) or rerun (move it to <out>/<name>/.superseded/ and train the job again)")
 	slurmDir := fs.String("slurm", "", "write a Slurm array job (script, run list, configs) into this folder instead of running locally")
@@ -203,27 +204,51 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 	return err
 }
 
+// unwrittenConfig stands in a dry run's trainer command line for a run config that is not
+// written, or not current (-dry-run alone writes no files), so that no line names a file the
+// trainer would not find.
+const unwrittenConfig = "<config not written>"
+
+// dryRun prints the jobs, their state and their trainer command lines. A line whose config is
+// not written shows unwrittenConfig instead, and a note before the jobs says how to get
+// runnable lines.
 func dryRun(w io.Writer, plan *sweep.Plan, mismatch string) error {
 	fmt.Fprintf(w, "grid %s (%s): %d jobs\n", plan.Grid, plan.Table, len(plan.Jobs))
 	counts := map[sweep.State]int{}
+	var jobs strings.Builder
+	unwritten, configDir := 0, ""
 	for i, j := range plan.Jobs {
 		st, note := sweep.Inspect(j)
 		counts[st]++
 		line := fmt.Sprintf("[%d/%d] %-9s %s device=%s → %s", i+1, len(plan.Jobs), st, j, j.Device(), j.Dir)
+		train := func(resume bool) string {
+			if !resume && !sweep.ConfigWritten(j) {
+				unwritten++
+				configDir = filepath.Dir(j.ConfigPath)
+				j.ConfigPath = unwrittenConfig
+			}
+			return "\n      train " + strings.Join(sweep.TrainArgs(j, resume), " ")
+		}
 		switch {
 		case st == sweep.Mismatch && mismatch == sweep.MismatchRerun:
 			line += fmt.Sprintf("\n      set aside into %s, then", filepath.Join(filepath.Dir(j.Dir), sweep.SupersededDir))
-			line += "\n      train " + strings.Join(sweep.TrainArgs(j, false), " ")
+			line += train(false)
 		case st == sweep.Mismatch:
 			line += fmt.Sprintf("\n      refused (pass -mismatch %s to set it aside and train it again)", sweep.MismatchRerun)
 		case st != sweep.Finished && st != sweep.Diverged:
-			line += "\n      train " + strings.Join(sweep.TrainArgs(j, st == sweep.Resumable), " ")
+			line += train(st == sweep.Resumable)
 		}
 		if note != "" {
 			line += "\n      note: " + note
 		}
-		fmt.Fprintln(w, line)
+		fmt.Fprintln(&jobs, line)
 	}
+	if unwritten > 0 {
+		fmt.Fprintf(w, "note: -dry-run writes no files, so %d trainer command lines show %s where their run config goes; "+
+			"add -write-configs to this command to write the configs into %s and print runnable lines, or run the sweep without -dry-run\n",
+			unwritten, unwrittenConfig, configDir)
+	}
+	io.WriteString(w, jobs.String())
 	fmt.Fprintf(w, "%d finished, %d resumable, %d pending, %d of another config (mismatch: %s), %d diverged\n",
 		counts[sweep.Finished], counts[sweep.Resumable], counts[sweep.Pending], counts[sweep.Mismatch], mismatch, counts[sweep.Diverged])
 	return nil

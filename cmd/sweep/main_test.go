@@ -3,13 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
-	"github.com/rewiregnn/rewiregnn/config"
-	"github.com/rewiregnn/rewiregnn/runfiles"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -232,9 +235,14 @@ func TestDryRunWritesConfigs(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out, ".sweep")); !os.IsNotExist(err) {
 		t.Errorf("-dry-run alone wrote %s (%v)", filepath.Join(out, ".sweep"), err)
 	}
+	checkUnwritten(t, so.String(), 8, filepath.Join(out, ".sweep", "configs"))
 	so.Reset()
 	if code := run(context.Background(), []string{"-grid", grid, "-out", out, "-dry-run", "-write-configs"}, &so, &se); code != 0 {
 		t.Fatalf("dry run -write-configs: exit %d\n%s", code, se.String())
+	}
+	checkCampaignParse(t, so.String(), 8)
+	if strings.Contains(so.String(), unwrittenConfig) || strings.Contains(so.String(), "note: -dry-run") {
+		t.Errorf("-write-configs printed the unwritten-config form:\n%s", so.String())
 	}
 	n := 0
 	for _, line := range strings.Split(so.String(), "\n") {
@@ -249,5 +257,98 @@ func TestDryRunWritesConfigs(t *testing.T) {
 	}
 	if n != 8 {
 		t.Errorf("%d trainer command lines name a config, want 8:\n%s", n, so.String())
+	}
+}
+
+// checkUnwritten: a dry run without -write-configs names no config file that does not exist;
+// its trainer lines show unwrittenConfig instead, and a note says that -write-configs writes
+// the configs into dir.
+func checkUnwritten(t *testing.T, out string, want int, dir string) {
+	t.Helper()
+	n := 0
+	for _, line := range strings.Split(out, "\n") {
+		f := strings.Fields(line)
+		for i := 0; i+1 < len(f); i++ {
+			if f[i] == "-config" && !strings.HasPrefix(f[i+1], "<") {
+				if _, err := os.Stat(f[i+1]); err != nil {
+					t.Errorf("line names a config that is not there: %s (%v)", line, err)
+				}
+			}
+		}
+		if strings.HasPrefix(strings.TrimSpace(line), "train -config "+unwrittenConfig+" -seed ") {
+			n++
+		}
+	}
+	if n != want {
+		t.Errorf("%d trainer lines show %s, want %d:\n%s", n, unwrittenConfig, want, out)
+	}
+	note := fmt.Sprintf("note: -dry-run writes no files, so %d trainer command lines show %s where their run config goes; add -write-configs to this command to write the configs into %s", want, unwrittenConfig, dir)
+	if want > 0 && !strings.Contains(out, note) {
+		t.Errorf("no note %q in:\n%s", note, out)
+	}
+	if want == 0 && strings.Contains(out, "note: -dry-run") {
+		t.Errorf("a note though every config is written:\n%s", out)
+	}
+}
+
+// checkCampaignParse reads the dry run's output as scripts/campaign.sh does (job lines
+// "[i/n] state NAME seed S …", each followed by "  train ARGS") and wants n (job, trainer
+// line) pairs whose -config names a loadable file.
+func checkCampaignParse(t *testing.T, out string, want int) {
+	t.Helper()
+	jobRE := regexp.MustCompile(`^\[[0-9]+/[0-9]+\] +[a-z]+ +([^ ]+) seed ([0-9]+) `)
+	trainRE := regexp.MustCompile(`^ +train (.*)$`)
+	name, n := "", 0
+	for _, l := range strings.Split(out, "\n") {
+		if m := jobRE.FindStringSubmatch(l); m != nil {
+			name = m[1]
+			continue
+		}
+		m := trainRE.FindStringSubmatch(l)
+		if name == "" || m == nil {
+			continue
+		}
+		f := strings.Fields(m[1])
+		if len(f) < 2 || f[0] != "-config" {
+			t.Errorf("%s: trainer line %q has no -config", name, l)
+			continue
+		}
+		if _, err := config.Load(f[1], nil); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+		name = ""
+		n++
+	}
+	if n != want {
+		t.Errorf("campaign parse: %d jobs with trainer lines, want %d:\n%s", n, want, out)
+	}
+}
+
+// TestDryRunNamesOnlyCurrentConfigs: once the configs are written, a plain -dry-run prints
+// their lines as they are; a config file that no longer matches its run (the grid changed, or it
+// was edited) is not named.
+func TestDryRunNamesOnlyCurrentConfigs(t *testing.T) {
+	_, _, grid, out, _ := sweepSetup(t)
+	var so, se bytes.Buffer
+	if code := run(context.Background(), []string{"-grid", grid, "-out", out, "-dry-run", "-write-configs"}, &so, &se); code != 0 {
+		t.Fatalf("dry run -write-configs: exit %d\n%s", code, se.String())
+	}
+	so.Reset()
+	if code := run(context.Background(), []string{"-grid", grid, "-out", out, "-dry-run"}, &so, &se); code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", code, se.String())
+	}
+	checkUnwritten(t, so.String(), 0, "")
+	checkCampaignParse(t, so.String(), 8)
+	stale := filepath.Join(out, ".sweep", "configs", "zinc-gatedgcn-adj-r1.yaml")
+	if err := os.WriteFile(stale, []byte("dataset: {name: zinc}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	so.Reset()
+	if code := run(context.Background(), []string{"-grid", grid, "-out", out, "-dry-run"}, &so, &se); code != 0 {
+		t.Fatalf("dry run: exit %d\n%s", code, se.String())
+	}
+	checkUnwritten(t, so.String(), 2, filepath.Join(out, ".sweep", "configs"))
+	if strings.Contains(so.String(), "-config "+stale) {
+		t.Errorf("the stale config is named:\n%s", so.String())
 	}
 }
