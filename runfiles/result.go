@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 )
 
 // Epoch is one line of metrics.jsonl.
@@ -22,6 +23,21 @@ type Epoch struct {
 	// changed its budget); absent in files written before runs recorded them.
 	ConfigHash string      `json:"config_hash,omitempty"`
 	Departures []Departure `json:"departures,omitempty"`
+}
+
+// CheckFinite names the first of the epoch's losses and metrics that is not finite (metrics.jsonl
+// can hold only finite numbers, and such an epoch has diverged).
+func (e *Epoch) CheckFinite() error {
+	for _, v := range []struct {
+		name string
+		x    float64
+	}{{"train_loss", e.TrainLoss}, {"train_metric", e.TrainMetric}, {"val_loss", e.ValLoss},
+		{"val_metric", e.ValMetric}, {"test_metric", e.TestMetric}} {
+		if math.IsNaN(v.x) || math.IsInf(v.x, 0) {
+			return fmt.Errorf("%s is %v", v.name, v.x)
+		}
+	}
+	return nil
 }
 
 // Result is result.json: the final metrics of a finished run.
@@ -106,7 +122,7 @@ func Check(r *Result) error {
 	return checkReductions(r.Reductions)
 }
 
-// Diverged reports whether the run stopped on a non-finite training loss (stopped_by nan). This
+// Diverged reports whether the run stopped on a non-finite loss (stopped_by nan). This
 // is the one definition every reader uses (the trainer's summary, sweep, the tables): such a
 // run has no final metrics, and its result.json holds none (MarshalJSON).
 func (r *Result) Diverged() bool { return r.StoppedBy == StopNaN }
@@ -118,7 +134,7 @@ func (r *Result) Reportable() string {
 	case r.StoppedBy == StopSignal:
 		return fmt.Sprintf("stopped by a signal after %d epochs (unfinished; resume it)", r.Epochs)
 	case r.Diverged():
-		return fmt.Sprintf("diverged: stopped on a non-finite training loss after %d epochs (no final metrics)", r.Epochs)
+		return fmt.Sprintf("diverged: stopped on a non-finite loss after %d epochs (no final metrics)", r.Epochs)
 	}
 	return ""
 }

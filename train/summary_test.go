@@ -27,7 +27,7 @@ func TestScoresShowOnlyTheSplitsRun(t *testing.T) {
 			"test accuracy 0.7500, train 1.0000"},
 		{runfiles.Result{Metric: "accuracy", TestMetric: 1, ValMetric: 0.5, TrainMetric: 1, TestSplit: "train"},
 			"test (on train) accuracy 1.0000, val 0.5000, train 1.0000"},
-		{runfiles.Result{Metric: "mae", StoppedBy: runfiles.StopNaN}, "diverged (non-finite training loss): no metrics"},
+		{runfiles.Result{Metric: "mae", StoppedBy: runfiles.StopNaN}, "diverged (non-finite loss): no metrics"},
 	} {
 		if got := Scores(&c.res); got != c.want {
 			t.Errorf("Scores = %q, want %q", got, c.want)

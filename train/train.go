@@ -48,8 +48,9 @@ type Options struct {
 	Lock *RunLock
 }
 
-// ErrNaN is returned (wrapped) when a training loss is not finite.
-var ErrNaN = errors.New("the training loss is not finite")
+// ErrNaN is returned (wrapped) when a loss is not finite: a training batch's, or an epoch's
+// evaluation of the validation or test split.
+var ErrNaN = errors.New("a loss is not finite")
 
 // run is one training session of one seed.
 type run struct {
@@ -304,6 +305,10 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		}
 		bar.clear()
 		ep, err := r.endEpoch(r.loop.EpochSecs + time.Since(t0).Seconds())
+		if errors.Is(err, ErrNaN) {
+			fmt.Fprintf(r.log, "%v; stopping, the last good checkpoint (end of epoch %d) is kept\n", err, r.loop.Epoch-1)
+			return runfiles.StopNaN, err
+		}
 		if err != nil {
 			return "", err
 		}
@@ -366,6 +371,9 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 			return ep, fmt.Errorf("epoch %d: test: %w", r.loop.Epoch, err)
 		}
 		ep.TestMetric = m.Value()
+	}
+	if err := ep.CheckFinite(); err != nil { // evaluation mode can diverge where training did not
+		return ep, fmt.Errorf("epoch %d: %w: %v", r.loop.Epoch, ErrNaN, err)
 	}
 	ep.EvalSeconds = time.Since(t0).Seconds()
 	ep.Elapsed = r.elapsed()
@@ -502,7 +510,7 @@ func (r *run) writeResult(res *runfiles.Result, stop string) error {
 // diverged run (runfiles.Result.Diverged) has no figures, and Scores says so.
 func Scores(res *runfiles.Result) string {
 	if res.Diverged() {
-		return "diverged (non-finite training loss): no metrics"
+		return "diverged (non-finite loss): no metrics"
 	}
 	test := "test"
 	if res.TestSplit != "" {

@@ -249,3 +249,32 @@ func TestZINCBeatsMean(t *testing.T) {
 		t.Fatalf("validation MAE %.4f, want below 0.8 × %.4f", res.ValMetric, base)
 	}
 }
+
+// TestEvalNaNStops: parameters that turn non-finite after an epoch's last training batch leave
+// that epoch's training loss finite but its evaluation not: the run stops as diverged (ErrNaN,
+// stopped_by nan) with the epochs before it recorded, instead of failing to write a NaN into
+// metrics.jsonl.
+func TestEvalNaNStops(t *testing.T) {
+	c := load(t, "dataset.name=zinc", "dataset.dir="+testdata.Dir(t), "dataset.subset=48", "dataset.encoding=adj", "dataset.r=1",
+		"dataset.cache=off", "train.batch_size=16", "train.max_epochs=5")
+	last := 0
+	_, err := trainRun(t, c, 12, false, func(e, b int, p *nn.Params) {
+		if e == 0 {
+			last = max(last, b)
+		}
+		if e == 1 && b == last {
+			p.T[p.Names[0]].Float32s()[0] = float32(math.NaN())
+		}
+	})
+	if !errors.Is(err, ErrNaN) {
+		t.Fatalf("error %v, want ErrNaN", err)
+	}
+	res, rerr := runfiles.ReadResult(filepath.Join(c.Dir(12), runfiles.ResultFile))
+	if rerr != nil || res.StoppedBy != runfiles.StopNaN || res.Epochs != 1 {
+		t.Fatalf("result %+v (%v)", res, rerr)
+	}
+	eps, merr := runfiles.ReadMetrics(filepath.Join(c.Dir(12), runfiles.MetricsFile))
+	if merr != nil || len(eps) != 1 {
+		t.Fatalf("metrics.jsonl: %d epochs, %v", len(eps), merr)
+	}
+}

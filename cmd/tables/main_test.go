@@ -270,7 +270,7 @@ func TestTablesSkipDivergedAndBadResults(t *testing.T) {
 		t.Fatalf("exit %d: %s", code, se.String())
 	}
 	for _, want := range []string{
-		diverged + " (seed 41): diverged: stopped on a non-finite training loss after 0 epochs",
+		diverged + " (seed 41): diverged: stopped on a non-finite loss after 0 epochs",
 		broken + " (seed ?): unreadable result: " + filepath.Join(broken, runfiles.ResultFile),
 	} {
 		if !strings.Contains(se.String(), want) {
@@ -279,7 +279,7 @@ func TestTablesSkipDivergedAndBadResults(t *testing.T) {
 	}
 	md, _ := os.ReadFile(filepath.Join(out, "tables.md"))
 	for _, want := range []string{
-		"| " + diverged + " | 41 | diverged: stopped on a non-finite training loss after 0 epochs (no final metrics) |",
+		"| " + diverged + " | 41 | diverged: stopped on a non-finite loss after 0 epochs (no final metrics) |",
 		"| " + broken + " | ? | unreadable result: ",
 		"0.283 ± 0.012 †3/4", // r = 1 without seed 95
 		"77.600",             // CLUSTER still tabled
