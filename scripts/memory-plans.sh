@@ -1,15 +1,15 @@
 #!/usr/bin/env bash
 # memory-plans.sh: the planned memory (train -plan) of every dataset's largest paper setting,
 # against a 16 GiB and a 32 GiB V100: the table of docs/memory.md. Each plan preprocesses the
-# whole split (through the cache) and builds the nets of every bucket; nothing is trained.
+# whole split into the cache (chunk by chunk, where a file is missing), reads only the graphs'
+# sizes back and builds the nets of every bucket; nothing is trained.
 #
 #   scripts/memory-plans.sh [-o FOLDER] [SETTING …]
 #
 #   -o  write each plan to FOLDER/<setting>-<budget>.txt (default: standard output only)
 #   SETTING  one or more of: zinc-r10 aqsol-r10 cluster-r3 cluster-transformer-r3 pattern-r3
 #            mnist-r3 mnist-r4 cifar10-r3 cifar10-r4 (default: all), or mnist-r3-sub, mnist-r4-sub
-#            (the first 10000 graphs of each split: the whole MNIST split at r = 4 needs more than
-#            24 GB of host memory to preprocess; a plan needs the graphs in memory, as training does)
+#            (the first 10000 graphs of each split: a subset run's plan loads its graphs)
 #
 # Environment: REWIREGNN_DATA or DATA (data folder, default ../shared/data), GO.
 source "$(dirname "$0")/lib.sh"
