@@ -79,10 +79,10 @@ func run(args []string) (code int) {
 	cacheDir := fs.String("cache", "", "preprocessing cache folder, auto (default: <user cache dir>/rewiregnn/prep) or off (overrides dataset.cache)")
 	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time)")
 	restart := fs.Bool("restart", false, "move the run directory's files into DIR/.old-<UTC time>/ and start afresh (with -config, or with -resume DIR)")
-	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m (overrides train.max_time)")
-	epochs := fs.Int("epochs", 0, "at most this many epochs (overrides train.max_epochs)")
+	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m, more than 0 (overrides train.max_time)")
+	epochs := fs.Int("epochs", 0, "at most this many epochs, at least 1 (overrides train.max_epochs)")
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
-	subset := fs.Int("subset", 0, "use only the first N graphs of each split (quick runs; sets dataset.subset)")
+	subset := fs.Int("subset", 0, "use only the first N graphs of each split, N at least 1 (quick runs; sets dataset.subset)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	memory := fs.String("memory", "", "memory budget of the memory guard, e.g. 16GiB (default: the cgroup limit or MemAvailable, whichever is smaller)")
 	noGuard := fs.Bool("no-memory-guard", false, "skip the memory guard (a run larger than memory is then killed by the kernel)")
@@ -117,17 +117,17 @@ func run(args []string) (code int) {
 			overrides.Add(flagName, s)
 		}
 	}
-	if *maxTime < 0 || *epochs < 0 || *subset < 0 {
-		fmt.Fprintln(os.Stderr, "train: -max-time, -epochs and -subset must not be negative")
+	if err := checkPositive(fs, "epochs", "subset", "max-time"); err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return exitUsage
 	}
-	if *maxTime > 0 {
+	if flagSet(fs, "max-time") {
 		overrides.Add("train.max_time", maxTime.String())
 	}
-	if *subset > 0 {
+	if flagSet(fs, "subset") {
 		overrides.Add("dataset.subset", strconv.Itoa(*subset))
 	}
-	if *epochs > 0 {
+	if flagSet(fs, "epochs") {
 		overrides.Add("train.max_epochs", strconv.Itoa(*epochs))
 	}
 	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard, Restart: *restart}
@@ -305,6 +305,32 @@ func one(ctx context.Context, opt train.Options) int {
 	}
 	return 0
 }
+
+// checkPositive refuses a flag given on the command line with a value of 0 or less: for -epochs,
+// -subset and -max-time, 0 would otherwise be read as "not given" and silently fall back to the
+// config's value.
+func checkPositive(fs *flag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if !flagSet(fs, name) {
+			continue
+		}
+		f := fs.Lookup(name)
+		bad := false
+		switch v := f.Value.(flag.Getter).Get().(type) {
+		case int:
+			bad = v <= 0
+		case time.Duration:
+			bad = v <= 0
+		}
+		if bad {
+			return fmt.Errorf("-%s %s: want a value above 0 (leave the flag out to keep the config's %s)", name, f.Value, configKeyOf[name])
+		}
+	}
+	return nil
+}
+
+// configKeyOf is the config key each budget flag overrides.
+var configKeyOf = map[string]string{"epochs": "train.max_epochs", "subset": "dataset.subset", "max-time": "train.max_time"}
 
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false

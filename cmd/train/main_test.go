@@ -312,3 +312,26 @@ func TestCPUProfile(t *testing.T) {
 	missing := filepath.Join(out, "no-such-folder", "cpu.pprof")
 	wantRun(t, exitUsage, []string{"no folder " + filepath.Dir(missing)}, append(args, "-cpuprofile", missing)...)
 }
+
+// TestZeroBudgetFlags: -epochs, -subset and -max-time given as 0 or less are usage errors naming
+// the flag and the config key it would override, not a silent "no override".
+func TestZeroBudgetFlags(t *testing.T) {
+	base := []string{"-set", "dataset.name=neighborsmatch-2", "-quiet", "-out", t.TempDir()}
+	for _, c := range []struct{ flag, value, key string }{
+		{"-epochs", "0", "train.max_epochs"}, {"-epochs", "-2", "train.max_epochs"},
+		{"-subset", "0", "dataset.subset"}, {"-subset", "-1", "dataset.subset"},
+		{"-max-time", "0s", "train.max_time"}, {"-max-time", "-1m0s", "train.max_time"},
+	} {
+		wantRun(t, exitUsage, []string{c.flag + " " + c.value + ": want a value above 0", c.key}, append(base, c.flag, c.value)...)
+	}
+}
+
+// TestPredictMissingRun: -predict of a folder that does not exist says there is no such run,
+// naming the path, rather than failing to lock it.
+func TestPredictMissingRun(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-run", "seed41")
+	stderr := wantRun(t, 1, []string{missing + ": no such run directory"}, "-predict", missing)
+	if strings.Contains(stderr, "lock") {
+		t.Fatalf("the message speaks of the lock:\n%s", stderr)
+	}
+}
