@@ -19,6 +19,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -170,8 +171,9 @@ func (r *run) prepare() error {
 		fmt.Fprintln(r.log, "model.recompute: the GPU executor does not recompute activations yet; it plans its own slots (docs/memory.md)")
 	}
 	r.base = r.loop.Elapsed
-	fmt.Fprintf(r.log, "%s seed %d: %d parameters, %d/%d/%d graphs, preprocessing %.1fs, %d threads, %s\n",
-		c.RunName(), r.o.Seed, r.params, len(r.train), len(r.val), len(r.test), prep, runtime.GOMAXPROCS(0), r.resumeNote(ckpt))
+	fmt.Fprintf(r.log, "%s seed %d: %s, %d/%d/%d %s, preprocessing %.1fs, %s, %s\n",
+		c.RunName(), r.o.Seed, plural.Count(r.params, "parameter"), len(r.train), len(r.val), len(r.test), plural.Noun(len(r.test), "graph"),
+		prep, plural.Count(runtime.GOMAXPROCS(0), "thread"), r.resumeNote(ckpt))
 	return nil
 }
 
@@ -475,8 +477,8 @@ func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %d epochs (%.1fs per epoch); %s\n",
-		res.Name, res.Seed, stop, res.Epochs, res.SecondsPerEpoch, Scores(res))
+	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %s (%.1fs per epoch); %s\n",
+		res.Name, res.Seed, stop, plural.Count(res.Epochs, "epoch"), res.SecondsPerEpoch, Scores(res))
 	return nil
 }
 

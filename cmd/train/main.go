@@ -52,6 +52,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -298,8 +299,8 @@ func one(ctx context.Context, opt train.Options) int {
 		}
 		return 1
 	}
-	fmt.Printf("%s seed %d: %s, %d epochs, %.2fs/epoch, stopped by %s, %s\n",
-		res.Name, res.Seed, train.Scores(res), res.Epochs, res.SecondsPerEpoch, res.StoppedBy, time.Since(start).Round(time.Second))
+	fmt.Printf("%s seed %d: %s, %s, %.2fs/epoch, stopped by %s, %s\n",
+		res.Name, res.Seed, train.Scores(res), plural.Count(res.Epochs, "epoch"), res.SecondsPerEpoch, res.StoppedBy, time.Since(start).Round(time.Second))
 	if res.StoppedBy == runfiles.StopSignal {
 		return exitSignal
 	}

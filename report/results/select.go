@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -30,9 +31,9 @@ func Select(runs []*Run, includeReduced bool) (kept []*Run, left []LeftOut) {
 		why := ""
 		switch {
 		case res.StoppedBy == runfiles.StopSignal:
-			why = fmt.Sprintf("stopped by a signal after %d epochs (unfinished; resume it)", res.Epochs)
+			why = fmt.Sprintf("stopped by a signal after %s (unfinished; resume it)", plural.Count(res.Epochs, "epoch"))
 		case res.StoppedBy == runfiles.StopNaN:
-			why = fmt.Sprintf("stopped on a non-finite loss after %d epochs", res.Epochs)
+			why = fmt.Sprintf("stopped on a non-finite loss after %s", plural.Count(res.Epochs, "epoch"))
 		case res.Provenance() != runfiles.Protocol && !includeReduced:
 			why = "reduced budget: " + res.BudgetNote() + " (include with " + IncludeReducedFlag + ")"
 		}
