@@ -12,9 +12,6 @@ import (
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
-// stateFiles are the files of a run directory that -restart moves aside.
-var stateFiles = []string{runfiles.ConfigFile, runfiles.MetricsFile, runfiles.ResultFile, runfiles.CheckpointFile, runfiles.LogFile}
-
 // lockDir creates the run directory and locks it, unless the caller holds its lock
 // (Options.Lock); the returned function releases what lockDir took.
 func (r *run) lockDir() (func(), error) {
@@ -147,15 +144,15 @@ func seconds(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second)).Round(time.Second)
 }
 
-// moveAside moves the run directory's files (stateFiles) into a new folder
-// <dir>/.old-<UTC time>; it deletes nothing. A directory without them is left as it is.
+// moveAside moves everything in the run directory (config.yaml, metrics.jsonl, result.json,
+// checkpoint.bin, predictions.bin, train.log and whatever else is there) into a new folder
+// <dir>/.old-<UTC time>, except the lock, which this process holds, and the .old-* folders of
+// earlier restarts; it deletes nothing. A directory holding nothing else is left as it is.
 func (r *run) moveAside() error {
 	dir := r.o.Dir
-	var present []string
-	for _, f := range stateFiles {
-		if _, err := os.Lstat(filepath.Join(dir, f)); err == nil {
-			present = append(present, f)
-		}
+	present, err := oldRunFiles(dir)
+	if err != nil {
+		return err
 	}
 	if len(present) == 0 {
 		return nil
@@ -171,6 +168,22 @@ func (r *run) moveAside() error {
 	}
 	fmt.Fprintf(r.log, "restart: %v of %s moved into %s\n", present, dir, old)
 	return nil
+}
+
+// oldRunFiles are the names in the run directory dir that a restart moves aside: all but the
+// lock and the .old-* folders.
+func oldRunFiles(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("restart %s: %w", dir, err)
+	}
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); n != runfiles.LockFile && !strings.HasPrefix(n, runfiles.OldPrefix) {
+			names = append(names, n)
+		}
+	}
+	return names, nil
 }
 
 // makeOldDir creates <dir>/.old-<UTC time>, with a suffix -2, -3, … if that exists already.

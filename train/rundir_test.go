@@ -223,3 +223,56 @@ func TestStopAccuracy(t *testing.T) {
 		t.Errorf("stop_accuracy on ZINC: %v", err)
 	}
 }
+
+// TestRestartMovesEveryFile: -restart moves every file of the old run into .old-<time>,
+// predictions.bin and files the trainer never writes included, and leaves the lock (held by the
+// caller here) and earlier .old-* folders where they are.
+func TestRestartMovesEveryFile(t *testing.T) {
+	c := nm2(t, "train.max_epochs=1")
+	dir := c.Dir(41)
+	if _, err := trainIn(t, c, dir, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{runfiles.PredictionsFile: "old predictions", "notes.txt": "mine", runfiles.LogFile: "old log"}
+	for name, body := range extra {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	earlier := filepath.Join(dir, runfiles.OldPrefix+"20000101T000000Z")
+	if err := os.Mkdir(earlier, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := LockRun(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	o := Options{Run: c, Seed: 41, Dir: dir, Restart: true, Workers: 1, Lock: lock}
+	if _, err := Train(context.Background(), o); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	olds, _ := filepath.Glob(filepath.Join(dir, runfiles.OldPrefix+"*"))
+	if len(olds) != 2 || olds[0] != earlier {
+		t.Fatalf("old folders %v, want %s and a new one", olds, earlier)
+	}
+	for name, body := range extra {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s of the old run is still in the run directory", name)
+		}
+		if got, err := os.ReadFile(filepath.Join(olds[1], name)); err != nil || string(got) != body {
+			t.Errorf("%s in %s: %q, %v; want %q", name, olds[1], got, err, body)
+		}
+	}
+	for _, f := range []string{runfiles.ConfigFile, runfiles.MetricsFile, runfiles.ResultFile, runfiles.CheckpointFile} {
+		if _, err := os.Stat(filepath.Join(olds[1], f)); err != nil {
+			t.Errorf("the old folder lacks %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, runfiles.LockFile)); err != nil {
+		t.Errorf("the lock left the run directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(olds[1], runfiles.LockFile)); err == nil {
+		t.Error("the lock was moved into the old folder")
+	}
+}
