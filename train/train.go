@@ -88,6 +88,14 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	if r.log == nil {
 		r.log = io.Discard
 	}
+	// A config that cannot run (a missing data folder, say) fails before the run directory is
+	// created, so that it leaves no empty one behind.
+	if err := r.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := Resolve(r.cfg); err != nil {
+		return nil, err
+	}
 	unlock, err := r.lockDir()
 	if err != nil {
 		return nil, err
@@ -109,21 +117,15 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	return res, err
 }
 
-// prepare checks the run directory, loads and preprocesses the data, builds the model and
-// restores a checkpoint when resuming.
+// prepare chooses the device, checks the run directory, loads and preprocesses the data, builds
+// the model and restores a checkpoint when resuming.
 func (r *run) prepare() error {
 	c := r.cfg
-	if err := c.Validate(); err != nil {
-		return err
-	}
 	if err := r.chooseDevice(); err != nil {
 		return err
 	}
 	ckpt, err := r.checkDir()
 	if err != nil {
-		return err
-	}
-	if err := Resolve(c); err != nil {
 		return err
 	}
 	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {

@@ -335,3 +335,14 @@ func TestPredictMissingRun(t *testing.T) {
 		t.Fatalf("the message speaks of the lock:\n%s", stderr)
 	}
 }
+
+// TestMissingDataLeavesNoRunDirectory: a run whose data folder does not exist fails naming it
+// and creates no run directory (not even <out>/<run name>).
+func TestMissingDataLeavesNoRunDirectory(t *testing.T) {
+	out := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	wantRun(t, 1, []string{missing}, "-set", "dataset.name=zinc", "-data", missing, "-seed", "41", "-epochs", "1", "-quiet", "-out", out)
+	if ents, _ := os.ReadDir(out); len(ents) > 0 {
+		t.Fatalf("the failed run left %s in %s", ents[0].Name(), out)
+	}
+}
