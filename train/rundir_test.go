@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,9 +70,9 @@ func TestRecoveryPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := trainIn(t, c, dir, false, false, nil)
-	wantErr(t, "fresh start over a finished run", err, "holds a finished run (stopped by max_epochs after 1 epochs)", "-resume "+dir, "-epochs", "-max-time", "-restart", runfiles.OldPrefix)
+	wantErr(t, "fresh start over a finished run", err, "holds a finished run (stopped by max_epochs after 1 epoch)", "`train -resume "+dir+" -epochs 3` extends it", "add `-restart`", runfiles.OldPrefix)
 	_, err = trainIn(t, c, dir, true, false, nil)
-	wantErr(t, "resume without a larger budget", err, dir+" is finished", "-epochs more than 1", "-restart")
+	wantErr(t, "resume without a larger budget", err, dir+" is finished", "train.max_epochs 1 is spent", "add `-epochs 3`", "add `-restart`")
 	_, err = trainIn(t, c, dir, true, true, nil)
 	wantErr(t, "resume and restart", err, "exclude each other")
 
@@ -178,14 +179,14 @@ func TestExtendStopRules(t *testing.T) {
 		t.Fatalf("max_time run: %+v, %v", res, err)
 	}
 	_, err = trainIn(t, c, c.Dir(41), true, false, nil)
-	wantErr(t, "resume a max_time run", err, "stopped by max_time", "-max-time longer than", "-restart")
-	if strings.Contains(err.Error(), "-epochs more than") {
+	wantErr(t, "resume a max_time run", err, "stopped by max_time", "train.max_time 1ms is spent", "add `-max-time 1m0s`", "-restart")
+	if strings.Contains(err.Error(), "-epochs") {
 		t.Fatalf("resume a max_time run: %v\nnames -epochs, whose budget is not spent", err)
 	}
 	fewer := *c
 	fewer.Train.MaxEpochs = 1
 	_, err = trainIn(t, &fewer, c.Dir(41), true, false, nil)
-	wantErr(t, "both budgets spent", err, "-max-time longer than", " and -epochs more than 1 (train.max_epochs is 1)", "-restart")
+	wantErr(t, "both budgets spent", err, "train.max_time 1ms is spent, train.max_epochs 1 is spent", "add `-max-time 1m0s -epochs 3`", "-restart")
 	more = *c
 	more.Train.MaxTime = 1 << 62
 	res, err := trainIn(t, &more, c.Dir(41), true, false, nil)
@@ -275,4 +276,44 @@ func TestRestartMovesEveryFile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(olds[1], runfiles.LockFile)); err == nil {
 		t.Error("the lock was moved into the old folder")
 	}
+}
+
+// TestResumeTornMetrics: a metrics.jsonl whose last line was torn by a crash during a write is
+// recovered on resume (the lines the checkpoint covers kept, the torn one dropped and said so);
+// one torn inside what the checkpoint covers is refused, naming the file and -restart.
+func TestResumeTornMetrics(t *testing.T) {
+	c := nm2(t, "train.max_epochs=2")
+	dir := c.Dir(41)
+	if _, err := trainIn(t, c, dir, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, runfiles.MetricsFile)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.IndexByte(whole, '\n') + 1
+	longer := *c
+	longer.Train.MaxEpochs = 3
+
+	// a crash while the third epoch's line was written
+	os.WriteFile(path, append(slices.Clone(whole), whole[first:first+20]...), 0o600)
+	var log bytes.Buffer
+	if _, err := trainIn(t, &longer, dir, true, false, &log); err != nil {
+		t.Fatalf("resume over a torn last line: %v", err)
+	}
+	if want := "kept the lines of the 2 epochs the checkpoint covers, dropped a torn last line"; !strings.Contains(log.String(), want) {
+		t.Fatalf("the log does not say %q:\n%s", want, log.String())
+	}
+	if eps, err := runfiles.ReadMetrics(path); err != nil || len(eps) != 3 {
+		t.Fatalf("metrics after the resume: %d epochs, %v", len(eps), err)
+	}
+
+	// the second epoch's line, which the checkpoint covers, torn
+	os.WriteFile(path, whole[:first+20], 0o600)
+	_, err = trainIn(t, &longer, dir, false, false, nil)
+	wantErr(t, "fresh start", err, "holds a finished run")
+	longer.Train.MaxEpochs = 4
+	_, err = trainIn(t, &longer, dir, true, false, nil)
+	wantErr(t, "resume over a torn covered line", err, path+" holds the lines of 1 epoch, the checkpoint covers 3", "add `-restart`")
 }

@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -222,24 +221,21 @@ func (r *run) buildTrainer(build nn.BuildFunc) error {
 // restore loads the checkpoint's state and the metrics of its finished epochs.
 func (r *run) restore(ckpt *Checkpoint) error {
 	if err := ckpt.Restore(r.p, r.tr.Opt); err != nil {
-		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+		return r.misfit(err)
 	}
 	r.loop = ckpt.Loop
 	if err := r.loop.CheckLoop(len(r.train), r.batchesPerEpoch(), NewMeter(r.metric, r.io.Out)); err != nil {
-		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+		return r.misfit(err)
 	}
 	if err := r.pcg.UnmarshalBinary(r.loop.RNG); err != nil {
 		return fmt.Errorf("resume %s: generator state: %w", r.o.Dir, err)
 	}
 	r.loop.Resumed++
-	eps, err := runfiles.ReadMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+	eps, err := resumeMetrics(r.o.Dir, r.loop.Epoch, r.log)
+	if err != nil {
+		return err
 	}
-	if len(eps) < r.loop.Epoch {
-		return fmt.Errorf("resume %s: %s has %d epochs, the checkpoint %d", r.o.Dir, runfiles.MetricsFile, len(eps), r.loop.Epoch)
-	}
-	r.epochs = eps[:r.loop.Epoch]
+	r.epochs = eps
 	return nil
 }
 
@@ -399,7 +395,11 @@ func (r *run) checkpoint() error {
 	lp := r.loop
 	lp.RNG = st
 	lp.Elapsed = r.elapsed()
-	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp))
+	ck := Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp)
+	if ck.Config, err = r.cfg.YAML(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck)
 }
 
 func (r *run) logLine(ep runfiles.Epoch) string {

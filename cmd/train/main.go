@@ -164,7 +164,7 @@ func run(args []string) (code int) {
 	defer stop()
 	if *resume != "" {
 		if *cfgPath != "" {
-			fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (use -set to change keys)")
+			fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (-epochs, -max-time and -set train.stop_accuracy=… change what a resumed run may change)")
 			return exitUsage
 		}
 		var seedFlag *int64
@@ -251,7 +251,8 @@ func resumeRun(ctx context.Context, opt train.Options, dir string, overrides con
 	}()
 	cfg, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), overrides)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "train: -resume %s: %v (or start it with -config FILE -seed N -restart)\n", dir, err)
+		fmt.Fprintf(os.Stderr, "train: -resume %s: %v; fix %s, or start the run afresh from a config file of its setting: %s\n",
+			dir, err, filepath.Join(dir, runfiles.ConfigFile), freshCommand(dir))
 		return 1
 	}
 	s, err := runSeed(dir, opt.Restart, seed)
@@ -279,9 +280,17 @@ func runSeed(dir string, restart bool, seed *int64) (int64, error) {
 	base := filepath.Base(filepath.Clean(dir))
 	s, err := strconv.ParseInt(strings.TrimPrefix(base, "seed"), 10, 64)
 	if err != nil || !strings.HasPrefix(base, "seed") {
-		return 0, fmt.Errorf("-restart %s: the directory's name is not seed<N>; give the seed with -seed N", dir)
+		return 0, fmt.Errorf("-restart %s: the directory's name is not seed<N>; add `-seed N` to this command, N the run's seed", dir)
 	}
 	return s, nil
+}
+
+// freshCommand is the command that starts the run in dir afresh from a config file FILE (a
+// placeholder): dir is <out>/<run name>/seed<N>, so -seed and -out follow from it.
+func freshCommand(dir string) string {
+	clean := filepath.Clean(dir)
+	seed := strings.TrimPrefix(filepath.Base(clean), "seed")
+	return fmt.Sprintf("`train -config FILE -seed %s -out %s -restart`", seed, filepath.Dir(filepath.Dir(clean)))
 }
 
 // one trains one seed and prints its final metric.

@@ -214,8 +214,8 @@ func TestRecoveryFlags(t *testing.T) {
 	fresh := []string{"-set", "dataset.name=neighborsmatch-2", "-seed", "35", "-epochs", "2", "-quiet", "-out", out}
 	dir := filepath.Join(out, "neighborsmatch-2-gatedgcn-none-r1", "seed35")
 	wantRun(t, 0, nil, fresh...)
-	wantRun(t, 1, []string{"holds a finished run", "-resume " + dir, "-restart"}, fresh...)
-	wantRun(t, 1, []string{dir + " is finished", "-epochs more than 2", "-restart"}, "-resume", dir, "-quiet")
+	wantRun(t, 1, []string{"holds a finished run", "`train -resume " + dir + " -epochs 5`", "`-restart`"}, fresh...)
+	wantRun(t, 1, []string{dir + " is finished", "add `-epochs 5`", "`-restart`"}, "-resume", dir, "-quiet")
 	wantRun(t, 0, []string{"extending it to train.max_epochs 3"}, "-resume", dir, "-epochs", "3", "-quiet")
 	res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile))
 	if err != nil || res.Epochs != 3 || res.Resumed != 1 || res.StoppedBy != runfiles.StopMaxEpochs {
@@ -239,7 +239,8 @@ func TestRecoveryFlags(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, runfiles.ConfigFile)); err != nil || os.WriteFile(filepath.Join(other, runfiles.ConfigFile), b, 0o644) != nil {
 		t.Fatalf("copying the config: %v", err)
 	}
-	wantRun(t, 1, []string{"not seed<N>", "-seed N"}, "-resume", other, "-restart")
+	wantRun(t, 1, []string{"not seed<N>", "add `-seed N`"}, "-resume", other, "-restart")
+	wantRun(t, 0, nil, "-resume", other, "-restart", "-seed", "35", "-quiet")
 
 	lock, err := train.LockRun(dir, nil)
 	if err != nil {
