@@ -87,9 +87,13 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	if r.log == nil {
 		r.log = io.Discard
 	}
-	// A config that cannot run (a missing data folder, say) fails before the run directory is
-	// created, so that it leaves no empty one behind.
+	// A config that cannot run (no GPU for device cuda, a missing data folder) fails before the
+	// run directory is created, so that it leaves no empty one behind.
+	defer r.closeDevice()
 	if err := r.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := r.chooseDevice(); err != nil {
 		return nil, err
 	}
 	if err := Resolve(r.cfg); err != nil {
@@ -100,7 +104,6 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 		return nil, err
 	}
 	defer unlock()
-	defer r.closeDevice()
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
@@ -116,13 +119,10 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	return res, err
 }
 
-// prepare chooses the device, checks the run directory, loads and preprocesses the data, builds
-// the model and restores a checkpoint when resuming.
+// prepare checks the run directory, loads and preprocesses the data, builds the model and
+// restores a checkpoint when resuming.
 func (r *run) prepare() error {
 	c := r.cfg
-	if err := r.chooseDevice(); err != nil {
-		return err
-	}
 	ckpt, err := r.checkDir()
 	if err != nil {
 		return err

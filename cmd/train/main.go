@@ -10,10 +10,13 @@
 //
 // SIGINT or SIGTERM checkpoints the position inside the epoch and exits with status 3; -resume
 // continues exactly where the run stopped. A finished run (stopped by max_epochs or max_time)
-// continues with -resume and a larger -epochs or -max-time. -restart moves a run directory's
-// files into DIR/.old-<UTC time>/ and starts it afresh: with -config for each seed's directory,
-// with -resume DIR for that directory (its own config.yaml; the seed from -seed or the
-// directory's name seed<N>). One trainer at a time holds a run directory (DIR/lock); a second
+// continues with -resume and a larger -epochs or -max-time; a solved one (train_accuracy) with
+// -resume DIR -set train.stop_accuracy=0. A resumed run may change only train.max_epochs,
+// train.max_time and train.stop_accuracy: a config that differs from its checkpoint's in another
+// key is refused by name. Every refusal names the command that gets out of it, in backquotes.
+// -restart moves every file of a run directory but its lock into DIR/.old-<UTC time>/ and starts
+// it afresh: with -config for each seed's directory, with -resume DIR for that directory (its own
+// config.yaml; the seed from -seed or the directory's name seed<N>). One trainer at a time holds a run directory (DIR/lock); a second
 // fails at once, naming the first one's PID.
 //
 // Before training on the CPU, the memory guard estimates the run's memory and stops it at once
@@ -78,7 +81,7 @@ func run(args []string) (code int) {
 	out := fs.String("out", "", "root folder of run directories (overrides the config's out)")
 	dataDir := fs.String("data", "", "benchmark data folder (overrides dataset.dir)")
 	cacheDir := fs.String("cache", "", "preprocessing cache folder, auto (default: <user cache dir>/rewiregnn/prep) or off (overrides dataset.cache)")
-	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time)")
+	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time, a solved one with -set train.stop_accuracy=0)")
 	restart := fs.Bool("restart", false, "move the run directory's files into DIR/.old-<UTC time>/ and start afresh (with -config, or with -resume DIR)")
 	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m, more than 0 (overrides train.max_time)")
 	epochs := fs.Int("epochs", 0, "at most this many epochs, at least 1 (overrides train.max_epochs)")
