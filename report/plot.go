@@ -15,6 +15,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
@@ -302,7 +303,7 @@ func PlotCurves(dataset, metric, setting string, groups []*results.Group, path s
 			lxy = append(lxy, plotter.XY{X: float64(hist[0][ep].Epoch), Y: l / k})
 			mxy = append(mxy, plotter.XY{X: float64(hist[0][ep].Epoch), Y: m / k})
 		}
-		name := fmt.Sprintf("r=%d (%d seeds)", g.R, len(hist))
+		name := fmt.Sprintf("r=%d (%s)", g.R, plural.Count(len(hist), "seed"))
 		for _, pl := range []struct {
 			p  *plot.Plot
 			xy plotter.XYs

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/report/paper"
 	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -274,7 +275,7 @@ func (t *Table) provenanceMarkdown() string {
 			if b.Len() == 0 {
 				b.WriteString("\n§ Reduced budget (not the paper's protocol; included by -include-reduced):\n\n")
 			}
-			fmt.Fprintf(&b, "- %s r=%d, %d of %d seeds: %s\n", c, r, g.Reduced, len(g.Seeds), strings.Join(g.Budgets, "; "))
+			fmt.Fprintf(&b, "- %s r=%d, %d of %s: %s\n", c, r, g.Reduced, plural.Count(len(g.Seeds), "seed"), strings.Join(g.Budgets, "; "))
 		}
 	}
 	if len(t.LeftOut) > 0 {

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 )
 
@@ -67,8 +68,13 @@ func ReadMetrics(path string) ([]Epoch, error) {
 		return nil, err
 	}
 	defer f.Close()
+	return ParseMetrics(path, f)
+}
+
+// ParseMetrics is ReadMetrics for metrics.jsonl lines read from r; path names them in errors.
+func ParseMetrics(path string, r io.Reader) ([]Epoch, error) {
 	var eps []Epoch
-	sc := bufio.NewScanner(f)
+	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for line := 1; sc.Scan(); line++ {
 		s := bytes.TrimSpace(sc.Bytes())

@@ -130,11 +130,15 @@ func (r *Result) Diverged() bool { return r.StoppedBy == StopNaN }
 // Reportable says why a result has no final metrics a table may report, or "" when it has: a run
 // stopped by a signal is unfinished (resume it), a diverged run measured nothing final.
 func (r *Result) Reportable() string {
+	epochs := fmt.Sprintf("%d epochs", r.Epochs)
+	if r.Epochs == 1 {
+		epochs = "1 epoch" // runfiles is a leaf: internal/plural's rule, for the one noun it needs
+	}
 	switch {
 	case r.StoppedBy == StopSignal:
-		return fmt.Sprintf("stopped by a signal after %d epochs (unfinished; resume it)", r.Epochs)
+		return fmt.Sprintf("stopped by a signal after %s (unfinished; resume it)", epochs)
 	case r.Diverged():
-		return fmt.Sprintf("diverged: stopped on a non-finite loss after %d epochs (no final metrics)", r.Epochs)
+		return fmt.Sprintf("diverged: stopped on a non-finite loss after %s (no final metrics)", epochs)
 	}
 	return ""
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -137,7 +138,7 @@ func Inspect(j Job) (st State, note string) {
 	case err == nil && res.Seed != j.Seed:
 		note = fmt.Sprintf("%s is of seed %d", filepath.Join(j.Dir, runfiles.ResultFile), res.Seed)
 	case err == nil && res.Diverged():
-		return Diverged, fmt.Sprintf("stopped on a non-finite loss after %d epochs (delete %s to run it again)", res.Epochs, filepath.Join(j.Dir, runfiles.ResultFile))
+		return Diverged, fmt.Sprintf("stopped on a non-finite loss after %s (delete %s to run it again)", plural.Count(res.Epochs, "epoch"), filepath.Join(j.Dir, runfiles.ResultFile))
 	case err == nil && !runfiles.Finished(res.StoppedBy):
 		note = fmt.Sprintf("the last attempt was stopped by %s", res.StoppedBy)
 	case err == nil:
@@ -250,10 +251,10 @@ type Summary struct {
 }
 
 func (s Summary) String() string {
-	str := fmt.Sprintf("%d jobs: %d already finished, %d run (%d resumed): %d finished, %d failed",
-		s.Total, s.Skipped, s.Started, s.Resumed, s.Succeeded, len(s.Failed))
+	str := fmt.Sprintf("%s: %d already finished, %d run (%d resumed): %d finished, %d failed",
+		plural.Count(s.Total, "job"), s.Skipped, s.Started, s.Resumed, s.Succeeded, len(s.Failed))
 	if s.SetAside > 0 {
-		str += fmt.Sprintf("; %d run directories of another config set aside", s.SetAside)
+		str += fmt.Sprintf("; %s of another config set aside", plural.Count(s.SetAside, "run directory"))
 	}
 	return str
 }

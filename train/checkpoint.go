@@ -40,6 +40,9 @@ type Checkpoint struct {
 	Step      uint64
 	Adam      nn.AdamState
 	Loop      Loop
+	// Config is the resolved config the run was trained with (config.Run.YAML), so that a resume
+	// under another one is refused by name; empty in checkpoints written before it was added.
+	Config []byte
 }
 
 // Capture copies the model and optimiser state.

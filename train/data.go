@@ -12,6 +12,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/hops"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/prep"
 )
 
@@ -191,7 +192,7 @@ func (r *run) loadData() error {
 				path := filepath.Join(cache, key.FileName())
 				gs, err := prep.ReadFileFirst(path, key, d.Subset)
 				if err == nil {
-					fmt.Fprintf(r.log, "cache: read the first %d graphs of %s\n", len(gs), path)
+					fmt.Fprintf(r.log, "cache: read the first %s of %s\n", plural.Count(len(gs), "graph"), path)
 					return gs, nil
 				}
 				fmt.Fprintf(r.log, "cache: %v; this subset run preprocesses only the graphs it uses\n", err)

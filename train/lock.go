@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -46,6 +47,11 @@ func (e *BusyError) Error() string {
 func LockRun(dir string, log io.Writer) (*RunLock, error) {
 	if log == nil {
 		log = io.Discard
+	}
+	if st, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("%s: no such run directory", dir)
+	} else if err == nil && !st.IsDir() {
+		return nil, fmt.Errorf("%s: not a run directory but a file", dir)
 	}
 	path := filepath.Join(dir, runfiles.LockFile)
 	f, prev, err := acquire(path)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -69,9 +70,9 @@ func TestRecoveryPaths(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := trainIn(t, c, dir, false, false, nil)
-	wantErr(t, "fresh start over a finished run", err, "holds a finished run (stopped by max_epochs after 1 epochs)", "-resume "+dir, "-epochs", "-max-time", "-restart", runfiles.OldPrefix)
+	wantErr(t, "fresh start over a finished run", err, "holds a finished run (stopped by max_epochs after 1 epoch)", "`train -resume "+dir+" -epochs 3` extends it", "add `-restart`", runfiles.OldPrefix)
 	_, err = trainIn(t, c, dir, true, false, nil)
-	wantErr(t, "resume without a larger budget", err, dir+" is finished", "-epochs more than 1", "-restart")
+	wantErr(t, "resume without a larger budget", err, dir+" is finished", "train.max_epochs 1 is spent", "add `-epochs 3`", "add `-restart`")
 	_, err = trainIn(t, c, dir, true, true, nil)
 	wantErr(t, "resume and restart", err, "exclude each other")
 
@@ -178,14 +179,14 @@ func TestExtendStopRules(t *testing.T) {
 		t.Fatalf("max_time run: %+v, %v", res, err)
 	}
 	_, err = trainIn(t, c, c.Dir(41), true, false, nil)
-	wantErr(t, "resume a max_time run", err, "stopped by max_time", "-max-time longer than", "-restart")
-	if strings.Contains(err.Error(), "-epochs more than") {
+	wantErr(t, "resume a max_time run", err, "stopped by max_time", "train.max_time 1ms is spent", "add `-max-time 1m0s`", "-restart")
+	if strings.Contains(err.Error(), "-epochs") {
 		t.Fatalf("resume a max_time run: %v\nnames -epochs, whose budget is not spent", err)
 	}
 	fewer := *c
 	fewer.Train.MaxEpochs = 1
 	_, err = trainIn(t, &fewer, c.Dir(41), true, false, nil)
-	wantErr(t, "both budgets spent", err, "-max-time longer than", " and -epochs more than 1 (train.max_epochs is 1)", "-restart")
+	wantErr(t, "both budgets spent", err, "train.max_time 1ms is spent, train.max_epochs 1 is spent", "add `-max-time 1m0s -epochs 3`", "-restart")
 	more = *c
 	more.Train.MaxTime = 1 << 62
 	res, err := trainIn(t, &more, c.Dir(41), true, false, nil)
@@ -222,4 +223,97 @@ func TestStopAccuracy(t *testing.T) {
 	if _, err := trainRun(t, z, 41, false, nil); err == nil || !strings.Contains(err.Error(), "regression task") {
 		t.Errorf("stop_accuracy on ZINC: %v", err)
 	}
+}
+
+// TestRestartMovesEveryFile: -restart moves every file of the old run into .old-<time>,
+// predictions.bin and files the trainer never writes included, and leaves the lock (held by the
+// caller here) and earlier .old-* folders where they are.
+func TestRestartMovesEveryFile(t *testing.T) {
+	c := nm2(t, "train.max_epochs=1")
+	dir := c.Dir(41)
+	if _, err := trainIn(t, c, dir, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	extra := map[string]string{runfiles.PredictionsFile: "old predictions", "notes.txt": "mine", runfiles.LogFile: "old log"}
+	for name, body := range extra {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	earlier := filepath.Join(dir, runfiles.OldPrefix+"20000101T000000Z")
+	if err := os.Mkdir(earlier, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	lock, err := LockRun(dir, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Release()
+	o := Options{Run: c, Seed: 41, Dir: dir, Restart: true, Workers: 1, Lock: lock}
+	if _, err := Train(context.Background(), o); err != nil {
+		t.Fatalf("restart: %v", err)
+	}
+	olds, _ := filepath.Glob(filepath.Join(dir, runfiles.OldPrefix+"*"))
+	if len(olds) != 2 || olds[0] != earlier {
+		t.Fatalf("old folders %v, want %s and a new one", olds, earlier)
+	}
+	for name, body := range extra {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			t.Errorf("%s of the old run is still in the run directory", name)
+		}
+		if got, err := os.ReadFile(filepath.Join(olds[1], name)); err != nil || string(got) != body {
+			t.Errorf("%s in %s: %q, %v; want %q", name, olds[1], got, err, body)
+		}
+	}
+	for _, f := range []string{runfiles.ConfigFile, runfiles.MetricsFile, runfiles.ResultFile, runfiles.CheckpointFile} {
+		if _, err := os.Stat(filepath.Join(olds[1], f)); err != nil {
+			t.Errorf("the old folder lacks %s: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, runfiles.LockFile)); err != nil {
+		t.Errorf("the lock left the run directory: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(olds[1], runfiles.LockFile)); err == nil {
+		t.Error("the lock was moved into the old folder")
+	}
+}
+
+// TestResumeTornMetrics: a metrics.jsonl whose last line was torn by a crash during a write is
+// recovered on resume (the lines the checkpoint covers kept, the torn one dropped and said so);
+// one torn inside what the checkpoint covers is refused, naming the file and -restart.
+func TestResumeTornMetrics(t *testing.T) {
+	c := nm2(t, "train.max_epochs=2")
+	dir := c.Dir(41)
+	if _, err := trainIn(t, c, dir, false, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, runfiles.MetricsFile)
+	whole, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := bytes.IndexByte(whole, '\n') + 1
+	longer := *c
+	longer.Train.MaxEpochs = 3
+
+	// a crash while the third epoch's line was written
+	os.WriteFile(path, append(slices.Clone(whole), whole[first:first+20]...), 0o600)
+	var log bytes.Buffer
+	if _, err := trainIn(t, &longer, dir, true, false, &log); err != nil {
+		t.Fatalf("resume over a torn last line: %v", err)
+	}
+	if want := "kept the lines of the 2 epochs the checkpoint covers, dropped a torn last line"; !strings.Contains(log.String(), want) {
+		t.Fatalf("the log does not say %q:\n%s", want, log.String())
+	}
+	if eps, err := runfiles.ReadMetrics(path); err != nil || len(eps) != 3 {
+		t.Fatalf("metrics after the resume: %d epochs, %v", len(eps), err)
+	}
+
+	// the second epoch's line, which the checkpoint covers, torn
+	os.WriteFile(path, whole[:first+20], 0o600)
+	_, err = trainIn(t, &longer, dir, false, false, nil)
+	wantErr(t, "fresh start", err, "holds a finished run")
+	longer.Train.MaxEpochs = 4
+	_, err = trainIn(t, &longer, dir, true, false, nil)
+	wantErr(t, "resume over a torn covered line", err, path+" holds the lines of 1 epoch, the checkpoint covers 3", "add `-restart`")
 }

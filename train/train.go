@@ -10,7 +10,6 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -19,6 +18,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/prep"
@@ -90,12 +90,23 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	if r.log == nil {
 		r.log = io.Discard
 	}
+	// A config that cannot run (no GPU for device cuda, a missing data folder) fails before the
+	// run directory is created, so that it leaves no empty one behind.
+	defer r.closeDevice()
+	if err := r.cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if err := r.chooseDevice(); err != nil {
+		return nil, err
+	}
+	if err := Resolve(r.cfg); err != nil {
+		return nil, err
+	}
 	unlock, err := r.lockDir()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	defer r.closeDevice()
 	if err := r.prepare(); err != nil {
 		return nil, err
 	}
@@ -115,17 +126,8 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 // restores a checkpoint when resuming.
 func (r *run) prepare() error {
 	c := r.cfg
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	if err := r.chooseDevice(); err != nil {
-		return err
-	}
 	ckpt, err := r.checkDir()
 	if err != nil {
-		return err
-	}
-	if err := Resolve(c); err != nil {
 		return err
 	}
 	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {
@@ -187,8 +189,9 @@ func (r *run) prepare() error {
 		fmt.Fprintln(r.log, "model.recompute: the GPU executor does not recompute activations yet; it plans its own slots (docs/memory.md)")
 	}
 	r.base = r.loop.Elapsed
-	fmt.Fprintf(r.log, "%s seed %d: %d parameters, %d/%d/%d graphs, preprocessing %.1fs, %d threads, %s\n",
-		c.RunName(), r.o.Seed, r.params, len(r.train), len(r.val), len(r.test), prepSecs, runtime.GOMAXPROCS(0), r.resumeNote(ckpt))
+	fmt.Fprintf(r.log, "%s seed %d: %s, %d/%d/%d %s, preprocessing %.1fs, %s, %s\n",
+		c.RunName(), r.o.Seed, plural.Count(r.params, "parameter"), len(r.train), len(r.val), len(r.test), plural.Noun(len(r.test), "graph"),
+		prepSecs, plural.Count(runtime.GOMAXPROCS(0), "thread"), r.resumeNote(ckpt))
 	return nil
 }
 
@@ -235,24 +238,21 @@ func (r *run) buildTrainer(build nn.BuildFunc) error {
 // restore loads the checkpoint's state and the metrics of its finished epochs.
 func (r *run) restore(ckpt *Checkpoint) error {
 	if err := ckpt.Restore(r.p, r.tr.Opt); err != nil {
-		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+		return r.misfit(err)
 	}
 	r.loop = ckpt.Loop
 	if err := r.loop.CheckLoop(len(r.train), r.batchesPerEpoch(), NewMeter(r.metric, r.io.Out)); err != nil {
-		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+		return r.misfit(err)
 	}
 	if err := r.pcg.UnmarshalBinary(r.loop.RNG); err != nil {
 		return fmt.Errorf("resume %s: generator state: %w", r.o.Dir, err)
 	}
 	r.loop.Resumed++
-	eps, err := runfiles.ReadMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile))
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return fmt.Errorf("resume %s: %w", r.o.Dir, err)
+	eps, err := resumeMetrics(r.o.Dir, r.loop.Epoch, r.log)
+	if err != nil {
+		return err
 	}
-	if len(eps) < r.loop.Epoch {
-		return fmt.Errorf("resume %s: %s has %d epochs, the checkpoint %d", r.o.Dir, runfiles.MetricsFile, len(eps), r.loop.Epoch)
-	}
-	r.epochs = eps[:r.loop.Epoch]
+	r.epochs = eps
 	return nil
 }
 
@@ -419,7 +419,11 @@ func (r *run) checkpoint() error {
 	lp := r.loop
 	lp.RNG = st
 	lp.Elapsed = r.elapsed()
-	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp))
+	ck := Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp)
+	if ck.Config, err = r.cfg.YAML(); err != nil {
+		return fmt.Errorf("checkpoint: %w", err)
+	}
+	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck)
 }
 
 func (r *run) logLine(ep runfiles.Epoch) string {
@@ -499,8 +503,8 @@ func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
 		return err
 	}
-	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %d epochs (%.1fs per epoch); %s\n",
-		res.Name, res.Seed, stop, res.Epochs, res.SecondsPerEpoch, Scores(res))
+	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %s (%.1fs per epoch); %s\n",
+		res.Name, res.Seed, stop, plural.Count(res.Epochs, "epoch"), res.SecondsPerEpoch, Scores(res))
 	return nil
 }
 

@@ -37,6 +37,7 @@ import (
 	"syscall"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/sweep"
 )
 
@@ -165,10 +166,10 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 			return err
 		}
 		if n == 0 {
-			fmt.Fprintf(stdout, "all %d jobs of grid %s are finished; nothing to submit\n", len(plan.Jobs), plan.Grid)
+			fmt.Fprintf(stdout, "grid %s: %s, all finished; nothing to submit\n", plan.Grid, plural.Count(len(plan.Jobs), "job"))
 			return nil
 		}
-		fmt.Fprintf(stdout, "wrote %s (%d tasks of %d jobs; run list %s)\n", script, n, len(plan.Jobs), filepath.Join(*slurmDir, sweep.SlurmList))
+		fmt.Fprintf(stdout, "wrote %s (%s of %s; run list %s)\n", script, plural.Count(n, "task"), plural.Count(len(plan.Jobs), "job"), filepath.Join(*slurmDir, sweep.SlurmList))
 		if !*submit {
 			fmt.Fprintf(stdout, "submit with: sbatch %s\n", script)
 			return nil
@@ -186,13 +187,13 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		return usageError{err}
 	}
 	r := &sweep.Runner{TrainBin: bin, Workers: *workers, GPUs: ids, WriteConfig: sweep.WriteConfig, Log: stdout, Mismatch: *mismatch}
-	fmt.Fprintf(stdout, "sweep: grid %s, %d jobs, %d workers, GPUs [%s], trainer %s, runs under %s\n",
-		plan.Grid, len(plan.Jobs), *workers, strings.Join(ids, ","), bin, root)
+	fmt.Fprintf(stdout, "sweep: grid %s, %s, %s, GPUs [%s], trainer %s, runs under %s\n",
+		plan.Grid, plural.Count(len(plan.Jobs), "job"), plural.Count(*workers, "worker"), strings.Join(ids, ","), bin, root)
 	sum, err := r.Run(ctx, plan.Jobs)
 	fmt.Fprintf(stdout, "sweep: %s\n", sum)
 	if len(sum.Failed) > 0 {
 		var b strings.Builder
-		fmt.Fprintf(&b, "%d failed jobs:", len(sum.Failed))
+		fmt.Fprintf(&b, "%s:", plural.Count(len(sum.Failed), "failed job"))
 		for _, f := range sum.Failed {
 			fmt.Fprintf(&b, "\n  %s: %v", f.Job, f.Err)
 		}
@@ -213,7 +214,7 @@ const unwrittenConfig = "<config not written>"
 // not written shows unwrittenConfig instead, and a note before the jobs says how to get
 // runnable lines.
 func dryRun(w io.Writer, plan *sweep.Plan, mismatch string) error {
-	fmt.Fprintf(w, "grid %s (%s): %d jobs\n", plan.Grid, plan.Table, len(plan.Jobs))
+	fmt.Fprintf(w, "grid %s (%s): %s\n", plan.Grid, plan.Table, plural.Count(len(plan.Jobs), "job"))
 	counts := map[sweep.State]int{}
 	var jobs strings.Builder
 	unwritten, configDir := 0, ""

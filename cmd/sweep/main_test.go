@@ -98,7 +98,7 @@ func TestSweepCommand(t *testing.T) {
 	if code := run(context.Background(), args, &so, &se); code != 1 {
 		t.Fatalf("first sweep: exit %d, want 1\n%s\n%s", code, so.String(), se.String())
 	}
-	if !strings.Contains(se.String(), "1 failed jobs:\n  zinc-gatedgcn-adj-cls-r2 seed 95: exit status 5 after") {
+	if !strings.Contains(se.String(), "1 failed job:\n  zinc-gatedgcn-adj-cls-r2 seed 95: exit status 5 after") {
 		t.Errorf("failure list:\n%s", se.String())
 	}
 	if !strings.Contains(so.String(), "8 jobs: 0 already finished, 8 run (0 resumed): 7 finished, 1 failed") {

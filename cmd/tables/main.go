@@ -38,6 +38,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/homophily"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/report"
 	"github.com/rewiregnn/rewiregnn/report/paper"
 	"github.com/rewiregnn/rewiregnn/report/results"
@@ -409,7 +410,7 @@ func reportLeftOut(w io.Writer, left []results.LeftOut) {
 	if len(left) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "tables: %d runs left out:\n", len(left))
+	fmt.Fprintf(w, "tables: %s left out:\n", plural.Count(len(left), "run"))
 	for _, l := range left {
 		fmt.Fprintf(w, "  %s (seed %s): %s\n", l.Dir, l.SeedLabel(), l.Reason)
 	}

@@ -244,7 +244,7 @@ func TestTablesLeaveOutReducedAndUnfinishedRuns(t *testing.T) {
 			t.Errorf("-include-reduced lacks %q:\n%s", want, so.String())
 		}
 	}
-	if !strings.Contains(se.String(), "1 runs left out:") {
+	if !strings.Contains(se.String(), "1 run left out:") {
 		t.Errorf("stderr with -include-reduced:\n%s", se.String())
 	}
 }

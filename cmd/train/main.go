@@ -10,10 +10,13 @@
 //
 // SIGINT or SIGTERM checkpoints the position inside the epoch and exits with status 3; -resume
 // continues exactly where the run stopped. A finished run (stopped by max_epochs or max_time)
-// continues with -resume and a larger -epochs or -max-time. -restart moves a run directory's
-// files into DIR/.old-<UTC time>/ and starts it afresh: with -config for each seed's directory,
-// with -resume DIR for that directory (its own config.yaml; the seed from -seed or the
-// directory's name seed<N>). One trainer at a time holds a run directory (DIR/lock); a second
+// continues with -resume and a larger -epochs or -max-time; a solved one (train_accuracy) with
+// -resume DIR -set train.stop_accuracy=0. A resumed run may change only train.max_epochs,
+// train.max_time and train.stop_accuracy: a config that differs from its checkpoint's in another
+// key is refused by name. Every refusal names the command that gets out of it, in backquotes.
+// -restart moves every file of a run directory but its lock into DIR/.old-<UTC time>/ and starts
+// it afresh: with -config for each seed's directory, with -resume DIR for that directory (its own
+// config.yaml; the seed from -seed or the directory's name seed<N>). One trainer at a time holds a run directory (DIR/lock); a second
 // fails at once, naming the first one's PID.
 //
 // Before training on the CPU, the memory guard estimates the run's memory and stops it at once
@@ -52,6 +55,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -77,12 +81,12 @@ func run(args []string) (code int) {
 	out := fs.String("out", "", "root folder of run directories (overrides the config's out)")
 	dataDir := fs.String("data", "", "benchmark data folder (overrides dataset.dir)")
 	cacheDir := fs.String("cache", "", "preprocessing cache folder, auto (default: <user cache dir>/rewiregnn/prep) or off (overrides dataset.cache)")
-	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time)")
+	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time, a solved one with -set train.stop_accuracy=0)")
 	restart := fs.Bool("restart", false, "move the run directory's files into DIR/.old-<UTC time>/ and start afresh (with -config, or with -resume DIR)")
-	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m (overrides train.max_time)")
-	epochs := fs.Int("epochs", 0, "at most this many epochs (overrides train.max_epochs)")
+	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m, more than 0 (overrides train.max_time)")
+	epochs := fs.Int("epochs", 0, "at most this many epochs, at least 1 (overrides train.max_epochs)")
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
-	subset := fs.Int("subset", 0, "use only the first N graphs of each split (quick runs; sets dataset.subset)")
+	subset := fs.Int("subset", 0, "use only the first N graphs of each split, N at least 1 (quick runs; sets dataset.subset)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	memory := fs.String("memory", "", "memory budget of the memory guard, e.g. 16GiB (default: the cgroup limit or MemAvailable, whichever is smaller)")
 	noGuard := fs.Bool("no-memory-guard", false, "skip the memory guard (a run larger than memory is then killed by the kernel)")
@@ -117,17 +121,17 @@ func run(args []string) (code int) {
 			overrides.Add(flagName, s)
 		}
 	}
-	if *maxTime < 0 || *epochs < 0 || *subset < 0 {
-		fmt.Fprintln(os.Stderr, "train: -max-time, -epochs and -subset must not be negative")
+	if err := checkPositive(fs, "epochs", "subset", "max-time"); err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return exitUsage
 	}
-	if *maxTime > 0 {
+	if flagSet(fs, "max-time") {
 		overrides.Add("train.max_time", maxTime.String())
 	}
-	if *subset > 0 {
+	if flagSet(fs, "subset") {
 		overrides.Add("dataset.subset", strconv.Itoa(*subset))
 	}
-	if *epochs > 0 {
+	if flagSet(fs, "epochs") {
 		overrides.Add("train.max_epochs", strconv.Itoa(*epochs))
 	}
 	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard, Restart: *restart}
@@ -163,7 +167,7 @@ func run(args []string) (code int) {
 	defer stop()
 	if *resume != "" {
 		if *cfgPath != "" {
-			fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (use -set to change keys)")
+			fmt.Fprintln(os.Stderr, "train: -resume uses the run directory's config.yaml; drop -config (-epochs, -max-time and -set train.stop_accuracy=… change what a resumed run may change)")
 			return exitUsage
 		}
 		var seedFlag *int64
@@ -250,7 +254,8 @@ func resumeRun(ctx context.Context, opt train.Options, dir string, overrides con
 	}()
 	cfg, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), overrides)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "train: -resume %s: %v (or start it with -config FILE -seed N -restart)\n", dir, err)
+		fmt.Fprintf(os.Stderr, "train: -resume %s: %v; fix %s, or start the run afresh from a config file of its setting: %s\n",
+			dir, err, filepath.Join(dir, runfiles.ConfigFile), freshCommand(dir))
 		return 1
 	}
 	s, err := runSeed(dir, opt.Restart, seed)
@@ -278,9 +283,17 @@ func runSeed(dir string, restart bool, seed *int64) (int64, error) {
 	base := filepath.Base(filepath.Clean(dir))
 	s, err := strconv.ParseInt(strings.TrimPrefix(base, "seed"), 10, 64)
 	if err != nil || !strings.HasPrefix(base, "seed") {
-		return 0, fmt.Errorf("-restart %s: the directory's name is not seed<N>; give the seed with -seed N", dir)
+		return 0, fmt.Errorf("-restart %s: the directory's name is not seed<N>; add `-seed N` to this command, N the run's seed", dir)
 	}
 	return s, nil
+}
+
+// freshCommand is the command that starts the run in dir afresh from a config file FILE (a
+// placeholder): dir is <out>/<run name>/seed<N>, so -seed and -out follow from it.
+func freshCommand(dir string) string {
+	clean := filepath.Clean(dir)
+	seed := strings.TrimPrefix(filepath.Base(clean), "seed")
+	return fmt.Sprintf("`train -config FILE -seed %s -out %s -restart`", seed, filepath.Dir(filepath.Dir(clean)))
 }
 
 // one trains one seed and prints its final metric.
@@ -298,13 +311,39 @@ func one(ctx context.Context, opt train.Options) int {
 		}
 		return 1
 	}
-	fmt.Printf("%s seed %d: %s, %d epochs, %.2fs/epoch, stopped by %s, %s\n",
-		res.Name, res.Seed, train.Scores(res), res.Epochs, res.SecondsPerEpoch, res.StoppedBy, time.Since(start).Round(time.Second))
+	fmt.Printf("%s seed %d: %s, %s, %.2fs/epoch, stopped by %s, %s\n",
+		res.Name, res.Seed, train.Scores(res), plural.Count(res.Epochs, "epoch"), res.SecondsPerEpoch, res.StoppedBy, time.Since(start).Round(time.Second))
 	if res.StoppedBy == runfiles.StopSignal {
 		return exitSignal
 	}
 	return 0
 }
+
+// checkPositive refuses a flag given on the command line with a value of 0 or less: for -epochs,
+// -subset and -max-time, 0 would otherwise be read as "not given" and silently fall back to the
+// config's value.
+func checkPositive(fs *flag.FlagSet, names ...string) error {
+	for _, name := range names {
+		if !flagSet(fs, name) {
+			continue
+		}
+		f := fs.Lookup(name)
+		bad := false
+		switch v := f.Value.(flag.Getter).Get().(type) {
+		case int:
+			bad = v <= 0
+		case time.Duration:
+			bad = v <= 0
+		}
+		if bad {
+			return fmt.Errorf("-%s %s: want a value above 0 (leave the flag out to keep the config's %s)", name, f.Value, configKeyOf[name])
+		}
+	}
+	return nil
+}
+
+// configKeyOf is the config key each budget flag overrides.
+var configKeyOf = map[string]string{"epochs": "train.max_epochs", "subset": "dataset.subset", "max-time": "train.max_time"}
 
 func flagSet(fs *flag.FlagSet, name string) bool {
 	set := false

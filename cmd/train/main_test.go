@@ -214,8 +214,8 @@ func TestRecoveryFlags(t *testing.T) {
 	fresh := []string{"-set", "dataset.name=neighborsmatch-2", "-seed", "35", "-epochs", "2", "-quiet", "-out", out}
 	dir := filepath.Join(out, "neighborsmatch-2-gatedgcn-none-r1", "seed35")
 	wantRun(t, 0, nil, fresh...)
-	wantRun(t, 1, []string{"holds a finished run", "-resume " + dir, "-restart"}, fresh...)
-	wantRun(t, 1, []string{dir + " is finished", "-epochs more than 2", "-restart"}, "-resume", dir, "-quiet")
+	wantRun(t, 1, []string{"holds a finished run", "`train -resume " + dir + " -epochs 5`", "`-restart`"}, fresh...)
+	wantRun(t, 1, []string{dir + " is finished", "add `-epochs 5`", "`-restart`"}, "-resume", dir, "-quiet")
 	wantRun(t, 0, []string{"extending it to train.max_epochs 3"}, "-resume", dir, "-epochs", "3", "-quiet")
 	res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile))
 	if err != nil || res.Epochs != 3 || res.Resumed != 1 || res.StoppedBy != runfiles.StopMaxEpochs {
@@ -239,7 +239,8 @@ func TestRecoveryFlags(t *testing.T) {
 	if b, err := os.ReadFile(filepath.Join(dir, runfiles.ConfigFile)); err != nil || os.WriteFile(filepath.Join(other, runfiles.ConfigFile), b, 0o644) != nil {
 		t.Fatalf("copying the config: %v", err)
 	}
-	wantRun(t, 1, []string{"not seed<N>", "-seed N"}, "-resume", other, "-restart")
+	wantRun(t, 1, []string{"not seed<N>", "add `-seed N`"}, "-resume", other, "-restart")
+	wantRun(t, 0, nil, "-resume", other, "-restart", "-seed", "35", "-quiet")
 
 	lock, err := train.LockRun(dir, nil)
 	if err != nil {
@@ -311,4 +312,38 @@ func TestCPUProfile(t *testing.T) {
 	}
 	missing := filepath.Join(out, "no-such-folder", "cpu.pprof")
 	wantRun(t, exitUsage, []string{"no folder " + filepath.Dir(missing)}, append(args, "-cpuprofile", missing)...)
+}
+
+// TestZeroBudgetFlags: -epochs, -subset and -max-time given as 0 or less are usage errors naming
+// the flag and the config key it would override, not a silent "no override".
+func TestZeroBudgetFlags(t *testing.T) {
+	base := []string{"-set", "dataset.name=neighborsmatch-2", "-quiet", "-out", t.TempDir()}
+	for _, c := range []struct{ flag, value, key string }{
+		{"-epochs", "0", "train.max_epochs"}, {"-epochs", "-2", "train.max_epochs"},
+		{"-subset", "0", "dataset.subset"}, {"-subset", "-1", "dataset.subset"},
+		{"-max-time", "0s", "train.max_time"}, {"-max-time", "-1m0s", "train.max_time"},
+	} {
+		wantRun(t, exitUsage, []string{c.flag + " " + c.value + ": want a value above 0", c.key}, append(base, c.flag, c.value)...)
+	}
+}
+
+// TestPredictMissingRun: -predict of a folder that does not exist says there is no such run,
+// naming the path, rather than failing to lock it.
+func TestPredictMissingRun(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "no-such-run", "seed41")
+	stderr := wantRun(t, 1, []string{missing + ": no such run directory"}, "-predict", missing)
+	if strings.Contains(stderr, "lock") {
+		t.Fatalf("the message speaks of the lock:\n%s", stderr)
+	}
+}
+
+// TestMissingDataLeavesNoRunDirectory: a run whose data folder does not exist fails naming it
+// and creates no run directory (not even <out>/<run name>).
+func TestMissingDataLeavesNoRunDirectory(t *testing.T) {
+	out := t.TempDir()
+	missing := filepath.Join(t.TempDir(), "nonexistent")
+	wantRun(t, 1, []string{missing}, "-set", "dataset.name=zinc", "-data", missing, "-seed", "41", "-epochs", "1", "-quiet", "-out", out)
+	if ents, _ := os.ReadDir(out); len(ents) > 0 {
+		t.Fatalf("the failed run left %s in %s", ents[0].Name(), out)
+	}
 }
