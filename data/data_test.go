@@ -172,3 +172,16 @@ func TestBatchIsDisjointUnion(t *testing.T) {
 		t.Fatal("empty batch accepted")
 	}
 }
+
+// TestApplySigns flips each column of a row-major encoding by its own sign, the same for every
+// row (3 nodes × 2 columns, hand-computed).
+func TestApplySigns(t *testing.T) {
+	lap := []float32{1, 2, 3, 4, 5, 6}
+	data.ApplySigns(lap, []float32{-1, 1})
+	want := []float32{-1, 2, -3, 4, -5, 6}
+	for i := range want {
+		if lap[i] != want[i] {
+			t.Fatalf("got %v, want %v", lap, want)
+		}
+	}
+}

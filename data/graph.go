@@ -118,6 +118,17 @@ type Graph struct {
 	Lap    []float32 // Laplacian eigenvector encoding per node, LapDim values each
 }
 
+// ApplySigns multiplies column j of the row-major encoding lap (len(signs) columns, the layout
+// of Graph.Lap) by signs[j]: the Laplacian encoding's sign flip, whose signs posenc.DrawSigns
+// draws. It lives here, with the layout, so that the model side (nn) and the preprocessing side
+// (posenc) both use it without importing each other.
+func ApplySigns(lap, signs []float32) {
+	q := len(signs)
+	for i := range lap {
+		lap[i] *= signs[i%q]
+	}
+}
+
 // NumEdges returns the number of directed edges.
 func (g *Graph) NumEdges() int { return len(g.Src) }
 

@@ -8,7 +8,6 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/ops"
-	"github.com/rewiregnn/rewiregnn/posenc"
 	"gorgonia.org/tensor"
 )
 
@@ -285,7 +284,7 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	if in.Lap != nil {
 		in.scratch = growF32(in.scratch, len(u.Lap))
 		copy(in.scratch, u.Lap)
-		posenc.ApplySigns(in.scratch[:len(u.Lap)], in.LapSign)
+		data.ApplySigns(in.scratch[:len(u.Lap)], in.LapSign)
 		fill(in.Lap, in.scratch[:len(u.Lap)])
 	}
 	if err := in.loadTargets(bt); err != nil {

@@ -22,6 +22,36 @@ type BNState struct {
 	RunMean  []float64
 	RunVar   []float64
 	Training bool
+	// calibrating: the training-mode passes average their batch statistics into the running
+	// statistics (StartCalibration); batches counts the passes averaged so far.
+	calibrating bool
+	batches     int
+}
+
+// StartCalibration zeroes the running statistics and makes every following training-mode
+// forward pass (with Training set) fold its batch statistics into them with equal weight, so
+// that after k passes they are the mean over the k batches of the batch mean and of the
+// unbiased batch variance (PyTorch's momentum=None), until StopCalibration. It serves to
+// re-estimate the statistics of a trained model with its parameters frozen (train.Recalibrate);
+// training never calls it, and without it the momentum update is unchanged.
+func (s *BNState) StartCalibration() {
+	clear(s.RunMean)
+	clear(s.RunVar)
+	s.calibrating, s.batches = true, 0
+}
+
+// StopCalibration returns to the momentum update and returns the number of batches averaged.
+func (s *BNState) StopCalibration() int {
+	s.calibrating = false
+	return s.batches
+}
+
+// average folds one batch's mean and unbiased variance of column c into the running statistics
+// as the batches-th term of their cumulative mean.
+func (s *BNState) average(c int, mean, variance float64) {
+	w := 1 / float64(s.batches)
+	s.RunMean[c] += (mean - s.RunMean[c]) * w
+	s.RunVar[c] += (variance - s.RunVar[c]) * w
 }
 
 // NewBNState returns running statistics for d features: mean 0, variance 1, training on.
@@ -196,11 +226,18 @@ func bnForward[T kern.Float](s *bnState) planKernel[T] {
 			s1, s2 := scratch(&s.sum1, d), scratch(&s.sum2, d)
 			colSums(s, rows, d, s1, s2, func(p1, p2 []T, r int) { kern.StatsRow(p1, p2, x[r*d:(r+1)*d], k) })
 			n := float64(s.kept)
+			if st.calibrating && !replay {
+				st.batches++
+			}
 			for c := 0; c < d; c++ {
 				m1 := s1[c] / n
 				ss := max(s2[c]-s1[c]*m1, 0) // Σ (x − mean)²
 				s.mean[c] = float64(k[c]) + m1
-				if !replay {
+				switch {
+				case replay:
+				case st.calibrating:
+					st.average(c, s.mean[c], ss/(n-1))
+				default:
 					st.RunMean[c] = (1-BNMomentum)*st.RunMean[c] + BNMomentum*s.mean[c]
 					st.RunVar[c] = (1-BNMomentum)*st.RunVar[c] + BNMomentum*ss/(n-1)
 				}

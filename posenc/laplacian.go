@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 
+	"github.com/rewiregnn/rewiregnn/data"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -156,14 +157,6 @@ func DrawSigns(signs []float32, rng *rand.Rand) {
 func FlipSigns(pe []float32, q int, rng *rand.Rand) []float32 {
 	signs := make([]float32, q)
 	DrawSigns(signs, rng)
-	ApplySigns(pe, signs)
+	data.ApplySigns(pe, signs)
 	return signs
-}
-
-// ApplySigns multiplies column j of the row-major encoding pe (len(signs) columns) by signs[j].
-func ApplySigns(pe []float32, signs []float32) {
-	q := len(signs)
-	for i := range pe {
-		pe[i] *= signs[i%q]
-	}
 }

@@ -14,7 +14,9 @@
 # Steps: build bin/train; sweep the grid into runs/erdos (finished runs are skipped, interrupted
 # ones resumed); copy the finished runs' config.yaml, metrics.jsonl and result.json into
 # RESULTS/runs; from those write random-erdos.md, random-erdos.json and random-erdos.png
-# (tables -figure).
+# (tables -figure); from the runs' checkpoints in runs/erdos, write RESULTS/recalibrated.md (the
+# training split in evaluation mode with the stored and with re-estimated batch-norm statistics,
+# cmd/recalibrate).
 # About 15 minutes on 2 cores. Paths are relative to the repository root. Environment: GO.
 source "$(dirname "$0")/lib.sh"
 
@@ -41,3 +43,4 @@ run "$GO" build -o bin/train ./cmd/train
 run "${sweep[@]}" -train-bin bin/train -workers "$workers"
 keep_runs runs/erdos "$results/runs"
 run "$GO" run ./cmd/tables -figure fig:random_erdos -runs "$results/runs" -out "$results"
+run "$GO" run ./cmd/recalibrate -runs runs/erdos -out "$results/recalibrated.md"

@@ -5,7 +5,6 @@ import (
 	"io"
 	"path/filepath"
 
-	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
@@ -15,37 +14,17 @@ import (
 // writes nothing into the directory and takes no lock: the files it reads are written
 // atomically.
 func Predict(dir string, workers int, log io.Writer) (*runfiles.Predictions, error) {
-	if log == nil {
-		log = io.Discard
-	}
-	c, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), []string{"device=cpu"})
+	r, err := restoreRun(dir, workers, log)
 	if err != nil {
-		return nil, fmt.Errorf("predict %s: %w", dir, err)
-	}
-	ck, err := ReadCheckpoint(filepath.Join(dir, runfiles.CheckpointFile))
-	if err != nil {
-		return nil, fmt.Errorf("predict %s: %w", dir, err)
-	}
-	r := &run{o: Options{Run: c, Seed: ck.Seed, Dir: dir, Workers: workers, NoMemoryGuard: true}, cfg: c, log: log}
-	if err := r.loadData(); err != nil {
-		return nil, fmt.Errorf("predict %s: %w", dir, err)
-	}
-	if len(r.testB) == 0 {
-		return nil, fmt.Errorf("predict %s: %s has no test split", dir, c.Dataset.Name)
-	}
-	build, err := r.model()
-	if err != nil {
-		return nil, fmt.Errorf("predict %s: %w", dir, err)
-	}
-	if err := r.buildTrainer(build); err != nil {
 		return nil, fmt.Errorf("predict %s: %w", dir, err)
 	}
 	defer r.tr.Close()
-	if err := ck.Restore(r.p, r.tr.Opt); err != nil {
-		return nil, fmt.Errorf("predict %s: %w", dir, err)
+	c := r.cfg
+	if len(r.testB) == 0 {
+		return nil, fmt.Errorf("predict %s: %s has no test split", dir, c.Dataset.Name)
 	}
-	step := cpuStepper{r.tr}
-	out := &runfiles.Predictions{Run: c.RunName(), Dataset: c.Dataset.Name, Seed: ck.Seed, BatchSize: c.Train.BatchSize}
+	step := r.step
+	out := &runfiles.Predictions{Run: c.RunName(), Dataset: c.Dataset.Name, Seed: r.o.Seed, BatchSize: c.Train.BatchSize}
 	k := r.io.Out
 	for _, bt := range r.testB {
 		_, pred, err := step.Eval(bt)

@@ -149,13 +149,7 @@ func (r *run) prepare() error {
 	if err != nil {
 		return err
 	}
-	r.metric = runfiles.MetricMAE
-	switch r.io.Loss {
-	case nn.LossCE:
-		r.metric = runfiles.MetricAccuracy
-	case nn.LossSBM:
-		r.metric = runfiles.MetricWeightedAcc
-	}
+	r.metric = metricFor(r.io)
 	if c.Train.StopAccuracy > 0 && r.metric == runfiles.MetricMAE {
 		return fmt.Errorf("train.stop_accuracy %g: %s is a regression task, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name)
 	}

@@ -3,6 +3,7 @@ package archtest
 import (
 	"go/build"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -40,32 +41,50 @@ func deps(t *testing.T, pkg string) map[string]bool {
 	return seen
 }
 
-// TestLayers checks the dependency rules: readers of run files and results never link the
-// training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
-// CPU kernels know nothing of Gorgonia; the run-files and metric packages are leaves.
-func TestLayers(t *testing.T) {
-	training := []string{"train", "nn", "ops", "exec", "kern", "gpu", "cuda", "cuda/cudalib", "cuda/emu",
-		"cuda/kernels", "models", "gorgonia.org/gorgonia", "gorgonia.org/tensor", "github.com/ebitengine/purego"}
-	later := []string{"prep", "train", "nn", "ops", "exec", "models", "gpu", "cuda", "sweep", "report"}
-	rules := []struct {
-		pkgs, forbidden []string
-	}{
-		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "homophily", "metric"}, training},
-		{[]string{"data", "posenc", "rewire"}, later},
-		{[]string{"prep", "hops"}, later[1:]},
-		{[]string{"kern"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "exec", "nn"}},
-		{[]string{"ops"}, []string{"exec", "nn", "models", "train", "gpu", "cuda"}},
-		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
-	}
+// rule forbids every package of pkgs to depend, directly or not, on any of forbidden.
+type rule struct {
+	pkgs, forbidden []string
+}
+
+// violations lists "p depends on f" for every rule broken.
+func violations(t *testing.T, rules []rule) []string {
+	t.Helper()
+	var out []string
 	for _, r := range rules {
 		for _, p := range r.pkgs {
 			d := deps(t, p)
 			for _, f := range r.forbidden {
 				if _, ok := d[f]; ok {
-					t.Errorf("%s depends on %s", p, f)
+					out = append(out, p+" depends on "+f)
 				}
 			}
 		}
+	}
+	return out
+}
+
+// TestLayers checks the dependency rules: readers of run files and results never link the
+// training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
+// model packages and the preprocessing packages never import each other (both read data's
+// types); the CPU kernels know nothing of Gorgonia; the run-files and metric packages are leaves.
+func TestLayers(t *testing.T) {
+	training := []string{"train", "nn", "ops", "exec", "kern", "gpu", "cuda", "cuda/cudalib", "cuda/emu",
+		"cuda/kernels", "models", "gorgonia.org/gorgonia", "gorgonia.org/tensor", "github.com/ebitengine/purego"}
+	later := []string{"prep", "train", "nn", "ops", "exec", "models", "gpu", "cuda", "sweep", "report"}
+	modelSide := []string{"kern", "ops", "exec", "nn", "models", "models/gatedgcn", "models/monet", "models/transformer"}
+	preprocessing := []string{"posenc", "rewire", "prep", "hops"}
+	rules := []rule{
+		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "homophily", "metric"}, training},
+		{[]string{"data", "posenc", "rewire"}, later},
+		{[]string{"prep", "hops"}, later[1:]},
+		{modelSide, preprocessing},
+		{preprocessing, modelSide},
+		{[]string{"kern"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "exec", "nn"}},
+		{[]string{"ops"}, []string{"exec", "nn", "models", "train", "gpu", "cuda"}},
+		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
+	}
+	for _, v := range violations(t, rules) {
+		t.Error(v)
 	}
 	for _, leaf := range []string{"runfiles", "metric"} {
 		for p, inModule := range deps(t, leaf) {
@@ -73,6 +92,16 @@ func TestLayers(t *testing.T) {
 				t.Errorf("%s imports %s: it must stay a leaf on the standard library", leaf, p)
 			}
 		}
+	}
+}
+
+// TestViolationsReported checks that a broken rule is reported, direct and indirect
+// dependencies alike: the trainer reaches the model and preprocessing packages.
+func TestViolationsReported(t *testing.T) {
+	got := violations(t, []rule{{[]string{"cmd/train"}, []string{"train", "posenc", "kern", "report"}}})
+	want := []string{"cmd/train depends on train", "cmd/train depends on posenc", "cmd/train depends on kern"}
+	if !slices.Equal(got, want) {
+		t.Errorf("violations = %q, want %q", got, want)
 	}
 }
 
