@@ -107,7 +107,7 @@ func (e *MemoryError) Error() string {
 // lower). Only CPU runs are checked: on a GPU the activations live on the device.
 func (r *run) checkMemory(build nn.BuildFunc) error {
 	debug.SetMemoryLimit(startLimit)
-	if r.o.NoMemoryGuard || r.choice.Backend != nil {
+	if !r.guarded() {
 		return nil
 	}
 	limit := memlimit.Limit{Bytes: r.o.Memory, Source: "-memory"}
@@ -131,6 +131,10 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 		memlimit.Format(est.Total()), memlimit.Format(soft), memlimit.Format(limit.Bytes), limit.Source, est.Parts())
 	return nil
 }
+
+// guarded says whether the memory guard checks the run: a CPU run without -no-memory-guard (on
+// a GPU the activations live on the device).
+func (r *run) guarded() bool { return !r.o.NoMemoryGuard && r.choice.Backend == nil }
 
 // refuse returns the MemoryError for est, with the largest batch size that fits.
 func (r *run) refuse(build nn.BuildFunc, est MemEstimate, limit memlimit.Limit) error {

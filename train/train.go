@@ -135,10 +135,13 @@ func (r *run) prepare() error {
 	}
 	// With the cache, the guard reads the graphs' sizes first (building the cache files chunk by
 	// chunk where they are missing) and refuses a run that does not fit before its graphs are
-	// loaded; without it (or with a subset), it checks the loaded graphs.
-	presized, err := r.presize()
-	if err != nil {
-		return err
+	// loaded; without it (or with a subset), it checks the loaded graphs. A run the guard does
+	// not check (a GPU run, -no-memory-guard) skips that pass over the cache files.
+	presized := false
+	if r.guarded() {
+		if presized, err = r.presize(); err != nil {
+			return err
+		}
 	}
 	if !presized {
 		if err := r.loadData(); err != nil {
