@@ -238,14 +238,14 @@ func Sizes(dir string, key Key, src Source, workers int) ([]GraphSize, Status, e
 	st, err := through(dir, key, src, workers, func(r *Reader) error {
 		sz = make([]GraphSize, 0, min(r.Count, 1<<20))
 		for {
-			g, err := r.Next()
+			s, err := r.NextSize()
 			if err == io.EOF {
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			sz = append(sz, SizeOf(g))
+			sz = append(sz, s)
 		}
 	}, func(n int) { sz = make([]GraphSize, n) }, func(i int, g *data.Graph) error {
 		sz[i] = sizeRead(g) // the run reads the file just written

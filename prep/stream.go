@@ -241,42 +241,31 @@ func (r *Reader) count() int {
 	return int(n)
 }
 
-func (r *Reader) ints() []int32 {
-	n := r.count()
-	b := r.take(4 * n)
-	if r.err != nil || n == 0 {
+// array reads an array's element count and its 4-byte elements, returned as bytes (scratch,
+// valid until the next read).
+func (r *Reader) array() []byte { return r.take(4 * r.count()) }
+
+// words converts an array's bytes to its elements (nil when empty).
+func words[T int32 | float32](b []byte, conv func(uint32) T) []T {
+	if len(b) == 0 {
 		return nil
 	}
-	xs := make([]int32, n)
+	xs := make([]T, len(b)/4)
 	for i := range xs {
-		xs[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+		xs[i] = conv(binary.LittleEndian.Uint32(b[4*i:]))
 	}
 	return xs
 }
 
-func (r *Reader) floats() []float32 {
-	n := r.count()
-	b := r.take(4 * n)
-	if r.err != nil || n == 0 {
-		return nil
-	}
-	xs := make([]float32, n)
-	for i := range xs {
-		xs[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return xs
-}
+func (r *Reader) ints() []int32 { return words(r.array(), func(u uint32) int32 { return int32(u) }) }
 
-// Next returns the next graph; after the last, io.EOF once the checksum has been checked (or
-// the error that check found).
-func (r *Reader) Next() (*data.Graph, error) {
-	if r.read == r.Count {
-		if err := r.finish(); err != nil {
-			return nil, err
-		}
-		return nil, io.EOF
-	}
-	g := &data.Graph{}
+func (r *Reader) floats() []float32 { return words(r.array(), math.Float32frombits) }
+
+// recordArrays is the number of arrays in a graph record.
+const recordArrays = 11
+
+// head reads a record's fixed fields into g, the arrays left to read.
+func (r *Reader) head(g *data.Graph) {
 	g.N = int(r.u32())
 	r.u32() // edge count, implied by Src
 	if f := r.take(1); f != nil {
@@ -287,6 +276,28 @@ func (r *Reader) Next() (*data.Graph, error) {
 	g.Node.CatDim, g.Node.FloatDim = int(r.u32()), int(r.u32())
 	g.Edge.CatDim, g.Edge.FloatDim = int(r.u32()), int(r.u32())
 	g.AdjDim, g.LapDim = int(r.u32()), int(r.u32())
+}
+
+// atEnd is io.EOF once every graph is read and the checksum holds (or the error that check
+// found), nil while graphs remain.
+func (r *Reader) atEnd() error {
+	if r.read < r.Count {
+		return nil
+	}
+	if err := r.finish(); err != nil {
+		return err
+	}
+	return io.EOF
+}
+
+// Next returns the next graph; after the last, io.EOF once the checksum has been checked (or
+// the error that check found).
+func (r *Reader) Next() (*data.Graph, error) {
+	if err := r.atEnd(); err != nil {
+		return nil, err
+	}
+	g := &data.Graph{}
+	r.head(g)
 	g.Src, g.Dst = r.ints(), r.ints()
 	if g.Src == nil {
 		g.Src, g.Dst = []int32{}, []int32{}
@@ -306,6 +317,28 @@ func (r *Reader) Next() (*data.Graph, error) {
 	}
 	r.read++
 	return g, nil
+}
+
+// NextSize is Next for a memory plan: the next graph's GraphSize (as Next's graph would have
+// it), its arrays read past (and checksummed) but neither converted nor kept, nor the graph
+// validated (the run that loads it does).
+func (r *Reader) NextSize() (GraphSize, error) {
+	if err := r.atEnd(); err != nil {
+		return GraphSize{}, err
+	}
+	var g data.Graph
+	r.head(&g)
+	sz := GraphSize{N: g.N, E: len(r.array()) / 4}
+	n := sz.E
+	for range recordArrays - 1 {
+		n += len(r.array()) / 4
+	}
+	if r.err != nil {
+		return GraphSize{}, r.corrupt(fmt.Errorf("graph %d: %w", r.read, r.err))
+	}
+	sz.Bytes = 4*int64(n) + graphOverhead
+	r.read++
+	return sz, nil
 }
 
 // Close releases the file.
@@ -359,18 +392,20 @@ type GraphSize struct {
 }
 
 // SizeOf is g's GraphSize as g holds its arrays (by capacity, as allocated).
-func SizeOf(g *data.Graph) GraphSize {
-	n := 4*int64(cap(g.Src)+cap(g.Dst)+cap(g.Node.Cat)+cap(g.Edge.Cat)+cap(g.NodeLabel)+cap(g.SP)) +
-		4*int64(cap(g.Node.Float)+cap(g.Edge.Float)+cap(g.Y)+cap(g.Adj)+cap(g.Lap))
-	return GraphSize{N: g.N, E: g.NumEdges(), Bytes: n + graphOverhead}
-}
+func SizeOf(g *data.Graph) GraphSize { return sizeBy(g, func(_, c int) int { return c }) }
 
 // sizeRead is the GraphSize g has once read back from a cache file (Reader allocates each array
 // at its length).
-func sizeRead(g *data.Graph) GraphSize {
-	n := 4*int64(len(g.Src)+len(g.Dst)+len(g.Node.Cat)+len(g.Edge.Cat)+len(g.NodeLabel)+len(g.SP)) +
-		4*int64(len(g.Node.Float)+len(g.Edge.Float)+len(g.Y)+len(g.Adj)+len(g.Lap))
-	return GraphSize{N: g.N, E: g.NumEdges(), Bytes: n + graphOverhead}
+func sizeRead(g *data.Graph) GraphSize { return sizeBy(g, func(l, _ int) int { return l }) }
+
+// sizeBy is g's GraphSize counting each of its recordArrays arrays as of(len, cap) elements.
+func sizeBy(g *data.Graph, of func(l, c int) int) GraphSize {
+	words := of(len(g.Src), cap(g.Src)) + of(len(g.Dst), cap(g.Dst)) +
+		of(len(g.Node.Cat), cap(g.Node.Cat)) + of(len(g.Node.Float), cap(g.Node.Float)) +
+		of(len(g.Edge.Cat), cap(g.Edge.Cat)) + of(len(g.Edge.Float), cap(g.Edge.Float)) +
+		of(len(g.Y), cap(g.Y)) + of(len(g.NodeLabel), cap(g.NodeLabel)) + of(len(g.SP), cap(g.SP)) +
+		of(len(g.Adj), cap(g.Adj)) + of(len(g.Lap), cap(g.Lap))
+	return GraphSize{N: g.N, E: g.NumEdges(), Bytes: 4*int64(words) + graphOverhead}
 }
 
 // graphOverhead is a graph's struct and slice headers.

@@ -103,6 +103,19 @@ func TestSizes(t *testing.T) {
 	if len(read) != len(raw) || len(built) != len(raw) {
 		t.Fatalf("%d and %d sizes for %d graphs", len(built), len(read), len(raw))
 	}
+	// The sizes pass checks the file as Load does: a damaged file is rebuilt, and says why.
+	b, err := os.ReadFile(st.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)/2] ^= 1
+	if err := os.WriteFile(st.Path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	again, st, err := Sizes(dir, key, src, 2)
+	if err != nil || st.Hit || !strings.Contains(st.Rebuilt, "checksum") || !reflect.DeepEqual(again, built) {
+		t.Fatalf("a damaged file: %+v, %v", st, err)
+	}
 }
 
 // TestReaderChecks: a file cut anywhere or with any byte flipped is refused by the streaming
