@@ -3,12 +3,9 @@ package train
 import (
 	"fmt"
 	"io"
-	"path/filepath"
 
-	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
-	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // Recalibration is a run's final model evaluated on its training split in evaluation mode twice:
@@ -89,52 +86,4 @@ func RecalibrateRun(dir string, workers int, log io.Writer) (*Recalibration, err
 	}
 	out.Stored, out.Recalibrated = stored.Value(), recal.Value()
 	return out, nil
-}
-
-// restoreRun rebuilds a run directory's model on the CPU from its resolved config and
-// checkpoint: the model as it is at its last epoch, which the run's final evaluation scored,
-// with its data loaded. It writes nothing and takes no lock (the files it reads are written
-// atomically). The caller closes r.tr.
-func restoreRun(dir string, workers int, log io.Writer) (*run, error) {
-	if log == nil {
-		log = io.Discard
-	}
-	c, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), []string{"device=cpu"})
-	if err != nil {
-		return nil, err
-	}
-	ck, err := ReadCheckpoint(filepath.Join(dir, runfiles.CheckpointFile))
-	if err != nil {
-		return nil, err
-	}
-	r := &run{o: Options{Run: c, Seed: ck.Seed, Dir: dir, Workers: workers, NoMemoryGuard: true}, cfg: c, log: log}
-	if err := r.loadData(); err != nil {
-		return nil, err
-	}
-	build, err := r.model()
-	if err != nil {
-		return nil, err
-	}
-	r.metric = metricFor(r.io)
-	if err := r.buildTrainer(build); err != nil {
-		return nil, err
-	}
-	if err := ck.Restore(r.p, r.tr.Opt); err != nil {
-		r.tr.Close()
-		return nil, err
-	}
-	r.step = cpuStepper{r.tr}
-	return r, nil
-}
-
-// metricFor is the metric of a model's loss: accuracy for cross-entropy, the weighted accuracy
-// for the SBM loss, MAE otherwise.
-func metricFor(io nn.IO) string {
-	switch io.Loss {
-	case nn.LossCE:
-		return runfiles.MetricAccuracy
-	case nn.LossSBM:
-		return runfiles.MetricWeightedAcc
-	}
-	return runfiles.MetricMAE
 }

@@ -178,13 +178,7 @@ func TestNaNStops(t *testing.T) {
 			p.T[p.Names[0]].Float32s()[0] = float32(math.NaN())
 		}
 	})
-	if !errors.Is(err, ErrNaN) {
-		t.Fatalf("error %v, want ErrNaN", err)
-	}
-	res, rerr := runfiles.ReadResult(filepath.Join(c.Dir(12), runfiles.ResultFile))
-	if rerr != nil || res.StoppedBy != runfiles.StopNaN || res.Epochs != 1 {
-		t.Fatalf("result %+v (%v)", res, rerr)
-	}
+	assertDiverged(t, c.Dir(12), err, 1)
 	ck, cerr := ReadCheckpoint(filepath.Join(c.Dir(12), runfiles.CheckpointFile))
 	if cerr != nil || ck.Loop.Epoch != 1 || ck.Loop.Perm != nil {
 		t.Fatalf("checkpoint: %v", cerr)
@@ -266,15 +260,22 @@ func TestEvalNaNStops(t *testing.T) {
 			p.T[p.Names[0]].Float32s()[0] = float32(math.NaN())
 		}
 	})
-	if !errors.Is(err, ErrNaN) {
-		t.Fatalf("error %v, want ErrNaN", err)
-	}
-	res, rerr := runfiles.ReadResult(filepath.Join(c.Dir(12), runfiles.ResultFile))
-	if rerr != nil || res.StoppedBy != runfiles.StopNaN || res.Epochs != 1 {
-		t.Fatalf("result %+v (%v)", res, rerr)
-	}
+	assertDiverged(t, c.Dir(12), err, 1)
 	eps, merr := runfiles.ReadMetrics(filepath.Join(c.Dir(12), runfiles.MetricsFile))
 	if merr != nil || len(eps) != 1 {
 		t.Fatalf("metrics.jsonl: %d epochs, %v", len(eps), merr)
+	}
+}
+
+// assertDiverged checks that a run stopped as diverged: ErrNaN, and a result.json in dir with
+// stopped_by nan after epochs epochs.
+func assertDiverged(t *testing.T, dir string, err error, epochs int) {
+	t.Helper()
+	if !errors.Is(err, ErrNaN) {
+		t.Fatalf("error %v, want ErrNaN", err)
+	}
+	res, rerr := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile))
+	if rerr != nil || res.StoppedBy != runfiles.StopNaN || res.Epochs != epochs {
+		t.Fatalf("result %+v (%v)", res, rerr)
 	}
 }

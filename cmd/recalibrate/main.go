@@ -16,12 +16,12 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -133,16 +133,8 @@ func markdown(rs []*train.Recalibration) string {
 	return b.String()
 }
 
-// meanStd formats the mean ± population standard deviation.
+// meanStd formats the mean ± population standard deviation (results.MeanStd).
 func meanStd(v []float64) string {
-	m := 0.0
-	for _, x := range v {
-		m += x
-	}
-	m /= float64(len(v))
-	s := 0.0
-	for _, x := range v {
-		s += (x - m) * (x - m)
-	}
-	return fmt.Sprintf("%.3f ± %.3f", m, math.Sqrt(s/float64(len(v))))
+	st := results.MeanStd(v)
+	return fmt.Sprintf("%.3f ± %.3f", st.Mean, st.Std)
 }
