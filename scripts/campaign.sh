@@ -229,7 +229,16 @@ cmd_bundle() {
 		echo "commit: $(git rev-parse HEAD 2>/dev/null || echo unknown)$(git diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
 		echo "built: $(stamp) on $(uname -n)"
 		echo "go: $("$GO" version)"
-		echo "queue: $QUEUE ($(sha256sum <"$QUEUE" | cut -c1-16))"
+		# a queue outside the repository is recorded by its lines, not by this machine's path
+		local qrel qhash
+		qrel=$(realpath --relative-to=. "$QUEUE")
+		qhash=$(sha256sum <"$QUEUE" | cut -c1-16)
+		if [[ $qrel == ../* ]]; then
+			echo "queue: $(basename "$QUEUE"), outside the repository ($qhash); its lines:"
+			sed 's/^/  /' "$QUEUE"
+		else
+			echo "queue: $qrel ($qhash)"
+		fi
 		echo "jobs: $(wc -l <"$b/jobs.txt") ($(grep -c $'\tresume\t' "$b/jobs.txt") to resume)"
 		echo "data: $(cd "$b/data" && ls | tr '\n' ' ')"
 		echo "bytes: $size"
