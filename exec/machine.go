@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -24,8 +25,8 @@ type Machine struct {
 	// provides (a project op's result, a sum, a product gradient's pair result) is one of vals;
 	// values whose lifetimes do not overlap share a slot. Slots are allocated on the first run.
 	vals    []value
-	lives   []Life
-	layout  Layout
+	lives   []prog.Life
+	layout  prog.Layout
 	slots   []any // []float32 or []float64 per slot, once allocated
 	dies    [][]int
 	unshare bool         // every value its own slot (SetShared)
@@ -88,7 +89,7 @@ func (m *Machine) Steps() []Step {
 //
 // With rc, the forward pass keeps only rc's checkpoints and the backward pass recomputes the
 // rest (recompute.go).
-func Compile(g *gorgonia.ExprGraph, keep gorgonia.Nodes, sums Sums, prunable func(*gorgonia.Node) bool, rc *Recompute) (*Machine, error) {
+func Compile(g *gorgonia.ExprGraph, keep gorgonia.Nodes, sums map[int64]bool, prunable func(*gorgonia.Node) bool, rc *Recompute) (*Machine, error) {
 	sorted, err := gorgonia.Sort(g)
 	if err != nil {
 		return nil, err

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"math"
 
 	"github.com/rewiregnn/rewiregnn/kern"
@@ -11,7 +12,7 @@ import (
 )
 
 // The machine's activation plan: which values it provides buffers for, how long each is live,
-// and the slots they share (AssignSlots).
+// and the slots they share (prog.AssignSlots).
 
 // planned reports whether the machine provides step s's output buffer: a project op's result
 // or a sum, not a scalar and not a value another step's pass fills. Gorgonia's own operators
@@ -53,7 +54,7 @@ func (m *Machine) planValues(kept map[int64]bool) error {
 	add := func(s *step, def int) int {
 		n := s.node
 		m.vals = append(m.vals, value{node: n})
-		m.lives = append(m.lives, Life{Size: int64(n.Shape().TotalSize()), Class: classOf(n.Dtype()), Def: def, Last: def})
+		m.lives = append(m.lives, prog.Life{Size: int64(n.Shape().TotalSize()), Class: classOf(n.Dtype()), Def: def, Last: def})
 		v := len(m.vals) - 1
 		cur[n.ID()] = v
 		if s.also != nil {
@@ -98,7 +99,7 @@ func (m *Machine) planValues(kept map[int64]bool) error {
 		if len(sizes) > 0 { // a forward op (or its replay) writes new ones
 			for _, size := range sizes {
 				m.vals = append(m.vals, value{})
-				m.lives = append(m.lives, Life{Size: int64(size), Class: classOf(s.node.Dtype()), Def: i, Last: i})
+				m.lives = append(m.lives, prog.Life{Size: int64(size), Class: classOf(s.node.Dtype()), Def: i, Last: i})
 				s.aux = append(s.aux, len(m.vals)-1)
 			}
 			auxOf[f.State()] = s.aux
@@ -124,13 +125,13 @@ func (m *Machine) lay() error {
 	end := len(m.steps)
 	lives := m.lives
 	if m.unshare {
-		lives = make([]Life, len(m.lives))
+		lives = make([]prog.Life, len(m.lives))
 		for i, l := range m.lives {
 			l.Def, l.Last = 0, end
 			lives[i] = l
 		}
 	}
-	l, err := AssignSlots(lives, end)
+	l, err := prog.AssignSlots(lives, end)
 	if err != nil {
 		return fmt.Errorf("exec: %w", err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/nn"
-	"github.com/rewiregnn/rewiregnn/ops"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -53,7 +53,7 @@ func eachNet(t *testing.T, f func(t *testing.T, name string, net *nn.Net, p *nn.
 // the loss, prediction and gradients need maps to a device kernel: a model that gains an op
 // the executor does not run fails here, on any machine.
 func TestEveryModelOpHasAKernel(t *testing.T) {
-	used := map[string]int{}
+	used := map[prog.Op]int{}
 	nets := 0
 	eachNet(t, func(t *testing.T, name string, net *nn.Net, p *nn.Params) {
 		pl, err := Compile(net, p)
@@ -62,7 +62,7 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 		}
 		nets++
 		for _, st := range pl.Steps {
-			if !kinds[st.Kind] {
+			if launches[st.Kind] == nil {
 				t.Errorf("%s: step kind %s is not in the executor's table", name, st.Kind)
 			}
 			used[st.Kind]++
@@ -70,14 +70,14 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 	})
 	var ks []string
 	for k, n := range used {
-		ks = append(ks, k)
+		ks = append(ks, k.String())
 		_ = n
 	}
 	sort.Strings(ks)
 	t.Logf("%d nets; step kinds used: %s", nets, strings.Join(ks, " "))
-	for k := range kinds {
+	for _, k := range Kinds() {
 		switch k {
-		case "÷", "sigmoid", "exp", "abs", ops.OpKernelMixGradX, ops.OpKernelMixGradW: // builder helpers no model uses; fused into KernelMixGrad
+		case prog.Div, prog.Sigmoid, prog.Exp, prog.Abs, prog.KernelMixGradW: // builder helpers no model uses; fused into the KernelMixGradX step
 			continue
 		}
 		if used[k] == 0 {
@@ -129,11 +129,8 @@ func TestPlanBuffers(t *testing.T) {
 		end := len(pl.Steps)
 		bySlot := map[int][]int{}
 		for i, v := range pl.Vals {
-			if v.Node != nil {
-				want := v.Node.Shape().TotalSize()
-				if v.Node.IsScalar() {
-					want = 1
-				}
+			if i < len(pl.Prog.Vals) && v.Src != NotRun {
+				want := pl.Prog.Vals[i].Elems()
 				if v.Elems != want {
 					t.Fatalf("%s: %s has %d elements, its node %d", name, v.Name, v.Elems, want)
 				}

@@ -5,8 +5,10 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/lower"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
+	"gorgonia.org/tensor"
 )
 
 // Trainer trains an nn.Trainer's model on a device: the same compiled Gorgonia graphs (one
@@ -255,16 +257,129 @@ func (t *Trainer) program(i int, train bool) (*program, error) {
 	if err != nil {
 		return nil, err
 	}
-	pl, err := Compile(net, t.T.P)
-	if err != nil {
-		return nil, fmt.Errorf("bucket %v: %w", t.T.Buckets[i], err)
-	}
-	pr, err := t.newProgram(pl)
+	pr, err := t.newProgram(net)
 	if err != nil {
 		return nil, fmt.Errorf("bucket %v: %w", t.T.Buckets[i], err)
 	}
 	progs[i] = pr
 	return pr, nil
+}
+
+// Compile lowers a net built on parameters p (nn.Net.Program) and lays it out for the device:
+// float32 only.
+func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
+	pl, _, err := compileNet(net, p)
+	return pl, err
+}
+
+func compileNet(net *nn.Net, p *nn.Params) (*Plan, *lower.Binding, error) {
+	if p.Dtype != tensor.Float32 {
+		return nil, nil, fmt.Errorf("gpu: parameters are %v; the device executor runs float32 only", p.Dtype)
+	}
+	pg, bind, err := net.Program(p)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gpu: %w", err)
+	}
+	pl, err := CompileProgram(pg)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pl, bind, nil
+}
+
+// newProgram compiles a net and allocates its buffers: the index, mask and dense-input
+// buffers, its static values (uploaded here), the parameters and the batch-norm statistics it
+// reads.
+func (t *Trainer) newProgram(net *nn.Net) (*program, error) {
+	pl, bind, err := compileNet(net, t.T.P)
+	if err != nil {
+		return nil, err
+	}
+	pg := pl.Prog
+	pr := &program{plan: pl, feed: bind, in: net.In, idx: make([]cuda.DevPtr, len(pg.Indexes)),
+		idxW: make([]cuda.DevPtr, len(pg.Indexes)), mask: make([]cuda.DevPtr, len(pg.Masks)),
+		bn: make([]*bnBuf, len(pg.States)), vals: map[int]cuda.DevPtr{}}
+	ok := false
+	defer func() {
+		if !ok {
+			t.freeProgram(pr)
+		}
+	}()
+	alloc := func(n int, what string) (cuda.DevPtr, error) {
+		p, err := t.b.Alloc(max(n, 1))
+		if err != nil {
+			return 0, fmt.Errorf("gpu: %s (%d elements): %w", what, n, err)
+		}
+		return p, nil
+	}
+	for i, ix := range pg.Indexes {
+		if pl.IndexRows[i] < 0 {
+			continue
+		}
+		if pr.idx[i], err = alloc(ix.Len, "index "+ix.Name); err != nil {
+			return nil, err
+		}
+		if ix.Weighted {
+			if pr.idxW[i], err = alloc(ix.Len, "weights of index "+ix.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, m := range pg.Masks {
+		if pl.Masks[i] {
+			if pr.mask[i], err = alloc(m.Len, "mask "+m.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, v := range pl.Vals {
+		switch v.Src {
+		case FromParam:
+			if err := t.ensureParam(v.Param); err != nil {
+				return nil, err
+			}
+		case FromInput, FromStatic:
+			p, err := alloc(v.Elems, v.Name)
+			if err != nil {
+				return nil, err
+			}
+			pr.vals[i] = p
+			if v.Src == FromStatic {
+				if err := t.b.UploadF32(p, v.Host); err != nil {
+					return nil, fmt.Errorf("gpu: uploading %s: %w", v.Name, err)
+				}
+			}
+		}
+	}
+	for _, st := range pl.Steps {
+		if s := st.Node.State; s >= 0 && bind.BN[s] != nil && pr.bn[s] == nil {
+			if err := t.ensureBN(bind.BN[s]); err != nil {
+				return nil, err
+			}
+			pr.bn[s] = t.bn[bind.BN[s]]
+		}
+	}
+	if pr.result, err = alloc(1+pl.Vals[pl.Pred].Elems, "loss and prediction"); err != nil {
+		return nil, err
+	}
+	ok = true
+	return pr, nil
+}
+
+func (t *Trainer) freeProgram(pr *program) {
+	for _, ps := range [][]cuda.DevPtr{pr.idx, pr.idxW, pr.mask} {
+		for i, p := range ps {
+			if p != 0 {
+				_ = t.b.Free(p)
+				ps[i] = 0
+			}
+		}
+	}
+	for _, p := range pr.vals {
+		_ = t.b.Free(p)
+	}
+	_ = t.b.Free(pr.result)
+	pr.vals, pr.result = nil, 0
 }
 
 // Plan returns the plan of bucket i's training (or evaluation) net, compiling it if needed.
@@ -328,7 +443,7 @@ func (t *Trainer) Stage(bt *data.Batch) error {
 	if err != nil {
 		return err
 	}
-	in := pr.plan.Net.In
+	in := pr.in
 	if t.T.LapSign != nil && in.LapSign != nil {
 		copy(in.LapSign, t.T.LapSign)
 	}
@@ -404,7 +519,7 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
 	}
 	t.T.P.SetTraining(true)
-	if err := pr.plan.Net.In.Load(bt); err != nil {
+	if err := pr.in.Load(bt); err != nil {
 		return 0, nil, err
 	}
 	if err := t.stage(pr); err != nil {
@@ -464,7 +579,7 @@ func (t *Trainer) results(pr *program, bt *data.Batch) (float64, []float64, erro
 func (t *Trainer) queueResults(pr *program, bt *data.Batch) (int, error) {
 	pl := pr.plan
 	rows := bt.NumGraphs
-	if pl.Net.In.NodeLevel {
+	if pr.in.NodeLevel {
 		rows = bt.Union.N
 	}
 	_, cols := shape(pl, pl.Pred)
@@ -482,7 +597,7 @@ func (t *Trainer) queueResults(pr *program, bt *data.Batch) (int, error) {
 func (t *Trainer) readResults(pr *program, n int) (float64, []float64, error) {
 	t.res = growF(t.res, 1+n)
 	if err := t.b.Download(t.res, pr.result); err != nil {
-		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pr.plan.Net.In.B, err)
+		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pr.in.B, err)
 	}
 	if cap(t.pred) < n {
 		t.pred = make([]float64, n)
@@ -511,7 +626,7 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	}
 	t.T.P.SetTraining(false)
 	defer t.T.P.SetTraining(true)
-	if err := pr.plan.Net.In.Load(bt); err != nil {
+	if err := pr.in.Load(bt); err != nil {
 		return 0, nil, err
 	}
 	if err := t.stage(pr); err != nil {

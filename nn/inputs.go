@@ -433,3 +433,19 @@ func (in *Inputs) Bytes() int64 {
 	}
 	return n
 }
+
+// dense names the dense input holders the net reads (those that exist).
+func (in *Inputs) dense() map[*tensor.Dense]string {
+	m := map[*tensor.Dense]string{}
+	for _, x := range []struct {
+		t    *tensor.Dense
+		name string
+	}{{in.NodeFloat, "node features"}, {in.EdgeFloat, "edge features"}, {in.SPValue, "shortest-path values"},
+		{in.Adj, "adjacency powers"}, {in.Lap, "Laplacian encoding"}, {in.Y, "targets"}, {in.GraphW, "graph weights"},
+		{in.DegSrc, "pseudo-coordinates"}} {
+		if x.t != nil {
+			m[x.t] = x.name
+		}
+	}
+	return m
+}

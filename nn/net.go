@@ -2,6 +2,8 @@ package nn
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/lower"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/exec"
@@ -21,6 +23,7 @@ type Net struct {
 	compile func(rc *exec.Recompute) (*exec.Machine, error)
 	names   []string
 	vals    []gorgonia.Value
+	sums    lower.Sums
 }
 
 // Finish checks the builder, adds the gradients when train is set and compiles the graph.
@@ -33,7 +36,7 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	for _, v := range b.G.AllNodes() {
 		forward[v.ID()] = true
 	}
-	var sums exec.Sums
+	var sums lower.Sums
 	if train {
 		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
 		// gradient and no update, as in PyTorch.
@@ -45,11 +48,12 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 				n.names = append(n.names, p.Name())
 			}
 		}
-		grads, s, err := exec.Grad(loss, wrt...)
+		grads, s, err := lower.Grad(loss, wrt...)
 		if err != nil {
 			return nil, fmt.Errorf("gradient: %w", err)
 		}
 		n.Grads, sums = grads, s
+		n.sums = s
 		n.vals = make([]gorgonia.Value, len(grads))
 	}
 	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
@@ -91,6 +95,20 @@ func (n *Net) SetRecompute(on bool) error {
 	}
 	n.m = m
 	return nil
+}
+
+// Program lowers the net (lower.Lower) into the program the backends run, with the binding that
+// feeds it from the net's holders. p is the parameter set the net was built on.
+func (n *Net) Program(p *Params) (*prog.Program, *lower.Binding, error) {
+	params := map[int64]string{}
+	for _, v := range n.B.Learn {
+		if t, ok := p.T[v.Name()]; !ok || v.Value() != gorgonia.Value(t) {
+			return nil, nil, fmt.Errorf("%s: parameter %q is not the tensor of the parameter set", lower.Describe(v), v.Name())
+		}
+		params[v.ID()] = v.Name()
+	}
+	return lower.Lower(lower.Graph{G: n.B.G, Loss: n.Loss, Pred: n.Pred, Grads: n.Grads, GradNames: n.names,
+		Params: params, Inputs: n.In.dense(), Sums: n.sums})
 }
 
 // Reaches returns the ids of the nodes out is computed from (itself included).

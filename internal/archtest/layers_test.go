@@ -66,12 +66,13 @@ func violations(t *testing.T, rules []rule) []string {
 // TestLayers checks the dependency rules: readers of run files and results never link the
 // training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
 // model packages and the preprocessing packages never import each other (both read data's
-// types); the CPU kernels know nothing of Gorgonia; the run-files and metric packages are leaves.
+// types); the CPU kernels know nothing of Gorgonia; the run-files and metric packages and the
+// program (prog, which the executors run and which knows no Gorgonia) are leaves.
 func TestLayers(t *testing.T) {
-	training := []string{"train", "nn", "ops", "exec", "kern", "gpu", "cuda", "cuda/cudalib", "cuda/emu",
+	training := []string{"train", "nn", "ops", "exec", "kern", "prog", "lower", "gpu", "cuda", "cuda/cudalib", "cuda/emu",
 		"cuda/kernels", "models", "gorgonia.org/gorgonia", "gorgonia.org/tensor", "github.com/ebitengine/purego"}
 	later := []string{"prep", "train", "nn", "ops", "exec", "models", "gpu", "cuda", "sweep", "report"}
-	modelSide := []string{"kern", "ops", "exec", "nn", "models", "models/gatedgcn", "models/monet", "models/transformer"}
+	modelSide := []string{"kern", "ops", "prog", "lower", "exec", "nn", "models", "models/gatedgcn", "models/monet", "models/transformer"}
 	preprocessing := []string{"posenc", "rewire", "prep", "hops"}
 	rules := []rule{
 		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "homophily", "metric"}, training},
@@ -80,13 +81,16 @@ func TestLayers(t *testing.T) {
 		{modelSide, preprocessing},
 		{preprocessing, modelSide},
 		{[]string{"kern"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "exec", "nn"}},
-		{[]string{"ops"}, []string{"exec", "nn", "models", "train", "gpu", "cuda"}},
+		{[]string{"ops"}, []string{"exec", "nn", "models", "train", "gpu", "cuda", "prog", "lower"}},
+		// The lowering reads the front end's graph and writes programs; the executors run
+		// programs and never see the front end.
+		{[]string{"lower"}, []string{"exec", "nn", "models", "train", "gpu", "cuda"}},
 		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
 	}
 	for _, v := range violations(t, rules) {
 		t.Error(v)
 	}
-	for _, leaf := range []string{"runfiles", "metric"} {
+	for _, leaf := range []string{"runfiles", "metric", "prog"} {
 		for p, inModule := range deps(t, leaf) {
 			if inModule || strings.Contains(p, ".") {
 				t.Errorf("%s imports %s: it must stay a leaf on the standard library", leaf, p)

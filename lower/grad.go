@@ -1,4 +1,4 @@
-package exec
+package lower
 
 import (
 	"gorgonia.org/gorgonia"

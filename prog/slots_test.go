@@ -1,4 +1,4 @@
-package exec
+package prog
 
 import (
 	"math/rand/v2"

@@ -1,0 +1,162 @@
+package prog
+
+import "fmt"
+
+// Op is the operation of a program node. Forward and backward operations are kinds of their
+// own; a gradient op that one pass computes together with others (a batch norm's dx, dγ, dβ)
+// names its member by Node.Which.
+type Op uint8
+
+const (
+	Invalid Op = iota
+
+	// Element-wise operations on equal shapes, or with one scalar operand (Add … Div).
+	Add     // a + b (the front end's operator, and the project's own add)
+	Sub     // a − b
+	Mul     // a ⊙ b
+	Div     // a ÷ b
+	GradSum // a + b summing two gradient contributions of one value (equal shapes)
+	Tanh
+	Sigmoid
+	Exp
+	Abs
+	Relu
+	ReluGrad // (y, g): g where y > 0
+
+	// Gathers and scatters over index inputs (Node.Index, Src, Dst).
+	Gather             // (x) → x[idx[i]] (weighted by the index's weights, if any)
+	ScatterAdd         // (x) → rows Node.Rows: Σ over i with idx[i] = r of x[i]
+	SegmentSoftmax     // (s [M, H]) → softmax over the edges of each destination (Node.Index)
+	SegmentSoftmaxGrad // (y, dy)
+	EdgeSum            // (e, hs, ht) → e + hs[src] + ht[dst]
+	EdgeSumGrad        // (g) → Which 0: g summed along src; 1: along dst
+
+	// Normalisations, with forward state kept for the gradient (Node.State).
+	BatchNorm         // (x, γ, β) over the rows of Node.Mask; running statistics in Node.State
+	BatchNormRelu     // (x, γ, β) or (x, γ, β, residual): ReLU(BN(x)) (+ residual)
+	BatchNormGrad     // Which 0: (x, γ, β, dy) → dx; 1: (dx, γ) → dγ; 2: (dx, β) → dβ
+	BatchNormReluGrad // as BatchNormGrad, through the ReLU
+	LayerNorm         // (x, γ, β)
+	LayerNormGrad     // Which 0: (γ, dy) → dx; 1, 2: dγ, dβ
+
+	// The GatedGCN aggregation.
+	GatedAggregate     // (ê, Bh) → Σ σ(ê)⊙Bh[src] / (Σ σ(ê) + ε) per destination
+	GatedAggregateGrad // Which 0: (ê, Bh, out, g) → dê; 1: (dê, Bh) → dBh
+
+	// MoNet.
+	GaussianWeights     // (u, μ, 1/σ) → w
+	GaussianWeightsGrad // (u, μ, 1/σ, w, g) → Which 0: du, 1: dμ, 2: d(1/σ)
+	KernelMix           // (x [M, K·d], w [M, K]) → [M, d]
+	KernelMixGradX      // (g, w) → dx
+	KernelMixGradW      // (x, g, w) → dw
+
+	// Attention heads.
+	HeadDot   // (q, k) [M, d] → [M, H] (Node.Heads)
+	HeadScale // (x [M, d], w [M, H]) → x scaled per head
+
+	// Products and biases.
+	MatMul      // (x [M, a], w [a, b])
+	MatMulGradX // (g, w) → g·wᵀ
+	MatMulGradW // (x, g) → xᵀ·g
+	AddBias     // (x [M, d], b [d])
+	ColSum      // (x [M, d]) → [d]
+
+	// Dropout at Node.Rate, its mask drawn per step (Node.State).
+	Dropout
+	DropoutGrad
+
+	// Losses.
+	MaskedL1       // (pred, y, w) → scalar
+	MaskedL1Grad   // (pred, y, w, g)
+	WeightedCE     // (z) with labels and weights in Node.Index → scalar
+	WeightedCEGrad // (z, g)
+
+	numOps
+)
+
+// Spec is what the program knows of an op kind: its name, how many inputs it takes, and how
+// its gradient members group.
+type Spec struct {
+	Name string
+	// Arity is the number of inputs; Arities lists the valid counts where there are several
+	// (by member for grouped gradients: ArityOf).
+	Arity int
+	// Members is the number of results one pass of the op computes together (gradient groups:
+	// batch and layer norm, the gated aggregation, the edge sum, the Gaussian weights); Which
+	// selects one. 0 or 1: a single result.
+	Members int
+	// Effect: the op changes state besides its result (a batch norm's running statistics in
+	// training), so it runs even where nothing reads its result.
+	Effect bool
+}
+
+var specs = [numOps]Spec{
+	Add: {Name: "+", Arity: 2}, Sub: {Name: "-", Arity: 2}, Mul: {Name: "⊙", Arity: 2}, Div: {Name: "÷", Arity: 2},
+	GradSum: {Name: "Σ", Arity: 2}, Tanh: {Name: "tanh", Arity: 1}, Sigmoid: {Name: "sigmoid", Arity: 1},
+	Exp: {Name: "exp", Arity: 1}, Abs: {Name: "abs", Arity: 1}, Relu: {Name: "Relu", Arity: 1}, ReluGrad: {Name: "ReluGrad", Arity: 2},
+	Gather: {Name: "Gather", Arity: 1}, ScatterAdd: {Name: "ScatterAdd", Arity: 1},
+	SegmentSoftmax: {Name: "SegmentSoftmax", Arity: 1}, SegmentSoftmaxGrad: {Name: "SegmentSoftmaxGrad", Arity: 2},
+	EdgeSum: {Name: "EdgeSum", Arity: 3}, EdgeSumGrad: {Name: "EdgeSumGrad", Arity: 1, Members: 2},
+	BatchNorm: {Name: "BatchNorm", Arity: 3, Effect: true}, BatchNormRelu: {Name: "BatchNormRelu", Arity: 3, Effect: true},
+	BatchNormGrad: {Name: "BatchNormGrad", Arity: 4, Members: 3}, BatchNormReluGrad: {Name: "BatchNormReluGrad", Arity: 4, Members: 3},
+	LayerNorm: {Name: "LayerNorm", Arity: 3}, LayerNormGrad: {Name: "LayerNormGrad", Arity: 2, Members: 3},
+	GatedAggregate: {Name: "GatedAggregate", Arity: 2}, GatedAggregateGrad: {Name: "GatedAggregateGrad", Arity: 4, Members: 2},
+	GaussianWeights: {Name: "GaussianWeights", Arity: 3}, GaussianWeightsGrad: {Name: "GaussianWeightsGrad", Arity: 5, Members: 3},
+	KernelMix: {Name: "KernelMix", Arity: 2}, KernelMixGradX: {Name: "KernelMixGradX", Arity: 2}, KernelMixGradW: {Name: "KernelMixGradW", Arity: 3},
+	HeadDot: {Name: "HeadDot", Arity: 2}, HeadScale: {Name: "HeadScale", Arity: 2},
+	MatMul: {Name: "MatMul", Arity: 2}, MatMulGradX: {Name: "MatMulGradX", Arity: 2}, MatMulGradW: {Name: "MatMulGradW", Arity: 2},
+	AddBias: {Name: "AddBias", Arity: 2}, ColSum: {Name: "ColSum", Arity: 1},
+	Dropout: {Name: "Dropout", Arity: 1}, DropoutGrad: {Name: "DropoutGrad", Arity: 1},
+	MaskedL1: {Name: "MaskedL1", Arity: 3}, MaskedL1Grad: {Name: "MaskedL1Grad", Arity: 4},
+	WeightedCE: {Name: "WeightedCE", Arity: 1}, WeightedCEGrad: {Name: "WeightedCEGrad", Arity: 2},
+}
+
+// Ops lists every op kind.
+func Ops() []Op {
+	out := make([]Op, 0, numOps-1)
+	for o := Invalid + 1; o < numOps; o++ {
+		out = append(out, o)
+	}
+	return out
+}
+
+// Spec returns the op's description.
+func (o Op) Spec() Spec {
+	if o >= numOps {
+		return Spec{}
+	}
+	return specs[o]
+}
+
+func (o Op) String() string {
+	if o == Invalid || o >= numOps {
+		return fmt.Sprintf("Op(%d)", uint8(o))
+	}
+	return specs[o].Name
+}
+
+// ArityOf returns the number of inputs of member which of op o with n inputs given, or an error
+// where n is not one the op takes. Most ops take Spec.Arity inputs; a batch norm may add a
+// residual; the members after the first of a normalisation's or of the gated aggregation's
+// gradient take (their first member's result, a parameter).
+func ArityOf(o Op, which, n int) error {
+	want := o.Spec().Arity
+	switch o {
+	case BatchNormRelu:
+		if n == 4 {
+			want = 4
+		}
+	case BatchNormGrad, BatchNormReluGrad, GatedAggregateGrad:
+		if which > 0 {
+			want = 2
+		}
+	}
+	if n != want {
+		return fmt.Errorf("%d inputs, %s takes %d", n, o, want)
+	}
+	return nil
+}
+
+// Elementwise reports whether o is one of the element-wise binary operations that accept a
+// scalar operand.
+func (o Op) Elementwise() bool { return o == Add || o == Sub || o == Mul || o == Div }
