@@ -102,6 +102,60 @@ func (k *Kernels) SegmentSoftmaxBackward(dx, y, dy, seg DevPtr, m, h, nodes int)
 	})
 }
 
+// SegmentMax writes out [nodes, d] = the maximum of x [m, d] over the edges sharing a
+// destination seg[i] < nodes (seg -1: padding, ignored; a node without edges gets 0), and arg
+// [nodes, d] (int32) = the arg-max edge, the lowest among ties (-1 for a node without edges),
+// which SegmentMaxBackward reads. A NaN propagates (it wins, and is its column's arg-max).
+// Integer atomics only: deterministic. CPU twin: ops.SegmentMax / kern.SegmentMaxRows.
+func (k *Kernels) SegmentMax(out, arg, x, seg DevPtr, m, d, nodes int) error {
+	c := k.check("segment max").sizes("m, d, nodes", m, d, nodes).
+		buf("out", out, nodes*d).buf("arg", arg, nodes*d).buf("x", x, m*d).buf("seg", seg, m)
+	return k.run(c, func() error {
+		if nodes*d == 0 {
+			return nil
+		}
+		if m == 0 { // no edges: every node is empty
+			if err := k.d.fillLocked(out, nodes*d, 0); err != nil {
+				return err
+			}
+			return k.d.fillLocked(arg, nodes*d, math.MaxUint32) // -1
+		}
+		key, free, err := k.scratch(nodes * d)
+		if err != nil {
+			return err
+		}
+		defer free()
+		if err := k.d.fillLocked(key, nodes*d, 0x80000000); err != nil { // RW_MAX_EMPTY
+			return err
+		}
+		if err := k.d.fillLocked(arg, nodes*d, math.MaxInt32); err != nil {
+			return err
+		}
+		g := k.grid1(int64(m) * int64(d))
+		if err := k.launch("seg_max_keys", g, block1, aP(key), aP(x), aP(seg), aI(m), aI(d), aI(nodes)); err != nil {
+			return err
+		}
+		if err := k.launch("seg_max_arg", g, block1, aP(arg), aP(key), aP(x), aP(seg), aI(m), aI(d), aI(nodes)); err != nil {
+			return err
+		}
+		return k.launch("seg_max_out", k.grid1(int64(nodes)*int64(d)), block1, aP(out), aP(arg), aP(key), aP(x), aI(nodes), aI(d))
+	})
+}
+
+// SegmentMaxBackward writes dx [m, d]: g [nodes, d] at the arg-max edge of each (node, column)
+// (arg from SegmentMax on the same seg), 0 elsewhere and on padding edges. No atomics.
+// CPU twin: kern.SegmentMaxGradRows.
+func (k *Kernels) SegmentMaxBackward(dx, g, arg, seg DevPtr, m, d, nodes int) error {
+	c := k.check("segment max backward").sizes("m, d, nodes", m, d, nodes).
+		buf("dx", dx, m*d).buf("g", g, nodes*d).buf("arg", arg, nodes*d).buf("seg", seg, m)
+	return k.run(c, func() error {
+		if m*d == 0 {
+			return nil
+		}
+		return k.launch("seg_max_bwd", k.grid1(int64(m)*int64(d)), block1, aP(dx), aP(g), aP(arg), aP(seg), aI(m), aI(d), aI(nodes))
+	})
+}
+
 // BNEps and BNMomentum are batch norm's constants (nn.BNEps, nn.BNMomentum).
 const (
 	BNEps      = 1e-5

@@ -16,6 +16,8 @@ const (
 	OpScatterAdd         = "ScatterAdd"
 	OpSegmentSoftmax     = "SegmentSoftmax"
 	OpSegmentSoftmaxGrad = "SegmentSoftmaxGrad"
+	OpSegmentMax         = "SegmentMax"     // keeps the arg-max, int32 [Rows, d], in State
+	OpSegmentMaxGrad     = "SegmentMaxGrad" // (g) → dx [Index.Len(), d], from its State's arg-max
 	OpBatchNorm          = "BatchNorm"
 	OpBatchNormGrad      = "BatchNormGrad" // Which 0: dx (also sums dγ, dβ); 1: dγ, 2: dβ
 	OpBatchNormRelu      = "BatchNormRelu"
@@ -55,16 +57,17 @@ const (
 type DeviceOp struct {
 	Kind     string
 	Which    int        // gradient ops computing one of several inputs' gradients: which one
-	Index    *Index     // Gather, ScatterAdd: the index; SegmentSoftmax(Grad): dst; WeightedCE(Grad): labels
+	Index    *Index     // Gather, ScatterAdd: the index; SegmentSoftmax(Grad), SegmentMax(Grad): dst; WeightedCE(Grad): labels
 	Src, Dst *Index     // GatedAggregate(Grad), EdgeSum(Grad)
-	Rows     int        // ScatterAdd, EdgeSumGrad: output rows; SegmentSoftmax(Grad), GatedAggregate(Grad): nodes
+	Rows     int        // ScatterAdd, EdgeSumGrad: output rows; SegmentSoftmax(Grad), SegmentMax(Grad), GatedAggregate(Grad): nodes
 	Heads    int        // HeadDot
 	Mask     *Mask      // BatchNorm(Relu)(Grad), LayerNorm(Grad): the rows that hold data
 	BN       *BNState   // BatchNorm(Relu)(Grad)
 	Drop     *DropState // Dropout(Grad)
 	// State is shared by a forward op that keeps results for its backward pass (batch and layer
-	// norm, the gated aggregation) and its gradient ops, and by gradient ops that one pass
-	// computes together (the first leaves the others' results in it); nil otherwise.
+	// norm, the gated aggregation, the segment max's arg-max) and its gradient ops, and by
+	// gradient ops that one pass computes together (the first leaves the others' results in
+	// it); nil otherwise.
 	State any
 }
 

@@ -11,6 +11,7 @@
 //	Embed(table [V,d], ids)        → [len(ids), d]  Gather on a table
 //	ScatterAdd(x [len(ix),d], ix, R) → [R, d]       out[ix_i] += w_i·x[i]          (grad: Gather)
 //	SegmentSoftmax(s [M,H], dst, N) → [M, H]        softmax over each destination's in-edges
+//	SegmentMax(x [M,d], dst, N)     → [N, d]        max over each destination's in-edges (0 if none)
 //	BatchNorm(x, γ, β, state, mask) → x's shape     masked BatchNorm1d, running statistics
 //	BatchNormRelu(x, γ, β, state, mask, res) → res + ReLU(BatchNorm(x))  (res may be nil)
 //	LayerNorm(x, γ, β, mask)        → x's shape     per-row normalisation
@@ -32,9 +33,9 @@
 // Contract for other implementations (e.g. a CUDA kernel of the same op): every op fully
 // overwrites its output (never accumulates into it) and never writes its inputs, except that an
 // element-wise op (Func.InPlace) may be given one of its inputs as its output; ops that need
-// forward results in their backward pass (batch norm, layer norm, gated aggregation) keep them
-// in the forward op, or in aux buffers the executor provides (Func.Aux), which the backward ops
-// of the same graph reference. Where one pass
+// forward results in their backward pass (batch norm, layer norm, gated aggregation, segment
+// max) keep them in the forward op, or in aux buffers the executor provides (Func.Aux), which
+// the backward ops of the same graph reference. Where one pass
 // computes several gradients (batch norm's dx, dγ, dβ; a product's dx, dW, db; gated
 // aggregation's and edge sum's two inputs), the first op computes them all and small ops that
 // take its output as an input only to run after it hand out the others. Outputs (the op's own

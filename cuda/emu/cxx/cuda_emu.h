@@ -3,9 +3,9 @@
 // Every kernel file compiles unchanged as C++17 after this header. The threads of a block are
 // real OS threads that run concurrently (runtime.cc): __syncthreads is a barrier of the block's
 // threads, __shfl_xor_sync a lock-step exchange among the 32 lanes of a warp (two barriers of
-// the warp), atomicAdd and atomicCAS are the compiler's atomic builtins. A missing barrier or a
-// plain add where an atomic one is needed therefore gives wrong results, and data races that
-// ThreadSanitizer reports when the emulator is built with -fsanitize=thread.
+// the warp), atomicAdd, atomicCAS, atomicMax and atomicMin are the compiler's atomic builtins.
+// A missing barrier or a plain add where an atomic one is needed therefore gives wrong results,
+// and data races that ThreadSanitizer reports when the emulator is built with -fsanitize=thread.
 //
 // Blocks of one launch run one after another, so __shared__ arrays are static locals: one
 // instance, reused by each block in turn. Dynamic shared memory, clusters, cooperative groups
@@ -179,6 +179,20 @@ inline int atomicCAS(int* a, int compare, int val) { return rwemu_cas(a, compare
 inline unsigned atomicCAS(unsigned* a, unsigned compare, unsigned val) { return rwemu_cas(a, compare, val); }
 inline unsigned long long atomicCAS(unsigned long long* a, unsigned long long compare, unsigned long long val) {
   return rwemu_cas(a, compare, val);
+}
+
+// atomicMax and atomicMin on int: a compare-and-swap loop (the result is the same in any order).
+inline int atomicMax(int* a, int v) {
+  int old = __atomic_load_n(a, __ATOMIC_RELAXED);
+  while (old < v && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
+}
+inline int atomicMin(int* a, int v) {
+  int old = __atomic_load_n(a, __ATOMIC_RELAXED);
+  while (old > v && !__atomic_compare_exchange_n(a, &old, v, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+  }
+  return old;
 }
 
 // Bit casts.
