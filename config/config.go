@@ -11,7 +11,7 @@ type Run struct {
 	Dataset Dataset `mapstructure:"dataset" yaml:"dataset"`
 	Model   Model   `mapstructure:"model" yaml:"model"`
 	Train   Train   `mapstructure:"train" yaml:"train"`
-	Device  string  `mapstructure:"device" yaml:"device"` // cpu | cuda | auto
+	Device  string  `mapstructure:"device" yaml:"device"` // cpu | cuda | emu | auto
 	Out     string  `mapstructure:"out" yaml:"out"`       // root folder of run directories
 
 	prov *provenance // the budget keys' protocol values, set by Load (provenance.go)

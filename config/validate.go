@@ -11,7 +11,7 @@ import (
 var (
 	Encodings  = []string{"none", "adj", "short", "lp"}
 	ModelNames = []string{"gatedgcn", "monet", "transformer"}
-	Devices    = []string{"cpu", "cuda", "auto"}
+	Devices    = []string{"cpu", "cuda", "emu", "auto"}             // gpu.Devices; emu: the emulated GPU (slow, for checking)
 	Norms      = []string{"pre_bn", "post_bn", "pre_ln", "post_ln"} // transformer norm placement and kind
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}

@@ -6,10 +6,14 @@ import (
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
 
-// Devices are the values of the trainer's -device flag (config key device).
-var Devices = []string{"cpu", "cuda", "auto"}
+// Devices are the values of the trainer's -device flag (config key device; config.Devices
+// holds the same list): cpu, cuda (GPU 0), emu (the emulated GPU: the real kernels on CPU
+// threads, slow, for checking the GPU path without a GPU) and auto (the GPU when one works,
+// else the CPU; never the emulated GPU).
+var Devices = []string{"cpu", "cuda", "emu", "auto"}
 
 // Prober opens the GPU to train on, or says why it cannot: where no driver or GPU exists the
 // error satisfies cudalib.ErrNoDevice and names every place probed.
@@ -18,6 +22,17 @@ type Prober func() (Backend, error)
 // ProbeCUDA opens GPU 0 and compiles its kernels (OpenCUDA).
 func ProbeCUDA() (Backend, error) { return OpenCUDA(0) }
 
+// EmulatedOptions are the emulated GPU's options for a training run (-device emu): the
+// deterministic schedule, whose threads of a block run one at a time in index order as fibers
+// on one OS thread, so that float atomics add in a fixed order and the same command gives the
+// same bits (and a resumed run continues exactly, as on the CPU). The all-at-once schedule is
+// for exposing races (the cuda tests, REWIREGNN_EMU_TSAN=1), not for training.
+var EmulatedOptions = emu.Options{Deterministic: true}
+
+// ProbeEmulated builds (or takes from the kernel cache) the emulated GPU and opens it with
+// EmulatedOptions. Without a C++ compiler, or off Linux, the error wraps emu.ErrNoCompiler.
+func ProbeEmulated() (Backend, error) { return OpenEmulated(EmulatedOptions) }
+
 // Choice is the device a run trains on.
 type Choice struct {
 	Backend Backend // nil: the CPU
@@ -25,12 +40,16 @@ type Choice struct {
 }
 
 // Choose resolves a device setting: "cpu" trains on the CPU without probing; "cuda" needs a
-// working GPU, and its error says what was probed or what failed on the GPU found; "auto" takes
-// the GPU when one works and the CPU otherwise, saying why in Note.
-func Choose(device string, probe Prober) (Choice, error) {
+// working GPU (probe), and its error says what was probed or what failed on the GPU found;
+// "emu" opens the emulated GPU (emulate), and its error says what is missing (a C++ compiler)
+// and how to get it; "auto" takes the GPU when one works and the CPU otherwise, saying why in
+// Note; it never takes the emulated GPU.
+func Choose(device string, probe, emulate Prober) (Choice, error) {
 	switch device {
 	case "cpu":
 		return Choice{Note: "device cpu"}, nil
+	case "emu":
+		return chooseEmulated(emulate)
 	case "cuda", "auto":
 	default:
 		return Choice{}, fmt.Errorf("device %q: want one of %s", device, strings.Join(Devices, ", "))
@@ -53,6 +72,26 @@ func Choose(device string, probe Prober) (Choice, error) {
 		return Choice{Note: fmt.Sprintf("device auto: %s (%s); training on the CPU", what, oneLine(err))}, nil
 	}
 	return Choice{Backend: b, Note: fmt.Sprintf("device %s: %v", device, b)}, nil
+}
+
+// chooseEmulated opens the emulated GPU for device emu.
+func chooseEmulated(emulate Prober) (Choice, error) {
+	if emulate == nil {
+		return Choice{}, fmt.Errorf("device emu: this program cannot open the emulated GPU; use -device cpu")
+	}
+	b, err := emulate()
+	if err == nil && b == nil {
+		err = fmt.Errorf("the emulator returned no device")
+	}
+	switch {
+	case errors.Is(err, emu.ErrNoCompiler):
+		return Choice{}, fmt.Errorf("device emu: the emulated GPU compiles the CUDA kernels as C++ on first use and needs "+
+			"Linux and a C++17 compiler (g++ or clang++): %w; install one (Debian or Ubuntu: apt-get install g++), "+
+			"or name it with %s=PATH, or train with -device cpu", err, emu.EnvCXX)
+	case err != nil:
+		return Choice{}, fmt.Errorf("device emu: the emulated GPU does not work: %w", err)
+	}
+	return Choice{Backend: b, Note: fmt.Sprintf("device emu: %v (slow: it checks the GPU path, its timings are no GPU's)", b)}, nil
 }
 
 // oneLine is a probe error in one whole sentence for the log: a ProbeError's library and

@@ -7,18 +7,22 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
 
-// TestChoose checks the device selection for every setting against fake probers: a GPU that
-// works, no GPU (the probe report of a machine without a driver), and a GPU that fails.
+// TestChoose checks the device selection for every setting against fake probers: a GPU (or
+// emulator) that works, no GPU (the probe report of a machine without a driver), a GPU that
+// fails, and an emulator without a C++ compiler. auto never opens the emulated GPU.
 func TestChoose(t *testing.T) {
 	noGPU := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Result: "not found"}}}
 	broken := errors.New("cuda: NVRTC: no usable library")
+	noCXX := fmt.Errorf("cuda: emulator: %w: tried g++, c++, clang++ on PATH (install g++, or set %s)", emu.ErrNoCompiler, emu.EnvCXX)
 	sim := emuBackend(t)
 	probers := map[string]Prober{
 		"works":  func() (Backend, error) { return sim, nil },
 		"none":   func() (Backend, error) { return nil, noGPU },
 		"broken": func() (Backend, error) { return nil, broken },
+		"nocxx":  func() (Backend, error) { return nil, noCXX },
 	}
 	cases := []struct {
 		device, probe string
@@ -33,16 +37,34 @@ func TestChoose(t *testing.T) {
 		{"auto", "works", true, "", "device auto: emulated GPU"},
 		{"auto", "none", false, "", "device auto: no usable GPU (libcuda: no usable NVIDIA driver library, 1 place probed, listed by go run ./cmd/gpuinfo); training on the CPU"},
 		{"auto", "broken", false, "", "device auto: the GPU does not work (cuda: NVRTC: no usable library); training on the CPU"},
-		{"gpu", "works", false, `device "gpu": want one of cpu, cuda, auto`, ""},
+		{"emu", "works", true, "", "device emu: emulated GPU"},
+		{"emu", "nocxx", false, "device emu: the emulated GPU compiles the CUDA kernels as C++ on first use and needs Linux and a C++17 compiler (g++ or clang++): cuda: emulator: no C++ compiler: tried g++", ""},
+		{"emu", "broken", false, "device emu: the emulated GPU does not work: cuda: NVRTC", ""},
+		{"gpu", "works", false, `device "gpu": want one of cpu, cuda, emu, auto`, ""},
 	}
 	for _, c := range cases {
-		probed := false
-		probe := func() (Backend, error) { probed = true; return probers[c.probe]() }
-		ch, err := Choose(c.device, probe)
+		probed, emulated := false, false
+		probe, emulate := Prober(func() (Backend, error) { return nil, noGPU }), Prober(func() (Backend, error) { return nil, noCXX })
+		if c.device == "emu" {
+			emulate = func() (Backend, error) { emulated = true; return probers[c.probe]() }
+		} else {
+			probe = func() (Backend, error) { probed = true; return probers[c.probe]() }
+			emulate = func() (Backend, error) { emulated = true; return sim, nil }
+		}
+		ch, err := Choose(c.device, probe, emulate)
 		name := c.device + "/" + c.probe
+		if emulated != (c.device == "emu") {
+			t.Errorf("%s: opened the emulated GPU: %t", name, emulated)
+		}
+		if c.device == "emu" && probed {
+			t.Errorf("%s: the emu setting probed for a GPU", name)
+		}
 		if c.err != "" {
 			if err == nil || !strings.Contains(err.Error(), c.err) {
 				t.Errorf("%s: error %v, want one containing %q", name, err, c.err)
+			}
+			if c.probe == "nocxx" && (!errors.Is(err, emu.ErrNoCompiler) || !strings.Contains(err.Error(), "apt-get install g++") || !strings.Contains(err.Error(), "-device cpu")) {
+				t.Errorf("%s: the error does not wrap emu.ErrNoCompiler or say how to get a compiler: %v", name, err)
 			}
 			if c.probe == "none" && !strings.Contains(err.Error(), "/usr/lib/x86_64-linux-gnu/libcuda.so.1: not found") {
 				t.Errorf("%s: the error does not list the places probed: %v", name, err)
@@ -55,6 +77,9 @@ func TestChoose(t *testing.T) {
 		}
 		if (ch.Backend != nil) != c.gpu || !strings.Contains(ch.Note, c.note) {
 			t.Errorf("%s: backend %v, note %q; want GPU %t, note containing %q", name, ch.Backend, ch.Note, c.gpu, c.note)
+		}
+		if c.device == "emu" && !strings.Contains(ch.Note, "slow") {
+			t.Errorf("%s: the note does not say the emulated GPU is slow: %q", name, ch.Note)
 		}
 		if c.device == "cpu" && probed {
 			t.Errorf("%s: the CPU setting probed for a GPU", name)

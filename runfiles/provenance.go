@@ -56,14 +56,26 @@ func BudgetDepartures(ds []Departure) []Departure {
 	return out
 }
 
-// Provenance classifies the result: Unknown without a config hash, Reduced with budget
-// departures that bound (any but the device's, and a different wall-clock cap only where it
-// could have acted: Binds) or reductions, else Protocol.
+// EmulatedDevice starts the recorded device (Result.Device) of a run on the emulated GPU
+// (cuda/emu: train -device emu, or REWIREGNN_EMULATE_GPU=1 under cuda or auto): the
+// description cuda.Device.String gives it ("emulated GPU (the real kernels on CPU threads; …").
+const EmulatedDevice = "emulated GPU"
+
+// Emulated reports whether the run trained on the emulated GPU.
+func (r *Result) Emulated() bool { return strings.HasPrefix(r.Device, EmulatedDevice) }
+
+// emulatedNote is BudgetNote's part for a run on the emulated GPU.
+const emulatedNote = "device: the emulated GPU (the CUDA kernels on CPU threads, a check of the GPU path; its timings are no GPU's)"
+
+// Provenance classifies the result: Unknown without a config hash, Reduced on the emulated GPU
+// (whatever its budget: a check of the GPU path, whose seconds per epoch are the emulator's),
+// with budget departures that bound (any but the device's, and a different wall-clock cap only
+// where it could have acted: Binds) or with reductions, else Protocol.
 func (r *Result) Provenance() Provenance {
 	switch {
 	case r.ConfigHash == "":
 		return Unknown
-	case len(r.Reductions) > 0:
+	case len(r.Reductions) > 0, r.Emulated():
 		return Reduced
 	}
 	for _, d := range BudgetDepartures(r.Departures) {
@@ -94,7 +106,8 @@ func (r *Result) Binds(d Departure) bool {
 	return r.TotalSeconds >= min(p, u).Seconds()
 }
 
-// BudgetNote describes the result's departures and reductions in one line, e.g.
+// BudgetNote describes the result's departures and reductions (and the emulated GPU) in one
+// line, e.g.
 // "dataset.subset 1000 (protocol 0); train.max_time 10m in the config (default 12h)", or
 // "unknown provenance (no config_hash)"; "" for a protocol run.
 func (r *Result) BudgetNote() string {
@@ -102,6 +115,9 @@ func (r *Result) BudgetNote() string {
 		return "unknown provenance (no config_hash: written before runs recorded it)"
 	}
 	var parts []string
+	if r.Emulated() {
+		parts = append(parts, emulatedNote)
+	}
 	for _, d := range BudgetDepartures(r.Departures) {
 		parts = append(parts, fmt.Sprintf("%s %s (protocol %s)", d.Key, d.Used, d.Protocol))
 	}

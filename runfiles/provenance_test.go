@@ -22,6 +22,11 @@ func TestProvenanceOfResults(t *testing.T) {
 		{"departed", Result{ConfigHash: hash, Departures: []Departure{{Key: "dataset.subset", Protocol: "0", Used: "1000"}}},
 			Reduced, "dataset.subset 1000 (protocol 0)"},
 		{"other device only", Result{ConfigHash: hash, Departures: []Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}}}, Protocol, ""},
+		{"emulated GPU", Result{ConfigHash: hash, Device: "emulated GPU (the real kernels on CPU threads; 1 SM, 16.0 GiB); kernels", Departures: []Departure{{Key: "device", Protocol: "cpu", Used: "emu"}}},
+			Reduced, "device: the emulated GPU"},
+		{"emulated GPU under cuda", Result{ConfigHash: hash, Device: "emulated GPU (the real kernels on CPU threads; 1 SM, 16.0 GiB)", Departures: []Departure{{Key: "dataset.subset", Protocol: "0", Used: "1000"}}},
+			Reduced, "device: the emulated GPU (the CUDA kernels on CPU threads, a check of the GPU path; its timings are no GPU's); dataset.subset 1000 (protocol 0)"},
+		{"GPU named emulated nowhere", Result{ConfigHash: hash, Device: "GPU 0: NVIDIA H100 80GB HBM3 (sm_90, 132 SMs, 79.1 GiB; driver CUDA 13.0)"}, Protocol, ""},
 		{"reduced grid", Result{ConfigHash: hash, Reductions: []Reduction{{Key: "train.max_time", Default: "12h", Configured: "10m"}}},
 			Reduced, "train.max_time 10m in the config (default 12h)"},
 	} {

@@ -11,7 +11,7 @@
 #         fig-comp-time2, zinc-reduced, zinc-gpu
 #   -n    dry run: list the jobs, their state and trainer command lines; run nothing
 #   -w    local runs at once (default 1; CUDA runs go one per GPU id, see -gpus after --)
-#   -d    device for every run: cpu, cuda or auto (default: the grid's, cpu unless it says)
+#   -d    device for every run: cpu, cuda, emu or auto (default: the grid's, cpu unless it says)
 #   -o    runs folder (default: the grid's out folder, runs/ unless the grid says)
 #   -T    folder for the tables after a local sweep (default docs/results/GRID; - prints them)
 #   -S    write a Slurm array job into SLURM_DIR instead of running locally (one task per

@@ -37,7 +37,7 @@ type Job struct {
 
 func (j Job) String() string { return fmt.Sprintf("%s seed %d", j.Name, j.Seed) }
 
-// Device is the job's configured device: cpu, cuda or auto.
+// Device is the job's configured device: cpu, cuda, emu or auto.
 func (j Job) Device() string {
 	if j.Config == nil || j.Config.Device == "" {
 		return "auto"

@@ -5,7 +5,6 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/nn"
@@ -26,19 +25,24 @@ type cpuStepper struct{ *nn.Trainer }
 
 func (cpuStepper) Sync() error { return nil }
 
-// probeGPU opens the GPU for cuda and auto runs; tests replace it.
-var probeGPU gpu.Prober = probeDefault
+// probeGPU opens the GPU for cuda and auto runs, probeEmu the emulated GPU for emu runs; tests
+// replace them.
+var (
+	probeGPU gpu.Prober = probeDefault
+	probeEmu gpu.Prober = gpu.ProbeEmulated
+)
 
 // EnvEmulateGPU is the environment variable that, set to 1, makes the trainer's cuda and auto
 // devices the emulated GPU (cuda/emu: the real kernels compiled for the CPU by the system's C++
 // compiler, in deterministic mode): how scripts that drive GPU machines (scripts/campaign.sh) are
-// tested end to end where there is no GPU. Slow; never for real runs.
+// tested end to end where there is no GPU. Slow; never for real runs. To train on the emulated
+// GPU by name, use device emu; either way result.json's device says "emulated GPU".
 const EnvEmulateGPU = "REWIREGNN_EMULATE_GPU"
 
 // probeDefault opens GPU 0, or the emulated GPU where EnvEmulateGPU is 1.
 func probeDefault() (gpu.Backend, error) {
 	if os.Getenv(EnvEmulateGPU) == "1" {
-		b, err := gpu.OpenEmulated(emu.Options{Deterministic: true})
+		b, err := gpu.ProbeEmulated()
 		if err != nil {
 			return nil, fmt.Errorf("%s=1: the emulated GPU: %w", EnvEmulateGPU, err)
 		}
@@ -48,9 +52,9 @@ func probeDefault() (gpu.Backend, error) {
 }
 
 // chooseDevice resolves the config's device before the data is loaded, so that -device cuda
-// without a GPU fails at once.
+// without a GPU (or -device emu without a C++ compiler) fails at once.
 func (r *run) chooseDevice() error {
-	ch, err := gpu.Choose(r.cfg.Device, probeGPU)
+	ch, err := gpu.Choose(r.cfg.Device, probeGPU, probeEmu)
 	if err != nil {
 		return err
 	}

@@ -7,12 +7,14 @@
 //
 // Only runs of the paper's protocol are aggregated: runs stopped by a signal or on a non-finite
 // loss, and runs of a reduced budget (result.json's departures from the configured protocol,
-// reductions of the config below the built-in budget, or no config_hash at all) are left out,
+// reductions of the config below the built-in budget, or no config_hash at all) and runs on the
+// emulated GPU (train -device emu: a check of the GPU path, its timings no GPU's) are left out,
 // listed on standard error and under each table with the reason, as is a result.json that cannot
 // be read or does not verify (the other runs are still tabulated); with -grid, so are runs in the
 // grid's directories of another config, while an older result whose config.yaml is the grid's
 // run takes that run's provenance (so full-budget older runs still count). -include-reduced
-// includes the reduced-budget runs, marking their cells § and listing their budgets.
+// includes the reduced-budget (and emulated) runs, marking their cells § and listing their
+// budgets.
 //
 // -figure fig:random_erdos (or fig:neighborplot) draws one of the paper's plotted figures with our
 // curves beside its points instead; -homophily analyses the CLUSTER and PATTERN runs' test
@@ -86,7 +88,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	homophilyReport := fs.Bool("homophily", false, "the homophily analysis (table:cluster_homo, table:pattern_homo) of the CLUSTER and PATTERN runs under -runs instead of the tables: each run's test predictions (predictions.bin, from train -predict DIR) in three parts by edge homophily")
 	figure := fs.String("figure", "", "a plotted figure of the paper instead of the tables (fig:random_erdos, fig:neighborplot): our curves from the runs under -runs beside its points")
 	includeReduced := fs.Bool(strings.TrimPrefix(results.IncludeReducedFlag, "-"), false,
-		"include runs of a reduced budget (departures from the configured protocol such as -subset or -epochs, a grid below the built-in budget, or results without config_hash), marked § in the tables; runs stopped by a signal or on a non-finite loss are left out regardless")
+		"include runs of a reduced budget (departures from the configured protocol such as -subset or -epochs, a grid below the built-in budget, results without config_hash, or runs on the emulated GPU), marked § in the tables; runs stopped by a signal or on a non-finite loss are left out regardless")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return err

@@ -27,6 +27,13 @@
 //
 //	train -config configs/cluster/gatedgcn-lp-r3.yaml -set train.batch_size=48 -plan -budget 16GiB
 //
+// -device picks where to train: cpu (the default), cuda (GPU 0), auto (a working GPU, else the
+// CPU) or emu, the emulated GPU: the GPU path with the CUDA kernels compiled as C++ by the
+// system's compiler and run on CPU threads, slow, for checking that path without a GPU; its
+// runs record the device and the tables leave them out as reduced.
+//
+//	train -set dataset.name=zinc -subset 256 -epochs 2 -device emu
+//
 // dataset.r: auto picks r by the paper's density rule before the run is named. -predict DIR
 // trains nothing either: it predicts the test split with DIR's checkpoint and writes
 // DIR/predictions.bin, which tables -homophily reads.
@@ -77,7 +84,7 @@ func run(args []string) (code int) {
 	cfgPath := fs.String("config", "", "run config (YAML); optional when -set names dataset.name")
 	fs.Var(&overrides, "set", "override a config key, key=value (repeatable), e.g. -set train.batch_size=64")
 	seed := fs.Int64("seed", 0, "run only this seed (default: every seed of train.seeds)")
-	device := fs.String("device", "", "cpu, cuda or auto (overrides the config's device)")
+	device := fs.String("device", "", "cpu, cuda, emu or auto (overrides the config's device); emu trains on the emulated GPU, the CUDA kernels compiled as C++ and run on CPU threads (needs g++ or clang++; slow: for checking the GPU path without a GPU); auto takes a working GPU, else the CPU, never emu")
 	out := fs.String("out", "", "root folder of run directories (overrides the config's out)")
 	dataDir := fs.String("data", "", "benchmark data folder (overrides dataset.dir)")
 	cacheDir := fs.String("cache", "", "preprocessing cache folder, auto (default: <user cache dir>/rewiregnn/prep) or off (overrides dataset.cache)")

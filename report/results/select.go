@@ -30,8 +30,9 @@ const IncludeReducedFlag = "-include-reduced"
 // Select splits runs into those the tables aggregate and those they leave out, with the reason:
 // a run without final metrics (runfiles.Result.Reportable: stopped by a signal, so unfinished,
 // or diverged on a non-finite loss) is always left out; a run with a reduced budget
-// (runfiles.Result.Provenance Reduced: departures from the configured protocol or a config
-// below the built-in budget; or Unknown: no config_hash) is left out unless includeReduced, and
+// (runfiles.Result.Provenance Reduced: departures from the configured protocol, a config below
+// the built-in budget or a run on the emulated GPU; or Unknown: no config_hash) is left out
+// unless includeReduced, and
 // then kept and counted in its group's Reduced.
 func Select(runs []*Run, includeReduced bool) (kept []*Run, left []LeftOut) {
 	for _, r := range runs {

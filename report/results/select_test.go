@@ -25,6 +25,10 @@ func TestSelectLeavesOutUnfinishedAndReducedRuns(t *testing.T) {
 		r.Reductions = []runfiles.Reduction{{Key: "train.max_time", Default: "12h", Configured: "10m"}}
 	}
 	legacy := func(r *runfiles.Result) { r.ConfigHash = "" }
+	emulated := func(r *runfiles.Result) { // train -device emu at the full budget
+		r.Device = runfiles.EmulatedDevice + " (the real kernels on CPU threads; 1 SM, 16.0 GiB)"
+		r.Departures = []runfiles.Departure{{Key: "device", Protocol: "cpu", Used: "emu"}}
+	}
 	runs := []*Run{
 		mk("a", 41, runfiles.StopMinLR, nil),
 		mk("b", 95, runfiles.StopMaxEpochs, subset),
@@ -33,6 +37,7 @@ func TestSelectLeavesOutUnfinishedAndReducedRuns(t *testing.T) {
 		mk("e", 7, runfiles.StopMaxTime, grid),
 		mk("f", 8, runfiles.StopMinLR, legacy),
 		mk("g", 9, runfiles.StopSignal, subset),
+		mk("h", 10, runfiles.StopMinLR, emulated),
 	}
 	for _, tc := range []struct {
 		include bool
@@ -40,8 +45,8 @@ func TestSelectLeavesOutUnfinishedAndReducedRuns(t *testing.T) {
 		reasons map[string]string
 	}{
 		{false, "a", map[string]string{"b": "dataset.subset 1000 (protocol 0)", "c": "signal", "d": "diverged", "e": "train.max_time 10m in the config",
-			"f": "unknown provenance", "g": "signal"}},
-		{true, "a b e f", map[string]string{"c": "signal", "d": "diverged", "g": "signal"}},
+			"f": "unknown provenance", "g": "signal", "h": "the emulated GPU"}},
+		{true, "a b e f h", map[string]string{"c": "signal", "d": "diverged", "g": "signal"}},
 	} {
 		kept, left := Select(runs, tc.include)
 		var names []string
@@ -64,7 +69,7 @@ func TestSelectLeavesOutUnfinishedAndReducedRuns(t *testing.T) {
 		}
 		if tc.include {
 			gs, err := Aggregate(kept, Options{})
-			if err != nil || len(gs) != 1 || gs[0].Reduced != 3 || len(gs[0].Budgets) != 3 {
+			if err != nil || len(gs) != 1 || gs[0].Reduced != 4 || len(gs[0].Budgets) != 4 {
 				t.Errorf("aggregate of the included runs: %+v %v", gs, err)
 			}
 		}
