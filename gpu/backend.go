@@ -15,6 +15,8 @@ type Launchers interface {
 	EdgeSum(out, e, hs, ht, src, dst cuda.DevPtr, m, rows, d int) error
 	SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentSoftmaxBackward(dx, y, dy, seg cuda.DevPtr, m, h, nodes int) error
+	SegmentMax(out, arg, x, seg cuda.DevPtr, m, d, nodes int) error
+	SegmentMaxBackward(dx, g, arg, seg cuda.DevPtr, m, d, nodes int) error
 	BatchNorm(b cuda.BatchNormBufs, rows, d int, training bool) error
 	BatchNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.BatchNormBufs, rows, d int, training bool) error
 	BatchNormReluMask(dy, g, xhat, gamma, beta cuda.DevPtr, rows, d int) error

@@ -51,6 +51,16 @@ var launches = map[prog.Op]func(c *call) error{
 		idx, _ := c.index(c.nd().Index)
 		return c.b.SegmentSoftmaxBackward(c.out(), c.p(0), c.p(1), idx, m, h, c.nd().Rows)
 	},
+	prog.SegmentMax: func(c *call) error { // (x [M, d]) → [nodes, d], the arg-max in aux
+		m, d := c.rc(0)
+		idx, _ := c.index(c.nd().Index)
+		return c.b.SegmentMax(c.out(), c.aux(0), c.p(0), idx, m, d, c.nd().Rows)
+	},
+	prog.SegmentMaxGrad: func(c *call) error { // (g [nodes, d]) → dx [M, d]
+		_, d := c.rc(0)
+		idx, _ := c.index(c.nd().Index)
+		return c.b.SegmentMaxBackward(c.out(), c.p(0), c.aux(0), idx, c.pr.plan.Prog.Indexes[c.nd().Index].Len, d, c.nd().Rows)
+	},
 	prog.BatchNorm:         batchNorm,
 	prog.BatchNormRelu:     batchNorm,
 	prog.BatchNormGrad:     batchNormGrad,

@@ -204,12 +204,22 @@ func (c *compiler) node(i int) error {
 		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + what, Elems: rows * cols}), c.addVal(Value{Name: "1/σ of " + what, Elems: rows})}
 	case prog.GatedAggregate: // η is recomputed from ê by the backward kernel
 		st.Aux = []int{c.addVal(Value{Name: "Σ η + ε of " + what, Elems: n.Rows * cols})}
+	case prog.SegmentMax: // the arg-max per node and column, int32
+		st.Aux = []int{c.addVal(Value{Name: "arg-max of " + what, Elems: n.Rows * cols})}
+	case prog.SegmentMaxGrad:
+		fs, ok := c.fwdStep[n.Group]
+		if !ok || n.Group < 0 {
+			return fmt.Errorf("gpu: %s: its forward op is not computed before it", what)
+		}
+		st.Aux = pl.Steps[fs].Aux
 	}
-	for _, a := range st.Aux {
-		pl.Vals[a].Def = len(pl.Steps)
-	}
-	if n.Group >= 0 {
-		c.fwdStep[n.Group] = len(pl.Steps)
+	if n.Op != prog.SegmentMaxGrad { // (which reads its forward's aux)
+		for _, a := range st.Aux {
+			pl.Vals[a].Def = len(pl.Steps)
+		}
+		if n.Group >= 0 {
+			c.fwdStep[n.Group] = len(pl.Steps)
+		}
 	}
 	pl.Vals[out].Def = len(pl.Steps)
 	pl.Steps = append(pl.Steps, st)
@@ -438,4 +448,3 @@ func (pl *Plan) Bytes() int64 {
 	}
 	return n
 }
-

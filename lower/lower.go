@@ -42,7 +42,7 @@ var project = map[string]prog.Op{
 	ops.OpAddBias: prog.AddBias, ops.OpColSum: prog.ColSum, ops.OpAdd: prog.Add, ops.OpRelu: prog.Relu,
 	ops.OpReluGrad: prog.ReluGrad, ops.OpDropout: prog.Dropout, ops.OpDropoutGrad: prog.DropoutGrad,
 	ops.OpMaskedL1: prog.MaskedL1, ops.OpMaskedL1Grad: prog.MaskedL1Grad, ops.OpWeightedCE: prog.WeightedCE,
-	ops.OpWeightedCEGrad: prog.WeightedCEGrad,
+	ops.OpWeightedCEGrad: prog.WeightedCEGrad, ops.OpSegmentMax: prog.SegmentMax, ops.OpSegmentMaxGrad: prog.SegmentMaxGrad,
 }
 
 // operators maps Gorgonia's element-wise operators (Kinds) to program ops.

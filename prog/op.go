@@ -30,6 +30,8 @@ const (
 	SegmentSoftmaxGrad // (y, dy)
 	EdgeSum            // (e, hs, ht) → e + hs[src] + ht[dst]
 	EdgeSumGrad        // (g) → Which 0: g summed along src; 1: along dst
+	SegmentMax         // (x [M, d]) → rows Node.Rows: max over the edges of each destination (Node.Index), 0 where none
+	SegmentMaxGrad     // (g) → dx: g at each column's arg-max edge (kept by the forward, Node.Group)
 
 	// Normalisations, with forward state kept for the gradient (Node.State).
 	BatchNorm         // (x, γ, β) over the rows of Node.Mask; running statistics in Node.State
@@ -96,6 +98,7 @@ var specs = [numOps]Spec{
 	Exp: {Name: "exp", Arity: 1}, Abs: {Name: "abs", Arity: 1}, Relu: {Name: "Relu", Arity: 1}, ReluGrad: {Name: "ReluGrad", Arity: 2},
 	Gather: {Name: "Gather", Arity: 1}, ScatterAdd: {Name: "ScatterAdd", Arity: 1},
 	SegmentSoftmax: {Name: "SegmentSoftmax", Arity: 1}, SegmentSoftmaxGrad: {Name: "SegmentSoftmaxGrad", Arity: 2},
+	SegmentMax: {Name: "SegmentMax", Arity: 1}, SegmentMaxGrad: {Name: "SegmentMaxGrad", Arity: 1},
 	EdgeSum: {Name: "EdgeSum", Arity: 3}, EdgeSumGrad: {Name: "EdgeSumGrad", Arity: 1, Members: 2},
 	BatchNorm: {Name: "BatchNorm", Arity: 3, Effect: true}, BatchNormRelu: {Name: "BatchNormRelu", Arity: 3, Effect: true},
 	BatchNormGrad: {Name: "BatchNormGrad", Arity: 4, Members: 3}, BatchNormReluGrad: {Name: "BatchNormReluGrad", Arity: 4, Members: 3},

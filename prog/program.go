@@ -81,10 +81,10 @@ type Node struct {
 	In    []int
 	Out   int
 	Which int // the member of a gradient group this node computes (Spec.Members)
-	Rows  int // ScatterAdd, EdgeSumGrad: output rows; SegmentSoftmax(Grad), GatedAggregate(Grad): nodes
+	Rows  int // ScatterAdd, EdgeSumGrad: output rows; SegmentSoftmax(Grad), SegmentMax(Grad), GatedAggregate(Grad): nodes
 	Heads int // HeadDot
-	// Index, Src and Dst are the index inputs the op reads (-1: none): Gather, ScatterAdd and
-	// SegmentSoftmax(Grad) Index; WeightedCE(Grad) its labels and weights in Index; the gated
+	// Index, Src and Dst are the index inputs the op reads (-1: none): Gather, ScatterAdd,
+	// SegmentSoftmax(Grad) and SegmentMax(Grad) Index; WeightedCE(Grad) its labels and weights in Index; the gated
 	// aggregation and the edge sum Src and Dst.
 	Index, Src, Dst int
 	Mask            int // the mask input of a normalisation (-1: none)
@@ -287,7 +287,7 @@ func (p *Program) IndexBounds(need []bool) []int {
 		switch n.Op {
 		case Gather:
 			bound(n.Index, rows(n, 0))
-		case ScatterAdd, SegmentSoftmax, SegmentSoftmaxGrad:
+		case ScatterAdd, SegmentSoftmax, SegmentSoftmaxGrad, SegmentMax, SegmentMaxGrad:
 			bound(n.Index, n.Rows)
 		case GatedAggregate: // (ê, Bh)
 			bound(n.Src, rows(n, 1))
