@@ -13,6 +13,7 @@ package gpu
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"math"
 	"os"
 	"slices"
@@ -32,15 +33,15 @@ import (
 
 var (
 	gpuOnce sync.Once
-	gpuDev  *CUDA
+	gpuDev  *gpuexec.CUDA
 	gpuErr  error
 )
 
 // realGPU returns the GPU backend, or skips (no GPU) or fails (a GPU that does not work, or
 // none under REWIREGNN_REQUIRE_GPU=1).
-func realGPU(t *testing.T) Backend {
+func realGPU(t *testing.T) gpuexec.Backend {
 	t.Helper()
-	gpuOnce.Do(func() { gpuDev, gpuErr = OpenCUDA(0) })
+	gpuOnce.Do(func() { gpuDev, gpuErr = gpuexec.OpenCUDA(0) })
 	if gpuErr != nil {
 		if cudalib.ErrNoDevice(gpuErr) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(gpuErr.Error(), "\n")
@@ -53,18 +54,18 @@ func realGPU(t *testing.T) Backend {
 
 // emuBackend returns a new emulated GPU, closed when the test ends. Where no C++ compiler is
 // found it skips the test, or fails it under REWIREGNN_REQUIRE_EMU=1.
-func emuBackend(t testing.TB) *CUDA { return emuWith(t, emu.Options{}) }
+func emuBackend(t testing.TB) *gpuexec.CUDA { return emuWith(t, emu.Options{}) }
 
 // emuExact is emuBackend with the deterministic schedule: float atomics add in the same order
 // on every run, so two runs can be compared bit for bit.
-func emuExact(t testing.TB) *CUDA { return emuWith(t, emu.Options{Deterministic: true}) }
+func emuExact(t testing.TB) *gpuexec.CUDA { return emuWith(t, emu.Options{Deterministic: true}) }
 
-func emuWith(t testing.TB, o emu.Options) *CUDA {
+func emuWith(t testing.TB, o emu.Options) *gpuexec.CUDA {
 	t.Helper()
 	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
-	b, err := OpenEmulated(o)
+	b, err := gpuexec.OpenEmulated(o)
 	if err != nil {
 		t.Fatalf("emulated GPU: %v", err)
 	}
@@ -135,7 +136,7 @@ type pair struct {
 	g        *Trainer
 }
 
-func newPair(t *testing.T, c modelCase, b Backend, bucket nn.Bucket) *pair {
+func newPair(t *testing.T, c modelCase, b gpuexec.Backend, bucket nn.Bucket) *pair {
 	t.Helper()
 	mk := func() *nn.Trainer {
 		p, err := nn.NewParams(tensor.Float32, 7)
@@ -174,7 +175,7 @@ func stepBatches(t *testing.T, c modelCase) ([]*data.Batch, nn.Bucket) {
 }
 
 // checkStep compares one training step (gradients, then the update) and a short run.
-func checkStep(t *testing.T, c modelCase, b Backend) {
+func checkStep(t *testing.T, c modelCase, b gpuexec.Backend) {
 	bs, bucket := stepBatches(t, c)
 	pr := newPair(t, c, b, bucket)
 	bt := bs[0]

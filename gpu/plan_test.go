@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"slices"
 	"sort"
 	"strings"
@@ -62,7 +63,7 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 		}
 		nets++
 		for _, st := range pl.Steps {
-			if launches[st.Kind] == nil {
+			if !gpuexec.Runs(st.Kind) {
 				t.Errorf("%s: step kind %s is not in the executor's table", name, st.Kind)
 			}
 			used[st.Kind]++
@@ -75,7 +76,7 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 	}
 	sort.Strings(ks)
 	t.Logf("%d nets; step kinds used: %s", nets, strings.Join(ks, " "))
-	for _, k := range Kinds() {
+	for _, k := range gpuexec.Kinds() {
 		switch k {
 		case prog.Div, prog.Sigmoid, prog.Exp, prog.Abs, prog.KernelMixGradW, // builder helpers no model uses; fused into the KernelMixGradX step
 			prog.SegmentMax, prog.SegmentMaxGrad: // for the next models (TestSegmentMaxStepMatchesCPU)
@@ -130,14 +131,14 @@ func TestPlanBuffers(t *testing.T) {
 		end := len(pl.Steps)
 		bySlot := map[int][]int{}
 		for i, v := range pl.Vals {
-			if i < len(pl.Prog.Vals) && v.Src != NotRun {
+			if i < len(pl.Prog.Vals) && v.Src != gpuexec.NotRun {
 				want := pl.Prog.Vals[i].Elems()
 				if v.Elems != want {
 					t.Fatalf("%s: %s has %d elements, its node %d", name, v.Name, v.Elems, want)
 				}
 			}
 			switch v.Src {
-			case FromStep:
+			case gpuexec.FromStep:
 				if v.Slot < 0 || v.Slot >= len(pl.Slots) || pl.Slots[v.Slot] != max(v.Elems, 1) {
 					t.Fatalf("%s: %s (%d elements) has slot %d", name, v.Name, v.Elems, v.Slot)
 				}
@@ -146,11 +147,11 @@ func TestPlanBuffers(t *testing.T) {
 				}
 				bySlot[v.Slot] = append(bySlot[v.Slot], i)
 				naive += 4 * int64(max(v.Elems, 1))
-			case FromParam:
+			case gpuexec.FromParam:
 				if p.T[v.Param] == nil {
 					t.Fatalf("%s: %s reads unknown parameter %q", name, v.Name, v.Param)
 				}
-			case FromInput, FromStatic:
+			case gpuexec.FromInput, gpuexec.FromStatic:
 				if v.Slot != -1 {
 					t.Fatalf("%s: %s (%v) has an activation slot", name, v.Name, v.Src)
 				}
@@ -173,7 +174,7 @@ func TestPlanBuffers(t *testing.T) {
 					if slices.Contains(st.Outs, v) {
 						continue // a member copying out what its group computed
 					}
-					if pl.Vals[v].Src == FromStep && pl.Vals[v].Def >= si {
+					if pl.Vals[v].Src == gpuexec.FromStep && pl.Vals[v].Def >= si {
 						t.Fatalf("%s: step %d (%s) reads %s, defined at step %d", name, si, st.Kind, pl.Vals[v].Name, pl.Vals[v].Def)
 					}
 				}

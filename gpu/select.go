@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
@@ -17,10 +18,10 @@ var Devices = []string{"cpu", "cuda", "emu", "auto"}
 
 // Prober opens the GPU to train on, or says why it cannot: where no driver or GPU exists the
 // error satisfies cudalib.ErrNoDevice and names every place probed.
-type Prober func() (Backend, error)
+type Prober func() (gpuexec.Backend, error)
 
 // ProbeCUDA opens GPU 0 and compiles its kernels (OpenCUDA).
-func ProbeCUDA() (Backend, error) { return OpenCUDA(0) }
+func ProbeCUDA() (gpuexec.Backend, error) { return gpuexec.OpenCUDA(0) }
 
 // EmulatedOptions are the emulated GPU's options for a training run (-device emu): the
 // deterministic schedule, whose threads of a block run one at a time in index order as fibers
@@ -31,12 +32,12 @@ var EmulatedOptions = emu.Options{Deterministic: true}
 
 // ProbeEmulated builds (or takes from the kernel cache) the emulated GPU and opens it with
 // EmulatedOptions. Without a C++ compiler, or off Linux, the error wraps emu.ErrNoCompiler.
-func ProbeEmulated() (Backend, error) { return OpenEmulated(EmulatedOptions) }
+func ProbeEmulated() (gpuexec.Backend, error) { return gpuexec.OpenEmulated(EmulatedOptions) }
 
 // Choice is the device a run trains on.
 type Choice struct {
-	Backend Backend // nil: the CPU
-	Note    string  // one line for the run's log: what was chosen and, for auto, why
+	Backend gpuexec.Backend // nil: the CPU
+	Note    string          // one line for the run's log: what was chosen and, for auto, why
 }
 
 // Choose resolves a device setting: "cpu" trains on the CPU without probing; "cuda" needs a

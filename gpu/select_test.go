@@ -3,6 +3,7 @@ package gpu
 import (
 	"errors"
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"strings"
 	"testing"
 
@@ -19,10 +20,10 @@ func TestChoose(t *testing.T) {
 	noCXX := fmt.Errorf("cuda: emulator: %w: tried g++, c++, clang++ on PATH (install g++, or set %s)", emu.ErrNoCompiler, emu.EnvCXX)
 	sim := emuBackend(t)
 	probers := map[string]Prober{
-		"works":  func() (Backend, error) { return sim, nil },
-		"none":   func() (Backend, error) { return nil, noGPU },
-		"broken": func() (Backend, error) { return nil, broken },
-		"nocxx":  func() (Backend, error) { return nil, noCXX },
+		"works":  func() (gpuexec.Backend, error) { return sim, nil },
+		"none":   func() (gpuexec.Backend, error) { return nil, noGPU },
+		"broken": func() (gpuexec.Backend, error) { return nil, broken },
+		"nocxx":  func() (gpuexec.Backend, error) { return nil, noCXX },
 	}
 	cases := []struct {
 		device, probe string
@@ -44,12 +45,12 @@ func TestChoose(t *testing.T) {
 	}
 	for _, c := range cases {
 		probed, emulated := false, false
-		probe, emulate := Prober(func() (Backend, error) { return nil, noGPU }), Prober(func() (Backend, error) { return nil, noCXX })
+		probe, emulate := Prober(func() (gpuexec.Backend, error) { return nil, noGPU }), Prober(func() (gpuexec.Backend, error) { return nil, noCXX })
 		if c.device == "emu" {
-			emulate = func() (Backend, error) { emulated = true; return probers[c.probe]() }
+			emulate = func() (gpuexec.Backend, error) { emulated = true; return probers[c.probe]() }
 		} else {
-			probe = func() (Backend, error) { probed = true; return probers[c.probe]() }
-			emulate = func() (Backend, error) { emulated = true; return sim, nil }
+			probe = func() (gpuexec.Backend, error) { probed = true; return probers[c.probe]() }
+			emulate = func() (gpuexec.Backend, error) { emulated = true; return sim, nil }
 		}
 		ch, err := Choose(c.device, probe, emulate)
 		name := c.device + "/" + c.probe

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"github.com/rewiregnn/rewiregnn/lower"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -25,9 +26,8 @@ import (
 // checkpoint into the host mirror).
 type Trainer struct {
 	T       *nn.Trainer
-	b       Backend
-	params  map[string]*paramBuf
-	bn      map[*ops.BNState]*bnBuf
+	x       *gpuexec.Exec
+	bn      map[string]*ops.BNState // the host mirror of the statistics on the device
 	train   []*program
 	eval    []*program
 	pred    []float64
@@ -37,19 +37,18 @@ type Trainer struct {
 	pending *inflight // a launched step not yet waited for
 }
 
-type paramBuf struct {
-	x, m, v cuda.DevPtr
-	n       int
+// program is a bucket's executor program and the net whose holders feed it.
+type program struct {
+	*gpuexec.Program
+	in *nn.Inputs
 }
 
-type bnBuf struct{ mean, vari cuda.DevPtr }
-
 // NewTrainer puts t's model on backend b, uploading every parameter that exists.
-func NewTrainer(t *nn.Trainer, b Backend) (*Trainer, error) {
+func NewTrainer(t *nn.Trainer, b gpuexec.Backend) (*Trainer, error) {
 	if t == nil || b == nil {
 		return nil, fmt.Errorf("gpu: NewTrainer needs a trainer and a backend")
 	}
-	g := &Trainer{T: t, b: b, params: map[string]*paramBuf{}, bn: map[*ops.BNState]*bnBuf{},
+	g := &Trainer{T: t, x: gpuexec.New(b), bn: map[string]*ops.BNState{},
 		train: make([]*program, len(t.Buckets)), eval: make([]*program, len(t.Buckets))}
 	if err := g.Upload(); err != nil {
 		g.Close()
@@ -59,70 +58,57 @@ func NewTrainer(t *nn.Trainer, b Backend) (*Trainer, error) {
 }
 
 // Backend is the device the trainer runs on.
-func (t *Trainer) Backend() Backend { return t.b }
+func (t *Trainer) Backend() gpuexec.Backend { return t.x.B }
 
 // ensureParam allocates and uploads parameter name if it is not on the device yet.
-func (t *Trainer) ensureParam(name string) error {
-	if _, ok := t.params[name]; ok {
-		return nil
-	}
+func (t *Trainer) ensureParam(name string) (*gpuexec.ParamBuf, error) {
 	ht, ok := t.T.P.T[name]
 	if !ok {
-		return fmt.Errorf("gpu: no parameter %q", name)
+		return nil, fmt.Errorf("gpu: no parameter %q", name)
 	}
 	xs, err := hostFloat32("parameter "+name, ht)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	pb := &paramBuf{n: len(xs)}
-	if pb.x, err = t.b.Alloc(pb.n); err != nil {
-		return fmt.Errorf("gpu: parameter %q (%d values): %w", name, pb.n, err)
+	pb, fresh, err := t.x.AddParam(name, len(xs))
+	if err != nil || !fresh {
+		return pb, err
 	}
-	t.params[name] = pb
-	if err := t.b.UploadF32(pb.x, xs); err != nil {
-		return fmt.Errorf("gpu: uploading parameter %q: %w", name, err)
+	if err := t.x.B.UploadF32(pb.X, xs); err != nil {
+		return nil, fmt.Errorf("gpu: uploading parameter %q: %w", name, err)
 	}
-	return nil
+	return pb, nil
 }
 
 // ensureMoments allocates Adam's moments of a parameter: the host's (a restored checkpoint) or
 // zeros.
-func (t *Trainer) ensureMoments(name string) (*paramBuf, error) {
-	pb := t.params[name]
-	if pb == nil {
-		if err := t.ensureParam(name); err != nil {
-			return nil, err
-		}
-		pb = t.params[name]
+func (t *Trainer) ensureMoments(name string) (*gpuexec.ParamBuf, error) {
+	pb, err := t.ensureParam(name)
+	if err != nil {
+		return nil, err
 	}
-	if pb.m != 0 {
-		return pb, nil
-	}
-	var err error
-	if pb.m, err = t.b.Alloc(pb.n); err != nil {
-		return nil, fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
-	}
-	if pb.v, err = t.b.Alloc(pb.n); err != nil {
-		return nil, fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
+	fresh, err := t.x.AddMoments(pb, name)
+	if err != nil || !fresh {
+		return pb, err
 	}
 	return pb, t.uploadMoments(name, pb)
 }
 
 // uploadMoments sends the host's Adam moments of a parameter (zeros where it has none).
-func (t *Trainer) uploadMoments(name string, pb *paramBuf) error {
+func (t *Trainer) uploadMoments(name string, pb *gpuexec.ParamBuf) error {
 	st := t.T.Opt.State()
 	for _, mv := range []struct {
 		p    cuda.DevPtr
 		host []float64
-	}{{pb.m, st.M[name]}, {pb.v, st.V[name]}} {
+	}{{pb.M, st.M[name]}, {pb.V, st.V[name]}} {
 		var err error
 		switch {
 		case mv.host == nil:
-			err = t.b.Fill(mv.p, pb.n, 0)
-		case len(mv.host) != pb.n:
-			err = fmt.Errorf("%d values, the parameter has %d", len(mv.host), pb.n)
+			err = t.x.B.Fill(mv.p, pb.N, 0)
+		case len(mv.host) != pb.N:
+			err = fmt.Errorf("%d values, the parameter has %d", len(mv.host), pb.N)
 		default:
-			err = t.b.UploadF32(mv.p, t.f32(mv.host))
+			err = t.x.B.UploadF32(mv.p, t.f32(mv.host))
 		}
 		if err != nil {
 			return fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
@@ -133,28 +119,26 @@ func (t *Trainer) uploadMoments(name string, pb *paramBuf) error {
 
 // ensureBN puts a batch norm's running statistics on the device.
 func (t *Trainer) ensureBN(s *ops.BNState) error {
-	if _, ok := t.bn[s]; ok {
+	if h, ok := t.bn[s.Name]; ok {
+		if h != s {
+			return fmt.Errorf("gpu: two batch norms named %q", s.Name)
+		}
 		return nil
 	}
-	bb := &bnBuf{}
-	var err error
-	d := len(s.RunMean)
-	if bb.mean, err = t.b.Alloc(d); err == nil {
-		bb.vari, err = t.b.Alloc(d)
-	}
+	bb, _, err := t.x.AddBN(s.Name, len(s.RunMean))
 	if err != nil {
-		return fmt.Errorf("gpu: running statistics of batch norm %q: %w", s.Name, err)
-	}
-	t.bn[s] = bb
-	if err := t.b.UploadF32(bb.mean, t.f32(s.RunMean)); err != nil {
 		return err
 	}
-	return t.b.UploadF32(bb.vari, t.f32(s.RunVar))
+	t.bn[s.Name] = s
+	if err := t.x.B.UploadF32(bb.Mean, t.f32(s.RunMean)); err != nil {
+		return err
+	}
+	return t.x.B.UploadF32(bb.Var, t.f32(s.RunVar))
 }
 
 // f32 converts into the trainer's scratch (valid until the next call; uploads copy at once).
 func (t *Trainer) f32(xs []float64) []float32 {
-	t.buf = growF(t.buf, len(xs))
+	t.buf = gpuexec.Grow(t.buf, len(xs))
 	for i, x := range xs {
 		t.buf[i] = float32(x)
 	}
@@ -165,28 +149,29 @@ func (t *Trainer) f32(xs []float64) []float32 {
 // device (all that are already there, and every parameter of the host set).
 func (t *Trainer) Upload() error {
 	for _, name := range t.T.P.Names {
-		if err := t.ensureParam(name); err != nil {
+		pb, err := t.ensureParam(name)
+		if err != nil {
 			return err
 		}
 		xs, err := hostFloat32("parameter "+name, t.T.P.T[name])
 		if err != nil {
 			return err
 		}
-		pb := t.params[name]
-		if err := t.b.UploadF32(pb.x, xs); err != nil {
+		if err := t.x.B.UploadF32(pb.X, xs); err != nil {
 			return fmt.Errorf("gpu: uploading parameter %q: %w", name, err)
 		}
-		if pb.m != 0 {
+		if pb.M != 0 {
 			if err := t.uploadMoments(name, pb); err != nil {
 				return err
 			}
 		}
 	}
-	for s, bb := range t.bn {
-		if err := t.b.UploadF32(bb.mean, t.f32(s.RunMean)); err != nil {
+	for name, bb := range t.x.BN {
+		s := t.bn[name]
+		if err := t.x.B.UploadF32(bb.Mean, t.f32(s.RunMean)); err != nil {
 			return err
 		}
-		if err := t.b.UploadF32(bb.vari, t.f32(s.RunVar)); err != nil {
+		if err := t.x.B.UploadF32(bb.Var, t.f32(s.RunVar)); err != nil {
 			return err
 		}
 	}
@@ -200,25 +185,26 @@ func (t *Trainer) Sync() error {
 	if st.M == nil || st.V == nil {
 		st.M, st.V = map[string][]float64{}, map[string][]float64{}
 	}
-	for name, pb := range t.params {
+	b := t.x.B
+	for name, pb := range t.x.Params {
 		ht := t.T.P.T[name]
-		if err := t.b.Download(ht.Float32s(), pb.x); err != nil {
+		if err := b.Download(ht.Float32s(), pb.X); err != nil {
 			return fmt.Errorf("gpu: downloading parameter %q: %w", name, err)
 		}
-		if pb.m == 0 {
+		if pb.M == 0 {
 			continue
 		}
 		for _, mv := range []struct {
 			p   cuda.DevPtr
 			dst map[string][]float64
-		}{{pb.m, st.M}, {pb.v, st.V}} {
-			t.buf = growF(t.buf, pb.n)
-			if err := t.b.Download(t.buf, mv.p); err != nil {
+		}{{pb.M, st.M}, {pb.V, st.V}} {
+			t.buf = gpuexec.Grow(t.buf, pb.N)
+			if err := b.Download(t.buf, mv.p); err != nil {
 				return fmt.Errorf("gpu: downloading the Adam moments of %q: %w", name, err)
 			}
 			h := mv.dst[name]
-			if len(h) != pb.n {
-				h = make([]float64, pb.n)
+			if len(h) != pb.N {
+				h = make([]float64, pb.N)
 				mv.dst[name] = h
 			}
 			for i, x := range t.buf {
@@ -227,13 +213,14 @@ func (t *Trainer) Sync() error {
 		}
 	}
 	t.T.Opt.SetState(st)
-	for s, bb := range t.bn {
+	for name, bb := range t.x.BN {
+		s := t.bn[name]
 		for _, mv := range []struct {
 			p   cuda.DevPtr
 			dst []float64
-		}{{bb.mean, s.RunMean}, {bb.vari, s.RunVar}} {
-			t.buf = growF(t.buf, len(mv.dst))
-			if err := t.b.Download(t.buf, mv.p); err != nil {
+		}{{bb.Mean, s.RunMean}, {bb.Var, s.RunVar}} {
+			t.buf = gpuexec.Grow(t.buf, len(mv.dst))
+			if err := b.Download(t.buf, mv.p); err != nil {
 				return fmt.Errorf("gpu: downloading the running statistics of %q: %w", s.Name, err)
 			}
 			for i, x := range t.buf {
@@ -265,14 +252,14 @@ func (t *Trainer) program(i int, train bool) (*program, error) {
 	return pr, nil
 }
 
-// Compile lowers a net built on parameters p (nn.Net.Program) and lays it out for the device:
-// float32 only.
-func Compile(net *nn.Net, p *nn.Params) (*Plan, error) {
+// Compile lowers a net built on parameters p (nn.Net.Program) and lays it out for the device
+// (gpuexec.Compile): float32 only.
+func Compile(net *nn.Net, p *nn.Params) (*gpuexec.Plan, error) {
 	pl, _, err := compileNet(net, p)
 	return pl, err
 }
 
-func compileNet(net *nn.Net, p *nn.Params) (*Plan, *lower.Binding, error) {
+func compileNet(net *nn.Net, p *nn.Params) (*gpuexec.Plan, *lower.Binding, error) {
 	if p.Dtype != tensor.Float32 {
 		return nil, nil, fmt.Errorf("gpu: parameters are %v; the device executor runs float32 only", p.Dtype)
 	}
@@ -280,115 +267,48 @@ func compileNet(net *nn.Net, p *nn.Params) (*Plan, *lower.Binding, error) {
 	if err != nil {
 		return nil, nil, fmt.Errorf("gpu: %w", err)
 	}
-	pl, err := CompileProgram(pg)
+	pl, err := gpuexec.Compile(pg)
 	if err != nil {
 		return nil, nil, err
 	}
 	return pl, bind, nil
 }
 
-// newProgram compiles a net and allocates its buffers: the index, mask and dense-input
-// buffers, its static values (uploaded here), the parameters and the batch-norm statistics it
-// reads.
+// newProgram compiles a net, puts the parameters and batch-norm statistics it reads on the
+// device and allocates its buffers.
 func (t *Trainer) newProgram(net *nn.Net) (*program, error) {
 	pl, bind, err := compileNet(net, t.T.P)
 	if err != nil {
 		return nil, err
 	}
-	pg := pl.Prog
-	pr := &program{plan: pl, feed: bind, in: net.In, idx: make([]cuda.DevPtr, len(pg.Indexes)),
-		idxW: make([]cuda.DevPtr, len(pg.Indexes)), mask: make([]cuda.DevPtr, len(pg.Masks)),
-		bn: make([]*bnBuf, len(pg.States)), vals: map[int]cuda.DevPtr{}}
-	ok := false
-	defer func() {
-		if !ok {
-			t.freeProgram(pr)
-		}
-	}()
-	alloc := func(n int, what string) (cuda.DevPtr, error) {
-		p, err := t.b.Alloc(max(n, 1))
-		if err != nil {
-			return 0, fmt.Errorf("gpu: %s (%d elements): %w", what, n, err)
-		}
-		return p, nil
-	}
-	for i, ix := range pg.Indexes {
-		if pl.IndexRows[i] < 0 {
-			continue
-		}
-		if pr.idx[i], err = alloc(ix.Len, "index "+ix.Name); err != nil {
-			return nil, err
-		}
-		if ix.Weighted {
-			if pr.idxW[i], err = alloc(ix.Len, "weights of index "+ix.Name); err != nil {
+	for _, v := range pl.Vals {
+		if v.Src == gpuexec.FromParam {
+			if _, err := t.ensureParam(v.Param); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for i, m := range pg.Masks {
-		if pl.Masks[i] {
-			if pr.mask[i], err = alloc(m.Len, "mask "+m.Name); err != nil {
+	for _, s := range bind.BN {
+		if s != nil {
+			if err := t.ensureBN(s); err != nil {
 				return nil, err
 			}
 		}
 	}
-	for i, v := range pl.Vals {
-		switch v.Src {
-		case FromParam:
-			if err := t.ensureParam(v.Param); err != nil {
-				return nil, err
-			}
-		case FromInput, FromStatic:
-			p, err := alloc(v.Elems, v.Name)
-			if err != nil {
-				return nil, err
-			}
-			pr.vals[i] = p
-			if v.Src == FromStatic {
-				if err := t.b.UploadF32(p, v.Host); err != nil {
-					return nil, fmt.Errorf("gpu: uploading %s: %w", v.Name, err)
-				}
-			}
-		}
-	}
-	for _, st := range pl.Steps {
-		if s := st.Node.State; s >= 0 && bind.BN[s] != nil && pr.bn[s] == nil {
-			if err := t.ensureBN(bind.BN[s]); err != nil {
-				return nil, err
-			}
-			pr.bn[s] = t.bn[bind.BN[s]]
-		}
-	}
-	if pr.result, err = alloc(1+pl.Vals[pl.Pred].Elems, "loss and prediction"); err != nil {
+	pr, err := t.x.NewProgram(pl, bind, fmt.Sprintf("bucket %v", net.In.B))
+	if err != nil {
 		return nil, err
 	}
-	ok = true
-	return pr, nil
-}
-
-func (t *Trainer) freeProgram(pr *program) {
-	for _, ps := range [][]cuda.DevPtr{pr.idx, pr.idxW, pr.mask} {
-		for i, p := range ps {
-			if p != 0 {
-				_ = t.b.Free(p)
-				ps[i] = 0
-			}
-		}
-	}
-	for _, p := range pr.vals {
-		_ = t.b.Free(p)
-	}
-	_ = t.b.Free(pr.result)
-	pr.vals, pr.result = nil, 0
+	return &program{Program: pr, in: net.In}, nil
 }
 
 // Plan returns the plan of bucket i's training (or evaluation) net, compiling it if needed.
-func (t *Trainer) Plan(i int, train bool) (*Plan, error) {
+func (t *Trainer) Plan(i int, train bool) (*gpuexec.Plan, error) {
 	pr, err := t.program(i, train)
 	if err != nil {
 		return nil, err
 	}
-	return pr.plan, nil
+	return pr.Plan, nil
 }
 
 // Step is StepPred without the predictions.
@@ -450,7 +370,7 @@ func (t *Trainer) Stage(bt *data.Batch) error {
 	if err := in.Load(bt); err != nil {
 		return err
 	}
-	if err := t.stage(pr); err != nil {
+	if err := t.x.Stage(pr.Program); err != nil {
 		return err
 	}
 	t.staged = &staged{bt: bt, pr: pr}
@@ -472,17 +392,17 @@ func (t *Trainer) Launch(bt *data.Batch) error {
 	t.staged = nil
 	t.T.P.SetTraining(true)
 	t.T.P.Step++
-	if err := t.run(pr); err != nil {
-		t.release(pr)
+	if err := t.x.Run(pr.Program); err != nil {
+		t.x.Release(pr.Program)
 		return err
 	}
 	if err := t.adam(pr); err != nil {
-		t.release(pr)
+		t.x.Release(pr.Program)
 		return err
 	}
 	n, err := t.queueResults(pr, bt)
 	if err != nil {
-		t.release(pr)
+		t.x.Release(pr.Program)
 		return err
 	}
 	t.pending = &inflight{pr: pr, n: n}
@@ -497,7 +417,7 @@ func (t *Trainer) Wait() (float64, []float64, error) {
 		return 0, nil, fmt.Errorf("gpu trainer: Wait without a launched step")
 	}
 	t.pending = nil
-	defer t.release(f.pr)
+	defer t.x.Release(f.pr.Program)
 	return t.readResults(f.pr, f.n)
 }
 
@@ -522,17 +442,17 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 	if err := pr.in.Load(bt); err != nil {
 		return 0, nil, err
 	}
-	if err := t.stage(pr); err != nil {
+	if err := t.x.Stage(pr.Program); err != nil {
 		return 0, nil, err
 	}
-	defer t.release(pr)
-	if err := t.run(pr); err != nil {
+	defer t.x.Release(pr.Program)
+	if err := t.x.Run(pr.Program); err != nil {
 		return 0, nil, err
 	}
 	grads := map[string][]float32{}
-	for j, name := range pr.plan.GradNames {
-		g := make([]float32, pr.plan.Vals[pr.plan.Grads[j]].Elems)
-		if err := t.b.Download(g, t.ptr(pr, pr.plan.Grads[j])); err != nil {
+	for j, name := range pr.Plan.GradNames {
+		g := make([]float32, pr.Plan.Vals[pr.Plan.Grads[j]].Elems)
+		if err := t.x.B.Download(g, t.x.Ptr(pr.Program, pr.Plan.Grads[j])); err != nil {
 			return 0, nil, fmt.Errorf("gpu: downloading the gradient of %q: %w", name, err)
 		}
 		grads[name] = g
@@ -543,7 +463,7 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 
 // adam queues one Adam update of every parameter with a gradient.
 func (t *Trainer) adam(pr *program) error {
-	pl := pr.plan
+	pl := pr.Plan
 	st := t.T.Opt.State()
 	st.Step++
 	t.T.Opt.SetState(st)
@@ -555,10 +475,10 @@ func (t *Trainer) adam(pr *program) error {
 			return err
 		}
 		g := pl.Grads[i]
-		if pl.Vals[g].Elems != pb.n {
-			return fmt.Errorf("gpu: gradient of %q has %d values, the parameter %d", name, pl.Vals[g].Elems, pb.n)
+		if pl.Vals[g].Elems != pb.N {
+			return fmt.Errorf("gpu: gradient of %q has %d values, the parameter %d", name, pl.Vals[g].Elems, pb.N)
 		}
-		if err := t.b.AdamStep(hyper, st.Step, pb.x, pb.m, pb.v, t.ptr(pr, g), pb.n); err != nil {
+		if err := t.x.B.AdamStep(hyper, st.Step, pb.X, pb.M, pb.V, t.x.Ptr(pr.Program, g), pb.N); err != nil {
 			return fmt.Errorf("gpu: Adam update of %q: %w", name, err)
 		}
 	}
@@ -577,26 +497,20 @@ func (t *Trainer) results(pr *program, bt *data.Batch) (float64, []float64, erro
 // queueResults queues copying the loss and the prediction of bt's real rows into the
 // program's result buffer; it returns the number of prediction values.
 func (t *Trainer) queueResults(pr *program, bt *data.Batch) (int, error) {
-	pl := pr.plan
+	pl := pr.Plan
 	rows := bt.NumGraphs
 	if pr.in.NodeLevel {
 		rows = bt.Union.N
 	}
-	_, cols := shape(pl, pl.Pred)
+	_, cols := pl.Shape(pl.Pred)
 	n := rows * cols
-	if err := t.b.Copy(pr.result, t.ptr(pr, pl.Loss), 1); err != nil {
-		return 0, err
-	}
-	if err := t.b.Copy(t.b.Offset(pr.result, 1), t.ptr(pr, pl.Pred), n); err != nil {
-		return 0, err
-	}
-	return n, nil
+	return n, t.x.CopyResults(pr.Program, n)
 }
 
 // readResults waits for the result buffer and returns the loss and n prediction values.
 func (t *Trainer) readResults(pr *program, n int) (float64, []float64, error) {
-	t.res = growF(t.res, 1+n)
-	if err := t.b.Download(t.res, pr.result); err != nil {
+	t.res = gpuexec.Grow(t.res, 1+n)
+	if err := t.x.B.Download(t.res, pr.Result); err != nil {
 		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pr.in.B, err)
 	}
 	if cap(t.pred) < n {
@@ -629,11 +543,11 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	if err := pr.in.Load(bt); err != nil {
 		return 0, nil, err
 	}
-	if err := t.stage(pr); err != nil {
+	if err := t.x.Stage(pr.Program); err != nil {
 		return 0, nil, err
 	}
-	defer t.release(pr)
-	if err := t.run(pr); err != nil {
+	defer t.x.Release(pr.Program)
+	if err := t.x.Run(pr.Program); err != nil {
 		return 0, nil, err
 	}
 	return t.results(pr, bt)
@@ -645,23 +559,20 @@ func (t *Trainer) Close() {
 	for _, progs := range [][]*program{t.train, t.eval} {
 		for i, pr := range progs {
 			if pr != nil {
-				t.release(pr)
-				t.freeProgram(pr)
+				t.x.Release(pr.Program)
+				t.x.FreeProgram(pr.Program)
 				progs[i] = nil
 			}
 		}
 	}
-	for name, pb := range t.params {
-		for _, p := range []cuda.DevPtr{pb.x, pb.m, pb.v} {
-			if p != 0 {
-				_ = t.b.Free(p)
-			}
-		}
-		delete(t.params, name)
+	t.x.Close()
+	clear(t.bn)
+}
+
+// hostFloat32 returns a float32 tensor's values or an error naming it.
+func hostFloat32(name string, t *tensor.Dense) ([]float32, error) {
+	if t.Dtype() != tensor.Float32 {
+		return nil, fmt.Errorf("gpu: %s is %v, want float32", name, t.Dtype())
 	}
-	for s, bb := range t.bn {
-		_ = t.b.Free(bb.mean)
-		_ = t.b.Free(bb.vari)
-		delete(t.bn, s)
-	}
+	return t.Float32s(), nil
 }

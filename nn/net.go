@@ -6,7 +6,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/exec"
+	"github.com/rewiregnn/rewiregnn/cpuexec"
 	"gorgonia.org/gorgonia"
 )
 
@@ -18,9 +18,9 @@ type Net struct {
 	Pred  *gorgonia.Node
 	Loss  *gorgonia.Node
 	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
-	m     *exec.Machine
+	m     *cpuexec.Machine
 	// compile compiles the graph for the executor, with activation recomputation given rc.
-	compile func(rc *exec.Recompute) (*exec.Machine, error)
+	compile func(rc *cpuexec.Recompute) (*cpuexec.Machine, error)
 	names   []string
 	vals    []gorgonia.Value
 	sums    lower.Sums
@@ -58,11 +58,11 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	}
 	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
 	// Gradient nodes no output needs (the gradients of inputs) are not computed.
-	n.compile = func(rc *exec.Recompute) (*exec.Machine, error) {
+	n.compile = func(rc *cpuexec.Recompute) (*cpuexec.Machine, error) {
 		if rc != nil {
 			rc.Checkpoints, rc.Forward = b.checkpoints, func(v *gorgonia.Node) bool { return forward[v.ID()] }
 		}
-		m, err := exec.Compile(b.G, keep, sums, func(v *gorgonia.Node) bool { return !forward[v.ID()] }, rc)
+		m, err := cpuexec.Compile(b.G, keep, sums, func(v *gorgonia.Node) bool { return !forward[v.ID()] }, rc)
 		if err != nil {
 			return nil, fmt.Errorf("compile: %w", err)
 		}
@@ -85,9 +85,9 @@ func (n *Net) SetRecompute(on bool) error {
 	if n.Grads == nil {
 		return nil
 	}
-	var rc *exec.Recompute
+	var rc *cpuexec.Recompute
 	if on {
-		rc = &exec.Recompute{}
+		rc = &cpuexec.Recompute{}
 	}
 	m, err := n.compile(rc)
 	if err != nil {
@@ -150,7 +150,7 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 }
 
 // Machine returns the executor the net runs on.
-func (n *Net) Machine() *exec.Machine { return n.m }
+func (n *Net) Machine() *cpuexec.Machine { return n.m }
 
 // Gradients returns the names and gradient values of the parameters the loss depends on, from
 // the last Run.
@@ -162,11 +162,11 @@ func (n *Net) Gradients() ([]string, []gorgonia.Value) {
 }
 
 // Bytes returns the memory the net holds once it has run: its executor's buffers and kept
-// state (exec.Machine.Bytes) and its input holders (Inputs.Bytes). Known before running.
+// state (cpuexec.Machine.Bytes) and its input holders (Inputs.Bytes). Known before running.
 func (n *Net) Bytes() int64 { return n.m.Bytes() + n.In.Bytes() }
 
 // NetMem is a net's memory, known before running it, split into what it holds alone and what
-// nets sharing an arena (exec.Arena) share: the activation slots and the products' scratch.
+// nets sharing an arena (cpuexec.Arena) share: the activation slots and the products' scratch.
 type NetMem struct {
 	Own      int64 // kept op state, results outside the plan, input holders
 	Shared   int64 // activation slots and scratch: with an arena, the largest net's counts
@@ -217,7 +217,7 @@ type Trainer struct {
 	// Arena holds the activations of every net the trainer builds (only one runs at a time):
 	// their memory is the largest net's, not the sum. Reserve it for the largest net the run
 	// will use (Arena.Reserve) before the first step to avoid growing it.
-	Arena *exec.Arena
+	Arena *cpuexec.Arena
 	// Recompute compiles the training nets with activation recomputation (Net.SetRecompute);
 	// set it before the first step.
 	Recompute bool
@@ -232,7 +232,7 @@ func NewTrainer(p *Params, build BuildFunc, buckets []Bucket, lr float64) (*Trai
 	if len(buckets) == 0 {
 		return nil, fmt.Errorf("trainer: no buckets")
 	}
-	return &Trainer{P: p, Opt: NewAdam(lr), Buckets: buckets, Arena: &exec.Arena{}, build: build, nets: make([]*Net, len(buckets)), evals: make([]*Net, len(buckets))}, nil
+	return &Trainer{P: p, Opt: NewAdam(lr), Buckets: buckets, Arena: &cpuexec.Arena{}, build: build, nets: make([]*Net, len(buckets)), evals: make([]*Net, len(buckets))}, nil
 }
 
 // Net returns the training net of bucket i, building it the first time.

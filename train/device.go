@@ -2,6 +2,7 @@ package train
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"os"
 	"runtime"
 
@@ -40,7 +41,7 @@ var (
 const EnvEmulateGPU = "REWIREGNN_EMULATE_GPU"
 
 // probeDefault opens GPU 0, or the emulated GPU where EnvEmulateGPU is 1.
-func probeDefault() (gpu.Backend, error) {
+func probeDefault() (gpuexec.Backend, error) {
 	if os.Getenv(EnvEmulateGPU) == "1" {
 		b, err := gpu.ProbeEmulated()
 		if err != nil {

@@ -3,6 +3,7 @@ package train
 import (
 	"bytes"
 	"context"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"math"
 	"path/filepath"
 	"strings"
@@ -26,7 +27,9 @@ func withProbe(t *testing.T, p gpu.Prober) {
 // emulated opens a new emulated GPU for each run (the trainer closes it), in its deterministic
 // schedule: float atomics add in a fixed order, so an interrupted and resumed run can equal an
 // uninterrupted one bit for bit.
-func emulated() (gpu.Backend, error) { return gpu.OpenEmulated(emu.Options{Deterministic: true}) }
+func emulated() (gpuexec.Backend, error) {
+	return gpuexec.OpenEmulated(emu.Options{Deterministic: true})
+}
 
 // needEmu skips a test where the emulated GPU cannot be built (no C++ compiler), unless
 // REWIREGNN_REQUIRE_EMU=1 asks for it.
@@ -42,7 +45,7 @@ func needEmu(t *testing.T) {
 // device in result.json.
 func TestDeviceSelection(t *testing.T) {
 	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
-	withProbe(t, func() (gpu.Backend, error) { return nil, none })
+	withProbe(t, func() (gpuexec.Backend, error) { return nil, none })
 	c := nm2(t, "train.max_epochs=1", "device=cuda", "dataset.name=zinc", "dataset.dir=/nonexistent")
 	_, err := trainRun(t, c, 41, false, nil)
 	if err == nil || !strings.Contains(err.Error(), "device cuda: no usable GPU") || !strings.Contains(err.Error(), "/usr/lib64/libcuda.so.1: not found") {
@@ -89,7 +92,7 @@ func TestGPURunTracksCPU(t *testing.T) {
 		}
 		t.Fatalf("GPU set-up failed: %v", err)
 	}
-	b.(*gpu.CUDA).Close()
+	b.(*gpuexec.CUDA).Close()
 	withProbe(t, gpu.ProbeCUDA)
 	runTracksCPU(t, 5e-3)
 }

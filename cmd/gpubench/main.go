@@ -22,6 +22,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"io"
 	"math/rand/v2"
 	"os"
@@ -116,10 +117,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "gpubench:", err)
 		return 2
 	}
-	var b gpu.Backend
+	var b gpuexec.Backend
 	switch o.device {
 	case "cuda":
-		c, err := gpu.OpenCUDA(0)
+		c, err := gpuexec.OpenCUDA(0)
 		if err != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			first = strings.TrimSuffix(first, ":")
@@ -134,7 +135,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		b = c
 		fmt.Fprintln(stderr, "gpubench:", c)
 	case "emu":
-		c, err := gpu.OpenEmulated(emu.Options{Deterministic: true})
+		c, err := gpuexec.OpenEmulated(emu.Options{Deterministic: true})
 		if err != nil {
 			fmt.Fprintf(stderr, "gpubench: the emulated GPU does not work, nothing was measured: %v\n", err)
 			return 1
@@ -228,7 +229,7 @@ func plan(suite, rs, cls string) ([]setting, error) {
 }
 
 // measure trains one setting for o.epochs epochs and reports its timings and memory.
-func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
+func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 	row := Row{setting: s, Device: o.device}
 	if b != nil {
 		row.Device = b.String()
@@ -350,7 +351,7 @@ func measure(s setting, o options, b gpu.Backend, logw io.Writer) Row {
 		row.Epochs = append(row.Epochs, secs)
 		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: epoch %d %.2fs\n", s.Suite, s.R, s.CLS, e, secs)
 	}
-	if c, ok := b.(*gpu.CUDA); ok && o.profile > 0 {
+	if c, ok := b.(*gpuexec.CUDA); ok && o.profile > 0 {
 		rep, err := profileSteps(c.Dev, step, gs, o)
 		if err != nil {
 			return fail(err)

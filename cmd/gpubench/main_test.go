@@ -3,17 +3,17 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
-	"github.com/rewiregnn/rewiregnn/gpu"
 )
 
 // TestNoGPU: on a machine without a GPU the command says so and measures nothing.
 func TestNoGPU(t *testing.T) {
-	if c, err := gpu.OpenCUDA(0); err == nil {
+	if c, err := gpuexec.OpenCUDA(0); err == nil {
 		c.Close()
 		t.Skip("a GPU is present: the no-GPU message is not what this machine prints")
 	} else if !cudalib.ErrNoDevice(err) {

@@ -1,4 +1,4 @@
-package gpu
+package gpuexec
 
 import (
 	"fmt"
@@ -88,8 +88,8 @@ func groupSize(o prog.Op) int {
 	return o.Spec().Members
 }
 
-// CompileProgram lays out a program: float32 only.
-func CompileProgram(p *prog.Program) (*Plan, error) {
+// Compile lays out a program: float32 only.
+func Compile(p *prog.Program) (*Plan, error) {
 	if p.Loss < 0 || p.Pred < 0 {
 		return nil, fmt.Errorf("gpu: program has no loss or prediction")
 	}

@@ -1,4 +1,4 @@
-package exec
+package cpuexec
 
 import "github.com/rewiregnn/rewiregnn/kern"
 

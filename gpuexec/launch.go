@@ -1,4 +1,4 @@
-package gpu
+package gpuexec
 
 import (
 	"fmt"
@@ -9,19 +9,19 @@ import (
 
 // call is one step being launched: what a launch function reads its buffers and sizes from.
 type call struct {
-	t  *Trainer
+	e  *Exec
 	b  Backend
-	pr *program
+	pr *Program
 	st *Step
 	in []int // the primary member's inputs
 }
 
-func (c *call) p(i int) cuda.DevPtr   { return c.t.ptr(c.pr, c.in[i]) }
-func (c *call) o(w int) cuda.DevPtr   { return c.t.ptr(c.pr, c.st.Outs[w]) }
+func (c *call) p(i int) cuda.DevPtr   { return c.e.Ptr(c.pr, c.in[i]) }
+func (c *call) o(w int) cuda.DevPtr   { return c.e.Ptr(c.pr, c.st.Outs[w]) }
 func (c *call) out() cuda.DevPtr      { return c.o(0) }
-func (c *call) aux(i int) cuda.DevPtr { return c.t.ptr(c.pr, c.st.Aux[i]) }
-func (c *call) rc(i int) (int, int)   { return shape(c.pr.plan, c.in[i]) }
-func (c *call) n() int                { return c.pr.plan.Vals[c.st.Outs[0]].Elems }
+func (c *call) aux(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Aux[i]) }
+func (c *call) rc(i int) (int, int)   { return c.pr.Plan.Shape(c.in[i]) }
+func (c *call) n() int                { return c.pr.Plan.Vals[c.st.Outs[0]].Elems }
 func (c *call) nd() *prog.Node        { return &c.st.Node }
 
 // index returns the device entries and weights of index input ix (0 where it has none).
@@ -29,12 +29,12 @@ func (c *call) index(ix int) (cuda.DevPtr, cuda.DevPtr) { return c.pr.idx[ix], c
 func (c *call) mask() cuda.DevPtr                       { return c.pr.mask[c.nd().Mask] }
 
 // launches is the dispatch table: one launch function per op the device runs. A program with
-// an op missing here fails at its first run, and TestEveryModelOpHasAKernel catches it before.
+// an op missing here fails at its first run (gpu.TestEveryModelOpHasAKernel catches it before).
 var launches = map[prog.Op]func(c *call) error{
 	prog.Gather: func(c *call) error {
 		rows, cols := c.rc(0)
 		idx, w := c.index(c.nd().Index)
-		return c.b.Gather(c.out(), c.p(0), idx, w, c.pr.plan.Prog.Indexes[c.nd().Index].Len, rows, cols)
+		return c.b.Gather(c.out(), c.p(0), idx, w, c.pr.Plan.Prog.Indexes[c.nd().Index].Len, rows, cols)
 	},
 	prog.ScatterAdd: func(c *call) error {
 		m, cols := c.rc(0)
@@ -59,7 +59,7 @@ var launches = map[prog.Op]func(c *call) error{
 	prog.SegmentMaxGrad: func(c *call) error { // (g [nodes, d]) → dx [M, d]
 		_, d := c.rc(0)
 		idx, _ := c.index(c.nd().Index)
-		return c.b.SegmentMaxBackward(c.out(), c.p(0), c.aux(0), idx, c.pr.plan.Prog.Indexes[c.nd().Index].Len, d, c.nd().Rows)
+		return c.b.SegmentMaxBackward(c.out(), c.p(0), c.aux(0), idx, c.pr.Plan.Prog.Indexes[c.nd().Index].Len, d, c.nd().Rows)
 	},
 	prog.BatchNorm:         batchNorm,
 	prog.BatchNormRelu:     batchNorm,
@@ -121,7 +121,7 @@ var launches = map[prog.Op]func(c *call) error{
 	},
 	prog.KernelMix: func(c *call) error { // (x [M, K·d], w [M, K])
 		m, kk := c.rc(1)
-		_, cols := shape(c.pr.plan, c.st.Outs[0])
+		_, cols := c.pr.Plan.Shape(c.st.Outs[0])
 		return c.b.KernelMix(c.out(), c.p(0), c.p(1), m, kk, cols)
 	},
 	prog.KernelMixGradX: func(c *call) error { // both gradients: X (g, w), W (x, g, w) → dx, dw
@@ -129,14 +129,14 @@ var launches = map[prog.Op]func(c *call) error{
 		if gx == nil || gw == nil {
 			return fmt.Errorf("kernel mix gradient: both gradients are needed together")
 		}
-		m, kk := shape(c.pr.plan, gx[1])
-		_, cols := shape(c.pr.plan, gx[0])
-		ptr := func(v int) cuda.DevPtr { return c.t.ptr(c.pr, v) }
+		m, kk := c.pr.Plan.Shape(gx[1])
+		_, cols := c.pr.Plan.Shape(gx[0])
+		ptr := func(v int) cuda.DevPtr { return c.e.Ptr(c.pr, v) }
 		return c.b.KernelMixBackward(c.o(0), c.o(1), ptr(gw[0]), ptr(gx[1]), ptr(gx[0]), m, kk, cols)
 	},
 	prog.HeadDot: func(c *call) error { // (q, k) [M, d]
 		m, cols := c.rc(0)
-		_, h := shape(c.pr.plan, c.st.Outs[0])
+		_, h := c.pr.Plan.Shape(c.st.Outs[0])
 		return c.b.HeadDot(c.out(), c.p(0), c.p(1), m, h, cols)
 	},
 	prog.HeadScale: func(c *call) error { // (x [M, d], w [M, H])
@@ -183,7 +183,7 @@ var launches = map[prog.Op]func(c *call) error{
 	prog.Dropout:     dropout,
 	prog.DropoutGrad: dropout,
 	prog.MaskedL1: func(c *call) error { // (pred, y, w)
-		return c.b.MaskedL1(c.out(), c.p(0), c.p(1), c.p(2), c.pr.plan.Vals[c.in[0]].Elems)
+		return c.b.MaskedL1(c.out(), c.p(0), c.p(1), c.p(2), c.pr.Plan.Vals[c.in[0]].Elems)
 	},
 	prog.MaskedL1Grad: func(c *call) error { // (pred, y, w, g)
 		return c.b.MaskedL1Backward(c.out(), c.p(0), c.p(1), c.p(2), c.p(3), c.n())
@@ -205,22 +205,22 @@ var launches = map[prog.Op]func(c *call) error{
 func batchNorm(c *call) error {
 	rows, cols := c.rc(0)
 	nd := c.nd()
-	training := c.pr.feed.Training(nd.State)
+	training := c.pr.Feed.Training(nd.State)
 	if training {
 		k := 0
-		for _, keep := range c.pr.feed.Mask(nd.Mask) {
+		for _, keep := range c.pr.Feed.Mask(nd.Mask) {
 			if keep {
 				k++
 			}
 		}
 		if k < 2 {
-			return fmt.Errorf("batch norm %q: %d real rows; training statistics need at least 2", c.pr.plan.Prog.States[nd.State].Name, k)
+			return fmt.Errorf("batch norm %q: %d real rows; training statistics need at least 2", c.pr.Plan.Prog.States[nd.State].Name, k)
 		}
 	}
 	s := c.pr.bn[nd.State]
 	out, n := c.out(), c.n()
 	if err := c.b.BatchNorm(cuda.BatchNormBufs{X: c.p(0), Gamma: c.p(1), Beta: c.p(2), Keep: c.mask(),
-		RunMean: s.mean, RunVar: s.vari, Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, cols, training); err != nil {
+		RunMean: s.Mean, RunVar: s.Var, Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, cols, training); err != nil {
 		return err
 	}
 	if c.st.Kind == prog.BatchNorm {
@@ -241,29 +241,29 @@ func batchNormGrad(c *call) error {
 	rows, cols := c.rc(3)
 	dy := c.p(3)
 	if c.st.Kind == prog.BatchNormReluGrad {
-		dy = c.t.ptr(c.pr, c.st.Tmp[0])
+		dy = c.e.Ptr(c.pr, c.st.Tmp[0])
 		if err := c.b.BatchNormReluMask(dy, c.p(3), c.aux(0), c.p(1), c.p(2), rows, cols); err != nil {
 			return err
 		}
 	}
 	return c.b.BatchNormBackward(c.o(0), c.o(1), c.o(2), dy, cuda.BatchNormBufs{Gamma: c.p(1), Keep: c.mask(),
-		Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, cols, c.pr.feed.Training(c.nd().State))
+		Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, cols, c.pr.Feed.Training(c.nd().State))
 }
 
 // dropout applies the step's mask (forward and backward alike), or copies outside training.
 func dropout(c *call) error {
 	nd := c.nd()
-	if !c.pr.feed.Training(nd.State) || nd.Rate == 0 {
+	if !c.pr.Feed.Training(nd.State) || nd.Rate == 0 {
 		return c.b.Copy(c.out(), c.p(0), c.n())
 	}
-	return c.b.Dropout(c.out(), c.p(0), c.n(), nd.Rate, c.pr.feed.DropSeed(nd.State))
+	return c.b.Dropout(c.out(), c.p(0), c.n(), nd.Rate, c.pr.Feed.DropSeed(nd.State))
 }
 
 // elementwise runs a binary element-wise op on equal shapes, or with a scalar operand.
 func elementwise(op int) func(c *call) error {
 	return func(c *call) error {
 		out, n := c.out(), c.n()
-		ea, eb := c.pr.plan.Vals[c.in[0]].Elems, c.pr.plan.Vals[c.in[1]].Elems
+		ea, eb := c.pr.Plan.Vals[c.in[0]].Elems, c.pr.Plan.Vals[c.in[1]].Elems
 		switch {
 		case ea == eb:
 			switch op {
@@ -283,6 +283,9 @@ func elementwise(op int) func(c *call) error {
 		return fmt.Errorf("operands of %d and %d elements", ea, eb)
 	}
 }
+
+// Runs reports whether the executor has a launch function for op o.
+func Runs(o prog.Op) bool { return launches[o] != nil }
 
 // Kinds lists every op the executor runs.
 func Kinds() []prog.Op {

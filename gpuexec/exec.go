@@ -1,0 +1,348 @@
+package gpuexec
+
+import (
+	"fmt"
+
+	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/prog"
+)
+
+// Exec runs programs on a backend. It holds what outlives one program: the parameters with
+// Adam's moments and the batch norms' running statistics, resident on the device and found by
+// name. Whoever owns the host values (the trainer) puts them there (AddParam, AddBN) and reads
+// them back; programs only refer to them.
+type Exec struct {
+	B      Backend
+	Params map[string]*ParamBuf
+	BN     map[string]*BNBuf
+}
+
+// ParamBuf is a parameter on the device: its values and, once it is trained, Adam's moments
+// (0 until then); N values each.
+type ParamBuf struct {
+	X, M, V cuda.DevPtr
+	N       int
+}
+
+// BNBuf is a batch norm's running mean and variance on the device, N values each.
+type BNBuf struct {
+	Mean, Var cuda.DevPtr
+	N         int
+}
+
+// New returns an executor on backend b with nothing on the device yet.
+func New(b Backend) *Exec {
+	return &Exec{B: b, Params: map[string]*ParamBuf{}, BN: map[string]*BNBuf{}}
+}
+
+// AddParam allocates parameter name of n values (without moments) if it is not there yet, and
+// reports whether it did.
+func (e *Exec) AddParam(name string, n int) (*ParamBuf, bool, error) {
+	if pb, ok := e.Params[name]; ok {
+		return pb, false, nil
+	}
+	x, err := e.B.Alloc(n)
+	if err != nil {
+		return nil, false, fmt.Errorf("gpu: parameter %q (%d values): %w", name, n, err)
+	}
+	pb := &ParamBuf{X: x, N: n}
+	e.Params[name] = pb
+	return pb, true, nil
+}
+
+// AddMoments allocates Adam's moments of a parameter if it has none, and reports whether it did.
+func (e *Exec) AddMoments(pb *ParamBuf, name string) (bool, error) {
+	if pb.M != 0 {
+		return false, nil
+	}
+	var err error
+	if pb.M, err = e.B.Alloc(pb.N); err == nil {
+		pb.V, err = e.B.Alloc(pb.N)
+	}
+	if err != nil {
+		return false, fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
+	}
+	return true, nil
+}
+
+// AddBN allocates the running statistics of batch norm name (n features) if they are not
+// there yet, and reports whether it did.
+func (e *Exec) AddBN(name string, n int) (*BNBuf, bool, error) {
+	if bb, ok := e.BN[name]; ok {
+		return bb, false, nil
+	}
+	bb := &BNBuf{N: n}
+	var err error
+	if bb.Mean, err = e.B.Alloc(n); err == nil {
+		bb.Var, err = e.B.Alloc(n)
+	}
+	if err != nil {
+		return nil, false, fmt.Errorf("gpu: running statistics of batch norm %q: %w", name, err)
+	}
+	e.BN[name] = bb
+	return bb, true, nil
+}
+
+// Close frees the parameters and statistics (the backend stays open).
+func (e *Exec) Close() {
+	for name, pb := range e.Params {
+		for _, p := range []cuda.DevPtr{pb.X, pb.M, pb.V} {
+			if p != 0 {
+				_ = e.B.Free(p)
+			}
+		}
+		delete(e.Params, name)
+	}
+	for name, bb := range e.BN {
+		_ = e.B.Free(bb.Mean)
+		_ = e.B.Free(bb.Var)
+		delete(e.BN, name)
+	}
+}
+
+// Program is a Plan with its device buffers: the index, mask and dense-input buffers it
+// uploads per batch from its feed, its static values (uploaded once) and, during a run, its
+// activation slots; Result holds the loss and then the prediction after CopyResults.
+type Program struct {
+	Plan   *Plan
+	Feed   prog.Feed
+	Label  string        // for errors: which program (a bucket)
+	idx    []cuda.DevPtr // by index input: int32 entries (0: not read)
+	idxW   []cuda.DevPtr // float32 weights (weighted indexes)
+	mask   []cuda.DevPtr // by mask input: int32, 1 on kept rows (0: not read)
+	bn     []*BNBuf      // by state: a batch norm's running statistics (nil otherwise)
+	vals   map[int]cuda.DevPtr
+	slots  []cuda.DevPtr // during a run
+	Result cuda.DevPtr
+	wbuf   []float32
+	kbuf   []int32
+}
+
+// NewProgram allocates a plan's buffers and uploads its static values. Every parameter and
+// batch norm the plan reads must be on the device already (AddParam, AddBN).
+func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, error) {
+	pg := pl.Prog
+	pr := &Program{Plan: pl, Feed: feed, Label: label, idx: make([]cuda.DevPtr, len(pg.Indexes)),
+		idxW: make([]cuda.DevPtr, len(pg.Indexes)), mask: make([]cuda.DevPtr, len(pg.Masks)),
+		bn: make([]*BNBuf, len(pg.States)), vals: map[int]cuda.DevPtr{}}
+	ok := false
+	defer func() {
+		if !ok {
+			e.FreeProgram(pr)
+		}
+	}()
+	alloc := func(n int, what string) (cuda.DevPtr, error) {
+		p, err := e.B.Alloc(max(n, 1))
+		if err != nil {
+			return 0, fmt.Errorf("gpu: %s (%d elements): %w", what, n, err)
+		}
+		return p, nil
+	}
+	var err error
+	for i, ix := range pg.Indexes {
+		if pl.IndexRows[i] < 0 {
+			continue
+		}
+		if pr.idx[i], err = alloc(ix.Len, "index "+ix.Name); err != nil {
+			return nil, err
+		}
+		if ix.Weighted {
+			if pr.idxW[i], err = alloc(ix.Len, "weights of index "+ix.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, m := range pg.Masks {
+		if pl.Masks[i] {
+			if pr.mask[i], err = alloc(m.Len, "mask "+m.Name); err != nil {
+				return nil, err
+			}
+		}
+	}
+	for i, v := range pl.Vals {
+		switch v.Src {
+		case FromParam:
+			if pb := e.Params[v.Param]; pb == nil || pb.N != v.Elems {
+				return nil, fmt.Errorf("gpu: %s: parameter %q of %d values is not on the device", label, v.Param, v.Elems)
+			}
+		case FromInput, FromStatic:
+			p, err := alloc(v.Elems, v.Name)
+			if err != nil {
+				return nil, err
+			}
+			pr.vals[i] = p
+			if v.Src == FromStatic {
+				if err := e.B.UploadF32(p, v.Host); err != nil {
+					return nil, fmt.Errorf("gpu: uploading %s: %w", v.Name, err)
+				}
+			}
+		}
+	}
+	for _, st := range pl.Steps {
+		if s := st.Node.State; s >= 0 && pg.States[s].Kind == prog.BNState {
+			bb := e.BN[pg.States[s].Name]
+			if bb == nil || bb.N != pg.States[s].Size {
+				return nil, fmt.Errorf("gpu: %s: the running statistics of batch norm %q are not on the device", label, pg.States[s].Name)
+			}
+			pr.bn[s] = bb
+		}
+	}
+	if pr.Result, err = alloc(1+pl.Vals[pl.Pred].Elems, "loss and prediction"); err != nil {
+		return nil, err
+	}
+	ok = true
+	return pr, nil
+}
+
+// FreeProgram frees a program's buffers (Release its slots first).
+func (e *Exec) FreeProgram(pr *Program) {
+	for _, ps := range [][]cuda.DevPtr{pr.idx, pr.idxW, pr.mask} {
+		for i, p := range ps {
+			if p != 0 {
+				_ = e.B.Free(p)
+				ps[i] = 0
+			}
+		}
+	}
+	for _, p := range pr.vals {
+		_ = e.B.Free(p)
+	}
+	_ = e.B.Free(pr.Result)
+	pr.vals, pr.Result = nil, 0
+}
+
+// Stage checks the program's freshly loaded feed and queues its upload.
+func (e *Exec) Stage(pr *Program) error {
+	pl := pr.Plan
+	for i, ix := range pl.Prog.Indexes {
+		if pl.IndexRows[i] < 0 {
+			continue
+		}
+		idx, w := pr.Feed.Index(i)
+		if err := ix.Check(idx, w, pl.IndexRows[i]); err != nil {
+			return fmt.Errorf("gpu: %w", err)
+		}
+		if err := e.B.UploadI32(pr.idx[i], idx); err != nil {
+			return fmt.Errorf("gpu: uploading index %q: %w", ix.Name, err)
+		}
+		if ix.Weighted {
+			pr.wbuf = Grow(pr.wbuf, len(w))
+			for j, x := range w {
+				pr.wbuf[j] = float32(x)
+			}
+			if err := e.B.UploadF32(pr.idxW[i], pr.wbuf); err != nil {
+				return fmt.Errorf("gpu: uploading the weights of index %q: %w", ix.Name, err)
+			}
+		}
+	}
+	for i, m := range pl.Prog.Masks {
+		if !pl.Masks[i] {
+			continue
+		}
+		keep := pr.Feed.Mask(i)
+		if cap(pr.kbuf) < len(keep) {
+			pr.kbuf = make([]int32, len(keep))
+		}
+		kb := pr.kbuf[:len(keep)]
+		for j, k := range keep {
+			kb[j] = 0
+			if k {
+				kb[j] = 1
+			}
+		}
+		if err := e.B.UploadI32(pr.mask[i], kb); err != nil {
+			return fmt.Errorf("gpu: uploading mask %q: %w", m.Name, err)
+		}
+	}
+	for i, v := range pl.Vals {
+		if v.Src == FromInput {
+			xs, ok := pr.Feed.Input(i).([]float32)
+			if !ok || len(xs) != v.Elems {
+				return fmt.Errorf("gpu: input %s: want %d float32 values", v.Name, v.Elems)
+			}
+			if err := e.B.UploadF32(pr.vals[i], xs); err != nil {
+				return fmt.Errorf("gpu: uploading input %s: %w", v.Name, err)
+			}
+		}
+	}
+	return nil
+}
+
+// Grow returns s resized to n values (reallocated only when its capacity is short).
+func Grow(s []float32, n int) []float32 {
+	if cap(s) < n {
+		return make([]float32, n)
+	}
+	return s[:n]
+}
+
+// Run allocates the program's activation slots and queues every step (after Stage); the
+// caller frees the slots with Release once the results are read.
+func (e *Exec) Run(pr *Program) error {
+	pl := pr.Plan
+	if cap(pr.slots) < len(pl.Slots) {
+		pr.slots = make([]cuda.DevPtr, len(pl.Slots))
+	}
+	pr.slots = pr.slots[:len(pl.Slots)]
+	clear(pr.slots)
+	for i, n := range pl.Slots {
+		p, err := e.B.Alloc(n)
+		if err != nil {
+			e.Release(pr)
+			return fmt.Errorf("gpu: activation buffer %d of %d (%d elements; %d MiB for the bucket's %d buffers): %w",
+				i, len(pl.Slots), n, pl.Bytes()>>20, len(pl.Slots), err)
+		}
+		pr.slots[i] = p
+	}
+	for i := range pl.Steps {
+		if err := e.step(pr, &pl.Steps[i]); err != nil {
+			return fmt.Errorf("gpu: step %d of %d (%s), %s: %w", i, len(pl.Steps), pl.Vals[pl.Steps[i].Outs[0]].Name, pr.Label, err)
+		}
+	}
+	return nil
+}
+
+// Release frees the program's activation slots.
+func (e *Exec) Release(pr *Program) {
+	for i, p := range pr.slots {
+		if p != 0 {
+			_ = e.B.Free(p)
+		}
+		pr.slots[i] = 0
+	}
+	pr.slots = pr.slots[:0]
+}
+
+// Ptr is the device address of value v of the program (activation values during a run).
+func (e *Exec) Ptr(pr *Program, v int) cuda.DevPtr {
+	val := &pr.Plan.Vals[v]
+	switch val.Src {
+	case FromStep:
+		return pr.slots[val.Slot]
+	case FromParam:
+		return e.Params[val.Param].X
+	}
+	return pr.vals[v]
+}
+
+// CopyResults queues copying the loss and the first n prediction values into the program's
+// Result buffer (read it with one Download of 1+n values).
+func (e *Exec) CopyResults(pr *Program, n int) error {
+	pl := pr.Plan
+	if err := e.B.Copy(pr.Result, e.Ptr(pr, pl.Loss), 1); err != nil {
+		return err
+	}
+	return e.B.Copy(e.B.Offset(pr.Result, 1), e.Ptr(pr, pl.Pred), n)
+}
+
+// Shape returns the rows and columns of value v (a vector is one row; a scalar 1×1).
+func (pl *Plan) Shape(v int) (int, int) { return pl.Vals[v].Rows, pl.Vals[v].Cols }
+
+// step queues one step through the launch table.
+func (e *Exec) step(pr *Program, st *Step) error {
+	f := launches[st.Kind]
+	if f == nil {
+		return fmt.Errorf("no device kernel for %s", st.Kind)
+	}
+	return f(&call{e: e, b: e.B, pr: pr, st: st, in: primary(st)})
+}
