@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -95,6 +96,17 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 		return nil, fmt.Errorf("monet: bucket %v: %w", b, err)
 	}
 	return net, nil
+}
+
+// New is the model's constructor for the registry (models.Register): the network a config's
+// model section describes on io (own keys: kernels, pseudo_dim).
+func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
+	c := Config{Layers: m.Layers, Hidden: m.Hidden, Kernels: m.Int("kernels"), PseudoDim: m.Int("pseudo_dim"), IO: io,
+		BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
+	if err := c.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return Builder(c), c.Params(), nil
 }
 
 // Builder returns the BuildFunc of cfg for a trainer.
