@@ -4,6 +4,7 @@ package models
 
 import (
 	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
+	"github.com/rewiregnn/rewiregnn/models/gin"
 	"github.com/rewiregnn/rewiregnn/models/monet"
 	"github.com/rewiregnn/rewiregnn/models/transformer"
 )
@@ -11,6 +12,7 @@ import (
 // init registers every package under models/ by its folder's name.
 func init() {
 	Register("gatedgcn", gatedgcn.New)
+	Register("gin", gin.New)
 	Register("monet", monet.New)
 	Register("transformer", transformer.New)
 }
