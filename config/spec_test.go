@@ -64,6 +64,14 @@ func TestOwnKeys(t *testing.T) {
 	if eps.Hash() == plain.Hash() || eps.Model.Float("eps") != 0.5 {
 		t.Errorf("model.eps 0.5: hash unchanged or value %v", eps.Model.Own)
 	}
+	y, err := eps.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := Parse("config.yaml", y, nil)
+	if err != nil || !reflect.DeepEqual(values(back), values(eps)) || back.Hash() != eps.Hash() {
+		t.Errorf("a gin run's YAML does not load back: %v\n%s", err, y)
+	}
 }
 
 // TestSpecErrors: a malformed spec is reported with its file and key.
