@@ -128,9 +128,9 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, u, eps *gorgo
 	}
 	std := math.Sqrt2 * math.Sqrt(2/float64(d+k*d)) // Xavier normal, ReLU gain
 	x := b.LinearNoBias(h, name+".F", d, k*d, nn.Normal(0, std))
-	xs := b.Gather(x, in.Src)
+	xs := b.Sources(x, in) // (F h)_u per edge u → v
 	msg := b.Apply(name+" kernel mix", func() (*gorgonia.Node, error) { return ops.KernelMix(xs, w) })
-	out := b.ScatterAdd(msg, in.Dst, in.B.Nodes)
+	out := b.PropagateEdges(msg, in) // Σ_{u→v} Σ_k w_k (F h_u)_k
 	if c.BatchNorm {
 		out = b.BatchNorm(out, name+".bn", in.NodeMask)
 	}
