@@ -48,15 +48,14 @@ const (
 )
 
 // Model selects the network and its shape (docs/protocol.md §"GatedGCN", §"MoNet",
-// §"Graph Transformer").
+// §"Graph Transformer"). The fields are the keys every model shares; a model's own keys (the
+// Transformer's heads, MoNet's kernels, …) are in Own, declared by the model's spec
+// (ModelSpec, read from configs/defaults/model/<name>.yaml) and read with Int, Float, Bool and
+// Str.
 type Model struct {
-	Name      string `mapstructure:"name" yaml:"name"`       // gatedgcn | monet | transformer
-	Layers    int    `mapstructure:"layers" yaml:"layers"`   // ≥ 1
-	Hidden    int    `mapstructure:"hidden" yaml:"hidden"`   // d; the transformer needs d divisible by heads
-	Heads     int    `mapstructure:"heads" yaml:"heads"`     // transformer heads (6)
-	Kernels   int    `mapstructure:"kernels" yaml:"kernels"` // MoNet Gaussian kernels K (3)
-	PseudoDim int    `mapstructure:"pseudo_dim" yaml:"pseudo_dim"`
-	Norm      string `mapstructure:"norm" yaml:"norm"` // transformer: pre_bn | post_bn | pre_ln | post_ln ("" for the other models)
+	Name      string `mapstructure:"name" yaml:"name"`     // one of ModelNames
+	Layers    int    `mapstructure:"layers" yaml:"layers"` // ≥ 1
+	Hidden    int    `mapstructure:"hidden" yaml:"hidden"` // d
 	BatchNorm bool   `mapstructure:"batch_norm" yaml:"batch_norm"`
 	Residual  bool   `mapstructure:"residual" yaml:"residual"`
 	// Readout is the output head's input: mean (graph mean pooling), cls (the CLS node's final
@@ -76,12 +75,25 @@ type Model struct {
 	// only each layer's outputs and the backward pass recomputes the rest, for the same results
 	// bit for bit and a fraction of the activation memory, at the cost of a second forward pass.
 	Recompute bool `mapstructure:"recompute" yaml:"recompute"`
-	// Relative adds the paper's relative-position attention terms to the Transformer
-	// (docs/protocol.md §"Relative-position Transformer"): "" (off), learned (a learnable vector
-	// per shortest-path value, or a learnable map of the walk-count vector with adj) or sinusoid
-	// (sinusoids of the path length through a learnable map; short only).
-	Relative string `mapstructure:"relative" yaml:"relative"`
+	// Own holds the model's own keys by name (without "model."), typed as its spec says. Load
+	// gives every own key of the model; a key missing here reads as its zero value. Among them
+	// (docs/protocol.md): the Transformer's heads (d divisible by heads), norm (pre_bn | post_bn
+	// | pre_ln | post_ln) and relative ("" | learned | sinusoid, §"Relative-position
+	// Transformer"); MoNet's kernels (K) and pseudo_dim.
+	Own map[string]any `mapstructure:",remain" yaml:"-"`
 }
+
+// Int is the model's own key name as an int (0 when the model has no such key).
+func (m Model) Int(name string) int { v, _ := m.Own[name].(int); return v }
+
+// Float is the model's own key name as a float (0 when the model has no such key).
+func (m Model) Float(name string) float64 { v, _ := m.Own[name].(float64); return v }
+
+// Bool is the model's own key name as a bool (false when the model has no such key).
+func (m Model) Bool(name string) bool { v, _ := m.Own[name].(bool); return v }
+
+// Str is the model's own key name as a string ("" when the model has no such key).
+func (m Model) Str(name string) string { v, _ := m.Own[name].(string); return v }
 
 // Train is the optimisation protocol (docs/protocol.md §"Training protocol").
 type Train struct {
@@ -99,9 +111,6 @@ type Train struct {
 	// reaches it (NeighborsMatch: 100, Alon & Yahav's rule); 0 never.
 	StopAccuracy float64 `mapstructure:"stop_accuracy" yaml:"stop_accuracy"`
 }
-
-// Relative-position variants of the Transformer (model.relative).
-var Relatives = []string{"learned", "sinusoid"}
 
 // PaperSeeds are the four seeds of docs/protocol.md §"Seeds" (benchmarking-gnns' seeds; the
 // paper names none).

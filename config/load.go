@@ -13,6 +13,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/configs"
 	"github.com/spf13/viper"
+	"go.yaml.in/yaml/v3"
 )
 
 // Load reads a run config and resolves it, layer over layer (later wins):
@@ -109,6 +110,7 @@ func resolve(user []*layer, env, set *layer) (*Run, error) {
 		return nil, err
 	}
 	run.prov = budgetProvenance(stack(defs), append(append(stack{}, defs...), user...))
+	run.Model.dropForeignZeros()
 	chargedTo := map[string]string{}
 	if run.Model.Readout == ReadoutAuto {
 		run.Model.Readout = autoReadout(run.Dataset.Name, run.Dataset.CLS)
@@ -246,9 +248,30 @@ func parseDefaults(fsys fs.FS, root string) (map[string]*layer, error) {
 		}
 		rel := strings.TrimPrefix(p, root+"/")
 		src := "configs/defaults/" + rel
-		l, err := fileLayer(src, data)
+		doc, err := parseYAMLDoc(src, data)
 		if err != nil {
 			return err
+		}
+		model, isModel := strings.CutPrefix(strings.TrimSuffix(rel, ".yaml"), "model/")
+		if isModel && doc != nil { // its keys: and rules: sections are the model's spec (spec.go)
+			var kept []*yaml.Node
+			for i := 0; i+1 < len(doc.Content); i += 2 {
+				if !specSections[doc.Content[i].Value] {
+					kept = append(kept, doc.Content[i], doc.Content[i+1])
+				}
+			}
+			doc.Content = kept
+		}
+		l, err := runLayer(src, doc, "")
+		if err != nil {
+			return err
+		}
+		if isModel && specs[model] != nil {
+			for _, k := range specs[model].Keys {
+				if _, ok := l.vals["model."+k.Name]; !ok {
+					return fmt.Errorf("%s: the model's own key model.%s has no default (give it under model:)", src, k.Name)
+				}
+			}
 		}
 		for _, k := range []string{"dataset.name", "model.name"} {
 			if s, ok := l.vals[k]; ok && rel != "base.yaml" {
@@ -261,12 +284,17 @@ func parseDefaults(fsys fs.FS, root string) (map[string]*layer, error) {
 	if err != nil {
 		return nil, err
 	}
-	// base.yaml gives every key but dataset.name, so no key of a run is left at its zero value
-	// because no layer gave it
+	// base.yaml gives every shared key but dataset.name, and each model's file its own keys
+	// (checked above), so no key of a run is left at its zero value because no layer gave it;
+	// base.yaml gives no model's own key (each model has its own default)
 	if base := out["base.yaml"]; base != nil {
 		for _, f := range schema {
-			if _, ok := base.vals[f.key]; !ok && f.key != "dataset.name" {
+			_, ok := base.vals[f.key]
+			switch {
+			case f.own == "" && !ok && f.key != "dataset.name":
 				return nil, fmt.Errorf("config: key %s has no built-in default", f.key)
+			case f.own != "" && ok:
+				return nil, fmt.Errorf("configs/defaults/base.yaml: %s is a %s setting: its default belongs in model/<name>.yaml", f.key, owners(f.own))
 			}
 		}
 	}
@@ -309,4 +337,19 @@ func contains(xs []string, x string) bool {
 		}
 	}
 	return false
+}
+
+// dropForeignZeros removes from Own the keys of other models given at their zero value (the
+// config.yaml of earlier runs lists every model's keys), so that a run is the same whichever
+// way it was written; Own is nil when the model has no own keys.
+func (m *Model) dropForeignZeros() {
+	s := specs[m.Name]
+	for k, v := range m.Own {
+		if (s == nil || s.Key(k) == nil) && isZero(v) {
+			delete(m.Own, k)
+		}
+	}
+	if len(m.Own) == 0 {
+		m.Own = nil
+	}
 }

@@ -27,34 +27,71 @@ var hashExcluded = map[string]bool{
 	"model.recompute": true, // the same results bit for bit, less memory
 }
 
-// hashLater are keys added after the hash's serialisation was fixed, with their default: a run at
-// the default hashes as it did before the key existed (so earlier results keep their hash), a run
-// that sets it hashes it.
+// hashLater are keys added to layoutV1 after the hash's serialisation was fixed, with their
+// default: a run at the default hashes as it did before the key existed (so earlier results keep
+// their hash), a run that sets it hashes it.
 var hashLater = map[string]string{"model.relative": "", "train.stop_accuracy": formatValue(0.0)}
+
+// layoutV1 is every key of the config, in order, as it stood when models got their own keys
+// (ModelSpec): the keys Hash serialises for every run (the model keys of the three models of
+// that time included, at their zero value for the other models) and config files are written
+// with. It is frozen: the hashes and config.yaml files of earlier runs depend on it. A key added
+// since (a new model's own key, a new shared key) is not listed: Hash and YAML place it after the
+// last listed key of its section, and Hash leaves it out at its zero value.
+var layoutV1 = []string{
+	"name",
+	"dataset.name", "dataset.dir", "dataset.r", "dataset.encoding", "dataset.cls", "dataset.q", "dataset.self_loops",
+	"dataset.cache", "dataset.val_fraction", "dataset.subset",
+	"model.name", "model.layers", "model.hidden", "model.heads", "model.kernels", "model.pseudo_dim", "model.norm",
+	"model.batch_norm", "model.residual", "model.readout", "model.edge_feat", "model.dropout", "model.in_feat_dropout",
+	"model.sp_encoder", "model.recompute", "model.relative",
+	"train.seeds", "train.batch_size", "train.lr", "train.lr_factor", "train.patience", "train.min_lr", "train.max_epochs",
+	"train.max_time", "train.buckets", "train.monitor", "train.stop_accuracy",
+	"device", "out",
+}
+
+var inLayoutV1 = func() map[string]bool {
+	m := map[string]bool{}
+	for _, k := range layoutV1 {
+		m[k] = true
+	}
+	return m
+}()
 
 // hashVersion starts the serialisation Hash digests; change it if the serialisation changes.
 const hashVersion = "rewiregnn config hash v1\n"
 
 // Hash is the SHA-256 (64 hex digits) of a canonical serialisation of the resolved config: a
-// version line, then "key=value\n" for every key in schema order (that of the Run struct) except
-// out, dataset.dir, dataset.cache, train.seeds, name and device, values written as in a config
-// file (durations as 12h or 90m, floats in shortest form); keys added later (hashLater) only when
-// they differ from their default. Two runs with the same hash train the same model under the same
-// budget. Adding a key to Run changes every hash unless it goes into hashLater.
+// version line, then "key=value\n" for every key of layoutV1 in its order (that of the Run struct
+// before models had their own keys) except out, dataset.dir, dataset.cache, train.seeds, name
+// and device, values written as in a config file (durations as 12h or 90m, floats in shortest
+// form), the own keys of models the run does not use at their zero value; keys added to layoutV1
+// later (hashLater) only when they differ from their default; then every key added since
+// layoutV1 (in schema order) that is not at its zero value. Two runs with the same hash train
+// the same model under the same budget.
 func (r *Run) Hash() string {
 	var b strings.Builder
 	b.WriteString(hashVersion)
-	for _, f := range schema {
-		if hashExcluded[f.key] {
-			continue
-		}
-		if def, ok := hashLater[f.key]; ok && formatValue(f.get(r)) == def {
-			continue
-		}
+	line := func(f *field) {
 		b.WriteString(f.key)
 		b.WriteByte('=')
 		b.WriteString(formatValue(f.get(r)))
 		b.WriteByte('\n')
+	}
+	for _, k := range layoutV1 {
+		f := schemaByKey[k]
+		if hashExcluded[k] || f == nil {
+			continue
+		}
+		if def, ok := hashLater[k]; ok && formatValue(f.get(r)) == def {
+			continue
+		}
+		line(f)
+	}
+	for _, f := range schema {
+		if !inLayoutV1[f.key] && !hashExcluded[f.key] && !isZero(f.get(r)) {
+			line(f)
+		}
 	}
 	sum := sha256.Sum256([]byte(b.String()))
 	return hex.EncodeToString(sum[:])

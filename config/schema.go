@@ -23,11 +23,12 @@ const (
 )
 
 // field is one key of the run config: its dotted name ("train.batch_size") and the path of
-// struct field indices that reach it in a Run.
+// struct field indices that reach it in a Run, or for a model's own key its name in Model.Own.
 type field struct {
 	key   string
 	kind  kind
 	index []int
+	own   string
 }
 
 // schema lists every key of a Run in struct order; schemaByKey finds them by dotted name.
@@ -61,7 +62,7 @@ func buildSchema() []*field {
 		for i := 0; i < t.NumField(); i++ {
 			sf := t.Field(i)
 			tag := sf.Tag.Get("mapstructure")
-			if tag == "" || tag == "-" {
+			if tag == "" || tag == "-" || strings.HasPrefix(tag, ",") { // ",remain": Model.Own
 				continue
 			}
 			idx := append(append([]int(nil), index...), i)
@@ -91,6 +92,42 @@ func buildSchema() []*field {
 		}
 	}
 	walk(reflect.TypeOf(Run{}), "", nil)
+	own := ownKeys()
+	for _, f := range own {
+		for _, g := range out {
+			if g.key == f.key {
+				panic(fmt.Sprintf("config: a model spec declares %s, a key every model has", f.key))
+			}
+		}
+	}
+	return layoutOrder(append(out, own...))
+}
+
+// layoutOrder orders the keys as config files are written: the keys of layoutV1 in its order,
+// and each other key after the last key of its section (top-level keys: after the last
+// top-level key), in the order given.
+func layoutOrder(fs []*field) []*field {
+	rank := map[string]int{}
+	for i, k := range layoutV1 {
+		rank[k] = 2 * i * len(fs)
+	}
+	section := func(k string) string {
+		if i := strings.IndexByte(k, '.'); i > 0 {
+			return k[:i]
+		}
+		return ""
+	}
+	last := map[string]int{}
+	for _, k := range layoutV1 {
+		last[section(k)] = rank[k]
+	}
+	for i, f := range fs {
+		if _, ok := rank[f.key]; !ok {
+			rank[f.key] = last[section(f.key)] + 1 + i
+		}
+	}
+	out := append([]*field(nil), fs...)
+	sort.SliceStable(out, func(i, j int) bool { return rank[out[i].key] < rank[out[j].key] })
 	return out
 }
 
@@ -288,8 +325,15 @@ func formatDuration(d time.Duration) string {
 	return s
 }
 
-// get reads the value of a key from a Run.
+// get reads the value of a key from a Run; a model's own key the run lacks reads as its zero
+// value.
 func (f *field) get(r *Run) any {
+	if f.own != "" {
+		if v, ok := r.Model.Own[f.own]; ok {
+			return v
+		}
+		return zeroOf(f.kind)
+	}
 	return reflect.ValueOf(r).Elem().FieldByIndex(f.index).Interface()
 }
 

@@ -10,9 +10,7 @@ import (
 // Allowed values of the enumerated keys.
 var (
 	Encodings  = []string{"none", "adj", "short", "lp"}
-	ModelNames = []string{"gatedgcn", "monet", "transformer"}
-	Devices    = []string{"cpu", "cuda", "emu", "auto"}             // gpu.Devices; emu: the emulated GPU (slow, for checking)
-	Norms      = []string{"pre_bn", "post_bn", "pre_ln", "post_ln"} // transformer norm placement and kind
+	Devices    = []string{"cpu", "cuda", "emu", "auto"} // gpu.Devices; emu: the emulated GPU (slow, for checking)
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}
 	Readouts   = []string{"mean", "cls", "node", "root"}
@@ -152,7 +150,7 @@ func (r *Run) Validate() error {
 	}
 	oneOf("model.sp_encoder", m.SPEncoder, SPEncoders, "shortest-path encoder")
 	if modelOK {
-		r.validateModelKeys(bad)
+		r.validateModel(bad) // the model's own keys and rules, from its spec (spec.go)
 	}
 	if m.Readout == ReadoutAuto {
 		bad("model.readout", "%q is resolved by Load from the dataset; give %s", m.Readout, orList(Readouts))
@@ -215,57 +213,6 @@ func (r *Run) Validate() error {
 		bad("train.monitor", "val_loss needs a validation split, which %s lacks: set dataset.val_fraction (e.g. 0.1) or monitor train_loss", d.Name)
 	}
 	return errors.Join(errs...)
-}
-
-// validateModelKeys checks the keys that belong to one model only: each must be set for its
-// model and left at zero for the others, so that no setting is silently ignored.
-func (r *Run) validateModelKeys(bad func(key, format string, args ...any)) {
-	m := &r.Model
-	only := func(key, owner string, set bool) {
-		if set && m.Name != owner {
-			bad(key, "is a %s setting; model.name is %s (leave it out)", owner, m.Name)
-		}
-	}
-	only("model.heads", "transformer", m.Heads != 0)
-	only("model.norm", "transformer", m.Norm != "")
-	only("model.kernels", "monet", m.Kernels != 0)
-	only("model.pseudo_dim", "monet", m.PseudoDim != 0)
-	only("model.relative", "transformer", m.Relative != "")
-	switch m.Name {
-	case "transformer":
-		switch enc := r.Dataset.Encoding; {
-		case m.Relative == "":
-		case !contains(Relatives, m.Relative):
-			bad("model.relative", "unknown variant %q (want %s, or leave it out)", m.Relative, orList(Relatives))
-		case enc != "short" && enc != "adj":
-			bad("model.relative", "needs a pairwise encoding (dataset.encoding short or adj), got %s", enc)
-		case m.Relative == "sinusoid" && enc != "short":
-			bad("model.relative", "sinusoid runs the shortest-path length through sinusoids: it needs dataset.encoding short, got %s", enc)
-		case enc == "short" && m.SPEncoder != "table":
-			bad("model.sp_encoder", "must be table with model.relative: the relative terms index the path length")
-		}
-		if m.Heads < 1 {
-			bad("model.heads", "want at least 1 attention head, got %d", m.Heads)
-		} else if m.Hidden%m.Heads != 0 {
-			bad("model.hidden", "must be divisible by model.heads %d, got %d", m.Heads, m.Hidden)
-		}
-		if !contains(Norms, m.Norm) {
-			bad("model.norm", "unknown norm %q (want %s)", m.Norm, orList(Norms))
-		}
-	case "monet":
-		if m.Kernels < 1 {
-			bad("model.kernels", "want at least 1 Gaussian kernel, got %d", m.Kernels)
-		}
-		if m.PseudoDim < 1 {
-			bad("model.pseudo_dim", "want a pseudo-coordinate width of at least 1, got %d", m.PseudoDim)
-		}
-		if !m.EdgeFeat && (r.Dataset.Encoding == "adj" || r.Dataset.Encoding == "short") {
-			bad("model.edge_feat", "must be true with the %s encoding: it lives on the edges, and MoNet reads it only through its edge embedding (docs/protocol.md §\"MoNet edge embedding\")", r.Dataset.Encoding)
-		}
-	}
-	if !m.EdgeFeat && m.Name != "monet" {
-		bad("model.edge_feat", "must be true: %s always uses the edge features (only MoNet can leave them out)", m.Name)
-	}
 }
 
 // orList writes "a, b or c".

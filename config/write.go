@@ -23,13 +23,29 @@ func (r *Run) RunName() string {
 	return SettingName(r.Dataset.Name, r.modelLabel(), r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
 }
 
-// modelLabel is the model's name in run names and setting files: the model, with the
-// relative-position variant when there is one (transformer+learned).
+// modelLabel is the model's name in run names and setting files: the model, with "+<value>"
+// for each of its own keys marked in_name that is set (transformer+learned: the
+// relative-position variant).
 func (r *Run) modelLabel() string {
-	if r.Model.Relative != "" {
-		return r.Model.Name + "+" + r.Model.Relative
+	label := r.Model.Name
+	if s := specs[r.Model.Name]; s != nil {
+		for _, k := range s.Keys {
+			if v := schemaByKey["model."+k.Name].get(r); k.InName && !isZero(v) {
+				label += "+" + formatValue(v)
+			}
+		}
 	}
-	return r.Model.Name
+	return label
+}
+
+// writes reports whether YAML writes key f for the run: every key but the own keys of other
+// models, which are written (at their zero value) only where layoutV1 has them.
+func (r *Run) writes(f *field) bool {
+	if f.own == "" || inLayoutV1[f.key] {
+		return true
+	}
+	s := specs[r.Model.Name]
+	return s != nil && s.Key(f.own) != nil
 }
 
 // SettingName is the derived run name of one setting.
@@ -54,12 +70,16 @@ func (r *Run) Dir(seed int64) string {
 	return filepath.Join(r.Out, r.RunName(), "seed"+strconv.FormatInt(seed, 10))
 }
 
-// YAML writes the whole config, every key in a fixed order (that of the Run struct), durations
-// as 12h / 90m. Loading the output gives the same Run back.
+// YAML writes the whole config, every key in a fixed order (that of layoutV1, then keys added
+// since), durations as 12h / 90m; the own keys of other models are left out, but for those in
+// layoutV1 (written at zero, as they always were). Loading the output gives the same Run back.
 func (r *Run) YAML() ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	sectionNodes := map[string]*yaml.Node{}
 	for _, f := range schema {
+		if !r.writes(f) {
+			continue
+		}
 		parent := root
 		leaf := f.key
 		if sec, rest, ok := strings.Cut(f.key, "."); ok {

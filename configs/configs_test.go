@@ -113,8 +113,8 @@ func TestGridSettings(t *testing.T) {
 	check("zinc-gatedgcn-adj-cls-r4", func(r *config.Run) bool {
 		return r.Dataset.R == 4 && r.Dataset.CLS && r.Model.Readout == "cls" && r.Train.BatchSize == 128 && len(r.Train.Seeds) == 4
 	})
-	check("zinc-transformer-lp-r10", func(r *config.Run) bool { return r.Model.Hidden == 48 && r.Model.Heads == 6 && r.Dataset.Q == 8 })
-	check("aqsol-monet-short-cls-r1", func(r *config.Run) bool { return r.Model.Kernels == 3 && r.Model.EdgeFeat && r.Dataset.Q == 4 })
+	check("zinc-transformer-lp-r10", func(r *config.Run) bool { return r.Model.Hidden == 48 && r.Model.Int("heads") == 6 && r.Dataset.Q == 8 })
+	check("aqsol-monet-short-cls-r1", func(r *config.Run) bool { return r.Model.Int("kernels") == 3 && r.Model.EdgeFeat && r.Dataset.Q == 4 })
 	check("cluster-transformer-lp-r3", func(r *config.Run) bool { return r.Train.BatchSize == 32 && r.Train.Patience == 5 && r.Dataset.Q == 20 })
 	check("cluster-gatedgcn-adj-cls-r1", func(r *config.Run) bool { return r.Train.BatchSize == 48 && r.Model.Readout == "node" })
 	check("pattern-gatedgcn-short-r2", func(r *config.Run) bool { return r.Train.BatchSize == 48 && r.Dataset.Q == 2 })
@@ -123,10 +123,10 @@ func TestGridSettings(t *testing.T) {
 	})
 	check("neighborsmatch-1-gatedgcn-adj-cls-r1", func(r *config.Run) bool { return r.Model.Layers == 2 && r.Dataset.CLS })
 	check("cluster-transformer+learned-adj-cls-r2", func(r *config.Run) bool {
-		return r.Model.Relative == "learned" && r.Train.BatchSize == 32 && r.Out == "runs/table-clusterT"
+		return r.Model.Str("relative") == "learned" && r.Train.BatchSize == 32 && r.Out == "runs/table-clusterT"
 	})
 	check("zinc-transformer+learned-short-cls-r7", func(r *config.Run) bool {
-		return r.Model.Relative == "learned" && r.Dataset.Encoding == "short" && r.Dataset.CLS && r.Model.SPEncoder == "table"
+		return r.Model.Str("relative") == "learned" && r.Dataset.Encoding == "short" && r.Dataset.CLS && r.Model.SPEncoder == "table"
 	})
 	check("erdosrenyi-gatedgcn-adj-r10", func(r *config.Run) bool {
 		return r.Train.MaxEpochs == 250 && r.Train.MinLR == 0 && r.Train.Patience >= 250

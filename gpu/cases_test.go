@@ -104,10 +104,10 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 		key.Q = 2
 	}
 	model := r.Model.Name
-	if r.Model.Relative != "" {
-		model += "+" + r.Model.Relative
+	if r.Model.Str("relative") != "" {
+		model += "+" + r.Model.Str("relative")
 	}
-	return modelCase{name: fmt.Sprintf("%s-%s-r%d-cls%t/%s/%s", e.dataset, e.enc, e.r, e.cls, model, r.Model.Norm),
+	return modelCase{name: fmt.Sprintf("%s-%s-r%d-cls%t/%s/%s", e.dataset, e.enc, e.r, e.cls, model, r.Model.Str("norm")),
 		spec: spec, key: key, io: io, build: build}
 }
 

@@ -1,16 +1,16 @@
-// Package models connects the experiment config to the three networks: it derives a dataset's
-// input layer and head (nn.IO) from its description and the encoding, and builds the network a
-// config names.
+// Package models connects the experiment config to the networks: it derives a dataset's input
+// layer and head (nn.IO) from its description and the encoding, and builds the network a config
+// names through the registry of models (Register, Names; every package under models/, listed in
+// registered.go by go generate).
 package models
+
+//go:generate go run gen.go
 
 import (
 	"fmt"
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
-	"github.com/rewiregnn/rewiregnn/models/monet"
-	"github.com/rewiregnn/rewiregnn/models/transformer"
 	"github.com/rewiregnn/rewiregnn/nn"
 )
 
@@ -75,41 +75,15 @@ func IO(spec *data.Spec, enc Encoding) (nn.IO, error) {
 	return io, nil
 }
 
-// Transformer norm names in configs and their model constants.
-var norms = map[string]string{
-	"pre_bn": transformer.PreBN, "post_bn": transformer.PostBN,
-	"pre_ln": transformer.PreLN, "post_ln": transformer.PostLN,
-}
-
-// Build returns the BuildFunc and the parameter count of the network m describes on io.
+// Build returns the BuildFunc and the parameter count of the network m describes on io, from
+// the constructor registered under m.Name.
 func Build(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	io.InDropout = m.InFeatDropout
-	switch m.Name {
-	case "gatedgcn":
-		c := gatedgcn.Config{Layers: m.Layers, Hidden: m.Hidden, IO: io, BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
-		if err := c.Validate(); err != nil {
-			return nil, 0, err
-		}
-		return gatedgcn.Builder(c), c.Params(), nil
-	case "monet":
-		c := monet.Config{Layers: m.Layers, Hidden: m.Hidden, Kernels: m.Kernels, PseudoDim: m.PseudoDim, IO: io,
-			BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
-		if err := c.Validate(); err != nil {
-			return nil, 0, err
-		}
-		return monet.Builder(c), c.Params(), nil
-	case "transformer":
-		norm, ok := norms[m.Norm]
-		if !ok {
-			return nil, 0, fmt.Errorf("model.norm %q, want pre_bn, post_bn, pre_ln or post_ln", m.Norm)
-		}
-		c := transformer.Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Heads, IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Relative}
-		if err := c.Validate(); err != nil {
-			return nil, 0, err
-		}
-		return transformer.Builder(c), c.Params(), nil
+	newNet, ok := registry[m.Name]
+	if !ok {
+		return nil, 0, fmt.Errorf("model.name %q, want %s", m.Name, orList(Names()))
 	}
-	return nil, 0, fmt.Errorf("model.name %q, want gatedgcn, monet or transformer", m.Name)
+	return newNet(m, io)
 }
 
 // FromConfig returns the input/output description, the BuildFunc and the parameter count of a

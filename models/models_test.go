@@ -10,8 +10,8 @@ import (
 
 var (
 	gcn   = config.Model{Name: "gatedgcn", Layers: 4, Hidden: 70, BatchNorm: true, Residual: true}
-	mon   = config.Model{Name: "monet", Layers: 4, Hidden: 90, Kernels: 3, PseudoDim: 2, BatchNorm: true, Residual: true}
-	trans = config.Model{Name: "transformer", Layers: 4, Hidden: 48, Heads: 6, Norm: "pre_bn"}
+	mon   = config.Model{Name: "monet", Layers: 4, Hidden: 90, Own: map[string]any{"kernels": 3, "pseudo_dim": 2}, BatchNorm: true, Residual: true}
+	trans = config.Model{Name: "transformer", Layers: 4, Hidden: 48, Own: map[string]any{"heads": 6, "norm": "pre_bn"}}
 )
 
 // TestParamCounts checks the 100K configurations against docs/protocol.md §"Parameter budgets":

@@ -15,10 +15,9 @@ import (
 // edge inputs, two categorical node columns, mean/CLS/root/node readouts, L1, cross-entropy and
 // the SBM weighted cross-entropy.
 func TestEveryTask(t *testing.T) {
-	small := map[string]config.Model{
-		"gatedgcn":    {Name: "gatedgcn", Layers: 2, Hidden: 8, BatchNorm: true, Residual: true},
-		"monet":       {Name: "monet", Layers: 2, Hidden: 8, Kernels: 2, PseudoDim: 2, BatchNorm: true, Residual: true},
-		"transformer": {Name: "transformer", Layers: 2, Hidden: 8, Heads: 2, Norm: "pre_bn"},
+	small := map[string]config.Model{}
+	for _, name := range Names() {
+		small[name] = Small(t, name)
 	}
 	cases := []struct {
 		dataset string
@@ -53,7 +52,7 @@ func TestEveryTask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, name := range []string{"gatedgcn", "monet", "transformer"} {
+		for _, name := range Names() {
 			build, _, err := Build(small[name], io)
 			if err != nil {
 				t.Fatal(err)
@@ -72,4 +71,16 @@ func cacheEnc(name string) string {
 		return prep.EncNone
 	}
 	return name
+}
+
+// Small is the model called name at its defaults (its own keys' included) with 2 layers of
+// width 12 (which the Transformer's default 6 heads divide): every registered model in a size
+// that finite differences check quickly.
+func Small(t *testing.T, name string) config.Model {
+	t.Helper()
+	r, err := config.Load("", []string{"dataset.name=zinc", "model.name=" + name, "model.layers=2", "model.hidden=12"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r.Model
 }

@@ -212,6 +212,28 @@ func (b *Builder) ScatterAdd(x *gorgonia.Node, ix *ops.Index, rows int) *gorgoni
 	return b.ok(y, err, "scatter-add")
 }
 
+// Message passing. A layer reads like its formula: Propagate(h, in) is Σ_{u→v} h_u, for every
+// node v the sum of the rows of its in-neighbours (the edges Src → Dst of the batch); Sources
+// and PropagateEdges split it for messages that depend on the edge: m_uv = f(h_u, e_uv) per edge,
+// then Σ_{u→v} m_uv per node. They are the ops Gather and ScatterAdd over in.Src and in.Dst;
+// padding edges (index -1) send nothing and padding nodes receive nothing.
+
+// Propagate is Σ_{u→v} x_u for every node v: x [nodes, d] → [nodes, d].
+func (b *Builder) Propagate(x *gorgonia.Node, in *Inputs) *gorgonia.Node {
+	return b.PropagateEdges(b.Sources(x, in), in)
+}
+
+// Sources is x_u for every edge u → v: x [nodes, d] → [edges, d].
+func (b *Builder) Sources(x *gorgonia.Node, in *Inputs) *gorgonia.Node { return b.Gather(x, in.Src) }
+
+// Targets is x_v for every edge u → v: x [nodes, d] → [edges, d].
+func (b *Builder) Targets(x *gorgonia.Node, in *Inputs) *gorgonia.Node { return b.Gather(x, in.Dst) }
+
+// PropagateEdges is Σ_{u→v} m_uv for every node v: per-edge messages m [edges, d] → [nodes, d].
+func (b *Builder) PropagateEdges(m *gorgonia.Node, in *Inputs) *gorgonia.Node {
+	return b.ScatterAdd(m, in.Dst, in.B.Nodes)
+}
+
 func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *ops.Index, rows int) *gorgonia.Node {
 	if b.err != nil {
 		return nil

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
-	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
 )
@@ -26,7 +25,7 @@ func TestNetBytesMatchesHeap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, build := range zincModels(gatedgcn.ZINC()) {
+	for name, build := range zincModels(t) {
 		for _, train := range []bool{true, false} {
 			p, err := nn.NewParams(tensor.Float32, 1)
 			if err != nil {

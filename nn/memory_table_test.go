@@ -2,17 +2,17 @@ package nn_test
 
 import (
 	"fmt"
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/gpu"
-	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
-	"github.com/rewiregnn/rewiregnn/models/monet"
-	"github.com/rewiregnn/rewiregnn/models/transformer"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
 )
 
-// TestActivationMemoryPerEdge plans the training nets of the three models (8 layers, their
+// TestActivationMemoryPerEdge plans the training nets of the registered models (8 layers, their
 // ZINC widths) on a bucket of 20 edges per node, as a rewired graph has, and reports the
 // activation bytes per edge per layer at the plan's peak and the whole executor's (kept op
 // state, scratch, results outside the plan), normal and recomputed (docs/memory.md). It
@@ -22,13 +22,21 @@ import (
 func TestActivationMemoryPerEdge(t *testing.T) {
 	const layers = 8
 	b := nn.Bucket{Nodes: 2000, Edges: 40000, Graphs: 16}
-	g, m, tf := gatedgcn.ZINC(), monet.ZINC(), transformer.ZINC()
-	g.Layers, m.Layers, tf.Layers = layers, layers, layers
-	for _, tc := range []struct {
+	type model struct {
 		name   string
 		build  nn.BuildFunc
 		hidden int
-	}{{"gatedgcn", gatedgcn.Builder(g), g.Hidden}, {"monet", monet.Builder(m), m.Hidden}, {"transformer", transformer.Builder(tf), tf.Hidden}} {
+	}
+	var cases []model
+	for name, build := range zincModels(t, fmt.Sprintf("model.layers=%d", layers)) {
+		r, err := config.Load("", []string{"dataset.name=zinc", "model.name=" + name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cases = append(cases, model{name, build, r.Model.Hidden})
+	}
+	slices.SortFunc(cases, func(a, b model) int { return strings.Compare(a.name, b.name) })
+	for _, tc := range cases {
 		p, err := nn.NewParams(tensor.Float32, 1)
 		if err != nil {
 			t.Fatal(err)

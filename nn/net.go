@@ -5,8 +5,8 @@ import (
 	"github.com/rewiregnn/rewiregnn/lower"
 	"github.com/rewiregnn/rewiregnn/prog"
 
-	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/cpuexec"
+	"github.com/rewiregnn/rewiregnn/data"
 	"gorgonia.org/gorgonia"
 )
 

@@ -4,11 +4,10 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
-	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
-	"github.com/rewiregnn/rewiregnn/models/monet"
-	"github.com/rewiregnn/rewiregnn/models/transformer"
+	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
@@ -26,7 +25,7 @@ func TestSharedSlotsChangeNothing(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, build := range zincModels(gatedgcn.ZINC()) {
+	for name, build := range zincModels(t) {
 		for _, train := range []bool{true, false} {
 			var runs [2][]float32
 			for k, shared := range []bool{false, true} {
@@ -75,13 +74,23 @@ func TestSharedSlotsChangeNothing(t *testing.T) {
 	}
 }
 
-// zincModels are the three models at their ZINC configuration (GatedGCN's given).
-func zincModels(g gatedgcn.Config) map[string]nn.BuildFunc {
-	return map[string]nn.BuildFunc{
-		"gatedgcn":    gatedgcn.Builder(g),
-		"monet":       monet.Builder(monet.ZINC()),
-		"transformer": transformer.Builder(transformer.ZINC()),
+// zincModels are the registered models at their defaults on ZINC (MoNet with its edge
+// embedding), with sets (-set key=value) applied to each.
+func zincModels(t *testing.T, sets ...string) map[string]nn.BuildFunc {
+	t.Helper()
+	out := map[string]nn.BuildFunc{}
+	for _, name := range models.Names() {
+		r, err := config.Load("", append([]string{"dataset.name=zinc", "model.name=" + name}, sets...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		build, _, err := models.Build(r.Model, nn.IO{NodeVocab: 28, EdgeVocab: 4, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[name] = build
 	}
+	return out
 }
 
 // zincBatches cuts gs into batches of size graphs (a shorter rest is dropped).
@@ -120,7 +129,7 @@ func TestArenaChangesNothing(t *testing.T) {
 		t.Fatal(err)
 	}
 	bts := zincBatches(t, gs, 24)
-	for name, build := range zincModels(gatedgcn.ZINC()) {
+	for name, build := range zincModels(t) {
 		var runs [2][]float64
 		for k, shared := range []bool{false, true} {
 			p, err := nn.NewParams(tensor.Float32, 3)
@@ -168,9 +177,7 @@ func TestRecomputeSameTraining(t *testing.T) {
 		t.Fatal(err)
 	}
 	bts := zincBatches(t, gs, 32)
-	gcfg := gatedgcn.ZINC()
-	gcfg.Dropout = 0.2
-	for name, build := range zincModels(gcfg) {
+	for name, build := range zincModels(t, "model.dropout=0.2") {
 		var runs [2][]float64
 		var planned [2]int64
 		for k, recompute := range []bool{false, true} {

@@ -6,9 +6,10 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/models"
 )
 
-// TestThreadCountDoesNotChangeTraining trains the same seed of each model (two steps of 128
+// TestThreadCountDoesNotChangeTraining trains the same seed of each registered model (two steps of 128
 // ZINC molecules rewired at r = 2 with the adjacency encoding, batches with about 13,000
 // edges, so that every parallel kernel splits its work) with GOMAXPROCS 1, 2 and 4, and with
 // activation recomputation at 2, and requires every epoch's metrics, the results and every
@@ -16,7 +17,7 @@ import (
 func TestThreadCountDoesNotChangeTraining(t *testing.T) {
 	dir := testdata.Dir(t)
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
-	for _, model := range []string{"gatedgcn", "monet", "transformer"} {
+	for _, model := range models.Names() {
 		t.Run(model, func(t *testing.T) {
 			var first string
 			for _, run := range []struct {

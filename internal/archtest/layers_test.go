@@ -2,6 +2,7 @@ package archtest
 
 import (
 	"go/build"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -72,7 +73,7 @@ func TestLayers(t *testing.T) {
 	training := []string{"train", "nn", "ops", "cpuexec", "kern", "prog", "lower", "gpu", "gpuexec", "cuda", "cuda/cudalib", "cuda/emu",
 		"cuda/kernels", "models", "gorgonia.org/gorgonia", "gorgonia.org/tensor", "github.com/ebitengine/purego"}
 	later := []string{"prep", "train", "nn", "ops", "cpuexec", "models", "gpu", "cuda", "sweep", "report"}
-	modelSide := []string{"kern", "ops", "prog", "lower", "cpuexec", "nn", "models", "models/gatedgcn", "models/monet", "models/transformer"}
+	modelSide := append([]string{"kern", "ops", "prog", "lower", "cpuexec", "nn", "models"}, modelPackages(t)...)
 	preprocessing := []string{"posenc", "rewire", "prep", "hops"}
 	rules := []rule{
 		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "homophily", "metric"}, training},
@@ -87,6 +88,9 @@ func TestLayers(t *testing.T) {
 		{[]string{"lower"}, []string{"cpuexec", "nn", "models", "train", "gpu", "cuda"}},
 		{[]string{"gpuexec"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "cpuexec", "nn", "lower", "models", "train", "gpu"}},
 		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
+		// a model package builds a network from nn and ops and reads its config; it never
+		// reaches the registry above it, another model, the trainer or a device
+		{modelPackages(t), append([]string{"models", "train", "gpu", "cuda"}, modelPackages(t)...)},
 	}
 	for _, v := range violations(t, rules) {
 		t.Error(v)
@@ -98,6 +102,25 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
+}
+
+// modelPackages are the model packages: every folder under models/ holding Go files.
+func modelPackages(t *testing.T) []string {
+	t.Helper()
+	ents, err := os.ReadDir("../../models")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		if gos, _ := filepath.Glob(filepath.Join("../../models", e.Name(), "*.go")); e.IsDir() && len(gos) > 0 {
+			out = append(out, "models/"+e.Name())
+		}
+	}
+	if len(out) < 3 {
+		t.Fatalf("model packages %v", out)
+	}
+	return out
 }
 
 // TestViolationsReported checks that a broken rule is reported, direct and indirect

@@ -6,6 +6,7 @@ package gatedgcn
 import (
 	"fmt"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -82,6 +83,16 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 		return nil, fmt.Errorf("gatedgcn: bucket %v: %w", b, err)
 	}
 	return net, nil
+}
+
+// New is the model's constructor for the registry (models.Register): the network a config's
+// model section describes on io.
+func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
+	c := Config{Layers: m.Layers, Hidden: m.Hidden, IO: io, BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
+	if err := c.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return Builder(c), c.Params(), nil
 }
 
 // Builder returns the BuildFunc of cfg for a trainer.

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -97,6 +98,17 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	return net, nil
 }
 
+// New is the model's constructor for the registry (models.Register): the network a config's
+// model section describes on io (own keys: kernels, pseudo_dim).
+func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
+	c := Config{Layers: m.Layers, Hidden: m.Hidden, Kernels: m.Int("kernels"), PseudoDim: m.Int("pseudo_dim"), IO: io,
+		BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
+	if err := c.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return Builder(c), c.Params(), nil
+}
+
 // Builder returns the BuildFunc of cfg for a trainer.
 func Builder(cfg Config) nn.BuildFunc {
 	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
@@ -116,9 +128,9 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, u, eps *gorgo
 	}
 	std := math.Sqrt2 * math.Sqrt(2/float64(d+k*d)) // Xavier normal, ReLU gain
 	x := b.LinearNoBias(h, name+".F", d, k*d, nn.Normal(0, std))
-	xs := b.Gather(x, in.Src)
+	xs := b.Sources(x, in) // (F h)_u per edge u → v
 	msg := b.Apply(name+" kernel mix", func() (*gorgonia.Node, error) { return ops.KernelMix(xs, w) })
-	out := b.ScatterAdd(msg, in.Dst, in.B.Nodes)
+	out := b.PropagateEdges(msg, in) // Σ_{u→v} Σ_k w_k (F h_u)_k
 	if c.BatchNorm {
 		out = b.BatchNorm(out, name+".bn", in.NodeMask)
 	}

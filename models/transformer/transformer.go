@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -93,6 +94,23 @@ func (c Config) relParams() int {
 		return 2*d + c.SPRows*d
 	}
 	return 2*d + c.AdjDim*d
+}
+
+// norms maps the config's norm names (model.norm) to the Norm constants.
+var norms = map[string]string{"pre_bn": PreBN, "post_bn": PostBN, "pre_ln": PreLN, "post_ln": PostLN}
+
+// New is the model's constructor for the registry (models.Register): the network a config's
+// model section describes on io (own keys: heads, norm, relative).
+func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
+	norm, ok := norms[m.Str("norm")]
+	if !ok {
+		return nil, 0, fmt.Errorf("model.norm %q, want pre_bn, post_bn, pre_ln or post_ln", m.Str("norm"))
+	}
+	c := Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Int("heads"), IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Str("relative")}
+	if err := c.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return Builder(c), c.Params(), nil
 }
 
 // Build adds the network for bucket b to a new graph on parameters p (with gradients if train).

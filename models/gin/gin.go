@@ -1,0 +1,75 @@
+// Package gin is the smallest model: GIN (Xu et al., "How Powerful are Graph Neural Networks?"),
+// with GINE's edge term (Hu et al., 2020) when the edges carry inputs (features and the paper's
+// edge encodings). An example of a model added as one package (docs/design.md §"Adding a
+// model"); not one of the paper's settings.
+package gin
+
+import (
+	"fmt"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/gorgonia"
+)
+
+// Config is the network's shape; Eps is GIN's ε (fixed, not learnt).
+type Config struct {
+	Layers, Hidden int
+	nn.IO
+	Eps                 float64
+	BatchNorm, Residual bool
+	Dropout             float64
+}
+
+// New is the registry's constructor (models.Register); eps is the model's own key.
+func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
+	c := Config{m.Layers, m.Hidden, io, m.Float("eps"), m.BatchNorm, m.Residual, m.Dropout}
+	if c.Layers < 1 || c.Hidden < 4 || ((c.SPRows > 0 || c.SPLinear || c.AdjDim > 0) && !c.HasEdgeInput()) {
+		return nil, 0, fmt.Errorf("gin: layers %d, hidden %d (want ≥ 1, ≥ 4); edge encodings need edge inputs", c.Layers, c.Hidden)
+	}
+	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
+	return build, c.Params(), c.IO.Validate()
+}
+
+// Params is L·(2(d²+d) [+ 2d with batch norm]) plus the input layer and the head.
+func (c Config) Params() int {
+	per := 2 * (c.Hidden*c.Hidden + c.Hidden)
+	if c.BatchNorm {
+		per += 2 * c.Hidden
+	}
+	return c.Layers*per + c.NodeParams(c.Hidden) + c.EdgeParams(c.Hidden) + c.HeadParams(c.Hidden)
+}
+
+// Build adds the network for bucket bk: per layer
+//
+//	h'_v = MLP((1+ε)·h_v + Σ_{u→v} m_uv),  m_uv = ReLU(h_u + e_uv) (GINE), or h_u without edge inputs
+//
+// with MLP = Linear → ReLU → Linear, then batch norm, ReLU, residual and dropout as configured.
+func Build(c Config, p *nn.Params, bk nn.Bucket, train bool) (*nn.Net, error) {
+	b, in, d := nn.NewBuilder(p), nn.NewInputs(bk, p.Dtype, c.InputSpec()), c.Hidden
+	h, e := b.NodeInput(in, c.IO, d), b.EdgeInput(in, c.IO, d)
+	for l := 0; l < c.Layers; l++ {
+		name := fmt.Sprintf("layer%d", l)
+		var sum *gorgonia.Node
+		if e == nil {
+			sum = b.Propagate(h, in)
+		} else {
+			sum = b.PropagateEdges(b.Relu(b.Add(b.Sources(h, in), e)), in)
+		}
+		self := h
+		if c.Eps != 0 {
+			self = b.Scale(h, 1+c.Eps)
+		}
+		x := b.Linear(b.Relu(b.Linear(b.Add(self, sum), name+".mlp0", d, d)), name+".mlp1", d, d)
+		if c.BatchNorm {
+			x = b.BatchNorm(x, name+".bn", in.NodeMask)
+		}
+		if x = b.Relu(x); c.Residual {
+			x = b.Add(h, x)
+		}
+		h = b.Dropout(x, name+".drop", c.Dropout)
+		b.Checkpoint(h)
+	}
+	pred, loss := b.Head(in, c.IO, h, d)
+	return nn.Finish(b, in, pred, loss, train)
+}
