@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
@@ -65,14 +66,34 @@ var encodings = []encodingCase{
 	{"cluster", "none", 2, false, false},
 }
 
-// modelSets are the networks: the three models, the transformer with each normalisation.
-var modelSets = [][]string{
-	{"model.name=gatedgcn", "model.layers=2", "model.hidden=16"},
-	{"model.name=monet", "model.layers=2", "model.hidden=16"},
-	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=pre_bn"},
-	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=post_bn"},
-	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=pre_ln"},
-	{"model.name=transformer", "model.layers=2", "model.hidden=16", "model.heads=4", "model.norm=post_ln"},
+// modelSets are the networks: every registered model (models.Names) at a small size with its
+// own defaults, and the transformer once per normalisation. A newly registered model is thus
+// planned (TestEveryModelOpHasAKernel, TestPlanBuffers) and trained against the CPU
+// (TestStepMatchesCPU) without a change here.
+var modelSets = func() [][]string {
+	var out [][]string
+	for _, name := range models.Names() {
+		base := []string{"model.name=" + name, "model.layers=2", "model.hidden=16"}
+		if name != "transformer" {
+			out = append(out, base)
+			continue
+		}
+		for _, norm := range []string{"pre_bn", "post_bn", "pre_ln", "post_ln"} {
+			out = append(out, append(slices.Clone(base), "model.heads=4", "model.norm="+norm))
+		}
+	}
+	return out
+}()
+
+// modelSet returns the first of modelSets of the model called name.
+func modelSet(t testing.TB, name string) []string {
+	for _, ms := range modelSets {
+		if ms[0] == "model.name="+name {
+			return slices.Clone(ms)
+		}
+	}
+	t.Fatalf("no model %s among %v", name, models.Names())
+	return nil
 }
 
 // newCase resolves a config for the encoding, the model sets and extra sets.

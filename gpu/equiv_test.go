@@ -312,7 +312,7 @@ func stepCases(t *testing.T) []modelCase {
 		e   encodingCase
 		rel string
 	}{{encodings[2], "learned"}, {encodings[2], "sinusoid"}, {encodings[1], "learned"}} {
-		out = append(out, newCase(t, rc.e, append(slices.Clone(modelSets[2]), "model.relative="+rc.rel, "model.dropout=0.1")...))
+		out = append(out, newCase(t, rc.e, append(modelSet(t, "transformer"), "model.relative="+rc.rel, "model.dropout=0.1")...))
 	}
 	return out
 }
@@ -352,7 +352,7 @@ func TestGPUStepMatchesCPU(t *testing.T) {
 // exactly: a new Trainer made from the synced host state (as after restoring a checkpoint)
 // continues bit for bit like the one that kept running.
 func TestSyncRoundTrip(t *testing.T) {
-	c := newCase(t, encodings[1], append(slices.Clone(modelSets[0]), "model.dropout=0.1")...)
+	c := newCase(t, encodings[1], append(modelSet(t, "gatedgcn"), "model.dropout=0.1")...)
 	bs, bucket := stepBatches(t, c)
 	sim := emuExact(t)
 	pr := newPair(t, c, sim, bucket)
@@ -395,7 +395,7 @@ func TestSyncRoundTrip(t *testing.T) {
 // TestPipelinedSteps checks Launch, Stage and Wait: staging the next batch while a step runs
 // gives the same losses and parameters as StepPred one batch at a time, and misuse is refused.
 func TestPipelinedSteps(t *testing.T) {
-	c := newCase(t, encodings[6], append(slices.Clone(modelSets[0]), "model.dropout=0.1")...) // Laplacian encoding
+	c := newCase(t, encodings[6], append(modelSet(t, "gatedgcn"), "model.dropout=0.1")...) // Laplacian encoding
 	bs, bucket := stepBatches(t, c)
 	a, b := newPair(t, c, emuExact(t), bucket), newPair(t, c, emuExact(t), bucket)
 	signs := func(p *pair, s int) {

@@ -12,7 +12,7 @@ import (
 // h = input layer; m = max over the in-edges of h[src]·W; h' = ReLU(h + m); the dataset's head.
 // Built on ZINC's input layer and head, with the edges' own features left out.
 func segMaxCase(t *testing.T) modelCase {
-	c := newCase(t, encodings[0], modelSets[0]...)
+	c := newCase(t, encodings[0], modelSet(t, "gatedgcn")...)
 	io := c.io
 	c.name = "zinc/segment-max"
 	c.build = func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
