@@ -111,7 +111,7 @@ if (($# == 2)); then
 	head_name="head ($2 = $(git rev-parse --short "$head"))"
 else
 	head=""
-	head_name="head (the working tree, on $(git rev-parse --short HEAD)$([[ -z $(git status --porcelain --untracked-files=no) ]] || echo ', with changes'))"
+	head_name="head (the working tree, on $(git rev-parse --short HEAD)$([[ -z $(git status --porcelain) ]] || echo ', with changes'))"
 fi
 
 for r in "${selected[@]}"; do
