@@ -104,11 +104,17 @@ git rev-parse --git-dir >/dev/null 2>&1 || die "$(pwd) is not a git checkout"
 rev() {
 	git rev-parse --verify --quiet "$1^{commit}" || die "$1 names no commit"
 }
+# label NAME COMMIT: NAME and COMMIT's short hash, or the hash alone when NAME is a hash.
+label() {
+	local short
+	short=$(git rev-parse --short "$2")
+	if [[ $2 == "$1"* ]]; then echo "$short"; else echo "$1 = $short"; fi
+}
 base=$(rev "$1") || exit 2
-base_name="base ($1 = $(git rev-parse --short "$base"))"
+base_name="base ($(label "$1" "$base"))"
 if (($# == 2)); then
 	head=$(rev "$2") || exit 2
-	head_name="head ($2 = $(git rev-parse --short "$head"))"
+	head_name="head ($(label "$2" "$head"))"
 else
 	head=""
 	head_name="head (the working tree, on $(git rev-parse --short HEAD)$([[ -z $(git status --porcelain) ]] || echo ', with changes'))"
