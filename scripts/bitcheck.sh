@@ -182,7 +182,8 @@ build() {
 	printf -v "${side}_src" %s "$src"
 }
 echo "bitcheck: $base_name against $head_name" >&2
-run "$GO" build -o "$tmp/bin/bitcmp" ./scripts/bitcheck/cmp
+echo "+ $GO build -o $tmp/bin/bitcmp ./scripts/bitcheck/cmp" >&2
+inside . "$GO" build -o "$tmp/bin/bitcmp" ./scripts/bitcheck/cmp || die "building the comparer failed"
 build base "$base"
 build head "$head"
 echo "built both trainers ($((SECONDS - start)) s)" >&2
