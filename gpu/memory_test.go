@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"github.com/rewiregnn/rewiregnn/models"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/nn"
@@ -11,11 +12,11 @@ import (
 // what train -plan reports) is within 15% of the emulated device allocator's high-water mark
 // over two steps, for each model on a rewired graph batch where the activations dominate.
 func TestPlanMatchesAllocatorPeak(t *testing.T) {
-	for _, ms := range [][]string{
-		{"model.name=gatedgcn", "model.layers=4", "model.hidden=32"},
-		{"model.name=monet", "model.layers=4", "model.hidden=32"},
-		{"model.name=transformer", "model.layers=4", "model.hidden=32", "model.heads=4", "model.norm=post_bn"},
-	} {
+	for _, name := range models.Names() { // every registered model
+		ms := append(modelSet(t, name), "model.layers=4", "model.hidden=32")
+		if name == "transformer" {
+			ms = append(ms, "model.norm=post_bn")
+		}
 		c := newCase(t, encodings[1], ms...)
 		t.Run(c.name, func(t *testing.T) {
 			b := emuExact(t)
