@@ -31,7 +31,7 @@ type Machine struct {
 	dies    [][]int
 	unshare bool         // every value its own slot (SetShared)
 	poison  bool         // fill a value's slot with NaN after its last reader (SetPoison)
-	scratch kern.Scratch // shared by the product gradients' passes (Plan.Scratch)
+	scratch kern.Scratch // shared by the product gradients' passes (RunOpts.Scratch)
 	arena   *Arena       // where the slots are cut from (nil: the machine's own)
 	gen     int          // the arena's generation the slots were cut at
 }
@@ -54,7 +54,7 @@ type step struct {
 	// summand: the op (an ops.Func that SumsIn) is given a summand as its last input.
 	summand bool
 	// plan is passed to an ops.Func (nil: none).
-	plan *ops.Plan
+	plan *ops.RunOpts
 	// filled is the value another step's pass writes: the step binds it and runs no op.
 	filled *tensor.Dense
 	// val is the planned value the step writes (-1: the op's own buffer); pair, for a product
@@ -168,7 +168,7 @@ func Compile(g *gorgonia.ExprGraph, keep gorgonia.Nodes, sums map[int64]bool, pr
 		if f, ok := s.op.(*ops.Func); ok {
 			if _, ok := f.ProductGrad(); ok {
 				if p := nodeOf[f.Pair()]; p == nil || !live[p.ID()] {
-					s.plan = &ops.Plan{Alone: true}
+					s.plan = &ops.RunOpts{Alone: true}
 				}
 			}
 		}
@@ -443,7 +443,7 @@ func (m *Machine) shareColSums(users map[int64]int) {
 		db := tensor.New(tensor.WithShape(s.node.Shape()...), tensor.Of(s.node.Dtype()))
 		for _, j := range []int{a, b} {
 			if j >= 0 {
-				pl := ops.Plan{ColSum: db}
+				pl := ops.RunOpts{ColSum: db}
 				if m.steps[j].plan != nil {
 					pl.Alone = m.steps[j].plan.Alone
 				}

@@ -13,7 +13,7 @@ import (
 // between: a training step holds about one layer's activations besides the checkpoints. The
 // recomputed steps run the same kernels on the same inputs, so every value, and with it every
 // gradient, is bit for bit what the normal schedule computes; the steps are marked as replays
-// (ops.Plan.Replay), so that a batch norm does not update its running statistics twice.
+// (ops.RunOpts.Replay), so that a batch norm does not update its running statistics twice.
 
 // Recompute asks Compile for activation recomputation.
 type Recompute struct {

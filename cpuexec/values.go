@@ -213,7 +213,7 @@ func (m *Machine) alloc() {
 		if _, ok := s.op.(*ops.Func); !ok || (s.val < 0 && !s.replay) {
 			continue
 		}
-		p := ops.Plan{}
+		p := ops.RunOpts{}
 		if s.plan != nil {
 			p = *s.plan
 			p.Aux = nil
@@ -263,7 +263,7 @@ func (m *Machine) PlanBytes() (slots, unshared int64) {
 	return slots, unshared
 }
 
-// ScratchBytes is the scratch the machine's product-gradient passes share (Plan.Scratch): the
+// ScratchBytes is the scratch the machine's product-gradient passes share (RunOpts.Scratch): the
 // largest need of each of its buffers. With an arena it is the arena's.
 func (m *Machine) ScratchBytes() int64 {
 	var need kern.ScratchNeed

@@ -204,10 +204,10 @@ func colSums[T kern.Float](s *bnState, rows, d int, s1, s2 []float64, f func(p1,
 
 // bnForward: in training, the column means and variances of the kept rows (sums of x − k for
 // k the first kept row, which keeps them accurate), and the running statistics' update; then
-// out = (x − μ)·γ/σ + β on kept rows, 0 on the others. A replay (Plan.Replay: the executor
+// out = (x − μ)·γ/σ + β on kept rows, 0 on the others. A replay (RunOpts.Replay: the executor
 // recomputing the step for the backward pass) leaves the running statistics alone.
 func bnForward[T kern.Float](s *bnState) planKernel[T] {
-	return func(pl *Plan, out []T, in [][]T, sh []tensor.Shape) {
+	return func(pl *RunOpts, out []T, in [][]T, sh []tensor.Shape) {
 		replay := pl != nil && pl.Replay
 		x, gamma, beta := in[0], in[1], in[2]
 		rows, d := sh[0][0], sh[0][1]

@@ -39,7 +39,7 @@
 // computes several gradients (batch norm's dx, dγ, dβ; a product's dx, dW, db; gated
 // aggregation's and edge sum's two inputs), the first op computes them all and small ops that
 // take its output as an input only to run after it hand out the others. Outputs (the op's own
-// buffer, or the executor's slot given as Plan.Out) are reused between runs, so steady-state
+// buffer, or the executor's slot given as RunOpts.Out) are reused between runs, so steady-state
 // training allocates no tensors. Every op but the losses is a
 // Func (funcop.go): its file holds the shape rule, the kernels and the gradient rule only.
 //
@@ -47,6 +47,6 @@
 // result (SumsIn), run a product and its bias as one op (WithBias), leave out the result of a
 // shared pass's other op or have a product's gradient pass compute the bias gradient too, write
 // into buffers it plans (Out, PairOut, Aux, Scratch), replay a forward op for recomputation
-// (Replay) (Plan, given to Run). Those choices are the executor's (package exec): the op keeps none of
+// (Replay) (RunOpts, given to Run). Those choices are the executor's (package cpuexec): the op keeps none of
 // them, and what each op computes is the same for any executor.
 package ops

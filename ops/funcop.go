@@ -28,7 +28,7 @@ type Func struct {
 	check func(in []tensor.Shape) error // optional run-time check (index contents, forward state)
 	k64   kernel[float64]
 	k32   kernel[float32]
-	// p64 and p32, when set, replace k64 and k32: kernels that read the executor's Plan.
+	// p64 and p32, when set, replace k64 and k32: kernels that read the executor's RunOpts.
 	p64  planKernel[float64]
 	p32  planKernel[float32]
 	grad func(in gorgonia.Nodes, out, grad *gorgonia.Node) (gorgonia.Nodes, error)
@@ -52,7 +52,7 @@ type Func struct {
 	keeps func(in []tensor.Shape, elem int) int
 	// aux, when set, gives the sizes in elements of the buffers a forward op keeps for its
 	// gradient ops (gated aggregation: η and the denominators), which an executor may provide
-	// (Plan.Aux) so that they live only as long as a gradient op can read them.
+	// (RunOpts.Aux) so that they live only as long as a gradient op can read them.
 	aux func(in []tensor.Shape) []int
 	// inPlace lists the inputs the kernels may write their output over (element-wise ops:
 	// out[i] depends on in[k][i] only, read before out[i] is written).
@@ -64,9 +64,9 @@ type Func struct {
 	shp     []tensor.Shape
 }
 
-// Plan is what an executor decided about one node of a Func, given to Run. The zero Plan (and
+// RunOpts is what an executor decided about one node of a Func, given to Run. The zero RunOpts (and
 // Do) computes everything the op's pass can compute.
-type Plan struct {
+type RunOpts struct {
 	// Alone, for an op that computes its pair's result in the same pass (a product's
 	// gradients): nothing needs the pair's result, so the pass leaves it out.
 	Alone bool
@@ -90,8 +90,8 @@ type Plan struct {
 	Replay bool
 }
 
-// planKernel is a kernel that reads the executor's plan (nil: the zero Plan).
-type planKernel[T kern.Float] func(p *Plan, out []T, in [][]T, shapes []tensor.Shape)
+// planKernel is a kernel that reads the executor's plan (nil: the zero RunOpts).
+type planKernel[T kern.Float] func(p *RunOpts, out []T, in [][]T, shapes []tensor.Shape)
 
 // kernel is the generic form of a Func's kernel: it fully overwrites out from the inputs,
 // whose shapes are given.
@@ -138,8 +138,8 @@ func (op *Func) InferShape(in ...gorgonia.DimSizer) (tensor.Shape, error) {
 // Do runs the op on its inputs (and, for an op that SumsIn, optionally a summand after them).
 func (op *Func) Do(vs ...gorgonia.Value) (gorgonia.Value, error) { return op.Run(nil, vs...) }
 
-// Run is Do with an executor's plan for the node (nil: the zero Plan).
-func (op *Func) Run(p *Plan, vs ...gorgonia.Value) (gorgonia.Value, error) {
+// Run is Do with an executor's plan for the node (nil: the zero RunOpts).
+func (op *Func) Run(p *RunOpts, vs ...gorgonia.Value) (gorgonia.Value, error) {
 	n := op.arity
 	if op.sumsIn && len(vs) == n+1 {
 		n++
@@ -214,7 +214,7 @@ func (op *Func) KeptBytes(in []tensor.Shape, elem int) int64 {
 }
 
 // Aux returns the sizes in elements of the buffers the op keeps for its gradient ops that an
-// executor may provide (Plan.Aux), for inputs of the given shapes; nil for most ops. KeptBytes
+// executor may provide (RunOpts.Aux), for inputs of the given shapes; nil for most ops. KeptBytes
 // does not count them.
 func (op *Func) Aux(in []tensor.Shape) []int {
 	if op.aux == nil || len(in) < op.arity {
@@ -224,7 +224,7 @@ func (op *Func) Aux(in []tensor.Shape) []int {
 }
 
 // InPlace returns the inputs whose buffer the op's output may be (an executor may give the op
-// such an input's buffer as Plan.Out when nothing reads the input after the op).
+// such an input's buffer as RunOpts.Out when nothing reads the input after the op).
 func (op *Func) InPlace() []int { return op.inPlace }
 
 // State returns the forward state the op shares with its forward or gradient ops (nil: none):
@@ -233,7 +233,7 @@ func (op *Func) InPlace() []int { return op.inPlace }
 func (op *Func) State() any { return op.dev.State }
 
 // auxBuf returns aux buffer i of the plan, cut to n values, or else own grown to n.
-func auxBuf[T kern.Float](p *Plan, i int, own any, n int) []T {
+func auxBuf[T kern.Float](p *RunOpts, i int, own any, n int) []T {
 	if p != nil && i < len(p.Aux) {
 		if b, ok := p.Aux[i].([]T); ok && len(b) >= n {
 			return b[:n]
@@ -274,7 +274,7 @@ func (op *Func) IsColSum() bool { return op.colSum }
 
 // ProductGrad reports, for the gradient ops of a product x·W, which it is: 0 for dx (inputs
 // g, W), 1 for dW (inputs x, g); ok is false for other ops. Their pass can also compute the
-// column sums of g (Plan.ColSum).
+// column sums of g (RunOpts.ColSum).
 func (op *Func) ProductGrad() (which int, ok bool) {
 	if op.lin == nil {
 		return 0, false

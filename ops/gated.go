@@ -94,7 +94,7 @@ func (st *gatedState) ready(s []tensor.Shape) error {
 // and out = num/den. Each node's sums run in edge order, so the result does not depend on the
 // number of goroutines.
 func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
-	return func(p *Plan, out []T, in [][]T, s []tensor.Shape) {
+	return func(p *RunOpts, out []T, in [][]T, s []tensor.Shape) {
 		e, bh := in[0], in[1]
 		m, d := s[0][0], s[0][1]
 		st.fwdM, st.fwdD = m, d

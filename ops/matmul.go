@@ -35,10 +35,10 @@ func productShape(s []tensor.Shape) (tensor.Shape, error) { return tensor.Shape{
 // matmulGrads returns the gradients dx = g·wᵀ (inputs g, w) and dw = xᵀ·g (inputs x, g) of x·w.
 // Whichever of the two ops runs first after the forward pass computes both in one pass over g
 // (kern.LinearGrad32) and leaves the other's result in that op's output buffer; an executor that
-// finds that nothing needs one of them says so (Plan.Alone), and it is not computed. A summand
+// finds that nothing needs one of them says so (RunOpts.Alone), and it is not computed. A summand
 // an executor gives dx's op (Func.SumsIn) is added to dx; the executor then runs dw's op after
 // dx's (Func.Pair). An executor can also have the pass compute the column sums of g into a
-// vector it gives both ops (Plan.ColSum): the bias gradient.
+// vector it gives both ops (RunOpts.ColSum): the bias gradient.
 func matmulGrads(st *linGrad, in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
 	dx := newFuncOp("MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], s[1][0]}, nil
@@ -70,7 +70,7 @@ type linGrad struct {
 	m, a, b    int
 	pass, done int
 	ops        [2]*Func     // dx's and dw's ops
-	sc         kern.Scratch // the pass's scratch, unless the executor gives one (Plan.Scratch)
+	sc         kern.Scratch // the pass's scratch, unless the executor gives one (RunOpts.Scratch)
 }
 
 // matmulFwd: out = x·w (+ bias in[2]); it records x, w and the shape for the gradient ops.
@@ -88,8 +88,8 @@ func matmulFwd[T kern.Float](st *linGrad) kernel[T] {
 }
 
 // pairOut is the buffer a product's gradient pass writes its pair's result to: the executor's
-// (Plan.PairOut), else the pair op's own.
-func pairOut[T kern.Float](p *Plan, own *Buffer, dt tensor.Dtype, rows, cols int) []T {
+// (RunOpts.PairOut), else the pair op's own.
+func pairOut[T kern.Float](p *RunOpts, own *Buffer, dt tensor.Dtype, rows, cols int) []T {
 	if p != nil && p.PairOut != nil {
 		return p.PairOut.Data().([]T)[:rows*cols]
 	}
@@ -101,7 +101,7 @@ func pairOut[T kern.Float](p *Plan, own *Buffer, dt tensor.Dtype, rows, cols int
 // the two ops' output buffers (only this op's with p.Alone), and the column sums of g into
 // p.ColSum if given.
 func linGradKernel[T kern.Float](st *linGrad, which int) planKernel[T] {
-	return func(p *Plan, out []T, in [][]T, _ []tensor.Shape) {
+	return func(p *RunOpts, out []T, in [][]T, _ []tensor.Shape) {
 		alone := p != nil && p.Alone
 		if st.done == st.pass {
 			return // the other op computed this op's output
