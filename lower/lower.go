@@ -29,22 +29,6 @@ type Graph struct {
 	Sums Sums
 }
 
-// project maps the kinds ops.Describe reports to program ops.
-var project = map[string]prog.Op{
-	ops.OpGather: prog.Gather, ops.OpScatterAdd: prog.ScatterAdd, ops.OpSegmentSoftmax: prog.SegmentSoftmax,
-	ops.OpSegmentSoftmaxGrad: prog.SegmentSoftmaxGrad, ops.OpBatchNorm: prog.BatchNorm, ops.OpBatchNormGrad: prog.BatchNormGrad,
-	ops.OpBatchNormRelu: prog.BatchNormRelu, ops.OpBatchNormReluGrad: prog.BatchNormReluGrad, ops.OpEdgeSum: prog.EdgeSum,
-	ops.OpEdgeSumGrad: prog.EdgeSumGrad, ops.OpLayerNorm: prog.LayerNorm, ops.OpLayerNormGrad: prog.LayerNormGrad,
-	ops.OpGated: prog.GatedAggregate, ops.OpGatedGrad: prog.GatedAggregateGrad, ops.OpGaussian: prog.GaussianWeights,
-	ops.OpGaussianGrad: prog.GaussianWeightsGrad, ops.OpKernelMix: prog.KernelMix, ops.OpKernelMixGradX: prog.KernelMixGradX,
-	ops.OpKernelMixGradW: prog.KernelMixGradW, ops.OpHeadDot: prog.HeadDot, ops.OpHeadScale: prog.HeadScale,
-	ops.OpMatMul: prog.MatMul, ops.OpMatMulGradX: prog.MatMulGradX, ops.OpMatMulGradW: prog.MatMulGradW,
-	ops.OpAddBias: prog.AddBias, ops.OpColSum: prog.ColSum, ops.OpAdd: prog.Add, ops.OpRelu: prog.Relu,
-	ops.OpReluGrad: prog.ReluGrad, ops.OpDropout: prog.Dropout, ops.OpDropoutGrad: prog.DropoutGrad,
-	ops.OpMaskedL1: prog.MaskedL1, ops.OpMaskedL1Grad: prog.MaskedL1Grad, ops.OpWeightedCE: prog.WeightedCE,
-	ops.OpWeightedCEGrad: prog.WeightedCEGrad, ops.OpSegmentMax: prog.SegmentMax, ops.OpSegmentMaxGrad: prog.SegmentMaxGrad,
-}
-
 // operators maps Gorgonia's element-wise operators (Kinds) to program ops.
 var operators = map[string]prog.Op{
 	KindAdd: prog.Add, KindSub: prog.Sub, KindMul: prog.Mul, KindDiv: prog.Div,
@@ -108,7 +92,7 @@ func Lower(gr Graph) (*prog.Program, *Binding, error) {
 	}
 	roots := append(gorgonia.Nodes{gr.Loss, gr.Pred}, gr.Grads...)
 	for _, n := range order {
-		if d, ok := ops.Describe(n.Op()); n.Op() != nil && ok && (d.Kind == ops.OpBatchNorm || d.Kind == ops.OpBatchNormRelu) {
+		if d, ok := ops.Describe(n.Op()); n.Op() != nil && ok && d.Op.Spec().Effect {
 			roots = append(roots, n)
 		}
 	}
@@ -211,8 +195,8 @@ func (l *lowering) node(n *gorgonia.Node) error {
 	}
 	nd := prog.Node{In: in, Index: -1, Src: -1, Dst: -1, Mask: -1, State: -1, Group: -1}
 	if d, ok := ops.Describe(n.Op()); ok {
-		if nd.Op, ok = project[d.Kind]; !ok {
-			return fmt.Errorf("lower: %s: op %s has no device kernel: the program has no op for it", Describe(n), d.Kind)
+		if nd.Op = d.Op; nd.Op == prog.Invalid {
+			return fmt.Errorf("lower: %s: op %v has no device kernel: the program has no op for it", Describe(n), n.Op())
 		}
 		l.attrs(&nd, d)
 	} else {

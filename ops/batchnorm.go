@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"math"
 
 	"github.com/rewiregnn/rewiregnn/kern"
@@ -91,16 +92,16 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 		return nil, fmt.Errorf("batch norm %q: γ %v and β %v, want [%d]", st.Name, gamma.Shape(), beta.Shape(), d)
 	}
 	s := &bnState{bn: st, mask: mask, relu: relu}
-	name := "BatchNorm"
+	name, kind, gkind := "BatchNorm", prog.BatchNorm, prog.BatchNormGrad
 	if relu {
-		name = "BatchNormRelu"
+		name, kind, gkind = "BatchNormRelu", prog.BatchNormRelu, prog.BatchNormReluGrad
 	}
 	in := gorgonia.Nodes{x, gamma, beta}
 	ranks := []int{2, 1, 1, 2}
 	if res != nil {
 		in, ranks = append(in, res), []int{2, 1, 1, 2, 2}
 	}
-	op := newFuncOp(fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), nil, nil)
+	op := newFuncOp(kind, fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), nil, nil)
 	op.p64, op.p32 = bnForward[float64](s), bnForward[float32](s)
 	op.ranks = ranks
 	op.check = s.checkInput
@@ -108,7 +109,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// The x gradient's op (inputs x, γ, β, dy) also sums dγ and dβ, which two small ops copy
 		// out after it (they take dx as input to run after it). The residual's gradient is dy.
-		dx := newFuncOp(fmt.Sprintf("%sGrad{%s,x}", name, st.Name), 4, sameAs(0), bnBackward[float64](s), bnBackward[float32](s))
+		dx := newFuncOp(gkind, fmt.Sprintf("%sGrad{%s,x}", name, st.Name), 4, sameAs(0), bnBackward[float64](s), bnBackward[float32](s))
 		dx.ranks = []int{2, 1, 1, 2, 2}
 		dx.check = s.ready
 		dx.sumsIn = true
@@ -119,7 +120,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 		}
 		grads := gorgonia.Nodes{dX, nil, nil}
 		for i, sums := range []*[]float64{&s.dgamma, &s.dbeta} {
-			cp := newFuncOp(fmt.Sprintf("%sGrad{%s,%s}", name, st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
+			cp := newFuncOp(gkind, fmt.Sprintf("%sGrad{%s,%s}", name, st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
 				copySums[float64](sums), copySums[float32](sums))
 			cp.ranks = []int{2, 1, 1}
 			cp.after = true

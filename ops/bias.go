@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -13,7 +14,7 @@ func AddBias(x, b *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || b.Dims() != 1 || x.Shape()[1] != b.Shape()[0] {
 		return nil, fmt.Errorf("add bias: shapes %v and %v, want [rows, d] and [d]", x.Shape(), b.Shape())
 	}
-	op := newFuncOp("AddBias", 2, sameAs(0), addBiasKernel[float64], addBiasKernel[float32])
+	op := newFuncOp(prog.AddBias, "AddBias", 2, sameAs(0), addBiasKernel[float64], addBiasKernel[float32])
 	op.ranks = []int{2, 1, 2}
 	op.addsBias = true
 	op.check = func(s []tensor.Shape) error {
@@ -34,7 +35,7 @@ func ColSum(x *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 {
 		return nil, fmt.Errorf("column sum: shape %v, want a matrix", x.Shape())
 	}
-	op := newFuncOp("ColSum", 1, func(s []tensor.Shape) (tensor.Shape, error) {
+	op := newFuncOp(prog.ColSum, "ColSum", 1, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][1]}, nil
 	}, colSumKernel[float64], colSumKernel[float32])
 	op.ranks = []int{2, 1}

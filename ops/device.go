@@ -1,61 +1,19 @@
 package ops
 
 import (
-	"strings"
-
+	"github.com/rewiregnn/rewiregnn/prog"
 	"gorgonia.org/gorgonia"
 )
 
-// This file is what an executor other than Gorgonia's tape machine (the CUDA executor of
-// package gpu) needs to run the graphs of this package: a description of every op node and the
-// dropout masks in closed form. Nothing here changes how the CPU runs.
+// This file is what the lowering (package lower) reads to translate the graphs of this package
+// into programs: a description of every op node (its program op, set where the op is made, and
+// its attributes) and the dropout masks in closed form. Nothing here changes how the CPU runs.
 
-// Op kinds reported by Describe: the op's name up to its first '{'.
-const (
-	OpGather             = "Gather" // also Embed
-	OpScatterAdd         = "ScatterAdd"
-	OpSegmentSoftmax     = "SegmentSoftmax"
-	OpSegmentSoftmaxGrad = "SegmentSoftmaxGrad"
-	OpSegmentMax         = "SegmentMax"     // keeps the arg-max, int32 [Rows, d], in State
-	OpSegmentMaxGrad     = "SegmentMaxGrad" // (g) → dx [Index.Len(), d], from its State's arg-max
-	OpBatchNorm          = "BatchNorm"
-	OpBatchNormGrad      = "BatchNormGrad" // Which 0: dx (also sums dγ, dβ); 1: dγ, 2: dβ
-	OpBatchNormRelu      = "BatchNormRelu"
-	OpBatchNormReluGrad  = "BatchNormReluGrad"
-	OpEdgeSum            = "EdgeSum"
-	OpEdgeSumGrad        = "EdgeSumGrad" // Which 0: along Src (also sums along Dst); 1: along Dst
-	OpLayerNorm          = "LayerNorm"
-	OpLayerNormGrad      = "LayerNormGrad"
-	OpGated              = "GatedAggregate"
-	OpGatedGrad          = "GatedAggregateGrad" // Which 0: dê (also sums dbh); 1: dbh
-	OpGaussian           = "GaussianWeights"
-	OpGaussianGrad       = "GaussianWeightsGrad"
-	OpKernelMix          = "KernelMix"
-	OpKernelMixGradX     = "KernelMixGradX"
-	OpKernelMixGradW     = "KernelMixGradW"
-	OpHeadDot            = "HeadDot"
-	OpHeadScale          = "HeadScale"
-	OpMatMul             = "MatMul"
-	OpMatMulGradX        = "MatMulGradX"
-	OpMatMulGradW        = "MatMulGradW"
-	OpAddBias            = "AddBias"
-	OpColSum             = "ColSum"
-	OpAdd                = "Add"
-	OpRelu               = "Relu"
-	OpReluGrad           = "ReluGrad"
-	OpDropout            = "Dropout"
-	OpDropoutGrad        = "DropoutGrad"
-	OpMaskedL1           = "MaskedL1"
-	OpMaskedL1Grad       = "MaskedL1Grad"
-	OpWeightedCE         = "WeightedCE"
-	OpWeightedCEGrad     = "WeightedCEGrad"
-)
-
-// DeviceOp describes an op of this package: its kind and the attributes that are not graph
-// inputs (index and mask holders, batch-norm and dropout state, row counts). Fields that do not
-// apply are zero.
+// DeviceOp describes an op of this package for the lowering (package lower): the program op it
+// becomes and the attributes that are not graph inputs (index and mask holders, batch-norm and
+// dropout state, row counts). Fields that do not apply are zero.
 type DeviceOp struct {
-	Kind     string
+	Op       prog.Op
 	Which    int        // gradient ops computing one of several inputs' gradients: which one
 	Index    *Index     // Gather, ScatterAdd: the index; SegmentSoftmax(Grad), SegmentMax(Grad): dst; WeightedCE(Grad): labels
 	Src, Dst *Index     // GatedAggregate(Grad), EdgeSum(Grad)
@@ -77,16 +35,16 @@ func Describe(op gorgonia.Op) (DeviceOp, bool) {
 	switch o := op.(type) {
 	case *Func:
 		d := o.dev
-		d.Kind, _, _ = strings.Cut(o.name, "{")
+		d.Op = o.kind
 		return d, true
 	case *l1Op:
-		return DeviceOp{Kind: OpMaskedL1}, true
+		return DeviceOp{Op: prog.MaskedL1}, true
 	case *l1GradOp:
-		return DeviceOp{Kind: OpMaskedL1Grad}, true
+		return DeviceOp{Op: prog.MaskedL1Grad}, true
 	case *ceOp:
-		return DeviceOp{Kind: OpWeightedCE, Index: o.labels}, true
+		return DeviceOp{Op: prog.WeightedCE, Index: o.labels}, true
 	case *ceGradOp:
-		return DeviceOp{Kind: OpWeightedCEGrad, Index: o.fwd.labels}, true
+		return DeviceOp{Op: prog.WeightedCEGrad, Index: o.fwd.labels}, true
 	}
 	return DeviceOp{}, false
 }

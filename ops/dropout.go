@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -53,11 +54,11 @@ func Dropout(x *gorgonia.Node, st *DropState) (*gorgonia.Node, error) {
 	if st.Rate < 0 || st.Rate >= 1 {
 		return nil, fmt.Errorf("dropout %s: rate %g outside [0, 1)", st.Name, st.Rate)
 	}
-	op := newFuncOp("Dropout{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
+	op := newFuncOp(prog.Dropout, "Dropout{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
 	op.dev = DeviceOp{Drop: st}
 	op.inPlace = []int{0}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		gop := newFuncOp("DropoutGrad{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
+		gop := newFuncOp(prog.DropoutGrad, "DropoutGrad{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
 		gop.dev = DeviceOp{Drop: st}
 		gop.inPlace = []int{0}
 		dx, err := apply(gop, g)

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"hash"
 
 	"github.com/chewxy/hm"
@@ -21,6 +22,7 @@ import (
 // passes to Run.
 type Func struct {
 	base
+	kind  prog.Op // the program op it lowers to (Describe)
 	name  string
 	arity int
 	ranks []int // rank (1 vector, 2 matrix) of every input, then of the output; nil: all matrices
@@ -45,7 +47,7 @@ type Func struct {
 	addsBias bool
 	colSum   bool
 	lin      *linGrad
-	dev      DeviceOp // attributes another executor needs (device.go); Kind is filled from name
+	dev      DeviceOp // attributes the lowering reads (device.go); Op is filled from kind
 	// keeps, when set, gives the bytes the op keeps between runs besides its output (forward
 	// results its gradient ops read, grouped edges, scratch) for inputs of the given shapes and
 	// element size in bytes; see KeptBytes.
@@ -97,10 +99,13 @@ type planKernel[T kern.Float] func(p *RunOpts, out []T, in [][]T, shapes []tenso
 // whose shapes are given.
 type kernel[T kern.Float] func(out []T, in [][]T, shapes []tensor.Shape)
 
-func newFuncOp(name string, arity int, shape func([]tensor.Shape) (tensor.Shape, error),
+// newFuncOp returns an op of program op kind (what the lowering translates it to; prog.Invalid
+// for an op the executor makes and no graph holds) with the given name, arity, shape rule and
+// kernels.
+func newFuncOp(kind prog.Op, name string, arity int, shape func([]tensor.Shape) (tensor.Shape, error),
 	k64 kernel[float64], k32 kernel[float32]) *Func {
 	n := arity + 1 // room for the summand
-	return &Func{name: name, arity: arity, shape: shape, k64: k64, k32: k32,
+	return &Func{kind: kind, name: name, arity: arity, shape: shape, k64: k64, k32: k32,
 		ds: make([]*tensor.Dense, n), in64: make([][]float64, n), in32: make([][]float32, n),
 		shp: make([]tensor.Shape, n)}
 }

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -22,7 +23,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		return nil, fmt.Errorf("gated aggregate: ê %v, bh %v, %d sources, %d destinations", ehat.Shape(), bh.Shape(), src.Len(), dst.Len())
 	}
 	st := &gatedState{src: src, dst: dst, nodes: nodes}
-	op := newFuncOp(fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0), nil, nil)
+	op := newFuncOp(prog.GatedAggregate, fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0), nil, nil)
 	op.p64, op.p32 = gatedForward[float64](st), gatedForward[float32](st)
 	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
 	op.aux = func(s []tensor.Shape) []int { return []int{nodes * s[0][1]} } // the denominators
@@ -40,7 +41,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		// One pass computes both gradients: dê is the op's output, dbh is kept for a second op
 		// that reads it after (it takes dê as input only to run after it). It reads ê to
 		// recompute η = σ(ê), which the forward pass does not keep.
-		de := newFuncOp("GatedAggregateGrad{ê}", 4, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
+		de := newFuncOp(prog.GatedAggregateGrad, "GatedAggregateGrad{ê}", 4, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
 		de.check = st.ready
 		de.sumsIn = true
 		de.keeps = func(s []tensor.Shape, elem int) int { return elem * (nodes + s[1][0]) * s[1][1] } // g ⊘ D, dbh
@@ -49,7 +50,7 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		if err != nil {
 			return nil, err
 		}
-		db := newFuncOp("GatedAggregateGrad{bh}", 2, sameAs(1), takeOther[float64](&st.dbh), takeOther[float32](&st.dbh))
+		db := newFuncOp(prog.GatedAggregateGrad, "GatedAggregateGrad{bh}", 2, sameAs(1), takeOther[float64](&st.dbh), takeOther[float32](&st.dbh))
 		db.after = true
 		db.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st, Which: 1}
 		dB, err := apply(db, dE, in[1])

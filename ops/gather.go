@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"hash/fnv"
 
 	"github.com/rewiregnn/rewiregnn/kern"
@@ -15,7 +16,7 @@ func Gather(x *gorgonia.Node, ix *Index) (*gorgonia.Node, error) {
 	if x.Dims() != 2 {
 		return nil, fmt.Errorf("gather %q: input has shape %v, want a matrix", ix.Name, x.Shape())
 	}
-	op := newFuncOp(fmt.Sprintf("Gather{%s,%d}", ix.Name, ix.Len()), 1, rowsOf(ix.Len(), 0),
+	op := newFuncOp(prog.Gather, fmt.Sprintf("Gather{%s,%d}", ix.Name, ix.Len()), 1, rowsOf(ix.Len(), 0),
 		gatherKernel[float64](ix), gatherKernel[float32](ix))
 	op.check = func(s []tensor.Shape) error { return ix.check(s[0][0]) }
 	op.dev = DeviceOp{Index: ix}
@@ -40,7 +41,7 @@ func ScatterAdd(x *gorgonia.Node, ix *Index, rows int) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || x.Shape()[0] != ix.Len() {
 		return nil, fmt.Errorf("scatter-add %q: input has shape %v, want [%d, d]", ix.Name, x.Shape(), ix.Len())
 	}
-	op := newFuncOp(fmt.Sprintf("ScatterAdd{%s,%d→%d}", ix.Name, ix.Len(), rows), 1, rowsOf(rows, 0),
+	op := newFuncOp(prog.ScatterAdd, fmt.Sprintf("ScatterAdd{%s,%d→%d}", ix.Name, ix.Len(), rows), 1, rowsOf(rows, 0),
 		scatterKernel[float64](ix), scatterKernel[float32](ix))
 	op.check = func(s []tensor.Shape) error {
 		if s[0][0] != ix.Len() {
@@ -70,7 +71,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		return nil, fmt.Errorf("edge sum: e %v, hs %v, ht %v, %d sources, %d destinations", e.Shape(), hs.Shape(), ht.Shape(), src.Len(), dst.Len())
 	}
 	st := &edgeSumState{src: src, dst: dst}
-	op := newFuncOp(fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](st), edgeSum[float32](st))
+	op := newFuncOp(prog.EdgeSum, fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](st), edgeSum[float32](st))
 	op.dev = DeviceOp{Src: src, Dst: dst}
 	op.keeps = func(s []tensor.Shape, _ int) int { // the edges grouped by src and by dst
 		return segmentsBytes(s[1][0], s[0][0]) + segmentsBytes(s[2][0], s[0][0])
@@ -85,7 +86,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		return dst.check(s[2][0])
 	}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		ds := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(in[1].Shape()[0], 0),
+		ds := newFuncOp(prog.EdgeSumGrad, fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(in[1].Shape()[0], 0),
 			edgeSumGrad[float64](st), edgeSumGrad[float32](st))
 		ds.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st}
 		ds.keeps = func(s []tensor.Shape, elem int) int { return elem * in[1].Shape()[0] * s[0][1] } // the sum along dst
@@ -93,7 +94,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		if err != nil {
 			return nil, err
 		}
-		dt := newFuncOp(fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&st.other), takeOther[float32](&st.other))
+		dt := newFuncOp(prog.EdgeSumGrad, fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&st.other), takeOther[float32](&st.other))
 		dt.after = true
 		dt.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st, Which: 1}
 		dT, err := apply(dt, dS)

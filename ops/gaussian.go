@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"math"
 
 	"github.com/rewiregnn/rewiregnn/kern"
@@ -15,13 +16,13 @@ func GaussianWeights(u, mu, is *gorgonia.Node) (*gorgonia.Node, error) {
 	if u.Dims() != 2 || mu.Dims() != 2 || !mu.Shape().Eq(is.Shape()) || u.Shape()[1] != mu.Shape()[1] {
 		return nil, fmt.Errorf("gaussian weights: shapes %v, %v, %v", u.Shape(), mu.Shape(), is.Shape())
 	}
-	op := newFuncOp("GaussianWeights", 3, func(s []tensor.Shape) (tensor.Shape, error) {
+	op := newFuncOp(prog.GaussianWeights, "GaussianWeights", 3, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], s[1][0]}, nil
 	}, gaussW[float64], gaussW[float32])
 	op.grad = func(in gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		res := make(gorgonia.Nodes, 3)
 		for which := range res {
-			gop := newFuncOp(fmt.Sprintf("GaussianWeightsGrad{%d}", which), 5, sameAs(which), gaussGrad[float64](which), gaussGrad[float32](which))
+			gop := newFuncOp(prog.GaussianWeightsGrad, fmt.Sprintf("GaussianWeightsGrad{%d}", which), 5, sameAs(which), gaussGrad[float64](which), gaussGrad[float32](which))
 			gop.dev = DeviceOp{Which: which}
 			n, err := apply(gop, in[0], in[1], in[2], out, g)
 			if err != nil {

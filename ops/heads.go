@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -14,7 +15,7 @@ func HeadDot(q, k *gorgonia.Node, heads int) (*gorgonia.Node, error) {
 	if q.Dims() != 2 || !q.Shape().Eq(k.Shape()) || heads < 1 || q.Shape()[1]%heads != 0 {
 		return nil, fmt.Errorf("head dot: shapes %v and %v with %d heads", q.Shape(), k.Shape(), heads)
 	}
-	op := newFuncOp(fmt.Sprintf("HeadDot{%d}", heads), 2, func(s []tensor.Shape) (tensor.Shape, error) {
+	op := newFuncOp(prog.HeadDot, fmt.Sprintf("HeadDot{%d}", heads), 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], heads}, nil
 	}, headDot[float64], headDot[float32])
 	op.dev = DeviceOp{Heads: heads}
@@ -54,7 +55,7 @@ func HeadScale(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || w.Dims() != 2 || x.Shape()[0] != w.Shape()[0] || w.Shape()[1] < 1 || x.Shape()[1]%w.Shape()[1] != 0 {
 		return nil, fmt.Errorf("head scale: shapes %v and %v", x.Shape(), w.Shape())
 	}
-	op := newFuncOp("HeadScale", 2, sameAs(0), headScale[float64], headScale[float32])
+	op := newFuncOp(prog.HeadScale, "HeadScale", 2, sameAs(0), headScale[float64], headScale[float32])
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// d/dx = HeadScale(g, w), d/dw = HeadDot(x, g).
 		dx, err := HeadScale(g, in[1])
@@ -91,17 +92,17 @@ func KernelMix(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 	if x.Dims() != 2 || w.Dims() != 2 || x.Shape()[0] != w.Shape()[0] || w.Shape()[1] < 1 || x.Shape()[1]%w.Shape()[1] != 0 {
 		return nil, fmt.Errorf("kernel mix: shapes %v and %v", x.Shape(), w.Shape())
 	}
-	op := newFuncOp("KernelMix", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+	op := newFuncOp(prog.KernelMix, "KernelMix", 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], s[0][1] / s[1][1]}, nil
 	}, kernelMix[float64], kernelMix[float32])
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		dx, err := apply(newFuncOp("KernelMixGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+		dx, err := apply(newFuncOp(prog.KernelMixGradX, "KernelMixGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
 			return tensor.Shape{s[0][0], s[0][1] * s[1][1]}, nil
 		}, kernelMixGradX[float64], kernelMixGradX[float32]), g, in[1])
 		if err != nil {
 			return nil, err
 		}
-		dw, err := apply(newFuncOp("KernelMixGradW", 3, sameAs(2), kernelMixGradW[float64], kernelMixGradW[float32]), in[0], g, in[1])
+		dw, err := apply(newFuncOp(prog.KernelMixGradW, "KernelMixGradW", 3, sameAs(2), kernelMixGradW[float64], kernelMixGradW[float32]), in[0], g, in[1])
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -20,7 +21,7 @@ func LayerNorm(x, gamma, beta *gorgonia.Node, mask *Mask) (*gorgonia.Node, error
 		return nil, fmt.Errorf("layer norm: γ %v and β %v, want [%d]", gamma.Shape(), beta.Shape(), d)
 	}
 	st := &lnState{mask: mask}
-	op := newFuncOp("LayerNorm", 3, sameAs(0), lnKernel[float64](st), lnKernel[float32](st))
+	op := newFuncOp(prog.LayerNorm, "LayerNorm", 3, sameAs(0), lnKernel[float64](st), lnKernel[float32](st))
 	op.ranks = []int{2, 1, 1, 2}
 	op.dev = DeviceOp{Mask: mask, State: st}
 	op.keeps = func(s []tensor.Shape, _ int) int { return 8 * (s[0].TotalSize() + s[0][0]) } // x̂, 1/σ (float64)
@@ -37,7 +38,7 @@ func LayerNorm(x, gamma, beta *gorgonia.Node, mask *Mask) (*gorgonia.Node, error
 			if which > 0 {
 				shape = sameAs(0)
 			}
-			gop := newFuncOp(fmt.Sprintf("LayerNormGrad{%d}", which), 2, shape,
+			gop := newFuncOp(prog.LayerNormGrad, fmt.Sprintf("LayerNormGrad{%d}", which), 2, shape,
 				lnGradKernel[float64](st, which), lnGradKernel[float32](st, which))
 			gop.ranks = []int{1, 2, 2}
 			if which > 0 {

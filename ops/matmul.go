@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -20,9 +21,9 @@ func MatMul(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, fmt.Errorf("matmul: shapes %v and %v", x.Shape(), w.Shape())
 	}
 	st := &linGrad{}
-	op := newFuncOp("MatMul", 2, productShape, matmulFwd[float64](st), matmulFwd[float32](st))
+	op := newFuncOp(prog.MatMul, "MatMul", 2, productShape, matmulFwd[float64](st), matmulFwd[float32](st))
 	op.withBias = func() *Func {
-		f := newFuncOp("MatMul+AddBias", 3, productShape, matmulFwd[float64](st), matmulFwd[float32](st))
+		f := newFuncOp(prog.Invalid, "MatMul+AddBias", 3, productShape, matmulFwd[float64](st), matmulFwd[float32](st))
 		f.ranks = []int{2, 2, 1, 2}
 		return f
 	}
@@ -40,12 +41,12 @@ func productShape(s []tensor.Shape) (tensor.Shape, error) { return tensor.Shape{
 // dx's (Func.Pair). An executor can also have the pass compute the column sums of g into a
 // vector it gives both ops (RunOpts.ColSum): the bias gradient.
 func matmulGrads(st *linGrad, in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nodes, error) {
-	dx := newFuncOp("MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+	dx := newFuncOp(prog.MatMulGradX, "MatMulGradX", 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], s[1][0]}, nil
 	}, nil, nil)
 	dx.p64, dx.p32 = linGradKernel[float64](st, 0), linGradKernel[float32](st, 0)
 	dx.sumsIn = true
-	dw := newFuncOp("MatMulGradW", 2, func(s []tensor.Shape) (tensor.Shape, error) {
+	dw := newFuncOp(prog.MatMulGradW, "MatMulGradW", 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][1], s[1][1]}, nil
 	}, nil, nil)
 	dw.p64, dw.p32 = linGradKernel[float64](st, 1), linGradKernel[float32](st, 1)

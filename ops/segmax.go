@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -29,7 +30,7 @@ func SegmentMax(x *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, error)
 		return nil, fmt.Errorf("segment max %q: input %v, want [%d, d]; %d nodes", dst.Name, x.Shape(), dst.Len(), nodes)
 	}
 	st := &segMaxState{dst: dst, nodes: nodes, fwdD: -1}
-	op := newFuncOp(fmt.Sprintf("SegmentMax{%s,%d→%d}", dst.Name, dst.Len(), nodes), 1, rowsOf(nodes, 0),
+	op := newFuncOp(prog.SegmentMax, fmt.Sprintf("SegmentMax{%s,%d→%d}", dst.Name, dst.Len(), nodes), 1, rowsOf(nodes, 0),
 		segMaxForward[float64](st), segMaxForward[float32](st))
 	op.check = func(s []tensor.Shape) error {
 		if s[0][0] != dst.Len() {
@@ -45,7 +46,7 @@ func SegmentMax(x *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, error)
 		return segmentsBytes(nodes, s[0][0]) + 4*nodes*s[0][1]
 	}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
-		gop := newFuncOp(fmt.Sprintf("SegmentMaxGrad{%s,%d→%d}", dst.Name, nodes, dst.Len()), 1, rowsOf(dst.Len(), 0),
+		gop := newFuncOp(prog.SegmentMaxGrad, fmt.Sprintf("SegmentMaxGrad{%s,%d→%d}", dst.Name, nodes, dst.Len()), 1, rowsOf(dst.Len(), 0),
 			segMaxBackward[float64](st), segMaxBackward[float32](st))
 		gop.check = st.ready
 		gop.dev = DeviceOp{Index: dst, Rows: nodes, State: st}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/internal/gradcheck"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
@@ -90,11 +91,11 @@ func TestSegmentMaxTies(t *testing.T) {
 			t.Errorf("%v: dx = %v, want %v", dt, got, wantDx)
 		}
 		d, ok := Describe(y.Op())
-		if !ok || d.Kind != OpSegmentMax || d.Index != dst || d.Rows != 4 || d.State == nil {
+		if !ok || d.Op != prog.SegmentMax || d.Index != dst || d.Rows != 4 || d.State == nil {
 			t.Errorf("Describe of the forward op: %+v", d)
 		}
 		dg, ok := Describe(grads[0].Op())
-		if !ok || dg.Kind != OpSegmentMaxGrad || dg.State != d.State {
+		if !ok || dg.Op != prog.SegmentMaxGrad || dg.State != d.State {
 			t.Errorf("Describe of the gradient op: %+v (forward state %p)", dg, d.State)
 		}
 	}

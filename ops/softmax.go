@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -17,7 +18,7 @@ func SegmentSoftmax(s *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, er
 		return nil, fmt.Errorf("segment softmax %q: scores %v, want [%d, heads]", dst.Name, s.Shape(), dst.Len())
 	}
 	var acc []float64 // per destination and column: max, then sum
-	op := newFuncOp(fmt.Sprintf("SegmentSoftmax{%s,%d→%d}", dst.Name, dst.Len(), nodes), 1, sameAs(0),
+	op := newFuncOp(prog.SegmentSoftmax, fmt.Sprintf("SegmentSoftmax{%s,%d→%d}", dst.Name, dst.Len(), nodes), 1, sameAs(0),
 		softmaxKernel[float64](dst, nodes, &acc), softmaxKernel[float32](dst, nodes, &acc))
 	op.check = func(s []tensor.Shape) error {
 		if s[0][0] != dst.Len() {
@@ -30,7 +31,7 @@ func SegmentSoftmax(s *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, er
 	op.grad = func(_ gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// dx[m] = y[m] ⊙ (dy[m] − Σ_{m' in m's segment} y[m'] ⊙ dy[m']).
 		var gacc []float64
-		gop := newFuncOp(fmt.Sprintf("SegmentSoftmaxGrad{%s}", dst.Name), 2, sameAs(0),
+		gop := newFuncOp(prog.SegmentSoftmaxGrad, fmt.Sprintf("SegmentSoftmaxGrad{%s}", dst.Name), 2, sameAs(0),
 			softmaxGradKernel[float64](dst, nodes, &gacc), softmaxGradKernel[float32](dst, nodes, &gacc))
 		gop.dev = DeviceOp{Index: dst, Rows: nodes}
 		gop.keeps = func(s []tensor.Shape, _ int) int { return 8 * nodes * s[0][1] } // gacc (float64)
