@@ -12,7 +12,7 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// Trainer trains an nn.Trainer's model on a device: the same compiled Gorgonia graphs (one
+// Trainer trains an nn.Trainer's model on a device: the programs lowered from its nets (one
 // per shape bucket, training and evaluation), run step by step through the cuda launchers,
 // with the parameters, Adam's moments and the batch-norm statistics resident on the device.
 // Per step only the batch goes up (queued without waiting) and the loss and the batch's
