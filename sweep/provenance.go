@@ -73,8 +73,13 @@ func resultMismatch(j Job, res *runfiles.Result) (why string, legacy bool) {
 		}
 		return "the result's config hash differs from the grid's: " + d, false
 	}
-	// the device is left out, as from the hash: the same run on another device is the same run;
-	// so is a wall-clock cap that never acted (idleCapOnly)
+	// the emulated GPU is a check of the GPU path, not a device to report from: its run is the
+	// job's only when the grid asks for it
+	if res.Emulated() && j.Device() != "emu" {
+		return fmt.Sprintf("the result was trained on the emulated GPU (%s), a check of the GPU path; the grid's run is on device %s", res.Device, j.Device()), false
+	}
+	// otherwise the device is left out, as from the hash: the same run on another device is the
+	// same run; so is a wall-clock cap that never acted (idleCapOnly)
 	gridDeps := runfiles.BudgetDepartures(j.Config.Departures())
 	if got, w := departuresText(actedDepartures(res, gridDeps)), departuresText(gridDeps); got != w {
 		return fmt.Sprintf("the result departs from the protocol in %s, the grid's run in %s", got, w), false

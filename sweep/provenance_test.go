@@ -198,3 +198,30 @@ func TestSlurmMismatch(t *testing.T) {
 		t.Fatalf("set-aside results %v", old)
 	}
 }
+
+// TestInspectEmulatedRun: a finished run on the emulated GPU is not the grid's run on a real
+// device (tables leave it out as reduced), so the sweep trains the job; it is the job's run
+// when the grid asks for the emulated GPU.
+func TestInspectEmulatedRun(t *testing.T) {
+	protocol := loadRun(t)
+	for _, tc := range []struct {
+		device string
+		want   State
+	}{{"auto", Mismatch}, {"cuda", Mismatch}, {"cpu", Mismatch}, {"emu", Finished}} {
+		dir := filepath.Join(t.TempDir(), "zr", "seed41")
+		runDir(t, dir, protocol, runfiles.StopMinLR, protocol.Hash(), nil)
+		res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Device = runfiles.EmulatedDevice + " (the real kernels on CPU threads; 1 SM)"
+		b, _ := json.Marshal(res)
+		if err := os.WriteFile(filepath.Join(dir, runfiles.ResultFile), b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		st, note := Inspect(Job{Name: "zr", Seed: 41, Config: loadRun(t, "device="+tc.device), Dir: dir})
+		if st != tc.want || (tc.want == Mismatch && !strings.Contains(note, "emulated GPU")) {
+			t.Errorf("grid device %s: state %v note %q, want %v", tc.device, st, note, tc.want)
+		}
+	}
+}

@@ -128,7 +128,8 @@ func (s State) String() string {
 // its result.json to force a rerun).
 //
 // A finished result counts only if it is the job's run: its config hash and departures equal the
-// job's (config.Run.Hash, Departures). A result without a hash (written before runs recorded
+// job's (config.Run.Hash, Departures), and it did not train on the emulated GPU unless the job's
+// device is emu. A result without a hash (written before runs recorded
 // it) counts when the directory's config.yaml hashes like the job's config. A checkpoint is
 // resumed only when config.yaml does. Otherwise the state is Mismatch and note says what
 // differs.
