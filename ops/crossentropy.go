@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"hash"
-	"math"
 
 	"github.com/chewxy/hm"
 	"github.com/rewiregnn/rewiregnn/kern"
@@ -96,9 +95,13 @@ func (op *ceOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	if z.Dtype() == tensor.Float64 {
-		return gorgonia.NewF64(weightedCE(z.Float64s(), cols, op.labels, nil, 0)), nil
+		var out [1]float64
+		kern.WeightedCE(out[:], z.Float64s(), op.labels.Idx, op.labels.W, rows, cols)
+		return gorgonia.NewF64(out[0]), nil
 	}
-	return gorgonia.NewF32(float32(weightedCE(z.Float32s(), cols, op.labels, nil, 0))), nil
+	var out [1]float32
+	kern.WeightedCE(out[:], z.Float32s(), op.labels.Idx, op.labels.W, rows, cols)
+	return gorgonia.NewF32(out[0]), nil
 }
 
 // check rejects labels that do not fit the logits.
@@ -112,47 +115,6 @@ func (op *ceOp) check(rows, cols int) error {
 		}
 	}
 	return nil
-}
-
-// weightedCE returns the loss; with grad non-nil it also writes g·∂loss/∂z into grad.
-func weightedCE[T kern.Float](z []T, cols int, labels *Index, grad []T, g float64) float64 {
-	total := 0.0
-	for i, y := range labels.Idx {
-		if y >= 0 {
-			total += labels.W[i]
-		}
-	}
-	clear(grad)
-	if total == 0 {
-		return 0
-	}
-	loss := 0.0
-	for i, y := range labels.Idx {
-		w := labels.W[i]
-		if y < 0 || w == 0 {
-			continue
-		}
-		row := z[i*cols : (i+1)*cols]
-		mx := float64(row[0])
-		for _, v := range row[1:] {
-			mx = math.Max(mx, float64(v))
-		}
-		sum := 0.0
-		for _, v := range row {
-			sum += math.Exp(float64(v) - mx)
-		}
-		logZ := mx + math.Log(sum)
-		loss += w * (logZ - float64(row[y]))
-		if grad != nil {
-			scale := g * w / total
-			gr := grad[i*cols : (i+1)*cols]
-			for c, v := range row {
-				gr[c] = T(scale * math.Exp(float64(v)-logZ))
-			}
-			gr[y] -= T(scale)
-		}
-	}
-	return loss / total
 }
 
 func (op *ceOp) DiffWRT(int) []bool { return []bool{true} }
@@ -204,9 +166,9 @@ func (op *ceGradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	out := op.out.Get(z.Dtype(), z.Shape()...)
 	if z.Dtype() == tensor.Float64 {
-		weightedCE(z.Float64s(), cols, op.fwd.labels, out.Float64s(), g)
+		kern.WeightedCEBackward(out.Float64s(), z.Float64s(), op.fwd.labels.Idx, op.fwd.labels.W, g, rows, cols)
 	} else {
-		weightedCE(z.Float32s(), cols, op.fwd.labels, out.Float32s(), g)
+		kern.WeightedCEBackward(out.Float32s(), z.Float32s(), op.fwd.labels.Idx, op.fwd.labels.W, g, rows, cols)
 	}
 	return out, nil
 }

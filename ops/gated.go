@@ -10,7 +10,7 @@ import (
 )
 
 // GatedEps is added to the gate sum in GatedAggregate (docs/protocol.md §"GatedGCN layer").
-const GatedEps = 1e-6
+const GatedEps = kern.GatedEps
 
 // GatedAggregate is GatedGCN's edge-gated mean, fused into one op: with η = σ(ê) per edge,
 //
@@ -66,19 +66,16 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	return n, nil
 }
 
-// gatedState keeps, from the forward pass, the denominators D = Σ η + eps [nodes, d] and the
-// real edges grouped by destination and by source; from the backward pass, dbh. η is not kept:
-// the backward pass recomputes it from ê with the forward's kernel (kern.GatedEtaRow), bit for
-// bit. Buffers are []float32 or []float64.
+// gatedState keeps, from the forward pass, the denominators D = Σ η + eps [nodes, d] and, in
+// work, the real edges grouped by destination and by source and the padding edges; from the
+// backward pass, dbh. η is not kept: the backward pass recomputes it from ê with the forward's
+// kernel (kern.GatedEtaRow), bit for bit. Buffers are []float32 or []float64.
 type gatedState struct {
-	src, dst     *Index
-	nodes        int
-	den          any
-	gd, dbh      any
-	rows         any // per-worker scratch rows of the kernels (η of one edge)
-	byDst, bySrc kern.Segments
-	pad          []int32 // padding edges (src or dst -1)
-	fwdM, fwdD   int     // shape of the last forward pass's ê
+	src, dst   *Index
+	nodes      int
+	den, dbh   any
+	work       kern.GatedWork
+	fwdM, fwdD int // shape of the last forward pass's ê
 }
 
 // ready checks that a forward pass of the gradient's shape ran (inputs ê, bh, out, g).
@@ -89,93 +86,32 @@ func (st *gatedState) ready(s []tensor.Shape) error {
 	return nil
 }
 
-// gatedForward groups the real edges by destination and by source, then, per destination node
-// (nodes shared between goroutines), computes η = σ(ê) of its in-edges and num and den summed
-// over them (den kept for the backward pass, in the executor's aux buffer where it gives one),
-// and out = num/den. Each node's sums run in edge order, so the result does not depend on the
-// number of goroutines.
+// gatedForward runs kern.GatedAggregate on ê and bh, keeping the denominators (in the
+// executor's aux buffer where it gives one) and the grouped edges for the backward pass.
 func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
 	return func(p *RunOpts, out []T, in [][]T, s []tensor.Shape) {
-		e, bh := in[0], in[1]
 		m, d := s[0][0], s[0][1]
 		st.fwdM, st.fwdD = m, d
 		den := auxBuf[T](p, 0, st.den, st.nodes*d)
 		st.den = den
-		src, dst := st.src.Idx, st.dst.Idx
-		real := func(k int) bool { return src[k] >= 0 && dst[k] >= 0 }
-		st.byDst.Group(dst, st.nodes, real)
-		st.bySrc.Group(src, s[1][0], real)
-		st.pad = st.pad[:0]
-		for k := range src {
-			if !real(k) {
-				st.pad = append(st.pad, int32(k))
-			}
-		}
-		rows := kern.Grow[T](st.rows, kern.Workers()*3*d) // per worker: one edge's η, and 2d of scratch
-		st.rows = rows
-		kern.ParallelRangeW(st.nodes, d*max(1, m/max(st.nodes, 1)), func(w, lo, hi int) {
-			eta := rows[w*3*d : w*3*d+d]
-			for t := lo; t < hi; t++ {
-				o, de := out[t*d:(t+1)*d], den[t*d:(t+1)*d]
-				clear(o)
-				for c := range de {
-					de[c] = GatedEps
-				}
-				for _, k := range st.byDst.Of(t) {
-					so := int(src[k]) * d
-					kern.GatedFwdSigRow(eta, o, de, e[int(k)*d:int(k+1)*d], bh[so:so+d])
-				}
-				for c := range o {
-					o[c] /= de[c]
-				}
-			}
-		})
+		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: out, Den: den}
+		kern.GatedAggregate(b, &st.work, m, s[1][0], st.nodes, d)
 	}
 }
 
-// gatedBackward takes ê, bh, the forward output o and its gradient g. With η_m = σ(ê_m)
-// recomputed and q = η_m ⊙ g_t ⊘ D_t for edge m = (s → t): dê_m = q ⊙ (1 − η_m) ⊙ (bh_s − o_t),
-// and dbh_s = Σ_m q (kept in st.dbh), computed per source node over its out-edges (nodes shared
-// between goroutines).
+// gatedBackward takes ê, bh, the forward output o and its gradient g (and a summand the
+// executor folded in, Func.SumsIn) and runs kern.GatedAggregateBackward: dê is the op's output,
+// dbh is kept in st.dbh for the second gradient op.
 func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
 	return func(dE []T, in [][]T, s []tensor.Shape) {
-		e, bh, o, g := in[0], in[1], in[2], in[3]
-		n, d := s[1][0], s[1][1]
-		den := st.den.([]T)
-		gd := kern.Grow[T](st.gd, st.nodes*d)
+		m, n, d := s[0][0], s[1][0], s[1][1]
 		dB := kern.Grow[T](st.dbh, n*d)
-		st.gd, st.dbh = gd, dB
-		for i, v := range g {
-			gd[i] = v / den[i]
-		}
-		var sum []T // a summand the executor folded in (Func.SumsIn)
+		st.dbh = dB
+		var sum []T
 		if len(in) > 4 {
 			sum = in[4]
 		}
-		for _, k := range st.pad {
-			clear(dE[int(k)*d : int(k+1)*d])
-			if sum != nil {
-				copy(dE[int(k)*d:int(k+1)*d], sum[int(k)*d:int(k+1)*d])
-			}
-		}
-		dst := st.dst.Idx
-		rows := kern.Grow[T](st.rows, kern.Workers()*3*d)
-		st.rows = rows
-		kern.ParallelRangeW(n, d*max(1, len(dst)/max(n, 1)), func(w, lo, hi int) {
-			r := rows[w*3*d : (w+1)*3*d]
-			eta, tmp := r[:d], r[d:] // one edge's η, and the sums GatedEtaRow discards
-			for sv := lo; sv < hi; sv++ {
-				db, b := dB[sv*d:(sv+1)*d], bh[sv*d:(sv+1)*d]
-				clear(db)
-				for _, k := range st.bySrc.Of(sv) {
-					to := int(dst[k]) * d
-					kern.GatedEtaRow(eta, e[int(k)*d:int(k+1)*d], tmp)
-					kern.GatedBwdRow(dE[int(k)*d:int(k+1)*d], db, eta, gd[to:to+d], b, o[to:to+d])
-					if sum != nil {
-						kern.AddTo(dE[int(k)*d:int(k+1)*d], sum[int(k)*d:int(k+1)*d])
-					}
-				}
-			}
-		})
+		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: in[2], Den: st.den.([]T)}
+		kern.GatedAggregateBackward(dE, dB, in[3], b, m, n, st.nodes, d, sum, &st.work)
 	}
 }

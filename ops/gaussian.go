@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"github.com/rewiregnn/rewiregnn/prog"
-	"math"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -36,19 +35,7 @@ func GaussianWeights(u, mu, is *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 func gaussW[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
-	u, mu, is := in[0], in[1], in[2]
-	p, k := s[0][1], s[1][0]
-	for m := 0; m < s[0][0]; m++ {
-		for j := 0; j < k; j++ {
-			acc := 0.0
-			for c := 0; c < p; c++ {
-				dv := float64(u[m*p+c] - mu[j*p+c])
-				sv := float64(is[j*p+c])
-				acc += dv * dv * sv * sv
-			}
-			out[m*k+j] = T(math.Exp(-0.5 * acc))
-		}
-	}
+	kern.GaussianWeights(out, in[0], in[1], in[2], s[0][0], s[1][0], s[0][1])
 }
 
 // gaussGrad returns the kernel of the gradient with respect to input which (0 u, 1 mu, 2 is),
@@ -56,25 +43,8 @@ func gaussW[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
 // ∂w/∂u_c = −w·(u_c−μ_kc)·s_kc², ∂w/∂μ_kc = w·(u_c−μ_kc)·s_kc², ∂w/∂s_kc = −w·(u_c−μ_kc)²·s_kc.
 func gaussGrad[T kern.Float](which int) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
-		u, mu, is, w, g := in[0], in[1], in[2], in[3], in[4]
-		p, k := s[0][1], s[1][0]
-		clear(out)
-		for m := 0; m < s[0][0]; m++ {
-			for j := 0; j < k; j++ {
-				gw := float64(g[m*k+j] * w[m*k+j])
-				for c := 0; c < p; c++ {
-					dv := float64(u[m*p+c] - mu[j*p+c])
-					sv := float64(is[j*p+c])
-					switch which {
-					case 0:
-						out[m*p+c] -= T(gw * dv * sv * sv)
-					case 1:
-						out[j*p+c] += T(gw * dv * sv * sv)
-					default:
-						out[j*p+c] -= T(gw * dv * dv * sv)
-					}
-				}
-			}
-		}
+		var grads [3][]T
+		grads[which] = out
+		kern.GaussianWeightsBackward(grads[0], grads[1], grads[2], in[0], in[1], in[2], in[3], in[4], s[0][0], s[1][0], s[0][1])
 	}
 }

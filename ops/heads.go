@@ -17,7 +17,7 @@ func HeadDot(q, k *gorgonia.Node, heads int) (*gorgonia.Node, error) {
 	}
 	op := newFuncOp(prog.HeadDot, fmt.Sprintf("HeadDot{%d}", heads), 2, func(s []tensor.Shape) (tensor.Shape, error) {
 		return tensor.Shape{s[0][0], heads}, nil
-	}, headDot[float64], headDot[float32])
+	}, headDot[float64](heads), headDot[float32](heads))
 	op.dev = DeviceOp{Heads: heads}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// d/dq = HeadScale(k, g), d/dk = HeadScale(q, g).
@@ -34,20 +34,8 @@ func HeadDot(q, k *gorgonia.Node, heads int) (*gorgonia.Node, error) {
 	return apply(op, q, k)
 }
 
-func headDot[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
-	d, h := s[0][1], len(out)/max(s[0][0], 1)
-	w := d / h
-	q, k := in[0], in[1]
-	for m := 0; m < s[0][0]; m++ {
-		for j := 0; j < h; j++ {
-			var acc T
-			base := m*d + j*w
-			for t := 0; t < w; t++ {
-				acc += q[base+t] * k[base+t]
-			}
-			out[m*h+j] = acc
-		}
-	}
+func headDot[T kern.Float](heads int) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) { kern.HeadDot(out, in[0], in[1], s[0][0], heads, s[0][1]) }
 }
 
 // HeadScale multiplies the k-th column block of every row of x ([M, d]) by w[m,k] ([M, heads]).
@@ -72,18 +60,7 @@ func HeadScale(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 }
 
 func headScale[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
-	d, h := s[0][1], s[1][1]
-	w := d / h
-	x, sc := in[0], in[1]
-	for m := 0; m < s[0][0]; m++ {
-		for j := 0; j < h; j++ {
-			c := sc[m*h+j]
-			base := m*d + j*w
-			for t := 0; t < w; t++ {
-				out[base+t] = c * x[base+t]
-			}
-		}
-	}
+	kern.HeadScale(out, in[0], in[1], s[0][0], s[1][1], s[0][1])
 }
 
 // KernelMix sums the K column blocks of x ([M, K·d]) weighted by w ([M, K]):
@@ -111,50 +88,18 @@ func KernelMix(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 	return apply(op, x, w)
 }
 
+// kernelMix: inputs x [M, K·d], w [M, K].
 func kernelMix[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
-	x, w := in[0], in[1]
-	kd, k := s[0][1], s[1][1]
-	d := kd / k
-	clear(out)
-	for m := 0; m < s[0][0]; m++ {
-		o := out[m*d : (m+1)*d]
-		for j := 0; j < k; j++ {
-			c := w[m*k+j]
-			xs := x[m*kd+j*d : m*kd+(j+1)*d]
-			for t := range o {
-				o[t] += c * xs[t]
-			}
-		}
-	}
+	k := s[1][1]
+	kern.KernelMix(out, in[0], in[1], s[0][0], k, s[0][1]/k)
 }
 
 // kernelMixGradX: inputs g [M, d], w [M, K]; out[m,k·d+t] = w[m,k]·g[m,t].
 func kernelMixGradX[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
-	g, w := in[0], in[1]
-	d, k := s[0][1], s[1][1]
-	for m := 0; m < s[0][0]; m++ {
-		for j := 0; j < k; j++ {
-			c := w[m*k+j]
-			o := out[m*k*d+j*d : m*k*d+(j+1)*d]
-			for t := range o {
-				o[t] = c * g[m*d+t]
-			}
-		}
-	}
+	kern.KernelMixBackward(out, nil, nil, in[1], in[0], s[0][0], s[1][1], s[0][1])
 }
 
 // kernelMixGradW: inputs x [M, K·d], g [M, d], w [M, K]; out[m,k] = Σ_t x[m,k·d+t]·g[m,t].
 func kernelMixGradW[T kern.Float](out []T, in [][]T, s []tensor.Shape) {
-	x, g := in[0], in[1]
-	d, k := s[1][1], s[2][1]
-	for m := 0; m < s[0][0]; m++ {
-		for j := 0; j < k; j++ {
-			var acc T
-			xs := x[m*k*d+j*d : m*k*d+(j+1)*d]
-			for t, v := range xs {
-				acc += v * g[m*d+t]
-			}
-			out[m*k+j] = acc
-		}
-	}
+	kern.KernelMixBackward(nil, out, in[0], nil, in[1], s[0][0], s[2][1], s[1][1])
 }

@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"hash"
-	"math"
 
 	"github.com/chewxy/hm"
 	"github.com/rewiregnn/rewiregnn/kern"
@@ -54,17 +53,15 @@ func (op *l1Op) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 		return nil, err
 	}
 	if ds[0].Dtype() == tensor.Float64 {
-		return gorgonia.NewF64(maskedL1(ds[0].Float64s(), ds[1].Float64s(), ds[2].Float64s())), nil
+		var out [1]float64
+		p := ds[0].Float64s()
+		kern.MaskedL1(out[:], p, ds[1].Float64s(), ds[2].Float64s(), len(p))
+		return gorgonia.NewF64(out[0]), nil
 	}
-	return gorgonia.NewF32(float32(maskedL1(ds[0].Float32s(), ds[1].Float32s(), ds[2].Float32s()))), nil
-}
-
-func maskedL1[T kern.Float](p, y, w []T) float64 {
-	s := 0.0
-	for i := range p {
-		s += float64(w[i]) * math.Abs(float64(p[i])-float64(y[i]))
-	}
-	return s
+	var out [1]float32
+	p := ds[0].Float32s()
+	kern.MaskedL1(out[:], p, ds[1].Float32s(), ds[2].Float32s(), len(p))
+	return gorgonia.NewF32(out[0]), nil
 }
 
 func (op *l1Op) DiffWRT(int) []bool { return []bool{true, false, false} }
@@ -115,21 +112,11 @@ func (op *l1GradOp) Do(vs ...gorgonia.Value) (gorgonia.Value, error) {
 	}
 	out := op.out.Get(ds[0].Dtype(), ds[0].Shape()...)
 	if ds[0].Dtype() == tensor.Float64 {
-		l1Grad(out.Float64s(), ds[0].Float64s(), ds[1].Float64s(), ds[2].Float64s(), g)
+		dp := out.Float64s()
+		kern.MaskedL1Backward(dp, ds[0].Float64s(), ds[1].Float64s(), ds[2].Float64s(), g, len(dp))
 	} else {
-		l1Grad(out.Float32s(), ds[0].Float32s(), ds[1].Float32s(), ds[2].Float32s(), g)
+		dp := out.Float32s()
+		kern.MaskedL1Backward(dp, ds[0].Float32s(), ds[1].Float32s(), ds[2].Float32s(), g, len(dp))
 	}
 	return out, nil
-}
-
-func l1Grad[T kern.Float](dst, p, y, w []T, g float64) {
-	for i := range dst {
-		s := 0.0
-		if p[i] > y[i] {
-			s = 1
-		} else if p[i] < y[i] {
-			s = -1
-		}
-		dst[i] = T(g * float64(w[i]) * s)
-	}
 }

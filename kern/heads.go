@@ -1,0 +1,83 @@
+package kern
+
+// The per-row kernels of attention heads and MoNet's kernel mix (ops.HeadDot, ops.HeadScale,
+// ops.KernelMix; GPU twins: the launchers of the same names in cuda/ops.go). Every output
+// value is one row's own sum in column order, so nothing depends on the number of goroutines.
+
+// HeadDot writes out [m, h] = the per-head dot products of a and b [m, d]: out[i,j] =
+// Σ_t a[i,j·w+t]·b[i,j·w+t] with w = d/h, summed in T in column order.
+func HeadDot[T Float](out, a, b []T, m, h, d int) {
+	w := d / max(h, 1)
+	for i := 0; i < m; i++ {
+		for j := 0; j < h; j++ {
+			var acc T
+			base := i*d + j*w
+			for t := 0; t < w; t++ {
+				acc += a[base+t] * b[base+t]
+			}
+			out[i*h+j] = acc
+		}
+	}
+}
+
+// HeadScale writes out [m, d] = x [m, d] with head block j of row i (columns j·w … (j+1)·w−1,
+// w = d/h) multiplied by s[i,j] (s [m, h]).
+func HeadScale[T Float](out, x, s []T, m, h, d int) {
+	w := d / max(h, 1)
+	for i := 0; i < m; i++ {
+		for j := 0; j < h; j++ {
+			c := s[i*h+j]
+			base := i*d + j*w
+			for t := 0; t < w; t++ {
+				out[base+t] = c * x[base+t]
+			}
+		}
+	}
+}
+
+// KernelMix writes out [m, d] = Σ_j w[i,j]·x[i, j·d : (j+1)·d] for x [m, kk·d] and w [m, kk],
+// summed in T over j in order.
+func KernelMix[T Float](out, x, w []T, m, kk, d int) {
+	kd := kk * d
+	clear(out[:m*d])
+	for i := 0; i < m; i++ {
+		o := out[i*d : (i+1)*d]
+		for j := 0; j < kk; j++ {
+			c := w[i*kk+j]
+			xs := x[i*kd+j*d : i*kd+(j+1)*d]
+			for t := range o {
+				o[t] += c * xs[t]
+			}
+		}
+	}
+}
+
+// KernelMixBackward writes, from the output gradient g [m, d], dx [m, kk·d] with
+// dx[i, j·d+t] = w[i,j]·g[i,t] (reading g and w) and dw [m, kk] with dw[i,j] = Σ_t
+// x[i, j·d+t]·g[i,t] (reading x and g). A nil dx or dw is not computed, and the input only it
+// reads may then be nil.
+func KernelMixBackward[T Float](dx, dw, x, w, g []T, m, kk, d int) {
+	if dx != nil {
+		for i := 0; i < m; i++ {
+			for j := 0; j < kk; j++ {
+				c := w[i*kk+j]
+				o := dx[i*kk*d+j*d : i*kk*d+(j+1)*d]
+				for t := range o {
+					o[t] = c * g[i*d+t]
+				}
+			}
+		}
+	}
+	if dw != nil {
+		for i := 0; i < m; i++ {
+			for j := 0; j < kk; j++ {
+				var acc T
+				xs := x[i*kk*d+j*d : i*kk*d+(j+1)*d]
+				for t, v := range xs {
+					acc += v * g[i*d+t]
+				}
+				dw[i*kk+j] = acc
+			}
+		}
+	}
+}
