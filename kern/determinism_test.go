@@ -9,7 +9,8 @@ import (
 )
 
 // TestReductionsIndependentOfThreads runs every kernel that sums over a long dimension (the
-// products' xᵀ·g, the fused linear gradient, column and scatter sums, in float32 and float64,
+// products' xᵀ·g, the fused linear gradient, column and scatter sums, batch norm's statistics
+// and gradients, layer norm's parameter gradients, in float32 and float64,
 // on the assembly kernel and off it) with 1, 2, 3, 4 and 8 goroutines, on sizes with many
 // chunks, and requires the same bits each time.
 func TestReductionsIndependentOfThreads(t *testing.T) {
@@ -22,6 +23,11 @@ func TestReductionsIndependentOfThreads(t *testing.T) {
 	for i := range idx {
 		idx[i] = int32(rng.IntN(3000))
 	}
+	keep := make([]bool, m)
+	for i := range keep {
+		keep[i] = rng.IntN(7) != 0
+	}
+	gamma, beta := randF32(rng, b), randF32(rng, b)
 	run := func() map[string][]float64 {
 		out := map[string][]float64{}
 		var sc, sc64 Scratch
@@ -45,6 +51,30 @@ func TestReductionsIndependentOfThreads(t *testing.T) {
 		sa := make([]float64, 3000*b)
 		ScatterAddRows(sa, dy64, b, idx, nil)
 		out["scatter"] = sa
+		for _, relu := range []bool{false, true} {
+			var bs BNScratch
+			bn := BatchNormBufs[float32]{X: dy, Gamma: gamma, Beta: beta, Keep: keep, RunMean: make([]float64, b),
+				RunVar: make([]float64, b), Out: make([]float32, m*b), Mean: make([]float64, b), InvStd: make([]float64, b), Scratch: &bs}
+			BatchNorm(bn, m, b, true, BNOpts{Eps: 1e-5, Momentum: 0.1, Relu: relu})
+			name := fmt.Sprintf("batch norm relu=%v ", relu)
+			out[name+"out"], out[name+"mean"], out[name+"1/σ"] = widen(bn.Out), bn.Mean, bn.InvStd
+			out[name+"running"] = append(bn.RunMean, bn.RunVar...)
+			bdx, bdg, bdb := make([]float32, m*b), make([]float32, b), make([]float32, b)
+			BatchNormBackward(bdx, bdg, bdb, x[:m*b], bn, m, b, true, relu, nil)
+			out[name+"dx"], out[name+"dγ"], out[name+"dβ"] = widen(bdx), widen(bdg), widen(bdb)
+			bn64 := BatchNormBufs[float64]{X: widen(dy), Gamma: widen(gamma), Beta: widen(beta), Keep: keep, RunMean: make([]float64, b),
+				RunVar: make([]float64, b), Out: make([]float64, m*b), Mean: make([]float64, b), InvStd: make([]float64, b), Scratch: &bs}
+			BatchNorm(bn64, m, b, true, BNOpts{Eps: 1e-5, Momentum: 0.1, Relu: relu})
+			ddx, ddg, ddb := make([]float64, m*b), make([]float64, b), make([]float64, b)
+			BatchNormBackward(ddx, ddg, ddb, x64[:m*b], bn64, m, b, true, relu, nil)
+			out[name+"float64"] = append(append(append(bn64.Mean, bn64.InvStd...), ddg...), ddb...)
+		}
+		ln := LayerNormBufs[float32]{X: dy, Gamma: gamma, Beta: beta, Keep: keep, Out: make([]float32, m*b),
+			Xhat: make([]float64, m*b), InvStd: make([]float64, m)}
+		LayerNorm(ln, m, b, 1e-5)
+		lg, lb := make([]float32, b), make([]float32, b)
+		LayerNormBackward(nil, lg, lb, x[:m*b], ln, m, b)
+		out["layer norm dγ"], out["layer norm dβ"] = widen(lg), widen(lb)
 		return out
 	}
 	runtime.GOMAXPROCS(1)

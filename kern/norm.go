@@ -92,3 +92,33 @@ func LayerNormAffine[T Float](dst []T, xhat []float64, gamma, beta []T, keep []b
 		}
 	})
 }
+
+// LayerNormBufs are the buffers of one masked layer norm over rows×d: inputs X [rows, d],
+// Gamma, Beta [d], Keep [rows]; outputs Out [rows, d], and Xhat [rows, d] and InvStd [rows]
+// kept for the backward pass (in float64 on the CPU).
+type LayerNormBufs[T Float] struct {
+	X, Gamma, Beta []T
+	Keep           []bool
+	Out            []T
+	Xhat, InvStd   []float64
+}
+
+// LayerNorm is the forward pass of a masked layer norm (cuda.Kernels.LayerNorm): Xhat and
+// InvStd as LayerNormRows, then Out = γ⊙x̂+β on kept rows and 0 on the others.
+func LayerNorm[T Float](b LayerNormBufs[T], rows, d int, eps float64) {
+	keep := b.Keep[:rows]
+	LayerNormRows(b.Xhat[:rows*d], b.InvStd[:rows], b.X[:rows*d], d, keep, eps)
+	LayerNormAffine(b.Out[:rows*d], b.Xhat[:rows*d], b.Gamma[:d], b.Beta[:d], keep)
+}
+
+// LayerNormBackward is the backward pass of a layer norm (cuda.Kernels.LayerNormBackward) from
+// the forward pass's Xhat and InvStd, b.Gamma, b.Keep and the output gradient dy: dx [rows, d],
+// dgamma and dbeta [d] as LayerNormGradRows; an output passed as nil is not computed.
+func LayerNormBackward[T Float](dx, dgamma, dbeta, dy []T, b LayerNormBufs[T], rows, d int) {
+	keep, xhat, invStd := b.Keep[:rows], b.Xhat[:rows*d], b.InvStd[:rows]
+	for which, dst := range [][]T{dx, dgamma, dbeta} {
+		if dst != nil {
+			LayerNormGradRows(which, dst[:[]int{rows * d, d, d}[which]], b.Gamma[:d], dy[:rows*d], d, xhat, invStd, keep)
+		}
+	}
+}

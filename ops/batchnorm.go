@@ -3,7 +3,6 @@ package ops
 import (
 	"fmt"
 	"github.com/rewiregnn/rewiregnn/prog"
-	"math"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"gorgonia.org/gorgonia"
@@ -45,14 +44,6 @@ func (s *BNState) StartCalibration() {
 func (s *BNState) StopCalibration() int {
 	s.calibrating = false
 	return s.batches
-}
-
-// average folds one batch's mean and unbiased variance of column c into the running statistics
-// as the batches-th term of their cumulative mean.
-func (s *BNState) average(c int, mean, variance float64) {
-	w := 1 / float64(s.batches)
-	s.RunMean[c] += (mean - s.RunMean[c]) * w
-	s.RunVar[c] += (variance - s.RunVar[c]) * w
 }
 
 // NewBNState returns running statistics for d features: mean 0, variance 1, training on.
@@ -119,9 +110,9 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 			return nil, err
 		}
 		grads := gorgonia.Nodes{dX, nil, nil}
-		for i, sums := range []*[]float64{&s.dgamma, &s.dbeta} {
+		for i := range 2 {
 			cp := newFuncOp(gkind, fmt.Sprintf("%sGrad{%s,%s}", name, st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
-				copySums[float64](sums), copySums[float32](sums))
+				copySums[float64](s, i), copySums[float32](s, i))
 			cp.ranks = []int{2, 1, 1}
 			cp.after = true
 			cp.dev = DeviceOp{BN: st, Mask: mask, State: s, Which: i + 1}
@@ -144,15 +135,12 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 // bnState is what a batch norm's forward pass keeps for its gradient ops: the statistics it
 // normalised with; the x gradient's op leaves dγ and dβ in it.
 type bnState struct {
-	bn            *BNState
-	mask          *Mask
-	relu          bool // the op is BatchNormRelu
-	kept          int
-	mean, invStd  []float64
-	dgamma, dbeta []float64
-	sum1, sum2    []float64 // the forward pass's column sums
-	cols          any       // per-column vectors in the element type, 4 of d
-	parts         any       // per-chunk column sums, 2·d per chunk
+	bn           *BNState
+	mask         *Mask
+	relu         bool // the op is BatchNormRelu
+	mean, invStd []float64
+	grads        any // dγ and dβ in the element type, 2·d
+	scratch      kern.BNScratch
 }
 
 func (s *bnState) checkInput(sh []tensor.Shape) error {
@@ -173,174 +161,52 @@ func (s *bnState) ready(sh []tensor.Shape) error {
 	return nil
 }
 
-// bnChunk is the number of rows per partial column sum; the partial sums are added in a fixed
-// order, so the statistics do not depend on the number of workers.
-const bnChunk = 256
-
-// colSums adds up, per column, f's two row sums over the kept rows in fixed chunks of rows
-// (in parallel), returning them in float64.
-func colSums[T kern.Float](s *bnState, rows, d int, s1, s2 []float64, f func(p1, p2 []T, r int)) {
-	nc := (rows + bnChunk - 1) / bnChunk
-	parts := kern.Grow[T](s.parts, nc*2*d)
-	s.parts = parts
-	kern.ParallelChunks(nc, func(c int) {
-		p1, p2 := parts[c*2*d:c*2*d+d], parts[c*2*d+d:(c+1)*2*d]
-		clear(p1)
-		clear(p2)
-		for r := c * bnChunk; r < min(rows, (c+1)*bnChunk); r++ {
-			if s.mask.Keep[r] {
-				f(p1, p2, r)
-			}
-		}
-	})
-	clear(s1)
-	clear(s2)
-	for c := 0; c < nc; c++ {
-		for j := 0; j < d; j++ {
-			s1[j] += float64(parts[c*2*d+j])
-			s2[j] += float64(parts[c*2*d+d+j])
-		}
-	}
-}
-
-// bnForward: in training, the column means and variances of the kept rows (sums of x − k for
-// k the first kept row, which keeps them accurate), and the running statistics' update; then
-// out = (x − μ)·γ/σ + β on kept rows, 0 on the others. A replay (RunOpts.Replay: the executor
-// recomputing the step for the backward pass) leaves the running statistics alone.
+// bnForward: kern.BatchNorm, in training with the running statistics' momentum update, or
+// during a calibration their cumulative mean; a replay (RunOpts.Replay: the executor recomputing
+// the step for the backward pass) leaves them alone.
 func bnForward[T kern.Float](s *bnState) planKernel[T] {
 	return func(pl *RunOpts, out []T, in [][]T, sh []tensor.Shape) {
 		replay := pl != nil && pl.Replay
-		x, gamma, beta := in[0], in[1], in[2]
 		rows, d := sh[0][0], sh[0][1]
 		st := s.bn
 		s.mean, s.invStd = scratch(&s.mean, d), scratch(&s.invStd, d)
-		cols := kern.Grow[T](s.cols, 4*d)
-		s.cols = cols
-		mu, p, k := cols[:d], cols[d:2*d], cols[2*d:3*d]
-		s.kept = s.mask.Count()
-		if st.Training {
-			first := 0
-			for !s.mask.Keep[first] {
-				first++
-			}
-			copy(k, x[first*d:(first+1)*d])
-			s1, s2 := scratch(&s.sum1, d), scratch(&s.sum2, d)
-			colSums(s, rows, d, s1, s2, func(p1, p2 []T, r int) { kern.StatsRow(p1, p2, x[r*d:(r+1)*d], k) })
-			n := float64(s.kept)
-			if st.calibrating && !replay {
-				st.batches++
-			}
-			for c := 0; c < d; c++ {
-				m1 := s1[c] / n
-				ss := max(s2[c]-s1[c]*m1, 0) // Σ (x − mean)²
-				s.mean[c] = float64(k[c]) + m1
-				switch {
-				case replay:
-				case st.calibrating:
-					st.average(c, s.mean[c], ss/(n-1))
-				default:
-					st.RunMean[c] = (1-BNMomentum)*st.RunMean[c] + BNMomentum*s.mean[c]
-					st.RunVar[c] = (1-BNMomentum)*st.RunVar[c] + BNMomentum*ss/(n-1)
-				}
-				s.invStd[c] = 1 / math.Sqrt(ss/n+BNEps)
-			}
-		} else {
-			for c := 0; c < d; c++ {
-				s.mean[c] = st.RunMean[c]
-				s.invStd[c] = 1 / math.Sqrt(st.RunVar[c]+BNEps)
-			}
+		o := kern.BNOpts{Eps: BNEps, Momentum: BNMomentum, Replay: replay, Relu: s.relu}
+		if st.Training && st.calibrating && !replay {
+			st.batches++
+			o.Average = st.batches
 		}
-		for c := 0; c < d; c++ {
-			mu[c] = T(s.mean[c])
-			p[c] = T(float64(gamma[c]) * s.invStd[c])
-		}
-		var res []T
+		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep,
+			RunMean: st.RunMean, RunVar: st.RunVar, Out: out, Mean: s.mean, InvStd: s.invStd, Scratch: &s.scratch}
 		if len(in) == 4 {
-			res = in[3]
+			b.Res = in[3]
 		}
-		kern.ParallelRange(rows, d, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				o, xr := out[r*d:(r+1)*d], x[r*d:(r+1)*d]
-				switch {
-				case !s.mask.Keep[r] && res != nil:
-					copy(o, res[r*d:(r+1)*d])
-				case !s.mask.Keep[r]:
-					clear(o)
-				case res != nil:
-					kern.AffineReluAddRow(o, xr, mu, p, beta, res[r*d:(r+1)*d])
-				case s.relu:
-					kern.AffineReluRow(o, xr, mu, p, beta)
-				default:
-					kern.AffineRow(o, xr, mu, p, beta)
-				}
-			}
-		})
+		kern.BatchNorm(b, rows, d, st.Training, o)
 	}
 }
 
-// bnBackward takes x, γ, β and the output gradient g; dy = g, or with the ReLU, g where the
-// normalised output γ⊙x̂+β is positive (recomputed from x), else 0. With S1 = Σ dy and
-// S2 = Σ dy⊙(x − μ) over the R kept rows, dβ = S1 and dγ = S2/σ; in training
-// dx = γ/σ ⊙ (dy − S1/R − x̂ ⊙ S2/(σR)), in evaluation dx = γ/σ ⊙ dy, on kept rows (0 on the
-// others).
+// bnBackward takes x, γ, β and the output gradient g (and a summand the executor folded in,
+// Func.SumsIn): kern.BatchNormBackward, through the ReLU for BatchNormRelu. It writes dx and
+// leaves dγ and dβ for copySums.
 func bnBackward[T kern.Float](s *bnState) kernel[T] {
 	return func(dx []T, in [][]T, sh []tensor.Shape) {
-		x, gamma, beta, dy := in[0], in[1], in[2], in[3]
 		rows, d := sh[0][0], sh[0][1]
-		cols := kern.Grow[T](s.cols, 7*d)
-		s.cols = cols
-		mu, p, a, b, c := cols[:d], cols[d:2*d], cols[4*d:5*d], cols[5*d:6*d], cols[6*d:7*d]
-		s.dgamma, s.dbeta = scratch(&s.dgamma, d), scratch(&s.dbeta, d)
-		for j := 0; j < d; j++ {
-			mu[j] = T(s.mean[j])
-			p[j] = T(float64(gamma[j]) * s.invStd[j])
-		}
-		colSums(s, rows, d, s.dbeta, s.dgamma, func(p1, p2 []T, r int) {
-			if s.relu {
-				kern.StatsReluRow(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta)
-			} else {
-				kern.Stats2Row(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu)
-			}
-		})
-		n := float64(s.kept)
-		for j := 0; j < d; j++ {
-			inv := s.invStd[j]
-			gi := float64(gamma[j]) * inv
-			a[j], b[j], c[j] = T(gi), 0, 0
-			if s.bn.Training {
-				b[j] = T(-gi * inv * inv * s.dgamma[j] / n)
-				c[j] = T(-gi * s.dbeta[j] / n)
-			}
-			s.dgamma[j] *= inv
-		}
-		var sum []T // a summand the executor folded in (Func.SumsIn)
+		grads := kern.Grow[T](s.grads, 2*d)
+		s.grads = grads
+		var sum []T
 		if len(in) > 4 {
 			sum = in[4]
 		}
-		kern.ParallelRange(rows, d, func(lo, hi int) {
-			for r := lo; r < hi; r++ {
-				o := dx[r*d : (r+1)*d]
-				switch {
-				case !s.mask.Keep[r]:
-					clear(o)
-				case s.relu:
-					kern.BNBackReluRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta, a, b, c)
-				default:
-					kern.BNBackRow(o, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, a, b, c)
-				}
-				if sum != nil {
-					kern.AddTo(o, sum[r*d:(r+1)*d])
-				}
-			}
-		})
+		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep,
+			Mean: s.mean, InvStd: s.invStd, Scratch: &s.scratch}
+		kern.BatchNormBackward(dx, grads[:d], grads[d:], in[3], b, rows, d, s.bn.Training, s.relu, sum)
 	}
 }
 
-// copySums is the kernel of the dγ and dβ ops: the sums the x gradient's op left in *sums.
-func copySums[T kern.Float](sums *[]float64) kernel[T] {
+// copySums is the kernel of the dγ (which 0) and dβ (which 1) ops: what the x gradient's op left
+// in s.
+func copySums[T kern.Float](s *bnState, which int) kernel[T] {
 	return func(out []T, _ [][]T, _ []tensor.Shape) {
-		for i, v := range *sums {
-			out[i] = T(v)
-		}
+		g := s.grads.([]T)
+		copy(out, g[which*len(out):(which+1)*len(out)])
 	}
 }

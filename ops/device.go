@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/prog"
 	"gorgonia.org/gorgonia"
 )
@@ -54,7 +55,7 @@ func (ix *Index) CheckRows(rows int) error { return ix.check(rows) }
 
 // StepSeed is the seed of the current training step's mask: element i is kept when
 // DropKeep(StepSeed, i, Rate).
-func (s *DropState) StepSeed() uint64 { return s.Seed ^ mix64(*s.step) }
+func (s *DropState) StepSeed() uint64 { return s.Seed ^ kern.Mix64(*s.step) }
 
 // Keep reports whether element i survives at the current step (the mask the CPU op applies).
 func (s *DropState) Keep(i int) bool { return DropKeep(s.StepSeed(), i, s.Rate) }

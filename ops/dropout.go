@@ -28,22 +28,8 @@ func NewDropState(name string, rate float64, seed uint64, step *uint64) *DropSta
 }
 
 // DropKeep is the dropout mask: whether element i survives under a step's seed (StepSeed) at
-// the given rate, splitmix64(seed ⊕ i·0x9e3779b97f4a7c15) mapped to [0, 1) and compared with
-// the rate. The GPU's dropout kernel (cuda/kernels/dropout.cu) draws the same mask.
-func DropKeep(seed uint64, i int, rate float64) bool {
-	return unitFloat(mix64(seed^uint64(i)*0x9e3779b97f4a7c15)) >= rate
-}
-
-// mix64 is the splitmix64 finaliser.
-func mix64(z uint64) uint64 {
-	z += 0x9e3779b97f4a7c15
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9
-	z = (z ^ (z >> 27)) * 0x94d049bb133111eb
-	return z ^ (z >> 31)
-}
-
-// unitFloat maps 64 random bits to [0, 1).
-func unitFloat(z uint64) float64 { return float64(z>>11) / (1 << 53) }
+// the given rate (kern.DropKeep, the twin of the GPU's dropout kernel, cuda/kernels/dropout.cu).
+func DropKeep(seed uint64, i int, rate float64) bool { return kern.DropKeep(seed, i, rate) }
 
 // Dropout zeroes each entry of a matrix with probability st.Rate during training and scales the
 // survivors by 1/(1−Rate) (inverted dropout, as PyTorch); in evaluation it is the identity.
@@ -70,24 +56,14 @@ func Dropout(x *gorgonia.Node, st *DropState) (*gorgonia.Node, error) {
 	return apply(op, x)
 }
 
-// dropKernel multiplies by the mask: the forward pass and, on the upstream gradient, the
-// backward pass (the same mask, the same scale).
+// dropKernel multiplies by the mask (kern.Dropout): the forward pass and, on the upstream
+// gradient, the backward pass (the same mask, the same scale). Outside training it copies.
 func dropKernel[T kern.Float](st *DropState) kernel[T] {
 	return func(out []T, in [][]T, _ []tensor.Shape) {
-		x := in[0]
 		if !st.Training || st.Rate == 0 {
-			copy(out, x)
+			copy(out, in[0])
 			return
 		}
-		scale, seed := T(1/(1-st.Rate)), st.StepSeed()
-		kern.ParallelRange(len(out), 1, func(lo, hi int) {
-			for i := lo; i < hi; i++ {
-				if DropKeep(seed, i, st.Rate) {
-					out[i] = x[i] * scale
-				} else {
-					out[i] = 0
-				}
-			}
-		})
+		kern.Dropout(out, in[0], len(out), st.Rate, st.StepSeed())
 	}
 }

@@ -80,15 +80,27 @@ func lnKernel[T kern.Float](st *lnState) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
 		rows, cols := s[0][0], s[0][1]
 		st.xhat, st.invStd = scratch(&st.xhat, rows*cols), scratch(&st.invStd, rows)
-		kern.LayerNormRows(st.xhat, st.invStd, in[0], cols, st.mask.Keep, BNEps)
-		kern.LayerNormAffine(out, st.xhat, in[1], in[2], st.mask.Keep)
+		kern.LayerNorm(kern.LayerNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: st.mask.Keep, Out: out,
+			Xhat: st.xhat, InvStd: st.invStd}, rows, cols, BNEps)
 	}
 }
 
-// lnGradKernel: which 0: dx = (1/σ)(γ⊙dy − mean(γ⊙dy) − x̂·mean(γ⊙dy⊙x̂)) per kept row;
-// which 1: dγ = Σ_rows dy⊙x̂; which 2: dβ = Σ_rows dy.
+// lnGradKernel (inputs γ and dy; kern.LayerNormBackward): which 0: dx =
+// (1/σ)(γ⊙dy − mean(γ⊙dy) − x̂·mean(γ⊙dy⊙x̂)) per kept row; which 1: dγ = Σ_rows dy⊙x̂;
+// which 2: dβ = Σ_rows dy.
 func lnGradKernel[T kern.Float](st *lnState, which int) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
-		kern.LayerNormGradRows(which, out, in[0], in[1], s[1][1], st.xhat, st.invStd, st.mask.Keep)
+		rows, d := s[1][0], s[1][1]
+		var dx, dgamma, dbeta []T
+		switch which {
+		case 0:
+			dx = out
+		case 1:
+			dgamma = out
+		default:
+			dbeta = out
+		}
+		kern.LayerNormBackward(dx, dgamma, dbeta, in[1], kern.LayerNormBufs[T]{Gamma: in[0], Keep: st.mask.Keep,
+			Xhat: st.xhat, InvStd: st.invStd}, rows, d)
 	}
 }
