@@ -45,7 +45,7 @@ type Value struct {
 	Shape []int
 	// Node is the node computing a Computed value.
 	Node int
-	// Data is a Const value's contents (row-major, float32 or float64 by Dtype: F32 or F64).
+	// F32 or F64 (by Dtype) hold a Const value's contents, row-major.
 	F32 []float32
 	F64 []float64
 }
