@@ -96,7 +96,7 @@ func Lower(gr Graph) (*prog.Program, *Binding, error) {
 			roots = append(roots, n)
 		}
 	}
-	need := reaches(gr.G, roots)
+	need := Reaches(gr.G, roots...)
 	l := &lowering{gr: gr, p: &prog.Program{Train: gr.Grads != nil}, b: &Binding{inputs: map[int]*tensor.Dense{}},
 		kinds: NewKinds(), byNode: map[int64]int{}, indexes: map[*ops.Index]int{}, masks: map[*ops.Mask]int{},
 		states: map[any]int{}, groups: map[any]int{}}
@@ -120,8 +120,8 @@ func Lower(gr Graph) (*prog.Program, *Binding, error) {
 	return p, l.b, nil
 }
 
-// reaches returns the ids of the nodes the roots are computed from (themselves included).
-func reaches(g *gorgonia.ExprGraph, roots gorgonia.Nodes) map[int64]bool {
+// Reaches returns the ids of the nodes the roots are computed from (themselves included).
+func Reaches(g *gorgonia.ExprGraph, roots ...*gorgonia.Node) map[int64]bool {
 	seen := map[int64]bool{}
 	var stack []int64
 	for _, r := range roots {

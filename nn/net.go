@@ -40,7 +40,7 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	if train {
 		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
 		// gradient and no update, as in PyTorch.
-		used := Reaches(b.G, loss)
+		used := lower.Reaches(b.G, loss)
 		var wrt gorgonia.Nodes
 		for _, p := range b.Learn {
 			if used[p.ID()] {
@@ -109,25 +109,6 @@ func (n *Net) Program(p *Params) (*prog.Program, *lower.Binding, error) {
 	}
 	return lower.Lower(lower.Graph{G: n.B.G, Loss: n.Loss, Pred: n.Pred, Grads: n.Grads, GradNames: n.names,
 		Params: params, Inputs: n.In.dense(), Sums: n.sums})
-}
-
-// Reaches returns the ids of the nodes out is computed from (itself included).
-func Reaches(g *gorgonia.ExprGraph, out *gorgonia.Node) map[int64]bool {
-	seen := map[int64]bool{out.ID(): true}
-	stack := []int64{out.ID()}
-	for len(stack) > 0 {
-		id := stack[len(stack)-1]
-		stack = stack[:len(stack)-1]
-		it := g.From(id)
-		for it.Next() {
-			c := it.Node().ID()
-			if !seen[c] {
-				seen[c] = true
-				stack = append(stack, c)
-			}
-		}
-	}
-	return seen
 }
 
 // Run loads bt and evaluates the graph (and the gradients, for a training net); it returns the

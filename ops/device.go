@@ -50,9 +50,6 @@ func Describe(op gorgonia.Op) (DeviceOp, bool) {
 	return DeviceOp{}, false
 }
 
-// CheckRows reports the first entry of ix outside [-1, rows), as the CPU ops do before using it.
-func (ix *Index) CheckRows(rows int) error { return ix.check(rows) }
-
 // StepSeed is the seed of the current training step's mask: element i is kept when
 // DropKeep(StepSeed, i, Rate).
 func (s *DropState) StepSeed() uint64 { return s.Seed ^ kern.Mix64(*s.step) }

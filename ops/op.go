@@ -2,6 +2,7 @@ package ops
 
 import (
 	"fmt"
+	"github.com/rewiregnn/rewiregnn/prog"
 
 	"github.com/chewxy/hm"
 	"gorgonia.org/gorgonia"
@@ -36,17 +37,10 @@ func (ix *Index) Clear() {
 // Len is the number of entries.
 func (ix *Index) Len() int { return len(ix.Idx) }
 
-// check reports the first entry outside [-1, rows).
+// check reports the first entry outside [-1, rows), or weights that do not match the entries
+// (prog.IndexInput.Check, which the GPU executor applies to the same index before uploading it).
 func (ix *Index) check(rows int) error {
-	for i, v := range ix.Idx {
-		if v < -1 || int(v) >= rows {
-			return fmt.Errorf("index %q: entry %d is %d, outside [-1, %d)", ix.Name, i, v, rows)
-		}
-	}
-	if ix.W != nil && len(ix.W) != len(ix.Idx) {
-		return fmt.Errorf("index %q: %d weights for %d entries", ix.Name, len(ix.W), len(ix.Idx))
-	}
-	return nil
+	return prog.IndexInput{Name: ix.Name, Len: len(ix.Idx), Weighted: ix.W != nil}.Check(ix.Idx, ix.W, rows)
 }
 
 // Mask marks the rows of a tensor that hold real data (the rest are shape-bucket padding).

@@ -1,6 +1,7 @@
 package testgraphs
 
 import (
+	"github.com/rewiregnn/rewiregnn/lower"
 	"math"
 	"testing"
 
@@ -29,7 +30,7 @@ func GradCheck(t *testing.T, build nn.BuildFunc, bt *data.Batch, perNode int, to
 	if err := net.In.Load(bt); err != nil {
 		t.Fatal(err)
 	}
-	used := nn.Reaches(net.B.G, net.Loss)
+	used := lower.Reaches(net.B.G, net.Loss)
 	var wrt gorgonia.Nodes
 	for _, n := range net.B.Learn {
 		if used[n.ID()] {
