@@ -206,14 +206,13 @@ func (c *compiler) node(i int) error {
 		st.Aux = []int{c.addVal(Value{Name: "Σ η + ε of " + what, Elems: n.Rows * cols})}
 	case prog.SegmentMax: // the arg-max per node and column, int32
 		st.Aux = []int{c.addVal(Value{Name: "arg-max of " + what, Elems: n.Rows * cols})}
-	case prog.SegmentMaxGrad:
-		fs, ok := c.fwdStep[n.Group]
-		if !ok || n.Group < 0 {
-			return fmt.Errorf("gpu: %s: its forward op is not computed before it", what)
-		}
-		st.Aux = pl.Steps[fs].Aux
 	}
-	if n.Op != prog.SegmentMaxGrad { // (which reads its forward's aux)
+	if n.Op.Spec().ReadsForward {
+		var err error
+		if st.Aux, err = c.forwardAux(n); err != nil {
+			return err
+		}
+	} else {
 		for _, a := range st.Aux {
 			pl.Vals[a].Def = len(pl.Steps)
 		}
@@ -259,17 +258,25 @@ func (c *compiler) member(n prog.Node, size int) error {
 		st.Outs[i] = -1
 	}
 	st.Outs[which], st.Ins[which] = n.Out, n.In
-	if n.Group >= 0 && n.Op != prog.EdgeSumGrad {
-		fs, ok := c.fwdStep[n.Group]
-		if !ok {
-			return fmt.Errorf("gpu: %s: its forward op is not computed before it", what)
+	if n.Op.Spec().ReadsForward {
+		var err error
+		if st.Aux, err = c.forwardAux(n); err != nil {
+			return err
 		}
-		st.Aux = pl.Steps[fs].Aux
 	}
 	c.groups[key] = len(pl.Steps)
 	pl.Vals[n.Out].Def = len(pl.Steps)
 	pl.Steps = append(pl.Steps, st)
 	return nil
+}
+
+// forwardAux returns the aux buffers the forward op of gradient node n's group keeps for it.
+func (c *compiler) forwardAux(n prog.Node) ([]int, error) {
+	fs, ok := c.fwdStep[n.Group]
+	if !ok || n.Group < 0 {
+		return nil, fmt.Errorf("gpu: %s: its forward op is not computed before it", c.pl.Prog.Describe(n.Out))
+	}
+	return c.pl.Steps[fs].Aux, nil
 }
 
 // fillGroups gives the members of gradient groups that the program does not need a temporary

@@ -90,6 +90,10 @@ type Spec struct {
 	// Effect: the op changes state besides its result (a batch norm's running statistics in
 	// training), so it runs even where nothing reads its result.
 	Effect bool
+	// ReadsForward: a gradient op that reads what its forward op (the node of the same
+	// Node.Group that is not a gradient) keeps for it: a normalisation's x̂ and statistics, the
+	// gated aggregation's denominators, the segment max's arg-max.
+	ReadsForward bool
 }
 
 var specs = [numOps]Spec{
@@ -98,12 +102,12 @@ var specs = [numOps]Spec{
 	Exp: {Name: "exp", Arity: 1}, Abs: {Name: "abs", Arity: 1}, Relu: {Name: "Relu", Arity: 1}, ReluGrad: {Name: "ReluGrad", Arity: 2},
 	Gather: {Name: "Gather", Arity: 1}, ScatterAdd: {Name: "ScatterAdd", Arity: 1},
 	SegmentSoftmax: {Name: "SegmentSoftmax", Arity: 1}, SegmentSoftmaxGrad: {Name: "SegmentSoftmaxGrad", Arity: 2},
-	SegmentMax: {Name: "SegmentMax", Arity: 1}, SegmentMaxGrad: {Name: "SegmentMaxGrad", Arity: 1},
+	SegmentMax: {Name: "SegmentMax", Arity: 1}, SegmentMaxGrad: {Name: "SegmentMaxGrad", Arity: 1, ReadsForward: true},
 	EdgeSum: {Name: "EdgeSum", Arity: 3}, EdgeSumGrad: {Name: "EdgeSumGrad", Arity: 1, Members: 2},
 	BatchNorm: {Name: "BatchNorm", Arity: 3, Effect: true}, BatchNormRelu: {Name: "BatchNormRelu", Arity: 3, Effect: true},
-	BatchNormGrad: {Name: "BatchNormGrad", Arity: 4, Members: 3}, BatchNormReluGrad: {Name: "BatchNormReluGrad", Arity: 4, Members: 3},
-	LayerNorm: {Name: "LayerNorm", Arity: 3}, LayerNormGrad: {Name: "LayerNormGrad", Arity: 2, Members: 3},
-	GatedAggregate: {Name: "GatedAggregate", Arity: 2}, GatedAggregateGrad: {Name: "GatedAggregateGrad", Arity: 4, Members: 2},
+	BatchNormGrad: {Name: "BatchNormGrad", Arity: 4, Members: 3, ReadsForward: true}, BatchNormReluGrad: {Name: "BatchNormReluGrad", Arity: 4, Members: 3, ReadsForward: true},
+	LayerNorm: {Name: "LayerNorm", Arity: 3}, LayerNormGrad: {Name: "LayerNormGrad", Arity: 2, Members: 3, ReadsForward: true},
+	GatedAggregate: {Name: "GatedAggregate", Arity: 2}, GatedAggregateGrad: {Name: "GatedAggregateGrad", Arity: 4, Members: 2, ReadsForward: true},
 	GaussianWeights: {Name: "GaussianWeights", Arity: 3}, GaussianWeightsGrad: {Name: "GaussianWeightsGrad", Arity: 5, Members: 3},
 	KernelMix: {Name: "KernelMix", Arity: 2}, KernelMixGradX: {Name: "KernelMixGradX", Arity: 2}, KernelMixGradW: {Name: "KernelMixGradW", Arity: 3},
 	HeadDot: {Name: "HeadDot", Arity: 2}, HeadScale: {Name: "HeadScale", Arity: 2},
