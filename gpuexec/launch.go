@@ -167,11 +167,11 @@ var launches = map[prog.Op]func(c *call) error{
 		rows, cols := c.rc(0)
 		return c.b.ColSum(c.out(), c.p(0), rows, cols)
 	},
-	prog.Add:     elementwise(cuda.ScalarAdd),
-	prog.GradSum: elementwise(cuda.ScalarAdd),
-	prog.Sub:     elementwise(cuda.ScalarSub),
-	prog.Mul:     elementwise(cuda.ScalarMul),
-	prog.Div:     elementwise(cuda.ScalarDiv),
+	prog.Add:     elementwise(cuda.ScalarAdd, Launchers.Add),
+	prog.GradSum: elementwise(cuda.ScalarAdd, Launchers.Add),
+	prog.Sub:     elementwise(cuda.ScalarSub, Launchers.Sub),
+	prog.Mul:     elementwise(cuda.ScalarMul, Launchers.Mul),
+	prog.Div:     elementwise(cuda.ScalarDiv, Launchers.Div),
 	prog.Relu:    func(c *call) error { return c.b.Relu(c.out(), c.p(0), c.n()) },
 	prog.ReluGrad: func(c *call) error { // (y, g)
 		return c.b.ReluBackward(c.out(), c.p(0), c.p(1), c.n())
@@ -259,28 +259,21 @@ func dropout(c *call) error {
 	return c.b.Dropout(c.out(), c.p(0), c.n(), nd.Rate, c.pr.Feed.DropSeed(nd.State))
 }
 
-// elementwise runs a binary element-wise op on equal shapes, or with a scalar operand.
-func elementwise(op int) func(c *call) error {
+// elementwise runs a binary element-wise op: same (the launcher for equal shapes) or, with a
+// scalar operand, ScalarOp with code op.
+func elementwise(op int, same func(Launchers, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, int) error) func(c *call) error {
 	return func(c *call) error {
 		out, n := c.out(), c.n()
-		ea, eb := c.pr.Plan.Vals[c.in[0]].Elems, c.pr.Plan.Vals[c.in[1]].Elems
-		switch {
+		switch ea, eb := c.pr.Plan.Vals[c.in[0]].Elems, c.pr.Plan.Vals[c.in[1]].Elems; {
 		case ea == eb:
-			switch op {
-			case cuda.ScalarAdd:
-				return c.b.Add(out, c.p(0), c.p(1), n)
-			case cuda.ScalarSub:
-				return c.b.Sub(out, c.p(0), c.p(1), n)
-			case cuda.ScalarMul:
-				return c.b.Mul(out, c.p(0), c.p(1), n)
-			}
-			return c.b.Div(out, c.p(0), c.p(1), n)
+			return same(c.b, out, c.p(0), c.p(1), n)
 		case eb == 1:
 			return c.b.ScalarOp(out, c.p(0), c.p(1), n, op, false)
 		case ea == 1:
 			return c.b.ScalarOp(out, c.p(1), c.p(0), n, op, true)
+		default:
+			return fmt.Errorf("operands of %d and %d elements", ea, eb)
 		}
-		return fmt.Errorf("operands of %d and %d elements", ea, eb)
 	}
 }
 
