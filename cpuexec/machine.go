@@ -64,8 +64,8 @@ type step struct {
 	replay    bool  // a forward step run again for the backward pass (recompute.go)
 }
 
-// Step describes one step of a compiled Machine, for tests and diagnostics.
-type Step struct {
+// GraphStep describes one step of a compiled Machine, for tests and diagnostics.
+type GraphStep struct {
 	Node    *gorgonia.Node
 	Op      gorgonia.Op      // nil for a sum step
 	In      []*gorgonia.Node // the op's inputs (a summand last), or the sum's terms
@@ -74,10 +74,10 @@ type Step struct {
 }
 
 // Steps lists the steps in the order they run.
-func (m *Machine) Steps() []Step {
-	out := make([]Step, len(m.steps))
+func (m *Machine) Steps() []GraphStep {
+	out := make([]GraphStep, len(m.steps))
 	for i, s := range m.steps {
-		out[i] = Step{Node: s.node, Op: s.op, In: s.in, Summand: s.summand, Filled: s.filled != nil}
+		out[i] = GraphStep{Node: s.node, Op: s.op, In: s.in, Summand: s.summand, Filled: s.filled != nil}
 	}
 	return out
 }

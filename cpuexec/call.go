@@ -1,0 +1,115 @@
+package cpuexec
+
+import (
+	"github.com/rewiregnn/rewiregnn/kern"
+	"github.com/rewiregnn/rewiregnn/prog"
+)
+
+// Host is what a Runner reads besides the program's per-step inputs (prog.Feed): the
+// parameters' values and the batch norms' running statistics, which training updates in place.
+type Host interface {
+	prog.Feed
+	// Param returns the contents of the named parameter, of its dtype ([]float32 or []float64).
+	Param(name string) any
+	// BN returns the running statistics of batch-norm state s and, for a training pass that
+	// averages the batch statistics into them (a calibration), the number of passes averaged
+	// including this one (0: the momentum update). A replay (replay set) counts no pass.
+	BN(s int, replay bool) (mean, variance []float64, average int)
+}
+
+// call is one step being run in element type T: what a kernel (kernels.go) reads its buffers,
+// sizes and attributes from.
+type call[T kern.Float] struct {
+	r  *Runner
+	st *Step
+}
+
+// data returns value v's contents.
+func (c *call[T]) data(v int) []T {
+	if v < 0 {
+		return nil
+	}
+	return c.r.data[v].([]T)
+}
+
+// primary is the member whose inputs the step's kernel reads (the first one present).
+func (c *call[T]) primary() int {
+	for w, in := range c.st.Ins {
+		if in != nil {
+			return w
+		}
+	}
+	return 0
+}
+
+func (c *call[T]) in(i int) []T       { return c.data(c.st.Ins[c.primary()][i]) }
+func (c *call[T]) inOf(w, i int) []T { return c.data(c.st.Ins[w][i]) }
+
+// has reports whether member w's inputs are present (nil Ins[w]: the program has no such node).
+func (c *call[T]) has(w int) bool { return w < len(c.st.Ins) && c.st.Ins[w] != nil }
+
+// nin is the number of inputs of the primary member.
+func (c *call[T]) nin() int { return len(c.st.Ins[c.primary()]) }
+
+// out returns member w's result buffer; nil where the step does not compute it.
+func (c *call[T]) out(w int) []T {
+	if w >= len(c.st.Outs) {
+		return nil
+	}
+	return c.data(c.st.Outs[w])
+}
+
+// rc returns the primary member's input i as a matrix (rows, cols); rcOf member w's; outRC
+// member w's result.
+func (c *call[T]) rc(i int) (int, int)       { return c.r.P.Vals[c.st.Ins[c.primary()][i]].RowsCols() }
+func (c *call[T]) rcOf(w, i int) (int, int) { return c.r.P.Vals[c.st.Ins[w][i]].RowsCols() }
+func (c *call[T]) outRC(w int) (int, int)   { return c.r.P.Vals[c.st.Outs[w]].RowsCols() }
+
+// elems is the number of elements of the primary input i.
+func (c *call[T]) elems(i int) int { return c.r.P.Vals[c.st.Ins[c.primary()][i]].Elems() }
+
+func (c *call[T]) nd() *prog.Node { return &c.st.Node }
+
+// index returns index input ix's entries and weights (nil where unweighted).
+func (c *call[T]) index(ix int) ([]int32, []float64) { return c.r.host.Index(ix) }
+
+// mask returns the node's mask input.
+func (c *call[T]) mask() []bool { return c.r.host.Mask(c.st.Node.Mask) }
+
+// summand returns the value the step adds to member 0's result (a gradient sum folded into
+// the op), or nil.
+func (c *call[T]) summand() []T { return c.data(c.st.Summand) }
+
+// colSum returns the vector a product gradient's pass fills with the column sums of g (the
+// bias gradient), or nil.
+func (c *call[T]) colSum() []T { return c.data(c.st.ColSum) }
+
+// scratch is the scratch the product gradients' passes share.
+func (c *call[T]) scratch() *kern.Scratch { return c.r.scratch }
+
+// training reports whether the node's state (batch norm, dropout site) is in training mode.
+func (c *call[T]) training() bool { return c.r.host.Training(c.st.Node.State) }
+
+// dropSeed is the node's dropout mask seed for this step.
+func (c *call[T]) dropSeed() uint64 { return c.r.host.DropSeed(c.st.Node.State) }
+
+// replay reports whether the step recomputes a forward value for the backward pass (its side
+// effects must not happen twice).
+func (c *call[T]) replay() bool { return c.st.Replay }
+
+// bn returns the node's batch-norm running statistics (Host.BN).
+func (c *call[T]) bn() (mean, variance []float64, average int) {
+	return c.r.host.BN(c.st.Node.State, c.st.Replay)
+}
+
+// kept returns the state the node's group (Node.Group: a forward op and its gradient ops)
+// keeps between its steps, of type S, created on first use.
+func kept[S any, T kern.Float](c *call[T]) *S {
+	p := &c.r.groups[c.st.Node.Group]
+	if s, ok := (*p).(*S); ok {
+		return s
+	}
+	s := new(S)
+	*p = s
+	return s
+}

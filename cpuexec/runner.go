@@ -1,0 +1,66 @@
+package cpuexec
+
+import (
+	"fmt"
+
+	"github.com/rewiregnn/rewiregnn/kern"
+	"github.com/rewiregnn/rewiregnn/prog"
+)
+
+// Step is one kernel call of a Runner: a program node, or the nodes one pass computes together
+// (a gradient group's members; a product's two gradients), with what the CPU policies decided
+// for it (a summand folded in, a bias fused, a bias gradient shared).
+type Step struct {
+	Kind prog.Op
+	Node prog.Node // attributes, of the step's first node
+	// Outs[w] is the value member w writes (Node.Which; a product's gradients: 0 dx, 1 dw),
+	// -1 where the step does not compute it. A single node has one member.
+	Outs []int
+	// Ins[w] are member w's inputs; nil for a member the program does not have. A gradient sum
+	// step's Ins[0] are all its terms; a product with a fused bias reads (x, w, b).
+	Ins [][]int
+	// Summand is a value the kernel adds to member 0's result (a gradient sum the op took
+	// over), -1: none. ColSum is a vector a product gradient's pass fills with the column sums
+	// of its g (the bias gradient), -1: none.
+	Summand, ColSum int
+	// Replay: a forward step run again for the backward pass (recomputation).
+	Replay bool
+}
+
+// Runner runs a program on the CPU: its steps in order, each through the kernel table
+// (kernels.go) for the program's element type.
+type Runner struct {
+	P     *prog.Program
+	steps []Step
+	host  Host
+	// data[v] is value v's contents ([]float32 or []float64): a parameter's or an input's as
+	// the host gives them, a constant's, or a computed value's view of its slot.
+	data    []any
+	groups  []any // what each group (prog.Node.Group) keeps between its steps
+	scratch *kern.Scratch
+}
+
+// run runs the steps with the kernel table of T.
+func run[T kern.Float](r *Runner, table map[prog.Op]func(*call[T]) error) error {
+	for i := range r.steps {
+		st := &r.steps[i]
+		k := table[st.Kind]
+		if k == nil {
+			return fmt.Errorf("cpu: no kernel for %s (%s)", st.Kind, r.P.Describe(st.Outs[firstOut(st)]))
+		}
+		if err := k(&call[T]{r: r, st: st}); err != nil {
+			return fmt.Errorf("cpu: %s: %w", r.P.Describe(st.Outs[firstOut(st)]), err)
+		}
+	}
+	return nil
+}
+
+// firstOut is the index of the first result the step computes.
+func firstOut(st *Step) int {
+	for w, o := range st.Outs {
+		if o >= 0 {
+			return w
+		}
+	}
+	return 0
+}
