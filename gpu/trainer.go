@@ -288,7 +288,7 @@ func (t *Trainer) newProgram(net *nn.Net) (*program, error) {
 			}
 		}
 	}
-	for _, s := range bind.BN {
+	for _, s := range bind.Norms {
 		if s != nil {
 			if err := t.ensureBN(s); err != nil {
 				return nil, err

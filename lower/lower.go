@@ -40,21 +40,38 @@ var operators = map[string]prog.Op{
 type Binding struct {
 	Indexes []*ops.Index
 	Masks   []*ops.Mask
-	BN      []*ops.BNState   // by state; nil for a dropout site
+	Norms   []*ops.BNState   // by state; nil for a dropout site
 	Drop    []*ops.DropState // by state; nil for a batch norm
 	inputs  map[int]*tensor.Dense
+	params  map[string]*tensor.Dense
 }
 
 func (b *Binding) Index(i int) ([]int32, []float64) { return b.Indexes[i].Idx, b.Indexes[i].W }
 func (b *Binding) Mask(i int) []bool                { return b.Masks[i].Keep }
 func (b *Binding) Input(v int) any                  { return b.inputs[v].Data() }
 func (b *Binding) Training(s int) bool {
-	if b.BN[s] != nil {
-		return b.BN[s].Training
+	if b.Norms[s] != nil {
+		return b.Norms[s].Training
 	}
 	return b.Drop[s].Training
 }
 func (b *Binding) DropSeed(s int) uint64 { return b.Drop[s].StepSeed() }
+
+// Param returns the contents of the named parameter's tensor (nil: not a parameter of the
+// program).
+func (b *Binding) Param(name string) any {
+	if t := b.params[name]; t != nil {
+		return t.Data()
+	}
+	return nil
+}
+
+// BN returns batch-norm state s's running statistics, counting a calibration pass
+// (ops.BNState.Pass).
+func (b *Binding) BN(s int, replay bool) ([]float64, []float64, int) {
+	st := b.Norms[s]
+	return st.RunMean, st.RunVar, st.Pass(replay)
+}
 
 var _ prog.Feed = (*Binding)(nil)
 
@@ -97,7 +114,7 @@ func Lower(gr Graph) (*prog.Program, *Binding, error) {
 		}
 	}
 	need := Reaches(gr.G, roots...)
-	l := &lowering{gr: gr, p: &prog.Program{Train: gr.Grads != nil}, b: &Binding{inputs: map[int]*tensor.Dense{}},
+	l := &lowering{gr: gr, p: &prog.Program{Train: gr.Grads != nil}, b: &Binding{inputs: map[int]*tensor.Dense{}, params: map[string]*tensor.Dense{}},
 		kinds: NewKinds(), byNode: map[int64]int{}, indexes: map[*ops.Index]int{}, masks: map[*ops.Mask]int{},
 		states: map[any]int{}, groups: map[any]int{}}
 	for _, n := range order {
@@ -273,13 +290,16 @@ func (l *lowering) state(key any, s prog.State, bn *ops.BNState, drop *ops.DropS
 	id := len(l.p.States)
 	l.states[key] = id
 	l.p.States = append(l.p.States, s)
-	l.b.BN, l.b.Drop = append(l.b.BN, bn), append(l.b.Drop, drop)
+	l.b.Norms, l.b.Drop = append(l.b.Norms, bn), append(l.b.Drop, drop)
 	return id
 }
 
 // leaf adds an input node: a parameter, a dense input holder, or a zero tensor (fixed).
 func (l *lowering) leaf(n *gorgonia.Node) error {
 	if name, ok := l.gr.Params[n.ID()]; ok {
+		if t, ok := n.Value().(*tensor.Dense); ok {
+			l.b.params[name] = t
+		}
 		_, err := l.value(n, prog.Value{Name: name, Kind: prog.Param})
 		return err
 	}

@@ -40,6 +40,17 @@ func (s *BNState) StartCalibration() {
 	s.calibrating, s.batches = true, 0
 }
 
+// Pass counts a forward pass for a calibration: during one (StartCalibration), a training
+// pass that is not a replay returns the number of passes averaged including itself; otherwise
+// 0 (the momentum update, or no update at all for a replay or in evaluation).
+func (s *BNState) Pass(replay bool) int {
+	if !s.Training || !s.calibrating || replay {
+		return 0
+	}
+	s.batches++
+	return s.batches
+}
+
 // StopCalibration returns to the momentum update and returns the number of batches averaged.
 func (s *BNState) StopCalibration() int {
 	s.calibrating = false
@@ -170,11 +181,7 @@ func bnForward[T kern.Float](s *bnState) planKernel[T] {
 		rows, d := sh[0][0], sh[0][1]
 		st := s.bn
 		s.mean, s.invStd = scratch(&s.mean, d), scratch(&s.invStd, d)
-		o := kern.BNOpts{Eps: BNEps, Momentum: BNMomentum, Replay: replay, Relu: s.relu}
-		if st.Training && st.calibrating && !replay {
-			st.batches++
-			o.Average = st.batches
-		}
+		o := kern.BNOpts{Eps: BNEps, Momentum: BNMomentum, Replay: replay, Relu: s.relu, Average: st.Pass(replay)}
 		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep,
 			RunMean: st.RunMean, RunVar: st.RunVar, Out: out, Mean: s.mean, InvStd: s.invStd, Scratch: &s.scratch}
 		if len(in) == 4 {

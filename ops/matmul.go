@@ -28,6 +28,7 @@ func MatMul(x, w *gorgonia.Node) (*gorgonia.Node, error) {
 		return f
 	}
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) { return matmulGrads(st, in, g) }
+	op.dev = DeviceOp{State: st} // the product and its two gradients are one group
 	return apply(op, x, w)
 }
 
@@ -51,6 +52,7 @@ func matmulGrads(st *linGrad, in gorgonia.Nodes, g *gorgonia.Node) (gorgonia.Nod
 	}, nil, nil)
 	dw.p64, dw.p32 = linGradKernel[float64](st, 1), linGradKernel[float32](st, 1)
 	dx.pair, dw.pair = dw, dx
+	dx.dev, dw.dev = DeviceOp{State: st}, DeviceOp{State: st, Which: 1}
 	dx.lin, dw.lin = st, st
 	st.ops = [2]*Func{dx, dw}
 	dX, err := apply(dx, g, in[1])
