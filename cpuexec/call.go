@@ -42,7 +42,7 @@ func (c *call[T]) primary() int {
 	return 0
 }
 
-func (c *call[T]) in(i int) []T       { return c.data(c.st.Ins[c.primary()][i]) }
+func (c *call[T]) in(i int) []T      { return c.data(c.st.Ins[c.primary()][i]) }
 func (c *call[T]) inOf(w, i int) []T { return c.data(c.st.Ins[w][i]) }
 
 // has reports whether member w's inputs are present (nil Ins[w]: the program has no such node).
@@ -61,7 +61,7 @@ func (c *call[T]) out(w int) []T {
 
 // rc returns the primary member's input i as a matrix (rows, cols); rcOf member w's; outRC
 // member w's result.
-func (c *call[T]) rc(i int) (int, int)       { return c.r.P.Vals[c.st.Ins[c.primary()][i]].RowsCols() }
+func (c *call[T]) rc(i int) (int, int)      { return c.r.P.Vals[c.st.Ins[c.primary()][i]].RowsCols() }
 func (c *call[T]) rcOf(w, i int) (int, int) { return c.r.P.Vals[c.st.Ins[w][i]].RowsCols() }
 func (c *call[T]) outRC(w int) (int, int)   { return c.r.P.Vals[c.st.Outs[w]].RowsCols() }
 

@@ -38,6 +38,14 @@ type Runner struct {
 	data    []any
 	groups  []any // what each group (prog.Node.Group) keeps between its steps
 	scratch *kern.Scratch
+	dtype   prog.Dtype
+	// The activation plan (runplan.go): the values steps write (vals; planned[v] is value v's
+	// index there, -1 for values no step writes), their lifetimes, and the slots they share.
+	vals    []int
+	planned []int
+	lives   []prog.Life
+	layout  prog.Layout
+	slots   []any
 }
 
 // run runs the steps with the kernel table of T.
