@@ -158,6 +158,22 @@ func (c *compiler) producers() map[int]int {
 // out is the step's single (first) result.
 func (st *Step) out() int { return st.Outs[firstOut(st)] }
 
+// reads lists the values the step's kernel reads: every member's inputs but a joined member's
+// first (its first member's result, computed by the same pass), and the summand.
+func (st *Step) reads() []int {
+	var out []int
+	for w, in := range st.Ins {
+		if w > 0 && follows(&prog.Node{Op: st.Kind, Which: w}) && len(in) > 0 {
+			in = in[1:]
+		}
+		out = append(out, in...)
+	}
+	if st.Summand >= 0 {
+		out = append(out, st.Summand)
+	}
+	return out
+}
+
 // ins is the step's primary member's inputs.
 func (st *Step) ins() []int {
 	for _, in := range st.Ins {
@@ -375,5 +391,88 @@ func (c *compiler) joinMembers() error {
 		gone[i] = true
 	}
 	c.drop(gone)
+	return nil
+}
+
+// recompute inserts, before the first backward step that reads an activation of a layer (a
+// segment of forward steps from one checkpoint to the next), a replay of that segment's forward
+// steps whose results the forward pass does not keep (as Compile's graph recomputation does).
+func (c *compiler) recompute() error {
+	p := c.p
+	check := map[int]bool{}
+	for _, v := range p.Checkpoints {
+		check[v] = true
+	}
+	if len(check) == 0 {
+		return fmt.Errorf("recompute: the model declares no checkpoints (layer outputs)")
+	}
+	seg := map[int]int{} // value → segment of the forward step writing it
+	ends := map[int]bool{}
+	isFwd := make([]bool, len(c.steps))
+	for i, s := range c.steps {
+		if s.Kind == prog.GradSum || s.Node.Grad {
+			continue
+		}
+		isFwd[i] = true
+		k := 0
+		for _, v := range s.reads() {
+			if kv, ok := seg[v]; ok {
+				if check[v] {
+					kv++
+				}
+				k = max(k, kv)
+			}
+		}
+		seg[s.out()] = k
+		if check[s.out()] {
+			ends[k] = true
+		}
+	}
+	keep := map[int]bool{}
+	for v := range check {
+		keep[v] = true
+	}
+	for v, k := range c.kept {
+		if k {
+			keep[v] = true
+		}
+	}
+	for i, s := range c.steps {
+		if !isFwd[i] {
+			continue
+		}
+		for _, v := range s.reads() {
+			if kv, ok := seg[v]; ok && kv != seg[s.out()] {
+				keep[v] = true
+			}
+		}
+		if !ends[seg[s.out()]] {
+			keep[s.out()] = true
+		}
+	}
+	replayed := map[int]bool{}
+	var out []Step
+	for i, s := range c.steps {
+		if !isFwd[i] {
+			for _, v := range s.reads() {
+				k, ok := seg[v]
+				if !ok || keep[v] || replayed[k] {
+					continue
+				}
+				replayed[k] = true
+				for j, f := range c.steps {
+					if isFwd[j] && seg[f.out()] == k && !keep[f.out()] {
+						if j > i {
+							return fmt.Errorf("recompute: forward step %s runs after a gradient step that needs it", p.Describe(f.out()))
+						}
+						f.Replay = true
+						out = append(out, f)
+					}
+				}
+			}
+		}
+		out = append(out, s)
+	}
+	c.steps = out
 	return nil
 }

@@ -25,6 +25,9 @@ type Step struct {
 	Summand, ColSum int
 	// Replay: a forward step run again for the backward pass (recomputation).
 	Replay bool
+	// vers are the planned values (Runner.vals) the step writes, for Outs then ColSum (-1:
+	// none): a replay writes a new one.
+	vers []int
 }
 
 // Runner runs a program on the CPU: its steps in order, each through the kernel table
@@ -46,6 +49,7 @@ type Runner struct {
 	lives   []prog.Life
 	layout  prog.Layout
 	slots   []any
+	views   []any // by planned value: its slot, cut to its size
 }
 
 // run runs the steps with the kernel table of T.
@@ -55,6 +59,11 @@ func run[T kern.Float](r *Runner, table map[prog.Op]func(*call[T]) error) error 
 		k := table[st.Kind]
 		if k == nil {
 			return fmt.Errorf("cpu: no kernel for %s (%s)", st.Kind, r.P.Describe(st.Outs[firstOut(st)]))
+		}
+		for _, pv := range st.vers { // the buffers of the values it writes (a replay's are new)
+			if pv >= 0 {
+				r.data[r.vals[pv]] = r.views[pv]
+			}
 		}
 		if err := k(&call[T]{r: r, st: st}); err != nil {
 			return fmt.Errorf("cpu: %s: %w", r.P.Describe(st.Outs[firstOut(st)]), err)

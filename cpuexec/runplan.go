@@ -11,7 +11,10 @@ import (
 // its activations: every value a step writes lives from that step to its last reader (the
 // host's outputs to the end of the run), and values whose lifetimes do not overlap share a
 // buffer (prog.AssignSlots).
-func CompileProgram(p *prog.Program, host Host) (*Runner, error) {
+//
+// With recompute, the forward pass keeps only the checkpoints (Program.Checkpoints) and what
+// crosses between layers, and the backward pass recomputes the rest (compile.go's recompute).
+func CompileProgram(p *prog.Program, host Host, recompute bool) (*Runner, error) {
 	if err := p.Check(); err != nil {
 		return nil, err
 	}
@@ -28,6 +31,11 @@ func CompileProgram(p *prog.Program, host Host) (*Runner, error) {
 	c.pairProducts()
 	if err := c.joinMembers(); err != nil {
 		return nil, err
+	}
+	if recompute {
+		if err := c.recompute(); err != nil {
+			return nil, err
+		}
 	}
 	r := &Runner{P: p, steps: c.steps, host: host, dtype: dt, data: make([]any, len(p.Vals)), groups: make([]any, p.Groups), scratch: &kern.Scratch{}}
 	if err := r.plan(); err != nil {
@@ -81,8 +89,8 @@ func (r *Runner) plan() error {
 			r.lives[k].Last = at
 		}
 	}
-	write := func(v, at int) error {
-		if r.planned[v] >= 0 {
+	write := func(v, at int, replay bool) error {
+		if r.planned[v] >= 0 && !replay {
 			return fmt.Errorf("cpu: %s is written by two steps", p.Describe(v))
 		}
 		cl := 0
@@ -96,24 +104,22 @@ func (r *Runner) plan() error {
 	}
 	for i := range r.steps {
 		st := &r.steps[i]
-		for _, in := range st.Ins {
-			for _, v := range in {
-				if p.Vals[v].Kind == prog.Computed && r.planned[v] < 0 {
-					return fmt.Errorf("cpu: %s reads %s, which no step before it computes", p.Describe(st.out()), p.Describe(v))
-				}
-				use(v, i)
+		for _, v := range st.reads() {
+			if p.Vals[v].Kind == prog.Computed && r.planned[v] < 0 {
+				return fmt.Errorf("cpu: %s reads %s, which no step before it computes", p.Describe(st.out()), p.Describe(v))
 			}
+			use(v, i)
 		}
-		if st.Summand >= 0 {
-			use(st.Summand, i)
-		}
+		st.vers = st.vers[:0]
 		for _, o := range append(append([]int(nil), st.Outs...), st.ColSum) {
 			if o < 0 {
+				st.vers = append(st.vers, -1)
 				continue
 			}
-			if err := write(o, i); err != nil {
+			if err := write(o, i, st.Replay); err != nil {
 				return err
 			}
+			st.vers = append(st.vers, r.planned[o])
 		}
 		if k := r.planned[st.out()]; k >= 0 {
 			for _, j := range inPlace(st) {
@@ -147,13 +153,14 @@ func (r *Runner) alloc() {
 			r.slots[i] = make([]float32, sl.Size)
 		}
 	}
+	r.views = make([]any, len(r.vals))
 	for k, v := range r.vals {
 		n := r.P.Vals[v].Elems()
 		switch s := r.slots[r.layout.Of[k]].(type) {
 		case []float32:
-			r.data[v] = s[:n:n]
+			r.views[k] = s[:n:n]
 		case []float64:
-			r.data[v] = s[:n:n]
+			r.views[k] = s[:n:n]
 		}
 	}
 }

@@ -27,6 +27,10 @@ type Graph struct {
 	Inputs map[*tensor.Dense]string
 	// Sums are the gradient sums Grad added.
 	Sums Sums
+	// Forward tells the forward pass's nodes (nil: every node); Checkpoints are the layers'
+	// outputs the model declared (for activation recomputation).
+	Forward     func(*gorgonia.Node) bool
+	Checkpoints gorgonia.Nodes
 }
 
 // operators maps Gorgonia's element-wise operators (Kinds) to program ops.
@@ -131,6 +135,11 @@ func Lower(gr Graph) (*prog.Program, *Binding, error) {
 		p.Grads = append(p.Grads, l.byNode[g.ID()])
 	}
 	p.GradNames = append([]string(nil), gr.GradNames...)
+	for _, n := range gr.Checkpoints {
+		if v, ok := l.byNode[n.ID()]; ok {
+			p.Checkpoints = append(p.Checkpoints, v)
+		}
+	}
 	if err := p.Check(); err != nil {
 		return nil, nil, err
 	}
@@ -210,7 +219,8 @@ func (l *lowering) node(n *gorgonia.Node) error {
 		}
 		return l.constant(n, n.Value(), fmt.Sprint(n.Op()))
 	}
-	nd := prog.Node{In: in, Index: -1, Src: -1, Dst: -1, Mask: -1, State: -1, Group: -1}
+	nd := prog.Node{In: in, Index: -1, Src: -1, Dst: -1, Mask: -1, State: -1, Group: -1,
+		Grad: l.gr.Forward != nil && !l.gr.Forward(n)}
 	if d, ok := ops.Describe(n.Op()); ok {
 		if nd.Op = d.Op; nd.Op == prog.Invalid {
 			return fmt.Errorf("lower: %s: op %v has no device kernel: the program has no op for it", Describe(n), n.Op())

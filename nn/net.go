@@ -24,6 +24,7 @@ type Net struct {
 	names   []string
 	vals    []gorgonia.Value
 	sums    lower.Sums
+	forward map[int64]bool // the forward pass's nodes
 }
 
 // Finish checks the builder, adds the gradients when train is set and compiles the graph.
@@ -31,8 +32,8 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	if err := b.Err(); err != nil {
 		return nil, err
 	}
-	n := &Net{B: b, In: in, Pred: pred, Loss: loss}
-	forward := map[int64]bool{}
+	n := &Net{B: b, In: in, Pred: pred, Loss: loss, forward: map[int64]bool{}}
+	forward := n.forward
 	for _, v := range b.G.AllNodes() {
 		forward[v.ID()] = true
 	}
@@ -108,7 +109,8 @@ func (n *Net) Program(p *Params) (*prog.Program, *lower.Binding, error) {
 		params[v.ID()] = v.Name()
 	}
 	return lower.Lower(lower.Graph{G: n.B.G, Loss: n.Loss, Pred: n.Pred, Grads: n.Grads, GradNames: n.names,
-		Params: params, Inputs: n.In.dense(), Sums: n.sums})
+		Params: params, Inputs: n.In.dense(), Sums: n.sums, Checkpoints: n.B.checkpoints,
+		Forward: func(v *gorgonia.Node) bool { return n.forward[v.ID()] }})
 }
 
 // Run loads bt and evaluates the graph (and the gradients, for a training net); it returns the

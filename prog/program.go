@@ -96,6 +96,8 @@ type Node struct {
 	// keep and share); -1: none. Groups are numbered from 0 to Program.Groups.
 	Group int
 	Rate  float64 // Dropout(Grad)
+	// Grad: the node belongs to the backward pass (added by differentiation).
+	Grad bool
 }
 
 // IndexInput is an index input: Len entries per step, each a row of another tensor or -1, and
@@ -144,6 +146,9 @@ type Program struct {
 	GradNames []string
 	// Train says the program trains (it has gradients).
 	Train bool
+	// Checkpoints are the values the model declares as its layers' outputs: with activation
+	// recomputation the forward pass keeps these, and the backward pass recomputes the rest.
+	Checkpoints []int
 }
 
 // Feed gives a program's per-step inputs: what the batch loaded and what the host mirror
