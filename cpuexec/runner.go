@@ -38,6 +38,7 @@ type Runner struct {
 	data    []any
 	groups  []any // what each group (prog.Node.Group) keeps between its steps
 	scratch *kern.Scratch
+	acc     []float64 // float64 scratch a kernel uses only while it runs (call.acc)
 }
 
 // run runs the steps with the kernel table of T.
