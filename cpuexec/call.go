@@ -113,3 +113,49 @@ func kept[S any, T kern.Float](c *call[T]) *S {
 	*p = s
 	return s
 }
+
+// arg returns the primary member's input i cut to its value's elements, argOf member w's, and
+// res member w's result (nil where the step does not compute it): a kernel that takes a slice's
+// length for a size reads these (a value's view may be longer than the value).
+func (c *call[T]) arg(i int) []T      { return c.cut(c.st.Ins[c.primary()][i]) }
+func (c *call[T]) argOf(w, i int) []T { return c.cut(c.st.Ins[w][i]) }
+func (c *call[T]) res(w int) []T {
+	if w >= len(c.st.Outs) {
+		return nil
+	}
+	return c.cut(c.st.Outs[w])
+}
+
+func (c *call[T]) cut(v int) []T {
+	d := c.data(v)
+	if d == nil {
+		return nil
+	}
+	return d[:c.r.P.Vals[v].Elems()]
+}
+
+// scalar reports whether the primary member's input i is a scalar (a value of nil shape).
+func (c *call[T]) scalar(i int) bool { return c.r.P.Vals[c.st.Ins[c.primary()][i]].Scalar() }
+
+// checked returns index input ix's entries and weights (index) after checking them as the CPU
+// ops check an index before using it: every entry in [-1, rows), weights matching the entries
+// (prog.IndexInput.Check).
+func (c *call[T]) checked(ix, rows int) ([]int32, []float64, error) {
+	idx, w := c.index(ix)
+	if err := c.r.P.Indexes[ix].Check(idx, w, rows); err != nil {
+		return nil, nil, err
+	}
+	return idx, w, nil
+}
+
+// acc returns n float64 values of scratch that the kernel uses only while it runs (a segment
+// softmax's per-destination accumulators), shared by the runner's steps.
+func (c *call[T]) acc(n int) []float64 {
+	if cap(c.r.acc) < n {
+		c.r.acc = make([]float64, n)
+	}
+	return c.r.acc[:n]
+}
+
+// stateName is the name of the node's state (for messages).
+func (c *call[T]) stateName() string { return c.r.P.States[c.st.Node.State].Name }

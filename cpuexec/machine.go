@@ -393,6 +393,13 @@ func sumInto[T kern.Float](out []T, ds []*tensor.Dense, data func(*tensor.Dense)
 	for i, d := range ds {
 		terms[i] = data(d)
 	}
+	sumTerms(out, terms)
+}
+
+// sumTerms sets out = ((t0 + t1) + t2) + … for n ≥ 2 terms of at least len(out) values, a block
+// at a time so that the partial sums stay in cache (the graph machine's sum steps and the
+// runner's GradSum).
+func sumTerms[T kern.Float](out []T, terms [][]T) {
 	const blk = 2048
 	kern.ParallelRange((len(out)+blk-1)/blk, blk, func(lo, hi int) {
 		for b := lo; b < hi; b++ {

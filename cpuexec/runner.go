@@ -49,7 +49,8 @@ type Runner struct {
 	lives   []prog.Life
 	layout  prog.Layout
 	slots   []any
-	views   []any // by planned value: its slot, cut to its size
+	views   []any     // by planned value: its slot, cut to its size
+	acc     []float64 // float64 scratch a kernel uses only while it runs (call.acc)
 }
 
 // run runs the steps with the kernel table of T.

@@ -2,6 +2,13 @@ package kern
 
 import "math"
 
+// BNEps is the constant added to the variance of a batch norm (PyTorch BatchNorm1d's default)
+// and of a layer norm.
+const BNEps = 1e-5
+
+// BNMomentum is the weight of the batch statistics in a batch norm's running statistics.
+const BNMomentum = 0.1
+
 // BNChunk is the number of rows per partial column sum of a batch norm: each chunk of rows is
 // summed into its own buffer (in the element type) by whichever goroutine takes it, and the
 // chunks' sums are then added in index order in float64, so the statistics and the parameter

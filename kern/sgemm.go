@@ -199,7 +199,8 @@ const linChunk = 240
 
 // LinearGrad32 computes the gradients of y = x·w (+ b) from dy in one pass over dy, a chunk of
 // linChunk rows at a time (in cache for all three): dx = dy·wᵀ (+ sum, unless nil), dw = xᵀ·dy
-// and db = Σ rows dy, each unless nil; x [m, a], w [a, b]. The chunks are grouped into
+// and db = Σ rows dy, each unless nil; x [m, a], w [a, b] (x may be nil where dw is, w where
+// dx is). The chunks are grouped into
 // partial dw and db sums fixed by m (Parts), computed in parallel and added in order. It reports false, doing nothing, where there
 // is no kernel or a dimension is smaller than a block.
 func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffers) bool {
@@ -208,9 +209,12 @@ func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffer
 	if mk.rows == 0 || !haveKernel || m < mr || a < max(mr, nr) || b < nr {
 		return false
 	}
-	wT := Grow[float32](sc.pad, a*b)
-	sc.pad = wT
-	Transpose(wT, w, a, b)
+	var wT []float32
+	if dx != nil { // (w is only read for dx: nil where dx is)
+		wT = Grow[float32](sc.pad, a*b)
+		sc.pad = wT
+		Transpose(wT, w, a, b)
+	}
 	_, _, _, size := tnLayout(mr, a, b)
 	nc := (m + linChunk - 1) / linChunk
 	np := Parts(nc)
@@ -227,7 +231,9 @@ func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffer
 					AddTo(dx[r0*a:r1*a], sum[r0*a:r1*a])
 				}
 			}
-			tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
+			if dw != nil { // (x is only read for dw: nil where dw is)
+				tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
+			}
 			if db != nil {
 				for r := r0; r < r1; r++ {
 					AddTo(acc[size:], dy[r*b:(r+1)*b])

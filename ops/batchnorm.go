@@ -10,10 +10,10 @@ import (
 )
 
 // BNEps is the constant added to the variance (PyTorch BatchNorm1d's default).
-const BNEps = 1e-5
+const BNEps = kern.BNEps
 
 // BNMomentum is the weight of the batch statistics in the running statistics.
-const BNMomentum = 0.1
+const BNMomentum = kern.BNMomentum
 
 // BNState is the running statistics of one batch-norm layer, shared by every compiled graph
 // (shape bucket) of a model, and the switch between training and evaluation.
