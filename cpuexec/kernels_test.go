@@ -264,7 +264,9 @@ func forEach(t *testing.T, f32 func(*testing.T), f64 func(*testing.T)) {
 	t.Run("float64", f64)
 }
 
-func TestKernelsElementwise(t *testing.T) { forEach(t, testElementwise[float32], testElementwise[float64]) }
+func TestKernelsElementwise(t *testing.T) {
+	forEach(t, testElementwise[float32], testElementwise[float64])
+}
 
 func testElementwise[T kern.Float](t *testing.T) {
 	g := newRig[T](t, 1)
