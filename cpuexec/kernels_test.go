@@ -620,3 +620,174 @@ func TestKernelsCoverPrograms(t *testing.T) {
 		}
 	}
 }
+
+func TestKernelsOthers(t *testing.T) { forEach(t, testOthers[float32], testOthers[float64]) }
+
+// testOthers checks the remaining ops, forward and gradient.
+func testOthers[T kern.Float](t *testing.T) {
+	g := newRig[T](t, 7)
+	gg := gorgonia.NewGraph()
+	const m, n, d = 150, 17, 12
+	src, dst := edges(g.rng, m, n)
+	wts := make([]float64, m)
+	for i := range wts {
+		wts[i] = g.rng.Float64()
+	}
+	check := func(what string, st Step, want gorgonia.Value) {
+		t.Helper()
+		g.mustRun(st)
+		same(t, what, g.data(st.Outs[0]), vals[T](t, want))
+	}
+	apply := func(f func() (*gorgonia.Node, error)) *gorgonia.Node {
+		t.Helper()
+		y, err := f()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return y
+	}
+
+	// gather and scatter-add, weighted
+	x, e := g.rand(n, d), g.rand(m, d)
+	ix := g.index(src, wts)
+	oix := &ops.Index{Name: "src", Idx: src, W: wts}
+	nd := node(prog.Gather)
+	nd.Index = ix
+	y := apply(func() (*gorgonia.Node, error) { return ops.Gather(g.gnode(gg, x), oix) })
+	check("gather", single(nd, g.res(m, d), x), do(t, y, g.value(x)))
+	nd.Op, nd.Rows = prog.ScatterAdd, n
+	y = apply(func() (*gorgonia.Node, error) { return ops.ScatterAdd(g.gnode(gg, e), oix, n) })
+	check("scatter-add", single(nd, g.res(n, d), e), do(t, y, g.value(e)))
+
+	// segment softmax and max over dst
+	odst := &ops.Index{Name: "dst", Idx: dst}
+	nd = node(prog.SegmentSoftmax)
+	nd.Index, nd.Rows, nd.Group = g.index(dst, nil), n, 3
+	sc, dy := g.rand(m, 3), g.rand(m, 3)
+	y = apply(func() (*gorgonia.Node, error) { return ops.SegmentSoftmax(g.gnode(gg, sc), odst, n) })
+	out := g.res(m, 3)
+	check("segment softmax", single(nd, out, sc), do(t, y, g.value(sc)))
+	gnd := nd
+	gnd.Op = prog.SegmentSoftmaxGrad
+	check("segment softmax gradient", single(gnd, g.res(m, 3), out, dy),
+		do(t, grads(t, y, gorgonia.Nodes{g.gnode(gg, sc)}, g.gnode(gg, dy))[0], g.values(out, dy)...))
+	nd.Op = prog.SegmentMax
+	gn := g.rand(n, d)
+	y = apply(func() (*gorgonia.Node, error) { return ops.SegmentMax(g.gnode(gg, e), odst, n) })
+	check("segment max", single(nd, g.res(n, d), e), do(t, y, g.value(e)))
+	gnd.Op = prog.SegmentMaxGrad
+	check("segment max gradient", single(gnd, g.res(m, d), gn),
+		do(t, grads(t, y, gorgonia.Nodes{g.gnode(gg, e)}, g.gnode(gg, gn))[0], g.value(gn)))
+
+	// layer norm, each gradient member its own step
+	keep := make([]bool, m)
+	for i := range keep {
+		keep[i] = i%5 != 2
+	}
+	gamma, beta, ey := g.rand(d), g.rand(d), g.rand(m, d)
+	nd = node(prog.LayerNorm)
+	nd.Mask, nd.Group = g.mask(keep), 4
+	in := g.gnodes(gg, e, gamma, beta)
+	y = apply(func() (*gorgonia.Node, error) {
+		return ops.LayerNorm(in[0], in[1], in[2], &ops.Mask{Name: "mask", Keep: keep})
+	})
+	check("layer norm", single(nd, g.res(m, d), e, gamma, beta), do(t, y, g.values(e, gamma, beta)...))
+	gs := grads(t, y, in, g.gnode(gg, ey))
+	for which, shape := range [][]int{{m, d}, {d}, {d}} {
+		gnd := nd
+		gnd.Op, gnd.Which = prog.LayerNormGrad, which
+		outs, ins := []int{-1, -1, -1}, make([][]int, 3)
+		for w := range ins {
+			ins[w] = []int{gamma, ey}
+		}
+		outs[which] = g.res(shape...)
+		g.mustRun(Step{Kind: prog.LayerNormGrad, Node: gnd, Outs: outs, Ins: ins, Summand: -1, ColSum: -1})
+		same(t, fmt.Sprint("layer norm gradient ", which), g.data(outs[which]), vals[T](t, do(t, gs[which], g.values(gamma, ey)...)))
+	}
+
+	// MoNet: Gaussian weights and the kernel mix
+	const kk, p = 4, 2
+	u, mu, is, gw := g.rand(m, p), g.rand(kk, p), g.rand(kk, p), g.rand(m, kk)
+	in = g.gnodes(gg, u, mu, is)
+	y = apply(func() (*gorgonia.Node, error) { return ops.GaussianWeights(in[0], in[1], in[2]) })
+	wv := g.res(m, kk)
+	check("gaussian weights", single(node(prog.GaussianWeights), wv, u, mu, is), do(t, y, g.values(u, mu, is)...))
+	gs = grads(t, y, in, g.gnode(gg, gw))
+	for which, shape := range [][]int{{m, p}, {kk, p}, {kk, p}} {
+		gnd := node(prog.GaussianWeightsGrad)
+		gnd.Which = which
+		outs, ins := []int{-1, -1, -1}, make([][]int, 3)
+		for w := range ins {
+			ins[w] = []int{u, mu, is, wv, gw}
+		}
+		outs[which] = g.res(shape...)
+		g.mustRun(Step{Kind: prog.GaussianWeightsGrad, Node: gnd, Outs: outs, Ins: ins, Summand: -1, ColSum: -1})
+		same(t, fmt.Sprint("gaussian weights gradient ", which), g.data(outs[which]), vals[T](t, do(t, gs[which], g.values(u, mu, is, wv, gw)...)))
+	}
+	xk, gk := g.rand(m, kk*3), g.rand(m, 3)
+	in = g.gnodes(gg, xk, wv)
+	y = apply(func() (*gorgonia.Node, error) { return ops.KernelMix(in[0], in[1]) })
+	check("kernel mix", single(node(prog.KernelMix), g.res(m, 3), xk, wv), do(t, y, g.values(xk, wv)...))
+	gs = grads(t, y, in, g.gnode(gg, gk))
+	check("kernel mix dx", single(node(prog.KernelMixGradX), g.res(m, kk*3), gk, wv), do(t, gs[0], g.values(gk, wv)...))
+	check("kernel mix dw", single(node(prog.KernelMixGradW), g.res(m, kk), xk, gk, wv), do(t, gs[1], g.values(xk, gk, wv)...))
+
+	// heads, bias, column sums
+	q, k, hw := g.rand(m, d), g.rand(m, d), g.rand(m, 3)
+	nd = node(prog.HeadDot)
+	nd.Heads = 3
+	y = apply(func() (*gorgonia.Node, error) { return ops.HeadDot(g.gnode(gg, q), g.gnode(gg, k), 3) })
+	check("head dot", single(nd, g.res(m, 3), q, k), do(t, y, g.values(q, k)...))
+	y = apply(func() (*gorgonia.Node, error) { return ops.HeadScale(g.gnode(gg, q), g.gnode(gg, hw)) })
+	check("head scale", single(node(prog.HeadScale), g.res(m, d), q, hw), do(t, y, g.values(q, hw)...))
+	y = apply(func() (*gorgonia.Node, error) { return ops.AddBias(g.gnode(gg, q), g.gnode(gg, gamma)) })
+	check("add bias", single(node(prog.AddBias), g.res(m, d), q, gamma), do(t, y, g.values(q, gamma)...))
+	y = apply(func() (*gorgonia.Node, error) { return ops.ColSum(g.gnode(gg, q)) })
+	check("column sums", single(node(prog.ColSum), g.res(d), q), do(t, y, g.value(q)))
+
+	// dropout, in training and not
+	var step uint64 = 12
+	dst0 := ops.NewDropState("drop", 0.3, 99, &step)
+	g.r.P.States = append(g.r.P.States, prog.State{Kind: prog.DropState, Name: "drop"})
+	g.h.train, g.h.seed = append(g.h.train, true), append(g.h.seed, dst0.StepSeed())
+	g.h.mean, g.h.vr = append(g.h.mean, nil), append(g.h.vr, nil)
+	nd = node(prog.Dropout)
+	nd.State, nd.Rate = len(g.h.train)-1, 0.3
+	xn := g.gnode(gg, q)
+	y = apply(func() (*gorgonia.Node, error) { return ops.Dropout(xn, dst0) })
+	gd := grads(t, y, gorgonia.Nodes{xn}, g.gnode(gg, k))[0]
+	for _, training := range []bool{true, false} {
+		dst0.Training, g.h.train[nd.State] = training, training
+		check(fmt.Sprint("dropout, training ", training), single(nd, g.res(m, d), q), do(t, y, g.value(q)))
+		gnd := nd
+		gnd.Op = prog.DropoutGrad
+		check(fmt.Sprint("dropout gradient, training ", training), single(gnd, g.res(m, d), k), do(t, gd, g.value(k)))
+	}
+
+	// the losses: scalar results, scalar upstream gradients
+	pred, target, lw, up := g.rand(m, 1), g.rand(m, 1), g.rand(m, 1), g.in(nil, []T{0.625})
+	g.data(target)[3] = g.data(pred)[3]
+	in = g.gnodes(gg, pred, target, lw)
+	y = apply(func() (*gorgonia.Node, error) { return ops.MaskedL1(in[0], in[1], in[2]) })
+	check("masked L1", single(node(prog.MaskedL1), g.res(), pred, target, lw), do(t, y, g.values(pred, target, lw)...))
+	check("masked L1 gradient", single(node(prog.MaskedL1Grad), g.res(m, 1), pred, target, lw, up),
+		do(t, grads(t, y, in, g.gnode(gg, up))[0], g.values(pred, target, lw, up)...))
+	labels, cw := make([]int32, m), make([]float64, m)
+	for i := range labels {
+		labels[i], cw[i] = int32(g.rng.IntN(5)), g.rng.Float64()
+		if i%9 == 4 {
+			labels[i] = -1
+		}
+	}
+	z := g.rand(m, 5)
+	nd = node(prog.WeightedCE)
+	nd.Index = g.index(labels, cw)
+	zn := g.gnode(gg, z)
+	y = apply(func() (*gorgonia.Node, error) {
+		return ops.WeightedCE(zn, &ops.Index{Name: "labels", Idx: labels, W: cw})
+	})
+	check("weighted cross-entropy", single(nd, g.res(), z), do(t, y, g.value(z)))
+	gnd = nd
+	gnd.Op = prog.WeightedCEGrad
+	check("weighted cross-entropy gradient", single(gnd, g.res(m, 5), z, up), do(t, grads(t, y, gorgonia.Nodes{zn}, g.gnode(gg, up))[0], g.values(z, up)...))
+}
