@@ -301,6 +301,9 @@ func matMul[T kern.Float](c *call[T]) error {
 // into the step's ColSum vector if any; one pass over g (kern.LinearGrad32) in float32 where it
 // applies, else MatMulNT, MatMulTN and ColSum.
 func matMulGrad[T kern.Float](c *call[T]) error {
+	if len(c.st.Ins) != 2 || len(c.st.Outs) != 2 {
+		return fmt.Errorf("product gradient step of %d members, want 2 (dx, dw)", len(c.st.Ins))
+	}
 	var x, w, g []T
 	var m, a, b int
 	switch {
