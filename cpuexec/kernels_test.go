@@ -52,7 +52,7 @@ func is32[T kern.Float]() bool {
 	return unsafe.Sizeof(z) == 4
 }
 
-func dtypeOf[T kern.Float]() tensor.Dtype {
+func progDtype[T kern.Float]() tensor.Dtype {
 	if is32[T]() {
 		return tensor.Float32
 	}
@@ -179,11 +179,11 @@ func (g *rig[T]) gnode(gg *gorgonia.ExprGraph, v int) *gorgonia.Node {
 	name := gorgonia.WithName(g.r.P.Vals[v].Name)
 	switch len(s) {
 	case 0:
-		return gorgonia.NewScalar(gg, dtypeOf[T](), name)
+		return gorgonia.NewScalar(gg, progDtype[T](), name)
 	case 1:
-		return gorgonia.NewVector(gg, dtypeOf[T](), gorgonia.WithShape(s...), name)
+		return gorgonia.NewVector(gg, progDtype[T](), gorgonia.WithShape(s...), name)
 	}
-	return gorgonia.NewMatrix(gg, dtypeOf[T](), gorgonia.WithShape(s...), name)
+	return gorgonia.NewMatrix(gg, progDtype[T](), gorgonia.WithShape(s...), name)
 }
 
 func (g *rig[T]) gnodes(gg *gorgonia.ExprGraph, vs ...int) gorgonia.Nodes {
@@ -402,7 +402,7 @@ func testMatMul[T kern.Float](t *testing.T, m, a, b int) {
 		}
 		return vals[T](t, v)
 	}
-	colSum := func() *tensor.Dense { return tensor.New(tensor.WithShape(b), tensor.Of(dtypeOf[T]())) }
+	colSum := func() *tensor.Dense { return tensor.New(tensor.WithShape(b), tensor.Of(progDtype[T]())) }
 
 	// both members, with the column sums and a summand
 	fwd()

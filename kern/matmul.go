@@ -25,7 +25,7 @@ func MatMulNN[T Float](out, a, b, bias []T, m, k, n int) {
 }
 
 // MatMulNT sets out [m, k] = g [m, n] · wᵀ for w [k, n]; with the float32 kernel, w is
-// transposed into sc first.
+// transposed into sc first; otherwise every entry is a dot product.
 func MatMulNT[T Float](sc *Scratch, out, g, w []T, m, n, k int) {
 	if o, ok := any(out).([]float32); ok && haveKernel && m >= micro.rows && k >= nr && n > 0 {
 		wT := Grow[float32](sc.xT, k*n)
@@ -34,7 +34,16 @@ func MatMulNT[T Float](sc *Scratch, out, g, w []T, m, n, k int) {
 		sgemmNN(m, k, n, any(g).([]float32), n, wT, k, o, k, nil)
 		return
 	}
-	gemm(blas.NoTrans, blas.Trans, m, k, n, g, n, w, n, out, k)
+	// Row by row with dot, not gonum's GEMM, whose transposed product sums in an order that
+	// depends on the operands' addresses (see dot).
+	ParallelRange(m, k*n, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			gi := g[i*n : (i+1)*n]
+			for j := range k {
+				out[i*k+j] = dot(gi, w[j*n:(j+1)*n])
+			}
+		}
+	})
 }
 
 func gemm[T Float](ta, tb blas.Transpose, m, n, k int, a []T, lda int, b []T, ldb int, c []T, ldc int) {
@@ -115,12 +124,23 @@ func MatMulTN[T Float](sc *Scratch, out, x, g []T, m, k, n int) {
 	}
 }
 
+// dot is Σ a[i]·b[i] in a fixed order: four interleaved partial sums (element i into sum i mod
+// 4) added as (s0 + s1) + (s2 + s3). The order depends on the length only, never on where the
+// slices lie in memory (gonum's Sdot/Ddot align their vector loop to the address, so that the
+// same values at other addresses summed differently), and the products are rounded before they
+// are added (no fused multiply-add).
 func dot[T Float](a, b []T) T {
-	switch aa := any(a).(type) {
-	case []float32:
-		return T(blasImpl.Sdot(len(aa), aa, 1, any(b).([]float32), 1))
-	case []float64:
-		return T(blasImpl.Ddot(len(aa), aa, 1, any(b).([]float64), 1))
+	b = b[:len(a)]
+	var s0, s1, s2, s3 T
+	n := len(a) &^ 3
+	for i := 0; i < n; i += 4 {
+		s0 += T(a[i] * b[i])
+		s1 += T(a[i+1] * b[i+1])
+		s2 += T(a[i+2] * b[i+2])
+		s3 += T(a[i+3] * b[i+3])
 	}
-	return 0
+	for i := n; i < len(a); i++ {
+		s0 += T(a[i] * b[i])
+	}
+	return (s0 + s1) + (s2 + s3)
 }
