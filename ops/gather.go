@@ -73,7 +73,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 	st := &edgeSumState{src: src, dst: dst}
 	op := newFuncOp(prog.EdgeSum, fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](st), edgeSum[float32](st))
 	op.dev = DeviceOp{Src: src, Dst: dst, State: st} // the grouped edges, for the gradient
-	op.keeps = func(s []tensor.Shape, _ int) int { // the edges grouped by src and by dst
+	op.keeps = func(s []tensor.Shape, _ int) int {   // the edges grouped by src and by dst
 		return segmentsBytes(s[1][0], s[0][0]) + segmentsBytes(s[2][0], s[0][0])
 	}
 	op.check = func(s []tensor.Shape) error {
