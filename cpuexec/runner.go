@@ -50,6 +50,8 @@ type Runner struct {
 	layout  prog.Layout
 	slots   []any
 	views   []any     // by planned value: its slot, cut to its size
+	unshare bool      // every planned value its own slot (SetShared)
+	poison  bool      // NaN into a value's slot after its last reader (SetPoison)
 	acc     []float64 // float64 scratch a kernel uses only while it runs (call.acc)
 }
 
@@ -68,6 +70,9 @@ func run[T kern.Float](r *Runner, table map[prog.Op]func(*call[T]) error) error 
 		}
 		if err := k(&call[T]{r: r, st: st}); err != nil {
 			return fmt.Errorf("cpu: %s: %w", r.P.Describe(st.Outs[firstOut(st)]), err)
+		}
+		if r.poison {
+			r.poisonAfter(i)
 		}
 	}
 	return nil

@@ -2,6 +2,7 @@ package cpuexec
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/prog"
@@ -225,3 +226,73 @@ func (r *Runner) Value(v int) any { return r.data[v] }
 
 // Steps returns the compiled steps, in the order they run.
 func (r *Runner) Steps() []Step { return r.steps }
+
+// SetShared, false, gives every planned value a buffer of its own (as if no two were ever
+// dead at once): the reference the shared layout is tested against. Call it before the first
+// Run.
+func (r *Runner) SetShared(shared bool) error {
+	r.unshare = !shared
+	lives := r.lives
+	if r.unshare {
+		lives = make([]prog.Life, len(r.lives))
+		for i, l := range r.lives {
+			l.Def, l.Last, l.Reuse = 0, len(r.steps), nil
+			lives[i] = l
+		}
+	}
+	l, err := prog.AssignSlots(lives, len(r.steps))
+	if err != nil {
+		return fmt.Errorf("cpu: %w", err)
+	}
+	r.layout, r.slots = l, nil
+	return nil
+}
+
+// SetPoison, true, fills a value's buffer with NaN once its last reader has run, so that a
+// kernel reading a value after its lifetime shows in the results. For tests.
+func (r *Runner) SetPoison(on bool) { r.poison = on }
+
+// poisonAfter fills the buffers of the planned values whose last reader is step i with NaN
+// (not those another value took over in place: they hold the new value).
+func (r *Runner) poisonAfter(i int) {
+	if r.unshare {
+		return
+	}
+	for k, l := range r.lives {
+		if l.Last != i || r.took(k) {
+			continue
+		}
+		switch d := r.views[k].(type) {
+		case []float32:
+			for j := range d {
+				d[j] = float32(math.NaN())
+			}
+		case []float64:
+			for j := range d {
+				d[j] = math.NaN()
+			}
+		}
+	}
+}
+
+// took reports whether another planned value took over k's slot in place.
+func (r *Runner) took(k int) bool {
+	for _, t := range r.layout.Took {
+		if t == k {
+			return true
+		}
+	}
+	return false
+}
+
+// PlanBytes returns the bytes of the runner's activation slots (the planned values at their
+// peak, as laid out) and, for comparison, what the same values would take with a buffer each.
+func (r *Runner) PlanBytes() (slots, unshared int64) {
+	for _, sl := range r.layout.Slots {
+		slots += sl.Size * elemBytes(sl.Class)
+	}
+	for _, l := range r.lives {
+		unshared += l.Size * elemBytes(l.Class)
+	}
+	return slots, unshared
+}
