@@ -11,7 +11,8 @@
 // Float32 kernels on amd64: matrix products run on an AVX-512 (or AVX2/FMA) micro-kernel
 // (sgemm*.go, sgemm*_amd64.s), reading x transposed in place for xᵀ·dy, and the element-wise
 // row loops on AVX2 (vec.go, vec_amd64.s); elsewhere, and in float64, they are plain Go and
-// gonum. Work is handed out in chunks to GOMAXPROCS goroutines (parallel.go); sums over edges
+// gonum's GEMM without transposes (whose sums run in index order); dot products are the
+// package's own (dot: a fixed order, whatever the operands' addresses). Work is handed out in chunks to GOMAXPROCS goroutines (parallel.go); sums over edges
 // run per node over edges grouped by destination or source (Segments), and sums over the rows
 // of a product's gradient are partial sums fixed by the shape (Parts) and batch norm's column
 // sums partial sums of BNChunk rows, added in order, so results do not depend on the number of
