@@ -1,6 +1,9 @@
 package cpuexec
 
-import "github.com/rewiregnn/rewiregnn/kern"
+import (
+	"github.com/rewiregnn/rewiregnn/kern"
+	"github.com/rewiregnn/rewiregnn/prog"
+)
 
 // Arena is activation memory shared by machines that never run at the same time (the training
 // and evaluation nets of every shape bucket of one trainer): each lays its slots out from the
@@ -34,8 +37,18 @@ func (m *Machine) SetArena(a *Arena) { m.arena, m.slots = a, nil }
 
 // SlotElems returns the float32 and float64 values of the machine's slots: what it needs of an
 // arena.
-func (m *Machine) SlotElems() (f32, f64 int64) {
-	for _, s := range m.layout.Slots {
+func (m *Machine) SlotElems() (f32, f64 int64) { return slotElems(m.layout) }
+
+// slotsFrom cuts the machine's slots from the arena.
+func (m *Machine) slotsFrom(a *Arena) []any {
+	out := cutSlots(a, m.layout)
+	m.gen = a.gen
+	return out
+}
+
+// slotElems returns the float32 and float64 values of a layout's slots.
+func slotElems(l prog.Layout) (f32, f64 int64) {
+	for _, s := range l.Slots {
 		if s.Class == 1 {
 			f64 += s.Size
 		} else {
@@ -45,14 +58,13 @@ func (m *Machine) SlotElems() (f32, f64 int64) {
 	return f32, f64
 }
 
-// slotsFrom cuts the machine's slots from the arena, consecutively from the start of the
-// buffer of their element type.
-func (m *Machine) slotsFrom(a *Arena) []any {
-	a.Reserve(m.SlotElems())
-	m.gen = a.gen
-	out := make([]any, len(m.layout.Slots))
+// cutSlots cuts a layout's slots from the arena, consecutively from the start of the buffer of
+// their element type, growing it first where it is too small.
+func cutSlots(a *Arena, l prog.Layout) []any {
+	a.Reserve(slotElems(l))
+	out := make([]any, len(l.Slots))
 	var o32, o64 int64
-	for i, s := range m.layout.Slots {
+	for i, s := range l.Slots {
 		if s.Class == 1 {
 			out[i] = a.f64[o64 : o64+s.Size : o64+s.Size]
 			o64 += s.Size
@@ -63,3 +75,11 @@ func (m *Machine) slotsFrom(a *Arena) []any {
 	}
 	return out
 }
+
+// SetArena makes the runner take its slots and the products' scratch from a (call it before
+// the first Run). Its results stay valid only until another user of the arena runs.
+func (r *Runner) SetArena(a *Arena) { r.arena, r.slots, r.scratch = a, nil, &a.scratch }
+
+// SlotElems returns the float32 and float64 values of the runner's slots: what it needs of an
+// arena.
+func (r *Runner) SlotElems() (f32, f64 int64) { return slotElems(r.layout) }

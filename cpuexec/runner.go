@@ -52,6 +52,8 @@ type Runner struct {
 	views   []any     // by planned value: its slot, cut to its size
 	unshare bool      // every planned value its own slot (SetShared)
 	poison  bool      // NaN into a value's slot after its last reader (SetPoison)
+	arena   *Arena    // where the slots and the scratch come from (nil: the runner's own)
+	gen     int       // the arena's generation the slots were cut at
 	acc     []float64 // float64 scratch a kernel uses only while it runs (call.acc)
 }
 

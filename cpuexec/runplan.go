@@ -146,12 +146,16 @@ func (r *Runner) plan() error {
 
 // alloc allocates the slots and points every planned value at its slot.
 func (r *Runner) alloc() {
-	r.slots = make([]any, len(r.layout.Slots))
-	for i, sl := range r.layout.Slots {
-		if sl.Class == 1 {
-			r.slots[i] = make([]float64, sl.Size)
-		} else {
-			r.slots[i] = make([]float32, sl.Size)
+	if r.arena != nil {
+		r.slots, r.gen = cutSlots(r.arena, r.layout), r.arena.gen
+	} else {
+		r.slots = make([]any, len(r.layout.Slots))
+		for i, sl := range r.layout.Slots {
+			if sl.Class == 1 {
+				r.slots[i] = make([]float64, sl.Size)
+			} else {
+				r.slots[i] = make([]float32, sl.Size)
+			}
 		}
 	}
 	r.views = make([]any, len(r.vals))
@@ -208,7 +212,7 @@ func (r *Runner) bind() error {
 // Run runs one step of the program: the host's current parameters and inputs in, the outputs
 // (Value) out.
 func (r *Runner) Run() error {
-	if r.slots == nil {
+	if r.slots == nil || (r.arena != nil && r.gen != r.arena.gen) {
 		r.alloc()
 	}
 	if err := r.bind(); err != nil {

@@ -129,6 +129,8 @@ func checkRunner(t *testing.T, c modelCase, dt tensor.Dtype, recompute bool) {
 		t.Fatal(err)
 	}
 	r, pr := runnerOf(t, net, p, recompute)
+	arena := &cpuexec.Arena{} // shared by the training and the evaluation runner, as in a trainer
+	r.SetArena(arena)
 	for s, bt := range append(bs, bs[0]) {
 		p.SetTraining(true)
 		p.Step = uint64(s + 1)
@@ -143,6 +145,7 @@ func checkRunner(t *testing.T, c modelCase, dt tensor.Dtype, recompute bool) {
 		t.Fatal(err)
 	}
 	re, pe := runnerOf(t, ev, p, false)
+	re.SetArena(arena)
 	p.SetTraining(false)
 	for i, bt := range bs {
 		compareRun(t, fmt.Sprintf("evaluation of batch %d", i), ev, p, re, pe, bt)
