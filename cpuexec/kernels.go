@@ -331,23 +331,7 @@ func matMulGrad[T kern.Float](c *call[T]) error {
 	if sum != nil {
 		sum = sum[:m*a]
 	}
-	sc := c.scratch()
-	if d32, ok := any(dx).([]float32); ok && kern.LinearGrad32(d32, any(dw).([]float32), any(db).([]float32),
-		any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, sc.TN()) {
-		return nil
-	}
-	if dx != nil {
-		kern.MatMulNT(sc, dx, g, w, m, b, a)
-		if sum != nil {
-			kern.AddTo(dx, sum)
-		}
-	}
-	if dw != nil {
-		kern.MatMulTN(sc, dw, x, g, m, a, b)
-	}
-	if db != nil {
-		kern.ColSum(db, g)
-	}
+	kern.ProductGrads(c.scratch(), dx, dw, db, x, w, g, sum, m, a, b)
 	return nil
 }
 
@@ -579,23 +563,7 @@ func edgeSum[T kern.Float](c *call[T]) error {
 	st.bySrc.Group(src, hsRows, func(k int) bool { return src[k] >= 0 })
 	st.byDst.Group(dst, htRows, func(k int) bool { return dst[k] >= 0 })
 	st.rows, st.edges, st.ran = hsRows, m, true
-	out, e, hs, ht := c.res(0), c.arg(0), c.arg(1), c.arg(2)
-	kern.ParallelRange(len(src), d, func(lo, hi int) {
-		for m := lo; m < hi; m++ {
-			o, em := out[m*d:(m+1)*d], e[m*d:(m+1)*d]
-			s, t := int(src[m]), int(dst[m])
-			switch {
-			case s >= 0 && t >= 0:
-				kern.Add3(o, em, hs[s*d:(s+1)*d], ht[t*d:(t+1)*d])
-			case s >= 0:
-				kern.Add2(o, em, hs[s*d:(s+1)*d])
-			case t >= 0:
-				kern.Add2(o, em, ht[t*d:(t+1)*d])
-			default:
-				copy(o, em)
-			}
-		}
-	})
+	kern.EdgeSum(c.res(0), c.arg(0), c.arg(1), c.arg(2), src, dst, d)
 	return nil
 }
 

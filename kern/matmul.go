@@ -144,3 +144,25 @@ func dot[T Float](a, b []T) T {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// ProductGrads computes the gradients of y = x·w (+ b) from g [m, b]: dx = g·wᵀ (+ sum), dw =
+// xᵀ·g and db = Σ rows g, each unless nil (x may be nil where dw is, w where dx is): one pass
+// over g in float32 where LinearGrad32 applies, else MatMulNT, MatMulTN and ColSum.
+func ProductGrads[T Float](sc *Scratch, dx, dw, db, x, w, g, sum []T, m, a, b int) {
+	if d32, ok := any(dx).([]float32); ok && LinearGrad32(d32, any(dw).([]float32), any(db).([]float32),
+		any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, sc.TN()) {
+		return
+	}
+	if dx != nil {
+		MatMulNT(sc, dx, g, w, m, b, a)
+		if sum != nil {
+			AddTo(dx, sum)
+		}
+	}
+	if dw != nil {
+		MatMulTN(sc, dw, x, g, m, a, b)
+	}
+	if db != nil {
+		ColSum(db, g)
+	}
+}

@@ -193,3 +193,24 @@ func ColSum[T Float](dst, x []T) {
 		}
 	})
 }
+
+// EdgeSum sets out [M, d] = e + hs[src] + ht[dst] row by row (a -1 entry adds nothing), in
+// parallel over the edges.
+func EdgeSum[T Float](out, e, hs, ht []T, src, dst []int32, d int) {
+	ParallelRange(len(src), d, func(lo, hi int) {
+		for m := lo; m < hi; m++ {
+			o, em := out[m*d:(m+1)*d], e[m*d:(m+1)*d]
+			s, t := int(src[m]), int(dst[m])
+			switch {
+			case s >= 0 && t >= 0:
+				Add3(o, em, hs[s*d:(s+1)*d], ht[t*d:(t+1)*d])
+			case s >= 0:
+				Add2(o, em, hs[s*d:(s+1)*d])
+			case t >= 0:
+				Add2(o, em, ht[t*d:(t+1)*d])
+			default:
+				copy(o, em)
+			}
+		}
+	})
+}

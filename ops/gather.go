@@ -121,22 +121,7 @@ func edgeSum[T kern.Float](st *edgeSumState) kernel[T] {
 		src, dst := st.src.Idx, st.dst.Idx
 		st.bySrc.Group(src, sh[1][0], func(k int) bool { return src[k] >= 0 })
 		st.byDst.Group(dst, sh[2][0], func(k int) bool { return dst[k] >= 0 })
-		kern.ParallelRange(len(src), d, func(lo, hi int) {
-			for m := lo; m < hi; m++ {
-				o, em := out[m*d:(m+1)*d], e[m*d:(m+1)*d]
-				s, t := int(src[m]), int(dst[m])
-				switch {
-				case s >= 0 && t >= 0:
-					kern.Add3(o, em, hs[s*d:(s+1)*d], ht[t*d:(t+1)*d])
-				case s >= 0:
-					kern.Add2(o, em, hs[s*d:(s+1)*d])
-				case t >= 0:
-					kern.Add2(o, em, ht[t*d:(t+1)*d])
-				default:
-					copy(o, em)
-				}
-			}
-		})
+		kern.EdgeSum(out, e, hs, ht, src, dst, d)
 	}
 }
 

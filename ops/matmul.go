@@ -139,21 +139,6 @@ func linGradKernel[T kern.Float](st *linGrad, which int) planKernel[T] {
 		if p != nil && p.Scratch != nil {
 			sc = p.Scratch
 		}
-		if d32, ok := any(dx).([]float32); ok && kern.LinearGrad32(d32, any(dw).([]float32), any(db).([]float32),
-			any(x).([]float32), any(w).([]float32), any(g).([]float32), any(sum).([]float32), m, a, b, sc.TN()) {
-			return
-		}
-		if dx != nil {
-			kern.MatMulNT(sc, dx, g, w, m, b, a)
-			if sum != nil {
-				kern.AddTo(dx, sum)
-			}
-		}
-		if dw != nil {
-			kern.MatMulTN(sc, dw, x, g, m, a, b)
-		}
-		if db != nil {
-			kern.ColSum(db, g)
-		}
+		kern.ProductGrads(sc, dx, dw, db, x, w, g, sum, m, a, b)
 	}
 }
