@@ -78,7 +78,13 @@ func cutSlots(a *Arena, l prog.Layout) []any {
 
 // SetArena makes the runner take its slots and the products' scratch from a (call it before
 // the first Run). Its results stay valid only until another user of the arena runs.
-func (r *Runner) SetArena(a *Arena) { r.arena, r.slots, r.scratch = a, nil, &a.scratch }
+// A nil arena gives the runner its own slots and scratch again.
+func (r *Runner) SetArena(a *Arena) {
+	r.arena, r.slots, r.scratch = a, nil, &kern.Scratch{}
+	if a != nil {
+		r.scratch = &a.scratch
+	}
+}
 
 // SlotElems returns the float32 and float64 values of the runner's slots: what it needs of an
 // arena.

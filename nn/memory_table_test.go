@@ -45,7 +45,7 @@ func TestActivationMemoryPerEdge(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		t.Logf("%-11s evaluation: executor %6.0f B per edge per layer", tc.name, float64(ev.Machine().Bytes())/float64(b.Edges*layers))
+		t.Logf("%-11s evaluation: executor %6.0f B per edge per layer", tc.name, float64(ev.Runner().Bytes())/float64(b.Edges*layers))
 		for _, rc := range []bool{false, true} {
 			p, err := nn.NewParams(tensor.Float32, 1)
 			if err != nil {
@@ -58,7 +58,7 @@ func TestActivationMemoryPerEdge(t *testing.T) {
 			if err := n.SetRecompute(rc); err != nil {
 				t.Fatal(err)
 			}
-			slots, _ := n.Machine().PlanBytes()
+			slots, _ := n.Runner().PlanBytes()
 			dev := "-"
 			if !rc {
 				pl, err := gpu.Compile(n, p)
@@ -70,7 +70,7 @@ func TestActivationMemoryPerEdge(t *testing.T) {
 			per := float64(b.Edges * layers)
 			width := float64(4 * tc.hidden) // one edge-width value: d float32
 			t.Logf("%-11s recompute=%-5v peak activations %6.0f B per edge per layer (%.2f edge-width values), executor %6.0f B, GPU plan %s",
-				tc.name, rc, float64(slots)/per, float64(slots)/per/width, float64(n.Machine().Bytes())/per, dev)
+				tc.name, rc, float64(slots)/per, float64(slots)/per/width, float64(n.Runner().Bytes())/per, dev)
 			if tc.name == "gatedgcn" {
 				limit := 4.0
 				if rc {

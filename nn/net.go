@@ -8,6 +8,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/cpuexec"
 	"github.com/rewiregnn/rewiregnn/data"
 	"gorgonia.org/gorgonia"
+	"gorgonia.org/tensor"
 )
 
 // Net is a model compiled for one shape bucket: its graph, input holders, outputs and, for
@@ -18,9 +19,10 @@ type Net struct {
 	Pred  *gorgonia.Node
 	Loss  *gorgonia.Node
 	Grads gorgonia.Nodes // gradients of the parameters the loss depends on; nil for evaluation
-	m     *cpuexec.Machine
-	// compile compiles the graph for the executor, with activation recomputation given rc.
-	compile func(rc *cpuexec.Recompute) (*cpuexec.Machine, error)
+	// r runs the net's program (pr, fed by bind) on the CPU.
+	r       *cpuexec.Runner
+	pr      *prog.Program
+	bind    *lower.Binding
 	names   []string
 	vals    []gorgonia.Value
 	sums    lower.Sums
@@ -37,7 +39,6 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 	for _, v := range b.G.AllNodes() {
 		forward[v.ID()] = true
 	}
-	var sums lower.Sums
 	if train {
 		// Parameters the loss does not depend on (e.g. the last layer's edge batch norm) get no
 		// gradient and no update, as in PyTorch.
@@ -53,28 +54,28 @@ func Finish(b *Builder, in *Inputs, pred, loss *gorgonia.Node, train bool) (*Net
 		if err != nil {
 			return nil, fmt.Errorf("gradient: %w", err)
 		}
-		n.Grads, sums = grads, s
-		n.sums = s
+		n.Grads, n.sums = grads, s
 		n.vals = make([]gorgonia.Value, len(grads))
 	}
-	keep := append(gorgonia.Nodes{pred, loss}, n.Grads...)
-	// Gradient nodes no output needs (the gradients of inputs) are not computed.
-	n.compile = func(rc *cpuexec.Recompute) (*cpuexec.Machine, error) {
-		if rc != nil {
-			rc.Checkpoints, rc.Forward = b.checkpoints, func(v *gorgonia.Node) bool { return forward[v.ID()] }
-		}
-		m, err := cpuexec.Compile(b.G, keep, sums, func(v *gorgonia.Node) bool { return !forward[v.ID()] }, rc)
-		if err != nil {
-			return nil, fmt.Errorf("compile: %w", err)
-		}
-		return m, nil
-	}
-	m, err := n.compile(nil)
+	pr, bind, err := n.Program(b.P)
 	if err != nil {
+		return nil, fmt.Errorf("lowering: %w", err)
+	}
+	n.pr, n.bind = pr, bind
+	if err := n.compile(false); err != nil {
 		return nil, err
 	}
-	n.m = m
 	return n, nil
+}
+
+// compile compiles the net's program for the CPU runner.
+func (n *Net) compile(recompute bool) error {
+	r, err := cpuexec.CompileProgram(n.pr, n.bind, recompute)
+	if err != nil {
+		return fmt.Errorf("compile: %w", err)
+	}
+	n.r = r
+	return nil
 }
 
 // SetRecompute compiles a training net again with activation recomputation (on) or without:
@@ -86,16 +87,7 @@ func (n *Net) SetRecompute(on bool) error {
 	if n.Grads == nil {
 		return nil
 	}
-	var rc *cpuexec.Recompute
-	if on {
-		rc = &cpuexec.Recompute{}
-	}
-	m, err := n.compile(rc)
-	if err != nil {
-		return err
-	}
-	n.m = m
-	return nil
+	return n.compile(on)
 }
 
 // Program lowers the net (lower.Lower) into the program the backends run, with the binding that
@@ -119,7 +111,10 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 	if err := n.In.Load(bt); err != nil {
 		return 0, err
 	}
-	if err := n.m.Run(); err != nil {
+	if err := n.r.Run(); err != nil {
+		return 0, fmt.Errorf("run (bucket %v): %w", n.In.B, err)
+	}
+	if err := n.bindOutputs(); err != nil {
 		return 0, fmt.Errorf("run (bucket %v): %w", n.In.B, err)
 	}
 	switch v := n.Loss.Value().Data().(type) {
@@ -132,8 +127,45 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 	}
 }
 
-// Machine returns the executor the net runs on.
-func (n *Net) Machine() *cpuexec.Machine { return n.m }
+// bindOutputs makes the runner's loss, prediction and gradients the values of the graph's
+// nodes (Loss.Value(), Pred.Value(), Gradients), without copying them.
+func (n *Net) bindOutputs() error {
+	bind := func(node *gorgonia.Node, v int) error {
+		var val gorgonia.Value
+		switch d := n.r.Value(v).(type) {
+		case []float32:
+			if node.IsScalar() {
+				val = gorgonia.NewF32(d[0])
+			} else {
+				val = tensor.New(tensor.WithShape(node.Shape().Clone()...), tensor.WithBacking(d))
+			}
+		case []float64:
+			if node.IsScalar() {
+				val = gorgonia.NewF64(d[0])
+			} else {
+				val = tensor.New(tensor.WithShape(node.Shape().Clone()...), tensor.WithBacking(d))
+			}
+		default:
+			return fmt.Errorf("%s: the runner holds %T", lower.Describe(node), d)
+		}
+		return gorgonia.UnsafeLet(node, val)
+	}
+	if err := bind(n.Loss, n.pr.Loss); err != nil {
+		return err
+	}
+	if err := bind(n.Pred, n.pr.Pred); err != nil {
+		return err
+	}
+	for i, g := range n.Grads {
+		if err := bind(g, n.pr.Grads[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Runner returns the executor the net runs on.
+func (n *Net) Runner() *cpuexec.Runner { return n.r }
 
 // Gradients returns the names and gradient values of the parameters the loss depends on, from
 // the last Run.
@@ -145,8 +177,8 @@ func (n *Net) Gradients() ([]string, []gorgonia.Value) {
 }
 
 // Bytes returns the memory the net holds once it has run: its executor's buffers and kept
-// state (cpuexec.Machine.Bytes) and its input holders (Inputs.Bytes). Known before running.
-func (n *Net) Bytes() int64 { return n.m.Bytes() + n.In.Bytes() }
+// state (cpuexec.Runner.Bytes) and its input holders (Inputs.Bytes). Known before running.
+func (n *Net) Bytes() int64 { return n.r.Bytes() + n.In.Bytes() }
 
 // NetMem is a net's memory, known before running it, split into what it holds alone and what
 // nets sharing an arena (cpuexec.Arena) share: the activation slots and the products' scratch.
@@ -161,9 +193,9 @@ func (m NetMem) Total() int64 { return m.Own + m.Shared }
 
 // Mem returns the net's memory by part.
 func (n *Net) Mem() NetMem {
-	slots, _ := n.m.PlanBytes()
-	shared := slots + n.m.ScratchBytes()
-	f32, f64 := n.m.SlotElems()
+	slots, _ := n.r.PlanBytes()
+	shared := slots + n.r.ScratchBytes()
+	f32, f64 := n.r.SlotElems()
 	return NetMem{Own: n.Bytes() - shared, Shared: shared, F32: f32, F64: f64}
 }
 
@@ -336,7 +368,7 @@ func (t *Trainer) make(i int, train bool) (*Net, error) {
 			return nil, err
 		}
 	}
-	n.m.SetArena(t.Arena)
+	n.r.SetArena(t.Arena)
 	return n, nil
 }
 

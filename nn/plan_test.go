@@ -37,7 +37,7 @@ func TestSharedSlotsChangeNothing(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := n.Machine()
+				m := n.Runner()
 				if err := m.SetShared(shared); err != nil {
 					t.Fatal(err)
 				}
@@ -194,8 +194,8 @@ func TestRecomputeSameTraining(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			n.Machine().SetPoison(true)
-			planned[k], _ = n.Machine().PlanBytes()
+			n.Runner().SetPoison(true)
+			planned[k], _ = n.Runner().PlanBytes()
 			for epoch := 0; epoch < 2; epoch++ {
 				for _, bt := range bts {
 					loss, pred, err := tr.StepPred(bt)
