@@ -27,6 +27,9 @@ type Graph struct {
 	Inputs map[*tensor.Dense]string
 	// Sums are the gradient sums Grad added.
 	Sums Sums
+	// Named are the ids of the input nodes the front end made (their tensors are read at every
+	// run, even where they hold zeros).
+	Named map[int64]bool
 	// Forward tells the forward pass's nodes (nil: every node); Checkpoints are the layers'
 	// outputs the model declared (for activation recomputation).
 	Forward     func(*gorgonia.Node) bool
@@ -319,11 +322,22 @@ func (l *lowering) leaf(n *gorgonia.Node) error {
 		l.b.inputs[id] = d
 		return err
 	}
-	if d == nil || !allZero(d) {
-		return fmt.Errorf("lower: %s is neither a parameter, an input of nn.Inputs nor a zero matrix: the executor does not know how to fill it", Describe(n))
+	if d == nil {
+		return fmt.Errorf("lower: %s is neither a parameter nor an input with a tensor: the executor does not know how to fill it", Describe(n))
 	}
-	return l.constant(n, d, n.Name())
+	if allZero(d) && !l.gr.named(n) {
+		return l.constant(n, d, n.Name()) // a zero matrix Grad made (ColSum's gradient)
+	}
+	// Any other input (one a model or a test made with Builder.Input) is read from its tensor
+	// at every run, like the batch's holders.
+	id, err := l.value(n, prog.Value{Name: n.Name(), Kind: prog.Input})
+	l.b.inputs[id] = d
+	return err
 }
+
+// named reports whether n is an input the front end named (Builder.Input), not one the
+// differentiation made.
+func (gr *Graph) named(n *gorgonia.Node) bool { return gr.Named != nil && gr.Named[n.ID()] }
 
 // constant adds a constant value (a copy of its contents).
 func (l *lowering) constant(n *gorgonia.Node, v gorgonia.Value, name string) error {

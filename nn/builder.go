@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -90,6 +91,17 @@ func (b *Builder) Input(name string, t *tensor.Dense) *gorgonia.Node {
 	n := gorgonia.NewMatrix(b.G, t.Dtype(), gorgonia.WithShape(t.Shape()...), gorgonia.WithValue(t), gorgonia.WithName(name))
 	b.byName[key] = n
 	return n
+}
+
+// inputNodes returns the ids of the nodes Input made.
+func (b *Builder) inputNodes() map[int64]bool {
+	out := map[int64]bool{}
+	for key, n := range b.byName {
+		if strings.HasPrefix(key, "input:") {
+			out[n.ID()] = true
+		}
+	}
+	return out
 }
 
 // Const returns a constant matrix node (no gradient, never refilled) holding rows×cols values

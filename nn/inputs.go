@@ -437,6 +437,9 @@ func (in *Inputs) Bytes() int64 {
 // dense names the dense input holders the net reads (those that exist).
 func (in *Inputs) dense() map[*tensor.Dense]string {
 	m := map[*tensor.Dense]string{}
+	if in == nil {
+		return m
+	}
 	for _, x := range []struct {
 		t    *tensor.Dense
 		name string

@@ -101,15 +101,17 @@ func (n *Net) Program(p *Params) (*prog.Program, *lower.Binding, error) {
 		params[v.ID()] = v.Name()
 	}
 	return lower.Lower(lower.Graph{G: n.B.G, Loss: n.Loss, Pred: n.Pred, Grads: n.Grads, GradNames: n.names,
-		Params: params, Inputs: n.In.dense(), Sums: n.sums, Checkpoints: n.B.checkpoints,
+		Params: params, Inputs: n.In.dense(), Sums: n.sums, Checkpoints: n.B.checkpoints, Named: n.B.inputNodes(),
 		Forward: func(v *gorgonia.Node) bool { return n.forward[v.ID()] }})
 }
 
 // Run loads bt and evaluates the graph (and the gradients, for a training net); it returns the
 // loss.
 func (n *Net) Run(bt *data.Batch) (float64, error) {
-	if err := n.In.Load(bt); err != nil {
-		return 0, err
+	if n.In != nil { // (a net built by hand may have no batch holders: its inputs are its own)
+		if err := n.In.Load(bt); err != nil {
+			return 0, err
+		}
 	}
 	if err := n.r.Run(); err != nil {
 		return 0, fmt.Errorf("run (bucket %v): %w", n.In.B, err)

@@ -3,18 +3,40 @@ package cpuexec_test
 import (
 	"fmt"
 	"math/rand/v2"
-	"strings"
+	"slices"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
+	"github.com/rewiregnn/rewiregnn/prog"
 	"gorgonia.org/gorgonia"
 	"gorgonia.org/tensor"
 )
 
-// TestMachine checks the executor against gorgonia's TapeMachine on a graph whose gradients
-// need sums of several contributions, and that it leaves out the gradient of a plain input.
-func TestMachine(t *testing.T) {
+// sumSquares is a loss the program knows: Σ_r Σ_j y_rj² as the masked L1 of the rows' squared
+// norms (HeadDot with one head) against zeros, every row weighted 1.
+func sumSquares(b *nn.Builder, y *gorgonia.Node) *gorgonia.Node {
+	rows := y.Shape()[0]
+	zero := tensor.New(tensor.WithShape(rows, 1), tensor.Of(b.P.Dtype))
+	ones := tensor.New(tensor.WithShape(rows, 1), tensor.Of(b.P.Dtype))
+	if b.P.Dtype == tensor.Float64 {
+		for i := range ones.Float64s() {
+			ones.Float64s()[i] = 1
+		}
+	} else {
+		for i := range ones.Float32s() {
+			ones.Float32s()[i] = 1
+		}
+	}
+	sq := b.Apply("squares", func() (*gorgonia.Node, error) { return ops.HeadDot(y, y, 1) })
+	z, w := b.Input("zero", zero), b.Input("one", ones)
+	return b.Apply("loss", func() (*gorgonia.Node, error) { return ops.MaskedL1(sq, z, w) })
+}
+
+// TestRunnerMatchesTape checks the runner against gorgonia's TapeMachine on a graph whose
+// gradients need sums of several contributions, and that it leaves out the gradient of a plain
+// input.
+func TestRunnerMatchesTape(t *testing.T) {
 	build := func() (*nn.Builder, *gorgonia.Node, *gorgonia.Node) {
 		p, err := nn.NewParams(tensor.Float64, 7)
 		if err != nil {
@@ -29,41 +51,40 @@ func TestMachine(t *testing.T) {
 		x := b.Input("x", tensor.New(tensor.WithShape(30, 4), tensor.WithBacking(xs)))
 		h := b.Linear(x, "a", 4, 5)
 		y := b.Add(b.Add(b.Relu(b.Linear(h, "b", 5, 5)), b.Linear(h, "c", 5, 5)), b.Add(h, h))
-		loss := b.Sum(b.Mul(y, y))
-		return b, y, loss
+		return b, y, sumSquares(b, b.Mul(y, b.Tanh(y)))
 	}
 	b, y, loss := build()
 	net, err := nn.Finish(b, nil, y, loss, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range net.Machine().Steps() {
-		if s.Op != nil && strings.HasPrefix(s.Op.String(), "MatMulGradX") && s.Node.Shape()[1] == 4 {
-			t.Errorf("the gradient with respect to the input x is computed")
+	pr := net.Runner().P
+	for _, s := range net.Runner().Steps() {
+		if s.Kind == prog.MatMulGradX || s.Kind == prog.MatMulGradW {
+			if s.Outs[0] >= 0 && pr.Vals[s.Outs[0]].Shape[1] == 4 {
+				t.Errorf("the gradient with respect to the input x is computed")
+			}
 		}
 	}
-	if err := net.Machine().Run(); err != nil {
+	lossR, err := net.Run(nil)
+	if err != nil {
 		t.Fatal(err)
 	}
 	names, got := net.Gradients()
 
 	b2, _, loss2 := build()
-	var wrt gorgonia.Nodes
-	for _, n := range b2.Learn {
-		wrt = append(wrt, n)
-	}
-	grads, err := gorgonia.Grad(loss2, wrt...)
+	grads, err := gorgonia.Grad(loss2, b2.Learn...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	runGraph(t, b2.G)
-	if ops.Scalar(loss) != ops.Scalar(loss2) {
-		t.Fatalf("loss %v, tape %v", ops.Scalar(loss), ops.Scalar(loss2))
+	if lossR != ops.Scalar(loss2) {
+		t.Fatalf("loss %v, tape %v", lossR, ops.Scalar(loss2))
 	}
 	sameGrads(t, names, got, grads)
 }
 
-// sameGrads compares the executor's gradients (names, got) with the TapeMachine's (grads).
+// sameGrads compares the runner's gradients (names, got) with the TapeMachine's (grads).
 func sameGrads(t *testing.T, names []string, got []gorgonia.Value, grads gorgonia.Nodes) {
 	t.Helper()
 	for i, name := range names {
@@ -76,10 +97,10 @@ func sameGrads(t *testing.T, names []string, got []gorgonia.Value, grads gorgoni
 	}
 }
 
-// TestMachineFoldsSums checks that the sum of the two gradient contributions of an input used by
+// TestRunnerFoldsSums checks that the sum of the two gradient contributions of an input used by
 // a batch norm and a gated aggregation is computed by one of those ops (no sum step), and that
 // the gradients still match the TapeMachine's.
-func TestMachineFoldsSums(t *testing.T) {
+func TestRunnerFoldsSums(t *testing.T) {
 	build := func() (*nn.Builder, *gorgonia.Node, *gorgonia.Node) {
 		p, err := nn.NewParams(tensor.Float64, 9)
 		if err != nil {
@@ -96,7 +117,7 @@ func TestMachineFoldsSums(t *testing.T) {
 		y := b.Apply("bn", func() (*gorgonia.Node, error) {
 			return ops.BatchNormRelu(e, gamma, beta, b.P.BNState("bn", 3), mask, nil)
 		})
-		s1, s2 := b.Sum(b.Mul(agg, agg)), b.Sum(b.Mul(y, y))
+		s1, s2 := sumSquares(b, agg), sumSquares(b, y)
 		loss := b.Apply("loss", func() (*gorgonia.Node, error) { return gorgonia.Add(s1, s2) })
 		return b, y, loss
 	}
@@ -105,12 +126,14 @@ func TestMachineFoldsSums(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, s := range net.Machine().Steps() {
-		if s.Op == nil && s.Node.Shape().Eq(tensor.Shape{7, 3}) && len(s.In) == 2 && strings.Contains(s.In[0].Name()+s.In[1].Name(), "Grad") {
-			t.Errorf("sum step of %v left", s.In)
+	pr := net.Runner().P
+	ge := pr.Grads[slices.Index(pr.GradNames, "e")]
+	for _, s := range net.Runner().Steps() {
+		if slices.Contains(s.Outs, ge) && (s.Kind == prog.GradSum || s.Summand < 0) {
+			t.Errorf("the gradient of e is computed by a %s step with summand %d, want an op taking the sum over", s.Kind, s.Summand)
 		}
 	}
-	if err := net.Machine().Run(); err != nil {
+	if _, err := net.Run(nil); err != nil {
 		t.Fatal(err)
 	}
 	names, got := net.Gradients()
@@ -123,11 +146,11 @@ func TestMachineFoldsSums(t *testing.T) {
 	sameGrads(t, names, got, grads)
 }
 
-// TestMachineFloat32 runs a graph of products with bias, ReLUs and gradient sums through the
-// executor in float32 (the assembly kernels and the fused steps: product and bias, the
-// gradients of a product in one pass with the residual's sum folded in) and compares loss and
-// gradients with float64 on the same parameters.
-func TestMachineFloat32(t *testing.T) {
+// TestRunnerFloat32 runs a graph of products with bias, ReLUs and gradient sums in float32 (the
+// assembly kernels and the fused steps: product and bias, the gradients of a product in one
+// pass with the residual's sum folded in, the bias gradients from the products' passes) and
+// compares loss and gradients with float64 on the same parameters.
+func TestRunnerFloat32(t *testing.T) {
 	run := func(dt tensor.Dtype) (float64, map[string][]float64, *nn.Net) {
 		p, err := nn.NewParams(dt, 13)
 		if err != nil {
@@ -153,12 +176,12 @@ func TestMachineFloat32(t *testing.T) {
 			h = b.Add(h, b.Relu(b.Linear(h, fmt.Sprintf("r%d", i), d, d)))
 		}
 		y := b.Linear(h, "out", d, 17)
-		loss := b.Sum(b.Mul(y, y))
-		net, err := nn.Finish(b, nil, y, loss, true)
+		net, err := nn.Finish(b, nil, y, sumSquares(b, y), true)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := net.Machine().Run(); err != nil {
+		loss, err := net.Run(nil)
+		if err != nil {
 			t.Fatal(err)
 		}
 		names, vals := net.Gradients()
@@ -166,24 +189,24 @@ func TestMachineFloat32(t *testing.T) {
 		for i, n := range names {
 			grads[n] = ops.Values(vals[i])
 		}
-		return ops.Scalar(loss), grads, net
+		return loss, grads, net
 	}
 	l64, g64, _ := run(tensor.Float64)
 	l32, g32, net := run(tensor.Float32)
-	fused, folded, shared := 0, 0, 0
-	for _, s := range net.Machine().Steps() {
-		if s.Op != nil && s.Op.String() == "MatMul+AddBias" {
+	fused, folded, shared := 0, 0, map[int]bool{}
+	for _, s := range net.Runner().Steps() {
+		if s.Kind == prog.MatMul && len(s.Ins[0]) == 3 {
 			fused++
 		}
-		if s.Summand {
+		if s.Summand >= 0 {
 			folded++
 		}
-		if f, ok := s.Op.(*ops.Func); ok && f.IsColSum() && s.Filled {
-			shared++
+		if s.ColSum >= 0 {
+			shared[s.ColSum] = true
 		}
 	}
-	if fused != 4 || folded == 0 || shared != 4 {
-		t.Errorf("%d products fused with their bias (want 4), %d sums folded into ops (want some), %d bias gradients from the products' gradient passes (want 4)", fused, folded, shared)
+	if fused != 4 || folded == 0 || len(shared) != 4 {
+		t.Errorf("%d products fused with their bias (want 4), %d sums folded into ops (want some), %d bias gradients from the products' gradient passes (want 4)", fused, folded, len(shared))
 	}
 	if d := (l32 - l64) / l64; d > 1e-5 || d < -1e-5 {
 		t.Fatalf("loss float32 %v, float64 %v", l32, l64)
