@@ -32,19 +32,6 @@ func (a *Arena) Reserve(f32, f64 int64) {
 	}
 }
 
-// SetArena makes the machine take its slots from a (call it before the first Run).
-func (m *Machine) SetArena(a *Arena) { m.arena, m.slots = a, nil }
-
-// SlotElems returns the float32 and float64 values of the machine's slots: what it needs of an
-// arena.
-func (m *Machine) SlotElems() (f32, f64 int64) { return slotElems(m.layout) }
-
-// slotsFrom cuts the machine's slots from the arena.
-func (m *Machine) slotsFrom(a *Arena) []any {
-	out := cutSlots(a, m.layout)
-	m.gen = a.gen
-	return out
-}
 
 // slotElems returns the float32 and float64 values of a layout's slots.
 func slotElems(l prog.Layout) (f32, f64 int64) {

@@ -1,16 +1,24 @@
-// Package cpuexec runs the compiled graphs of the project's nets on the CPU: a small executor
-// (Machine) used instead of gorgonia's TapeMachine. (It still runs the front end's Gorgonia
-// graph; moving it onto the lowered program, as the GPU executor gpuexec is, is the next step.)
+// Package cpuexec runs the project's programs (package prog) on the CPU: the CPU backend, as
+// gpuexec is the GPU's. It knows neither Gorgonia nor the front end (internal/archtest): the
+// parameters, a batch's inputs and the batch norms' running statistics come from a Host (the
+// lowering's binding implements it).
 //
-// Compile orders the ops topologically, skips gradient nodes no output needs, runs a product
-// followed by AddBias as one kernel, computes gorgonia.Grad's chains of gradient additions (the
-// sums Grad recorded) as one vectorised sum, lets an op that can add a summand to its result
-// (ops.Func.SumsIn) take over a two-term sum whose other term is ready, saving a pass, and has
-// a product's gradient pass compute the bias gradient too. It then plans the activations
-// (values.go, with prog.AssignSlots): every result it provides a buffer for lives from the step writing it
-// to the last step reading it, and results whose lifetimes do not overlap share a buffer (the
-// same planner lays out the GPU executor's slots), so a training step holds the activations
-// live at its peak rather than every intermediate. These are choices of the executor
-// only, kept in its steps: the graph, and what each op computes, are the same for any other
-// executor.
+// CompileProgram makes one step per node the outputs need and then applies the CPU's own
+// policies as passes over the steps (compile.go): a chain of gradient sums is one sum of all its
+// terms; a product whose only reader is AddBias runs with the bias in its kernel; an op that can
+// add a summand to its result (a product's dx, a batch norm's and the gated aggregation's first
+// gradient) takes over a two-term gradient sum whose other term is ready, saving a pass; a
+// product's gradient pass also computes the bias gradient, and its dx and dw in one pass (or
+// the one needed alone); the members of a gradient group its first pass computes join its
+// step; and, asked for, activation recomputation replays each layer's forward steps before the
+// backward pass needs them. It then plans the activations (runplan.go, prog.AssignSlots, the
+// planner the GPU executor uses too): every value a step writes lives from that step to its
+// last reader, and values whose lifetimes do not overlap share a buffer, so a training step
+// holds the activations live at its peak rather than every intermediate. An Arena lets the
+// runners of one trainer, which never run at once, share one set of buffers.
+//
+// Each step runs through the kernel table (kernels.go): one function per prog.Op, generic over
+// float32 and float64, calling the arithmetic in package kern; what a forward op keeps for its
+// gradient lives with its group (prog.Node.Group). Gorgonia's own element-wise operators run on
+// kern's twins of them, which give Gorgonia's bits.
 package cpuexec

@@ -632,3 +632,18 @@ func segmentMax[T kern.Float](c *call[T]) error {
 	st.d, st.ran = d, true
 	return nil
 }
+
+// sumTerms sets out = ((t0 + t1) + t2) + … for n ≥ 2 terms of at least len(out) values, a block
+// at a time so that the partial sums stay in cache.
+func sumTerms[T kern.Float](out []T, terms [][]T) {
+	const blk = 2048
+	kern.ParallelRange((len(out)+blk-1)/blk, blk, func(lo, hi int) {
+		for b := lo; b < hi; b++ {
+			a, z := b*blk, min((b+1)*blk, len(out))
+			kern.Add2(out[a:z], terms[0][a:z], terms[1][a:z])
+			for _, t := range terms[2:] {
+				kern.AddTo(out[a:z], t[a:z])
+			}
+		}
+	})
+}

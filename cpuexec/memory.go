@@ -101,3 +101,11 @@ func keptBytes(p *prog.Program, st *Step, elem int64) (kept, acc int64) {
 	}
 	return 0, 0
 }
+
+// elemBytes is the element size of a slot class (0 float32, 1 float64).
+func elemBytes(class int) int64 {
+	if class == 1 {
+		return 8
+	}
+	return 4
+}

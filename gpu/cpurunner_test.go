@@ -14,10 +14,12 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// The CPU runner of programs (cpuexec.CompileProgram) against the graph executor it replaces:
-// the same losses, predictions, gradients and running statistics bit for bit, step after step
-// (Adam moving the parameters in between), for every registered model. (In package gpu for its
-// model cases.)
+// The CPU runner (cpuexec.Runner) checked against itself under its own stress: every registered
+// model trained for a few steps (Adam in between) and evaluated on the net's runner, and again
+// on a runner of the same program with every slot filled with NaN after its last reader, with
+// and without activation recomputation: the same losses, predictions, gradients and running
+// statistics bit for bit. (Until the graph executor went, this test compared the runner with
+// it: docs/results/executor/README.md. In package gpu for its model cases.)
 
 // bitsOf returns the contents of a []float32 or []float64 as float64s.
 func bitsOf(x any) []float64 {
@@ -82,7 +84,7 @@ func runnerOf(t *testing.T, net *nn.Net, p *nn.Params, recompute bool) (*cpuexec
 	return r, pr
 }
 
-// compareRun runs bt through net's graph executor and through r from the same running
+// compareRun runs bt through net (its own runner) and through r from the same running
 // statistics, and compares everything a step delivers.
 func compareRun(t *testing.T, what string, net *nn.Net, p *nn.Params, r *cpuexec.Runner, pr *prog.Program, bt *data.Batch) {
 	t.Helper()
@@ -152,7 +154,7 @@ func checkRunner(t *testing.T, c modelCase, dt tensor.Dtype, recompute bool) {
 	}
 }
 
-func TestRunnerMatchesGraphExecutor(t *testing.T) {
+func TestRunnerPoisonedAndRecomputed(t *testing.T) {
 	for _, c := range stepCases(t) {
 		t.Run(c.name, func(t *testing.T) { checkRunner(t, c, tensor.Float32, false) })
 		t.Run("recompute/"+c.name, func(t *testing.T) { checkRunner(t, c, tensor.Float32, true) })

@@ -87,6 +87,7 @@ func TestLayers(t *testing.T) {
 		// programs and never see the front end.
 		{[]string{"lower"}, []string{"cpuexec", "nn", "models", "train", "gpu", "cuda"}},
 		{[]string{"gpuexec"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "cpuexec", "nn", "lower", "models", "train", "gpu"}},
+		{[]string{"cpuexec"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "gpuexec", "nn", "lower", "models", "train", "gpu", "cuda"}},
 		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
 		// a model package builds a network from nn and ops and reads its config; it never
 		// reaches the registry above it, another model, the trainer or a device
