@@ -32,7 +32,6 @@ func (a *Arena) Reserve(f32, f64 int64) {
 	}
 }
 
-
 // slotElems returns the float32 and float64 values of a layout's slots.
 func slotElems(l prog.Layout) (f32, f64 int64) {
 	for _, s := range l.Slots {
