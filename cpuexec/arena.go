@@ -5,22 +5,22 @@ import (
 	"github.com/rewiregnn/rewiregnn/prog"
 )
 
-// Arena is activation memory shared by machines that never run at the same time (the training
+// Arena is activation memory shared by runners that never run at the same time (the training
 // and evaluation nets of every shape bucket of one trainer): each lays its slots out from the
 // start of the arena's buffer of each element type, and their product gradients share one
-// scratch. The memory of all of them is then the largest one's plan, not the sum. A machine's
-// results (the loss, prediction, gradients) stay valid only until another machine of the arena
+// scratch. The memory of all of them is then the largest one's plan, not the sum. A runner's
+// results (the loss, prediction, gradients) stay valid only until another runner of the arena
 // runs.
 type Arena struct {
 	f32     []float32
 	f64     []float64
-	gen     int // counts reallocations: a machine rebinds its views when it changed
+	gen     int // counts reallocations: a runner cuts its slots again when it changed
 	scratch kern.Scratch
 }
 
-// Reserve grows the arena to hold at least f32 float32 and f64 float64 values (a machine that
+// Reserve grows the arena to hold at least f32 float32 and f64 float64 values (a runner that
 // needs more grows it when it runs; reserving the largest need first avoids holding the older,
-// smaller buffers until every machine has run again).
+// smaller buffers until every runner has run again).
 func (a *Arena) Reserve(f32, f64 int64) {
 	if int64(len(a.f32)) < f32 {
 		a.f32 = make([]float32, f32)

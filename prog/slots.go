@@ -2,7 +2,7 @@ package prog
 
 import "fmt"
 
-// Liveness planning, shared by the CPU executor (cpuexec.Machine) and the GPU plan (gpuexec): both
+// Liveness planning, shared by the CPU executor (cpuexec.Runner) and the GPU plan (gpuexec): both
 // describe the values a run computes by the step that writes them and the last step that reads
 // them, and AssignSlots lays them out in buffers (slots) that values with disjoint lifetimes
 // share. One planner, so both backends hold the same activations at their peak.
