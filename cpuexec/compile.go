@@ -19,8 +19,8 @@ import (
 //   - a product's two gradients are one pass, or its one needed gradient alone (pairProducts);
 //     a gradient group whose first member's pass computes the others is one step
 //     (joinMembers).
-// The sums' terms and the ops given a summand are the graph executor's choices exactly, so
-// the results are the same bit for bit.
+// The sums' terms and the ops given a summand are the choices of the graph executor this
+// replaced (checked bit for bit before it went: docs/results/executor/README.md).
 
 // compiler holds Compile's bookkeeping.
 type compiler struct {
@@ -396,7 +396,7 @@ func (c *compiler) joinMembers() error {
 
 // recompute inserts, before the first backward step that reads an activation of a layer (a
 // segment of forward steps from one checkpoint to the next), a replay of that segment's forward
-// steps whose results the forward pass does not keep (as Compile's graph recomputation does).
+// steps whose results the forward pass does not keep.
 func (c *compiler) recompute() error {
 	p := c.p
 	check := map[int]bool{}

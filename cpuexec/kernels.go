@@ -269,7 +269,7 @@ func unary[T kern.Float](op kern.UnaryOp) func(*call[T]) error {
 }
 
 // gradSum sums its terms (Ins[0], n ≥ 2) in order: ((t0 + t1) + t2) + …, a block at a time
-// sum step).
+// (sumTerms).
 func gradSum[T kern.Float](c *call[T]) error {
 	in := c.st.Ins[0]
 	if len(in) < 2 {
