@@ -31,26 +31,14 @@ type compiler struct {
 	readers [][]int // by value: the nodes reading it
 }
 
-// summing lists the ops whose kernels add a summand to member 0's result (Step.Summand).
-func summing(n *prog.Node) bool {
-	switch n.Op {
-	case prog.MatMulGradX:
-		return true
-	case prog.BatchNormGrad, prog.BatchNormReluGrad, prog.GatedAggregateGrad:
-		return n.Which == 0
-	}
-	return false
-}
+// summing reports whether node n's kernel can add a summand to its result (prog.Spec.Summand:
+// member 0).
+func summing(n *prog.Node) bool { return n.Op.Spec().Summand && n.Which == 0 }
 
 // follows reports whether node n is a member, after the first, of a group whose first member's
-// pass computes it: its input 0 is that member's result, read only to run after it.
-func follows(n *prog.Node) bool {
-	switch n.Op {
-	case prog.BatchNormGrad, prog.BatchNormReluGrad, prog.GatedAggregateGrad, prog.EdgeSumGrad:
-		return n.Which > 0
-	}
-	return false
-}
+// pass computes it (prog.Spec.Joined): its input 0 is that member's result, read only to run
+// after it.
+func follows(n *prog.Node) bool { return n.Op.Spec().Joined && n.Which > 0 }
 
 // members is the number of results a step of op o has (Step.Outs).
 func members(o prog.Op) int {

@@ -56,24 +56,13 @@ func dtypeOf(p *prog.Program) (prog.Dtype, error) {
 	return dt, nil
 }
 
-// inPlace lists the inputs of step st whose buffer its result may take over (element-wise
-// steps: out[i] depends on the inputs' element i only, read before it is written); none for a
-// step given a summand.
+// inPlace lists the inputs of step st whose buffer its result may take over (prog.Spec.InPlace);
+// none for a step given a summand.
 func inPlace(st *Step) []int {
 	if st.Summand >= 0 {
 		return nil
 	}
-	switch st.Kind {
-	case prog.GradSum:
-		return []int{0, 1}
-	case prog.Add:
-		return []int{0, 1}
-	case prog.Relu, prog.Dropout, prog.DropoutGrad:
-		return []int{0}
-	case prog.ReluGrad:
-		return []int{1}
-	}
-	return nil
+	return st.Kind.Spec().InPlace
 }
 
 // plan sets the lifetimes of the values the steps write and lays them out.

@@ -94,26 +94,38 @@ type Spec struct {
 	// Node.Group that is not a gradient) keeps for it: a normalisation's x̂ and statistics, the
 	// gated aggregation's denominators, the segment max's arg-max.
 	ReadsForward bool
+	// Joined: the members after the first are computed by the first member's pass; each takes
+	// the first member's result as its input 0 only to run after it (batch norm's dγ and dβ,
+	// the gated aggregation's dBh, the edge sum's sum along dst).
+	Joined bool
+	// Summand: member 0's kernel can add a summand to its result (an executor may fold a
+	// two-term gradient sum into it).
+	Summand bool
+	// InPlace lists the inputs whose buffer the result may take over: element-wise ops, whose
+	// out[i] depends on the inputs' element i only, read before it is written.
+	InPlace []int
 }
 
 var specs = [numOps]Spec{
-	Add: {Name: "+", Arity: 2}, Sub: {Name: "-", Arity: 2}, Mul: {Name: "⊙", Arity: 2}, Div: {Name: "÷", Arity: 2},
-	GradSum: {Name: "Σ", Arity: 2}, Tanh: {Name: "tanh", Arity: 1}, Sigmoid: {Name: "sigmoid", Arity: 1},
-	Exp: {Name: "exp", Arity: 1}, Abs: {Name: "abs", Arity: 1}, Relu: {Name: "Relu", Arity: 1}, ReluGrad: {Name: "ReluGrad", Arity: 2},
-	Gather: {Name: "Gather", Arity: 1}, ScatterAdd: {Name: "ScatterAdd", Arity: 1},
+	Add: {Name: "+", Arity: 2, InPlace: []int{0, 1}}, Sub: {Name: "-", Arity: 2}, Mul: {Name: "⊙", Arity: 2}, Div: {Name: "÷", Arity: 2},
+	GradSum: {Name: "Σ", Arity: 2, InPlace: []int{0, 1}}, Tanh: {Name: "tanh", Arity: 1}, Sigmoid: {Name: "sigmoid", Arity: 1},
+	Exp: {Name: "exp", Arity: 1}, Abs: {Name: "abs", Arity: 1}, Relu: {Name: "Relu", Arity: 1, InPlace: []int{0}},
+	ReluGrad: {Name: "ReluGrad", Arity: 2, InPlace: []int{1}},
+	Gather:   {Name: "Gather", Arity: 1}, ScatterAdd: {Name: "ScatterAdd", Arity: 1},
 	SegmentSoftmax: {Name: "SegmentSoftmax", Arity: 1}, SegmentSoftmaxGrad: {Name: "SegmentSoftmaxGrad", Arity: 2},
 	SegmentMax: {Name: "SegmentMax", Arity: 1}, SegmentMaxGrad: {Name: "SegmentMaxGrad", Arity: 1, ReadsForward: true},
-	EdgeSum: {Name: "EdgeSum", Arity: 3}, EdgeSumGrad: {Name: "EdgeSumGrad", Arity: 1, Members: 2},
+	EdgeSum: {Name: "EdgeSum", Arity: 3}, EdgeSumGrad: {Name: "EdgeSumGrad", Arity: 1, Members: 2, Joined: true},
 	BatchNorm: {Name: "BatchNorm", Arity: 3, Effect: true}, BatchNormRelu: {Name: "BatchNormRelu", Arity: 3, Effect: true},
-	BatchNormGrad: {Name: "BatchNormGrad", Arity: 4, Members: 3, ReadsForward: true}, BatchNormReluGrad: {Name: "BatchNormReluGrad", Arity: 4, Members: 3, ReadsForward: true},
-	LayerNorm: {Name: "LayerNorm", Arity: 3}, LayerNormGrad: {Name: "LayerNormGrad", Arity: 2, Members: 3, ReadsForward: true},
-	GatedAggregate: {Name: "GatedAggregate", Arity: 2}, GatedAggregateGrad: {Name: "GatedAggregateGrad", Arity: 4, Members: 2, ReadsForward: true},
+	BatchNormGrad:     {Name: "BatchNormGrad", Arity: 4, Members: 3, ReadsForward: true, Joined: true, Summand: true},
+	BatchNormReluGrad: {Name: "BatchNormReluGrad", Arity: 4, Members: 3, ReadsForward: true, Joined: true, Summand: true},
+	LayerNorm:         {Name: "LayerNorm", Arity: 3}, LayerNormGrad: {Name: "LayerNormGrad", Arity: 2, Members: 3, ReadsForward: true},
+	GatedAggregate: {Name: "GatedAggregate", Arity: 2}, GatedAggregateGrad: {Name: "GatedAggregateGrad", Arity: 4, Members: 2, ReadsForward: true, Joined: true, Summand: true},
 	GaussianWeights: {Name: "GaussianWeights", Arity: 3}, GaussianWeightsGrad: {Name: "GaussianWeightsGrad", Arity: 5, Members: 3},
 	KernelMix: {Name: "KernelMix", Arity: 2}, KernelMixGradX: {Name: "KernelMixGradX", Arity: 2}, KernelMixGradW: {Name: "KernelMixGradW", Arity: 3},
 	HeadDot: {Name: "HeadDot", Arity: 2}, HeadScale: {Name: "HeadScale", Arity: 2},
-	MatMul: {Name: "MatMul", Arity: 2}, MatMulGradX: {Name: "MatMulGradX", Arity: 2}, MatMulGradW: {Name: "MatMulGradW", Arity: 2},
+	MatMul: {Name: "MatMul", Arity: 2}, MatMulGradX: {Name: "MatMulGradX", Arity: 2, Summand: true}, MatMulGradW: {Name: "MatMulGradW", Arity: 2},
 	AddBias: {Name: "AddBias", Arity: 2}, ColSum: {Name: "ColSum", Arity: 1},
-	Dropout: {Name: "Dropout", Arity: 1}, DropoutGrad: {Name: "DropoutGrad", Arity: 1},
+	Dropout: {Name: "Dropout", Arity: 1, InPlace: []int{0}}, DropoutGrad: {Name: "DropoutGrad", Arity: 1, InPlace: []int{0}},
 	MaskedL1: {Name: "MaskedL1", Arity: 3}, MaskedL1Grad: {Name: "MaskedL1Grad", Arity: 4},
 	WeightedCE: {Name: "WeightedCE", Arity: 1}, WeightedCEGrad: {Name: "WeightedCEGrad", Arity: 2},
 }
