@@ -16,7 +16,8 @@ import (
 
 // The kernels (kernels.go) against the CPU ops they replace (package ops, Gorgonia's
 // operators), bit for bit: every test builds a program's values and a Runner by hand, runs a
-// step through the kernel table and the op's Do (or Run) on the same inputs.
+// step through the kernel table and the op's Do on the same inputs (the product's fused bias and
+// gradient steps against a float64 reference instead, testMatMul).
 
 // testHost is a Host of fixed per-step inputs.
 type testHost struct {
@@ -227,6 +228,16 @@ func vals[T kern.Float](t *testing.T, v gorgonia.Value) []T {
 	return nil
 }
 
+// plus returns a + s element by element (a step's summand added to an op's result, as the
+// kernels add it: one rounding per element).
+func plus[T kern.Float](a, s []T) []T {
+	out := make([]T, len(a))
+	for i := range a {
+		out[i] = a[i] + s[i]
+	}
+	return out
+}
+
 func bitsOf[T kern.Float](v T) uint64 {
 	if is32[T]() {
 		return uint64(math.Float32bits(float32(v)))
@@ -371,6 +382,10 @@ func TestKernelsMatMul(t *testing.T) {
 	}
 }
 
+// testMatMul checks the product against ops' Do bit for bit, and the product with a fused bias
+// and the gradient steps (the pair with the column sums and a summand, the pair bare, dx alone,
+// dw alone with the column sums) against a float64 reference (matMulRef); the members computed
+// alone must have the bits of the pair's.
 func testMatMul[T kern.Float](t *testing.T, m, a, b int) {
 	g := newRig[T](t, 3)
 	x, w, bias, gr, sum := g.rand(m, a), g.rand(a, b), g.rand(b), g.rand(m, b), g.rand(m, a)
@@ -380,56 +395,129 @@ func testMatMul[T kern.Float](t *testing.T, m, a, b int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fwd := func() { do(t, y, g.values(x, w)...) } // (the gradient ops read the forward pass's x and w)
+	ref := newMatMulRef(g.data(x), g.data(w), g.data(bias), g.data(gr), g.data(sum), m, a, b)
 
 	out := g.res(m, b)
 	g.mustRun(single(node(prog.MatMul), out, x, w))
 	same(t, "x·w", g.data(out), vals[T](t, do(t, y, g.values(x, w)...)))
 	g.mustRun(single(node(prog.MatMul), out, x, w, bias))
-	withBias := y.Op().(*ops.Func).WithBias()
-	v, err := withBias.Do(g.values(x, w, bias)...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	same(t, "x·w + b", g.data(out), vals[T](t, v))
+	near(t, "x·w + b", g.data(out), ref.y, ref.yMag)
 
-	gs := grads(t, y, in, g.gnode(gg, gr))
-	dxOp, dwOp := gs[0].Op().(*ops.Func), gs[1].Op().(*ops.Func)
-	runOp := func(f *ops.Func, p *ops.RunOpts, vs ...int) []T {
-		v, err := f.Run(p, g.values(vs...)...)
-		if err != nil {
-			t.Fatal(err)
+	grad := func(dx, dw, sum, db int) {
+		t.Helper()
+		ins := [][]int{{gr, w}, {x, gr}}
+		kind := prog.MatMulGradX
+		if dx < 0 {
+			ins[0], kind = nil, prog.MatMulGradW
 		}
-		return vals[T](t, v)
+		if dw < 0 {
+			ins[1] = nil
+		}
+		g.mustRun(Step{Kind: kind, Node: node(kind), Outs: []int{dx, dw}, Ins: ins, Summand: sum, ColSum: db})
 	}
-	colSum := func() *tensor.Dense { return tensor.New(tensor.WithShape(b), tensor.Of(progDtype[T]())) }
 
 	// both members, with the column sums and a summand
-	fwd()
-	db := colSum()
-	wantDX := runOp(dxOp, &ops.RunOpts{ColSum: db}, gr, w, sum)
-	wantDW := runOp(dwOp, &ops.RunOpts{ColSum: db}, x, gr)
-	dx, dw, dbv := g.res(m, a), g.res(a, b), g.res(b)
-	g.mustRun(Step{Kind: prog.MatMulGradX, Node: node(prog.MatMulGradX), Outs: []int{dx, dw}, Ins: [][]int{{gr, w}, {x, gr}}, Summand: sum, ColSum: dbv})
-	same(t, "dx", g.data(dx), wantDX)
-	same(t, "dw", g.data(dw), wantDW)
-	same(t, "db", g.data(dbv), vals[T](t, db))
+	dx, dw, db := g.res(m, a), g.res(a, b), g.res(b)
+	grad(dx, dw, sum, db)
+	near(t, "dx + summand", g.data(dx), ref.dxSum, ref.dxSumMag)
+	near(t, "dw", g.data(dw), ref.dw, ref.dwMag)
+	near(t, "db", g.data(db), ref.db, ref.dbMag)
 
-	// dx alone, without a summand
-	fwd()
-	wantDX = runOp(dxOp, &ops.RunOpts{Alone: true}, gr, w)
-	dx = g.res(m, a)
-	g.mustRun(Step{Kind: prog.MatMulGradX, Node: node(prog.MatMulGradX), Outs: []int{dx, -1}, Ins: [][]int{{gr, w}, nil}, Summand: -1, ColSum: -1})
-	same(t, "dx alone", g.data(dx), wantDX)
+	// both members, bare
+	dx0, dw0 := g.res(m, a), g.res(a, b)
+	grad(dx0, dw0, -1, -1)
+	near(t, "dx", g.data(dx0), ref.dx, ref.dxMag)
+	near(t, "dw bare", g.data(dw0), ref.dw, ref.dwMag)
 
-	// dw alone, with the column sums
-	fwd()
-	db = colSum()
-	wantDW = runOp(dwOp, &ops.RunOpts{Alone: true, ColSum: db}, x, gr)
-	dw, dbv = g.res(a, b), g.res(b)
-	g.mustRun(Step{Kind: prog.MatMulGradW, Node: node(prog.MatMulGradW), Outs: []int{-1, dw}, Ins: [][]int{nil, {x, gr}}, Summand: -1, ColSum: dbv})
-	same(t, "dw alone", g.data(dw), wantDW)
-	same(t, "db with dw alone", g.data(dbv), vals[T](t, db))
+	// dx alone, without a summand: the bare pair's dx
+	dx1 := g.res(m, a)
+	grad(dx1, -1, -1, -1)
+	near(t, "dx alone", g.data(dx1), ref.dx, ref.dxMag)
+	same(t, "dx alone against the pair's", g.data(dx1), g.data(dx0))
+
+	// dw alone, with the column sums: the pair's dw and db
+	dw1, db1 := g.res(a, b), g.res(b)
+	grad(-1, dw1, -1, db1)
+	near(t, "dw alone", g.data(dw1), ref.dw, ref.dwMag)
+	near(t, "db with dw alone", g.data(db1), ref.db, ref.dbMag)
+	same(t, "dw alone against the pair's", g.data(dw1), g.data(dw))
+	same(t, "db with dw alone against the pair's", g.data(db1), g.data(db))
+}
+
+// matMulRef is y = x·w + b for x [m, a], w [a, b] and its gradients from g [m, b] (dx = g·wᵀ,
+// with a summand dxSum = g·wᵀ + sum; dw = xᵀ·g; db = Σ rows g), computed in float64 by brute
+// force, each with its magnitude (the sum of the absolute values of its terms), which scales
+// the tolerance of near.
+type matMulRef struct {
+	y, dx, dxSum, dw, db                []float64
+	yMag, dxMag, dxSumMag, dwMag, dbMag []float64
+}
+
+func newMatMulRef[T kern.Float](x, w, bias, g, sum []T, m, a, b int) *matMulRef {
+	r := &matMulRef{y: make([]float64, m*b), yMag: make([]float64, m*b),
+		dx: make([]float64, m*a), dxMag: make([]float64, m*a), dxSum: make([]float64, m*a), dxSumMag: make([]float64, m*a),
+		dw: make([]float64, a*b), dwMag: make([]float64, a*b), db: make([]float64, b), dbMag: make([]float64, b)}
+	for i := range m {
+		for j := range b {
+			v, mag := float64(bias[j]), math.Abs(float64(bias[j]))
+			for k := range a {
+				p := float64(x[i*a+k]) * float64(w[k*b+j])
+				v, mag = v+p, mag+math.Abs(p)
+			}
+			r.y[i*b+j], r.yMag[i*b+j] = v, mag
+		}
+		for k := range a {
+			var v, mag float64
+			for j := range b {
+				p := float64(g[i*b+j]) * float64(w[k*b+j])
+				v, mag = v+p, mag+math.Abs(p)
+			}
+			s := float64(sum[i*a+k])
+			r.dx[i*a+k], r.dxMag[i*a+k] = v, mag
+			r.dxSum[i*a+k], r.dxSumMag[i*a+k] = v+s, mag+math.Abs(s)
+		}
+	}
+	for k := range a {
+		for j := range b {
+			var v, mag float64
+			for i := range m {
+				p := float64(x[i*a+k]) * float64(g[i*b+j])
+				v, mag = v+p, mag+math.Abs(p)
+			}
+			r.dw[k*b+j], r.dwMag[k*b+j] = v, mag
+		}
+	}
+	for i := range m {
+		for j := range b {
+			r.db[j] += float64(g[i*b+j])
+			r.dbMag[j] += math.Abs(float64(g[i*b+j]))
+		}
+	}
+	return r
+}
+
+// near fails t where got differs from the float64 reference want by more than a relative
+// tolerance (1e-5 in float32, 1e-12 in float64) of the magnitude mag of want's terms.
+func near[T kern.Float](t *testing.T, what string, got []T, want, mag []float64) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, want %d", what, len(got), len(want))
+	}
+	tol := 1e-12
+	if is32[T]() {
+		tol = 1e-5
+	}
+	bad := 0
+	for i := range want {
+		if d := math.Abs(float64(got[i]) - want[i]); !(d <= tol*mag[i]) {
+			if bad++; bad <= 5 {
+				t.Errorf("%s[%d] = %v, reference %v (magnitude %g)", what, i, got[i], want[i], mag[i])
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d values differ", what, bad)
+	}
 }
 
 func TestKernelsBatchNorm(t *testing.T) {
@@ -488,8 +576,8 @@ func testBatchNorm[T kern.Float](t *testing.T, relu, withRes, training bool) {
 	same64(t, "running variance", g.h.vr[nd.State], bst.RunVar)
 
 	gs := grads(t, y, in[:len(ins)], g.gnode(gg, dy))
-	dxv := do(t, gs[0], g.values(x, gamma, beta, dy, sum)...)
-	wantDX := vals[T](t, dxv)
+	dxv := do(t, gs[0], g.values(x, gamma, beta, dy)...)
+	wantDX := plus(vals[T](t, dxv), g.data(sum)) // the summand the step folds in
 	wantDG := vals[T](t, do(t, gs[1], dxv, g.value(gamma)))
 	wantDB := vals[T](t, do(t, gs[2], dxv, g.value(beta)))
 	dx, dg, db := g.res(rows, d), g.res(d), g.res(d)
@@ -596,8 +684,8 @@ func testGatedAggregate[T kern.Float](t *testing.T) {
 	same(t, "aggregate", g.data(out), vals[T](t, do(t, y, g.values(ehat, bh)...)))
 
 	gs := grads(t, y, in, g.gnode(gg, gr))
-	dev := do(t, gs[0], g.values(ehat, bh, out, gr, sum)...)
-	wantDE := vals[T](t, dev)
+	dev := do(t, gs[0], g.values(ehat, bh, out, gr)...)
+	wantDE := plus(vals[T](t, dev), g.data(sum)) // the summand the step folds in
 	wantDB := vals[T](t, do(t, gs[1], dev, g.value(bh)))
 	gnd := nd
 	gnd.Op = prog.GatedAggregateGrad

@@ -45,7 +45,7 @@ type BNOpts struct {
 	// statistics as the Average-th term of their cumulative mean, run += (batch − run)/Average,
 	// instead of run = (1 − Momentum)·run + Momentum·batch.
 	Average int
-	// Replay: the pass recomputes a step already taken (RunOpts.Replay) and leaves the running
+	// Replay: the pass recomputes a step already taken (an executor's replay step) and leaves the running
 	// statistics alone.
 	Replay bool
 	// Relu: the output is ReLU(γ⊙x̂+β) (+ Res), BatchNormRelu.

@@ -103,8 +103,7 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 	if res != nil {
 		in, ranks = append(in, res), []int{2, 1, 1, 2, 2}
 	}
-	op := newFuncOp(kind, fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), nil, nil)
-	op.p64, op.p32 = bnForward[float64](s), bnForward[float32](s)
+	op := newFuncOp(kind, fmt.Sprintf("%s{%s}", name, st.Name), len(in), sameAs(0), bnForward[float64](s), bnForward[float32](s))
 	op.ranks = ranks
 	op.check = s.checkInput
 	op.dev = DeviceOp{BN: st, Mask: mask, State: s}
@@ -114,7 +113,6 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 		dx := newFuncOp(gkind, fmt.Sprintf("%sGrad{%s,x}", name, st.Name), 4, sameAs(0), bnBackward[float64](s), bnBackward[float32](s))
 		dx.ranks = []int{2, 1, 1, 2, 2}
 		dx.check = s.ready
-		dx.sumsIn = true
 		dx.dev = DeviceOp{BN: st, Mask: mask, State: s}
 		dX, err := apply(dx, in[0], in[1], in[2], g)
 		if err != nil {
@@ -125,7 +123,6 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 			cp := newFuncOp(gkind, fmt.Sprintf("%sGrad{%s,%s}", name, st.Name, []string{"γ", "β"}[i]), 2, sameAs(1),
 				copySums[float64](s, i), copySums[float32](s, i))
 			cp.ranks = []int{2, 1, 1}
-			cp.after = true
 			cp.dev = DeviceOp{BN: st, Mask: mask, State: s, Which: i + 1}
 			if grads[i+1], err = apply(cp, dX, in[i+1]); err != nil {
 				return nil, err
@@ -173,15 +170,13 @@ func (s *bnState) ready(sh []tensor.Shape) error {
 }
 
 // bnForward: kern.BatchNorm, in training with the running statistics' momentum update, or
-// during a calibration their cumulative mean; a replay (RunOpts.Replay: the executor recomputing
-// the step for the backward pass) leaves them alone.
-func bnForward[T kern.Float](s *bnState) planKernel[T] {
-	return func(pl *RunOpts, out []T, in [][]T, sh []tensor.Shape) {
-		replay := pl != nil && pl.Replay
+// during a calibration their cumulative mean.
+func bnForward[T kern.Float](s *bnState) kernel[T] {
+	return func(out []T, in [][]T, sh []tensor.Shape) {
 		rows, d := sh[0][0], sh[0][1]
 		st := s.bn
 		s.mean, s.invStd = scratch(&s.mean, d), scratch(&s.invStd, d)
-		o := kern.BNOpts{Eps: BNEps, Momentum: BNMomentum, Replay: replay, Relu: s.relu, Average: st.Pass(replay)}
+		o := kern.BNOpts{Eps: BNEps, Momentum: BNMomentum, Relu: s.relu, Average: st.Pass(false)}
 		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep,
 			RunMean: st.RunMean, RunVar: st.RunVar, Out: out, Mean: s.mean, InvStd: s.invStd, Scratch: &s.scratch}
 		if len(in) == 4 {
@@ -191,21 +186,16 @@ func bnForward[T kern.Float](s *bnState) planKernel[T] {
 	}
 }
 
-// bnBackward takes x, γ, β and the output gradient g (and a summand the executor folded in,
-// Func.SumsIn): kern.BatchNormBackward, through the ReLU for BatchNormRelu. It writes dx and
-// leaves dγ and dβ for copySums.
+// bnBackward takes x, γ, β and the output gradient g: kern.BatchNormBackward, through the ReLU
+// for BatchNormRelu. It writes dx and leaves dγ and dβ for copySums.
 func bnBackward[T kern.Float](s *bnState) kernel[T] {
 	return func(dx []T, in [][]T, sh []tensor.Shape) {
 		rows, d := sh[0][0], sh[0][1]
 		grads := kern.Grow[T](s.grads, 2*d)
 		s.grads = grads
-		var sum []T
-		if len(in) > 4 {
-			sum = in[4]
-		}
 		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep,
 			Mean: s.mean, InvStd: s.invStd, Scratch: &s.scratch}
-		kern.BatchNormBackward(dx, grads[:d], grads[d:], in[3], b, rows, d, s.bn.Training, s.relu, sum)
+		kern.BatchNormBackward(dx, grads[:d], grads[d:], in[3], b, rows, d, s.bn.Training, s.relu, nil)
 	}
 }
 

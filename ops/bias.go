@@ -16,7 +16,6 @@ func AddBias(x, b *gorgonia.Node) (*gorgonia.Node, error) {
 	}
 	op := newFuncOp(prog.AddBias, "AddBias", 2, sameAs(0), addBiasKernel[float64], addBiasKernel[float32])
 	op.ranks = []int{2, 1, 2}
-	op.addsBias = true
 	op.check = func(s []tensor.Shape) error {
 		if s[1].TotalSize() != s[0][1] {
 			return fmt.Errorf("bias has %d values for %d columns", s[1].TotalSize(), s[0][1])
@@ -39,7 +38,6 @@ func ColSum(x *gorgonia.Node) (*gorgonia.Node, error) {
 		return tensor.Shape{s[0][1]}, nil
 	}, colSumKernel[float64], colSumKernel[float32])
 	op.ranks = []int{2, 1}
-	op.colSum = true
 	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// d/dx of a column sum broadcasts the gradient to every row: out = 0 + grad per row.
 		zero := gorgonia.NewMatrix(in[0].Graph(), in[0].Dtype(), gorgonia.WithShape(in[0].Shape()...), gorgonia.WithInit(gorgonia.Zeroes()))

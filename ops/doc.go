@@ -2,7 +2,7 @@
 // Gorgonia ops (each implements gorgonia.Op and gorgonia.SDOp, so gorgonia.Grad differentiates
 // through them): their shape rules, gradient rules and the losses, with the Index and Mask
 // holders they read, the batch-norm and dropout state they keep, and the description of every
-// op another executor needs (device.go). The arithmetic runs on the CPU kernels of package
+// op the lowering needs (device.go). The arithmetic of Do runs on the CPU kernels of package
 // kern.
 //
 // Ops (shapes as [rows, cols]; M edges, N nodes, G graphs, d features):
@@ -30,23 +30,22 @@
 // of every result; batch norm, layer norm, readout and loss take masks or weights for the same
 // purpose, so a batch gives the same loss and gradients in any bucket it fits.
 //
-// Contract for other implementations (e.g. a CUDA kernel of the same op): every op fully
-// overwrites its output (never accumulates into it) and never writes its inputs, except that an
-// element-wise op (Func.InPlace) may be given one of its inputs as its output; ops that need
-// forward results in their backward pass (batch norm, layer norm, gated aggregation, segment
-// max) keep them in the forward op, or in aux buffers the executor provides (Func.Aux), which
-// the backward ops of the same graph reference. Where one pass
-// computes several gradients (batch norm's dx, dγ, dβ; a product's dx, dW, db; gated
-// aggregation's and edge sum's two inputs), the first op computes them all and small ops that
-// take its output as an input only to run after it hand out the others. Outputs (the op's own
-// buffer, or the executor's slot given as RunOpts.Out) are reused between runs, so steady-state
-// training allocates no tensors. Every op but the losses is a
-// Func (funcop.go): its file holds the shape rule, the kernels and the gradient rule only.
+// An op here is a node of the front end's graphs: it gives its shape rule, its symbolic
+// gradient (SymDiff, built from further ops of this package, so gorgonia.Grad differentiates
+// through it) and its description for the lowering (Describe, device.go), from which package
+// lower makes the program that executors run. Executors run only that program (package cpuexec
+// on the CPU, gpuexec on a GPU), never the ops; their kernels must compute what the ops' Do
+// computes.
 //
-// A Func also says what an executor may do with it beyond Do: take a summand to add to its
-// result (SumsIn), run a product and its bias as one op (WithBias), leave out the result of a
-// shared pass's other op or have a product's gradient pass compute the bias gradient too, write
-// into buffers it plans (Out, PairOut, Aux, Scratch), replay a forward op for recomputation
-// (Replay) (RunOpts, given to Run). Those choices are the executor's (package cpuexec): the op keeps none of
-// them, and what each op computes is the same for any executor.
+// Do runs an op's CPU kernel (package kern) on its inputs. Gorgonia's TapeMachine calls it in
+// the gradient checks (internal/gradcheck), and tests use it as the reference of the
+// executors' kernels. Every op fully overwrites its output (never accumulates into it) and
+// never writes its inputs. Ops that need forward results in their backward pass (batch norm,
+// layer norm, gated aggregation, segment max, edge sum) keep them in a state shared with their
+// gradient ops (DeviceOp.State). Where one pass computes several gradients (batch norm's dx,
+// dγ, dβ; a product's dx and dW; gated aggregation's and edge sum's two inputs), one op
+// computes them all and the others hand out their share: small ops that take its output as an
+// input only to run after it, or, for a product, whichever of dx and dW runs second. Outputs
+// are the op's own buffers, reused between runs. Every op but the losses is a Func
+// (funcop.go): its file holds the shape rule, the kernels and the gradient rule only.
 package ops

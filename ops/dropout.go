@@ -42,11 +42,9 @@ func Dropout(x *gorgonia.Node, st *DropState) (*gorgonia.Node, error) {
 	}
 	op := newFuncOp(prog.Dropout, "Dropout{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
 	op.dev = DeviceOp{Drop: st}
-	op.inPlace = []int{0}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		gop := newFuncOp(prog.DropoutGrad, "DropoutGrad{"+st.Name+"}", 1, sameAs(0), dropKernel[float64](st), dropKernel[float32](st))
 		gop.dev = DeviceOp{Drop: st}
-		gop.inPlace = []int{0}
 		dx, err := apply(gop, g)
 		if err != nil {
 			return nil, err

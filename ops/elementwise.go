@@ -16,7 +16,6 @@ func Add(a, b *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, fmt.Errorf("add: shapes %v and %v, want equal matrices", a.Shape(), b.Shape())
 	}
 	op := newFuncOp(prog.Add, "Add", 2, sameAs(0), addKernel[float64], addKernel[float32])
-	op.inPlace = []int{0, 1}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		return gorgonia.Nodes{g, g}, nil
 	}
@@ -34,10 +33,8 @@ func Relu(x *gorgonia.Node) (*gorgonia.Node, error) {
 		return nil, fmt.Errorf("relu: shape %v, want a matrix", x.Shape())
 	}
 	op := newFuncOp(prog.Relu, "Relu", 1, sameAs(0), reluKernel[float64], reluKernel[float32])
-	op.inPlace = []int{0}
 	op.grad = func(_ gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		gop := newFuncOp(prog.ReluGrad, "ReluGrad", 2, sameAs(0), reluGrad[float64], reluGrad[float32])
-		gop.inPlace = []int{1}
 		dx, err := apply(gop, out, g)
 		if err != nil {
 			return nil, err

@@ -23,14 +23,9 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		return nil, fmt.Errorf("gated aggregate: ê %v, bh %v, %d sources, %d destinations", ehat.Shape(), bh.Shape(), src.Len(), dst.Len())
 	}
 	st := &gatedState{src: src, dst: dst, nodes: nodes}
-	op := newFuncOp(prog.GatedAggregate, fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0), nil, nil)
-	op.p64, op.p32 = gatedForward[float64](st), gatedForward[float32](st)
+	op := newFuncOp(prog.GatedAggregate, fmt.Sprintf("GatedAggregate{%d→%d}", src.Len(), nodes), 2, rowsOf(nodes, 0),
+		gatedForward[float64](st), gatedForward[float32](st))
 	op.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
-	op.aux = func(s []tensor.Shape) []int { return []int{nodes * s[0][1]} } // the denominators
-	op.keeps = func(s []tensor.Shape, elem int) int {                       // edges by dst and src, padding
-		m := s[0][0]
-		return segmentsBytes(nodes, m) + segmentsBytes(s[1][0], m) + 4*m
-	}
 	op.check = func(s []tensor.Shape) error {
 		if err := src.check(s[1][0]); err != nil {
 			return err
@@ -43,15 +38,12 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 		// recompute η = σ(ê), which the forward pass does not keep.
 		de := newFuncOp(prog.GatedAggregateGrad, "GatedAggregateGrad{ê}", 4, rowsOf(src.Len(), 0), gatedBackward[float64](st), gatedBackward[float32](st))
 		de.check = st.ready
-		de.sumsIn = true
-		de.keeps = func(s []tensor.Shape, elem int) int { return elem * (nodes + s[1][0]) * s[1][1] } // g ⊘ D, dbh
 		de.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st}
 		dE, err := apply(de, in[0], in[1], out, g)
 		if err != nil {
 			return nil, err
 		}
 		db := newFuncOp(prog.GatedAggregateGrad, "GatedAggregateGrad{bh}", 2, sameAs(1), takeOther[float64](&st.dbh), takeOther[float32](&st.dbh))
-		db.after = true
 		db.dev = DeviceOp{Src: src, Dst: dst, Rows: nodes, State: st, Which: 1}
 		dB, err := apply(db, dE, in[1])
 		if err != nil {
@@ -86,32 +78,28 @@ func (st *gatedState) ready(s []tensor.Shape) error {
 	return nil
 }
 
-// gatedForward runs kern.GatedAggregate on ê and bh, keeping the denominators (in the
-// executor's aux buffer where it gives one) and the grouped edges for the backward pass.
-func gatedForward[T kern.Float](st *gatedState) planKernel[T] {
-	return func(p *RunOpts, out []T, in [][]T, s []tensor.Shape) {
+// gatedForward runs kern.GatedAggregate on ê and bh, keeping the denominators and the grouped
+// edges for the backward pass.
+func gatedForward[T kern.Float](st *gatedState) kernel[T] {
+	return func(out []T, in [][]T, s []tensor.Shape) {
 		m, d := s[0][0], s[0][1]
 		st.fwdM, st.fwdD = m, d
-		den := auxBuf[T](p, 0, st.den, st.nodes*d)
+		den := kern.Grow[T](st.den, st.nodes*d)
 		st.den = den
 		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: out, Den: den}
 		kern.GatedAggregate(b, &st.work, m, s[1][0], st.nodes, d)
 	}
 }
 
-// gatedBackward takes ê, bh, the forward output o and its gradient g (and a summand the
-// executor folded in, Func.SumsIn) and runs kern.GatedAggregateBackward: dê is the op's output,
-// dbh is kept in st.dbh for the second gradient op.
+// gatedBackward takes ê, bh, the forward output o and its gradient g and runs
+// kern.GatedAggregateBackward: dê is the op's output, dbh is kept in st.dbh for the second
+// gradient op.
 func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
 	return func(dE []T, in [][]T, s []tensor.Shape) {
 		m, n, d := s[0][0], s[1][0], s[1][1]
 		dB := kern.Grow[T](st.dbh, n*d)
 		st.dbh = dB
-		var sum []T
-		if len(in) > 4 {
-			sum = in[4]
-		}
 		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: in[2], Den: st.den.([]T)}
-		kern.GatedAggregateBackward(dE, dB, in[3], b, m, n, st.nodes, d, sum, &st.work)
+		kern.GatedAggregateBackward(dE, dB, in[3], b, m, n, st.nodes, d, nil, &st.work)
 	}
 }

@@ -73,9 +73,6 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 	st := &edgeSumState{src: src, dst: dst}
 	op := newFuncOp(prog.EdgeSum, fmt.Sprintf("EdgeSum{%s,%s}", src.Name, dst.Name), 3, sameAs(0), edgeSum[float64](st), edgeSum[float32](st))
 	op.dev = DeviceOp{Src: src, Dst: dst, State: st} // the grouped edges, for the gradient
-	op.keeps = func(s []tensor.Shape, _ int) int {   // the edges grouped by src and by dst
-		return segmentsBytes(s[1][0], s[0][0]) + segmentsBytes(s[2][0], s[0][0])
-	}
 	op.check = func(s []tensor.Shape) error {
 		if src.W != nil || dst.W != nil {
 			return fmt.Errorf("weighted index")
@@ -89,13 +86,11 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		ds := newFuncOp(prog.EdgeSumGrad, fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(in[1].Shape()[0], 0),
 			edgeSumGrad[float64](st), edgeSumGrad[float32](st))
 		ds.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st}
-		ds.keeps = func(s []tensor.Shape, elem int) int { return elem * in[1].Shape()[0] * s[0][1] } // the sum along dst
 		dS, err := apply(ds, g)
 		if err != nil {
 			return nil, err
 		}
 		dt := newFuncOp(prog.EdgeSumGrad, fmt.Sprintf("EdgeSumGrad{%s}", dst.Name), 1, sameAs(0), takeOther[float64](&st.other), takeOther[float32](&st.other))
-		dt.after = true
 		dt.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st, Which: 1}
 		dT, err := apply(dt, dS)
 		if err != nil {

@@ -24,7 +24,6 @@ func LayerNorm(x, gamma, beta *gorgonia.Node, mask *Mask) (*gorgonia.Node, error
 	op := newFuncOp(prog.LayerNorm, "LayerNorm", 3, sameAs(0), lnKernel[float64](st), lnKernel[float32](st))
 	op.ranks = []int{2, 1, 1, 2}
 	op.dev = DeviceOp{Mask: mask, State: st}
-	op.keeps = func(s []tensor.Shape, _ int) int { return 8 * (s[0].TotalSize() + s[0][0]) } // x̂, 1/σ (float64)
 	op.check = func(s []tensor.Shape) error {
 		if s[0][0] != len(mask.Keep) {
 			return fmt.Errorf("%d rows, mask has %d", s[0][0], len(mask.Keep))

@@ -84,8 +84,7 @@ func fnType(n int) hm.Type {
 func matT() hm.Type { return gorgonia.TensorType{Dims: 2, Of: hm.TypeVariable('a')} }
 func vecT() hm.Type { return gorgonia.TensorType{Dims: 1, Of: hm.TypeVariable('a')} }
 
-// Buffer is a reusable output tensor (an op's, or an executor step's): reallocated only when the
-// shape or type changes.
+// Buffer is an op's reusable output tensor: reallocated only when the shape or type changes.
 type Buffer struct{ t *tensor.Dense }
 
 // Get returns the buffer's tensor with element type dt and the given shape.

@@ -42,9 +42,6 @@ func SegmentMax(x *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, error)
 		return dst.check(nodes)
 	}
 	op.dev = DeviceOp{Index: dst, Rows: nodes, State: st}
-	op.keeps = func(s []tensor.Shape, _ int) int { // the edges grouped by dst, the arg-max
-		return segmentsBytes(nodes, s[0][0]) + 4*nodes*s[0][1]
-	}
 	op.grad = func(_ gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		gop := newFuncOp(prog.SegmentMaxGrad, fmt.Sprintf("SegmentMaxGrad{%s,%d→%d}", dst.Name, nodes, dst.Len()), 1, rowsOf(dst.Len(), 0),
 			segMaxBackward[float64](st), segMaxBackward[float32](st))

@@ -27,14 +27,12 @@ func SegmentSoftmax(s *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, er
 		return dst.check(nodes)
 	}
 	op.dev = DeviceOp{Index: dst, Rows: nodes}
-	op.keeps = func(s []tensor.Shape, _ int) int { return 8 * nodes * s[0][1] } // acc (float64)
 	op.grad = func(_ gorgonia.Nodes, out, g *gorgonia.Node) (gorgonia.Nodes, error) {
 		// dx[m] = y[m] ⊙ (dy[m] − Σ_{m' in m's segment} y[m'] ⊙ dy[m']).
 		var gacc []float64
 		gop := newFuncOp(prog.SegmentSoftmaxGrad, fmt.Sprintf("SegmentSoftmaxGrad{%s}", dst.Name), 2, sameAs(0),
 			softmaxGradKernel[float64](dst, nodes, &gacc), softmaxGradKernel[float32](dst, nodes, &gacc))
 		gop.dev = DeviceOp{Index: dst, Rows: nodes}
-		gop.keeps = func(s []tensor.Shape, _ int) int { return 8 * nodes * s[0][1] } // gacc (float64)
 		dx, err := apply(gop, out, g)
 		return gorgonia.Nodes{dx}, err
 	}
