@@ -157,5 +157,13 @@ func (c *call[T]) acc(n int) []float64 {
 	return c.r.acc[:n]
 }
 
+// tmp returns n values of scratch in T that the kernel uses only while it runs (an evaluation
+// net's gated-aggregation denominators, which no gradient reads), shared by the runner's steps.
+func (c *call[T]) tmp(n int) []T {
+	b := kern.Grow[T](c.r.tmp, n)
+	c.r.tmp = b
+	return b
+}
+
 // stateName is the name of the node's state (for messages).
 func (c *call[T]) stateName() string { return c.r.P.States[c.st.Node.State].Name }

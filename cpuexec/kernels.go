@@ -496,9 +496,13 @@ func gatedAggregate[T kern.Float](c *call[T]) error {
 		return fmt.Errorf("gated aggregate: ê has %d rows, %d sources, %d destinations", m, len(src), len(dst))
 	}
 	st := kept[gatedState[T], T](c)
-	st.den = kern.Grow[T](st.den, nodes*d)
 	st.m, st.d = m, d
-	kern.GatedAggregate(kern.GatedBufs[T]{Ehat: c.arg(0), Bh: c.arg(1), Src: src, Dst: dst, Out: c.res(0), Den: st.den},
+	den := c.tmp(nodes * d) // an evaluation program has no gradient to keep them for
+	if c.r.P.Train {
+		st.den = kern.Grow[T](st.den, nodes*d)
+		den = st.den
+	}
+	kern.GatedAggregate(kern.GatedBufs[T]{Ehat: c.arg(0), Bh: c.arg(1), Src: src, Dst: dst, Out: c.res(0), Den: den},
 		&st.work, m, nbh, nodes, d)
 	return nil
 }

@@ -62,7 +62,7 @@ func progDtype[T kern.Float]() tensor.Dtype {
 
 func newRig[T kern.Float](t *testing.T, seed uint64) *rig[T] {
 	h := &testHost{}
-	p := &prog.Program{Groups: 8}
+	p := &prog.Program{Groups: 8, Train: true} // (a training program: forward ops keep what their gradients read)
 	return &rig[T]{t: t, h: h, rng: rand.New(rand.NewPCG(seed, seed+1)),
 		r: &Runner{P: p, host: h, groups: make([]any, 8), scratch: new(kern.Scratch)}}
 }

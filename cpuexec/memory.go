@@ -14,17 +14,17 @@ import (
 func (r *Runner) Bytes() int64 {
 	n, _ := r.PlanBytes()
 	n += r.ScratchBytes()
-	var acc int64 // the softmax accumulator, one for the runner (call.acc)
+	var acc, tmp int64 // the scratch a kernel uses while it runs, one of each for the runner (call.acc, call.tmp)
 	for i := range r.steps {
 		st := &r.steps[i]
 		if st.Replay {
 			continue // its state is counted at its first run
 		}
-		k, a := keptBytes(r.P, st, r.elem())
+		k, a, t := keptBytes(r.P, st, r.elem())
 		n += k
-		acc = max(acc, a)
+		acc, tmp = max(acc, a), max(tmp, t)
 	}
-	return n + acc
+	return n + acc + tmp
 }
 
 // elem is the size of the program's elements in bytes.
@@ -65,9 +65,9 @@ func productDims(p *prog.Program, st *Step) (m, a, b int) {
 // segmentsBytes is the size of kern.Segments grouping edges by nodes.
 func segmentsBytes(nodes, edges int) int64 { return int64(4 * (2*nodes + 1 + edges)) }
 
-// keptBytes returns what step st's kernel keeps between steps and, separately, the float64
-// accumulator it borrows from the runner (call.acc).
-func keptBytes(p *prog.Program, st *Step, elem int64) (kept, acc int64) {
+// keptBytes returns what step st's kernel keeps between steps and, separately, the scratch it
+// borrows from the runner while it runs (call.acc, float64; call.tmp, the element type).
+func keptBytes(p *prog.Program, st *Step, elem int64) (kept, acc, tmp int64) {
 	in := st.ins()
 	rc := func(i int) (int64, int64) {
 		r, c := p.Vals[in[i]].RowsCols()
@@ -77,29 +77,33 @@ func keptBytes(p *prog.Program, st *Step, elem int64) (kept, acc int64) {
 	switch st.Kind {
 	case prog.BatchNorm, prog.BatchNormRelu: // mean and 1/σ
 		_, d := rc(0)
-		return 16 * d, 0
+		return 16 * d, 0, 0
 	case prog.LayerNorm: // x̂ and 1/σ
 		m, d := rc(0)
-		return 8 * (m*d + m), 0
-	case prog.GatedAggregate: // the denominators; edges by destination and by source
+		return 8 * (m*d + m), 0, 0
+	case prog.GatedAggregate: // the denominators (kept only for a gradient); edges by destination and by source
 		m, d := rc(0)
 		nbh, _ := rc(1)
-		return elem*rows*d + segmentsBytes(int(rows), int(m)) + segmentsBytes(int(nbh), int(m)) + 4*m, 0
+		edges := segmentsBytes(int(rows), int(m)) + segmentsBytes(int(nbh), int(m)) + 4*m
+		if !p.Train {
+			return edges, 0, elem * rows * d
+		}
+		return elem*rows*d + edges, 0, 0
 	case prog.GatedAggregateGrad: // g ⊘ D
 		_, d := rc(1)
-		return elem * rows * d, 0
+		return elem * rows * d, 0, 0
 	case prog.EdgeSum: // edges by source and by destination
 		m, _ := rc(0)
 		n, _ := rc(1)
-		return 2 * segmentsBytes(int(n), int(m)), 0
+		return 2 * segmentsBytes(int(n), int(m)), 0, 0
 	case prog.SegmentMax: // edges by destination, the arg-max
 		m, d := rc(0)
-		return segmentsBytes(int(rows), int(m)) + 4*rows*d, 0
+		return segmentsBytes(int(rows), int(m)) + 4*rows*d, 0, 0
 	case prog.SegmentSoftmax, prog.SegmentSoftmaxGrad:
 		_, h := rc(0)
-		return 0, 8 * rows * h
+		return 0, 8 * rows * h, 0
 	}
-	return 0, 0
+	return 0, 0, 0
 }
 
 // elemBytes is the element size of a slot class (0 float32, 1 float64).

@@ -55,6 +55,7 @@ type Runner struct {
 	arena   *Arena    // where the slots and the scratch come from (nil: the runner's own)
 	gen     int       // the arena's generation the slots were cut at
 	acc     []float64 // float64 scratch a kernel uses only while it runs (call.acc)
+	tmp     any       // []T scratch a kernel uses only while it runs (call.tmp)
 }
 
 // run runs the steps with the kernel table of T.

@@ -272,9 +272,6 @@ func (b *Builder) Sigmoid(x *gorgonia.Node) *gorgonia.Node {
 func (b *Builder) Abs(x *gorgonia.Node) *gorgonia.Node  { return b.un(gorgonia.Abs, x, "abs") }
 func (b *Builder) Exp(x *gorgonia.Node) *gorgonia.Node  { return b.un(gorgonia.Exp, x, "exp") }
 func (b *Builder) Tanh(x *gorgonia.Node) *gorgonia.Node { return b.un(gorgonia.Tanh, x, "tanh") }
-func (b *Builder) Sum(x *gorgonia.Node) *gorgonia.Node {
-	return b.un(func(n *gorgonia.Node) (*gorgonia.Node, error) { return gorgonia.Sum(n) }, x, "sum")
-}
 
 // AddConst adds the scalar c to every entry of x.
 func (b *Builder) AddConst(x *gorgonia.Node, c float64) *gorgonia.Node {
