@@ -42,28 +42,15 @@ func (c *call[T]) primary() int {
 	return 0
 }
 
-func (c *call[T]) in(i int) []T      { return c.data(c.st.Ins[c.primary()][i]) }
-func (c *call[T]) inOf(w, i int) []T { return c.data(c.st.Ins[w][i]) }
-
 // has reports whether member w's inputs are present (nil Ins[w]: the program has no such node).
 func (c *call[T]) has(w int) bool { return w < len(c.st.Ins) && c.st.Ins[w] != nil }
 
 // nin is the number of inputs of the primary member.
 func (c *call[T]) nin() int { return len(c.st.Ins[c.primary()]) }
 
-// out returns member w's result buffer; nil where the step does not compute it.
-func (c *call[T]) out(w int) []T {
-	if w >= len(c.st.Outs) {
-		return nil
-	}
-	return c.data(c.st.Outs[w])
-}
-
-// rc returns the primary member's input i as a matrix (rows, cols); rcOf member w's; outRC
-// member w's result.
+// rc returns the primary member's input i as a matrix (rows, cols); rcOf member w's.
 func (c *call[T]) rc(i int) (int, int)      { return c.r.P.Vals[c.st.Ins[c.primary()][i]].RowsCols() }
 func (c *call[T]) rcOf(w, i int) (int, int) { return c.r.P.Vals[c.st.Ins[w][i]].RowsCols() }
-func (c *call[T]) outRC(w int) (int, int)   { return c.r.P.Vals[c.st.Outs[w]].RowsCols() }
 
 // elems is the number of elements of the primary input i.
 func (c *call[T]) elems(i int) int { return c.r.P.Vals[c.st.Ins[c.primary()][i]].Elems() }

@@ -294,7 +294,6 @@ func (c *compiler) stepOfKind(g int, o prog.Op) int {
 // shareColSums lets a product's gradient pass also compute a ColSum of its g (the gradient of
 // the bias added to the product) whose result nothing reads but the host: the ColSum step goes.
 func (c *compiler) shareColSums() {
-	type pass struct{ group int }
 	lins := map[int]int{} // g → the product's group
 	for _, s := range c.steps {
 		switch s.Kind {

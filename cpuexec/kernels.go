@@ -407,14 +407,8 @@ func batchNorm[T kern.Float](c *call[T]) error {
 	}
 	training := c.training()
 	if training {
-		k := 0
-		for _, v := range keep {
-			if v {
-				k++
-			}
-		}
-		if k < 2 {
-			return fmt.Errorf("batch norm %q: %d real rows; training statistics need at least 2", c.stateName(), k)
+		if err := prog.CheckBatchRows(keep); err != nil {
+			return fmt.Errorf("batch norm %q: %w", c.stateName(), err)
 		}
 	}
 	st := kept[bnState[T], T](c)

@@ -51,6 +51,7 @@ type Runner struct {
 	slots   []any
 	views   []any     // by planned value: its slot, cut to its size
 	unshare bool      // every planned value its own slot (SetShared)
+	dies    [][]int   // by step: the planned values it reads last (lay)
 	poison  bool      // NaN into a value's slot after its last reader (SetPoison)
 	arena   *Arena    // where the slots and the scratch come from (nil: the runner's own)
 	gen     int       // the arena's generation the slots were cut at

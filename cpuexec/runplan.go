@@ -125,11 +125,42 @@ func (r *Runner) plan() error {
 		}
 		use(v, end)
 	}
-	l, err := prog.AssignSlots(r.lives, end)
+	return r.lay()
+}
+
+// lay assigns the slots (each planned value its own with SetShared(false)) and lists the values
+// whose last reader each step is (for SetPoison; not those another value took over in place:
+// their slot holds the new value).
+func (r *Runner) lay() error {
+	end := len(r.steps)
+	lives := r.lives
+	if r.unshare {
+		lives = make([]prog.Life, len(r.lives))
+		for i, l := range r.lives {
+			l.Def, l.Last, l.Reuse = 0, end, nil
+			lives[i] = l
+		}
+	}
+	l, err := prog.AssignSlots(lives, end)
 	if err != nil {
 		return fmt.Errorf("cpu: %w", err)
 	}
 	r.layout, r.slots = l, nil
+	r.dies = make([][]int, end)
+	if r.unshare {
+		return nil
+	}
+	taken := map[int]bool{}
+	for _, t := range l.Took {
+		if t >= 0 {
+			taken[t] = true
+		}
+	}
+	for k, life := range r.lives {
+		if life.Last < end && !taken[k] {
+			r.dies[life.Last] = append(r.dies[life.Last], k)
+		}
+	}
 	return nil
 }
 
@@ -225,36 +256,16 @@ func (r *Runner) Steps() []Step { return r.steps }
 // Run.
 func (r *Runner) SetShared(shared bool) error {
 	r.unshare = !shared
-	lives := r.lives
-	if r.unshare {
-		lives = make([]prog.Life, len(r.lives))
-		for i, l := range r.lives {
-			l.Def, l.Last, l.Reuse = 0, len(r.steps), nil
-			lives[i] = l
-		}
-	}
-	l, err := prog.AssignSlots(lives, len(r.steps))
-	if err != nil {
-		return fmt.Errorf("cpu: %w", err)
-	}
-	r.layout, r.slots = l, nil
-	return nil
+	return r.lay()
 }
 
 // SetPoison, true, fills a value's buffer with NaN once its last reader has run, so that a
 // kernel reading a value after its lifetime shows in the results. For tests.
 func (r *Runner) SetPoison(on bool) { r.poison = on }
 
-// poisonAfter fills the buffers of the planned values whose last reader is step i with NaN
-// (not those another value took over in place: they hold the new value).
+// poisonAfter fills the buffers of the planned values whose last reader is step i with NaN.
 func (r *Runner) poisonAfter(i int) {
-	if r.unshare {
-		return
-	}
-	for k, l := range r.lives {
-		if l.Last != i || r.took(k) {
-			continue
-		}
+	for _, k := range r.dies[i] {
 		switch d := r.views[k].(type) {
 		case []float32:
 			for j := range d {
@@ -266,16 +277,6 @@ func (r *Runner) poisonAfter(i int) {
 			}
 		}
 	}
-}
-
-// took reports whether another planned value took over k's slot in place.
-func (r *Runner) took(k int) bool {
-	for _, t := range r.layout.Took {
-		if t == k {
-			return true
-		}
-	}
-	return false
 }
 
 // PlanBytes returns the bytes of the runner's activation slots (the planned values at their

@@ -207,14 +207,8 @@ func batchNorm(c *call) error {
 	nd := c.nd()
 	training := c.pr.Feed.Training(nd.State)
 	if training {
-		k := 0
-		for _, keep := range c.pr.Feed.Mask(nd.Mask) {
-			if keep {
-				k++
-			}
-		}
-		if k < 2 {
-			return fmt.Errorf("batch norm %q: %d real rows; training statistics need at least 2", c.pr.Plan.Prog.States[nd.State].Name, k)
+		if err := prog.CheckBatchRows(c.pr.Feed.Mask(nd.Mask)); err != nil {
+			return fmt.Errorf("batch norm %q: %w", c.pr.Plan.Prog.States[nd.State].Name, err)
 		}
 	}
 	s := c.pr.bn[nd.State]

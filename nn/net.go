@@ -27,6 +27,7 @@ type Net struct {
 	vals    []gorgonia.Value
 	sums    lower.Sums
 	forward map[int64]bool // the forward pass's nodes
+	outs    []output       // the nodes the runner's outputs are bound to (bindOutputs)
 }
 
 // Finish checks the builder, adds the gradients when train is set and compiles the graph.
@@ -130,40 +131,65 @@ func (n *Net) Run(bt *data.Batch) (float64, error) {
 }
 
 // bindOutputs makes the runner's loss, prediction and gradients the values of the graph's
-// nodes (Loss.Value(), Pred.Value(), Gradients), without copying them.
+// nodes (Loss.Value(), Pred.Value(), Gradients), without copying them. A tensor's wrapper is
+// made again only when the runner's buffer for it moved (a new arena cut).
 func (n *Net) bindOutputs() error {
-	bind := func(node *gorgonia.Node, v int) error {
-		var val gorgonia.Value
-		switch d := n.r.Value(v).(type) {
-		case []float32:
-			if node.IsScalar() {
-				val = gorgonia.NewF32(d[0])
-			} else {
-				val = tensor.New(tensor.WithShape(node.Shape().Clone()...), tensor.WithBacking(d))
-			}
-		case []float64:
-			if node.IsScalar() {
-				val = gorgonia.NewF64(d[0])
-			} else {
-				val = tensor.New(tensor.WithShape(node.Shape().Clone()...), tensor.WithBacking(d))
-			}
-		default:
-			return fmt.Errorf("%s: the runner holds %T", lower.Describe(node), d)
+	if n.outs == nil {
+		n.outs = []output{{node: n.Loss, v: n.pr.Loss}, {node: n.Pred, v: n.pr.Pred}}
+		for i, g := range n.Grads {
+			n.outs = append(n.outs, output{node: g, v: n.pr.Grads[i]})
 		}
-		return gorgonia.UnsafeLet(node, val)
 	}
-	if err := bind(n.Loss, n.pr.Loss); err != nil {
-		return err
-	}
-	if err := bind(n.Pred, n.pr.Pred); err != nil {
-		return err
-	}
-	for i, g := range n.Grads {
-		if err := bind(g, n.pr.Grads[i]); err != nil {
+	for i := range n.outs {
+		if err := n.outs[i].bind(n.r.Value(n.outs[i].v)); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// output is a graph node the runner's value v is bound to, and the value bound last.
+type output struct {
+	node *gorgonia.Node
+	v    int
+	val  gorgonia.Value
+}
+
+// bind makes data (the runner's value) the node's value.
+func (o *output) bind(data any) error {
+	if t, ok := o.val.(*tensor.Dense); ok && sameBacking(t.Data(), data) {
+		return nil // already bound to this buffer
+	}
+	switch d := data.(type) {
+	case []float32:
+		if o.node.IsScalar() {
+			o.val = gorgonia.NewF32(d[0])
+		} else {
+			o.val = tensor.New(tensor.WithShape(o.node.Shape().Clone()...), tensor.WithBacking(d))
+		}
+	case []float64:
+		if o.node.IsScalar() {
+			o.val = gorgonia.NewF64(d[0])
+		} else {
+			o.val = tensor.New(tensor.WithShape(o.node.Shape().Clone()...), tensor.WithBacking(d))
+		}
+	default:
+		return fmt.Errorf("%s: the runner holds %T", lower.Describe(o.node), d)
+	}
+	return gorgonia.UnsafeLet(o.node, o.val)
+}
+
+// sameBacking reports whether a and b are the same []float32 or []float64 buffer.
+func sameBacking(a, b any) bool {
+	switch x := a.(type) {
+	case []float32:
+		y, ok := b.([]float32)
+		return ok && len(x) == len(y) && len(x) > 0 && &x[0] == &y[0]
+	case []float64:
+		y, ok := b.([]float64)
+		return ok && len(x) == len(y) && len(x) > 0 && &x[0] == &y[0]
+	}
+	return false
 }
 
 // Runner returns the executor the net runs on.

@@ -155,8 +155,8 @@ func (s *bnState) checkInput(sh []tensor.Shape) error {
 	if sh[0][0] != len(s.mask.Keep) || sh[0][1] != len(s.bn.RunMean) {
 		return fmt.Errorf("input %v, want %dx%d", sh[0], len(s.mask.Keep), len(s.bn.RunMean))
 	}
-	if kept := s.mask.Count(); s.bn.Training && kept < 2 {
-		return fmt.Errorf("%d real rows; training statistics need at least 2", kept)
+	if s.bn.Training {
+		return prog.CheckBatchRows(s.mask.Keep)
 	}
 	return nil
 }

@@ -52,17 +52,6 @@ type Mask struct {
 // NewMask returns a mask of n rows, none kept.
 func NewMask(name string, n int) *Mask { return &Mask{Name: name, Keep: make([]bool, n)} }
 
-// Count is the number of kept rows.
-func (m *Mask) Count() int {
-	c := 0
-	for _, k := range m.Keep {
-		if k {
-			c++
-		}
-	}
-	return c
-}
-
 // base gives the Op methods that every op here answers the same way.
 type base struct{}
 

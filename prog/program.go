@@ -114,6 +114,21 @@ type MaskInput struct {
 	Len  int
 }
 
+// CheckBatchRows checks that a batch norm's mask keeps at least the 2 rows its training-mode
+// batch statistics need.
+func CheckBatchRows(keep []bool) error {
+	k := 0
+	for _, v := range keep {
+		if v {
+			k++
+		}
+	}
+	if k < 2 {
+		return fmt.Errorf("%d real rows; training statistics need at least 2", k)
+	}
+	return nil
+}
+
 // StateKind is what a State holds.
 type StateKind uint8
 
