@@ -17,11 +17,17 @@ type Host interface {
 	BN(s int, replay bool) (mean, variance []float64, average int)
 }
 
-// call is one step being run in element type T: what a kernel (kernels.go) reads its buffers,
-// sizes and attributes from.
+// call is one step being run in element type T: the CPU backend of the dispatcher
+// (dispatch.Backend over []T; its kernels are in kernels.go).
 type call[T kern.Float] struct {
 	r  *Runner
 	st *Step
+}
+
+// index is an index input as the CPU kernels read it: entries and, where weighted, weights.
+type index struct {
+	idx []int32
+	w   []float64
 }
 
 // data returns value v's contents.
@@ -32,36 +38,52 @@ func (c *call[T]) data(v int) []T {
 	return c.r.data[v].([]T)
 }
 
-// primary is the member whose inputs the step's kernel reads (the first one present).
-func (c *call[T]) primary() int {
-	for w, in := range c.st.Ins {
-		if in != nil {
-			return w
-		}
+func (c *call[T]) Program() *prog.Program { return c.r.P }
+func (c *call[T]) Feed() prog.Feed        { return c.r.host }
+func (c *call[T]) Members() int           { return len(c.st.Ins) }
+
+// Has reports whether member w's inputs are present (nil Ins[w]: the program has no such node).
+func (c *call[T]) Has(w int) bool { return w < len(c.st.Ins) && c.st.Ins[w] != nil }
+
+func (c *call[T]) Computes(w int) bool { return w < len(c.st.Outs) && c.st.Outs[w] >= 0 }
+func (c *call[T]) NumIn(w int) int     { return len(c.st.Ins[w]) }
+
+// In returns member w's input i cut to its value's elements, Out member w's result (nil where
+// the step does not compute it): a kernel that takes a slice's length for a size reads these
+// (a value's view may be longer than the value).
+func (c *call[T]) In(w, i int) []T { return c.cut(c.st.Ins[w][i]) }
+func (c *call[T]) Out(w int) []T {
+	if w >= len(c.st.Outs) {
+		return nil
 	}
-	return 0
+	return c.cut(c.st.Outs[w])
 }
 
-// has reports whether member w's inputs are present (nil Ins[w]: the program has no such node).
-func (c *call[T]) has(w int) bool { return w < len(c.st.Ins) && c.st.Ins[w] != nil }
+func (c *call[T]) Shape(w, i int) (int, int) { return c.r.P.Vals[c.st.Ins[w][i]].RowsCols() }
+func (c *call[T]) Elems(w, i int) int        { return c.r.P.Vals[c.st.Ins[w][i]].Elems() }
+func (c *call[T]) IsScalar(w, i int) bool    { return c.r.P.Vals[c.st.Ins[w][i]].Scalar() }
+func (c *call[T]) OutElems(w int) int        { return c.r.P.Vals[c.st.Outs[w]].Elems() }
 
-// nin is the number of inputs of the primary member.
-func (c *call[T]) nin() int { return len(c.st.Ins[c.primary()]) }
+// Index returns index input ix's entries and weights after checking them as the CPU ops check
+// an index before using it: every entry in [-1, rows), weights matching the entries
+// (prog.IndexInput.Check).
+func (c *call[T]) Index(ix, rows int) (index, error) {
+	idx, w := c.r.host.Index(ix)
+	if err := c.r.P.Indexes[ix].Check(idx, w, rows); err != nil {
+		return index{}, err
+	}
+	return index{idx, w}, nil
+}
 
-// rc returns the primary member's input i as a matrix (rows, cols); rcOf member w's.
-func (c *call[T]) rc(i int) (int, int)      { return c.r.P.Vals[c.st.Ins[c.primary()][i]].RowsCols() }
-func (c *call[T]) rcOf(w, i int) (int, int) { return c.r.P.Vals[c.st.Ins[w][i]].RowsCols() }
+func (c *call[T]) Mask(m int) []bool { return c.r.host.Mask(m) }
 
-// elems is the number of elements of the primary input i.
-func (c *call[T]) elems(i int) int { return c.r.P.Vals[c.st.Ins[c.primary()][i]].Elems() }
-
-func (c *call[T]) nd() *prog.Node { return &c.st.Node }
-
-// index returns index input ix's entries and weights (nil where unweighted).
-func (c *call[T]) index(ix int) ([]int32, []float64) { return c.r.host.Index(ix) }
-
-// mask returns the node's mask input.
-func (c *call[T]) mask() []bool { return c.r.host.Mask(c.st.Node.Mask) }
+func (c *call[T]) cut(v int) []T {
+	d := c.data(v)
+	if d == nil {
+		return nil
+	}
+	return d[:c.r.P.Vals[v].Elems()]
+}
 
 // summand returns the value the step adds to member 0's result (a gradient sum folded into
 // the op), or nil.
@@ -73,12 +95,6 @@ func (c *call[T]) colSum() []T { return c.data(c.st.ColSum) }
 
 // scratch is the scratch the product gradients' passes share.
 func (c *call[T]) scratch() *kern.Scratch { return c.r.scratch }
-
-// training reports whether the node's state (batch norm, dropout site) is in training mode.
-func (c *call[T]) training() bool { return c.r.host.Training(c.st.Node.State) }
-
-// dropSeed is the node's dropout mask seed for this step.
-func (c *call[T]) dropSeed() uint64 { return c.r.host.DropSeed(c.st.Node.State) }
 
 // replay reports whether the step recomputes a forward value for the backward pass (its side
 // effects must not happen twice).
@@ -99,40 +115,6 @@ func kept[S any, T kern.Float](c *call[T]) *S {
 	s := new(S)
 	*p = s
 	return s
-}
-
-// arg returns the primary member's input i cut to its value's elements, argOf member w's, and
-// res member w's result (nil where the step does not compute it): a kernel that takes a slice's
-// length for a size reads these (a value's view may be longer than the value).
-func (c *call[T]) arg(i int) []T      { return c.cut(c.st.Ins[c.primary()][i]) }
-func (c *call[T]) argOf(w, i int) []T { return c.cut(c.st.Ins[w][i]) }
-func (c *call[T]) res(w int) []T {
-	if w >= len(c.st.Outs) {
-		return nil
-	}
-	return c.cut(c.st.Outs[w])
-}
-
-func (c *call[T]) cut(v int) []T {
-	d := c.data(v)
-	if d == nil {
-		return nil
-	}
-	return d[:c.r.P.Vals[v].Elems()]
-}
-
-// scalar reports whether the primary member's input i is a scalar (a value of nil shape).
-func (c *call[T]) scalar(i int) bool { return c.r.P.Vals[c.st.Ins[c.primary()][i]].Scalar() }
-
-// checked returns index input ix's entries and weights (index) after checking them as the CPU
-// ops check an index before using it: every entry in [-1, rows), weights matching the entries
-// (prog.IndexInput.Check).
-func (c *call[T]) checked(ix, rows int) ([]int32, []float64, error) {
-	idx, w := c.index(ix)
-	if err := c.r.P.Indexes[ix].Check(idx, w, rows); err != nil {
-		return nil, nil, err
-	}
-	return idx, w, nil
 }
 
 // acc returns n float64 values of scratch that the kernel uses only while it runs (a segment

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/rewiregnn/rewiregnn/dispatch"
 	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"github.com/rewiregnn/rewiregnn/prog"
@@ -134,7 +135,7 @@ func (g *rig[T]) bnState(st *ops.BNState) int {
 
 func (g *rig[T]) run(st Step) error {
 	g.r.steps = []Step{st}
-	return run(g.r, kernels[T]())
+	return run(g.r, table[T]())
 }
 
 func (g *rig[T]) mustRun(st Step) {
@@ -703,7 +704,7 @@ func testGatedAggregate[T kern.Float](t *testing.T) {
 // TestKernelsCoverPrograms checks that the table has a kernel for every program op.
 func TestKernelsCoverPrograms(t *testing.T) {
 	for _, o := range prog.Ops() {
-		if !runsOp(o) || kernels64[o] == nil {
+		if !dispatch.Runs(o) {
 			t.Errorf("no kernel for %v", o)
 		}
 	}

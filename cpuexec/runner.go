@@ -3,6 +3,7 @@ package cpuexec
 import (
 	"fmt"
 
+	"github.com/rewiregnn/rewiregnn/dispatch"
 	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/prog"
 )
@@ -59,20 +60,18 @@ type Runner struct {
 	tmp     any       // []T scratch a kernel uses only while it runs (call.tmp)
 }
 
-// run runs the steps with the kernel table of T.
-func run[T kern.Float](r *Runner, table map[prog.Op]func(*call[T]) error) error {
+// run runs the steps through the dispatch table of T, with the CPU's kernels (kernels.go).
+func run[T kern.Float](r *Runner, t *dispatch.Table[[]T, index, []bool]) error {
+	c := &call[T]{r: r}
 	for i := range r.steps {
 		st := &r.steps[i]
-		k := table[st.Kind]
-		if k == nil {
-			return fmt.Errorf("cpu: no kernel for %s (%s)", st.Kind, r.P.Describe(st.Outs[firstOut(st)]))
-		}
 		for _, pv := range st.vers { // the buffers of the values it writes (a replay's are new)
 			if pv >= 0 {
 				r.data[r.vals[pv]] = r.views[pv]
 			}
 		}
-		if err := k(&call[T]{r: r, st: st}); err != nil {
+		c.st = st
+		if err := t.Run(c, st.Kind, &st.Node); err != nil {
 			return fmt.Errorf("cpu: %s: %w", r.P.Describe(st.Outs[firstOut(st)]), err)
 		}
 		if r.poison {

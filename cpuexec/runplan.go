@@ -239,9 +239,9 @@ func (r *Runner) Run() error {
 		return err
 	}
 	if r.dtype == prog.Float64 {
-		return run(r, kernels64)
+		return run(r, table64)
 	}
-	return run(r, kernels32)
+	return run(r, table32)
 }
 
 // Value returns value v's contents after a run ([]float32 or []float64, a scalar as one

@@ -338,11 +338,7 @@ func (e *Exec) CopyResults(pr *Program, n int) error {
 // Shape returns the rows and columns of value v (a vector is one row; a scalar 1×1).
 func (pl *Plan) Shape(v int) (int, int) { return pl.Vals[v].Rows, pl.Vals[v].Cols }
 
-// step queues one step through the launch table.
+// step queues one step through the dispatch table (launch.go).
 func (e *Exec) step(pr *Program, st *Step) error {
-	f := launches[st.Kind]
-	if f == nil {
-		return fmt.Errorf("no device kernel for %s", st.Kind)
-	}
-	return f(&call{e: e, b: e.B, pr: pr, st: st, in: primary(st)})
+	return table.Run(&call{e: e, b: e.B, pr: pr, st: st}, st.Kind, &st.Node)
 }

@@ -4,283 +4,263 @@ import (
 	"fmt"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
+	"github.com/rewiregnn/rewiregnn/dispatch"
 	"github.com/rewiregnn/rewiregnn/prog"
 )
 
-// call is one step being launched: what a launch function reads its buffers and sizes from.
+// call is one step being launched: the GPU backend of the dispatcher (dispatch.Backend over
+// device addresses), its kernels the launchers of package cuda.
 type call struct {
 	e  *Exec
 	b  Backend
 	pr *Program
 	st *Step
-	in []int // the primary member's inputs
 }
 
-func (c *call) p(i int) cuda.DevPtr   { return c.e.Ptr(c.pr, c.in[i]) }
-func (c *call) o(w int) cuda.DevPtr   { return c.e.Ptr(c.pr, c.st.Outs[w]) }
-func (c *call) out() cuda.DevPtr      { return c.o(0) }
+// devIndex is an index input on the device: int32 entries and float32 weights (0 where it
+// has none).
+type devIndex struct{ idx, w cuda.DevPtr }
+
+// table is the dispatch table the GPU runs every step through.
+var table = dispatch.New[cuda.DevPtr, devIndex, cuda.DevPtr]()
+
+var _ dispatch.Backend[cuda.DevPtr, devIndex, cuda.DevPtr] = (*call)(nil)
+
+func (c *call) Program() *prog.Program { return c.pr.Plan.Prog }
+func (c *call) Feed() prog.Feed        { return c.pr.Feed }
+func (c *call) Members() int           { return len(c.st.Ins) }
+func (c *call) Has(w int) bool         { return w < len(c.st.Ins) && c.st.Ins[w] != nil }
+func (c *call) Computes(w int) bool    { return w < len(c.st.Outs) && c.st.Outs[w] >= 0 }
+func (c *call) NumIn(w int) int        { return len(c.st.Ins[w]) }
+func (c *call) In(w, i int) cuda.DevPtr {
+	return c.e.Ptr(c.pr, c.st.Ins[w][i])
+}
+func (c *call) Shape(w, i int) (int, int) { return c.pr.Plan.Shape(c.st.Ins[w][i]) }
+func (c *call) Elems(w, i int) int        { return c.pr.Plan.Vals[c.st.Ins[w][i]].Elems }
+
+// IsScalar: the device runs any one-value operand as a scalar (ScalarOp).
+func (c *call) IsScalar(w, i int) bool { return c.Elems(w, i) == 1 }
+func (c *call) Out(w int) cuda.DevPtr {
+	if !c.Computes(w) {
+		return 0
+	}
+	return c.e.Ptr(c.pr, c.st.Outs[w])
+}
+func (c *call) OutElems(w int) int { return c.pr.Plan.Vals[c.st.Outs[w]].Elems }
+
+// Index returns index input ix's device buffers; Stage checked its entries when it uploaded
+// them.
+func (c *call) Index(ix, _ int) (devIndex, error) { return devIndex{c.pr.idx[ix], c.pr.idxW[ix]}, nil }
+func (c *call) Mask(m int) cuda.DevPtr            { return c.pr.mask[m] }
+
+// aux and tmp are the step's planned buffers: what a forward op keeps for its gradient step
+// (Step.Aux), scratch for the step alone (Step.Tmp).
 func (c *call) aux(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Aux[i]) }
-func (c *call) rc(i int) (int, int)   { return c.pr.Plan.Shape(c.in[i]) }
-func (c *call) n() int                { return c.pr.Plan.Vals[c.st.Outs[0]].Elems }
-func (c *call) nd() *prog.Node        { return &c.st.Node }
+func (c *call) tmp(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Tmp[i]) }
 
-// index returns the device entries and weights of index input ix (0 where it has none).
-func (c *call) index(ix int) (cuda.DevPtr, cuda.DevPtr) { return c.pr.idx[ix], c.pr.idxW[ix] }
-func (c *call) mask() cuda.DevPtr                       { return c.pr.mask[c.nd().Mask] }
+func (c *call) Add(out, a, b cuda.DevPtr, n int) error { return c.b.Add(out, a, b, n) }
+func (c *call) Sub(out, a, b cuda.DevPtr, n int) error { return c.b.Sub(out, a, b, n) }
+func (c *call) Mul(out, a, b cuda.DevPtr, n int) error { return c.b.Mul(out, a, b, n) }
+func (c *call) Div(out, a, b cuda.DevPtr, n int) error { return c.b.Div(out, a, b, n) }
 
-// launches is the dispatch table: one launch function per op the device runs. A program with
-// an op missing here fails at its first run (gpu.TestEveryModelOpHasAKernel catches it before).
-var launches = map[prog.Op]func(c *call) error{
-	prog.Gather: func(c *call) error {
-		rows, cols := c.rc(0)
-		idx, w := c.index(c.nd().Index)
-		return c.b.Gather(c.out(), c.p(0), idx, w, c.pr.Plan.Prog.Indexes[c.nd().Index].Len, rows, cols)
-	},
-	prog.ScatterAdd: func(c *call) error {
-		m, cols := c.rc(0)
-		idx, w := c.index(c.nd().Index)
-		return c.b.ScatterAdd(c.out(), c.p(0), idx, w, m, c.nd().Rows, cols)
-	},
-	prog.SegmentSoftmax: func(c *call) error {
-		m, h := c.rc(0)
-		idx, _ := c.index(c.nd().Index)
-		return c.b.SegmentSoftmax(c.out(), c.p(0), idx, m, h, c.nd().Rows)
-	},
-	prog.SegmentSoftmaxGrad: func(c *call) error { // (y, dy)
-		m, h := c.rc(0)
-		idx, _ := c.index(c.nd().Index)
-		return c.b.SegmentSoftmaxBackward(c.out(), c.p(0), c.p(1), idx, m, h, c.nd().Rows)
-	},
-	prog.SegmentMax: func(c *call) error { // (x [M, d]) → [nodes, d], the arg-max in aux
-		m, d := c.rc(0)
-		idx, _ := c.index(c.nd().Index)
-		return c.b.SegmentMax(c.out(), c.aux(0), c.p(0), idx, m, d, c.nd().Rows)
-	},
-	prog.SegmentMaxGrad: func(c *call) error { // (g [nodes, d]) → dx [M, d]
-		_, d := c.rc(0)
-		idx, _ := c.index(c.nd().Index)
-		return c.b.SegmentMaxBackward(c.out(), c.p(0), c.aux(0), idx, c.pr.Plan.Prog.Indexes[c.nd().Index].Len, d, c.nd().Rows)
-	},
-	prog.BatchNorm:         batchNorm,
-	prog.BatchNormRelu:     batchNorm,
-	prog.BatchNormGrad:     batchNormGrad,
-	prog.BatchNormReluGrad: batchNormGrad,
-	prog.LayerNorm: func(c *call) error { // (x, γ, β)
-		rows, cols := c.rc(0)
-		return c.b.LayerNorm(cuda.LayerNormBufs{X: c.p(0), Gamma: c.p(1), Beta: c.p(2), Keep: c.mask(), Out: c.out(),
-			Xhat: c.aux(0), InvStd: c.aux(1)}, rows, cols)
-	},
-	prog.LayerNormGrad: func(c *call) error { // (γ, dy) → dx, dγ, dβ
-		rows, cols := c.rc(1)
-		return c.b.LayerNormBackward(c.o(0), c.o(1), c.o(2), c.p(1), cuda.LayerNormBufs{Gamma: c.p(0), Keep: c.mask(),
-			Xhat: c.aux(0), InvStd: c.aux(1)}, rows, cols)
-	},
-	prog.GatedAggregate: func(c *call) error { // (ê, bh)
-		m, cols := c.rc(0)
-		nbh, _ := c.rc(1)
-		src, _ := c.index(c.nd().Src)
-		dst, _ := c.index(c.nd().Dst)
-		return c.b.GatedAggregate(cuda.GatedBufs{Ehat: c.p(0), Bh: c.p(1), Src: src, Dst: dst, Out: c.out(), Den: c.aux(0)}, m, nbh, c.nd().Rows, cols)
-	},
-	prog.GatedAggregateGrad: func(c *call) error { // (ê, bh, out, g) → dê, dbh
-		m, _ := c.rc(0)
-		nbh, cols := c.rc(1)
-		src, _ := c.index(c.nd().Src)
-		dst, _ := c.index(c.nd().Dst)
-		return c.b.GatedAggregateBackward(c.o(0), c.o(1), c.p(3), cuda.GatedBufs{Ehat: c.p(0), Bh: c.p(1), Src: src, Dst: dst,
-			Out: c.p(2), Den: c.aux(0)}, m, nbh, c.nd().Rows, cols)
-	},
-	prog.EdgeSum: func(c *call) error { // (e, hs, ht)
-		m, cols := c.rc(0)
-		rows, _ := c.rc(1)
-		if r2, _ := c.rc(2); r2 != rows {
-			return fmt.Errorf("edge sum: hs has %d rows, ht %d", rows, r2)
-		}
-		src, _ := c.index(c.nd().Src)
-		dst, _ := c.index(c.nd().Dst)
-		return c.b.EdgeSum(c.out(), c.p(0), c.p(1), c.p(2), src, dst, m, rows, cols)
-	},
-	prog.EdgeSumGrad: func(c *call) error { // (g) → g summed along src, along dst
-		m, cols := c.rc(0)
-		src, _ := c.index(c.nd().Src)
-		dst, _ := c.index(c.nd().Dst)
-		if err := c.b.ScatterAdd(c.o(0), c.p(0), src, 0, m, c.nd().Rows, cols); err != nil {
+// scalarCodes are cuda.ScalarOp's codes of the element-wise ops.
+var scalarCodes = map[prog.Op]int{prog.Add: cuda.ScalarAdd, prog.Sub: cuda.ScalarSub, prog.Mul: cuda.ScalarMul, prog.Div: cuda.ScalarDiv}
+
+func (c *call) Scalar(op prog.Op, out, x, s cuda.DevPtr, n int, left bool) error {
+	code, ok := scalarCodes[op]
+	if !ok {
+		return fmt.Errorf("%s with a scalar operand", op)
+	}
+	return c.b.ScalarOp(out, x, s, n, code, left)
+}
+
+// Scalars runs two one-value operands through the element-wise launcher.
+func (c *call) Scalars(op prog.Op, out, a, b cuda.DevPtr) error {
+	switch op {
+	case prog.Add:
+		return c.b.Add(out, a, b, 1)
+	case prog.Sub:
+		return c.b.Sub(out, a, b, 1)
+	case prog.Mul:
+		return c.b.Mul(out, a, b, 1)
+	case prog.Div:
+		return c.b.Div(out, a, b, 1)
+	}
+	return fmt.Errorf("%s of two scalars", op)
+}
+
+// GradSum adds the terms pairwise, in order (the device's policy: no n-ary sum).
+func (c *call) GradSum(out cuda.DevPtr, terms []cuda.DevPtr, n int) error {
+	if err := c.b.Add(out, terms[0], terms[1], n); err != nil {
+		return err
+	}
+	for _, t := range terms[2:] {
+		if err := c.b.Add(out, out, t, n); err != nil {
 			return err
 		}
-		return c.b.ScatterAdd(c.o(1), c.p(0), dst, 0, m, c.nd().Rows, cols)
-	},
-	prog.GaussianWeights: func(c *call) error { // (u, μ, 1/σ)
-		m, pd := c.rc(0)
-		kk, _ := c.rc(1)
-		return c.b.GaussianWeights(c.out(), c.p(0), c.p(1), c.p(2), m, kk, pd)
-	},
-	prog.GaussianWeightsGrad: func(c *call) error { // (u, μ, 1/σ, w, g) → du, dμ, d(1/σ)
-		m, pd := c.rc(0)
-		kk, _ := c.rc(1)
-		return c.b.GaussianWeightsBackward(c.o(0), c.o(1), c.o(2), c.p(0), c.p(1), c.p(2), c.p(3), c.p(4), m, kk, pd)
-	},
-	prog.KernelMix: func(c *call) error { // (x [M, K·d], w [M, K])
-		m, kk := c.rc(1)
-		_, cols := c.pr.Plan.Shape(c.st.Outs[0])
-		return c.b.KernelMix(c.out(), c.p(0), c.p(1), m, kk, cols)
-	},
-	prog.KernelMixGradX: func(c *call) error { // both gradients: X (g, w), W (x, g, w) → dx, dw
-		gx, gw := c.st.Ins[0], c.st.Ins[1]
-		if gx == nil || gw == nil {
-			return fmt.Errorf("kernel mix gradient: both gradients are needed together")
-		}
-		m, kk := c.pr.Plan.Shape(gx[1])
-		_, cols := c.pr.Plan.Shape(gx[0])
-		ptr := func(v int) cuda.DevPtr { return c.e.Ptr(c.pr, v) }
-		return c.b.KernelMixBackward(c.o(0), c.o(1), ptr(gw[0]), ptr(gx[1]), ptr(gx[0]), m, kk, cols)
-	},
-	prog.HeadDot: func(c *call) error { // (q, k) [M, d]
-		m, cols := c.rc(0)
-		_, h := c.pr.Plan.Shape(c.st.Outs[0])
-		return c.b.HeadDot(c.out(), c.p(0), c.p(1), m, h, cols)
-	},
-	prog.HeadScale: func(c *call) error { // (x [M, d], w [M, H])
-		m, cols := c.rc(0)
-		_, h := c.rc(1)
-		return c.b.HeadScale(c.out(), c.p(0), c.p(1), m, h, cols)
-	},
-	prog.MatMul: func(c *call) error { // (x [M, a], w [a, b])
-		m, a := c.rc(0)
-		_, bb := c.rc(1)
-		return c.b.MatMul(c.out(), c.p(0), c.p(1), m, a, bb)
-	},
-	prog.MatMulGradX: func(c *call) error { // (g [M, b], w [a, b]) → g·wᵀ
-		m, bb := c.rc(0)
-		a, _ := c.rc(1)
-		return c.b.MatMulBackward(c.out(), 0, 0, c.p(1), c.p(0), m, a, bb)
-	},
-	prog.MatMulGradW: func(c *call) error { // (x [M, a], g [M, b]) → xᵀ·g
-		m, a := c.rc(0)
-		_, bb := c.rc(1)
-		return c.b.MatMulBackward(0, c.out(), c.p(0), 0, c.p(1), m, a, bb)
-	},
-	prog.AddBias: func(c *call) error {
-		rows, cols := c.rc(0)
-		return c.b.AddBias(c.out(), c.p(0), c.p(1), rows, cols)
-	},
-	prog.ColSum: func(c *call) error {
-		rows, cols := c.rc(0)
-		return c.b.ColSum(c.out(), c.p(0), rows, cols)
-	},
-	prog.Add:     elementwise(cuda.ScalarAdd, Launchers.Add),
-	prog.GradSum: elementwise(cuda.ScalarAdd, Launchers.Add),
-	prog.Sub:     elementwise(cuda.ScalarSub, Launchers.Sub),
-	prog.Mul:     elementwise(cuda.ScalarMul, Launchers.Mul),
-	prog.Div:     elementwise(cuda.ScalarDiv, Launchers.Div),
-	prog.Relu:    func(c *call) error { return c.b.Relu(c.out(), c.p(0), c.n()) },
-	prog.ReluGrad: func(c *call) error { // (y, g)
-		return c.b.ReluBackward(c.out(), c.p(0), c.p(1), c.n())
-	},
-	prog.Tanh:        func(c *call) error { return c.b.Tanh(c.out(), c.p(0), c.n()) },
-	prog.Sigmoid:     func(c *call) error { return c.b.Sigmoid(c.out(), c.p(0), c.n()) },
-	prog.Exp:         func(c *call) error { return c.b.Exp(c.out(), c.p(0), c.n()) },
-	prog.Abs:         func(c *call) error { return c.b.Abs(c.out(), c.p(0), c.n()) },
-	prog.Dropout:     dropout,
-	prog.DropoutGrad: dropout,
-	prog.MaskedL1: func(c *call) error { // (pred, y, w)
-		return c.b.MaskedL1(c.out(), c.p(0), c.p(1), c.p(2), c.pr.Plan.Vals[c.in[0]].Elems)
-	},
-	prog.MaskedL1Grad: func(c *call) error { // (pred, y, w, g)
-		return c.b.MaskedL1Backward(c.out(), c.p(0), c.p(1), c.p(2), c.p(3), c.n())
-	},
-	prog.WeightedCE: func(c *call) error { // (z)
-		r, cl := c.rc(0)
-		idx, w := c.index(c.nd().Index)
-		return c.b.WeightedCE(c.out(), c.p(0), idx, w, r, cl)
-	},
-	prog.WeightedCEGrad: func(c *call) error { // (z, g)
-		r, cl := c.rc(0)
-		idx, w := c.index(c.nd().Index)
-		return c.b.WeightedCEBackward(c.out(), c.p(0), idx, w, c.p(1), r, cl)
-	},
-}
-
-// batchNorm runs a batch norm, with a ReLU and a residual for BatchNormRelu: (x, γ, β) or
-// (x, γ, β, res).
-func batchNorm(c *call) error {
-	rows, cols := c.rc(0)
-	nd := c.nd()
-	training := c.pr.Feed.Training(nd.State)
-	if training {
-		if err := prog.CheckBatchRows(c.pr.Feed.Mask(nd.Mask)); err != nil {
-			return fmt.Errorf("batch norm %q: %w", c.pr.Plan.Prog.States[nd.State].Name, err)
-		}
-	}
-	s := c.pr.bn[nd.State]
-	out, n := c.out(), c.n()
-	if err := c.b.BatchNorm(cuda.BatchNormBufs{X: c.p(0), Gamma: c.p(1), Beta: c.p(2), Keep: c.mask(),
-		RunMean: s.Mean, RunVar: s.Var, Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, cols, training); err != nil {
-		return err
-	}
-	if c.st.Kind == prog.BatchNorm {
-		return nil
-	}
-	if err := c.b.Relu(out, out, n); err != nil { // in place: element by element
-		return err
-	}
-	if len(c.in) == 4 {
-		return c.b.Add(out, out, c.p(3), n)
 	}
 	return nil
 }
 
-// batchNormGrad runs a batch norm's gradients (through the ReLU for BatchNormReluGrad): (x, γ,
-// β, dy) → dx, dγ, dβ.
-func batchNormGrad(c *call) error {
-	rows, cols := c.rc(3)
-	dy := c.p(3)
-	if c.st.Kind == prog.BatchNormReluGrad {
-		dy = c.e.Ptr(c.pr, c.st.Tmp[0])
-		if err := c.b.BatchNormReluMask(dy, c.p(3), c.aux(0), c.p(1), c.p(2), rows, cols); err != nil {
+func (c *call) Tanh(out, x cuda.DevPtr, n int, _ bool) error    { return c.b.Tanh(out, x, n) }
+func (c *call) Sigmoid(out, x cuda.DevPtr, n int, _ bool) error { return c.b.Sigmoid(out, x, n) }
+func (c *call) Exp(out, x cuda.DevPtr, n int, _ bool) error     { return c.b.Exp(out, x, n) }
+func (c *call) Abs(out, x cuda.DevPtr, n int, _ bool) error     { return c.b.Abs(out, x, n) }
+func (c *call) Relu(out, x cuda.DevPtr, n int) error            { return c.b.Relu(out, x, n) }
+func (c *call) ReluGrad(dx, y, g cuda.DevPtr, n int) error      { return c.b.ReluBackward(dx, y, g, n) }
+
+func (c *call) Gather(out, x cuda.DevPtr, idx devIndex, n, rows, cols int) error {
+	return c.b.Gather(out, x, idx.idx, idx.w, n, rows, cols)
+}
+
+func (c *call) ScatterAdd(out, x cuda.DevPtr, idx devIndex, m, rows, cols int) error {
+	return c.b.ScatterAdd(out, x, idx.idx, idx.w, m, rows, cols)
+}
+
+func (c *call) SegmentSoftmax(out, s cuda.DevPtr, seg devIndex, m, h, nodes int) error {
+	return c.b.SegmentSoftmax(out, s, seg.idx, m, h, nodes)
+}
+
+func (c *call) SegmentSoftmaxGrad(dx, y, dy cuda.DevPtr, seg devIndex, m, h, nodes int) error {
+	return c.b.SegmentSoftmaxBackward(dx, y, dy, seg.idx, m, h, nodes)
+}
+
+func (c *call) EdgeSum(out, e, hs, ht cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
+	return c.b.EdgeSum(out, e, hs, ht, src.idx, dst.idx, m, rows, d)
+}
+
+// EdgeSumGrad is two scatter-adds of g, along src and along dst.
+func (c *call) EdgeSumGrad(dsrc, ddst, g cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
+	if err := c.b.ScatterAdd(dsrc, g, src.idx, 0, m, rows, d); err != nil {
+		return err
+	}
+	return c.b.ScatterAdd(ddst, g, dst.idx, 0, m, rows, d)
+}
+
+// SegmentMax keeps the arg-max in aux 0 for the gradient.
+func (c *call) SegmentMax(out, x cuda.DevPtr, seg devIndex, m, d, nodes int) error {
+	return c.b.SegmentMax(out, c.aux(0), x, seg.idx, m, d, nodes)
+}
+
+func (c *call) SegmentMaxGrad(dx, g cuda.DevPtr, seg devIndex, m, d, nodes int) error {
+	return c.b.SegmentMaxBackward(dx, g, c.aux(0), seg.idx, m, d, nodes)
+}
+
+// BatchNorm keeps x̂, the mean and 1/σ in aux 0–2; BatchNormRelu adds a ReLU and the residual
+// in place (element by element).
+func (c *call) BatchNorm(out, x, gamma, beta, res, keep cuda.DevPtr, rows, d int, training, relu bool) error {
+	s := c.pr.bn[c.st.Node.State]
+	if err := c.b.BatchNorm(cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, RunMean: s.Mean, RunVar: s.Var,
+		Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, d, training); err != nil {
+		return err
+	}
+	if !relu {
+		return nil
+	}
+	n := rows * d
+	if err := c.b.Relu(out, out, n); err != nil {
+		return err
+	}
+	if res != 0 {
+		return c.b.Add(out, out, res, n)
+	}
+	return nil
+}
+
+// BatchNormGrad runs through the ReLU (into the step's scratch) first for relu.
+func (c *call) BatchNormGrad(dx, dgamma, dbeta, _, gamma, beta, dy, keep cuda.DevPtr, rows, d int, training, relu bool) error {
+	if relu {
+		g := dy
+		dy = c.tmp(0)
+		if err := c.b.BatchNormReluMask(dy, g, c.aux(0), gamma, beta, rows, d); err != nil {
 			return err
 		}
 	}
-	return c.b.BatchNormBackward(c.o(0), c.o(1), c.o(2), dy, cuda.BatchNormBufs{Gamma: c.p(1), Keep: c.mask(),
-		Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, cols, c.pr.Feed.Training(c.nd().State))
+	return c.b.BatchNormBackward(dx, dgamma, dbeta, dy, cuda.BatchNormBufs{Gamma: gamma, Keep: keep,
+		Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, d, training)
 }
 
-// dropout applies the step's mask (forward and backward alike), or copies outside training.
-func dropout(c *call) error {
-	nd := c.nd()
-	if !c.pr.Feed.Training(nd.State) || nd.Rate == 0 {
-		return c.b.Copy(c.out(), c.p(0), c.n())
+// LayerNorm keeps x̂ and 1/σ in aux 0 and 1.
+func (c *call) LayerNorm(out, x, gamma, beta, keep cuda.DevPtr, rows, d int) error {
+	return c.b.LayerNorm(cuda.LayerNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, Out: out,
+		Xhat: c.aux(0), InvStd: c.aux(1)}, rows, d)
+}
+
+func (c *call) LayerNormGrad(dx, dgamma, dbeta, gamma, dy, keep cuda.DevPtr, rows, d int) error {
+	return c.b.LayerNormBackward(dx, dgamma, dbeta, dy, cuda.LayerNormBufs{Gamma: gamma, Keep: keep,
+		Xhat: c.aux(0), InvStd: c.aux(1)}, rows, d)
+}
+
+// GatedAggregate keeps the denominators in aux 0.
+func (c *call) GatedAggregate(out, ehat, bh cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
+	return c.b.GatedAggregate(cuda.GatedBufs{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out, Den: c.aux(0)}, m, nbh, nodes, d)
+}
+
+func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
+	return c.b.GatedAggregateBackward(dehat, dbh, g, cuda.GatedBufs{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx,
+		Out: out, Den: c.aux(0)}, m, nbh, nodes, d)
+}
+
+func (c *call) GaussianWeights(w, u, mu, is cuda.DevPtr, m, k, p int) error {
+	return c.b.GaussianWeights(w, u, mu, is, m, k, p)
+}
+
+func (c *call) GaussianWeightsGrad(du, dmu, dis, u, mu, is, w, g cuda.DevPtr, m, k, p int) error {
+	return c.b.GaussianWeightsBackward(du, dmu, dis, u, mu, is, w, g, m, k, p)
+}
+
+func (c *call) KernelMix(out, x, w cuda.DevPtr, m, k, d int) error { return c.b.KernelMix(out, x, w, m, k, d) }
+
+// KernelMixGrad computes both gradients in one launch: the device pairs them.
+func (c *call) KernelMixGrad(dx, dw, x, w, g cuda.DevPtr, m, k, d int) error {
+	if dx == 0 || dw == 0 {
+		return fmt.Errorf("kernel mix gradient: both gradients are needed together")
 	}
-	return c.b.Dropout(c.out(), c.p(0), c.n(), nd.Rate, c.pr.Feed.DropSeed(nd.State))
+	return c.b.KernelMixBackward(dx, dw, x, w, g, m, k, d)
 }
 
-// elementwise runs a binary element-wise op: same (the launcher for equal shapes) or, with a
-// scalar operand, ScalarOp with code op.
-func elementwise(op int, same func(Launchers, cuda.DevPtr, cuda.DevPtr, cuda.DevPtr, int) error) func(c *call) error {
-	return func(c *call) error {
-		out, n := c.out(), c.n()
-		switch ea, eb := c.pr.Plan.Vals[c.in[0]].Elems, c.pr.Plan.Vals[c.in[1]].Elems; {
-		case ea == eb:
-			return same(c.b, out, c.p(0), c.p(1), n)
-		case eb == 1:
-			return c.b.ScalarOp(out, c.p(0), c.p(1), n, op, false)
-		case ea == 1:
-			return c.b.ScalarOp(out, c.p(1), c.p(0), n, op, true)
-		default:
-			return fmt.Errorf("operands of %d and %d elements", ea, eb)
-		}
+func (c *call) HeadDot(out, q, k cuda.DevPtr, m, h, d int) error { return c.b.HeadDot(out, q, k, m, h, d) }
+func (c *call) HeadScale(out, x, w cuda.DevPtr, m, h, d int) error {
+	return c.b.HeadScale(out, x, w, m, h, d)
+}
+
+// MatMul adds a fused bias in place after the product (the device's plan fuses none today).
+func (c *call) MatMul(out, x, w, bias cuda.DevPtr, m, a, b int) error {
+	if err := c.b.MatMul(out, x, w, m, a, b); err != nil || bias == 0 {
+		return err
 	}
+	return c.b.AddBias(out, out, bias, m, b)
 }
 
-// Runs reports whether the executor has a launch function for op o.
-func Runs(o prog.Op) bool { return launches[o] != nil }
+func (c *call) MatMulGrad(dx, dw, x, w, g cuda.DevPtr, m, a, b int) error {
+	return c.b.MatMulBackward(dx, dw, x, w, g, m, a, b)
+}
+
+func (c *call) AddBias(out, x, bias cuda.DevPtr, rows, d int) error {
+	return c.b.AddBias(out, x, bias, rows, d)
+}
+func (c *call) ColSum(out, x cuda.DevPtr, rows, d int) error { return c.b.ColSum(out, x, rows, d) }
+
+func (c *call) Dropout(out, x cuda.DevPtr, n int, rate float64, seed uint64) error {
+	return c.b.Dropout(out, x, n, rate, seed)
+}
+func (c *call) Copy(out, x cuda.DevPtr, n int) error { return c.b.Copy(out, x, n) }
+
+func (c *call) MaskedL1(out, p, y, w cuda.DevPtr, n int) error { return c.b.MaskedL1(out, p, y, w, n) }
+func (c *call) MaskedL1Grad(dp, p, y, w, g cuda.DevPtr, n int) error {
+	return c.b.MaskedL1Backward(dp, p, y, w, g, n)
+}
+
+func (c *call) WeightedCE(out, z cuda.DevPtr, labels devIndex, rows, classes int) error {
+	return c.b.WeightedCE(out, z, labels.idx, labels.w, rows, classes)
+}
+
+func (c *call) WeightedCEGrad(dz, z, g cuda.DevPtr, labels devIndex, rows, classes int) error {
+	return c.b.WeightedCEBackward(dz, z, labels.idx, labels.w, g, rows, classes)
+}
+
+// Runs reports whether the executor has a launch for op o (the dispatch table's ops).
+func Runs(o prog.Op) bool { return dispatch.Runs(o) }
 
 // Kinds lists every op the executor runs.
-func Kinds() []prog.Op {
-	var out []prog.Op
-	for _, o := range prog.Ops() {
-		if launches[o] != nil {
-			out = append(out, o)
-		}
-	}
-	return out
-}
+func Kinds() []prog.Op { return dispatch.Kinds() }

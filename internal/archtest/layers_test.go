@@ -67,13 +67,13 @@ func violations(t *testing.T, rules []rule) []string {
 // TestLayers checks the dependency rules: readers of run files and results never link the
 // training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
 // model packages and the preprocessing packages never import each other (both read data's
-// types); the CPU kernels know nothing of Gorgonia; the run-files and metric packages and the
+// types); the CPU kernels know nothing of Gorgonia; the dispatcher knows no backend; the run-files and metric packages and the
 // program (prog, which the executors run and which knows no Gorgonia) are leaves.
 func TestLayers(t *testing.T) {
-	training := []string{"train", "nn", "ops", "cpuexec", "kern", "prog", "lower", "gpu", "gpuexec", "cuda", "cuda/cudalib", "cuda/emu",
+	training := []string{"train", "nn", "ops", "cpuexec", "dispatch", "kern", "prog", "lower", "gpu", "gpuexec", "cuda", "cuda/cudalib", "cuda/emu",
 		"cuda/kernels", "models", "gorgonia.org/gorgonia", "gorgonia.org/tensor", "github.com/ebitengine/purego"}
 	later := []string{"prep", "train", "nn", "ops", "cpuexec", "models", "gpu", "cuda", "sweep", "report"}
-	modelSide := append([]string{"kern", "ops", "prog", "lower", "cpuexec", "nn", "models"}, modelPackages(t)...)
+	modelSide := append([]string{"kern", "ops", "prog", "lower", "dispatch", "cpuexec", "nn", "models"}, modelPackages(t)...)
 	preprocessing := []string{"posenc", "rewire", "prep", "hops"}
 	rules := []rule{
 		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "homophily", "metric"}, training},
@@ -88,6 +88,9 @@ func TestLayers(t *testing.T) {
 		{[]string{"lower"}, []string{"cpuexec", "nn", "models", "train", "gpu", "cuda"}},
 		{[]string{"gpuexec"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "cpuexec", "nn", "lower", "models", "train", "gpu"}},
 		{[]string{"cpuexec"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "ops", "gpuexec", "nn", "lower", "models", "train", "gpu", "cuda"}},
+		// the dispatcher reads programs and calls a backend's kernels: it knows neither
+		// backend, nor the front end
+		{[]string{"dispatch"}, []string{"gorgonia.org/gorgonia", "gorgonia.org/tensor", "kern", "ops", "cpuexec", "gpuexec", "nn", "lower", "models", "train", "gpu", "cuda"}},
 		{[]string{"cuda/cudalib"}, []string{"cuda", "cuda/emu", "cuda/kernels", "gpu"}},
 		// a model package builds a network from nn and ops and reads its config; it never
 		// reaches the registry above it, another model, the trainer or a device
