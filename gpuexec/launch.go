@@ -209,7 +209,9 @@ func (c *call) GaussianWeightsGrad(du, dmu, dis, u, mu, is, w, g cuda.DevPtr, m,
 	return c.b.GaussianWeightsBackward(du, dmu, dis, u, mu, is, w, g, m, k, p)
 }
 
-func (c *call) KernelMix(out, x, w cuda.DevPtr, m, k, d int) error { return c.b.KernelMix(out, x, w, m, k, d) }
+func (c *call) KernelMix(out, x, w cuda.DevPtr, m, k, d int) error {
+	return c.b.KernelMix(out, x, w, m, k, d)
+}
 
 // KernelMixGrad computes both gradients in one launch: the device pairs them.
 func (c *call) KernelMixGrad(dx, dw, x, w, g cuda.DevPtr, m, k, d int) error {
@@ -219,7 +221,9 @@ func (c *call) KernelMixGrad(dx, dw, x, w, g cuda.DevPtr, m, k, d int) error {
 	return c.b.KernelMixBackward(dx, dw, x, w, g, m, k, d)
 }
 
-func (c *call) HeadDot(out, q, k cuda.DevPtr, m, h, d int) error { return c.b.HeadDot(out, q, k, m, h, d) }
+func (c *call) HeadDot(out, q, k cuda.DevPtr, m, h, d int) error {
+	return c.b.HeadDot(out, q, k, m, h, d)
+}
 func (c *call) HeadScale(out, x, w cuda.DevPtr, m, h, d int) error {
 	return c.b.HeadScale(out, x, w, m, h, d)
 }
