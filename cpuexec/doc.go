@@ -17,8 +17,9 @@
 // holds the activations live at its peak rather than every intermediate. An Arena lets the
 // runners of one trainer, which never run at once, share one set of buffers.
 //
-// Each step runs through the kernel table (kernels.go): one function per prog.Op, generic over
-// float32 and float64, calling the arithmetic in package kern; what a forward op keeps for its
-// gradient lives with its group (prog.Node.Group). Gorgonia's own element-wise operators run on
-// kern's twins of them, which give Gorgonia's bits.
+// Each step runs through the dispatch table (package dispatch, the one both executors use)
+// into the CPU backend: call (call.go) gives the step's operands, its kernel methods
+// (kernels.go, generic over float32 and float64) call the arithmetic in package kern; what a
+// forward op keeps for its gradient lives with its group (prog.Node.Group). Gorgonia's own
+// element-wise operators run on kern's twins of them, which give Gorgonia's bits.
 package cpuexec

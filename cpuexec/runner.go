@@ -31,8 +31,8 @@ type Step struct {
 	vers []int
 }
 
-// Runner runs a program on the CPU: its steps in order, each through the kernel table
-// (kernels.go) for the program's element type.
+// Runner runs a program on the CPU: its steps in order, each through the dispatch table of
+// the program's element type into the CPU's kernels (kernels.go).
 type Runner struct {
 	P     *prog.Program
 	steps []Step

@@ -278,6 +278,15 @@ func classLabels[F, X, M any](b Backend[F, X, M], ix, rows, classes int) (X, err
 	return labels, nil
 }
 
+// edges returns the node's source and destination indexes, checked against the rows of what
+// they point into.
+func edges[F, X, M any](b Backend[F, X, M], nd *prog.Node, srcRows, dstRows int) (src, dst X, err error) {
+	if src, err = b.Index(nd.Src, srcRows); err == nil {
+		dst, err = b.Index(nd.Dst, dstRows)
+	}
+	return src, dst, err
+}
+
 // binary is an element-wise op: same for operands of one shape, Scalar where one operand is
 // a scalar (on either side), Scalars where both are.
 func binary[F, X, M any](same func(b Backend[F, X, M], out, a, c F, n int) error) entry[F, X, M] {
@@ -318,11 +327,7 @@ func edgeSum[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) error {
 	m, d := b.Shape(p, 0)
 	hsRows, _ := b.Shape(p, 1)
 	htRows, _ := b.Shape(p, 2)
-	src, err := b.Index(nd.Src, hsRows)
-	if err != nil {
-		return err
-	}
-	dst, err := b.Index(nd.Dst, htRows)
+	src, dst, err := edges(b, nd, hsRows, htRows)
 	if err != nil {
 		return err
 	}
@@ -341,11 +346,7 @@ func edgeSum[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) error {
 func edgeSumGrad[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) error {
 	p := primary(b)
 	m, d := b.Shape(p, 0)
-	src, err := b.Index(nd.Src, nd.Rows)
-	if err != nil {
-		return err
-	}
-	dst, err := b.Index(nd.Dst, nd.Rows)
+	src, dst, err := edges(b, nd, nd.Rows, nd.Rows)
 	if err != nil {
 		return err
 	}
@@ -389,11 +390,7 @@ func gatedAggregate[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) e
 	p := primary(b)
 	m, d := b.Shape(p, 0)
 	nbh, _ := b.Shape(p, 1)
-	src, err := b.Index(nd.Src, nbh)
-	if err != nil {
-		return err
-	}
-	dst, err := b.Index(nd.Dst, nd.Rows)
+	src, dst, err := edges(b, nd, nbh, nd.Rows)
 	if err != nil {
 		return err
 	}
@@ -411,11 +408,7 @@ func gatedAggregateGrad[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Nod
 	}
 	m, _ := b.Shape(0, 0)
 	nbh, d := b.Shape(0, 1)
-	src, err := b.Index(nd.Src, nbh)
-	if err != nil {
-		return err
-	}
-	dst, err := b.Index(nd.Dst, nd.Rows)
+	src, dst, err := edges(b, nd, nbh, nd.Rows)
 	if err != nil {
 		return err
 	}

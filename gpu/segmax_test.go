@@ -31,7 +31,7 @@ func segMaxCase(t *testing.T) modelCase {
 
 // TestSegmentMaxStepMatchesCPU trains the segment-max network on the emulated GPU and on the
 // CPU: gradients, one update, a short run and evaluation agree (checkStep), so the new op runs
-// through the program and the launch table like every other.
+// through the program and the dispatch table like every other.
 func TestSegmentMaxStepMatchesCPU(t *testing.T) {
 	c := segMaxCase(t)
 	checkStep(t, c, emuExact(t))
