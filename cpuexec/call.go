@@ -64,16 +64,9 @@ func (c *call[T]) Elems(w, i int) int        { return c.r.P.Vals[c.st.Ins[w][i]]
 func (c *call[T]) IsScalar(w, i int) bool    { return c.r.P.Vals[c.st.Ins[w][i]].Scalar() }
 func (c *call[T]) OutElems(w int) int        { return c.r.P.Vals[c.st.Outs[w]].Elems() }
 
-// Index returns index input ix's entries and weights after checking them as the CPU ops check
-// an index before using it: every entry in [-1, rows), weights matching the entries
-// (prog.IndexInput.Check).
-func (c *call[T]) Index(ix, rows int) (index, error) {
-	idx, w := c.r.host.Index(ix)
-	if err := c.r.P.Indexes[ix].Check(idx, w, rows); err != nil {
-		return index{}, err
-	}
-	return index{idx, w}, nil
-}
+// Index returns index input ix's entries and weights, as the run loaded and checked them
+// (Runner.loadIndexes).
+func (c *call[T]) Index(ix int) index { return c.r.index[ix] }
 
 func (c *call[T]) Mask(m int) []bool { return c.r.host.Mask(m) }
 

@@ -20,15 +20,6 @@ var (
 	table64 = dispatch.New[[]float64, index, []bool]()
 )
 
-// table returns the dispatch table of element type T.
-func table[T kern.Float]() *dispatch.Table[[]T, index, []bool] {
-	var z T
-	if _, ok := any(z).(float64); ok {
-		return any(table64).(*dispatch.Table[[]T, index, []bool])
-	}
-	return any(table32).(*dispatch.Table[[]T, index, []bool])
-}
-
 var (
 	_ dispatch.Backend[[]float32, index, []bool] = (*call[float32])(nil)
 	_ dispatch.Backend[[]float64, index, []bool] = (*call[float64])(nil)

@@ -133,6 +133,14 @@ func (g *rig[T]) bnState(st *ops.BNState) int {
 	return len(g.h.train) - 1
 }
 
+// table returns the dispatch table of element type T.
+func table[T kern.Float]() *dispatch.Table[[]T, index, []bool] {
+	if is32[T]() {
+		return any(table32).(*dispatch.Table[[]T, index, []bool])
+	}
+	return any(table64).(*dispatch.Table[[]T, index, []bool])
+}
+
 func (g *rig[T]) run(st Step) error {
 	g.r.steps = []Step{st}
 	return run(g.r, table[T]())

@@ -57,11 +57,18 @@ type Runner struct {
 	arena   *Arena    // where the slots and the scratch come from (nil: the runner's own)
 	gen     int       // the arena's generation the slots were cut at
 	acc     []float64 // float64 scratch a kernel uses only while it runs (call.acc)
-	tmp     any       // []T scratch a kernel uses only while it runs (call.tmp)
+	// bounds[i] is the bound index input i's entries must stay below (prog.IndexBounds; -1:
+	// no step reads it, nil: none checked); index[i] its entries and weights for this run.
+	bounds []int
+	index  []index
+	tmp    any // []T scratch a kernel uses only while it runs (call.tmp)
 }
 
 // run runs the steps through the dispatch table of T, with the CPU's kernels (kernels.go).
 func run[T kern.Float](r *Runner, t *dispatch.Table[[]T, index, []bool]) error {
+	if err := r.loadIndexes(); err != nil {
+		return err
+	}
 	c := &call[T]{r: r}
 	for i := range r.steps {
 		st := &r.steps[i]
@@ -77,6 +84,25 @@ func run[T kern.Float](r *Runner, t *dispatch.Table[[]T, index, []bool]) error {
 		if r.poison {
 			r.poisonAfter(i)
 		}
+	}
+	return nil
+}
+
+// loadIndexes reads the batch's index inputs from the host once per run and checks each
+// against its bound (prog.IndexInput.Check: every entry in [-1, bound), weights matching the
+// entries), as the GPU checks them when it stages a batch; the kernels then use them unchecked.
+func (r *Runner) loadIndexes() error {
+	if len(r.index) != len(r.P.Indexes) {
+		r.index = make([]index, len(r.P.Indexes))
+	}
+	for i, ix := range r.P.Indexes {
+		idx, w := r.host.Index(i)
+		if i < len(r.bounds) && r.bounds[i] >= 0 {
+			if err := ix.Check(idx, w, r.bounds[i]); err != nil {
+				return fmt.Errorf("cpu: %w", err)
+			}
+		}
+		r.index[i] = index{idx, w}
 	}
 	return nil
 }

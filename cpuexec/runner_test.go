@@ -71,17 +71,24 @@ func TestRunnerMatchesTape(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, got := net.Gradients()
-
-	b2, _, loss2 := build()
-	grads, err := gorgonia.Grad(loss2, b2.Learn...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runGraph(t, b2.G)
+	loss2, grads := onTape(t, build)
 	if lossR != ops.Scalar(loss2) {
 		t.Fatalf("loss %v, tape %v", lossR, ops.Scalar(loss2))
 	}
 	sameGrads(t, names, got, grads)
+}
+
+// onTape builds the net again, differentiates it with gorgonia.Grad and runs it on Gorgonia's
+// TapeMachine: the reference loss node and gradients.
+func onTape(t *testing.T, build func() (*nn.Builder, *gorgonia.Node, *gorgonia.Node)) (*gorgonia.Node, gorgonia.Nodes) {
+	t.Helper()
+	b, _, loss := build()
+	grads, err := gorgonia.Grad(loss, b.Learn...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runGraph(t, b.G)
+	return loss, grads
 }
 
 // sameGrads compares the runner's gradients (names, got) with the TapeMachine's (grads).
@@ -137,12 +144,7 @@ func TestRunnerFoldsSums(t *testing.T) {
 		t.Fatal(err)
 	}
 	names, got := net.Gradients()
-	b2, _, loss2 := build()
-	grads, err := gorgonia.Grad(loss2, b2.Learn...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	runGraph(t, b2.G)
+	_, grads := onTape(t, build)
 	sameGrads(t, names, got, grads)
 }
 

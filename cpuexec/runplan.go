@@ -38,7 +38,8 @@ func CompileProgram(p *prog.Program, host Host, recompute bool) (*Runner, error)
 			return nil, err
 		}
 	}
-	r := &Runner{P: p, steps: c.steps, host: host, dtype: dt, data: make([]any, len(p.Vals)), groups: make([]any, p.Groups), scratch: &kern.Scratch{}}
+	r := &Runner{P: p, steps: c.steps, host: host, dtype: dt, data: make([]any, len(p.Vals)), groups: make([]any, p.Groups),
+		scratch: &kern.Scratch{}, bounds: p.IndexBounds(need)}
 	if err := r.plan(); err != nil {
 		return nil, err
 	}

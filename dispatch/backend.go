@@ -42,9 +42,9 @@ type Frame[F, X, M any] interface {
 	// Out is member w's result (zero where the step does not compute it); OutElems its size.
 	Out(w int) F
 	OutElems(w int) int
-	// Index is index input ix, its entries checked to lie in [-1, rows) where the backend
-	// checks them per use (the GPU checks every index once, when a batch is staged).
-	Index(ix, rows int) (X, error)
+	// Index is index input ix. A backend checks every index once per batch, before the run,
+	// against the bound prog.Program.IndexBounds gives (the rows of what each reader indexes).
+	Index(ix int) X
 	// Mask is mask input m as the kernels read it.
 	Mask(m int) M
 }

@@ -83,16 +83,12 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.Gather: func(b B, _ prog.Op, nd *prog.Node) error { // (x)
 			p := primary(b)
 			rows, cols := b.Shape(p, 0)
-			idx, err := b.Index(nd.Index, rows)
-			if err != nil {
-				return err
-			}
-			return b.Gather(b.Out(0), b.In(p, 0), idx, b.Program().Indexes[nd.Index].Len, rows, cols)
+			return b.Gather(b.Out(0), b.In(p, 0), b.Index(nd.Index), b.Program().Indexes[nd.Index].Len, rows, cols)
 		},
 		prog.ScatterAdd: func(b B, _ prog.Op, nd *prog.Node) error { // (x) → Rows rows
 			p := primary(b)
 			m, cols := b.Shape(p, 0)
-			idx, err := segments(b, "scatter-add: input", m, nd.Index, nd.Rows)
+			idx, err := segments(b, "scatter-add: input", m, nd.Index)
 			if err != nil {
 				return err
 			}
@@ -101,7 +97,7 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.SegmentSoftmax: func(b B, _ prog.Op, nd *prog.Node) error { // (s [M, H])
 			p := primary(b)
 			m, h := b.Shape(p, 0)
-			seg, err := segments(b, "segment softmax: score", m, nd.Index, nd.Rows)
+			seg, err := segments(b, "segment softmax: score", m, nd.Index)
 			if err != nil {
 				return err
 			}
@@ -110,11 +106,7 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.SegmentSoftmaxGrad: func(b B, _ prog.Op, nd *prog.Node) error { // (y, dy)
 			p := primary(b)
 			m, h := b.Shape(p, 0)
-			seg, err := b.Index(nd.Index, nd.Rows)
-			if err != nil {
-				return err
-			}
-			return b.SegmentSoftmaxGrad(b.Out(0), b.In(p, 0), b.In(p, 1), seg, m, h, nd.Rows)
+			return b.SegmentSoftmaxGrad(b.Out(0), b.In(p, 0), b.In(p, 1), b.Index(nd.Index), m, h, nd.Rows)
 		},
 		prog.EdgeSum:     edgeSum[F, X, M],
 		prog.EdgeSumGrad: edgeSumGrad[F, X, M],
@@ -124,7 +116,7 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 			if b.Program().Indexes[nd.Index].Weighted {
 				return fmt.Errorf("segment max: weighted index")
 			}
-			seg, err := segments(b, "segment max: input", m, nd.Index, nd.Rows)
+			seg, err := segments(b, "segment max: input", m, nd.Index)
 			if err != nil {
 				return err
 			}
@@ -133,11 +125,7 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.SegmentMaxGrad: func(b B, _ prog.Op, nd *prog.Node) error { // (g [Rows, d]) → dx [M, d]
 			p := primary(b)
 			_, d := b.Shape(p, 0)
-			seg, err := b.Index(nd.Index, nd.Rows)
-			if err != nil {
-				return err
-			}
-			return b.SegmentMaxGrad(b.Out(0), b.In(p, 0), seg, b.Program().Indexes[nd.Index].Len, d, nd.Rows)
+			return b.SegmentMaxGrad(b.Out(0), b.In(p, 0), b.Index(nd.Index), b.Program().Indexes[nd.Index].Len, d, nd.Rows)
 		},
 
 		prog.BatchNorm:         batchNorm[F, X, M],
@@ -234,7 +222,7 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.WeightedCE: func(b B, _ prog.Op, nd *prog.Node) error { // (z [R, C]) → scalar
 			p := primary(b)
 			rows, cols := b.Shape(p, 0)
-			labels, err := classLabels(b, nd.Index, rows, cols)
+			labels, err := classLabels(b, nd.Index, rows)
 			if err != nil {
 				return err
 			}
@@ -243,7 +231,7 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.WeightedCEGrad: func(b B, _ prog.Op, nd *prog.Node) error { // (z, g scalar)
 			p := primary(b)
 			rows, cols := b.Shape(p, 0)
-			labels, err := classLabels(b, nd.Index, rows, cols)
+			labels, err := classLabels(b, nd.Index, rows)
 			if err != nil {
 				return err
 			}
@@ -252,39 +240,24 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 	}
 }
 
-// segments returns index ix checked against rows, and that it has an entry for each of the m
-// rows of what it segments.
-func segments[F, X, M any](b Backend[F, X, M], what string, m, ix, rows int) (X, error) {
-	idx, err := b.Index(ix, rows)
-	if err != nil {
-		return idx, err
-	}
+// segments returns index ix after checking that it has an entry for each of the m rows of
+// what it segments.
+func segments[F, X, M any](b Backend[F, X, M], what string, m, ix int) (X, error) {
 	if n := b.Program().Indexes[ix].Len; n != m {
-		return idx, fmt.Errorf("%s has %d rows, index %d entries", what, m, n)
+		var none X
+		return none, fmt.Errorf("%s has %d rows, index %d entries", what, m, n)
 	}
-	return idx, nil
+	return b.Index(ix), nil
 }
 
 // classLabels returns a cross-entropy's labels (with their weights), one per row, each a
 // class or -1 (a row left out).
-func classLabels[F, X, M any](b Backend[F, X, M], ix, rows, classes int) (X, error) {
-	labels, err := b.Index(ix, classes)
-	if err != nil {
-		return labels, fmt.Errorf("weighted cross-entropy: %w", err)
-	}
+func classLabels[F, X, M any](b Backend[F, X, M], ix, rows int) (X, error) {
 	if in := b.Program().Indexes[ix]; in.Len != rows || !in.Weighted {
-		return labels, fmt.Errorf("weighted cross-entropy: %d labels (weighted: %v) for %d rows", in.Len, in.Weighted, rows)
+		var none X
+		return none, fmt.Errorf("weighted cross-entropy: %d labels (weighted: %v) for %d rows", in.Len, in.Weighted, rows)
 	}
-	return labels, nil
-}
-
-// edges returns the node's source and destination indexes, checked against the rows of what
-// they point into.
-func edges[F, X, M any](b Backend[F, X, M], nd *prog.Node, srcRows, dstRows int) (src, dst X, err error) {
-	if src, err = b.Index(nd.Src, srcRows); err == nil {
-		dst, err = b.Index(nd.Dst, dstRows)
-	}
-	return src, dst, err
+	return b.Index(ix), nil
 }
 
 // binary is an element-wise op: same for operands of one shape, Scalar where one operand is
@@ -327,10 +300,6 @@ func edgeSum[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) error {
 	m, d := b.Shape(p, 0)
 	hsRows, _ := b.Shape(p, 1)
 	htRows, _ := b.Shape(p, 2)
-	src, dst, err := edges(b, nd, hsRows, htRows)
-	if err != nil {
-		return err
-	}
 	ixs := b.Program().Indexes
 	if ixs[nd.Src].Weighted || ixs[nd.Dst].Weighted {
 		return fmt.Errorf("edge sum: weighted index")
@@ -338,7 +307,7 @@ func edgeSum[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) error {
 	if ns, nt := ixs[nd.Src].Len, ixs[nd.Dst].Len; ns != m || nt != m || hsRows != htRows {
 		return fmt.Errorf("edge sum: e has %d rows, %d sources, %d destinations; hs %d rows, ht %d", m, ns, nt, hsRows, htRows)
 	}
-	return b.EdgeSum(b.Out(0), b.In(p, 0), b.In(p, 1), b.In(p, 2), src, dst, m, hsRows, d)
+	return b.EdgeSum(b.Out(0), b.In(p, 0), b.In(p, 1), b.In(p, 2), b.Index(nd.Src), b.Index(nd.Dst), m, hsRows, d)
 }
 
 // edgeSumGrad: g [M, d] summed along src into member 0's result and along dst into member 1's
@@ -346,11 +315,7 @@ func edgeSum[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) error {
 func edgeSumGrad[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) error {
 	p := primary(b)
 	m, d := b.Shape(p, 0)
-	src, dst, err := edges(b, nd, nd.Rows, nd.Rows)
-	if err != nil {
-		return err
-	}
-	return b.EdgeSumGrad(b.Out(0), b.Out(1), b.In(p, 0), src, dst, m, nd.Rows, d)
+	return b.EdgeSumGrad(b.Out(0), b.Out(1), b.In(p, 0), b.Index(nd.Src), b.Index(nd.Dst), m, nd.Rows, d)
 }
 
 // batchNorm: (x, γ, β), or for BatchNormRelu also (x, γ, β, residual).
@@ -390,15 +355,11 @@ func gatedAggregate[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Node) e
 	p := primary(b)
 	m, d := b.Shape(p, 0)
 	nbh, _ := b.Shape(p, 1)
-	src, dst, err := edges(b, nd, nbh, nd.Rows)
-	if err != nil {
-		return err
-	}
 	ixs := b.Program().Indexes
 	if ns, nt := ixs[nd.Src].Len, ixs[nd.Dst].Len; ns != m || nt != m {
 		return fmt.Errorf("gated aggregate: ê has %d rows, %d sources, %d destinations", m, ns, nt)
 	}
-	return b.GatedAggregate(b.Out(0), b.In(p, 0), b.In(p, 1), src, dst, m, nbh, nd.Rows, d)
+	return b.GatedAggregate(b.Out(0), b.In(p, 0), b.In(p, 1), b.Index(nd.Src), b.Index(nd.Dst), m, nbh, nd.Rows, d)
 }
 
 // gatedAggregateGrad: from member 0's (ê, Bh, out, g), dê and dBh in one pass.
@@ -408,11 +369,7 @@ func gatedAggregateGrad[F, X, M any](b Backend[F, X, M], _ prog.Op, nd *prog.Nod
 	}
 	m, _ := b.Shape(0, 0)
 	nbh, d := b.Shape(0, 1)
-	src, dst, err := edges(b, nd, nbh, nd.Rows)
-	if err != nil {
-		return err
-	}
-	return b.GatedAggregateGrad(b.Out(0), b.Out(1), b.In(0, 0), b.In(0, 1), b.In(0, 2), b.In(0, 3), src, dst, m, nbh, nd.Rows, d)
+	return b.GatedAggregateGrad(b.Out(0), b.Out(1), b.In(0, 0), b.In(0, 1), b.In(0, 2), b.In(0, 3), b.Index(nd.Src), b.Index(nd.Dst), m, nbh, nd.Rows, d)
 }
 
 // gradPair returns the members of a gradient pair's step that compute dx and dw, -1 where

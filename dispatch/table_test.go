@@ -40,13 +40,8 @@ func (f *fake) Out(w int) int {
 	return f.outs[w]
 }
 func (f *fake) OutElems(w int) int { s := f.shapes[f.outs[w]]; return s[0] * s[1] }
-func (f *fake) Index(ix, rows int) (int, error) {
-	if ix < 0 || ix >= len(f.p.Indexes) {
-		return 0, fmt.Errorf("no index %d", ix)
-	}
-	return 100 + ix, nil
-}
-func (f *fake) Mask(m int) int { return m }
+func (f *fake) Index(ix int) int   { return 100 + ix }
+func (f *fake) Mask(m int) int     { return m }
 
 func (f *fake) record(name string, args ...any) error {
 	f.calls = append(f.calls, fmt.Sprintf("%s%v", name, args))

@@ -50,8 +50,8 @@ func (c *call) OutElems(w int) int { return c.pr.Plan.Vals[c.st.Outs[w]].Elems }
 
 // Index returns index input ix's device buffers; Stage checked its entries when it uploaded
 // them.
-func (c *call) Index(ix, _ int) (devIndex, error) { return devIndex{c.pr.idx[ix], c.pr.idxW[ix]}, nil }
-func (c *call) Mask(m int) cuda.DevPtr            { return c.pr.mask[m] }
+func (c *call) Index(ix int) devIndex  { return devIndex{c.pr.idx[ix], c.pr.idxW[ix]} }
+func (c *call) Mask(m int) cuda.DevPtr { return c.pr.mask[m] }
 
 // aux and tmp are the step's planned buffers: what a forward op keeps for its gradient step
 // (Step.Aux), scratch for the step alone (Step.Tmp).
