@@ -51,6 +51,7 @@ type Device struct {
 	ctx          uintptr
 	stream       uintptr
 	prof         *profile // non-nil while a profile runs (profile.go)
+	counts       Counts   // what was queued since Open or ResetCounts (profile.go)
 	mu           sync.Mutex
 	closed       bool
 	alloc        allocator

@@ -119,9 +119,31 @@ func (d *Device) StopProfile() (*ProfileReport, error) {
 	return rep, err
 }
 
-// timedLocked runs f, which queues one operation called name; while a profile runs, between a
-// pair of events. The caller holds the device.
+// Counts is what was queued on the device's stream: HostCalls, the calls into the driver or
+// cuBLAS that each queue work (a kernel launch, a matrix product, a fill, a copy, an upload, a
+// download); DeviceOps, the operations the device runs for them (one each). Events, stream
+// synchronisation and allocation are not counted.
+type Counts struct {
+	HostCalls, DeviceOps int64
+}
+
+// Sub returns c − o, the counts of the work queued between two readings.
+func (c Counts) Sub(o Counts) Counts {
+	return Counts{HostCalls: c.HostCalls - o.HostCalls, DeviceOps: c.DeviceOps - o.DeviceOps}
+}
+
+// Counts returns what was queued since Open (take the difference of two readings for a step).
+func (d *Device) Counts() Counts {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.counts
+}
+
+// timedLocked runs f, which queues one operation called name: it counts it and, while a profile
+// runs, puts it between a pair of events. The caller holds the device.
 func (d *Device) timedLocked(name string, f func() error) error {
+	d.counts.HostCalls++
+	d.counts.DeviceOps++
 	p := d.prof
 	if p == nil {
 		return f()

@@ -1,0 +1,44 @@
+package gpu
+
+import (
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/prep"
+)
+
+// opCeiling is the most device operations (kernels, matrix products, fills, copies, uploads and
+// the download) one training step of the paper's ZINC GatedGCN (100K: 4 layers, width 70,
+// batch norm, residuals) at r = 1 without CLS may queue. It is a ratchet: lower it with every
+// change that removes operations, never raise it. docs/gpu.md §"Where the time goes" has the
+// history; the target is 120.
+const opCeiling = 388
+
+// TestDeviceOperationsPerStep counts what one training step queues on the emulated GPU (the
+// same launchers, executor and trainer as on a GPU; only the driver underneath differs) and
+// holds it under opCeiling.
+func TestDeviceOperationsPerStep(t *testing.T) {
+	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn")
+	b := emuExact(t)
+	zinc, spec := testdata.Load(t, "zinc", "train")
+	gs, err := prep.Build(zinc[:128], spec, c.key, 1) // the benchmark's batch: 128 ZINC molecules
+	if err != nil {
+		t.Fatal(err)
+	}
+	bt := batchesOf(t, gs, 128)[0]
+	bucket := nn.Bucket{Nodes: bt.Union.N, Edges: bt.Union.NumEdges(), Graphs: bt.NumGraphs}
+	pr := newPair(t, c, b, bucket)
+	if _, err := pr.g.Step(bt); err != nil { // the first step compiles and uploads the static values
+		t.Fatal(err)
+	}
+	before := b.Dev.Counts()
+	if _, err := pr.g.Step(bt); err != nil {
+		t.Fatal(err)
+	}
+	n := b.Dev.Counts().Sub(before)
+	t.Logf("%s: one training step: %d device operations, %d host calls (ceiling %d, target 120)", c.name, n.DeviceOps, n.HostCalls, opCeiling)
+	if n.DeviceOps > opCeiling {
+		t.Errorf("one training step queued %d device operations; at most %d", n.DeviceOps, opCeiling)
+	}
+}
