@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
@@ -59,6 +60,33 @@ func NewTrainer(t *nn.Trainer, b gpuexec.Backend) (*Trainer, error) {
 
 // Backend is the device the trainer runs on.
 func (t *Trainer) Backend() gpuexec.Backend { return t.x.B }
+
+// placeParams puts the parameters names that are not on the device yet into one arena
+// (gpuexec.Exec.AddParams), in the order given, and uploads their values.
+func (t *Trainer) placeParams(names []string) error {
+	sizes := make([]int, len(names))
+	for i, name := range names {
+		ht, ok := t.T.P.T[name]
+		if !ok {
+			return fmt.Errorf("gpu: no parameter %q", name)
+		}
+		sizes[i] = ht.Shape().TotalSize()
+	}
+	added, err := t.x.AddParams(names, sizes)
+	if err != nil {
+		return err
+	}
+	for _, name := range added {
+		xs, err := hostFloat32("parameter "+name, t.T.P.T[name])
+		if err != nil {
+			return err
+		}
+		if err := t.x.B.UploadF32(t.x.Params[name].X, xs); err != nil {
+			return fmt.Errorf("gpu: uploading parameter %q: %w", name, err)
+		}
+	}
+	return nil
+}
 
 // ensureParam allocates and uploads parameter name if it is not on the device yet.
 func (t *Trainer) ensureParam(name string) (*gpuexec.ParamBuf, error) {
@@ -148,6 +176,17 @@ func (t *Trainer) f32(xs []float64) []float32 {
 // Upload sends the host mirror's parameters, Adam moments and batch-norm statistics to the
 // device (all that are already there, and every parameter of the host set).
 func (t *Trainer) Upload() error {
+	// The parameters with gradients first, in their gradients' order: then every training
+	// program's gradients match the arena and Adam is one launch.
+	order := t.T.Trained()
+	for _, name := range t.T.P.Names {
+		if !slices.Contains(order, name) {
+			order = append(order, name)
+		}
+	}
+	if err := t.placeParams(order); err != nil {
+		return err
+	}
 	for _, name := range t.T.P.Names {
 		pb, err := t.ensureParam(name)
 		if err != nil {
@@ -160,7 +199,7 @@ func (t *Trainer) Upload() error {
 		if err := t.x.B.UploadF32(pb.X, xs); err != nil {
 			return fmt.Errorf("gpu: uploading parameter %q: %w", name, err)
 		}
-		if pb.M != 0 {
+		if pb.Moments {
 			if err := t.uploadMoments(name, pb); err != nil {
 				return err
 			}
@@ -191,7 +230,7 @@ func (t *Trainer) Sync() error {
 		if err := b.Download(ht.Float32s(), pb.X); err != nil {
 			return fmt.Errorf("gpu: downloading parameter %q: %w", name, err)
 		}
-		if pb.M == 0 {
+		if !pb.Moments {
 			continue
 		}
 		for _, mv := range []struct {
@@ -279,6 +318,9 @@ func compileNet(net *nn.Net, p *nn.Params) (*gpuexec.Plan, *lower.Binding, error
 func (t *Trainer) newProgram(net *nn.Net) (*program, error) {
 	pl, bind, err := compileNet(net, t.T.P)
 	if err != nil {
+		return nil, err
+	}
+	if err := t.placeParams(pl.GradNames); err != nil { // the training program's order: one Adam launch
 		return nil, err
 	}
 	for _, v := range pl.Vals {
@@ -461,7 +503,9 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 	return loss, grads, err
 }
 
-// adam queues one Adam update of every parameter with a gradient.
+// adam queues one Adam update of every parameter with a gradient: one launch for each run of
+// parameters whose values, moments and gradients lie one after another (all of them when the
+// parameters were placed in the training program's order, as placeParams does).
 func (t *Trainer) adam(pr *program) error {
 	pl := pr.Plan
 	st := t.T.Opt.State()
@@ -469,6 +513,20 @@ func (t *Trainer) adam(pr *program) error {
 	t.T.Opt.SetState(st)
 	o := t.T.Opt
 	hyper := cuda.Adam{LR: o.LR, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps}
+	var run *gpuexec.ParamBuf // the first parameter of the run
+	var runG cuda.DevPtr      // its gradient
+	var last *gpuexec.ParamBuf
+	var lastG cuda.DevPtr
+	n := 0 // values in the run
+	flush := func() error {
+		if n == 0 {
+			return nil
+		}
+		if err := t.x.B.AdamStep(hyper, st.Step, run.X, run.M, run.V, runG, n); err != nil {
+			return fmt.Errorf("gpu: Adam update of %d values: %w", n, err)
+		}
+		return nil
+	}
 	for i, name := range pl.GradNames {
 		pb, err := t.ensureMoments(name)
 		if err != nil {
@@ -478,11 +536,18 @@ func (t *Trainer) adam(pr *program) error {
 		if pl.Vals[g].Elems != pb.N {
 			return fmt.Errorf("gpu: gradient of %q has %d values, the parameter %d", name, pl.Vals[g].Elems, pb.N)
 		}
-		if err := t.x.B.AdamStep(hyper, st.Step, pb.X, pb.M, pb.V, t.x.Ptr(pr.Program, g), pb.N); err != nil {
-			return fmt.Errorf("gpu: Adam update of %q: %w", name, err)
+		gp := t.x.Ptr(pr.Program, g)
+		if n > 0 && t.x.Contiguous(last, lastG, last.N, pb, gp) {
+			n += pb.N
+		} else {
+			if err := flush(); err != nil {
+				return err
+			}
+			run, runG, n = pb, gp, pb.N
 		}
+		last, lastG = pb, gp
 	}
-	return nil
+	return flush()
 }
 
 // results copies the loss and the real rows of the prediction back in one transfer.

@@ -2,6 +2,7 @@ package gpuexec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/prog"
@@ -9,19 +10,23 @@ import (
 
 // Exec runs programs on a backend. It holds what outlives one program: the parameters with
 // Adam's moments and the batch norms' running statistics, resident on the device and found by
-// name. Whoever owns the host values (the trainer) puts them there (AddParam, AddBN) and reads
-// them back; programs only refer to them.
+// name. Whoever owns the host values (the trainer) puts them there (AddParams, AddParam, AddBN)
+// and reads them back; programs only refer to them.
 type Exec struct {
 	B      Backend
 	Params map[string]*ParamBuf
 	BN     map[string]*BNBuf
+	arenas []cuda.DevPtr // the parameter arenas of AddParams
 }
 
-// ParamBuf is a parameter on the device: its values and, once it is trained, Adam's moments
-// (0 until then); N values each.
+// ParamBuf is a parameter on the device: its values and Adam's moments, N values each. M and V
+// are 0 until the parameter is first trained, except for a parameter of an arena (AddParams),
+// whose moments have their place from the start; Moments says whether they hold Adam's state.
 type ParamBuf struct {
 	X, M, V cuda.DevPtr
 	N       int
+	Moments bool
+	inArena bool
 }
 
 // BNBuf is a batch norm's running mean and variance on the device, N values each.
@@ -33,6 +38,50 @@ type BNBuf struct {
 // New returns an executor on backend b with nothing on the device yet.
 func New(b Backend) *Exec {
 	return &Exec{B: b, Params: map[string]*ParamBuf{}, BN: map[string]*BNBuf{}}
+}
+
+// AddParams puts the parameters names (sizes[i] values each) that are not on the device yet
+// into one arena, in the order given: their values one after another in one buffer, their
+// Adam moments likewise in two more. A training program's gradients lie in the same order in
+// one buffer (Compile), so one Adam launch updates every parameter (Contiguous). It returns
+// the names it added.
+func (e *Exec) AddParams(names []string, sizes []int) ([]string, error) {
+	if len(names) != len(sizes) {
+		return nil, fmt.Errorf("gpu: %d parameter names for %d sizes", len(names), len(sizes))
+	}
+	var add []string
+	total := 0
+	for i, name := range names {
+		if _, ok := e.Params[name]; !ok && !slices.Contains(add, name) {
+			add = append(add, name)
+			total += sizes[i]
+		}
+	}
+	if len(add) == 0 {
+		return nil, nil
+	}
+	var bufs [3]cuda.DevPtr
+	for k := range bufs {
+		p, err := e.B.Alloc(total)
+		if err != nil {
+			for _, q := range bufs[:k] {
+				_ = e.B.Free(q)
+			}
+			return nil, fmt.Errorf("gpu: the arena of %d parameters (%d values): %w", len(add), total, err)
+		}
+		bufs[k] = p
+	}
+	e.arenas = append(e.arenas, bufs[:]...)
+	off := 0
+	for i, name := range names {
+		if !slices.Contains(add, name) || e.Params[name] != nil {
+			continue
+		}
+		n := sizes[i]
+		e.Params[name] = &ParamBuf{X: e.B.Offset(bufs[0], off), M: e.B.Offset(bufs[1], off), V: e.B.Offset(bufs[2], off), N: n, inArena: true}
+		off += n
+	}
+	return add, nil
 }
 
 // AddParam allocates parameter name of n values (without moments) if it is not there yet, and
@@ -50,19 +99,30 @@ func (e *Exec) AddParam(name string, n int) (*ParamBuf, bool, error) {
 	return pb, true, nil
 }
 
-// AddMoments allocates Adam's moments of a parameter if it has none, and reports whether it did.
+// AddMoments gives a parameter Adam's moments if it has none (allocating them unless its arena
+// has their place), and reports whether it did: the caller then fills them.
 func (e *Exec) AddMoments(pb *ParamBuf, name string) (bool, error) {
-	if pb.M != 0 {
+	if pb.Moments {
 		return false, nil
 	}
-	var err error
-	if pb.M, err = e.B.Alloc(pb.N); err == nil {
-		pb.V, err = e.B.Alloc(pb.N)
+	if pb.M == 0 {
+		var err error
+		if pb.M, err = e.B.Alloc(pb.N); err == nil {
+			pb.V, err = e.B.Alloc(pb.N)
+		}
+		if err != nil {
+			return false, fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
+		}
 	}
-	if err != nil {
-		return false, fmt.Errorf("gpu: Adam moments of %q: %w", name, err)
-	}
+	pb.Moments = true
 	return true, nil
+}
+
+// Contiguous reports whether b's values, moments and gradient follow a's without a gap (a
+// holds n values and has its gradient at ga, b at gb), so that one Adam launch covers both.
+func (e *Exec) Contiguous(a *ParamBuf, ga cuda.DevPtr, n int, b *ParamBuf, gb cuda.DevPtr) bool {
+	o := e.B.Offset
+	return a.inArena && b.inArena && o(a.X, n) == b.X && o(a.M, n) == b.M && o(a.V, n) == b.V && o(ga, n) == gb
 }
 
 // AddBN allocates the running statistics of batch norm name (n features) if they are not
@@ -86,13 +146,19 @@ func (e *Exec) AddBN(name string, n int) (*BNBuf, bool, error) {
 // Close frees the parameters and statistics (the backend stays open).
 func (e *Exec) Close() {
 	for name, pb := range e.Params {
-		for _, p := range []cuda.DevPtr{pb.X, pb.M, pb.V} {
-			if p != 0 {
-				_ = e.B.Free(p)
+		if !pb.inArena {
+			for _, p := range []cuda.DevPtr{pb.X, pb.M, pb.V} {
+				if p != 0 {
+					_ = e.B.Free(p)
+				}
 			}
 		}
 		delete(e.Params, name)
 	}
+	for _, p := range e.arenas {
+		_ = e.B.Free(p)
+	}
+	e.arenas = nil
 	for name, bb := range e.BN {
 		_ = e.B.Free(bb.Mean)
 		_ = e.B.Free(bb.Var)
@@ -113,6 +179,7 @@ type Program struct {
 	bn     []*BNBuf      // by state: a batch norm's running statistics (nil otherwise)
 	vals   map[int]cuda.DevPtr
 	slots  []cuda.DevPtr // during a run
+	grads  cuda.DevPtr   // the gradient buffer (Plan.GradElems; 0 for none)
 	Result cuda.DevPtr
 	wbuf   []float32
 	kbuf   []int32
@@ -190,6 +257,11 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 	if pr.Result, err = alloc(1+pl.Vals[pl.Pred].Elems, "loss and prediction"); err != nil {
 		return nil, err
 	}
+	if pl.GradElems > 0 {
+		if pr.grads, err = alloc(pl.GradElems, "parameter gradients"); err != nil {
+			return nil, err
+		}
+	}
 	ok = true
 	return pr, nil
 }
@@ -208,7 +280,8 @@ func (e *Exec) FreeProgram(pr *Program) {
 		_ = e.B.Free(p)
 	}
 	_ = e.B.Free(pr.Result)
-	pr.vals, pr.Result = nil, 0
+	_ = e.B.Free(pr.grads)
+	pr.vals, pr.Result, pr.grads = nil, 0, 0
 }
 
 // Stage checks the program's freshly loaded feed and queues its upload.
@@ -321,6 +394,8 @@ func (e *Exec) Ptr(pr *Program, v int) cuda.DevPtr {
 		return pr.slots[val.Slot]
 	case FromParam:
 		return e.Params[val.Param].X
+	case FromGrads:
+		return e.B.Offset(pr.grads, val.Off)
 	}
 	return pr.vals[v]
 }

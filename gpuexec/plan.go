@@ -26,6 +26,10 @@ type Plan struct {
 	Pred      int      // value id of the prediction
 	Grads     []int    // value ids of the parameter gradients, for GradNames
 	GradNames []string // parameter names
+	// GradElems is the size of the gradient buffer: the parameter gradients the steps compute,
+	// one after another in the order of GradNames (FromGrads), so that the parameters' Adam
+	// update is one launch over one arena (Exec.AddParams).
+	GradElems int
 }
 
 // Source says where a value comes from.
@@ -37,10 +41,11 @@ const (
 	FromInput                // a dense input of the program, uploaded per batch
 	FromStatic               // fixed for the program: a constant, uploaded once
 	NotRun                   // computed by a node no output needs: left out
+	FromGrads                // a parameter's gradient computed by a step, at Off in the gradient buffer
 )
 
 func (s Source) String() string {
-	return [...]string{"step", "parameter", "input", "static", "not run"}[s]
+	return [...]string{"step", "parameter", "input", "static", "not run", "gradients"}[s]
 }
 
 // Value is one program value's tensor (or a temporary a step needs). Plan values 0 to
@@ -55,7 +60,8 @@ type Value struct {
 	Param string    // FromParam: the parameter's name
 	Host  []float32 // FromStatic: the contents
 	Slot  int       // FromStep: activation slot; -1 otherwise
-	Def   int       // FromStep: the step writing it
+	Off   int       // FromGrads: the offset in the gradient buffer, in elements
+	Def   int       // FromStep, FromGrads: the step writing it
 	Last  int       // the last step reading it (len(Steps) when the host reads it after the run)
 }
 
@@ -113,11 +119,26 @@ func Compile(p *prog.Program) (*Plan, error) {
 	if err := c.fillGroups(); err != nil {
 		return nil, err
 	}
+	pl.gradBuffer()
 	if err := pl.lifetimes(); err != nil {
 		return nil, err
 	}
 	pl.Loss, pl.Pred, pl.Grads, pl.GradNames = p.Loss, p.Pred, p.Grads, p.GradNames
 	return pl, nil
+}
+
+// gradBuffer places the parameter gradients that steps compute in the gradient buffer, in the
+// order of the program's gradients. A value that is the gradient of two parameters keeps its
+// first place (its second parameter's Adam update is then a launch of its own).
+func (pl *Plan) gradBuffer() {
+	for _, g := range pl.Prog.Grads {
+		v := &pl.Vals[g]
+		if v.Src != FromStep {
+			continue
+		}
+		v.Src, v.Off = FromGrads, pl.GradElems
+		pl.GradElems += v.Elems
+	}
 }
 
 // groupKey identifies the gradient ops one pass computes together: those of one group, or
@@ -401,7 +422,7 @@ func (pl *Plan) lifetimes() error {
 				if own[v] {
 					continue // a member copying out what the group computed
 				}
-				if pl.Vals[v].Src == FromStep && pl.Vals[v].Def >= si {
+				if src := pl.Vals[v].Src; (src == FromStep || src == FromGrads) && pl.Vals[v].Def >= si {
 					return fmt.Errorf("gpu: %s reads %s, which is computed after it", pl.Vals[st.Outs[w]].Name, pl.Vals[v].Name)
 				}
 				use(v, si)
@@ -447,9 +468,9 @@ func (pl *Plan) lifetimes() error {
 	return nil
 }
 
-// Bytes is the device memory of the plan's activation slots.
+// Bytes is the device memory of the plan's activation slots and gradient buffer.
 func (pl *Plan) Bytes() int64 {
-	var n int64
+	n := 4 * int64(pl.GradElems)
 	for _, s := range pl.Slots {
 		n += 4 * int64(s)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"github.com/rewiregnn/rewiregnn/lower"
 	"github.com/rewiregnn/rewiregnn/prog"
+	"slices"
 
 	"github.com/rewiregnn/rewiregnn/cpuexec"
 	"github.com/rewiregnn/rewiregnn/data"
@@ -288,6 +289,18 @@ func (t *Trainer) Net(i int) (*Net, error) {
 		t.nets[i] = n
 	}
 	return t.nets[i], nil
+}
+
+// Trained returns the names of the parameters that the training nets built so far give a
+// gradient (every bucket's net has the same ones), in the order of their gradients; nil while
+// no training net is built.
+func (t *Trainer) Trained() []string {
+	for _, n := range t.nets {
+		if n != nil {
+			return slices.Clone(n.names)
+		}
+	}
+	return nil
 }
 
 // Step runs forward and backward on bt in the smallest bucket it fits and applies one Adam
