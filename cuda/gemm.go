@@ -87,6 +87,11 @@ func rowMajorGemm(transA, transB bool, m, n, k int, a, b DevPtr) (gemmArgs, erro
 
 // gemmLocked queues C = op(A)·op(B) in row-major order (see rowMajorGemm); C is overwritten.
 func (d *Device) gemmLocked(transA, transB bool, m, n, k int, a, b, c DevPtr) error {
+	return d.gemmBetaLocked(transA, transB, m, n, k, a, b, c, false)
+}
+
+// gemmBetaLocked queues C = op(A)·op(B), or C += op(A)·op(B) when acc is set.
+func (d *Device) gemmBetaLocked(transA, transB bool, m, n, k int, a, b, c DevPtr, acc bool) error {
 	g, err := rowMajorGemm(transA, transB, m, n, k, a, b)
 	if err != nil {
 		return err
@@ -94,7 +99,10 @@ func (d *Device) gemmLocked(transA, transB bool, m, n, k int, a, b, c DevPtr) er
 	if g.outIsEmpty {
 		return nil
 	}
-	if k == 0 { // an empty inner dimension: C = 0
+	if k == 0 { // an empty inner dimension: C = 0, or C unchanged
+		if acc {
+			return nil
+		}
 		return d.fillLocked(c, m*n, 0)
 	}
 	h, err := d.blasLocked()
@@ -105,6 +113,9 @@ func (d *Device) gemmLocked(transA, transB bool, m, n, k int, a, b, c DevPtr) er
 	defer pin.Unpin()
 	alpha, beta := new(float32), new(float32)
 	*alpha = 1
+	if acc {
+		*beta = 1
+	}
 	pin.Pin(alpha)
 	pin.Pin(beta)
 	return d.timedLocked("sgemm", func() error {

@@ -452,6 +452,15 @@ func (k *Kernels) MatMulBackward(dx, dw, x, w, g DevPtr, m, a, b int) error {
 	})
 }
 
+// MatMulAddGradX adds the input gradient of a product to dx [m, a]: dx += g·wᵀ for the output
+// gradient g [m, b] and weights w [a, b] (one matrix product with β = 1). The executor folds a
+// gradient sum into the product that computes its last term this way. CPU twin: dx + the dx
+// of MatMulBackward.
+func (k *Kernels) MatMulAddGradX(dx, w, g DevPtr, m, a, b int) error {
+	c := k.check("matmul backward (accumulating)").sizes("m, a, b", m, a, b).buf("dx", dx, m*a).buf("w", w, a*b).buf("g", g, m*b)
+	return k.run(c, func() error { return k.d.gemmBetaLocked(false, true, m, a, b, g, w, dx, true) })
+}
+
 // Gemm writes the row-major product c [m, n] = op(a)·op(b) with op(a) [m, kk], op(b) [kk, n];
 // a is stored [m, kk] ([kk, m] when transA) and b [kk, n] ([n, kk] when transB).
 func (k *Kernels) Gemm(transA, transB bool, m, n, kk int, a, b, c DevPtr) error {

@@ -187,6 +187,12 @@ func TestPlanBuffers(t *testing.T) {
 				}
 			}
 			for _, o := range st.Outs {
+				if st.Acc { // adds into a gradient sum an earlier step wrote
+					if v := pl.Vals[o]; st.Kind != prog.MatMulGradX || v.Def >= si || v.Last < si {
+						t.Fatalf("%s: step %d (%s) adds into %s, which lives over steps [%d, %d]", name, si, st.Kind, v.Name, v.Def, v.Last)
+					}
+					continue
+				}
 				if pl.Vals[o].Def != si {
 					t.Fatalf("%s: step %d (%s) writes %s, defined at step %d", name, si, st.Kind, pl.Vals[o].Name, pl.Vals[o].Def)
 				}
@@ -202,4 +208,44 @@ func TestPlanBuffers(t *testing.T) {
 		}
 	})
 	t.Logf("activation memory with shared slots: %.1f%% of one buffer per value", 100*float64(shared)/float64(naive))
+}
+
+// TestSumsFoldIntoProducts: in GatedGCN's training plan the gradient of a layer's input h sums
+// the dx of its four node products (A, B, D, E); each of those products adds its dx into the
+// sum's buffer (Step.Acc, β = 1) instead of a pairwise sum launch, and TestPlanBuffers checks
+// that the buffers stay valid. TestStepMatchesCPU checks the numbers.
+func TestSumsFoldIntoProducts(t *testing.T) {
+	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=3", "model.hidden=8")
+	gs := synthetic(t, c.spec, c.key, 8, 3)
+	bt := batchesOf(t, gs, 8)[0]
+	p, err := nn.NewParams(tensor.Float32, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr, err := nn.NewTrainer(p, c.build, []nn.Bucket{{Nodes: bt.Union.N, Edges: bt.Union.NumEdges(), Graphs: bt.NumGraphs}}, 1e-3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	net, err := tr.Net(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pl, err := Compile(net, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	acc, sums := 0, 0
+	for _, st := range pl.Steps {
+		switch {
+		case st.Acc:
+			acc++
+		case st.Kind == prog.GradSum:
+			sums++
+		}
+	}
+	t.Logf("%d products add into a gradient sum; %d sums launched", acc, sums)
+	if acc < 4*3 {
+		t.Errorf("%d products add into a gradient sum, want at least 4 per layer (12)", acc)
+	}
 }

@@ -32,6 +32,7 @@ type Launchers interface {
 	HeadScale(out, x, s cuda.DevPtr, m, h, d int) error
 	MatMul(out, x, w cuda.DevPtr, m, a, b int) error
 	MatMulBackward(dx, dw, x, w, g cuda.DevPtr, m, a, b int) error
+	MatMulAddGradX(dx, w, g cuda.DevPtr, m, a, b int) error
 	AddBias(out, x, b cuda.DevPtr, rows, d int) error
 	ColSum(out, x cuda.DevPtr, rows, d int) error
 	Add(out, a, b cuda.DevPtr, n int) error

@@ -236,7 +236,14 @@ func (c *call) MatMul(out, x, w, bias cuda.DevPtr, m, a, b int) error {
 	return c.b.AddBias(out, out, bias, m, b)
 }
 
+// MatMulGrad adds dx into its output buffer in a step that folds a gradient sum (Step.Acc).
 func (c *call) MatMulGrad(dx, dw, x, w, g cuda.DevPtr, m, a, b int) error {
+	if c.st.Acc {
+		if dw != 0 {
+			return fmt.Errorf("gpu: an accumulating product step computes dx only")
+		}
+		return c.b.MatMulAddGradX(dx, w, g, m, a, b)
+	}
 	return c.b.MatMulBackward(dx, dw, x, w, g, m, a, b)
 }
 

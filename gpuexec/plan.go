@@ -2,6 +2,7 @@ package gpuexec
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/rewiregnn/rewiregnn/prog"
 )
@@ -82,6 +83,9 @@ type Step struct {
 	Aux []int
 	// Tmp are scratch buffers that live for the step only.
 	Tmp []int
+	// Acc: the step adds its result into its output, which holds the gradient sum the step's
+	// result is the last term of (foldSums); the output is written by an earlier step first.
+	Acc bool
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -119,12 +123,115 @@ func Compile(p *prog.Program) (*Plan, error) {
 	if err := c.fillGroups(); err != nil {
 		return nil, err
 	}
+	pl.foldSums()
 	pl.gradBuffer()
 	if err := pl.lifetimes(); err != nil {
 		return nil, err
 	}
 	pl.Loss, pl.Pred, pl.Grads, pl.GradNames = p.Loss, p.Pred, p.Grads, p.GradNames
 	return pl, nil
+}
+
+// foldSums folds gradient sums into the matrix products that compute a term of them, which
+// saves the sum's launch and its buffer: a step s = Σ(a, b) whose b is the dx of a product's
+// step P, read by that sum alone, and whose a is computed before P and read after P by the sum
+// alone, becomes P adding its dx into a's buffer (Step.Acc: one product with β = 1), and every
+// step reading s reads a. A chain Σ(Σ(Σ(a, b₁), b₂), b₃) folds into three products adding
+// into a. Sums the host reads (program outputs) are left as they are.
+func (pl *Plan) foldSums() {
+	outs := map[int]bool{}
+	for _, v := range pl.Prog.Outputs() {
+		outs[v] = true
+	}
+	for pl.foldOne(outs) {
+		pl.redefine()
+	}
+}
+
+// foldOne folds the first sum it can and reports whether it found one.
+func (pl *Plan) foldOne(outs map[int]bool) bool {
+	readers := map[int][]int{} // value → the steps reading it, in order
+	for si, st := range pl.Steps {
+		for _, ins := range st.Ins {
+			for _, v := range ins {
+				if r := readers[v]; len(r) == 0 || r[len(r)-1] != si {
+					readers[v] = append(r, si)
+				}
+			}
+		}
+	}
+	for si := range pl.Steps {
+		st := &pl.Steps[si]
+		if st.Kind != prog.GradSum || len(st.Ins[0]) != 2 || outs[st.Outs[0]] {
+			continue
+		}
+		for k := range 2 { // the sum is commutative: either operand may be the product's
+			a, b := st.Ins[0][1-k], st.Ins[0][k]
+			if p, ok := pl.foldable(si, a, b, readers); ok {
+				pl.fold(si, p, a)
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// foldable reports whether sum step si's operand b is a product's dx that can be added into
+// its operand a, and returns the product's step.
+func (pl *Plan) foldable(si, a, b int, readers map[int][]int) (int, bool) {
+	va, vb := &pl.Vals[a], &pl.Vals[b]
+	if va.Src != FromStep || vb.Src != FromStep || va.Elems != vb.Elems || a == b {
+		return 0, false
+	}
+	p := vb.Def
+	ps := &pl.Steps[p]
+	if ps.Kind != prog.MatMulGradX || len(ps.Outs) != 1 || ps.Outs[0] != b || ps.Acc {
+		return 0, false
+	}
+	if r := readers[b]; len(r) != 1 || r[0] != si || va.Def >= p {
+		return 0, false
+	}
+	for _, r := range readers[a] {
+		if r != si && r >= p { // a step at or after P (other than the sum) reads a
+			return 0, false
+		}
+	}
+	return p, true
+}
+
+// fold makes step p add into a and removes sum step si, whose readers read a instead.
+func (pl *Plan) fold(si, p, a int) {
+	s, b := pl.Steps[si].Outs[0], pl.Steps[p].Outs[0]
+	pl.Steps[p].Outs[0], pl.Steps[p].Acc = a, true
+	pl.Vals[b].Src, pl.Vals[s].Src = NotRun, NotRun
+	pl.Steps = slices.Delete(pl.Steps, si, si+1)
+	for i := range pl.Steps {
+		for _, ins := range pl.Steps[i].Ins {
+			for j, v := range ins {
+				if v == s {
+					ins[j] = a
+				}
+			}
+		}
+	}
+}
+
+// redefine sets every computed value's Def to the first step writing it (after steps moved).
+func (pl *Plan) redefine() {
+	for i := range pl.Vals {
+		if pl.Vals[i].Src == FromStep {
+			pl.Vals[i].Def = -1
+		}
+	}
+	for si, st := range pl.Steps {
+		for _, vs := range [][]int{st.Outs, st.Aux, st.Tmp} {
+			for _, v := range vs {
+				if v >= 0 && pl.Vals[v].Src == FromStep && pl.Vals[v].Def < 0 {
+					pl.Vals[v].Def = si
+				}
+			}
+		}
+	}
 }
 
 // gradBuffer places the parameter gradients that steps compute in the gradient buffer, in the
