@@ -65,6 +65,8 @@ type Backend interface {
 	Download(dst []float32, src cuda.DevPtr) error
 	Copy(dst, src cuda.DevPtr, n int) error
 	Fill(p cuda.DevPtr, n int, v float32) error
+	// Trim hands the allocator's cached blocks back to the device (after the work queued).
+	Trim() error
 	// Offset is the address of element i of the buffer at p.
 	Offset(p cuda.DevPtr, i int) cuda.DevPtr
 	// Memory reports the high-water mark of the allocator (bytes) and, where the device can
@@ -118,6 +120,7 @@ func (c *CUDA) Download(dst []float32, src cuda.DevPtr) error {
 func (c *CUDA) Copy(dst, src cuda.DevPtr, n int) error     { return c.Dev.Copy(dst, src, n) }
 func (c *CUDA) Fill(p cuda.DevPtr, n int, v float32) error { return c.Dev.Fill(p, n, v) }
 func (c *CUDA) Offset(p cuda.DevPtr, i int) cuda.DevPtr    { return p + cuda.DevPtr(4*i) }
+func (c *CUDA) Trim() error                                { return c.Dev.Trim() }
 func (c *CUDA) Memory() (peak, used, total int64, ok bool) {
 	peak = c.Dev.PeakLive()
 	free, total, err := c.Dev.MemInfo()

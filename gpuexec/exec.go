@@ -17,6 +17,11 @@ type Exec struct {
 	Params map[string]*ParamBuf
 	BN     map[string]*BNBuf
 	arenas []cuda.DevPtr // the parameter arenas of AddParams
+	// act is the activation arena every program's slots lie in (actElems float32 elements,
+	// the largest program's need so far): programs run one after another on the device's
+	// stream, so they share it, and a program's buffers keep their addresses from step to step.
+	act      cuda.DevPtr
+	actElems int
 }
 
 // ParamBuf is a parameter on the device: its values and Adam's moments, N values each. M and V
@@ -159,6 +164,8 @@ func (e *Exec) Close() {
 		_ = e.B.Free(p)
 	}
 	e.arenas = nil
+	_ = e.B.Free(e.act)
+	e.act, e.actElems = 0, 0
 	for name, bb := range e.BN {
 		_ = e.B.Free(bb.Mean)
 		_ = e.B.Free(bb.Var)
@@ -179,6 +186,8 @@ type Program struct {
 	bn     []*BNBuf      // by state: a batch norm's running statistics (nil otherwise)
 	vals   map[int]cuda.DevPtr
 	slots  []cuda.DevPtr // during a run
+	offs   []int         // each slot's offset in the activation arena (slotAlign elements apart)
+	need   int           // the arena this program needs, in elements
 	grads  cuda.DevPtr   // the gradient buffer (Plan.GradElems; 0 for none)
 	Result cuda.DevPtr
 	wbuf   []float32
@@ -262,9 +271,18 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 			return nil, err
 		}
 	}
+	pr.offs = make([]int, len(pl.Slots))
+	for i, n := range pl.Slots {
+		pr.offs[i] = pr.need
+		pr.need += (max(n, 1) + slotAlign - 1) / slotAlign * slotAlign
+	}
 	ok = true
 	return pr, nil
 }
+
+// slotAlign is the alignment of the slots in the activation arena, in elements: 256 bytes, as
+// the driver aligns its allocations (cuBLAS and vectorised kernels rely on aligned buffers).
+const slotAlign = 64
 
 // FreeProgram frees a program's buffers (Release its slots first).
 func (e *Exec) FreeProgram(pr *Program) {
@@ -349,23 +367,16 @@ func Grow(s []float32, n int) []float32 {
 	return s[:n]
 }
 
-// Run allocates the program's activation slots and queues every step (after Stage); the
-// caller frees the slots with Release once the results are read.
+// Run points the program's activation slots into the activation arena, growing it first if the
+// program needs more, and queues every step (after Stage). Release ends the run.
 func (e *Exec) Run(pr *Program) error {
 	pl := pr.Plan
-	if cap(pr.slots) < len(pl.Slots) {
-		pr.slots = make([]cuda.DevPtr, len(pl.Slots))
+	if err := e.reserve(pr.need, pl); err != nil {
+		return err
 	}
-	pr.slots = pr.slots[:len(pl.Slots)]
-	clear(pr.slots)
-	for i, n := range pl.Slots {
-		p, err := e.B.Alloc(n)
-		if err != nil {
-			e.Release(pr)
-			return fmt.Errorf("gpu: activation buffer %d of %d (%d elements; %d MiB for the bucket's %d buffers): %w",
-				i, len(pl.Slots), n, pl.Bytes()>>20, len(pl.Slots), err)
-		}
-		pr.slots[i] = p
+	pr.slots = pr.slots[:0]
+	for _, off := range pr.offs {
+		pr.slots = append(pr.slots, e.B.Offset(e.act, off))
 	}
 	for i := range pl.Steps {
 		if err := e.step(pr, &pl.Steps[i]); err != nil {
@@ -375,16 +386,33 @@ func (e *Exec) Run(pr *Program) error {
 	return nil
 }
 
-// Release frees the program's activation slots.
-func (e *Exec) Release(pr *Program) {
-	for i, p := range pr.slots {
-		if p != 0 {
-			_ = e.B.Free(p)
-		}
-		pr.slots[i] = 0
+// reserve grows the activation arena to n elements. The old arena goes back to the device
+// (after the work queued on it), not to the allocator's cache, where no request of another
+// size would take it.
+func (e *Exec) reserve(n int, pl *Plan) error {
+	if n <= e.actElems {
+		return nil
 	}
-	pr.slots = pr.slots[:0]
+	if e.act != 0 {
+		if err := e.B.Free(e.act); err != nil {
+			return err
+		}
+		e.act, e.actElems = 0, 0
+		if err := e.B.Trim(); err != nil {
+			return fmt.Errorf("gpu: returning the activation arena: %w", err)
+		}
+	}
+	p, err := e.B.Alloc(n)
+	if err != nil {
+		return fmt.Errorf("gpu: activation arena of %d MiB (%d buffers of the largest program): %w", int64(n)*4>>20, len(pl.Slots), err)
+	}
+	e.act, e.actElems = p, n
+	return nil
 }
+
+// Release ends a run: the program's slots no longer address the arena (another program's run
+// may use it).
+func (e *Exec) Release(pr *Program) { pr.slots = pr.slots[:0] }
 
 // Ptr is the device address of value v of the program (activation values during a run).
 func (e *Exec) Ptr(pr *Program, v int) cuda.DevPtr {
