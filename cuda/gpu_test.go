@@ -305,6 +305,21 @@ func (g dev) poison(n int) DevPtr {
 	return p
 }
 
+// scalars uploads a step's scalars: Adam's of update step of a, and the dropout mix.
+func (g dev) scalars(a Adam, step int, mix uint64) DevPtr {
+	g.t.Helper()
+	s := StepScalars{Mix: mix}
+	if err := s.AdamScalars(a, step); err != nil {
+		g.t.Fatal(err)
+	}
+	w := s.Words()
+	p := g.poison(StepScalarWords)
+	if err := CopyToDevice(g.d, p, w[:]); err != nil {
+		g.t.Fatal(err)
+	}
+	return p
+}
+
 func (g dev) down(p DevPtr, n int) []float32 {
 	g.t.Helper()
 	out := make([]float32, n)
@@ -1056,7 +1071,7 @@ func TestGPUAdam(t *testing.T) {
 			m, v := g.up(zeros), g.up(zeros)
 			prev := x0
 			for s := range grads {
-				must(t, k.AdamStep(adamOf(nn.NewAdam(1e-3)), s+1, x, m, v, g.up(grads[s]), n))
+				must(t, k.AdamStep(adamOf(nn.NewAdam(1e-3)), g.scalars(adamOf(nn.NewAdam(1e-3)), s+1, 0), x, m, v, g.up(grads[s]), n))
 				now := g.down(x, n)
 				delta := make([]float32, n)
 				for j := range delta {
@@ -1082,7 +1097,8 @@ func TestGPUDropout(t *testing.T) {
 			for i := range xv {
 				xv[i] = float32(rng.NormFloat64())
 			}
-			seed := rng.Uint64()
+			base, mix := rng.Uint64(), rng.Uint64()
+			seed := base ^ mix
 			want := make([]float32, n)
 			for i := range want {
 				if ops.DropKeep(seed, int(i), p) {
@@ -1090,7 +1106,7 @@ func TestGPUDropout(t *testing.T) {
 				}
 			}
 			out := g.poison(n)
-			must(t, k.Dropout(out, g.up(xv), n, p, seed))
+			must(t, k.Dropout(out, g.up(xv), n, p, base, g.scalars(Adam{}, 1, mix)))
 			near(t, fmt.Sprintf("dropout n=%d p=%v", n, p), g.down(out, n), want, exact)
 		}
 	}
@@ -1131,8 +1147,9 @@ func TestGPUBadArguments(t *testing.T) {
 		"short buffer":  k.Gather(small, small, small, 0, 100, 2, 2),
 		"negative size": k.Relu(small, small, -1),
 		"heads":         k.HeadDot(small, small, small, 1, 3, 4),
-		"adam step 0":   k.AdamStep(adamOf(nn.NewAdam(1e-3)), 0, small, small, small, small, 4),
-		"dropout p = 1": k.Dropout(small, small, 4, 1, 0),
+		"adam step 0":   (&StepScalars{}).AdamScalars(adamOf(nn.NewAdam(1e-3)), 0),
+		"adam scalars":  k.AdamStep(adamOf(nn.NewAdam(1e-3)), g.poison(2), small, small, small, small, 4),
+		"dropout p = 1": k.Dropout(small, small, 4, 1, 0, g.poison(StepScalarWords)),
 	} {
 		if err == nil {
 			t.Errorf("%s: accepted", name)

@@ -594,12 +594,14 @@ func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
 }
 
 // Dropout writes out = x·float32(1/(1 − rate)) where ops.DropKeep(seed, i, rate), else 0: the
-// ops' inverted dropout with seed = ops.DropState.StepSeed() of the step. The backward pass is
-// the same call on the output gradient with the same seed. CPU twin: ops.DropKeep and ops.Dropout.
-func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, seed uint64) error {
-	c := k.check("dropout").sizes("n", n).buf("out", out, n).buf("x", x, n).cond(rate >= 0 && rate < 1, "rate = %v, want 0 ≤ rate < 1", rate)
+// ops' inverted dropout with seed = ops.DropState.StepSeed() of the step = base ⊕ the Mix of
+// the step scalars sc on the device (base is the node's DropState.Seed). The backward pass is
+// the same call on the output gradient. CPU twin: ops.DropKeep and ops.Dropout.
+func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, base uint64, sc DevPtr) error {
+	c := k.check("dropout").sizes("n", n).buf("out", out, n).buf("x", x, n).buf("step scalars", sc, StepScalarWords).
+		cond(rate >= 0 && rate < 1, "rate = %v, want 0 ≤ rate < 1", rate)
 	return k.run(c, func() error {
-		return k.launch("dropout", k.grid1(int64(n)), block1, aP(out), aP(x), aI(n), aF(float32(1/(1-rate))), aU(seed), aU(DropoutThreshold(rate)))
+		return k.launch("dropout", k.grid1(int64(n)), block1, aP(out), aP(x), aI(n), aF(float32(1/(1-rate))), aU(base), aP(sc), aU(DropoutThreshold(rate)))
 	})
 }
 
@@ -659,16 +661,45 @@ func (k *Kernels) WeightedCEBackward(dz, z, labels, w, g DevPtr, r, cl int) erro
 // Adam holds the hyper-parameters of nn.Adam (docs/protocol.md §"Optimiser").
 type Adam struct{ LR, Beta1, Beta2, Eps float64 }
 
-// AdamStep applies update number step (1, 2, …) to x [n] with gradient g and moments m, v
-// (zero before the first step), in place. CPU twin: nn.Adam.Step.
-func (k *Kernels) AdamStep(a Adam, step int, x, m, v, g DevPtr, n int) error {
-	c := k.check("adam").sizes("n", n).cond(step >= 1, "step %d, want ≥ 1", step).
+// StepScalars are the values of one training step that its kernels read from device memory
+// rather than take as launch arguments, so that a captured step replays with each step's own:
+// Adam's learning rate and bias corrections, and the dropout masks' step mix. On the device
+// they are StepScalarWords 32-bit words (Words).
+type StepScalars struct {
+	LR, C1, C2 float32 // c1 = 1 − β₁ᵗ and c2 = 1 − β₂ᵗ of Adam's step t (AdamScalars)
+	Mix        uint64  // the step's part of every dropout seed (ops.DropState.StepSeed: Seed ⊕ Mix)
+}
+
+// StepScalarWords is the size of StepScalars on the device: lr, c1, c2, a pad word, then Mix
+// (low word first).
+const StepScalarWords = 6
+
+// Words is the device layout of s.
+func (s StepScalars) Words() [StepScalarWords]uint32 {
+	return [StepScalarWords]uint32{math.Float32bits(s.LR), math.Float32bits(s.C1), math.Float32bits(s.C2), 0, uint32(s.Mix), uint32(s.Mix >> 32)}
+}
+
+// AdamScalars sets s's learning rate and bias corrections for update number step (1, 2, …),
+// computed in float64 as nn.Adam computes them.
+func (s *StepScalars) AdamScalars(a Adam, step int) error {
+	if step < 1 {
+		return fmt.Errorf("cuda: Adam step %d, want ≥ 1", step)
+	}
+	s.LR = float32(a.LR)
+	s.C1 = float32(1 - math.Pow(a.Beta1, float64(step)))
+	s.C2 = float32(1 - math.Pow(a.Beta2, float64(step)))
+	return nil
+}
+
+// AdamStep applies one Adam update to x [n] with gradient g and moments m, v (zero before the
+// first step), in place; the learning rate and bias corrections are read from sc (a
+// StepScalars block on the device). CPU twin: nn.Adam.Step.
+func (k *Kernels) AdamStep(a Adam, sc, x, m, v, g DevPtr, n int) error {
+	c := k.check("adam").sizes("n", n).buf("step scalars", sc, StepScalarWords).
 		buf("x", x, n).buf("m", m, n).buf("v", v, n).buf("g", g, n)
-	c1 := 1 - math.Pow(a.Beta1, float64(step))
-	c2 := 1 - math.Pow(a.Beta2, float64(step))
 	return k.run(c, func() error {
-		return k.launch("adam_step", k.grid1(int64(n)), block1, aP(x), aP(m), aP(v), aP(g), aI(n),
-			aF(float32(a.LR)), aF(float32(a.Beta1)), aF(float32(a.Beta2)), aF(float32(a.Eps)), aF(float32(c1)), aF(float32(c2)))
+		return k.launch("adam_step", k.grid1(int64(n)), block1, aP(x), aP(m), aP(v), aP(g), aI(n), aP(sc),
+			aF(float32(a.Beta1)), aF(float32(a.Beta2)), aF(float32(a.Eps)))
 	})
 }
 

@@ -7,6 +7,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/lower"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -434,6 +435,9 @@ func (t *Trainer) Launch(bt *data.Batch) error {
 	t.staged = nil
 	t.T.P.SetTraining(true)
 	t.T.P.Step++
+	if err := t.setStep(); err != nil {
+		return err
+	}
 	if err := t.x.Run(pr.Program); err != nil {
 		t.x.Release(pr.Program)
 		return err
@@ -487,6 +491,9 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 	if err := t.x.Stage(pr.Program); err != nil {
 		return 0, nil, err
 	}
+	if err := t.setStep(); err != nil {
+		return 0, nil, err
+	}
 	defer t.x.Release(pr.Program)
 	if err := t.x.Run(pr.Program); err != nil {
 		return 0, nil, err
@@ -503,7 +510,25 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 	return loss, grads, err
 }
 
-// adam queues one Adam update of every parameter with a gradient: one launch for each run of
+// setStep queues the upload of the coming step's scalars (cuda.StepScalars): Adam's learning
+// rate and bias corrections of the optimiser's next update, and the dropout mix of the host
+// mirror's step counter (ops.DropState.StepSeed).
+func (t *Trainer) setStep() error {
+	o := t.T.Opt
+	s := cuda.StepScalars{Mix: kern.Mix64(t.T.P.Step)}
+	if err := s.AdamScalars(adamOf(o), o.State().Step+1); err != nil {
+		return err
+	}
+	return t.x.SetStep(s)
+}
+
+// adamOf is the optimiser's hyper-parameters.
+func adamOf(o *nn.Adam) cuda.Adam {
+	return cuda.Adam{LR: o.LR, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps}
+}
+
+// adam queues one Adam update of every parameter with a gradient (reading its learning rate
+// and bias corrections from the step scalars setStep queued): one launch for each run of
 // parameters whose values, moments and gradients lie one after another (all of them when the
 // parameters were placed in the training program's order, as placeParams does).
 func (t *Trainer) adam(pr *program) error {
@@ -511,8 +536,7 @@ func (t *Trainer) adam(pr *program) error {
 	st := t.T.Opt.State()
 	st.Step++
 	t.T.Opt.SetState(st)
-	o := t.T.Opt
-	hyper := cuda.Adam{LR: o.LR, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps}
+	hyper := adamOf(t.T.Opt)
 	var run *gpuexec.ParamBuf // the first parameter of the run
 	var runG cuda.DevPtr      // its gradient
 	var last *gpuexec.ParamBuf
@@ -522,7 +546,7 @@ func (t *Trainer) adam(pr *program) error {
 		if n == 0 {
 			return nil
 		}
-		if err := t.x.B.AdamStep(hyper, st.Step, run.X, run.M, run.V, runG, n); err != nil {
+		if err := t.x.B.AdamStep(hyper, t.x.Scalars(), run.X, run.M, run.V, runG, n); err != nil {
 			return fmt.Errorf("gpu: Adam update of %d values: %w", n, err)
 		}
 		return nil

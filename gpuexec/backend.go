@@ -46,12 +46,12 @@ type Launchers interface {
 	Tanh(out, x cuda.DevPtr, n int) error
 	Exp(out, x cuda.DevPtr, n int) error
 	Abs(out, x cuda.DevPtr, n int) error
-	Dropout(out, x cuda.DevPtr, n int, rate float64, seed uint64) error
+	Dropout(out, x cuda.DevPtr, n int, rate float64, base uint64, sc cuda.DevPtr) error
 	MaskedL1(out, p, y, w cuda.DevPtr, n int) error
 	MaskedL1Backward(dp, p, y, w, g cuda.DevPtr, n int) error
 	WeightedCE(out, z, labels, w cuda.DevPtr, r, cl int) error
 	WeightedCEBackward(dz, z, labels, w, g cuda.DevPtr, r, cl int) error
-	AdamStep(a cuda.Adam, step int, x, m, v, g cuda.DevPtr, n int) error
+	AdamStep(a cuda.Adam, sc, x, m, v, g cuda.DevPtr, n int) error
 }
 
 // Backend is the device the executor drives: memory, copies and the launchers. Work is queued

@@ -22,6 +22,9 @@ type Exec struct {
 	// stream, so they share it, and a program's buffers keep their addresses from step to step.
 	act      cuda.DevPtr
 	actElems int
+	// scal holds the step's scalars on the device (SetStep), mix their dropout mix on the host.
+	scal cuda.DevPtr
+	mix  uint64
 }
 
 // ParamBuf is a parameter on the device: its values and Adam's moments, N values each. M and V
@@ -130,6 +133,33 @@ func (e *Exec) Contiguous(a *ParamBuf, ga cuda.DevPtr, n int, b *ParamBuf, gb cu
 	return a.inArena && b.inArena && o(a.X, n) == b.X && o(a.M, n) == b.M && o(a.V, n) == b.V && o(ga, n) == gb
 }
 
+// SetStep queues the upload of the next step's scalars (Adam's learning rate and bias
+// corrections, the dropout mix): the kernels of the steps queued after it read them from the
+// device. Work queued before it has read the previous ones by the time the copy runs (one
+// stream).
+func (e *Exec) SetStep(s cuda.StepScalars) error {
+	if e.scal == 0 {
+		p, err := e.B.Alloc(cuda.StepScalarWords)
+		if err != nil {
+			return fmt.Errorf("gpu: the step's scalars: %w", err)
+		}
+		e.scal = p
+	}
+	w := s.Words()
+	var words [cuda.StepScalarWords]int32
+	for i, x := range w {
+		words[i] = int32(x)
+	}
+	if err := e.B.UploadI32(e.scal, words[:]); err != nil {
+		return fmt.Errorf("gpu: uploading the step's scalars: %w", err)
+	}
+	e.mix = s.Mix
+	return nil
+}
+
+// Scalars is the device block of the step's scalars (0 before the first SetStep).
+func (e *Exec) Scalars() cuda.DevPtr { return e.scal }
+
 // AddBN allocates the running statistics of batch norm name (n features) if they are not
 // there yet, and reports whether it did.
 func (e *Exec) AddBN(name string, n int) (*BNBuf, bool, error) {
@@ -166,6 +196,8 @@ func (e *Exec) Close() {
 	e.arenas = nil
 	_ = e.B.Free(e.act)
 	e.act, e.actElems = 0, 0
+	_ = e.B.Free(e.scal)
+	e.scal = 0
 	for name, bb := range e.BN {
 		_ = e.B.Free(bb.Mean)
 		_ = e.B.Free(bb.Var)
@@ -175,7 +207,8 @@ func (e *Exec) Close() {
 
 // Program is a Plan with its device buffers: the index, mask and dense-input buffers it
 // uploads per batch from its feed, its static values (uploaded once) and, during a run, its
-// activation slots; Result holds the loss and then the prediction after CopyResults.
+// activation slots; Result holds the loss and then the prediction (the steps write them there,
+// or CopyResults copies them).
 type Program struct {
 	Plan   *Plan
 	Feed   prog.Feed
@@ -424,14 +457,20 @@ func (e *Exec) Ptr(pr *Program, v int) cuda.DevPtr {
 		return e.Params[val.Param].X
 	case FromGrads:
 		return e.B.Offset(pr.grads, val.Off)
+	case FromResult:
+		return e.B.Offset(pr.Result, val.Off)
 	}
 	return pr.vals[v]
 }
 
-// CopyResults queues copying the loss and the first n prediction values into the program's
-// Result buffer (read it with one Download of 1+n values).
+// CopyResults makes the loss and the first n prediction values the first 1+n values of the
+// program's Result buffer (read them with one Download): nothing to do where the plan put them
+// there (Plan.resultBuffer), else two copies.
 func (e *Exec) CopyResults(pr *Program, n int) error {
 	pl := pr.Plan
+	if pl.Vals[pl.Loss].Src == FromResult && pl.Vals[pl.Pred].Src == FromResult {
+		return nil // the steps wrote them there (Plan.resultBuffer)
+	}
 	if err := e.B.Copy(pr.Result, e.Ptr(pr, pl.Loss), 1); err != nil {
 		return err
 	}

@@ -252,8 +252,13 @@ func (c *call) AddBias(out, x, bias cuda.DevPtr, rows, d int) error {
 }
 func (c *call) ColSum(out, x cuda.DevPtr, rows, d int) error { return c.b.ColSum(out, x, rows, d) }
 
+// Dropout launches with the node's own seed; the kernel adds the step's part from the step
+// scalars on the device (Exec.SetStep), so a replayed step draws that step's masks.
 func (c *call) Dropout(out, x cuda.DevPtr, n int, rate float64, seed uint64) error {
-	return c.b.Dropout(out, x, n, rate, seed)
+	if c.e.scal == 0 {
+		return fmt.Errorf("gpu: dropout before the step's scalars were set (Exec.SetStep)")
+	}
+	return c.b.Dropout(out, x, n, rate, seed^c.e.mix, c.e.scal)
 }
 func (c *call) Copy(out, x cuda.DevPtr, n int) error { return c.b.Copy(out, x, n) }
 

@@ -43,10 +43,11 @@ const (
 	FromStatic               // fixed for the program: a constant, uploaded once
 	NotRun                   // computed by a node no output needs: left out
 	FromGrads                // a parameter's gradient computed by a step, at Off in the gradient buffer
+	FromResult               // the loss (Off 0) or the prediction (Off 1) computed by a step, in the result buffer
 )
 
 func (s Source) String() string {
-	return [...]string{"step", "parameter", "input", "static", "not run", "gradients"}[s]
+	return [...]string{"step", "parameter", "input", "static", "not run", "gradients", "result"}[s]
 }
 
 // Value is one program value's tensor (or a temporary a step needs). Plan values 0 to
@@ -61,8 +62,8 @@ type Value struct {
 	Param string    // FromParam: the parameter's name
 	Host  []float32 // FromStatic: the contents
 	Slot  int       // FromStep: activation slot; -1 otherwise
-	Off   int       // FromGrads: the offset in the gradient buffer, in elements
-	Def   int       // FromStep, FromGrads: the step writing it
+	Off   int       // FromGrads, FromResult: the offset in its buffer, in elements
+	Def   int       // FromStep, FromGrads, FromResult: the step writing it
 	Last  int       // the last step reading it (len(Steps) when the host reads it after the run)
 }
 
@@ -125,6 +126,7 @@ func Compile(p *prog.Program) (*Plan, error) {
 	}
 	pl.foldSums()
 	pl.gradBuffer()
+	pl.resultBuffer(p.Loss, p.Pred)
 	if err := pl.lifetimes(); err != nil {
 		return nil, err
 	}
@@ -232,6 +234,16 @@ func (pl *Plan) redefine() {
 			}
 		}
 	}
+}
+
+// resultBuffer places the loss and the prediction one after the other in the result buffer,
+// which the host reads back in one transfer, so no copies are needed.
+func (pl *Plan) resultBuffer(loss, pred int) {
+	if loss == pred || pl.Vals[loss].Src != FromStep || pl.Vals[pred].Src != FromStep || pl.Vals[loss].Elems != 1 {
+		return
+	}
+	pl.Vals[loss].Src, pl.Vals[loss].Off = FromResult, 0
+	pl.Vals[pred].Src, pl.Vals[pred].Off = FromResult, 1
 }
 
 // gradBuffer places the parameter gradients that steps compute in the gradient buffer, in the
@@ -529,7 +541,7 @@ func (pl *Plan) lifetimes() error {
 				if own[v] {
 					continue // a member copying out what the group computed
 				}
-				if src := pl.Vals[v].Src; (src == FromStep || src == FromGrads) && pl.Vals[v].Def >= si {
+				if src := pl.Vals[v].Src; (src == FromStep || src == FromGrads || src == FromResult) && pl.Vals[v].Def >= si {
 					return fmt.Errorf("gpu: %s reads %s, which is computed after it", pl.Vals[st.Outs[w]].Name, pl.Vals[v].Name)
 				}
 				use(v, si)
