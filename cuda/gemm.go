@@ -44,7 +44,8 @@ func blasWorkspaceBytes(cc int) int {
 
 // setWorkspaceLocked allocates the handle's workspace (from the driver, outside the caching
 // allocator: it lives as long as the handle and is not the allocator's to count) and gives it
-// to cuBLAS, where the library has cublasSetWorkspace. The caller holds the device.
+// to cuBLAS, where the library has cublasSetWorkspace. It must come after cublasSetStream,
+// which puts the handle back on cuBLAS's own pool. The caller holds the device.
 func (d *Device) setWorkspaceLocked(h *cublasHandle) error {
 	if h.lib.SetWorkspace == nil {
 		return nil // an old cuBLAS: eager products are unaffected; see BeginCapture

@@ -199,7 +199,8 @@ func cpuGraphStep(in graphInputs) []float32 {
 }
 
 // TestGPUGraphCounts: capturing counts nothing, a Launch counts 1 host call and Nodes() device
-// operations, and Nodes() is what the same step counts eagerly.
+// operations, and Nodes() is what the same step counts eagerly; a profile sees a launch as one
+// operation, "graph".
 func TestGPUGraphCounts(t *testing.T) {
 	defer skipWithoutGPU(t)
 	d, k := graphDevice(t)
@@ -223,6 +224,13 @@ func TestGPUGraphCounts(t *testing.T) {
 		if got, want := d.Counts().Sub(c), (Counts{HostCalls: 1, DeviceOps: int64(graph.Nodes())}); got != want {
 			t.Errorf("launch %d counted %+v, want %+v", i, got, want)
 		}
+	}
+	must(t, d.StartProfile())
+	must(t, graph.Launch())
+	rep, err := d.StopProfile()
+	must(t, err)
+	if rep.Ops != 1 || len(rep.ByName) != 1 || rep.ByName[0].Name != "graph" {
+		t.Errorf("profile of a launch: %d operations %+v, want one, \"graph\"", rep.Ops, rep.ByName)
 	}
 	t.Logf("step: %d host calls eagerly, 1 as a graph of %d operations", eager.HostCalls, graph.Nodes())
 }
