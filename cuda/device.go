@@ -51,6 +51,7 @@ type Device struct {
 	ctx          uintptr
 	stream       uintptr
 	prof         *profile // non-nil while a profile runs (profile.go)
+	capture      *capture // non-nil while the stream is being captured (graph.go)
 	counts       Counts   // what was queued since Open or ResetCounts (profile.go)
 	mu           sync.Mutex
 	closed       bool
@@ -154,7 +155,12 @@ func (d *Device) do(f func() error) error {
 // Close waits for queued work and releases the stream, cached memory, modules, the cuBLAS
 // handle and the primary context. Buffers still allocated are freed with the context.
 func (d *Device) Close() error {
+	refused := false
 	err := d.do(func() error {
+		if err := d.refuseInCaptureLocked("close"); err != nil {
+			refused = true
+			return err
+		}
 		var errs []error
 		errs = append(errs, d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)))
 		if d.kernels != nil {
@@ -163,7 +169,7 @@ func (d *Device) Close() error {
 			}
 		}
 		if d.blas != nil {
-			errs = append(errs, d.blas.destroy())
+			errs = append(errs, d.blas.destroy(d.drv))
 		}
 		errs = append(errs, d.trimLocked())
 		for p := range d.alloc.size {
@@ -173,6 +179,9 @@ func (d *Device) Close() error {
 		errs = append(errs, d.drv.Check("cuDevicePrimaryCtxRelease", d.drv.PrimaryCtxRelease(d.dev)))
 		return errors.Join(errs...)
 	})
+	if refused {
+		return err
+	}
 	d.mu.Lock()
 	d.closed = true
 	d.mu.Unlock()
@@ -185,7 +194,12 @@ func (d *Device) Close() error {
 // Sync waits until every operation queued on the device's stream has finished; errors of
 // asynchronous kernels surface here.
 func (d *Device) Sync() error {
-	return d.do(func() error { return d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)) })
+	return d.do(func() error {
+		if err := d.refuseInCaptureLocked("sync"); err != nil {
+			return err
+		}
+		return d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream))
+	})
 }
 
 // MemInfo returns the free and total device memory in bytes.
@@ -272,7 +286,7 @@ func (d *Device) takeLocked(sz int) (DevPtr, error) {
 	}
 	var p uint64
 	r := d.drv.MemAlloc(unsafe.Pointer(&p), uintptr(sz))
-	if r == cudalib.CUDAErrorOutOfMemory && d.alloc.cached > 0 {
+	if r == cudalib.CUDAErrorOutOfMemory && d.alloc.cached > 0 && d.capture == nil { // a trim syncs: not while capturing
 		if err := d.trimLocked(); err != nil {
 			return 0, err
 		}
@@ -304,6 +318,9 @@ func (d *Device) freeLocked(p DevPtr) error {
 		}
 	}
 	d.alloc.free[sz] = append(d.alloc.free[sz], p)
+	if d.capture != nil {
+		d.capture.freed = append(d.capture.freed, p) // kept for the graph by EndCapture (graph.go)
+	}
 	d.alloc.live -= int64(sz)
 	d.alloc.cached += int64(sz)
 	return nil
@@ -313,6 +330,9 @@ func (d *Device) freeLocked(p DevPtr) error {
 func (d *Device) Trim() error { return d.do(d.trimLocked) }
 
 func (d *Device) trimLocked() error {
+	if err := d.refuseInCaptureLocked("trim"); err != nil {
+		return err
+	}
 	if d.alloc.cached == 0 {
 		return nil
 	}
@@ -367,6 +387,9 @@ func CopyToDevice[T Elem](d *Device, dst DevPtr, src []T) error {
 		return fmt.Errorf("cuda: copy of %d elements to a nil device buffer", len(src))
 	}
 	return d.do(func() error {
+		if err := d.refuseInCaptureLocked("upload"); err != nil {
+			return err
+		}
 		var pin runtime.Pinner
 		defer pin.Unpin()
 		pin.Pin(&src[0])
@@ -387,6 +410,9 @@ func CopyFromDevice[T Elem](d *Device, dst []T, src DevPtr) error {
 		return fmt.Errorf("cuda: copy of %d elements from a nil device buffer", len(dst))
 	}
 	return d.do(func() error {
+		if err := d.refuseInCaptureLocked("download"); err != nil {
+			return err
+		}
 		var pin runtime.Pinner
 		defer pin.Unpin()
 		pin.Pin(&dst[0])
@@ -439,6 +465,9 @@ func (d *Device) Record() (*Event, error) {
 		return nil, fmt.Errorf("cuda: %s has no usable event functions", d.DriverPath)
 	}
 	err := d.do(func() error {
+		if err := d.refuseInCaptureLocked("event record"); err != nil {
+			return err
+		}
 		if err := d.drv.Check("cuEventCreate", d.drv.EventCreate(unsafe.Pointer(&ev.e), 0)); err != nil {
 			return err
 		}

@@ -6,6 +6,9 @@
 // nn op, forward and backward (ops.go); matrix products go to cuBLAS (gemm.go). Every kernel
 // file names its CPU twin in ops/, and the GPU tests compare each op with that twin.
 //
+// BeginCapture and EndCapture record the operations queued between them as a CUDA graph, which
+// Graph.Launch replays with one host call (graph.go), on a GPU and on the emulated GPU alike.
+//
 // OpenEmulator gives the same Device on the emulated GPU of package cuda/emu: the real kernels
 // compiled as C++ and run on CPU threads, behind the driver's and cuBLAS's function tables.
 //

@@ -22,6 +22,10 @@ func OpenEmulator(o emu.Options) (*Device, error) {
 	d.alloc.free = map[int][]DevPtr{}
 	d.alloc.size = map[DevPtr]int{}
 	d.blas = &cublasHandle{lib: e.CUBLAS(), h: 1}
+	if err := d.setWorkspaceLocked(d.blas); err != nil {
+		e.Close()
+		return nil, err
+	}
 	k := &Kernels{d: d, Target: "the CPU (" + e.Compiler() + ")", fns: map[string]uintptr{}, sigs: map[string]string{}}
 	for _, s := range kernels.Sigs {
 		if fn, ok := e.Function(s.Name); ok {

@@ -12,16 +12,54 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
-// cublasHandle is a cuBLAS handle bound to a device's context and stream.
+// cublasHandle is a cuBLAS handle bound to a device's context and stream, with its workspace.
 type cublasHandle struct {
 	lib *cudalib.CUBLAS
 	h   uintptr
+	ws  uint64 // the workspace given to cuBLAS (0: cuBLAS's own pool)
 }
 
-func (h *cublasHandle) destroy() error {
+// destroy releases the handle, then its workspace.
+func (h *cublasHandle) destroy(drv *cudalib.Driver) error {
 	if r := h.lib.Destroy(h.h); r != 0 {
 		return fmt.Errorf("cuda: cublasDestroy: status %d", r)
 	}
+	if h.ws != 0 {
+		return drv.Check("cuMemFree (cuBLAS workspace)", drv.MemFree(h.ws))
+	}
+	return nil
+}
+
+// blasWorkspaceBytes is the workspace given to cuBLAS: NVIDIA's recommendation, 32 MiB on
+// Hopper and newer (compute capability 9.0 and up), 4 MiB before, the sizes of cuBLAS's own
+// default pool. cuBLAS 12 needs a workspace of the caller's to be captured into a CUDA graph
+// safely (its own pool is allocated outside the stream's order); with one, a product picks the
+// same algorithm captured and eager, so a replay gives the bits eager work gives.
+func blasWorkspaceBytes(cc int) int {
+	if cc >= 90 {
+		return 32 << 20
+	}
+	return 4 << 20
+}
+
+// setWorkspaceLocked allocates the handle's workspace (from the driver, outside the caching
+// allocator: it lives as long as the handle and is not the allocator's to count) and gives it
+// to cuBLAS, where the library has cublasSetWorkspace. It must come after cublasSetStream,
+// which puts the handle back on cuBLAS's own pool. The caller holds the device.
+func (d *Device) setWorkspaceLocked(h *cublasHandle) error {
+	if h.lib.SetWorkspace == nil {
+		return nil // an old cuBLAS: eager products are unaffected; see BeginCapture
+	}
+	n := blasWorkspaceBytes(d.CC)
+	var p uint64
+	if err := d.drv.Check(fmt.Sprintf("cuMemAlloc (cuBLAS workspace, %d bytes)", n), d.drv.MemAlloc(unsafe.Pointer(&p), uintptr(n))); err != nil {
+		return err
+	}
+	if r := h.lib.SetWorkspace(h.h, p, uintptr(n)); r != 0 {
+		d.drv.MemFree(p)
+		return fmt.Errorf("cuda: cublasSetWorkspace (%s, %d bytes): status %d", h.lib.Path, n, r)
+	}
+	h.ws = p
 	return nil
 }
 
@@ -45,6 +83,10 @@ func (d *Device) blasLocked() (*cublasHandle, error) {
 	if r := lib.SetMathMode(h.h, cudalib.CublasDefaultMath); r != 0 {
 		lib.Destroy(h.h)
 		return nil, fmt.Errorf("cuda: cublasSetMathMode (%s): status %d", lib.Path, r)
+	}
+	if err := d.setWorkspaceLocked(h); err != nil {
+		lib.Destroy(h.h)
+		return nil, err
 	}
 	d.blas = h
 	return h, nil

@@ -53,6 +53,9 @@ func (d *Device) StartProfile() error {
 		if d.prof != nil {
 			return fmt.Errorf("cuda: a profile is already running")
 		}
+		if err := d.refuseInCaptureLocked("profile"); err != nil {
+			return err
+		}
 		d.prof = &profile{t0: time.Now()}
 		return nil
 	})
@@ -121,8 +124,9 @@ func (d *Device) StopProfile() (*ProfileReport, error) {
 
 // Counts is what was queued on the device's stream: HostCalls, the calls into the driver or
 // cuBLAS that each queue work (a kernel launch, a matrix product, a fill, a copy, an upload, a
-// download); DeviceOps, the operations the device runs for them (one each). Events, stream
-// synchronisation and allocation are not counted.
+// download, a graph launch); DeviceOps, the operations the device runs for them (one each; a
+// graph launch, the graph's Nodes). Operations captured into a graph are counted at each of its
+// launches, not at capture. Events, stream synchronisation and allocation are not counted.
 type Counts struct {
 	HostCalls, DeviceOps int64
 }
@@ -141,9 +145,22 @@ func (d *Device) Counts() Counts {
 
 // timedLocked runs f, which queues one operation called name: it counts it and, while a profile
 // runs, puts it between a pair of events. The caller holds the device.
-func (d *Device) timedLocked(name string, f func() error) error {
+func (d *Device) timedLocked(name string, f func() error) error { return d.queueLocked(name, 1, f) }
+
+// queueLocked runs f, which makes one host call that queues ops device operations (a graph
+// launch queues its nodes). While the stream is being captured f records its operation into
+// the graph instead of queuing it: nothing runs, so nothing is counted on the device; the
+// graph counts its operations at each launch (graph.go).
+func (d *Device) queueLocked(name string, ops int64, f func() error) error {
+	if c := d.capture; c != nil {
+		if err := f(); err != nil {
+			return err
+		}
+		c.nodes++
+		return nil
+	}
 	d.counts.HostCalls++
-	d.counts.DeviceOps++
+	d.counts.DeviceOps += ops
 	p := d.prof
 	if p == nil {
 		return f()

@@ -34,6 +34,10 @@ type CUBLAS struct {
 	SetMathMode func(h uintptr, mode int32) int32
 	Sgemm       func(h uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32
 	GetProperty func(t int32, v unsafe.Pointer) int32
+	// SetWorkspace is cublasSetWorkspace_v2 (cuBLAS 11.0 and later; nil where the library
+	// lacks it): the device memory cuBLAS uses for its scratch instead of its own pool, which
+	// is what makes a matrix product safe to capture into a CUDA graph.
+	SetWorkspace func(h uintptr, ws uint64, size uintptr) int32
 }
 
 var cublasNames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
@@ -131,6 +135,9 @@ func bindCUBLAS(path string) (*CUBLAS, error) {
 	}); err != nil {
 		b.close()
 		return nil, err
+	}
+	if lib.bind(&b.SetWorkspace, "cublasSetWorkspace_v2") != nil {
+		b.SetWorkspace = nil // optional: only graph capture needs it
 	}
 	var maj, min int32
 	if r := b.GetProperty(CublasPropMajor, unsafe.Pointer(&maj)); r != 0 {

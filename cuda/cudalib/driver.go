@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime"
+	"strings"
 	"sync"
 	"unsafe"
 )
@@ -17,6 +18,11 @@ const (
 	cudaErrNoDevice       = 100
 	cudaErrUnsupportedPTX = 222
 )
+
+// StreamCaptureModeRelaxed is CU_STREAM_CAPTURE_MODE_RELAXED: a capture that does not forbid
+// potentially unsafe calls (cuMemAlloc, …) in other threads. The package's capture needs it
+// because each Device call may run on another OS thread than the one that began the capture.
+const StreamCaptureModeRelaxed = 2
 
 // Device attributes (CUdevice_attribute).
 const (
@@ -78,6 +84,17 @@ type Driver struct {
 	EventDestroy       func(e uintptr) int32
 	GetErrorName       func(r int32, s **byte) int32
 	GetErrorString     func(r int32, s **byte) int32
+
+	// CUDA graphs (stream capture and replay; graph.go). Optional: a driver older than CUDA
+	// 11.4 lacks cuGraphInstantiateWithFlags (and the _v2 fallback) or the capture calls, and
+	// still computes. A nil StreamBeginCapture means no graphs; GraphsMissing says why.
+	StreamBeginCapture func(s uintptr, mode uint32) int32
+	StreamEndCapture   func(s uintptr, graph unsafe.Pointer) int32
+	GraphInstantiate   func(exec unsafe.Pointer, graph uintptr, flags uint64) int32
+	GraphLaunch        func(exec, s uintptr) int32
+	GraphExecDestroy   func(exec uintptr) int32
+	GraphDestroy       func(graph uintptr) int32
+	GraphsMissing      string
 }
 
 var (
@@ -196,7 +213,30 @@ func bindDriver(lib *library) (*Driver, error) {
 		lib.bind(&d.EventSynchronize, "cuEventSynchronize"), lib.bind(&d.EventDestroy, "cuEventDestroy_v2")) != nil {
 		d.EventCreate = nil
 	}
+	bindGraphs(d, lib)
 	return d, nil
+}
+
+// bindGraphs binds the graph functions, all or none (GraphsMissing then names what is missing).
+// cuGraphInstantiate has had two forms: CUDA 11's cuGraphInstantiate_v2 (error node and log
+// buffer) and, since 11.4, cuGraphInstantiateWithFlags, which CUDA 12's header maps
+// cuGraphInstantiate to; the flags form is used where the driver exports it.
+func bindGraphs(d *Driver, lib *library) {
+	inst := lib.bind(&d.GraphInstantiate, "cuGraphInstantiateWithFlags")
+	if inst != nil {
+		var v2 func(exec unsafe.Pointer, graph uintptr, errNode, log unsafe.Pointer, logSize uintptr) int32
+		if lib.bind(&v2, "cuGraphInstantiate_v2") == nil {
+			inst = nil
+			d.GraphInstantiate = func(exec unsafe.Pointer, graph uintptr, _ uint64) int32 { return v2(exec, graph, nil, nil, 0) }
+		} else {
+			inst = fmt.Errorf("%w (nor cuGraphInstantiate_v2)", inst)
+		}
+	}
+	if err := errors.Join(inst, lib.bind(&d.StreamBeginCapture, "cuStreamBeginCapture_v2"), lib.bind(&d.StreamEndCapture, "cuStreamEndCapture"),
+		lib.bind(&d.GraphLaunch, "cuGraphLaunch"), lib.bind(&d.GraphExecDestroy, "cuGraphExecDestroy"), lib.bind(&d.GraphDestroy, "cuGraphDestroy")); err != nil {
+		d.StreamBeginCapture, d.StreamEndCapture, d.GraphInstantiate, d.GraphLaunch, d.GraphExecDestroy, d.GraphDestroy = nil, nil, nil, nil, nil, nil
+		d.GraphsMissing = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
 }
 
 // ErrString names a CUresult: "CUDA_ERROR_OUT_OF_MEMORY (2): out of memory".

@@ -33,6 +33,9 @@ const (
 	emuErrIllegalAddr   = 700
 	emuErrLaunchFailed  = 719
 	emuErrInvalidHandle = 400
+	emuErrIllegalState  = 401
+	emuErrCaptureUnsupp = 900 // CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED
+	emuErrCaptureInval  = 901 // CUDA_ERROR_STREAM_CAPTURE_INVALIDATED
 )
 
 var emuErrNames = map[int32]string{
@@ -42,6 +45,9 @@ var emuErrNames = map[int32]string{
 	emuErrInvalidHandle:          "CUDA_ERROR_INVALID_HANDLE",
 	emuErrIllegalAddr:            "CUDA_ERROR_ILLEGAL_ADDRESS",
 	emuErrLaunchFailed:           "CUDA_ERROR_LAUNCH_FAILED",
+	emuErrIllegalState:           "CUDA_ERROR_ILLEGAL_STATE",
+	emuErrCaptureUnsupp:          "CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED",
+	emuErrCaptureInval:           "CUDA_ERROR_STREAM_CAPTURE_INVALIDATED",
 }
 
 // emuSpan is a range of device memory, in bytes from the start of the arena.
@@ -79,6 +85,7 @@ type GPU struct {
 	names   map[int32][]byte
 	// launched counts the launches of each kernel (by index in kernels).
 	launched []int
+	graphs   emuGraphs // stream capture and the graphs made from it (graph_linux.go)
 }
 
 // NotLaunched lists the kernels of kernels.go (kernels.Sigs) that this device has never
@@ -362,28 +369,48 @@ func fillWords(b []byte, w uint32) {
 
 var faultAddr = regexp.MustCompile(`fault: signal \d+ at address 0x([0-9a-f]+)`)
 
-// launch runs kernel f (an index into e.kernels, plus 1) with the arguments cuLaunchKernel
-// would get: params points at one pointer per argument, each to its 8-byte slot.
+// emuKernelCall is one kernel launch with its argument values copied out of the caller's slots.
+type emuKernelCall struct {
+	id                     int
+	gx, gy, gz, bx, by, bz uint32
+	shmem                  uint32
+	slots                  []uint64
+}
+
+// launch queues kernel f (an index into e.kernels, plus 1) with the arguments cuLaunchKernel
+// would get: params points at one pointer per argument, each to its 8-byte slot. The values
+// are copied at once, as the driver does (the caller may reuse its slots when this returns).
 func (e *GPU) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, params unsafe.Pointer) int32 {
 	id := int(f) - 1
 	if id < 0 || id >= len(e.kernels) {
 		return e.fail(emuErrInvalidHandle, "no kernel with handle %d", f)
 	}
-	k := e.kernels[id]
-	e.launched[id]++
-	slots := make([]uint64, len(k.kinds))
-	if len(slots) > 0 {
-		ptrs := unsafe.Slice((*unsafe.Pointer)(params), len(slots))
-		for i := range slots {
-			slots[i] = *(*uint64)(ptrs[i])
-			if k.kinds[i] == 'p' && slots[i] != 0 {
-				if _, _, ok := e.find(slots[i]); !ok {
-					return e.fail(emuErrInvalidValue, "%s argument %d: %s", k.name, i, e.describe(slots[i]))
-				}
+	l := emuKernelCall{id: id, gx: gx, gy: gy, gz: gz, bx: bx, by: by, bz: bz, shmem: shmem, slots: make([]uint64, len(e.kernels[id].kinds))}
+	if len(l.slots) > 0 {
+		ptrs := unsafe.Slice((*unsafe.Pointer)(params), len(l.slots))
+		for i := range l.slots {
+			l.slots[i] = *(*uint64)(ptrs[i])
+		}
+	}
+	return e.enqueue(e.kernels[id].name, func(dry bool) int32 { return e.runLaunch(l, dry) })
+}
+
+// runLaunch checks that every pointer argument lies in a live buffer and, unless dry, runs the
+// kernel in the kernel process.
+func (e *GPU) runLaunch(l emuKernelCall, dry bool) int32 {
+	k := e.kernels[l.id]
+	for i, v := range l.slots {
+		if k.kinds[i] == 'p' && v != 0 {
+			if _, _, ok := e.find(v); !ok {
+				return e.fail(emuErrInvalidValue, "%s argument %d: %s", k.name, i, e.describe(v))
 			}
 		}
 	}
-	st, msg, err := e.proc.call(request(emuLaunch, uint32(id), gx, gy, gz, bx, by, bz, shmem, uint32(len(slots)), slots))
+	if dry {
+		return cudalib.CUDASuccess
+	}
+	e.launched[l.id]++
+	st, msg, err := e.proc.call(request(emuLaunch, uint32(l.id), l.gx, l.gy, l.gz, l.bx, l.by, l.bz, l.shmem, uint32(len(l.slots)), l.slots))
 	if err != nil {
 		detail := err.Error()
 		if m := faultAddr.FindStringSubmatch(detail); m != nil {
@@ -395,6 +422,34 @@ func (e *GPU) launch(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, params uns
 	}
 	if st != 0 {
 		return e.fail(emuErrInvalidValue, "%s", msg)
+	}
+	return cudalib.CUDASuccess
+}
+
+// memset sets n 4-byte words at dst to v (cuMemsetD32Async); dry only checks.
+func (e *GPU) memset(dst uint64, v uint32, n uintptr, dry bool) int32 {
+	b, err := e.bytesAt(dst, 4*uint64(n))
+	if err != nil {
+		return e.fail(emuErrInvalidValue, "cuMemsetD32: %v", err)
+	}
+	if !dry {
+		fillWords(b, v)
+	}
+	return cudalib.CUDASuccess
+}
+
+// copyDtoD copies size bytes from src to dst (cuMemcpyDtoDAsync); dry only checks.
+func (e *GPU) copyDtoD(dst, src uint64, size uintptr, dry bool) int32 {
+	to, err := e.bytesAt(dst, uint64(size))
+	if err != nil {
+		return e.fail(emuErrInvalidValue, "cuMemcpyDtoD destination: %v", err)
+	}
+	from, err := e.bytesAt(src, uint64(size))
+	if err != nil {
+		return e.fail(emuErrInvalidValue, "cuMemcpyDtoD source: %v", err)
+	}
+	if !dry {
+		copy(to, from)
 	}
 	return cudalib.CUDASuccess
 }
@@ -431,6 +486,9 @@ func (e *GPU) Driver() *cudalib.Driver {
 	d.StreamCreate = func(s unsafe.Pointer, _ uint32) int32 { *(*uintptr)(s) = 1; return ok() }
 	d.StreamDestroy = func(uintptr) int32 { return ok() }
 	d.StreamSynchronize = func(uintptr) int32 {
+		if r := e.refuseInCapture("cuStreamSynchronize"); r != cudalib.CUDASuccess {
+			return r
+		}
 		if e.proc.dead != nil {
 			return e.fail(emuErrLaunchFailed, "%v", e.proc.dead)
 		}
@@ -449,6 +507,9 @@ func (e *GPU) Driver() *cudalib.Driver {
 		return ok()
 	}
 	d.MemcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, _ uintptr) int32 {
+		if r := e.refuseInCapture("cuMemcpyHtoDAsync (host memory)"); r != cudalib.CUDASuccess {
+			return r
+		}
 		b, err := e.bytesAt(dst, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyHtoD: %v", err)
@@ -457,6 +518,9 @@ func (e *GPU) Driver() *cudalib.Driver {
 		return ok()
 	}
 	d.MemcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, _ uintptr) int32 {
+		if r := e.refuseInCapture("cuMemcpyDtoHAsync (host memory)"); r != cudalib.CUDASuccess {
+			return r
+		}
 		b, err := e.bytesAt(src, uint64(size))
 		if err != nil {
 			return e.fail(emuErrInvalidValue, "cuMemcpyDtoH: %v", err)
@@ -465,24 +529,10 @@ func (e *GPU) Driver() *cudalib.Driver {
 		return ok()
 	}
 	d.MemcpyDtoDAsync = func(dst, src uint64, size uintptr, _ uintptr) int32 {
-		to, err := e.bytesAt(dst, uint64(size))
-		if err != nil {
-			return e.fail(emuErrInvalidValue, "cuMemcpyDtoD destination: %v", err)
-		}
-		from, err := e.bytesAt(src, uint64(size))
-		if err != nil {
-			return e.fail(emuErrInvalidValue, "cuMemcpyDtoD source: %v", err)
-		}
-		copy(to, from)
-		return ok()
+		return e.enqueue("cuMemcpyDtoDAsync", func(dry bool) int32 { return e.copyDtoD(dst, src, size, dry) })
 	}
 	d.MemsetD32Async = func(dst uint64, v uint32, n uintptr, _ uintptr) int32 {
-		b, err := e.bytesAt(dst, 4*uint64(n))
-		if err != nil {
-			return e.fail(emuErrInvalidValue, "cuMemsetD32: %v", err)
-		}
-		fillWords(b, v)
-		return ok()
+		return e.enqueue("cuMemsetD32Async", func(dry bool) int32 { return e.memset(dst, v, n, dry) })
 	}
 	d.ModuleUnload = func(uintptr) int32 { return ok() }
 	d.LaunchKernel = func(f uintptr, gx, gy, gz, bx, by, bz, shmem uint32, _ uintptr, params, _ unsafe.Pointer) int32 {
@@ -502,6 +552,7 @@ func (e *GPU) Driver() *cudalib.Driver {
 	d.EventDestroy = func(ev uintptr) int32 { delete(e.events, ev); return ok() }
 	d.GetErrorName = e.errName
 	d.GetErrorString = e.errString
+	e.graphDriver(d)
 	return d
 }
 
@@ -517,13 +568,42 @@ func (e *GPU) CUBLAS() *cudalib.CUBLAS {
 		return 0
 	}
 	c.Sgemm = e.sgemm
+	c.SetWorkspace = e.setWorkspace
 	return c
 }
 
-// sgemm is cublasSgemm: column-major C [m, n] = α·op(A)·op(B) + β·C with host scalars.
-// Status 7 is CUBLAS_STATUS_INVALID_VALUE, 14 CUBLAS_STATUS_INTERNAL_ERROR (an operand
-// outside its buffer).
+// sgemm is cublasSgemm: column-major C [m, n] = α·op(A)·op(B) + β·C with host scalars, which
+// are read now (as cuBLAS does: under capture they become the kernel's arguments).
 func (e *GPU) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32 {
+	al, be := *(*float32)(alpha), *(*float32)(beta)
+	g := emuGemm{ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc}
+	if e.graphs.capturing && e.graphs.ws == 0 {
+		// cuBLAS 12 and later need a workspace of the caller's (cublasSetWorkspace) to be
+		// captured safely: the emulator insists, so a device that forgot it fails here.
+		return 15 // CUBLAS_STATUS_NOT_SUPPORTED
+	}
+	return e.enqueue("cublasSgemm", func(dry bool) int32 { return e.runSgemm(g, dry) })
+}
+
+// emuGemm is one cublasSgemm call with its scalars' values.
+type emuGemm struct {
+	ta, tb  int32
+	m, n, k int32
+	alpha   float32
+	a       uint64
+	lda     int32
+	b       uint64
+	ldb     int32
+	beta    float32
+	c       uint64
+	ldc     int32
+}
+
+// runSgemm checks the operands and, unless dry, computes the product. Status 7 is
+// CUBLAS_STATUS_INVALID_VALUE, 14 CUBLAS_STATUS_INTERNAL_ERROR (an operand outside its buffer,
+// described in the error string of the driver table).
+func (e *GPU) runSgemm(g emuGemm, dry bool) int32 {
+	m, n, k := g.m, g.n, g.k
 	if m < 0 || n < 0 || k < 0 {
 		return 7
 	}
@@ -532,30 +612,36 @@ func (e *GPU) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer
 	}
 	// Stored (column-major) shapes: A is m×k, or k×m when transposed; B is k×n, or n×k.
 	aRows, aCols := m, k
-	if ta == cudalib.CublasOpT {
+	if g.ta == cudalib.CublasOpT {
 		aRows, aCols = k, m
 	}
 	bRows, bCols := k, n
-	if tb == cudalib.CublasOpT {
+	if g.tb == cudalib.CublasOpT {
 		bRows, bCols = n, k
 	}
-	if lda < max(1, aRows) || ldb < max(1, bRows) || ldc < max(1, m) {
+	if g.lda < max(1, aRows) || g.ldb < max(1, bRows) || g.ldc < max(1, m) {
 		return 7
 	}
-	view := func(p uint64, rows, cols, ld int32) []float32 {
+	var bad error
+	view := func(name string, p uint64, rows, cols, ld int32) []float32 {
 		if rows == 0 || cols == 0 {
 			return nil
 		}
 		n := uint64(cols-1)*uint64(ld) + uint64(rows)
 		bs, err := e.bytesAt(p, 4*n)
 		if err != nil {
+			bad = fmt.Errorf("cublasSgemm operand %s: %v", name, err)
 			return nil
 		}
 		return unsafe.Slice((*float32)(unsafe.Pointer(&bs[0])), n)
 	}
-	av, bv, cv := view(a, aRows, aCols, lda), view(b, bRows, bCols, ldb), view(c, m, n, ldc)
+	av, bv, cv := view("A", g.a, aRows, aCols, g.lda), view("B", g.b, bRows, bCols, g.ldb), view("C", g.c, m, n, g.ldc)
 	if cv == nil || (k > 0 && (av == nil || bv == nil)) {
+		e.fail(emuErrInvalidValue, "%v", bad)
 		return 14
+	}
+	if dry {
+		return 0
 	}
 	// Column-major C = op(A)·op(B) is row-major Cᵀ = op(B)ᵀ·op(A)ᵀ over the same memory, with
 	// the same transposition flags: one row-major sgemm.
@@ -565,7 +651,7 @@ func (e *GPU) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer
 		}
 		return blas.NoTrans
 	}
-	gonum.Implementation{}.Sgemm(flag(tb), flag(ta), int(n), int(m), int(k), *(*float32)(alpha), bv, int(ldb), av, int(lda), *(*float32)(beta), cv, int(ldc))
+	gonum.Implementation{}.Sgemm(flag(g.tb), flag(g.ta), int(n), int(m), int(k), g.alpha, bv, int(g.ldb), av, int(g.lda), g.beta, cv, int(g.ldc))
 	return 0
 }
 
