@@ -2,6 +2,7 @@ package gpuexec
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
@@ -210,22 +211,42 @@ func (e *Exec) Close() {
 // activation slots; Result holds the loss and then the prediction (the steps write them there,
 // or CopyResults copies them).
 type Program struct {
-	Plan   *Plan
-	Feed   prog.Feed
-	Label  string        // for errors: which program (a bucket)
-	idx    []cuda.DevPtr // by index input: int32 entries (0: not read)
-	idxW   []cuda.DevPtr // float32 weights (weighted indexes)
-	mask   []cuda.DevPtr // by mask input: int32, 1 on kept rows (0: not read)
-	bn     []*BNBuf      // by state: a batch norm's running statistics (nil otherwise)
-	vals   map[int]cuda.DevPtr
-	slots  []cuda.DevPtr // during a run
-	offs   []int         // each slot's offset in the activation arena (slotAlign elements apart)
-	need   int           // the arena this program needs, in elements
-	grads  cuda.DevPtr   // the gradient buffer (Plan.GradElems; 0 for none)
-	Result cuda.DevPtr
-	wbuf   []float32
-	kbuf   []int32
+	Plan  *Plan
+	Feed  prog.Feed
+	Label string        // for errors: which program (a bucket)
+	idx   []cuda.DevPtr // by index input: int32 entries (0: not read)
+	idxW  []cuda.DevPtr // float32 weights (weighted indexes)
+	mask  []cuda.DevPtr // by mask input: int32, 1 on kept rows (0: not read)
+	bn    []*BNBuf      // by state: a batch norm's running statistics (nil otherwise)
+	vals  map[int]cuda.DevPtr
+	// in is the input buffer: every index, weight, mask and dense input of a batch, each
+	// region slotAlign-aligned, uploaded by Stage in one copy from stage (its host image).
+	in      cuda.DevPtr
+	regions []region
+	stage   []int32
+	static  []cuda.DevPtr // the static values' buffers
+	slots   []cuda.DevPtr // during a run
+	offs    []int         // each slot's offset in the activation arena (slotAlign elements apart)
+	need    int           // the arena this program needs, in elements
+	grads   cuda.DevPtr   // the gradient buffer (Plan.GradElems; 0 for none)
+	Result  cuda.DevPtr
 }
+
+// region is a part of a program's input buffer: what it holds and where.
+type region struct {
+	kind   regionKind
+	i      int // the index, mask or value
+	off, n int // in 4-byte elements
+}
+
+type regionKind int
+
+const (
+	regIndex regionKind = iota
+	regWeights
+	regMask
+	regInput
+)
 
 // NewProgram allocates a plan's buffers and uploads its static values. Every parameter and
 // batch norm the plan reads must be on the device already (AddParam, AddBN).
@@ -247,25 +268,23 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 		}
 		return p, nil
 	}
-	var err error
+	size := 0
+	add := func(k regionKind, i, n int) {
+		pr.regions = append(pr.regions, region{kind: k, i: i, off: size, n: n})
+		size += (max(n, 1) + slotAlign - 1) / slotAlign * slotAlign
+	}
 	for i, ix := range pg.Indexes {
 		if pl.IndexRows[i] < 0 {
 			continue
 		}
-		if pr.idx[i], err = alloc(ix.Len, "index "+ix.Name); err != nil {
-			return nil, err
-		}
+		add(regIndex, i, ix.Len)
 		if ix.Weighted {
-			if pr.idxW[i], err = alloc(ix.Len, "weights of index "+ix.Name); err != nil {
-				return nil, err
-			}
+			add(regWeights, i, ix.Len)
 		}
 	}
 	for i, m := range pg.Masks {
 		if pl.Masks[i] {
-			if pr.mask[i], err = alloc(m.Len, "mask "+m.Name); err != nil {
-				return nil, err
-			}
+			add(regMask, i, m.Len)
 		}
 	}
 	for i, v := range pl.Vals {
@@ -274,17 +293,36 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 			if pb := e.Params[v.Param]; pb == nil || pb.N != v.Elems {
 				return nil, fmt.Errorf("gpu: %s: parameter %q of %d values is not on the device", label, v.Param, v.Elems)
 			}
-		case FromInput, FromStatic:
+		case FromInput:
+			add(regInput, i, v.Elems)
+		case FromStatic:
 			p, err := alloc(v.Elems, v.Name)
 			if err != nil {
 				return nil, err
 			}
 			pr.vals[i] = p
-			if v.Src == FromStatic {
-				if err := e.B.UploadF32(p, v.Host); err != nil {
-					return nil, fmt.Errorf("gpu: uploading %s: %w", v.Name, err)
-				}
+			pr.static = append(pr.static, p)
+			if err := e.B.UploadF32(p, v.Host); err != nil {
+				return nil, fmt.Errorf("gpu: uploading %s: %w", v.Name, err)
 			}
+		}
+	}
+	var err error
+	if pr.in, err = alloc(size, "the batch's inputs"); err != nil {
+		return nil, err
+	}
+	pr.stage = make([]int32, size)
+	for _, r := range pr.regions {
+		p := e.B.Offset(pr.in, r.off)
+		switch r.kind {
+		case regIndex:
+			pr.idx[r.i] = p
+		case regWeights:
+			pr.idxW[r.i] = p
+		case regMask:
+			pr.mask[r.i] = p
+		case regInput:
+			pr.vals[r.i] = p
 		}
 	}
 	for _, st := range pl.Steps {
@@ -317,77 +355,60 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 // the driver aligns its allocations (cuBLAS and vectorised kernels rely on aligned buffers).
 const slotAlign = 64
 
-// FreeProgram frees a program's buffers (Release its slots first).
+// FreeProgram frees a program's buffers.
 func (e *Exec) FreeProgram(pr *Program) {
-	for _, ps := range [][]cuda.DevPtr{pr.idx, pr.idxW, pr.mask} {
-		for i, p := range ps {
-			if p != 0 {
-				_ = e.B.Free(p)
-				ps[i] = 0
-			}
-		}
-	}
-	for _, p := range pr.vals {
+	for _, p := range append(pr.static, pr.in, pr.Result, pr.grads) {
 		_ = e.B.Free(p)
 	}
-	_ = e.B.Free(pr.Result)
-	_ = e.B.Free(pr.grads)
-	pr.vals, pr.Result, pr.grads = nil, 0, 0
+	clear(pr.idx)
+	clear(pr.idxW)
+	clear(pr.mask)
+	pr.vals, pr.static, pr.in, pr.Result, pr.grads = nil, nil, 0, 0, 0
 }
 
-// Stage checks the program's freshly loaded feed and queues its upload.
+// Stage checks the program's freshly loaded feed and queues its upload: every index, weight,
+// mask and dense input in one copy.
 func (e *Exec) Stage(pr *Program) error {
 	pl := pr.Plan
-	for i, ix := range pl.Prog.Indexes {
-		if pl.IndexRows[i] < 0 {
-			continue
-		}
-		idx, w := pr.Feed.Index(i)
-		if err := ix.Check(idx, w, pl.IndexRows[i]); err != nil {
-			return fmt.Errorf("gpu: %w", err)
-		}
-		if err := e.B.UploadI32(pr.idx[i], idx); err != nil {
-			return fmt.Errorf("gpu: uploading index %q: %w", ix.Name, err)
-		}
-		if ix.Weighted {
-			pr.wbuf = Grow(pr.wbuf, len(w))
+	for _, r := range pr.regions {
+		dst := pr.stage[r.off : r.off+r.n]
+		switch r.kind {
+		case regIndex:
+			ix := &pl.Prog.Indexes[r.i]
+			idx, w := pr.Feed.Index(r.i)
+			if err := ix.Check(idx, w, pl.IndexRows[r.i]); err != nil {
+				return fmt.Errorf("gpu: %w", err)
+			}
+			copy(dst, idx)
+		case regWeights:
+			_, w := pr.Feed.Index(r.i)
 			for j, x := range w {
-				pr.wbuf[j] = float32(x)
+				dst[j] = int32(math.Float32bits(float32(x)))
 			}
-			if err := e.B.UploadF32(pr.idxW[i], pr.wbuf); err != nil {
-				return fmt.Errorf("gpu: uploading the weights of index %q: %w", ix.Name, err)
+		case regMask:
+			keep := pr.Feed.Mask(r.i)
+			if len(keep) != r.n {
+				return fmt.Errorf("gpu: mask %q: %d rows, want %d", pl.Prog.Masks[r.i].Name, len(keep), r.n)
 			}
-		}
-	}
-	for i, m := range pl.Prog.Masks {
-		if !pl.Masks[i] {
-			continue
-		}
-		keep := pr.Feed.Mask(i)
-		if cap(pr.kbuf) < len(keep) {
-			pr.kbuf = make([]int32, len(keep))
-		}
-		kb := pr.kbuf[:len(keep)]
-		for j, k := range keep {
-			kb[j] = 0
-			if k {
-				kb[j] = 1
+			for j, k := range keep {
+				dst[j] = 0
+				if k {
+					dst[j] = 1
+				}
 			}
-		}
-		if err := e.B.UploadI32(pr.mask[i], kb); err != nil {
-			return fmt.Errorf("gpu: uploading mask %q: %w", m.Name, err)
-		}
-	}
-	for i, v := range pl.Vals {
-		if v.Src == FromInput {
-			xs, ok := pr.Feed.Input(i).([]float32)
+		case regInput:
+			v := &pl.Vals[r.i]
+			xs, ok := pr.Feed.Input(r.i).([]float32)
 			if !ok || len(xs) != v.Elems {
 				return fmt.Errorf("gpu: input %s: want %d float32 values", v.Name, v.Elems)
 			}
-			if err := e.B.UploadF32(pr.vals[i], xs); err != nil {
-				return fmt.Errorf("gpu: uploading input %s: %w", v.Name, err)
+			for j, x := range xs {
+				dst[j] = int32(math.Float32bits(x))
 			}
 		}
+	}
+	if err := e.B.UploadI32(pr.in, pr.stage); err != nil {
+		return fmt.Errorf("gpu: uploading the batch's inputs (%s): %w", pr.Label, err)
 	}
 	return nil
 }
