@@ -138,12 +138,18 @@ type pair struct {
 
 func newPair(t *testing.T, c modelCase, b gpuexec.Backend, bucket nn.Bucket) *pair {
 	t.Helper()
+	return newPairBuckets(t, c, b, []nn.Bucket{bucket})
+}
+
+// newPairBuckets is newPair on several buckets.
+func newPairBuckets(t *testing.T, c modelCase, b gpuexec.Backend, buckets []nn.Bucket) *pair {
+	t.Helper()
 	mk := func() *nn.Trainer {
 		p, err := nn.NewParams(tensor.Float32, 7)
 		if err != nil {
 			t.Fatal(err)
 		}
-		tr, err := nn.NewTrainer(p, c.build, []nn.Bucket{bucket}, 1e-3)
+		tr, err := nn.NewTrainer(p, c.build, buckets, 1e-3)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -2,7 +2,9 @@ package gpu
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
@@ -52,12 +54,24 @@ func NewTrainer(t *nn.Trainer, b gpuexec.Backend) (*Trainer, error) {
 	}
 	g := &Trainer{T: t, x: gpuexec.New(b), bn: map[string]*ops.BNState{},
 		train: make([]*program, len(t.Buckets)), eval: make([]*program, len(t.Buckets))}
+	g.x.Graphs = GraphsEnabled()
 	if err := g.Upload(); err != nil {
 		g.Close()
 		return nil, err
 	}
 	return g, nil
 }
+
+// EnvGraphs set to 0 makes the device trainer queue every step launch by launch instead of
+// replaying each program's captured graph (gpuexec.Exec.Graphs): for comparisons and as a way
+// round a driver whose graphs misbehave.
+const EnvGraphs = "REWIREGNN_CUDA_GRAPHS"
+
+// GraphsEnabled reports whether trainers replay captured graphs: unless EnvGraphs is 0.
+func GraphsEnabled() bool { return strings.TrimSpace(os.Getenv(EnvGraphs)) != "0" }
+
+// SetGraphs turns the replay of captured graphs on or off (NewTrainer sets GraphsEnabled).
+func (t *Trainer) SetGraphs(on bool) { t.x.Graphs = on }
 
 // Backend is the device the trainer runs on.
 func (t *Trainer) Backend() gpuexec.Backend { return t.x.B }
@@ -435,14 +449,16 @@ func (t *Trainer) Launch(bt *data.Batch) error {
 	t.staged = nil
 	t.T.P.SetTraining(true)
 	t.T.P.Step++
-	if err := t.setStep(); err != nil {
+	st := t.T.Opt.State()
+	st.Step++
+	t.T.Opt.SetState(st)
+	if err := t.setStep(st.Step); err != nil {
 		return err
 	}
-	if err := t.x.Run(pr.Program); err != nil {
-		t.x.Release(pr.Program)
+	if err := t.prepareAdam(pr); err != nil {
 		return err
 	}
-	if err := t.adam(pr); err != nil {
+	if err := t.x.Run(pr.Program, func() error { return t.adam(pr) }); err != nil {
 		t.x.Release(pr.Program)
 		return err
 	}
@@ -491,11 +507,11 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 	if err := t.x.Stage(pr.Program); err != nil {
 		return 0, nil, err
 	}
-	if err := t.setStep(); err != nil {
+	if err := t.setStep(t.T.Opt.State().Step + 1); err != nil {
 		return 0, nil, err
 	}
 	defer t.x.Release(pr.Program)
-	if err := t.x.Run(pr.Program); err != nil {
+	if err := t.x.Run(pr.Program, nil); err != nil {
 		return 0, nil, err
 	}
 	grads := map[string][]float32{}
@@ -511,12 +527,12 @@ func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, erro
 }
 
 // setStep queues the upload of the coming step's scalars (cuda.StepScalars): Adam's learning
-// rate and bias corrections of the optimiser's next update, and the dropout mix of the host
+// rate and bias corrections of update number adamStep, and the dropout mix of the host
 // mirror's step counter (ops.DropState.StepSeed).
-func (t *Trainer) setStep() error {
+func (t *Trainer) setStep(adamStep int) error {
 	o := t.T.Opt
 	s := cuda.StepScalars{Mix: kern.Mix64(t.T.P.Step)}
-	if err := s.AdamScalars(adamOf(o), o.State().Step+1); err != nil {
+	if err := s.AdamScalars(adamOf(o), adamStep); err != nil {
 		return err
 	}
 	return t.x.SetStep(s)
@@ -527,15 +543,30 @@ func adamOf(o *nn.Adam) cuda.Adam {
 	return cuda.Adam{LR: o.LR, Beta1: o.Beta1, Beta2: o.Beta2, Eps: o.Eps}
 }
 
+// prepareAdam gives every parameter the program trains Adam's moments on the device (zeros or
+// the host's), before the run: what adam queues is captured with the run and replayed.
+func (t *Trainer) prepareAdam(pr *program) error {
+	pl := pr.Plan
+	for i, name := range pl.GradNames {
+		pb, err := t.ensureMoments(name)
+		if err != nil {
+			return err
+		}
+		if n := pl.Vals[pl.Grads[i]].Elems; n != pb.N {
+			return fmt.Errorf("gpu: gradient of %q has %d values, the parameter %d", name, n, pb.N)
+		}
+	}
+	return nil
+}
+
 // adam queues one Adam update of every parameter with a gradient (reading its learning rate
-// and bias corrections from the step scalars setStep queued): one launch for each run of
-// parameters whose values, moments and gradients lie one after another (all of them when the
-// parameters were placed in the training program's order, as placeParams does).
+// and bias corrections from the step scalars setStep queued; Launch counts the step on the
+// host): one launch for each run of parameters whose values, moments and gradients lie one
+// after another (all of them when the parameters were placed in the training program's order,
+// as placeParams does). It runs as the tail of the training program's run, so a captured
+// step replays it too.
 func (t *Trainer) adam(pr *program) error {
 	pl := pr.Plan
-	st := t.T.Opt.State()
-	st.Step++
-	t.T.Opt.SetState(st)
 	hyper := adamOf(t.T.Opt)
 	var run *gpuexec.ParamBuf // the first parameter of the run
 	var runG cuda.DevPtr      // its gradient
@@ -552,15 +583,8 @@ func (t *Trainer) adam(pr *program) error {
 		return nil
 	}
 	for i, name := range pl.GradNames {
-		pb, err := t.ensureMoments(name)
-		if err != nil {
-			return err
-		}
-		g := pl.Grads[i]
-		if pl.Vals[g].Elems != pb.N {
-			return fmt.Errorf("gpu: gradient of %q has %d values, the parameter %d", name, pl.Vals[g].Elems, pb.N)
-		}
-		gp := t.x.Ptr(pr.Program, g)
+		pb := t.x.Params[name]
+		gp := t.x.Ptr(pr.Program, pl.Grads[i])
 		if n > 0 && t.x.Contiguous(last, lastG, last.N, pb, gp) {
 			n += pb.N
 		} else {
@@ -636,7 +660,7 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 		return 0, nil, err
 	}
 	defer t.x.Release(pr.Program)
-	if err := t.x.Run(pr.Program); err != nil {
+	if err := t.x.Run(pr.Program, nil); err != nil {
 		return 0, nil, err
 	}
 	return t.results(pr, bt)

@@ -67,6 +67,10 @@ type Backend interface {
 	Fill(p cuda.DevPtr, n int, v float32) error
 	// Trim hands the allocator's cached blocks back to the device (after the work queued).
 	Trim() error
+	// BeginCapture and EndCapture record the work queued between them, instead of running
+	// it, as a graph that replays it (cuda.Device.BeginCapture).
+	BeginCapture() error
+	EndCapture() (Graph, error)
 	// Offset is the address of element i of the buffer at p.
 	Offset(p cuda.DevPtr, i int) cuda.DevPtr
 	// Memory reports the high-water mark of the allocator (bytes) and, where the device can
@@ -74,6 +78,13 @@ type Backend interface {
 	Memory() (peak, used, total int64, ok bool)
 	ResetPeak()
 	String() string
+}
+
+// Graph is a captured run: Launch replays it with one host call (*cuda.Graph).
+type Graph interface {
+	Launch() error
+	Nodes() int
+	Destroy() error
 }
 
 // CUDA is the Backend of a GPU: a *cuda.Device and its compiled kernels.
@@ -121,6 +132,14 @@ func (c *CUDA) Copy(dst, src cuda.DevPtr, n int) error     { return c.Dev.Copy(d
 func (c *CUDA) Fill(p cuda.DevPtr, n int, v float32) error { return c.Dev.Fill(p, n, v) }
 func (c *CUDA) Offset(p cuda.DevPtr, i int) cuda.DevPtr    { return p + cuda.DevPtr(4*i) }
 func (c *CUDA) Trim() error                                { return c.Dev.Trim() }
+func (c *CUDA) BeginCapture() error                        { return c.Dev.BeginCapture() }
+func (c *CUDA) EndCapture() (Graph, error) {
+	g, err := c.Dev.EndCapture()
+	if err != nil {
+		return nil, err
+	}
+	return g, nil
+}
 func (c *CUDA) Memory() (peak, used, total int64, ok bool) {
 	peak = c.Dev.PeakLive()
 	free, total, err := c.Dev.MemInfo()

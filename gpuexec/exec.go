@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/prog"
@@ -26,6 +27,9 @@ type Exec struct {
 	// scal holds the step's scalars on the device (SetStep), mix their dropout mix on the host.
 	scal cuda.DevPtr
 	mix  uint64
+	// Graphs makes Run capture a program's run as a graph the first time and replay it with
+	// one launch after (see Run).
+	Graphs bool
 }
 
 // ParamBuf is a parameter on the device: its values and Adam's moments, N values each. M and V
@@ -225,6 +229,7 @@ type Program struct {
 	regions []region
 	stage   []int32
 	static  []cuda.DevPtr // the static values' buffers
+	graphs  map[graphKey]Graph
 	slots   []cuda.DevPtr // during a run
 	offs    []int         // each slot's offset in the activation arena (slotAlign elements apart)
 	need    int           // the arena this program needs, in elements
@@ -355,8 +360,12 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 // the driver aligns its allocations (cuBLAS and vectorised kernels rely on aligned buffers).
 const slotAlign = 64
 
-// FreeProgram frees a program's buffers.
+// FreeProgram frees a program's buffers and graphs.
 func (e *Exec) FreeProgram(pr *Program) {
+	for k, g := range pr.graphs {
+		_ = g.Destroy()
+		delete(pr.graphs, k)
+	}
 	for _, p := range append(pr.static, pr.in, pr.Result, pr.grads) {
 		_ = e.B.Free(p)
 	}
@@ -422,8 +431,15 @@ func Grow(s []float32, n int) []float32 {
 }
 
 // Run points the program's activation slots into the activation arena, growing it first if the
-// program needs more, and queues every step (after Stage). Release ends the run.
-func (e *Exec) Run(pr *Program) error {
+// program needs more, and queues every step (after Stage), then tail (the caller's work after
+// the steps, such as the optimiser's update; nil for none). Release ends the run.
+//
+// With Graphs set, the first run of a program is captured as a graph (and launched), and later
+// runs replay it with one launch, as long as what the capture baked in is unchanged (graphKey:
+// the arena's and the step scalars' addresses, the training switches of its batch norms and
+// dropout sites, whether it has a tail); otherwise the run is queued step by step. A replay
+// checks what the steps would have checked on the host for this batch: the batch norms' rows.
+func (e *Exec) Run(pr *Program, tail func() error) error {
 	pl := pr.Plan
 	if err := e.reserve(pr.need, pl); err != nil {
 		return err
@@ -432,9 +448,104 @@ func (e *Exec) Run(pr *Program) error {
 	for _, off := range pr.offs {
 		pr.slots = append(pr.slots, e.B.Offset(e.act, off))
 	}
+	if !e.Graphs {
+		return e.queue(pr, tail)
+	}
+	key := e.keyOf(pr, tail != nil)
+	for k, g := range pr.graphs {
+		if k.act != e.act { // captured on an arena that has since grown: stale
+			_ = g.Destroy()
+			delete(pr.graphs, k)
+		}
+	}
+	if g := pr.graphs[key]; g != nil {
+		if err := pr.checkBatchRows(); err != nil {
+			return err
+		}
+		return g.Launch()
+	}
+	g, err := e.capture(pr, tail)
+	if err != nil {
+		return err
+	}
+	if pr.graphs == nil {
+		pr.graphs = map[graphKey]Graph{}
+	}
+	pr.graphs[key] = g
+	return g.Launch()
+}
+
+// queue queues the program's steps and tail one by one.
+func (e *Exec) queue(pr *Program, tail func() error) error {
+	pl := pr.Plan
 	for i := range pl.Steps {
 		if err := e.step(pr, &pl.Steps[i]); err != nil {
 			return fmt.Errorf("gpu: step %d of %d (%s), %s: %w", i, len(pl.Steps), pl.Vals[pl.Steps[i].Outs[0]].Name, pr.Label, err)
+		}
+	}
+	if tail != nil {
+		return tail()
+	}
+	return nil
+}
+
+// capture records the program's steps and tail as a graph.
+func (e *Exec) capture(pr *Program, tail func() error) (Graph, error) {
+	if err := e.B.BeginCapture(); err != nil {
+		return nil, fmt.Errorf("gpu: capturing %s as a graph: %w", pr.Label, err)
+	}
+	qerr := e.queue(pr, tail)
+	g, err := e.B.EndCapture()
+	if qerr != nil {
+		if g != nil {
+			_ = g.Destroy()
+		}
+		return nil, qerr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("gpu: capturing %s as a graph: %w", pr.Label, err)
+	}
+	return g, nil
+}
+
+// graphKey is what a captured run depends on beyond its buffers' contents.
+type graphKey struct {
+	act, scal cuda.DevPtr
+	modes     string // the training switch of every state a step reads, in step order
+	tail      bool
+}
+
+func (e *Exec) keyOf(pr *Program, tail bool) graphKey {
+	k := graphKey{act: e.act, scal: e.scal, tail: tail}
+	var b strings.Builder
+	for _, st := range pr.Plan.Steps {
+		if s := st.Node.State; s >= 0 {
+			b.WriteByte("01"[btoi(pr.Feed.Training(s))])
+		}
+	}
+	k.modes = b.String()
+	return k
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// checkBatchRows makes the host check of the batch norms in training mode (at least two real
+// rows; dispatch makes it when it queues the step) for a replayed run.
+func (pr *Program) checkBatchRows() error {
+	pg := pr.Plan.Prog
+	for _, st := range pr.Plan.Steps {
+		if st.Kind != prog.BatchNorm && st.Kind != prog.BatchNormRelu {
+			continue
+		}
+		if s := st.Node.State; pr.Feed.Training(s) {
+			if err := prog.CheckBatchRows(pr.Feed.Mask(st.Node.Mask)); err != nil {
+				return fmt.Errorf("gpu: %s: batch norm %q: %w", pr.Label, pg.States[s].Name, err)
+			}
 		}
 	}
 	return nil
