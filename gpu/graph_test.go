@@ -1,7 +1,9 @@
 package gpu
 
 import (
+	"errors"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/data"
@@ -88,5 +90,38 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 		if !slices.Equal(replay.state[name], want) {
 			t.Errorf("%s differs between replayed and eager steps", name)
 		}
+	}
+}
+
+// noCapture is a device whose driver cannot capture graphs.
+type noCapture struct{ *gpuexec.CUDA }
+
+func (noCapture) BeginCapture() error { return errors.New("cuStreamBeginCapture: not supported") }
+
+// TestGraphCaptureFailsOver: where the device cannot capture, the trainer says so once and
+// trains launch by launch, with the same results.
+func TestGraphCaptureFailsOver(t *testing.T) {
+	c := newCase(t, encodings[0], modelSet(t, "gatedgcn")...)
+	bs, bucket := stepBatches(t, c)
+	want := newPair(t, c, emuExact(t), bucket)
+	want.g.SetGraphs(false)
+	got := newPair(t, c, noCapture{emuExact(t)}, bucket)
+	var log strings.Builder
+	got.g.Log = &log
+	for s := range 4 {
+		lw, err := want.g.Step(bs[s%len(bs)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		lg, err := got.g.Step(bs[s%len(bs)])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if lg != lw {
+			t.Fatalf("step %d: loss %v without graphs, %v launch by launch", s, lg, lw)
+		}
+	}
+	if n := strings.Count(log.String(), "not supported"); n != 1 {
+		t.Errorf("the log says %d times why graphs are off, want once: %q", n, log.String())
 	}
 }

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"slices"
 	"strings"
@@ -39,6 +40,10 @@ type Trainer struct {
 	buf     []float32
 	staged  *staged   // a batch loaded and queued ahead of its Launch
 	pending *inflight // a launched step not yet waited for
+	// Log, when set, hears once that the device could not capture a step as a graph (the
+	// trainer then queues every step launch by launch).
+	Log       io.Writer
+	graphNote bool
 }
 
 // program is a bucket's executor program and the net whose holders feed it.
@@ -69,6 +74,14 @@ const EnvGraphs = "REWIREGNN_CUDA_GRAPHS"
 
 // GraphsEnabled reports whether trainers replay captured graphs: unless EnvGraphs is 0.
 func GraphsEnabled() bool { return strings.TrimSpace(os.Getenv(EnvGraphs)) != "0" }
+
+// noteGraphs tells Log, once, why the steps are no longer replayed as graphs.
+func (t *Trainer) noteGraphs() {
+	if t.x.GraphErr != nil && !t.graphNote && t.Log != nil {
+		t.graphNote = true
+		fmt.Fprintf(t.Log, "gpu: %v; every step is queued launch by launch (as with %s=0)\n", t.x.GraphErr, EnvGraphs)
+	}
+}
 
 // SetGraphs turns the replay of captured graphs on or off (NewTrainer sets GraphsEnabled).
 func (t *Trainer) SetGraphs(on bool) { t.x.Graphs = on }
@@ -462,6 +475,7 @@ func (t *Trainer) Launch(bt *data.Batch) error {
 		t.x.Release(pr.Program)
 		return err
 	}
+	t.noteGraphs()
 	n, err := t.queueResults(pr, bt)
 	if err != nil {
 		t.x.Release(pr.Program)

@@ -1,6 +1,7 @@
 package gpuexec
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
@@ -28,8 +29,10 @@ type Exec struct {
 	scal cuda.DevPtr
 	mix  uint64
 	// Graphs makes Run capture a program's run as a graph the first time and replay it with
-	// one launch after (see Run).
-	Graphs bool
+	// one launch after (see Run). GraphErr is why a capture failed, after which Run turned
+	// Graphs off and queues every run launch by launch.
+	Graphs   bool
+	GraphErr error
 }
 
 // ParamBuf is a parameter on the device: its values and Adam's moments, N values each. M and V
@@ -466,7 +469,12 @@ func (e *Exec) Run(pr *Program, tail func() error) error {
 	}
 	g, err := e.capture(pr, tail)
 	if err != nil {
-		return err
+		var ce captureError
+		if !errors.As(err, &ce) {
+			return err
+		}
+		e.Graphs, e.GraphErr = false, err // the device cannot capture: run as before
+		return e.queue(pr, tail)
 	}
 	if pr.graphs == nil {
 		pr.graphs = map[graphKey]Graph{}
@@ -489,10 +497,11 @@ func (e *Exec) queue(pr *Program, tail func() error) error {
 	return nil
 }
 
-// capture records the program's steps and tail as a graph.
+// capture records the program's steps and tail as a graph. A failure of the capture itself
+// (not of a step) is a captureError: nothing was run, and the run can be queued as it is.
 func (e *Exec) capture(pr *Program, tail func() error) (Graph, error) {
 	if err := e.B.BeginCapture(); err != nil {
-		return nil, fmt.Errorf("gpu: capturing %s as a graph: %w", pr.Label, err)
+		return nil, captureError{fmt.Errorf("gpu: capturing %s as a graph: %w", pr.Label, err)}
 	}
 	qerr := e.queue(pr, tail)
 	g, err := e.B.EndCapture()
@@ -503,10 +512,15 @@ func (e *Exec) capture(pr *Program, tail func() error) (Graph, error) {
 		return nil, qerr
 	}
 	if err != nil {
-		return nil, fmt.Errorf("gpu: capturing %s as a graph: %w", pr.Label, err)
+		return nil, captureError{fmt.Errorf("gpu: capturing %s as a graph: %w", pr.Label, err)}
 	}
 	return g, nil
 }
+
+// captureError is a capture that failed where the run queued launch by launch would not.
+type captureError struct{ error }
+
+func (c captureError) Unwrap() error { return c.error }
 
 // graphKey is what a captured run depends on beyond its buffers' contents.
 type graphKey struct {

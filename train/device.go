@@ -73,6 +73,7 @@ func (r *run) attachDevice() error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.choice.Note, err)
 	}
+	g.Log = r.log
 	r.gpu, r.step = g, g
 	return nil
 }
