@@ -9,9 +9,12 @@ the very batches the Go run trained on (one folder per setting, see cmd/gpubench
 Eager mode, float32, no TF32, as the benchmark's own PyTorch code runs; each step copies its
 batch to the GPU and reads the loss back, as the Go trainer does.
 
-Usage: torch_gatedgcn.py [--epochs 2] [--json out.jsonl] EXPORT_DIR...
+Usage: torch_gatedgcn.py [--epochs 2] [--compile] [--json out.jsonl] EXPORT_DIR...
 Prints, per setting, seconds per epoch after one warm-up epoch and the peak GPU memory
-allocated by PyTorch.
+allocated by PyTorch. --compile times the same model under torch.compile (dynamic shapes, as
+every batch has its own node and edge counts; the warm-up epoch includes the compilation); a
+setting whose compilation fails (no C compiler for Triton, a graph break that cannot be traced)
+is reported with the error and the exit status is 1.
 """
 import argparse
 import json
@@ -113,7 +116,7 @@ class GatedGCN(nn.Module):
         return self.mlp(sums / counts.clamp(min=1).unsqueeze(1))
 
 
-def bench(folder, epochs, dev):
+def bench(folder, epochs, dev, compiled=False):
     h, batches = load(folder)
     node_vocab = max(int(b["node_cat"].max()) + 1 if b["node_cat"].numel() else 1 for b in batches)
     edge_vocab = max(int(b["edge_cat"].max()) + 1 if b["edge_cat"].numel() else 1 for b in batches)
@@ -122,13 +125,14 @@ def bench(folder, epochs, dev):
     params = sum(p.numel() for p in model.parameters())
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     classify = h["task"] == "classification"
+    run = torch.compile(model, dynamic=True) if compiled else model
 
     def epoch():
         model.train()
         total = 0.0
         for b in batches:
             g = {k: (v.to(dev, non_blocking=True) if torch.is_tensor(v) else v) for k, v in b.items()}
-            pred = model(g)
+            pred = run(g)
             loss = F.cross_entropy(pred, g["label"]) if classify else F.l1_loss(pred, g["y"])
             opt.zero_grad(set_to_none=True)
             loss.backward()
@@ -156,6 +160,7 @@ def bench(folder, epochs, dev):
         "seconds_per_epoch": sum(times) / len(times), "epochs_seconds": times,
         "peak_alloc_mib": torch.cuda.max_memory_allocated(dev) / 2**20,
         "last_loss": loss, "torch": torch.__version__, "device": torch.cuda.get_device_name(dev),
+        "mode": "compile" if compiled else "eager",
     }
 
 
@@ -163,6 +168,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--epochs", type=int, default=2, help="timed epochs after the warm-up epoch")
     ap.add_argument("--json", help="append one JSON object per setting to this file")
+    ap.add_argument("--compile", action="store_true", help="time the model under torch.compile instead of eagerly")
     ap.add_argument("dirs", nargs="+", help="setting folders written by gpubench -export")
     a = ap.parse_args()
     if not torch.cuda.is_available():
@@ -174,9 +180,13 @@ def main():
     status = 0
     for d in a.dirs:
         try:
-            r = bench(d, a.epochs, dev)
+            r = bench(d, a.epochs, dev, a.compile)
         except Exception as ex:  # one broken setting must not hide the others
-            print(f"{d}: {type(ex).__name__}: {ex}", file=sys.stderr)
+            print(f"{d}: {'torch.compile: ' if a.compile else ''}{type(ex).__name__}: {ex}", file=sys.stderr)
+            if a.json:
+                with open(a.json, "a") as f:
+                    f.write(json.dumps({"setting": os.path.basename(os.path.normpath(d)), "mode": "compile" if a.compile else "eager",
+                                        "error": f"{type(ex).__name__}: {ex}"}) + "\n")
             status = 1
             continue
         print(f"{r['setting']:24} {r['graphs']:7d} {r['edges_per_batch']:11.0f} {r['params']:7d} "
