@@ -125,6 +125,15 @@ func TestGPUColReduceChunkOrder(t *testing.T) {
 				sameBits(t, fmt.Sprintf("bn_backward launch %d: dβ", launch), g.down(db, d), wantDbeta)
 				sameBits(t, fmt.Sprintf("bn_backward launch %d: dγ", launch), g.down(dg, d), wantDgamma)
 			}
+			if sz.chunks > 1 { // the counters exist, and every launch left them at 0
+				counts := make([]uint32, colTargetBlocks)
+				must(t, CopyFromDevice(dv, counts, k.count))
+				for tile, v := range counts {
+					if v != 0 {
+						t.Fatalf("arrival counter %d = %d after the launches, want 0 (each tile's last block resets it)", tile, v)
+					}
+				}
+			}
 		})
 	}
 }
