@@ -10,7 +10,7 @@ func TestColReduceGeometry(t *testing.T) {
 	}{
 		{0, 70, 3, 1, 0},
 		{1, 1, 1, 1, 1},
-		{1000, 17, 1, 1, 1000},                  // small: the fused single-launch kernel
+		{1000, 17, 1, 1, 1000},                  // small: one chunk, no partials or counters
 		{2*colMinChunkRows - 1, 70, 3, 1, 1023}, // one short of two chunks
 		{2 * colMinChunkRows, 70, 3, 2, 512},
 		{1_000_000, 70, 3, 176, 5682},      // GatedGCN edge batch norm: 528 blocks

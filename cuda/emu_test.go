@@ -1,6 +1,6 @@
 package cuda
 
-// Tests of the op tests on the emulated GPU: their launch coverage (TestMain) and three
+// Tests of the op tests on the emulated GPU: their launch coverage (TestMain) and four
 // deliberately broken kernels that they must catch.
 
 import (
@@ -39,6 +39,10 @@ var emuMutants = map[string]mutant{
 		old:  "sh[threadIdx.y][threadIdx.x] = v;\n  __syncthreads();",
 		new:  "sh[threadIdx.y][threadIdx.x] = v;",
 		test: "TestGPUBatchNorm", evidence: "--- FAIL: TestGPUBatchNorm"},
+	// A column reduction whose last block does not reset its tile's arrival counter: the next
+	// launch of a chunked reduction never finds its last block and writes no output.
+	"no-reset": {file: "common.cuh", old: "if (*flag) count[blockIdx.x] = 0;", new: "",
+		test: "TestGPUColReduceChunkOrder", evidence: "col_sum launch 2: column sum"},
 	// A plain add where an atomic one is needed: GatedGCN's gate sums, updated by many edges
 	// of the same destination at once.
 	"plain-add": {file: "gated.cu", old: "atomicAdd(&den[(long long)t * d + c], g);", new: "den[(long long)t * d + c] += g;",
@@ -99,7 +103,7 @@ func needCompiler(t *testing.T) {
 func TestEmuCatchesBrokenKernels(t *testing.T) {
 	needCompiler(t)
 	if testing.Short() {
-		t.Skip("builds three mutated emulators: skipped with -short")
+		t.Skip("builds four mutated emulators: skipped with -short")
 	}
 	names := make([]string, 0, len(emuMutants))
 	for n := range emuMutants {

@@ -33,6 +33,10 @@ func OpenEmulator(o emu.Options) (*Device, error) {
 			k.sigs[s.Name] = s.Params
 		}
 	}
+	if err := d.do(k.prepareLocked); err != nil {
+		d.Close()
+		return nil, err
+	}
 	d.kernels = k
 	return d, nil
 }

@@ -102,15 +102,6 @@ func graphStep(d *Device, k *Kernels, b graphBufs) error {
 	return nil
 }
 
-// sameBits fails unless got and want are equal bit for bit.
-func sameBits(t *testing.T, what string, got, want []float32) {
-	t.Helper()
-	for i := range want {
-		if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
-			t.Fatalf("%s[%d] = %v (%#x), eager %v (%#x)", what, i, got[i], math.Float32bits(got[i]), want[i], math.Float32bits(want[i]))
-		}
-	}
-}
 
 // captureStep captures graphStep on b.
 func captureStep(t *testing.T, d *Device, k *Kernels, b graphBufs) *Graph {
@@ -161,8 +152,8 @@ func TestGPUGraphReplay(t *testing.T) {
 		must(t, graph.Launch())
 		in.upload(t, d, eb)
 		must(t, graphStep(d, k, eb))
-		sameBits(t, "replayed out", g.down(cb.out, n), g.down(eb.out, n))
-		sameBits(t, "replayed column sums", g.down(cb.colOut, gCols), g.down(eb.colOut, gCols))
+		sameBits32(t, "replayed out", g.down(cb.out, n), g.down(eb.out, n))
+		sameBits32(t, "replayed column sums", g.down(cb.colOut, gCols), g.down(eb.colOut, gCols))
 		if round == 0 {
 			near(t, "out against the CPU", g.down(cb.out, n), cpuGraphStep(in), reduce)
 		}
@@ -305,7 +296,7 @@ func TestGPUGraphRefusals(t *testing.T) {
 	for round := 0; round < 2; round++ {
 		must(t, d.Fill(z, n, float32(math.NaN())))
 		must(t, graph.Launch())
-		sameBits(t, "ReLU replayed", g.down(z, n), want)
+		sameBits32(t, "ReLU replayed", g.down(z, n), want)
 		xs = randSlice(rand.New(rand.NewPCG(5, uint64(round))), n)
 		for i, v := range xs {
 			want[i] = max(v, 0)

@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strings"
@@ -48,6 +49,8 @@ type Kernels struct {
 	fns    map[string]uintptr
 	sigs   map[string]string
 	mods   []uintptr
+	// count holds the arrival counters of the chunked column reductions (colCounters).
+	count DevPtr
 }
 
 // Kernels compiles (or takes from the disk cache) every kernel for this device and loads
@@ -121,7 +124,7 @@ func buildKernels(d *Device, cache kernels.Cache) (*Kernels, error) {
 			k.fns[s.Name] = fn
 			k.sigs[s.Name] = s.Params
 		}
-		return nil
+		return k.prepareLocked()
 	})
 	if err != nil {
 		_ = d.do(func() error {
@@ -178,10 +181,6 @@ func (k *Kernels) grid(n int64, per int64) dim3 {
 func (k *Kernels) grid1(n int64) dim3     { return k.grid(n, threads) }
 func (k *Kernels) gridWarps(n int64) dim3 { return k.grid(n, threads/warpSize) }
 
-// colGrid is the grid of a fused (single-chunk) column-reduction kernel: one block per colX
-// columns.
-func colGrid(d int) dim3 { return dim3{uint32((d + colX - 1) / colX), 1, 1} }
-
 // Row chunking of the column reductions (col_sum, ln_backward_params, bn_train_stats,
 // bn_backward). One block per colX columns that loops over every row leaves a large GPU idle
 // (d = 70: 3 blocks on 132 SMs), so with many rows the rows are split into chunks as well.
@@ -191,8 +190,8 @@ const (
 	// every rounding of the sums, is the same on every GPU.
 	colTargetBlocks = 4 * 132
 	// colMinChunkRows is the fewest rows a chunk gets (each of the block's colY thread rows
-	// then sums at least 64 rows); fewer than 2·colMinChunkRows rows make one chunk, and the
-	// op runs its fused single-launch kernel.
+	// then sums at least 64 rows); fewer than 2·colMinChunkRows rows make one chunk, whose
+	// block finishes the op on its own.
 	colMinChunkRows = 512
 	// colMaxChunks is the grid's y limit.
 	colMaxChunks = 65535
@@ -200,7 +199,9 @@ const (
 
 // colReduceGeometry returns the grid of a column reduction over rows × d: tiles blocks of colX
 // columns (grid.x) times chunks row chunks (grid.y) of rowsPerChunk rows each (the last may be
-// shorter; none is empty). chunks = 1 means the fused kernel (rowsPerChunk = rows).
+// shorter; none is empty). chunks = 1 means one block per tile over every row
+// (rowsPerChunk = rows). Rows are split only while tiles < colTargetBlocks (chunks ≥ 2 needs
+// ⌈colTargetBlocks/tiles⌉ ≥ 2), so colTargetBlocks arrival counters serve every split.
 func colReduceGeometry(rows, d int) (tiles, chunks, rowsPerChunk int) {
 	tiles = (d + colX - 1) / colX
 	if rows <= 0 || tiles == 0 {
@@ -221,16 +222,79 @@ var (
 	oneBlock = dim3{1, 1, 1}       // single-block reductions to a scalar
 )
 
-// colChunkGrid is the grid of a chunked column reduction (colReduceGeometry).
+// colChunkGrid is the grid of a column reduction (colReduceGeometry).
 func colChunkGrid(tiles, chunks int) dim3 { return dim3{uint32(tiles), uint32(chunks), 1} }
 
+// colReduction is what one launch of a column reduction needs besides the op's own buffers:
+// its grid (tiles × chunks), the rows per chunk, and with several chunks the partials' scratch
+// (part, and tot for an element-wise pass after it; colScratch) and the arrival counters
+// (colCounters). With one chunk those are 0: each block finishes its columns on its own.
+type colReduction struct {
+	grid             dim3
+	rpc              int
+	part, tot, count DevPtr
+	free             func()
+}
+
+// colReduce prepares a column reduction over rows × d with q partial quantities per column.
+// The caller holds the device and calls free once the kernel is queued.
+func (k *Kernels) colReduce(rows, d, q int) (colReduction, error) {
+	tiles, chunks, rpc := colReduceGeometry(rows, d)
+	r := colReduction{grid: colChunkGrid(tiles, chunks), rpc: rpc, free: func() {}}
+	if chunks == 1 {
+		return r, nil
+	}
+	var err error
+	if r.count, err = k.colCounters(tiles); err != nil {
+		return r, err
+	}
+	if r.part, r.tot, r.free, err = k.colScratch(q, chunks, d); err != nil {
+		return r, fmt.Errorf("cuda: scratch of a column reduction (%d chunks × %d × %d): %w", chunks, q, d, err)
+	}
+	return r, nil
+}
+
+// prepareLocked allocates what the launchers keep for the device's lifetime, now rather than
+// at first use, which may come inside a capture (whose graph would then redo it with every
+// replay): the column reductions' counters. The caller holds the device.
+func (k *Kernels) prepareLocked() error {
+	_, err := k.colCounters(1)
+	return err
+}
+
+// colCounters returns the arrival counters of the chunked column reductions (unsigned ints,
+// one per column tile, all 0 between launches: the last block of each tile resets its own,
+// rw_last_chunk in common.cuh). They belong to the Kernels: allocated and zeroed by one fill
+// when the kernels are loaded (buildKernels), sized for every tile count that splits
+// (colReduceGeometry), so they never grow, never move, and no later launch fills them again;
+// a launch sequence captured as a CUDA graph can therefore be replayed. One array serves
+// every launch site because every launch runs on the device's one stream, so no two
+// reductions overlap; a second stream running reductions concurrently would need counters of
+// its own. The caller holds the device.
+func (k *Kernels) colCounters(tiles int) (DevPtr, error) {
+	if tiles >= colTargetBlocks {
+		return 0, fmt.Errorf("cuda: a column reduction of %d tiles split into chunks (at most %d)", tiles, colTargetBlocks-1)
+	}
+	if k.count != 0 {
+		return k.count, nil
+	}
+	p, err := k.d.allocLocked(4 * colTargetBlocks)
+	if err != nil {
+		return 0, fmt.Errorf("cuda: column reduction counters: %w", err)
+	}
+	if err := k.d.fillLocked(p, colTargetBlocks, 0); err != nil {
+		return 0, errors.Join(fmt.Errorf("cuda: zeroing the column reduction counters: %w", err), k.d.freeLocked(p))
+	}
+	k.count = p
+	return p, nil
+}
+
 // colScratch allocates the scratch of a chunked column reduction with q quantities per
-// column: part, chunks·q·d doubles (each chunk's partial sums), then tot, q·d doubles (the
+// column: part, chunks·q·d doubles (each chunk's partial results), then tot, q·d doubles (the
 // combined sums, for ops whose element-wise pass reads them). Like scratch it comes from the
-// device's caching allocator and is freed as soon as the op's kernels are queued: every kernel
-// runs on the one stream, so only work queued later can get the block again (device.go). That
-// keeps no per-Kernels state and costs no cuMemAlloc after the first batch of a given size.
-// The caller holds the device.
+// device's caching allocator and is freed as soon as the op's kernel is queued: every kernel
+// runs on the one stream, so only work queued later can get the block again (device.go). It
+// costs no cuMemAlloc after the first batch of a given size. The caller holds the device.
 func (k *Kernels) colScratch(q, chunks, d int) (part, tot DevPtr, free func(), err error) {
 	n := q * d * (chunks + 1) // doubles
 	p, free, err := k.scratch(2 * n)

@@ -202,7 +202,8 @@ func (k *Kernels) BatchNorm(b BatchNormBufs, rows, d int, training bool) error {
 }
 
 // BatchNormBackward writes dx [rows, d], dgamma, dbeta [d] from dy and the forward pass's
-// buffers, in one fused kernel.
+// buffers: one launch of bn_backward with one row chunk, else bn_backward (the sums, combined
+// by the last block of each column tile) and the element-wise bn_backward_dx.
 func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training bool) error {
 	c := k.check("batch norm backward").sizes("rows, d", rows, d).buf("dx", dx, rows*d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
 		buf("dy", dy, rows*d).buf("Xhat", b.Xhat, rows*d).buf("InvStd", b.InvStd, d).buf("Gamma", b.Gamma, d).buf("Keep", b.Keep, rows)
@@ -214,50 +215,36 @@ func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBuf
 		if d == 0 {
 			return nil
 		}
-		tiles, chunks, rpc := colReduceGeometry(rows, d)
-		if chunks == 1 {
-			return k.launch("bn_backward", colGrid(d), blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d), aI(t))
-		}
 		// part [chunks][3][d] and tot [3][d], doubles (see batchnorm.cu).
-		part, tot, free, err := k.colScratch(3, chunks, d)
+		r, err := k.colReduce(rows, d, 3)
 		if err != nil {
 			return err
 		}
-		defer free()
-		if err := k.launch("bn_backward_part", colChunkGrid(tiles, chunks), blockCol, aP(part), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d), aI(rpc)); err != nil {
+		defer r.free()
+		if err := k.launch("bn_backward", r.grid, blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(r.tot), aP(r.part), aP(r.count),
+			aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t)); err != nil {
 			return err
 		}
-		if err := k.launch("bn_backward_combine", k.grid1(int64(d)), block1, aP(dgamma), aP(dbeta), aP(tot), aP(part), aI(chunks), aI(d)); err != nil {
-			return err
+		if r.grid.y == 1 {
+			return nil // the block wrote dx as well
 		}
-		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aP(tot), aI(rows), aI(d), aI(t))
+		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aP(r.tot), aI(rows), aI(d), aI(t))
 	})
 }
 
-// bnTrainStats queues the training statistics of BatchNorm: the fused bn_train_stats for one
-// row chunk, else the chunked two-pass reduction (batchnorm.cu). The caller holds the device.
+// bnTrainStats queues the training statistics of BatchNorm: one launch of bn_train_stats,
+// which takes each row chunk's count, mean and centred sum of squares in one pass and merges
+// the chunks in the last block of each column tile (batchnorm.cu). The caller holds the
+// device.
 func (k *Kernels) bnTrainStats(b BatchNormBufs, rows, d int) error {
-	tiles, chunks, rpc := colReduceGeometry(rows, d)
-	if chunks == 1 {
-		return k.launch("bn_train_stats", colGrid(d), blockCol, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(b.X), aP(b.Keep), aI(rows), aI(d), aF(BNEps), aF(BNMomentum))
-	}
-	// part [chunks][2][d] (the second pass uses [chunks][1][d] of it) and tot [2][d], doubles.
-	part, tot, free, err := k.colScratch(2, chunks, d)
+	// part [chunks][3][d], doubles: count, mean, centred sum of squares.
+	r, err := k.colReduce(rows, d, 3)
 	if err != nil {
 		return err
 	}
-	defer free()
-	g := colChunkGrid(tiles, chunks)
-	if err := k.launch("bn_stats_sum_part", g, blockCol, aP(part), aP(b.X), aP(b.Keep), aI(rows), aI(d), aI(rpc)); err != nil {
-		return err
-	}
-	if err := k.launch("bn_stats_mean", k.grid1(int64(d)), block1, aP(tot), aP(part), aI(chunks), aI(d)); err != nil {
-		return err
-	}
-	if err := k.launch("bn_stats_sq_part", g, blockCol, aP(part), aP(b.X), aP(b.Keep), aP(tot), aI(rows), aI(d), aI(rpc)); err != nil {
-		return err
-	}
-	return k.launch("bn_stats_finish", k.grid1(int64(d)), block1, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(part), aP(tot), aI(chunks), aI(d), aF(BNEps), aF(BNMomentum))
+	defer r.free()
+	return k.launch("bn_train_stats", r.grid, blockCol, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(r.part), aP(r.count),
+		aP(b.X), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aF(BNEps), aF(BNMomentum))
 }
 
 // BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0: the ReLU's gradient
@@ -298,19 +285,13 @@ func (k *Kernels) LayerNormBackward(dx, dgamma, dbeta, dy DevPtr, b LayerNormBuf
 		if d == 0 {
 			return nil
 		}
-		tiles, chunks, rpc := colReduceGeometry(rows, d)
-		if chunks == 1 {
-			return k.launch("ln_backward_params", colGrid(d), blockCol, aP(dgamma), aP(dbeta), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d))
-		}
-		part, _, free, err := k.colScratch(2, chunks, d)
+		r, err := k.colReduce(rows, d, 2)
 		if err != nil {
 			return err
 		}
-		defer free()
-		if err := k.launch("ln_params_part", colChunkGrid(tiles, chunks), blockCol, aP(part), aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d), aI(rpc)); err != nil {
-			return err
-		}
-		return k.launch("ln_params_combine", k.grid1(int64(d)), block1, aP(dgamma), aP(dbeta), aP(part), aI(chunks), aI(d))
+		defer r.free()
+		return k.launch("ln_backward_params", r.grid, blockCol, aP(dgamma), aP(dbeta), aP(r.part), aP(r.count),
+			aP(dy), aP(b.Xhat), aP(b.Keep), aI(rows), aI(d), aI(r.rpc))
 	})
 }
 
@@ -485,19 +466,12 @@ func (k *Kernels) ColSum(out, x DevPtr, rows, d int) error {
 		if d == 0 {
 			return nil
 		}
-		tiles, chunks, rpc := colReduceGeometry(rows, d)
-		if chunks == 1 {
-			return k.launch("col_sum", colGrid(d), blockCol, aP(out), aP(x), aI(rows), aI(d))
-		}
-		part, _, free, err := k.colScratch(1, chunks, d)
+		r, err := k.colReduce(rows, d, 1)
 		if err != nil {
 			return err
 		}
-		defer free()
-		if err := k.launch("col_sum_part", colChunkGrid(tiles, chunks), blockCol, aP(part), aP(x), aI(rows), aI(d), aI(rpc)); err != nil {
-			return err
-		}
-		return k.launch("col_sum_combine", k.grid1(int64(d)), block1, aP(out), aP(part), aI(chunks), aI(d))
+		defer r.free()
+		return k.launch("col_sum", r.grid, blockCol, aP(out), aP(r.part), aP(r.count), aP(x), aI(rows), aI(d), aI(r.rpc))
 	})
 }
 

@@ -8,12 +8,13 @@
 //
 // Shapes: x, xhat, out, dy, dx [rows, d]; keep [rows] int32 (non-zero: a real row);
 // gamma, beta, mean, invstd, run_mean, run_var, dgamma, dbeta [d].
-// Column kernels run on blocks of RW_COL_X × RW_COL_Y threads, one block per RW_COL_X columns:
-// threadIdx.x picks the column (coalesced reads), threadIdx.y strides over rows. With many
-// rows the launchers split the rows into chunks as well (common.cuh): the *_part kernels
-// reduce one chunk each, the combine kernels add the chunks in fixed order, and bn_backward_dx
-// is the element-wise pass that uses the sums. With one chunk the fused kernels
-// (bn_train_stats, bn_backward) do everything in one launch, as before.
+// Column kernels run on blocks of RW_COL_X × RW_COL_Y threads, one block per RW_COL_X columns
+// and row chunk: threadIdx.x picks the column (coalesced reads), threadIdx.y strides over the
+// chunk's rows. With many rows the launchers split the rows into chunks (common.cuh), and the
+// last block of each column tile to finish combines the chunks in fixed order, in the same
+// launch: bn_train_stats is one launch, bn_backward one launch for the sums and one
+// (bn_backward_dx) for the element-wise pass that uses them. With one chunk bn_backward writes
+// dx in the same block, as the sums are there.
 #include "common.cuh"
 
 // bn_stats_store writes column c's statistics from the mean mu, the count cnt and the centred
@@ -37,100 +38,86 @@ __device__ __forceinline__ float bn_dx(double scale, float dy, float xh, double 
   return (float)(scale * dy);
 }
 
-// bn_col_sum_count sets *s = Σ x and *cnt = the count over the kept rows in [r0, r1) of column
-// c (0 for c ≥ d), each summed over the block's column (every thread must call it).
-__device__ __forceinline__ void bn_col_sum_count(const float* x, const int* keep, int r0, int r1,
-                                                 int d, int c, double (*sh)[RW_COL_X + 1],
-                                                 double* s, double* cnt) {
-  double a = 0.0, n = 0.0;
+// bn_merge adds a group of nb rows with mean mb and centred sum of squares qb to the group
+// (n, mu, m2): Chan et al.'s parallel formula, exact in exact arithmetic and free of the
+// cancellation of Σx² − n·mean². An empty group changes nothing.
+__device__ __forceinline__ void bn_merge(double* n, double* mu, double* m2, double nb, double mb,
+                                         double qb) {
+  if (nb == 0.0) return;
+  double nab = *n + nb;
+  double delta = mb - *mu;
+  *mu += delta * (nb / nab);
+  *m2 += qb + delta * delta * (*n * (nb / nab));
+  *n = nab;
+}
+
+// bn_chunk_moments sets *n, *mu, *m2 to the count, mean and centred sum of squares of the kept
+// rows in [r0, r1) of column c (zeros for c ≥ d or no kept rows), in one pass over x, in the
+// threads with threadIdx.y = 0 (every thread of the block must call it; sh is __shared__).
+// Each thread sums v − k and (v − k)² over its rows, k its own first kept value (so the sums
+// do not cancel when the mean is far from 0, and dropped rows, whatever they hold, play no
+// part), and turns them into its rows' mean and centred sum of squares; thread y = 0 then
+// merges the RW_COL_Y threads of its column in order y = 0, 1, … (bn_merge: deterministic).
+__device__ __forceinline__ void bn_chunk_moments(const float* x, const int* keep, int r0, int r1,
+                                                 int d, int c,
+                                                 double (*sh)[RW_COL_Y][RW_COL_X + 1],
+                                                 double* n, double* mu, double* m2) {
+  double k = 0.0, a = 0.0, q = 0.0, cnt = 0.0;
   if (c < d)
     for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
       if (keep[r]) {
-        a += x[(long long)r * d + c];
-        n += 1.0;
+        double v = x[(long long)r * d + c];
+        if (cnt == 0.0) k = v;
+        v -= k;
+        a += v;
+        q += v * v;
+        cnt += 1.0;
       }
-  *s = rw_col_reduce(a, sh);
-  *cnt = rw_col_reduce(n, sh);
+  double ss = cnt > 0.0 ? q - a * (a / cnt) : 0.0;
+  rw_col_put(cnt, sh[0]);
+  rw_col_put(cnt > 0.0 ? k + a / cnt : 0.0, sh[1]);
+  rw_col_put(ss > 0.0 ? ss : 0.0, sh[2]); // rounding may leave −ε
+  *n = *mu = *m2 = 0.0;
+  if (threadIdx.y == 0)
+    for (int y = 0; y < RW_COL_Y; y++)
+      bn_merge(n, mu, m2, sh[0][y][threadIdx.x], sh[1][y][threadIdx.x], sh[2][y][threadIdx.x]);
 }
 
-// bn_col_sq returns Σ (x − mu)² over the kept rows in [r0, r1) of column c (0 for c ≥ d),
-// summed over the block's column (every thread must call it).
-__device__ __forceinline__ double bn_col_sq(const float* x, const int* keep, int r0, int r1, int d,
-                                           int c, double mu, double (*sh)[RW_COL_X + 1]) {
-  double q = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
-      if (keep[r]) {
-        double dv = x[(long long)r * d + c] - mu;
-        q += dv * dv;
-      }
-  return rw_col_reduce(q, sh);
-}
-
-// bn_train_stats: per column, over kept rows, mean and 1/sqrt(biased var + eps); running
-// statistics updated in place (they are the op's state, not an input).
+// bn_train_stats: per column, over the kept rows, mean and 1/sqrt(biased var + eps), and the
+// running statistics updated in place (they are the op's state, not an input). Grid: column
+// tiles × row chunks of rpc rows. Each block takes its chunk's count, mean and centred sum of
+// squares in one pass (bn_chunk_moments). With several chunks it writes them to
+// part[(chunk·3 + j)·d + c] (j = 0 count, 1 mean, 2 centred sum of squares), and the last
+// block of a column tile (rw_last_chunk) merges the chunks in chunk order (bn_merge) and
+// stores the statistics.
 extern "C" __global__ void bn_train_stats(float* mean, float* invstd, float* run_mean,
-                                          float* run_var, const float* x, const int* keep,
-                                          int rows, int d, float eps, float momentum) {
-  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
-  int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  double s, cnt;
-  bn_col_sum_count(x, keep, 0, rows, d, c, sh, &s, &cnt);
-  double mu = cnt > 0.0 ? s / cnt : 0.0;
-  double q = bn_col_sq(x, keep, 0, rows, d, c, mu, sh);
-  if (c < d && threadIdx.y == 0)
-    bn_stats_store(c, mu, cnt, q, mean, invstd, run_mean, run_var, eps, momentum);
-}
-
-// The chunked bn_train_stats keeps its two passes (the mean first, then the centred sum of
-// squares: safer than E[x²] − E[x]²), each a chunked reduction with a combine in chunk order:
-//   bn_stats_sum_part  part[(chunk·2 + 0)·d + c] = Σ x, part[(chunk·2 + 1)·d + c] = count;
-//   bn_stats_mean      tot[c] = mean, tot[d + c] = count (double);
-//   bn_stats_sq_part   part[chunk·d + c] = Σ (x − mean)²;
-//   bn_stats_finish    mean, invstd and the running statistics, as bn_train_stats.
-extern "C" __global__ void bn_stats_sum_part(double* part, const float* x, const int* keep,
-                                             int rows, int d, int rpc) {
-  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+                                          float* run_var, double* part, unsigned* count,
+                                          const float* x, const int* keep, int rows, int d,
+                                          int rpc, float eps, float momentum) {
+  __shared__ double sh[3][RW_COL_Y][RW_COL_X + 1];
+  __shared__ int last;
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s, cnt;
-  bn_col_sum_count(x, keep, r0, r1, d, c, sh, &s, &cnt);
-  if (c < d && threadIdx.y == 0) {
-    double* p = rw_part(part, 2, d, c);
-    p[0] = s;
-    p[d] = cnt;
+  double n, mu, m2;
+  bn_chunk_moments(x, keep, r0, r1, d, c, sh, &n, &mu, &m2);
+  bool mine = c < d && threadIdx.y == 0;
+  if (gridDim.y > 1) {
+    if (mine) {
+      double* p = rw_part(part, 3, d, c);
+      p[0] = n;
+      p[d] = mu;
+      p[2 * d] = m2;
+    }
+    if (!rw_last_chunk(count, &last) || !mine) return;
+    n = mu = m2 = 0.0;
+    const volatile double* p = part; // other blocks' partials: see rw_chunk_sum
+    for (int k = 0; k < (int)gridDim.y; k++) {
+      long long at = (long long)k * 3 * d + c;
+      bn_merge(&n, &mu, &m2, p[at], p[at + d], p[at + 2 * d]);
+    }
   }
-}
-
-extern "C" __global__ void bn_stats_mean(double* tot, const double* part, int chunks, int d) {
-  RW_FOR(c, d) {
-    double s = rw_chunk_sum(part, chunks, 2, 0, d, (int)c);
-    double cnt = rw_chunk_sum(part, chunks, 2, 1, d, (int)c);
-    tot[c] = cnt > 0.0 ? s / cnt : 0.0;
-    tot[d + c] = cnt;
-  }
-}
-
-extern "C" __global__ void bn_stats_sq_part(double* part, const float* x, const int* keep,
-                                            const double* tot, int rows, int d, int rpc) {
-  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
-  int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  int r0, r1;
-  rw_chunk_rows(rows, rpc, &r0, &r1);
-  double q = bn_col_sq(x, keep, r0, r1, d, c, c < d ? tot[c] : 0.0, sh);
-  if (c < d && threadIdx.y == 0) *rw_part(part, 1, d, c) = q;
-}
-
-extern "C" __global__ void bn_stats_finish(float* mean, float* invstd, float* run_mean,
-                                           float* run_var, const double* part,
-                                           const double* tot, int chunks, int d, float eps,
-                                           float momentum) {
-  RW_FOR(c, d) {
-    double q = rw_chunk_sum(part, chunks, 1, 0, d, (int)c);
-    bn_stats_store((int)c, tot[c], tot[d + c], q, mean, invstd, run_mean, run_var, eps,
-                   momentum);
-  }
+  if (mine) bn_stats_store(c, mu, n, m2, mean, invstd, run_mean, run_var, eps, momentum);
 }
 
 // bn_eval_stats: mean = running mean, invstd = 1/sqrt(running var + eps).
@@ -160,63 +147,50 @@ extern "C" __global__ void bn_apply(float* out, float* xhat, const float* x, con
   }
 }
 
-// bn_backward, fused: with S1 = Σ dy and S2 = Σ dy·xhat over the R kept rows of a column,
+// bn_backward: with S1 = Σ dy and S2 = Σ dy·xhat over the R kept rows of a column,
 // dbeta = S1, dgamma = S2, and dx = gamma·invstd·(dy − S1/R − xhat·S2/R) in training,
-// gamma·invstd·dy in evaluation, on kept rows (zeros elsewhere).
-extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, const float* dy,
+// gamma·invstd·dy in evaluation, on kept rows (zeros elsewhere). Grid: column tiles × row
+// chunks of rpc rows. With one chunk the block has the sums of every row and writes dx too.
+// With several, each block writes its chunk's part[(chunk·3 + j)·d + c] (j = 0: Σ dy,
+// 1: Σ dy·xhat, 2: count of kept rows), the last block of a column tile adds them in chunk
+// order into tot[j·d + c] (double) and writes dgamma and dbeta, and bn_backward_dx, launched
+// next, is the element-wise pass over every row that reads tot.
+extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, double* tot,
+                                       double* part, unsigned* count, const float* dy,
                                        const float* xhat, const float* invstd,
                                        const float* gamma, const int* keep, int rows, int d,
-                                       int training) {
+                                       int rpc, int training) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
-  int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  double s1, s2, cnt;
-  rw_col_dy_sums(dy, xhat, keep, 0, rows, d, c, sh, &s1, &s2, &cnt);
-  if (c >= d) return; // no __syncthreads below
-  if (threadIdx.y == 0) {
-    dgamma[c] = (float)s2;
-    dbeta[c] = (float)s1;
-  }
-  double scale = (double)gamma[c] * invstd[c];
-  double n = cnt > 0.0 ? cnt : 1.0;
-  for (int r = threadIdx.y; r < rows; r += RW_COL_Y) {
-    long long e = (long long)r * d + c;
-    dx[e] = keep[r] ? bn_dx(scale, dy[e], xhat[e], s1, s2, n, training) : 0.0f;
-  }
-}
-
-// The chunked bn_backward: bn_backward_part reduces each row chunk to part[(chunk·3 + j)·d + c]
-// (j = 0: Σ dy, 1: Σ dy·xhat, 2: count of kept rows); bn_backward_combine adds the chunks in
-// order into tot[j·d + c] (double) and writes dbeta = S1, dgamma = S2; bn_backward_dx is the
-// element-wise pass dx = bn_dx(…) on kept rows, zeros elsewhere.
-extern "C" __global__ void bn_backward_part(double* part, const float* dy, const float* xhat,
-                                            const int* keep, int rows, int d, int rpc) {
-  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  __shared__ int last;
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s1, s2, cnt;
-  rw_col_dy_sums(dy, xhat, keep, r0, r1, d, c, sh, &s1, &s2, &cnt);
-  if (c < d && threadIdx.y == 0) {
-    double* p = rw_part(part, 3, d, c);
-    p[0] = s1;
-    p[d] = s2;
-    p[2 * d] = cnt;
+  double v[3];
+  rw_col_dy_sums(dy, xhat, keep, r0, r1, d, c, sh, &v[0], &v[1], &v[2]);
+  bool mine = rw_chunk_combine(v, part, count, d, c, &last);
+  if (mine) {
+    dgamma[c] = (float)v[1];
+    dbeta[c] = (float)v[0];
+  }
+  if (gridDim.y > 1) { // the sums for bn_backward_dx
+    if (mine) {
+      tot[c] = v[0];
+      tot[d + c] = v[1];
+      tot[2 * d + c] = v[2];
+    }
+    return;
+  }
+  if (c >= d) return; // one chunk: dx here, every thread of the column (it has the sums)
+  double scale = (double)gamma[c] * invstd[c];
+  double n = v[2] > 0.0 ? v[2] : 1.0;
+  for (int r = threadIdx.y; r < rows; r += RW_COL_Y) {
+    long long e = (long long)r * d + c;
+    dx[e] = keep[r] ? bn_dx(scale, dy[e], xhat[e], v[0], v[1], n, training) : 0.0f;
   }
 }
 
-extern "C" __global__ void bn_backward_combine(float* dgamma, float* dbeta, double* tot,
-                                               const double* part, int chunks, int d) {
-  RW_FOR(c, d) {
-    double s1 = rw_chunk_sum(part, chunks, 3, 0, d, (int)c);
-    double s2 = rw_chunk_sum(part, chunks, 3, 1, d, (int)c);
-    tot[c] = s1;
-    tot[d + c] = s2;
-    tot[2 * d + c] = rw_chunk_sum(part, chunks, 3, 2, d, (int)c);
-    dgamma[c] = (float)s2;
-    dbeta[c] = (float)s1;
-  }
-}
-
+// bn_backward_dx: dx = bn_dx(…) on kept rows, zeros elsewhere, from the sums tot that
+// bn_backward's chunked launch left (grid-stride over every element).
 extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const float* xhat,
                                           const float* invstd, const float* gamma,
                                           const int* keep, const double* tot, int rows, int d,

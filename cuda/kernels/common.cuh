@@ -14,11 +14,13 @@
 #define RW_COL_X 32    // column tile of the column-reduction kernels (block RW_COL_X × RW_COL_Y)
 #define RW_COL_Y 8
 // Column reductions over many rows also split the rows into chunks (grid.y = chunks of rpc
-// rows each; geometry from colReduceGeometry in cuda/kernels.go): each block writes its
-// chunk's partial sums (double) to a scratch array part[(chunk·q + j)·d + c] for the op's q
-// quantities, and a combine kernel adds the chunks of each column in order 0, 1, 2, … (no
-// atomics: the result does not depend on scheduling). With one chunk the op's fused kernel
-// finishes in the block instead.
+// rows each; geometry from colReduceGeometry in cuda/kernels.go), all in one launch: each
+// block writes its chunk's partial results (double) to a scratch array
+// part[(chunk·q + j)·d + c] for the op's q quantities and counts itself in its column tile's
+// arrival counter (rw_last_chunk); the tile's last block to arrive combines the chunks of each
+// column in order 0, 1, 2, … (no float atomics: the result does not depend on scheduling) and
+// writes the outputs. With one chunk (grid.y = 1) the block finishes on its own: no partials,
+// no counter.
 
 // RW_FOR(i, n): grid-stride loop over 0 ≤ i < n (i is a long long).
 #define RW_FOR(i, n)                                                            \
@@ -80,13 +82,20 @@ __device__ __forceinline__ double rw_block_sum(double v, double* sh) {
   return sh[0];
 }
 
+// rw_col_put stores v as this thread's entry sh[threadIdx.y][threadIdx.x] of a RW_COL_X ×
+// RW_COL_Y block and waits until every thread has stored its own, so each can read its
+// column's. Every thread of the block must call it.
+__device__ __forceinline__ void rw_col_put(double v, double (*sh)[RW_COL_X + 1]) {
+  __syncthreads(); // sh may still be read after a previous call
+  sh[threadIdx.y][threadIdx.x] = v;
+  __syncthreads();
+}
+
 // rw_col_reduce sums v over threadIdx.y of a RW_COL_X × RW_COL_Y block, per threadIdx.x, and
 // returns the column's sum in every thread of that column (fixed order: deterministic).
 // Every thread of the block must call it.
 __device__ __forceinline__ double rw_col_reduce(double v, double (*sh)[RW_COL_X + 1]) {
-  __syncthreads();
-  sh[threadIdx.y][threadIdx.x] = v;
-  __syncthreads();
+  rw_col_put(v, sh);
   double s = 0.0;
   for (int y = 0; y < RW_COL_Y; y++) s += sh[y][threadIdx.x];
   return s;
@@ -102,8 +111,8 @@ __device__ __forceinline__ void rw_chunk_rows(int rows, int rpc, int* r0, int* r
 }
 
 // rw_col_sum_rows returns Σ x[r, c] over the rows [r0, r1) of column c (0 for c ≥ d), summed
-// over the block's column (rw_col_reduce: every thread of the block must call it). The fused
-// kernels pass all rows, the chunked ones their chunk (rw_chunk_rows).
+// over the block's column (rw_col_reduce: every thread of the block must call it). Kernels
+// pass their block's chunk (rw_chunk_rows: every row when there is one chunk).
 __device__ __forceinline__ double rw_col_sum_rows(const float* x, int r0, int r1, int d, int c,
                                                   double (*sh)[RW_COL_X + 1]) {
   double s = 0.0;
@@ -139,11 +148,57 @@ __device__ __forceinline__ double* rw_part(double* part, int q, int d, int c) {
   return part + (long long)blockIdx.y * q * d + c;
 }
 
+// rw_last_chunk is the hand-over of a one-launch chunked column reduction. Every block of a
+// column tile (blockIdx.x) has written its chunk's partials; this makes them visible
+// device-wide, counts the block in count[blockIdx.x] and returns true, in every thread, in
+// the block that arrives last (the classic threadFenceReduction pattern), false in the
+// others, which then have nothing left to do. The last block resets the counter to 0, so the
+// counters are ready for the next launch without a fill (and a captured CUDA graph can be
+// replayed). With one chunk it returns true at once and does not touch count. Every thread of
+// the block must call it; flag is a __shared__ int of the kernel.
+__device__ __forceinline__ bool rw_last_chunk(unsigned* count, int* flag) {
+  if (gridDim.y == 1) return true;
+  __threadfence(); // release: this thread's partials before the block's count
+  __syncthreads(); // every thread of the block has written and fenced
+  if (threadIdx.x == 0 && threadIdx.y == 0) {
+    unsigned before = atomicAdd(&count[blockIdx.x], 1u);
+    *flag = before == gridDim.y - 1;
+    if (*flag) count[blockIdx.x] = 0; // every chunk has arrived: nobody counts here any more
+  }
+  __syncthreads();
+  if (!*flag) return false;
+  __threadfence(); // acquire: the other blocks' partials are read after their counts were seen
+  return true;
+}
+
 // rw_chunk_sum returns Σ_k part[(k·q + j)·d + c] over the chunks k = 0, 1, …, chunks−1, in
-// that order (deterministic).
+// that order (deterministic). The loads are volatile: the partials of other blocks of the
+// same launch must come from the device-wide memory, not from a stale line of this SM's
+// (non-coherent) L1.
 __device__ __forceinline__ double rw_chunk_sum(const double* part, int chunks, int q, int j,
                                                int d, int c) {
+  const volatile double* p = part;
   double s = 0.0;
-  for (int k = 0; k < chunks; k++) s += part[((long long)k * q + j) * d + c];
+  for (int k = 0; k < chunks; k++) s += p[((long long)k * q + j) * d + c];
   return s;
+}
+
+// rw_chunk_combine finishes a one-launch column reduction of Q sums per column, v (each as
+// rw_col_reduce returns it). With one chunk v stays as it is. With several, thread y = 0 of
+// column c < d writes v as this block's partials, and in the last block to arrive
+// (rw_last_chunk) v becomes the sums over all chunks, added in chunk order. It returns true
+// in the threads that hold column c's final sums and should write the outputs: y = 0,
+// c < d, and the last block (or the only one). Every thread of the block must call it.
+template <int Q>
+__device__ __forceinline__ bool rw_chunk_combine(double (&v)[Q], double* part, unsigned* count,
+                                                 int d, int c, int* flag) {
+  bool mine = c < d && threadIdx.y == 0;
+  if (gridDim.y == 1) return mine;
+  if (mine) {
+    double* p = rw_part(part, Q, d, c);
+    for (int j = 0; j < Q; j++) p[(long long)j * d] = v[j];
+  }
+  if (!rw_last_chunk(count, flag) || !mine) return false;
+  for (int j = 0; j < Q; j++) v[j] = rw_chunk_sum(part, gridDim.y, Q, j, d, c);
+  return true;
 }

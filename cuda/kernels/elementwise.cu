@@ -90,27 +90,17 @@ extern "C" __global__ void broadcast_rows(float* out, const float* v, int rows, 
   RW_FOR(e, (long long)rows * d) out[e] = v[e % d];
 }
 
-// col_sum: out [d] = Σ_r x[r,:], on RW_COL_X × RW_COL_Y blocks, one per RW_COL_X columns.
-extern "C" __global__ void col_sum(float* out, const float* x, int rows, int d) {
+// col_sum: out [d] = Σ_r x[r,:], on RW_COL_X × RW_COL_Y blocks, one per RW_COL_X columns and
+// row chunk of rpc rows (grid: column tiles × chunks; one chunk: every row). With several
+// chunks each block writes its chunk's sums to part[chunk·d + c] and the last block of a
+// column tile adds them in chunk order (rw_chunk_combine; count: the tiles' arrival counters).
+extern "C" __global__ void col_sum(float* out, double* part, unsigned* count, const float* x,
+                                   int rows, int d, int rpc) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
-  int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  double s = rw_col_sum_rows(x, 0, rows, d, c, sh);
-  if (c < d && threadIdx.y == 0) out[c] = (float)s;
-}
-
-// col_sum_part: the chunked col_sum (many rows): part[chunk·d + c] = Σ x[r, c] over the rows
-// of the block's chunk (grid: column tiles × row chunks of rpc rows); col_sum_combine then
-// adds the chunks in order.
-extern "C" __global__ void col_sum_part(double* part, const float* x, int rows, int d, int rpc) {
-  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  __shared__ int last;
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s = rw_col_sum_rows(x, r0, r1, d, c, sh);
-  if (c < d && threadIdx.y == 0) *rw_part(part, 1, d, c) = s;
-}
-
-// col_sum_combine: out[c] = Σ over the chunks of part (chunk 0, 1, …), one thread per column.
-extern "C" __global__ void col_sum_combine(float* out, const double* part, int chunks, int d) {
-  RW_FOR(c, d) out[c] = (float)rw_chunk_sum(part, chunks, 1, 0, d, (int)c);
+  double v[1] = {rw_col_sum_rows(x, r0, r1, d, c, sh)};
+  if (rw_chunk_combine(v, part, count, d, c, &last)) out[c] = (float)v[0];
 }

@@ -69,43 +69,22 @@ extern "C" __global__ void ln_backward_x(float* dx, const float* dy, const float
   }
 }
 
-// ln_backward_params: dgamma = Σ dy·xhat and dbeta = Σ dy over the kept rows.
-extern "C" __global__ void ln_backward_params(float* dgamma, float* dbeta, const float* dy,
+// ln_backward_params: dgamma = Σ dy·xhat and dbeta = Σ dy over the kept rows (grid: column
+// tiles × row chunks of rpc rows, as col_sum). With several chunks each block writes
+// part[(chunk·2 + 0)·d + c] = Σ dy and part[(chunk·2 + 1)·d + c] = Σ dy·xhat over its chunk,
+// and the last block of a column tile adds them in chunk order (rw_chunk_combine).
+extern "C" __global__ void ln_backward_params(float* dgamma, float* dbeta, double* part,
+                                              unsigned* count, const float* dy,
                                               const float* xhat, const int* keep, int rows,
-                                              int d) {
+                                              int d, int rpc) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
-  int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  double s1, s2;
-  rw_col_dy_sums(dy, xhat, keep, 0, rows, d, c, sh, &s1, &s2, nullptr);
-  if (c < d && threadIdx.y == 0) {
-    dgamma[c] = (float)s2;
-    dbeta[c] = (float)s1;
-  }
-}
-
-// ln_params_part: the chunked ln_backward_params (many rows): over the kept rows of the
-// block's chunk, part[(chunk·2 + 0)·d + c] = Σ dy and part[(chunk·2 + 1)·d + c] = Σ dy·xhat
-// (grid: column tiles × row chunks of rpc rows).
-extern "C" __global__ void ln_params_part(double* part, const float* dy, const float* xhat,
-                                          const int* keep, int rows, int d, int rpc) {
-  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  __shared__ int last;
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
-  double s1, s2;
-  rw_col_dy_sums(dy, xhat, keep, r0, r1, d, c, sh, &s1, &s2, nullptr);
-  if (c < d && threadIdx.y == 0) {
-    double* p = rw_part(part, 2, d, c);
-    p[0] = s1;
-    p[d] = s2;
-  }
-}
-
-// ln_params_combine: dbeta, dgamma = the chunk sums of ln_params_part, in chunk order.
-extern "C" __global__ void ln_params_combine(float* dgamma, float* dbeta, const double* part,
-                                             int chunks, int d) {
-  RW_FOR(c, d) {
-    dbeta[c] = (float)rw_chunk_sum(part, chunks, 2, 0, d, (int)c);
-    dgamma[c] = (float)rw_chunk_sum(part, chunks, 2, 1, d, (int)c);
-  }
+  double v[2];
+  rw_col_dy_sums(dy, xhat, keep, r0, r1, d, c, sh, &v[0], &v[1], nullptr);
+  if (!rw_chunk_combine(v, part, count, d, c, &last)) return;
+  dbeta[c] = (float)v[0];
+  dgamma[c] = (float)v[1];
 }

@@ -3,7 +3,8 @@
 // Every kernel file compiles unchanged as C++17 after this header. The threads of a block are
 // real OS threads that run concurrently (runtime.cc): __syncthreads is a barrier of the block's
 // threads, __shfl_xor_sync a lock-step exchange among the 32 lanes of a warp (two barriers of
-// the warp), atomicAdd, atomicCAS, atomicMax and atomicMin are the compiler's atomic builtins.
+// the warp), atomicAdd, atomicCAS, atomicMax and atomicMin are the compiler's atomic builtins,
+// __threadfence its fence.
 // A missing barrier or a plain add where an atomic one is needed therefore gives wrong results,
 // and data races that ThreadSanitizer reports when the emulator is built with -fsanitize=thread.
 //
@@ -159,6 +160,19 @@ inline void __syncthreads() { rwemu::syncthreads(); }
 template <class T>
 inline T __shfl_xor_sync(unsigned mask, T v, int lane_mask, int width = 32) {
   return rwemu::shfl_xor(mask, v, lane_mask, width);
+}
+
+// __threadfence orders the calling thread's memory accesses for the whole device (the
+// column reductions' hand-over from every block to the last one, rw_last_chunk): a
+// sequentially consistent fence. Blocks run one after another here, so nothing depends on
+// it; under ThreadSanitizer, which does not model standalone fences (GCC warns), it is a
+// compiler barrier only.
+inline void __threadfence() {
+#if defined(__SANITIZE_THREAD__)
+  __atomic_signal_fence(__ATOMIC_SEQ_CST);
+#else
+  __atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
 }
 
 // Atomics (relaxed, as on the GPU; each is one indivisible read-modify-write).
