@@ -102,7 +102,6 @@ func graphStep(d *Device, k *Kernels, b graphBufs) error {
 	return nil
 }
 
-
 // captureStep captures graphStep on b.
 func captureStep(t *testing.T, d *Device, k *Kernels, b graphBufs) *Graph {
 	t.Helper()
