@@ -171,6 +171,7 @@ type BatchNormBufs struct {
 	RunMean, RunVar      DevPtr
 	Out, Xhat            DevPtr
 	Mean, InvStd         DevPtr
+	Res                  DevPtr // BatchNormRelu: the residual added after the ReLU (0 for none)
 }
 
 func (b BatchNormBufs) check(c *check, rows, d int) *check {
@@ -183,7 +184,17 @@ func (b BatchNormBufs) check(c *check, rows, d int) *check {
 // a running-statistics update; in evaluation, the running statistics. The caller checks that
 // training batches have at least 2 kept rows, as the CPU op does (it has the mask on the host).
 func (k *Kernels) BatchNorm(b BatchNormBufs, rows, d int, training bool) error {
-	c := b.check(k.check("batch norm"), rows, d)
+	return k.batchNorm("batch norm", b, rows, d, training, false)
+}
+
+// BatchNormRelu is the forward pass of ops.BatchNormRelu: BatchNorm, then out = ReLU(out) +
+// b.Res (when b.Res is given), in the normalising pass itself.
+func (k *Kernels) BatchNormRelu(b BatchNormBufs, rows, d int, training bool) error {
+	return k.batchNorm("batch norm ReLU", b, rows, d, training, true)
+}
+
+func (k *Kernels) batchNorm(op string, b BatchNormBufs, rows, d int, training, relu bool) error {
+	c := b.check(k.check(op), rows, d).opt("Res", b.Res, rows*d)
 	return k.run(c, func() error {
 		if d == 0 {
 			return nil
@@ -197,7 +208,8 @@ func (k *Kernels) BatchNorm(b BatchNormBufs, rows, d int, training bool) error {
 		if err != nil {
 			return err
 		}
-		return k.launch("bn_apply", k.grid1(int64(rows)*int64(d)), block1, aP(b.Out), aP(b.Xhat), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(b.Beta), aP(b.Keep), aI(rows), aI(d))
+		return k.launch("bn_apply", k.grid1(int64(rows)*int64(d)), block1, aP(b.Out), aP(b.Xhat), aP(b.X), aP(b.Mean), aP(b.InvStd),
+			aP(b.Gamma), aP(b.Beta), aP(b.Keep), aP(b.Res), aI(rows), aI(d), aI(btoi(relu)))
 	})
 }
 
@@ -205,12 +217,26 @@ func (k *Kernels) BatchNorm(b BatchNormBufs, rows, d int, training bool) error {
 // buffers: one launch of bn_backward with one row chunk, else bn_backward (the sums, combined
 // by the last block of each column tile) and the element-wise bn_backward_dx.
 func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training bool) error {
-	c := k.check("batch norm backward").sizes("rows, d", rows, d).buf("dx", dx, rows*d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
+	return k.batchNormBackward("batch norm backward", dx, dgamma, dbeta, dy, b, rows, d, training, false)
+}
+
+// BatchNormReluBackward is BatchNormBackward of ops.BatchNormRelu for the gradient g of its
+// output: the ReLU's gradient (g where γ⊙x̂ + β > 0, else 0, from the forward pass's x̂ and
+// b.Beta) is taken where the kernels read it instead of stored. The residual's gradient is g
+// itself.
+func (k *Kernels) BatchNormReluBackward(dx, dgamma, dbeta, g DevPtr, b BatchNormBufs, rows, d int, training bool) error {
+	return k.batchNormBackward("batch norm ReLU backward", dx, dgamma, dbeta, g, b, rows, d, training, true)
+}
+
+func (k *Kernels) batchNormBackward(op string, dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training, relu bool) error {
+	c := k.check(op).sizes("rows, d", rows, d).buf("dx", dx, rows*d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
 		buf("dy", dy, rows*d).buf("Xhat", b.Xhat, rows*d).buf("InvStd", b.InvStd, d).buf("Gamma", b.Gamma, d).buf("Keep", b.Keep, rows)
-	t := 0
-	if training {
-		t = 1
+	beta := DevPtr(0) // the ReLU's gate, for relu only
+	if relu {
+		c.buf("Beta", b.Beta, d)
+		beta = b.Beta
 	}
+	t := btoi(training)
 	return k.run(c, func() error {
 		if d == 0 {
 			return nil
@@ -222,14 +248,23 @@ func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBuf
 		}
 		defer r.free()
 		if err := k.launch("bn_backward", r.grid, blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(r.tot), aP(r.part), aP(r.count),
-			aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t)); err != nil {
+			aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(beta), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t)); err != nil {
 			return err
 		}
 		if r.grid.y == 1 {
 			return nil // the block wrote dx as well
 		}
-		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(b.Keep), aP(r.tot), aI(rows), aI(d), aI(t))
+		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(beta),
+			aP(b.Keep), aP(r.tot), aI(rows), aI(d), aI(t))
 	})
+}
+
+// btoi is a kernel's int flag.
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // bnTrainStats queues the training statistics of BatchNorm: one launch of bn_train_stats,
@@ -245,17 +280,6 @@ func (k *Kernels) bnTrainStats(b BatchNormBufs, rows, d int) error {
 	defer r.free()
 	return k.launch("bn_train_stats", r.grid, blockCol, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(r.part), aP(r.count),
 		aP(b.X), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aF(BNEps), aF(BNMomentum))
-}
-
-// BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0: the ReLU's gradient
-// inside ops.BatchNormRelu (res + ReLU(BN(x))), from the forward pass's x̂. BatchNormBackward on
-// dy then gives the input's gradient (the residual's is g itself).
-func (k *Kernels) BatchNormReluMask(dy, g, xhat, gamma, beta DevPtr, rows, d int) error {
-	c := k.check("batch norm ReLU mask").sizes("rows, d", rows, d).buf("dy", dy, rows*d).buf("g", g, rows*d).
-		buf("xhat", xhat, rows*d).buf("gamma", gamma, d).buf("beta", beta, d)
-	return k.run(c, func() error {
-		return k.launch("bn_relu_mask", k.grid1(int64(rows)*int64(d)), block1, aP(dy), aP(g), aP(xhat), aP(gamma), aP(beta), aI(rows), aI(d))
-	})
 }
 
 // LayerNormBufs are the buffers of one masked layer norm: inputs X [rows, d], Gamma, Beta [d],

@@ -19,7 +19,8 @@ type Launchers interface {
 	SegmentMaxBackward(dx, g, arg, seg cuda.DevPtr, m, d, nodes int) error
 	BatchNorm(b cuda.BatchNormBufs, rows, d int, training bool) error
 	BatchNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.BatchNormBufs, rows, d int, training bool) error
-	BatchNormReluMask(dy, g, xhat, gamma, beta cuda.DevPtr, rows, d int) error
+	BatchNormRelu(b cuda.BatchNormBufs, rows, d int, training bool) error
+	BatchNormReluBackward(dx, dgamma, dbeta, g cuda.DevPtr, b cuda.BatchNormBufs, rows, d int, training bool) error
 	LayerNorm(b cuda.LayerNormBufs, rows, d int) error
 	LayerNormBackward(dx, dgamma, dbeta, dy cuda.DevPtr, b cuda.LayerNormBufs, rows, d int) error
 	GatedAggregate(b cuda.GatedBufs, m, nbh, nodes, d int) error

@@ -53,10 +53,8 @@ func (c *call) OutElems(w int) int { return c.pr.Plan.Vals[c.st.Outs[w]].Elems }
 func (c *call) Index(ix int) devIndex  { return devIndex{c.pr.idx[ix], c.pr.idxW[ix]} }
 func (c *call) Mask(m int) cuda.DevPtr { return c.pr.mask[m] }
 
-// aux and tmp are the step's planned buffers: what a forward op keeps for its gradient step
-// (Step.Aux), scratch for the step alone (Step.Tmp).
+// aux is a step's planned buffer i: what a forward op keeps for its gradient step (Step.Aux).
 func (c *call) aux(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Aux[i]) }
-func (c *call) tmp(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Tmp[i]) }
 
 func (c *call) Add(out, a, b cuda.DevPtr, n int) error { return c.b.Add(out, a, b, n) }
 func (c *call) Sub(out, a, b cuda.DevPtr, n int) error { return c.b.Sub(out, a, b, n) }
@@ -147,37 +145,24 @@ func (c *call) SegmentMaxGrad(dx, g cuda.DevPtr, seg devIndex, m, d, nodes int) 
 }
 
 // BatchNorm keeps x̂, the mean and 1/σ in aux 0–2; BatchNormRelu adds a ReLU and the residual
-// in place (element by element).
+// in the same pass.
 func (c *call) BatchNorm(out, x, gamma, beta, res, keep cuda.DevPtr, rows, d int, training, relu bool) error {
 	s := c.pr.bn[c.st.Node.State]
-	if err := c.b.BatchNorm(cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, RunMean: s.Mean, RunVar: s.Var,
-		Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, d, training); err != nil {
-		return err
+	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, RunMean: s.Mean, RunVar: s.Var,
+		Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2), Res: res}
+	if relu {
+		return c.b.BatchNormRelu(b, rows, d, training)
 	}
-	if !relu {
-		return nil
-	}
-	n := rows * d
-	if err := c.b.Relu(out, out, n); err != nil {
-		return err
-	}
-	if res != 0 {
-		return c.b.Add(out, out, res, n)
-	}
-	return nil
+	return c.b.BatchNorm(b, rows, d, training)
 }
 
-// BatchNormGrad runs through the ReLU (into the step's scratch) first for relu.
+// BatchNormGrad takes the ReLU's gradient inside the backward kernels for relu.
 func (c *call) BatchNormGrad(dx, dgamma, dbeta, _, gamma, beta, dy, keep cuda.DevPtr, rows, d int, training, relu bool) error {
+	b := cuda.BatchNormBufs{Gamma: gamma, Beta: beta, Keep: keep, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}
 	if relu {
-		g := dy
-		dy = c.tmp(0)
-		if err := c.b.BatchNormReluMask(dy, g, c.aux(0), gamma, beta, rows, d); err != nil {
-			return err
-		}
+		return c.b.BatchNormReluBackward(dx, dgamma, dbeta, dy, b, rows, d, training)
 	}
-	return c.b.BatchNormBackward(dx, dgamma, dbeta, dy, cuda.BatchNormBufs{Gamma: gamma, Keep: keep,
-		Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}, rows, d, training)
+	return c.b.BatchNormBackward(dx, dgamma, dbeta, dy, b, rows, d, training)
 }
 
 // LayerNorm keeps x̂ and 1/σ in aux 0 and 1.

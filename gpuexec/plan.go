@@ -82,8 +82,6 @@ type Step struct {
 	// Aux are buffers a forward op keeps for its gradient ops (batch and layer norm: x̂, mean
 	// and 1/σ; gated aggregation: the denominators), shared with its gradient step.
 	Aux []int
-	// Tmp are scratch buffers that live for the step only.
-	Tmp []int
 	// Acc: the step adds its result into its output, which holds the gradient sum the step's
 	// result is the last term of (foldSums); the output is written by an earlier step first.
 	Acc bool
@@ -226,7 +224,7 @@ func (pl *Plan) redefine() {
 		}
 	}
 	for si, st := range pl.Steps {
-		for _, vs := range [][]int{st.Outs, st.Aux, st.Tmp} {
+		for _, vs := range [][]int{st.Outs, st.Aux} {
 			for _, v := range vs {
 				if v >= 0 && pl.Vals[v].Src == FromStep && pl.Vals[v].Def < 0 {
 					pl.Vals[v].Def = si
@@ -420,17 +418,12 @@ func (c *compiler) forwardAux(n prog.Node) ([]int, error) {
 }
 
 // fillGroups gives the members of gradient groups that the program does not need a temporary
-// of the right size, checks that every member reads only what is computed before the group's
-// step or by the group itself, and adds the scratch buffers steps need.
+// of the right size and checks that every member reads only what is computed before the
+// group's step or by the group itself.
 func (c *compiler) fillGroups() error {
 	pl := c.pl
 	for si := range pl.Steps {
 		st := &pl.Steps[si]
-		if st.Kind == prog.BatchNormReluGrad { // the gradient through the ReLU, [rows, d]
-			tmp := c.addVal(Value{Name: "ReLU gradient in " + pl.Vals[firstOut(st)].Name, Elems: pl.Vals[primary(st)[3]].Elems})
-			pl.Vals[tmp].Def = si
-			st.Tmp = append(st.Tmp, tmp)
-		}
 		if len(st.Outs) < 2 {
 			continue
 		}
@@ -547,7 +540,7 @@ func (pl *Plan) lifetimes() error {
 				use(v, si)
 			}
 		}
-		for _, a := range append(append([]int(nil), st.Aux...), st.Tmp...) {
+		for _, a := range st.Aux {
 			use(a, si)
 		}
 		for _, o := range st.Outs {

@@ -122,8 +122,8 @@ func BatchNorm[T Float](b BatchNormBufs[T], rows, d int, training bool, o BNOpts
 }
 
 // BatchNormBackward is the backward pass of a batch norm (cuda.Kernels.BatchNormBackward) from
-// the forward pass's X, Mean and InvStd and the output gradient dy: with relu (BatchNormRelu,
-// the CPU's fused form of BatchNormReluMask then BatchNormBackward) dy is first zeroed where the
+// the forward pass's X, Mean and InvStd and the output gradient dy: with relu (BatchNormRelu;
+// cuda.Kernels.BatchNormReluBackward does the same) dy is first zeroed where the
 // normalised output γ⊙x̂+β is not positive (recomputed from x, β read from b.Beta). With
 // S1 = Σ dy and S2 = Σ dy⊙(x − μ) over the R kept rows (in chunks of BNChunk rows), dβ = S1 and
 // dγ = S2/σ; in training dx = γ/σ ⊙ (dy − S1/R − x̂ ⊙ S2/(σR)), in evaluation dx = γ/σ ⊙ dy, on
@@ -173,39 +173,6 @@ func BatchNormBackward[T Float](dx, dgamma, dbeta, dy []T, b BatchNormBufs[T], r
 			}
 			if sum != nil {
 				AddTo(o, sum[r*d:(r+1)*d])
-			}
-		}
-	})
-}
-
-// BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0 (cuda.Kernels.
-// BatchNormReluMask), with x̂ recomputed from x, mean and invStd as BatchNorm's output is: the
-// ReLU's gradient inside BatchNormRelu. The test is the one BatchNormBackward's fused form
-// makes (with float32 on the assembly loops, the sign of the fused (x − μ)·p + β), so
-// BatchNormBackward without relu on dy gives what it gives with relu on g. The CPU op uses the
-// fused form.
-func BatchNormReluMask[T Float](dy, g, x []T, mean, invStd []float64, gamma, beta []T, rows, d int) {
-	mu, p := make([]T, d), make([]T, d)
-	for j := 0; j < d; j++ {
-		mu[j] = T(mean[j])
-		p[j] = T(float64(gamma[j]) * invStd[j])
-	}
-	_, fused := f32(dy)
-	beta = beta[:d]
-	ParallelRange(rows, d, func(lo, hi int) {
-		for r := lo; r < hi; r++ {
-			o, gr, xr := dy[r*d:(r+1)*d], g[r*d:(r+1)*d], x[r*d:(r+1)*d]
-			for i, xv := range xr {
-				v := xv - mu[i]
-				pos := v*p[i]+beta[i] > 0
-				if fused {
-					pos = math.FMA(float64(v), float64(p[i]), float64(beta[i])) > 0 // the exact sign
-				}
-				if pos {
-					o[i] = gr[i]
-				} else {
-					o[i] = 0
-				}
 			}
 		}
 	})

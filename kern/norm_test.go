@@ -346,3 +346,36 @@ func TestDropout(t *testing.T) {
 		t.Fatalf("rate 0 changed [%d]", i)
 	}
 }
+
+// BatchNormReluMask writes dy [rows, d] = g where γ⊙x̂ + β > 0, else 0, with x̂ recomputed from
+// x, mean and invStd as BatchNorm's output is: the ReLU's gradient inside BatchNormRelu, as a
+// separate pass (the reference the fused form is tested against). The test is the one BatchNormBackward's fused form
+// makes (with float32 on the assembly loops, the sign of the fused (x − μ)·p + β), so
+// BatchNormBackward without relu on dy gives what it gives with relu on g. The CPU op uses the
+// fused form.
+func BatchNormReluMask[T Float](dy, g, x []T, mean, invStd []float64, gamma, beta []T, rows, d int) {
+	mu, p := make([]T, d), make([]T, d)
+	for j := 0; j < d; j++ {
+		mu[j] = T(mean[j])
+		p[j] = T(float64(gamma[j]) * invStd[j])
+	}
+	_, fused := f32(dy)
+	beta = beta[:d]
+	ParallelRange(rows, d, func(lo, hi int) {
+		for r := lo; r < hi; r++ {
+			o, gr, xr := dy[r*d:(r+1)*d], g[r*d:(r+1)*d], x[r*d:(r+1)*d]
+			for i, xv := range xr {
+				v := xv - mu[i]
+				pos := v*p[i]+beta[i] > 0
+				if fused {
+					pos = math.FMA(float64(v), float64(p[i]), float64(beta[i])) > 0 // the exact sign
+				}
+				if pos {
+					o[i] = gr[i]
+				} else {
+					o[i] = 0
+				}
+			}
+		}
+	})
+}

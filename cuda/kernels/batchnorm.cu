@@ -129,21 +129,25 @@ extern "C" __global__ void bn_eval_stats(float* mean, float* invstd, const float
   }
 }
 
-// bn_apply: xhat = (x − mean)·invstd and out = gamma·xhat + beta on kept rows, zeros elsewhere.
+// bn_apply: xhat = (x − mean)·invstd and out = gamma·xhat + beta on kept rows, zeros elsewhere;
+// with relu, out = max(out, 0) and then + res where res is given: nn.BatchNormRelu's
+// res + ReLU(BN(x)) in one pass, the same float operations as ew_relu and ew_add after it.
 extern "C" __global__ void bn_apply(float* out, float* xhat, const float* x, const float* mean,
                                     const float* invstd, const float* gamma, const float* beta,
-                                    const int* keep, int rows, int d) {
+                                    const int* keep, const float* res, int rows, int d, int relu) {
   RW_FOR(e, (long long)rows * d) {
     int r = (int)(e / d);
     int c = (int)(e - (long long)r * d);
+    float y = 0.0f;
     if (!keep[r]) {
       xhat[e] = 0.0f;
-      out[e] = 0.0f;
-      continue;
+    } else {
+      float xh = (float)(((double)x[e] - mean[c]) * invstd[c]);
+      xhat[e] = xh;
+      y = gamma[c] * xh + beta[c];
     }
-    float xh = (float)(((double)x[e] - mean[c]) * invstd[c]);
-    xhat[e] = xh;
-    out[e] = gamma[c] * xh + beta[c];
+    if (relu) y = fmaxf(y, 0.0f);
+    out[e] = res ? y + res[e] : y;
   }
 }
 
@@ -155,18 +159,22 @@ extern "C" __global__ void bn_apply(float* out, float* xhat, const float* x, con
 // 1: Σ dy·xhat, 2: count of kept rows), the last block of a column tile adds them in chunk
 // order into tot[j·d + c] (double) and writes dgamma and dbeta, and bn_backward_dx, launched
 // next, is the element-wise pass over every row that reads tot.
+//
+// With beta given (nn.BatchNormRelu), dy is the gradient g of the ReLU's output gated by the
+// forward pass's sign, g where gamma·xhat + beta > 0, else 0 (rw_relu_dy), computed where it is
+// read instead of stored.
 extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, double* tot,
                                        double* part, unsigned* count, const float* dy,
                                        const float* xhat, const float* invstd,
-                                       const float* gamma, const int* keep, int rows, int d,
-                                       int rpc, int training) {
+                                       const float* gamma, const float* beta, const int* keep,
+                                       int rows, int d, int rpc, int training) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
   __shared__ int last;
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[3];
-  rw_col_dy_sums(dy, xhat, keep, r0, r1, d, c, sh, &v[0], &v[1], &v[2]);
+  rw_col_dy_sums(dy, xhat, gamma, beta, keep, r0, r1, d, c, sh, &v[0], &v[1], &v[2]);
   bool mine = rw_chunk_combine(v, part, count, d, c, &last);
   if (mine) {
     dgamma[c] = (float)v[1];
@@ -185,7 +193,7 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
   double n = v[2] > 0.0 ? v[2] : 1.0;
   for (int r = threadIdx.y; r < rows; r += RW_COL_Y) {
     long long e = (long long)r * d + c;
-    dx[e] = keep[r] ? bn_dx(scale, dy[e], xhat[e], v[0], v[1], n, training) : 0.0f;
+    dx[e] = keep[r] ? bn_dx(scale, rw_relu_dy(dy, xhat, gamma, beta, e, c), xhat[e], v[0], v[1], n, training) : 0.0f;
   }
 }
 
@@ -193,8 +201,8 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
 // bn_backward's chunked launch left (grid-stride over every element).
 extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const float* xhat,
                                           const float* invstd, const float* gamma,
-                                          const int* keep, const double* tot, int rows, int d,
-                                          int training) {
+                                          const float* beta, const int* keep, const double* tot,
+                                          int rows, int d, int training) {
   RW_FOR(e, (long long)rows * d) {
     int r = (int)(e / d);
     int c = (int)(e - (long long)r * d);
@@ -204,18 +212,6 @@ extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const floa
     }
     double scale = (double)gamma[c] * invstd[c];
     double n = tot[2 * d + c] > 0.0 ? tot[2 * d + c] : 1.0;
-    dx[e] = bn_dx(scale, dy[e], xhat[e], tot[c], tot[d + c], n, training);
-  }
-}
-
-// bn_relu_mask: dy = g where the normalised output gamma·xhat + beta is positive, else 0: the
-// ReLU's gradient inside nn.BatchNormRelu (res + ReLU(BN(x))), from the forward pass's xhat.
-// CPU twin: nn.BatchNormRelu's backward (bnBackward with relu). Dropped rows have xhat = 0, and
-// bn_backward gives them no gradient whatever dy holds there.
-extern "C" __global__ void bn_relu_mask(float* dy, const float* g, const float* xhat,
-                                        const float* gamma, const float* beta, int rows, int d) {
-  RW_FOR(e, (long long)rows * d) {
-    int c = (int)(e % d);
-    dy[e] = gamma[c] * xhat[e] + beta[c] > 0.0f ? g[e] : 0.0f;
+    dx[e] = bn_dx(scale, rw_relu_dy(dy, xhat, gamma, beta, e, c), xhat[e], tot[c], tot[d + c], n, training);
   }
 }

@@ -121,20 +121,32 @@ __device__ __forceinline__ double rw_col_sum_rows(const float* x, int r0, int r1
   return rw_col_reduce(s, sh);
 }
 
+// rw_relu_dy is element e (column c) of the output gradient of a batch norm: dy[e], or, when
+// beta is given (a batch norm followed by a ReLU, nn.BatchNormRelu), the ReLU's output gradient
+// dy[e] where the normalised output gamma·xhat + beta is positive and 0 elsewhere (CPU twin:
+// nn.BatchNormRelu's backward). Dropped rows have xhat = 0 and get no gradient anyway.
+__device__ __forceinline__ float rw_relu_dy(const float* dy, const float* xhat, const float* gamma,
+                                            const float* beta, long long e, int c) {
+  if (!beta) return dy[e];
+  return gamma[c] * xhat[e] + beta[c] > 0.0f ? dy[e] : 0.0f;
+}
+
 // rw_col_dy_sums sets *s1 = Σ dy and *s2 = Σ dy·xhat over the kept rows in [r0, r1) of column c
 // (0 for c ≥ d), and *cnt = their count unless cnt is null, each summed over the block's column
 // (every thread of the block must call it): the parameter gradients of batch and layer norm.
-__device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xhat, const int* keep,
-                                               int r0, int r1, int d, int c,
-                                               double (*sh)[RW_COL_X + 1], double* s1,
-                                               double* s2, double* cnt) {
+// dy is read through rw_relu_dy (beta null: as it is).
+__device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xhat, const float* gamma,
+                                               const float* beta, const int* keep, int r0, int r1,
+                                               int d, int c, double (*sh)[RW_COL_X + 1],
+                                               double* s1, double* s2, double* cnt) {
   double a = 0.0, b = 0.0, n = 0.0;
   if (c < d)
     for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
       if (keep[r]) {
         long long e = (long long)r * d + c;
-        a += dy[e];
-        b += (double)dy[e] * xhat[e];
+        float g = rw_relu_dy(dy, xhat, gamma, beta, e, c);
+        a += g;
+        b += (double)g * xhat[e];
         n += 1.0;
       }
   *s1 = rw_col_reduce(a, sh);
