@@ -336,10 +336,7 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d)
 	return k.run(c, func() error {
-		if err := k.d.fillLocked(b.Out, nodes*d, 0); err != nil {
-			return err
-		}
-		if err := k.d.fillLocked(b.Den, nodes*d, math.Float32bits(GatedEps)); err != nil {
+		if err := k.launch("gated_init", k.grid1(int64(nodes)*int64(d)), block1, aP(b.Out), aP(b.Den), aI(nodes*d), aF(GatedEps)); err != nil {
 			return err
 		}
 		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {

@@ -32,6 +32,7 @@ var Sigs = []Sig{
 	{"layernorm.cu", "ln_forward", "pppppppiif"},
 	{"layernorm.cu", "ln_backward_x", "ppppppii"},
 	{"layernorm.cu", "ln_backward_params", "pppppppiii"},
+	{"gated.cu", "gated_init", "ppif"},
 	{"gated.cu", "gated_edges", "ppppppiiii"},
 	{"gated.cu", "gated_div", "ppii"},
 	{"gated.cu", "gated_backward", "pppppppppiiii"},
