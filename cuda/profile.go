@@ -17,6 +17,7 @@ import (
 type profile struct {
 	marks []profMark
 	t0    time.Time
+	c0    Counts
 }
 
 type profMark struct {
@@ -34,14 +35,19 @@ type OpTime struct {
 // ProfileReport is what a profile measured: Ops operations, their GPU time (BusyMs), the time
 // from the first one's start to the last one's end on the GPU (SpanMs), the host's wall time
 // from StartProfile to StopProfile (WallMs), and the time per operation name, most first.
+//
+// Counts is what was queued meanwhile (Device.Counts): a replayed graph is one operation of
+// the profile but its nodes are device operations here.
 type ProfileReport struct {
 	Ops                    int
 	BusyMs, SpanMs, WallMs float64
 	ByName                 []OpTime
+	Counts                 Counts
 }
 
 func (r *ProfileReport) String() string {
-	return fmt.Sprintf("%d operations: GPU busy %.2f ms, GPU span %.2f ms (gaps %.2f ms), wall %.2f ms", r.Ops, r.BusyMs, r.SpanMs, r.SpanMs-r.BusyMs, r.WallMs)
+	return fmt.Sprintf("%d operations (%d device operations, %d host calls): GPU busy %.2f ms, GPU span %.2f ms (gaps %.2f ms), wall %.2f ms",
+		r.Ops, r.Counts.DeviceOps, r.Counts.HostCalls, r.BusyMs, r.SpanMs, r.SpanMs-r.BusyMs, r.WallMs)
 }
 
 // StartProfile starts timing every operation queued on the stream.
@@ -56,7 +62,7 @@ func (d *Device) StartProfile() error {
 		if err := d.refuseInCaptureLocked("profile"); err != nil {
 			return err
 		}
-		d.prof = &profile{t0: time.Now()}
+		d.prof = &profile{t0: time.Now(), c0: d.counts}
 		return nil
 	})
 }
@@ -81,6 +87,7 @@ func (d *Device) StopProfile() (*ProfileReport, error) {
 		}
 		rep.WallMs = float64(time.Since(p.t0).Microseconds()) / 1e3
 		rep.Ops = len(p.marks)
+		rep.Counts = d.counts.Sub(p.c0)
 		by := map[string]*OpTime{}
 		elapsed := func(a, b uintptr) (float64, error) {
 			var ms float32

@@ -83,6 +83,15 @@ func (t *Trainer) noteGraphs() {
 	}
 }
 
+// Graphs reports whether the trainer replays captured graphs and, where a capture failed, why
+// it stopped.
+func (t *Trainer) Graphs() (bool, string) {
+	if t.x.GraphErr != nil {
+		return false, t.x.GraphErr.Error()
+	}
+	return t.x.Graphs, ""
+}
+
 // SetGraphs turns the replay of captured graphs on or off (NewTrainer sets GraphsEnabled).
 func (t *Trainer) SetGraphs(on bool) { t.x.Graphs = on }
 

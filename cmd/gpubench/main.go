@@ -67,6 +67,10 @@ type Row struct {
 	DeviceUsedMiB float64   `json:"device_used_mib"` // cuMemGetInfo total − free after the run
 	DeviceMiB     float64   `json:"device_total_mib"`
 	Error         string    `json:"error,omitempty"`
+	// CUDAGraphs: the training steps were replayed as captured graphs (gpuexec.Exec.Graphs;
+	// off with REWIREGNN_CUDA_GRAPHS=0, or where the device could not capture: GraphsOff says why).
+	CUDAGraphs bool   `json:"cuda_graphs"`
+	GraphsOff  string `json:"graphs_off,omitempty"`
 	// Profile: -profile N steps with every GPU operation timed (cuda.ProfileReport).
 	Profile *cuda.ProfileReport `json:"profile,omitempty"`
 }
@@ -277,6 +281,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		return fail(err)
 	}
 	var step func(*data.Batch) (float64, []float64, error) = tr.StepPred
+	graphs := func() (bool, string) { return false, "" }
 	if b != nil {
 		b.ResetPeak()
 		g, err := gpu.NewTrainer(tr, b)
@@ -285,6 +290,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		}
 		defer g.Close()
 		step = g.StepPred
+		graphs = g.Graphs
 	}
 	epochGraphs := len(gs)
 	if s.Suite == "superpixel" {
@@ -351,6 +357,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		row.Epochs = append(row.Epochs, secs)
 		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: epoch %d %.2fs\n", s.Suite, s.R, s.CLS, e, secs)
 	}
+	row.CUDAGraphs, row.GraphsOff = graphs() // of the timed epochs (a profile refuses captures)
 	if c, ok := b.(*gpuexec.CUDA); ok && o.profile > 0 {
 		rep, err := profileSteps(c.Dev, step, gs, o)
 		if err != nil {
