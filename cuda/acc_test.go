@@ -34,3 +34,48 @@ func TestGPUMatMulAddGradX(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUBiasedSums: EdgeSumBiased and AddBiased, with each subset of their biases, equal bit for
+// bit what AddBias on each biased operand followed by EdgeSum or Add gives (the launches the
+// executor folds them from; those are tested against their CPU twins), padding indices included.
+func TestGPUBiasedSums(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, sz := range sizes[1:] {
+		t.Run(fmt.Sprintf("m%d_rows%d_d%d", sz.n, sz.rows, sz.d), func(t *testing.T) {
+			tw := newTwin(t, uint64(950+i))
+			d, k := gpu(t)
+			g := dev{t, d}
+			m, rows, dd := sz.n, sz.rows, sz.d
+			src, dst := randIndex(tw.rng, m, usedRows(rows)), randIndex(tw.rng, m, usedRows(rows))
+			e, hs, ht := g.up(tw.randn(m*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd))
+			bias := [3]DevPtr{g.up(tw.randn(dd)), g.up(tw.randn(dd)), g.up(tw.randn(dd))}
+			gs, gd := g.upI(src), g.upI(dst)
+			biased := func(x DevPtr, n int, b DevPtr) DevPtr {
+				if b == 0 {
+					return x
+				}
+				out := g.poison(n * dd)
+				must(t, k.AddBias(out, x, b, n, dd))
+				return out
+			}
+			for mask := range 8 {
+				var b [3]DevPtr
+				for j := range b {
+					if mask&(1<<j) != 0 {
+						b[j] = bias[j]
+					}
+				}
+				want, got := g.poison(m*dd), g.poison(m*dd)
+				must(t, k.EdgeSum(want, biased(e, m, b[0]), biased(hs, rows, b[1]), biased(ht, rows, b[2]), gs, gd, m, rows, dd))
+				must(t, k.EdgeSumBiased(got, e, b[0], hs, b[1], ht, b[2], gs, gd, m, rows, dd))
+				sameBits32(t, fmt.Sprintf("edge sum, biases %03b", mask), g.down(got, m*dd), g.down(want, m*dd))
+				if mask < 4 {
+					want, got := g.poison(rows*dd), g.poison(rows*dd)
+					must(t, k.Add(want, biased(hs, rows, b[0]), biased(ht, rows, b[1]), rows*dd))
+					must(t, k.AddBiased(got, hs, b[0], ht, b[1], rows, dd))
+					sameBits32(t, fmt.Sprintf("add, biases %02b", mask), g.down(got, rows*dd), g.down(want, rows*dd))
+				}
+			}
+		})
+	}
+}

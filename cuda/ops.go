@@ -39,10 +39,28 @@ func (k *Kernels) ScatterAdd(out, x, idx, w DevPtr, n, rows, d int) error {
 // [rows, d] (an index of -1 adds nothing). CPU twin: ops.EdgeSum. Its gradients are the output
 // gradient for e and ScatterAdd along src and along dst for hs and ht.
 func (k *Kernels) EdgeSum(out, e, hs, ht, src, dst DevPtr, m, rows, d int) error {
+	return k.EdgeSumBiased(out, e, 0, hs, 0, ht, 0, src, dst, m, rows, d)
+}
+
+// EdgeSumBiased is EdgeSum of operands that each may carry a bias [d] (be, bs, bt; 0 for none)
+// added to them first, bit for bit as AddBias before EdgeSum would give.
+func (k *Kernels) EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int) error {
 	c := k.check("edge sum").sizes("m, rows, d", m, rows, d).buf("out", out, m*d).buf("e", e, m*d).
-		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m)
+		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m).
+		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
 	return k.run(c, func() error {
-		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(e), aP(hs), aP(ht), aP(src), aP(dst), aI(m), aI(rows), aI(d))
+		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt),
+			aP(src), aP(dst), aI(m), aI(rows), aI(d))
+	})
+}
+
+// AddBiased writes out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (0 for none),
+// bit for bit as AddBias on the operands before Add would give.
+func (k *Kernels) AddBiased(out, a, ba, b, bb DevPtr, rows, d int) error {
+	c := k.check("add (biased)").sizes("rows, d", rows, d).buf("out", out, rows*d).buf("a", a, rows*d).buf("b", b, rows*d).
+		opt("ba", ba, d).opt("bb", bb, d)
+	return k.run(c, func() error {
+		return k.launch("add_biased", k.grid1(int64(rows)*int64(d)), block1, aP(out), aP(a), aP(ba), aP(b), aP(bb), aI(rows), aI(d))
 	})
 }
 

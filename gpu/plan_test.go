@@ -210,11 +210,12 @@ func TestPlanBuffers(t *testing.T) {
 	t.Logf("activation memory with shared slots: %.1f%% of one buffer per value", 100*float64(shared)/float64(naive))
 }
 
-// TestSumsFoldIntoProducts: in GatedGCN's training plan the gradient of a layer's input h sums
-// the dx of its four node products (A, B, D, E); each of those products adds its dx into the
-// sum's buffer (Step.Acc, β = 1) instead of a pairwise sum launch, and TestPlanBuffers checks
-// that the buffers stay valid. TestStepMatchesCPU checks the numbers.
-func TestSumsFoldIntoProducts(t *testing.T) {
+// TestPlanFolds: in GatedGCN's training plan the gradient of a layer's input h sums the dx of
+// its four node products (A, B, D, E); each of those products adds its dx into the sum's buffer
+// (Step.Acc, β = 1) instead of a pairwise sum launch. The biases of the C, D and E products go
+// into the edge sum and A's into the residual addition (Step.Bias) instead of bias launches.
+// TestPlanBuffers checks that the buffers stay valid, TestStepMatchesCPU the numbers.
+func TestPlanFolds(t *testing.T) {
 	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=3", "model.hidden=8")
 	gs := synthetic(t, c.spec, c.key, 8, 3)
 	bt := batchesOf(t, gs, 8)[0]
@@ -235,17 +236,27 @@ func TestSumsFoldIntoProducts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	acc, sums := 0, 0
+	acc, sums, biases, adds := 0, 0, 0, 0
 	for _, st := range pl.Steps {
 		switch {
 		case st.Acc:
 			acc++
 		case st.Kind == prog.GradSum:
 			sums++
+		case st.Kind == prog.AddBias:
+			adds++
+		}
+		for _, b := range st.Bias {
+			if b >= 0 {
+				biases++
+			}
 		}
 	}
-	t.Logf("%d products add into a gradient sum; %d sums launched", acc, sums)
+	t.Logf("%d products add into a gradient sum, %d sums launched; %d biases folded, %d bias launches", acc, sums, biases, adds)
 	if acc < 4*3 {
 		t.Errorf("%d products add into a gradient sum, want at least 4 per layer (12)", acc)
+	}
+	if biases < 4*3 {
+		t.Errorf("%d biases folded into the steps reading them, want at least 4 per layer (12)", biases)
 	}
 }

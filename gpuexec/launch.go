@@ -53,10 +53,25 @@ func (c *call) OutElems(w int) int { return c.pr.Plan.Vals[c.st.Outs[w]].Elems }
 func (c *call) Index(ix int) devIndex  { return devIndex{c.pr.idx[ix], c.pr.idxW[ix]} }
 func (c *call) Mask(m int) cuda.DevPtr { return c.pr.mask[m] }
 
+// bias is the bias folded into the step's input k (Step.Bias), 0 for none.
+func (c *call) bias(k int) cuda.DevPtr {
+	if c.st.Bias == nil || c.st.Bias[k] < 0 {
+		return 0
+	}
+	return c.e.Ptr(c.pr, c.st.Bias[k])
+}
+
 // aux is a step's planned buffer i: what a forward op keeps for its gradient step (Step.Aux).
 func (c *call) aux(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Aux[i]) }
 
-func (c *call) Add(out, a, b cuda.DevPtr, n int) error { return c.b.Add(out, a, b, n) }
+// Add adds the biases folded into it (Step.Bias) to its operands first.
+func (c *call) Add(out, a, b cuda.DevPtr, n int) error {
+	if c.st.Bias != nil {
+		rows, d := c.pr.Plan.Shape(c.st.Outs[0])
+		return c.b.AddBiased(out, a, c.bias(0), b, c.bias(1), rows, d)
+	}
+	return c.b.Add(out, a, b, n)
+}
 func (c *call) Sub(out, a, b cuda.DevPtr, n int) error { return c.b.Sub(out, a, b, n) }
 func (c *call) Mul(out, a, b cuda.DevPtr, n int) error { return c.b.Mul(out, a, b, n) }
 func (c *call) Div(out, a, b cuda.DevPtr, n int) error { return c.b.Div(out, a, b, n) }
@@ -123,8 +138,9 @@ func (c *call) SegmentSoftmaxGrad(dx, y, dy cuda.DevPtr, seg devIndex, m, h, nod
 	return c.b.SegmentSoftmaxBackward(dx, y, dy, seg.idx, m, h, nodes)
 }
 
+// EdgeSum adds the biases folded into it (Step.Bias) to its operands first.
 func (c *call) EdgeSum(out, e, hs, ht cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
-	return c.b.EdgeSum(out, e, hs, ht, src.idx, dst.idx, m, rows, d)
+	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d)
 }
 
 // EdgeSumGrad is two scatter-adds of g, along src and along dst.

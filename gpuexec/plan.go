@@ -85,6 +85,10 @@ type Step struct {
 	// Acc: the step adds its result into its output, which holds the gradient sum the step's
 	// result is the last term of (foldSums); the output is written by an earlier step first.
 	Acc bool
+	// Bias[k], where set (≥ 0), is a bias [d] the step adds to its input k before using it, in
+	// place of the AddBias step that computed that input (foldBiases): an edge sum's three
+	// operands, an addition's two. Nil for none.
+	Bias []int
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -123,6 +127,7 @@ func Compile(p *prog.Program) (*Plan, error) {
 		return nil, err
 	}
 	pl.foldSums()
+	pl.foldBiases()
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	if err := pl.lifetimes(); err != nil {
@@ -150,16 +155,7 @@ func (pl *Plan) foldSums() {
 
 // foldOne folds the first sum it can and reports whether it found one.
 func (pl *Plan) foldOne(outs map[int]bool) bool {
-	readers := map[int][]int{} // value → the steps reading it, in order
-	for si, st := range pl.Steps {
-		for _, ins := range st.Ins {
-			for _, v := range ins {
-				if r := readers[v]; len(r) == 0 || r[len(r)-1] != si {
-					readers[v] = append(r, si)
-				}
-			}
-		}
-	}
+	readers := pl.readers()
 	for si := range pl.Steps {
 		st := &pl.Steps[si]
 		if st.Kind != prog.GradSum || len(st.Ins[0]) != 2 || outs[st.Outs[0]] {
@@ -214,6 +210,79 @@ func (pl *Plan) fold(si, p, a int) {
 			}
 		}
 	}
+}
+
+// foldBiases folds a bias add into the step that reads its result: an AddBias step whose output
+// is read by one edge sum or one element-wise addition of two equal operands alone (and not by
+// the host) goes, and that step adds the bias to the AddBias's input itself (Step.Bias; the
+// kernels add it first, so the bits are the same). GatedGCN's C, D and E products feed the
+// edge sum, A's the residual sum of its layer.
+func (pl *Plan) foldBiases() {
+	outs := map[int]bool{}
+	for _, v := range pl.Prog.Outputs() {
+		outs[v] = true
+	}
+	for pl.foldBias(outs) {
+		pl.redefine()
+	}
+}
+
+// foldBias folds the first bias add it can and reports whether it found one.
+func (pl *Plan) foldBias(outs map[int]bool) bool {
+	readers := pl.readers()
+	for si := range pl.Steps {
+		st := &pl.Steps[si]
+		o := st.Outs[0]
+		if st.Kind != prog.AddBias || len(st.Ins[0]) != 2 || outs[o] || pl.Vals[o].Src != FromStep || len(readers[o]) != 1 {
+			continue
+		}
+		c := &pl.Steps[readers[o][0]]
+		k := slices.Index(c.Ins[0], o)
+		if k < 0 || len(c.Ins) != 1 || !pl.biasable(c) || slices.Index(c.Ins[0][k+1:], o) >= 0 {
+			continue
+		}
+		if c.Bias == nil {
+			c.Bias = slices.Repeat([]int{-1}, len(c.Ins[0]))
+		}
+		c.Ins[0][k], c.Bias[k] = st.Ins[0][0], st.Ins[0][1]
+		pl.Vals[o].Src = NotRun
+		pl.Steps = slices.Delete(pl.Steps, si, si+1)
+		return true
+	}
+	return false
+}
+
+// biasable reports whether step c can add biases to its inputs: an edge sum, or an element-wise
+// addition of two operands of the output's shape (not the scalar forms).
+func (pl *Plan) biasable(c *Step) bool {
+	switch c.Kind {
+	case prog.EdgeSum:
+		return true
+	case prog.Add:
+		out := pl.Vals[c.Outs[0]]
+		a, b := pl.Vals[c.Ins[0][0]], pl.Vals[c.Ins[0][1]]
+		return out.Elems > 1 && a.Elems == out.Elems && b.Elems == out.Elems
+	}
+	return false
+}
+
+// readers returns, by value, the steps reading it, in order.
+func (pl *Plan) readers() map[int][]int {
+	readers := map[int][]int{}
+	for si, st := range pl.Steps {
+		read := slices.Concat(st.Ins...)
+		for _, b := range st.Bias {
+			if b >= 0 {
+				read = append(read, b)
+			}
+		}
+		for _, v := range read {
+			if r := readers[v]; len(r) == 0 || r[len(r)-1] != si {
+				readers[v] = append(r, si)
+			}
+		}
+	}
+	return readers
 }
 
 // redefine sets every computed value's Def to the first step writing it (after steps moved).
@@ -542,6 +611,11 @@ func (pl *Plan) lifetimes() error {
 		}
 		for _, a := range st.Aux {
 			use(a, si)
+		}
+		for _, b := range st.Bias {
+			if b >= 0 {
+				use(b, si)
+			}
 		}
 		for _, o := range st.Outs {
 			use(o, si)

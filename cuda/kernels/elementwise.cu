@@ -13,6 +13,18 @@ extern "C" __global__ void ew_add(float* out, const float* a, const float* b, in
   RW_FOR(i, n) out[i] = a[i] + b[i];
 }
 
+// add_biased: out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (null): an ew_add
+// whose operands are products the executor did not add their biases to (add_bias's sums).
+extern "C" __global__ void add_biased(float* out, const float* a, const float* ba, const float* b,
+                                      const float* bb, int rows, int d) {
+  RW_FOR(e, (long long)rows * d) {
+    int c = (int)(e % d);
+    float x = ba ? a[e] + ba[c] : a[e];
+    float y = bb ? b[e] + bb[c] : b[e];
+    out[e] = x + y;
+  }
+}
+
 extern "C" __global__ void ew_mul(float* out, const float* a, const float* b, int n) {
   RW_FOR(i, n) out[i] = a[i] * b[i];
 }

@@ -42,17 +42,20 @@ extern "C" __global__ void scatter_add_rows(float* out, const float* x, const in
 
 // edge_sum: out [m, d] = e + hs[src] + ht[dst] row by row (GatedGCN's Ce + Dh_src + Eh_dst);
 // an index of -1 adds nothing. hs and ht are [rows, d]. CPU twin: nn.EdgeSum (edgeSum). Its
-// gradients are the output gradient for e and scatter_add_rows along src and dst.
-extern "C" __global__ void edge_sum(float* out, const float* e, const float* hs, const float* ht,
+// gradients are the output gradient for e and scatter_add_rows along src and dst. Each operand
+// may carry a bias [d] (be, bs, bt; null for none) added to it first, as add_bias would have
+// (a row of -1 adds nothing, bias included): the executor folds the products' bias adds here.
+extern "C" __global__ void edge_sum(float* out, const float* e, const float* be, const float* hs,
+                                    const float* bs, const float* ht, const float* bt,
                                     const int* src, const int* dst, int m, int rows, int d) {
   RW_FOR(x, (long long)m * d) {
     int k = (int)(x / d);
     int c = (int)(x - (long long)k * d);
     int s = rw_valid(src[k], rows);
     int t = rw_valid(dst[k], rows);
-    float v = e[x];
-    if (s >= 0) v += hs[(long long)s * d + c];
-    if (t >= 0) v += ht[(long long)t * d + c];
+    float v = be ? e[x] + be[c] : e[x];
+    if (s >= 0) v += bs ? hs[(long long)s * d + c] + bs[c] : hs[(long long)s * d + c];
+    if (t >= 0) v += bt ? ht[(long long)t * d + c] + bt[c] : ht[(long long)t * d + c];
     out[x] = v;
   }
 }

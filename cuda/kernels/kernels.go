@@ -14,7 +14,7 @@ type Sig struct {
 var Sigs = []Sig{
 	{"gather.cu", "gather_rows", "ppppiii"},
 	{"gather.cu", "scatter_add_rows", "ppppiii"},
-	{"gather.cu", "edge_sum", "ppppppiii"},
+	{"gather.cu", "edge_sum", "pppppppppiii"},
 	{"softmax.cu", "seg_softmax_max", "pppiii"},
 	{"softmax.cu", "seg_softmax_exp", "pppppiii"},
 	{"softmax.cu", "seg_softmax_div", "pppiii"},
@@ -45,6 +45,7 @@ var Sigs = []Sig{
 	{"heads.cu", "head_dot", "pppiii"},
 	{"heads.cu", "head_scale", "pppiii"},
 	{"elementwise.cu", "ew_add", "pppi"},
+	{"elementwise.cu", "add_biased", "pppppii"},
 	{"elementwise.cu", "ew_mul", "pppi"},
 	{"elementwise.cu", "ew_sub", "pppi"},
 	{"elementwise.cu", "ew_div", "pppi"},
