@@ -556,7 +556,8 @@ func TestGPUBatchNormRelu(t *testing.T) {
 }
 
 // TestGPUEdgeSum checks EdgeSum against ops.EdgeSum, and its gradients (the output gradient for
-// e, ScatterAdd along src and dst for hs and ht).
+// e; EdgeSumBackward, the ScatterAdds along src and dst for hs and ht in one pass, and the two
+// ScatterAdds it replaces).
 func TestGPUEdgeSum(t *testing.T) {
 	defer skipWithoutGPU(t)
 	for i, sz := range sizes {
@@ -582,6 +583,10 @@ func TestGPUEdgeSum(t *testing.T) {
 			must(t, k.ScatterAdd(dht, gdy, dd, 0, sz.n, sz.rows, sz.d))
 			near(t, "edge sum dhs", g.down(dhs, sz.rows*sz.d), grads[1], reduce)
 			near(t, "edge sum dht", g.down(dht, sz.rows*sz.d), grads[2], reduce)
+			dhs, dht = g.poison(sz.rows*sz.d), g.poison(sz.rows*sz.d)
+			must(t, k.EdgeSumBackward(dhs, dht, gdy, ds, dd, sz.n, sz.rows, sz.d))
+			near(t, "edge sum backward dhs", g.down(dhs, sz.rows*sz.d), grads[1], reduce)
+			near(t, "edge sum backward dht", g.down(dht, sz.rows*sz.d), grads[2], reduce)
 		})
 	}
 }

@@ -35,6 +35,28 @@ func (k *Kernels) ScatterAdd(out, x, idx, w DevPtr, n, rows, d int) error {
 	})
 }
 
+// EdgeSumBackward writes the gradients of EdgeSum's hs and ht, ds and dt [rows, d], from the
+// output gradient g [m, d]: ScatterAdd of g along src and along dst, in one pass over g.
+func (k *Kernels) EdgeSumBackward(ds, dt, g, src, dst DevPtr, m, rows, d int) error {
+	c := k.check("edge sum backward").sizes("m, rows, d", m, rows, d).buf("ds", ds, rows*d).buf("dt", dt, rows*d).
+		buf("g", g, m*d).buf("src", src, m).buf("dst", dst, m)
+	return k.run(c, func() error {
+		if err := k.fill2(ds, 0, dt, 0, rows*d); err != nil {
+			return err
+		}
+		return k.launch("scatter_add_pair", k.grid1(int64(m)*int64(d)), block1, aP(ds), aP(dt), aP(g), aP(src), aP(dst), aI(m), aI(rows), aI(d))
+	})
+}
+
+// fill2 queues a = va and b = vb over n elements each in one launch. The caller holds the
+// device.
+func (k *Kernels) fill2(a DevPtr, va float32, b DevPtr, vb float32, n int) error {
+	if n <= 0 {
+		return nil
+	}
+	return k.launch("fill2", k.grid1(int64(n)), block1, aP(a), aF(va), aP(b), aF(vb), aI(n))
+}
+
 // EdgeSum writes out [m, d] = e + hs[src] + ht[dst] row by row for e [m, d] and hs, ht
 // [rows, d] (an index of -1 adds nothing). CPU twin: ops.EdgeSum. Its gradients are the output
 // gradient for e and ScatterAdd along src and along dst for hs and ht.
@@ -354,7 +376,7 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d)
 	return k.run(c, func() error {
-		if err := k.launch("gated_init", k.grid1(int64(nodes)*int64(d)), block1, aP(b.Out), aP(b.Den), aI(nodes*d), aF(GatedEps)); err != nil {
+		if err := k.fill2(b.Out, 0, b.Den, GatedEps, nodes*d); err != nil {
 			return err
 		}
 		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {

@@ -13,6 +13,7 @@ type Launchers interface {
 	Gather(out, x, idx, w cuda.DevPtr, n, rows, d int) error
 	ScatterAdd(out, x, idx, w cuda.DevPtr, n, rows, d int) error
 	EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst cuda.DevPtr, m, rows, d int) error
+	EdgeSumBackward(ds, dt, g, src, dst cuda.DevPtr, m, rows, d int) error
 	AddBiased(out, a, ba, b, bb cuda.DevPtr, rows, d int) error
 	SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentSoftmaxBackward(dx, y, dy, seg cuda.DevPtr, m, h, nodes int) error

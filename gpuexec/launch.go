@@ -143,12 +143,9 @@ func (c *call) EdgeSum(out, e, hs, ht cuda.DevPtr, src, dst devIndex, m, rows, d
 	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d)
 }
 
-// EdgeSumGrad is two scatter-adds of g, along src and along dst.
+// EdgeSumGrad is the scatter-adds of g along src and along dst, in one pass.
 func (c *call) EdgeSumGrad(dsrc, ddst, g cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
-	if err := c.b.ScatterAdd(dsrc, g, src.idx, 0, m, rows, d); err != nil {
-		return err
-	}
-	return c.b.ScatterAdd(ddst, g, dst.idx, 0, m, rows, d)
+	return c.b.EdgeSumBackward(dsrc, ddst, g, src.idx, dst.idx, m, rows, d)
 }
 
 // SegmentMax keeps the arg-max in aux 0 for the gradient.

@@ -13,6 +13,15 @@ extern "C" __global__ void ew_add(float* out, const float* a, const float* b, in
   RW_FOR(i, n) out[i] = a[i] + b[i];
 }
 
+// fill2: a[i] = va and b[i] = vb for i < n: two fills in one launch (the accumulators of an
+// atomic pass: the gated aggregation's sums, the edge sum's two gradients).
+extern "C" __global__ void fill2(float* a, float va, float* b, float vb, int n) {
+  RW_FOR(i, n) {
+    a[i] = va;
+    b[i] = vb;
+  }
+}
+
 // add_biased: out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (null): an ew_add
 // whose operands are products the executor did not add their biases to (add_bias's sums).
 extern "C" __global__ void add_biased(float* out, const float* a, const float* ba, const float* b,

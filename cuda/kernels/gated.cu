@@ -11,19 +11,12 @@
 // same rw_sigmoid (as the CPU twin does).
 //
 // Forward on one stream:
-//   gated_init   out = 0, den = 1e-6 (one launch for both fills)
+//   fill2        out = 0, den = 1e-6 (one launch for both fills; elementwise.cu)
 //   gated_edges  one thread per (edge, feature): η, out[t] += η·bh[s], den[t] += η
 //   gated_div    out /= den
 // Backward (the Go side zero-fills dbh):
 //   gated_backward  η = σ(ê); de = g[t]·(bh[s] − out[t])/den[t]·η(1−η);  dbh[s] += g[t]·η/den[t]
 #include "common.cuh"
-
-extern "C" __global__ void gated_init(float* out, float* den, int n, float eps) {
-  RW_FOR(i, n) {
-    out[i] = 0.0f;
-    den[i] = eps;
-  }
-}
 
 extern "C" __global__ void gated_edges(float* out, float* den, const float* ehat, const float* bh,
                                        const int* src, const int* dst, int m, int d, int nbh,

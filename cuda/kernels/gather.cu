@@ -40,6 +40,22 @@ extern "C" __global__ void scatter_add_rows(float* out, const float* x, const in
   }
 }
 
+// scatter_add_pair: ds [rows, d] += g[i,:] at row src[i] and dt [rows, d] += g[i,:] at row
+// dst[i], skipping -1: the gradients of edge_sum's hs and ht in one pass over g. The Go side
+// zero-fills both first (fill2). Float atomics, as scatter_add_rows.
+extern "C" __global__ void scatter_add_pair(float* ds, float* dt, const float* g, const int* src,
+                                            const int* dst, int m, int rows, int d) {
+  RW_FOR(e, (long long)m * d) {
+    int i = (int)(e / d);
+    int c = (int)(e - (long long)i * d);
+    int s = rw_valid(src[i], rows);
+    int t = rw_valid(dst[i], rows);
+    float v = g[e];
+    if (s >= 0) atomicAdd(&ds[(long long)s * d + c], v);
+    if (t >= 0) atomicAdd(&dt[(long long)t * d + c], v);
+  }
+}
+
 // edge_sum: out [m, d] = e + hs[src] + ht[dst] row by row (GatedGCN's Ce + Dh_src + Eh_dst);
 // an index of -1 adds nothing. hs and ht are [rows, d]. CPU twin: nn.EdgeSum (edgeSum). Its
 // gradients are the output gradient for e and scatter_add_rows along src and dst. Each operand
