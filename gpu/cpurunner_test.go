@@ -114,9 +114,10 @@ func compareRun(t *testing.T, what string, net *nn.Net, p *nn.Params, r *cpuexec
 	}
 }
 
-// checkRunner trains a case for a few steps, comparing every step, then evaluates.
-func checkRunner(t *testing.T, c modelCase, dt tensor.Dtype, recompute bool) {
-	bs, bucket := stepBatches(t, c)
+// trainingNet builds case c's trainer on one bucket, with parameters of dtype dt (seed 7), and
+// its training net.
+func trainingNet(t *testing.T, c modelCase, bucket nn.Bucket, dt tensor.Dtype) (*nn.Trainer, *nn.Net) {
+	t.Helper()
 	p, err := nn.NewParams(dt, 7)
 	if err != nil {
 		t.Fatal(err)
@@ -125,11 +126,19 @@ func checkRunner(t *testing.T, c modelCase, dt tensor.Dtype, recompute bool) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer tr.Close()
+	t.Cleanup(tr.Close)
 	net, err := tr.Net(0)
 	if err != nil {
 		t.Fatal(err)
 	}
+	return tr, net
+}
+
+// checkRunner trains a case for a few steps, comparing every step, then evaluates.
+func checkRunner(t *testing.T, c modelCase, dt tensor.Dtype, recompute bool) {
+	bs, bucket := stepBatches(t, c)
+	tr, net := trainingNet(t, c, bucket, dt)
+	p := tr.P
 	r, pr := runnerOf(t, net, p, recompute)
 	arena := &cpuexec.Arena{} // shared by the training and the evaluation runner, as in a trainer
 	r.SetArena(arena)

@@ -218,21 +218,8 @@ func TestPlanBuffers(t *testing.T) {
 func TestPlanFolds(t *testing.T) {
 	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=3", "model.hidden=8")
 	gs := synthetic(t, c.spec, c.key, 8, 3)
-	bt := batchesOf(t, gs, 8)[0]
-	p, err := nn.NewParams(tensor.Float32, 7)
-	if err != nil {
-		t.Fatal(err)
-	}
-	tr, err := nn.NewTrainer(p, c.build, []nn.Bucket{{Nodes: bt.Union.N, Edges: bt.Union.NumEdges(), Graphs: bt.NumGraphs}}, 1e-3)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer tr.Close()
-	net, err := tr.Net(0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pl, err := Compile(net, p)
+	tr, net := trainingNet(t, c, bucketOf(batchesOf(t, gs, 8)[0]), tensor.Float32)
+	pl, err := Compile(net, tr.P)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -143,18 +143,23 @@ func Compile(p *prog.Program) (*Plan, error) {
 // alone, becomes P adding its dx into a's buffer (Step.Acc: one product with β = 1), and every
 // step reading s reads a. A chain Σ(Σ(Σ(a, b₁), b₂), b₃) folds into three products adding
 // into a. Sums the host reads (program outputs) are left as they are.
-func (pl *Plan) foldSums() {
+func (pl *Plan) foldSums() { pl.foldAll(pl.foldSum) }
+
+// foldAll applies fold, which folds one step away and reports whether it found one, until it
+// finds none, setting every value's defining step again after each. fold is given the values
+// the host reads, which no fold may remove.
+func (pl *Plan) foldAll(fold func(outs map[int]bool) bool) {
 	outs := map[int]bool{}
 	for _, v := range pl.Prog.Outputs() {
 		outs[v] = true
 	}
-	for pl.foldOne(outs) {
+	for fold(outs) {
 		pl.redefine()
 	}
 }
 
-// foldOne folds the first sum it can and reports whether it found one.
-func (pl *Plan) foldOne(outs map[int]bool) bool {
+// foldSum folds the first sum it can and reports whether it found one.
+func (pl *Plan) foldSum(outs map[int]bool) bool {
 	readers := pl.readers()
 	for si := range pl.Steps {
 		st := &pl.Steps[si]
@@ -164,7 +169,7 @@ func (pl *Plan) foldOne(outs map[int]bool) bool {
 		for k := range 2 { // the sum is commutative: either operand may be the product's
 			a, b := st.Ins[0][1-k], st.Ins[0][k]
 			if p, ok := pl.foldable(si, a, b, readers); ok {
-				pl.fold(si, p, a)
+				pl.addInto(si, p, a)
 				return true
 			}
 		}
@@ -195,8 +200,8 @@ func (pl *Plan) foldable(si, a, b int, readers map[int][]int) (int, bool) {
 	return p, true
 }
 
-// fold makes step p add into a and removes sum step si, whose readers read a instead.
-func (pl *Plan) fold(si, p, a int) {
+// addInto makes step p add into a and removes sum step si, whose readers read a instead.
+func (pl *Plan) addInto(si, p, a int) {
 	s, b := pl.Steps[si].Outs[0], pl.Steps[p].Outs[0]
 	pl.Steps[p].Outs[0], pl.Steps[p].Acc = a, true
 	pl.Vals[b].Src, pl.Vals[s].Src = NotRun, NotRun
@@ -217,15 +222,7 @@ func (pl *Plan) fold(si, p, a int) {
 // the host) goes, and that step adds the bias to the AddBias's input itself (Step.Bias; the
 // kernels add it first, so the bits are the same). GatedGCN's C, D and E products feed the
 // edge sum, A's the residual sum of its layer.
-func (pl *Plan) foldBiases() {
-	outs := map[int]bool{}
-	for _, v := range pl.Prog.Outputs() {
-		outs[v] = true
-	}
-	for pl.foldBias(outs) {
-		pl.redefine()
-	}
-}
+func (pl *Plan) foldBiases() { pl.foldAll(pl.foldBias) }
 
 // foldBias folds the first bias add it can and reports whether it found one.
 func (pl *Plan) foldBias(outs map[int]bool) bool {
