@@ -3,9 +3,8 @@ package gpuexec
 import (
 	"errors"
 	"fmt"
-	"math"
 	"slices"
-	"strings"
+	"unsafe"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/prog"
@@ -231,13 +230,18 @@ type Program struct {
 	in      cuda.DevPtr
 	regions []region
 	stage   []int32
+	stageF  []float32     // stage's memory seen as float32, for the weights and dense inputs
 	static  []cuda.DevPtr // the static values' buffers
 	graphs  map[graphKey]Graph
-	slots   []cuda.DevPtr // during a run
-	offs    []int         // each slot's offset in the activation arena (slotAlign elements apart)
-	need    int           // the arena this program needs, in elements
-	grads   cuda.DevPtr   // the gradient buffer (Plan.GradElems; 0 for none)
-	Result  cuda.DevPtr
+	// states are the states the steps read, in step order (a graph's key records their
+	// training switches); norms the batch-norm forward steps (a replay checks their rows).
+	states []int
+	norms  []*prog.Node
+	slots  []cuda.DevPtr // during a run
+	offs   []int         // each slot's offset in the activation arena (slotAlign elements apart)
+	need   int           // the arena this program needs, in elements
+	grads  cuda.DevPtr   // the gradient buffer (Plan.GradElems; 0 for none)
+	Result cuda.DevPtr
 }
 
 // region is a part of a program's input buffer: what it holds and where.
@@ -319,7 +323,9 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 	if pr.in, err = alloc(size, "the batch's inputs"); err != nil {
 		return nil, err
 	}
-	pr.stage = make([]int32, size)
+	pr.stage = make([]int32, max(size, 1))
+	pr.stageF = unsafe.Slice((*float32)(unsafe.Pointer(&pr.stage[0])), len(pr.stage))
+	pr.stage, pr.stageF = pr.stage[:size], pr.stageF[:size]
 	for _, r := range pr.regions {
 		p := e.B.Offset(pr.in, r.off)
 		switch r.kind {
@@ -333,8 +339,16 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 			pr.vals[r.i] = p
 		}
 	}
-	for _, st := range pl.Steps {
-		if s := st.Node.State; s >= 0 && pg.States[s].Kind == prog.BNState {
+	for i := range pl.Steps {
+		st := &pl.Steps[i]
+		s := st.Node.State
+		if s >= 0 {
+			pr.states = append(pr.states, s)
+		}
+		if st.Kind == prog.BatchNorm || st.Kind == prog.BatchNormRelu {
+			pr.norms = append(pr.norms, &st.Node)
+		}
+		if s >= 0 && pg.States[s].Kind == prog.BNState {
 			bb := e.BN[pg.States[s].Name]
 			if bb == nil || bb.N != pg.States[s].Size {
 				return nil, fmt.Errorf("gpu: %s: the running statistics of batch norm %q are not on the device", label, pg.States[s].Name)
@@ -395,7 +409,7 @@ func (e *Exec) Stage(pr *Program) error {
 		case regWeights:
 			_, w := pr.Feed.Index(r.i)
 			for j, x := range w {
-				dst[j] = int32(math.Float32bits(float32(x)))
+				pr.stageF[r.off+j] = float32(x)
 			}
 		case regMask:
 			keep := pr.Feed.Mask(r.i)
@@ -414,9 +428,7 @@ func (e *Exec) Stage(pr *Program) error {
 			if !ok || len(xs) != v.Elems {
 				return fmt.Errorf("gpu: input %s: want %d float32 values", v.Name, v.Elems)
 			}
-			for j, x := range xs {
-				dst[j] = int32(math.Float32bits(x))
-			}
+			copy(pr.stageF[r.off:r.off+r.n], xs)
 		}
 	}
 	if err := e.B.UploadI32(pr.in, pr.stage); err != nil {
@@ -530,34 +542,23 @@ type graphKey struct {
 }
 
 func (e *Exec) keyOf(pr *Program, tail bool) graphKey {
-	k := graphKey{act: e.act, scal: e.scal, tail: tail}
-	var b strings.Builder
-	for _, st := range pr.Plan.Steps {
-		if s := st.Node.State; s >= 0 {
-			b.WriteByte("01"[btoi(pr.Feed.Training(s))])
+	modes := make([]byte, len(pr.states))
+	for i, s := range pr.states {
+		modes[i] = '0'
+		if pr.Feed.Training(s) {
+			modes[i] = '1'
 		}
 	}
-	k.modes = b.String()
-	return k
-}
-
-func btoi(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+	return graphKey{act: e.act, scal: e.scal, modes: string(modes), tail: tail}
 }
 
 // checkBatchRows makes the host check of the batch norms in training mode (at least two real
 // rows; dispatch makes it when it queues the step) for a replayed run.
 func (pr *Program) checkBatchRows() error {
 	pg := pr.Plan.Prog
-	for _, st := range pr.Plan.Steps {
-		if st.Kind != prog.BatchNorm && st.Kind != prog.BatchNormRelu {
-			continue
-		}
-		if s := st.Node.State; pr.Feed.Training(s) {
-			if err := prog.CheckBatchRows(pr.Feed.Mask(st.Node.Mask)); err != nil {
+	for _, nd := range pr.norms {
+		if s := nd.State; pr.Feed.Training(s) {
+			if err := prog.CheckBatchRows(pr.Feed.Mask(nd.Mask)); err != nil {
 				return fmt.Errorf("gpu: %s: batch norm %q: %w", pr.Label, pg.States[s].Name, err)
 			}
 		}

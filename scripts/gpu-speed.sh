@@ -155,13 +155,10 @@ summary() {
 import glob, json, os, sys
 out = sys.argv[1]
 rows = {}
-def key(r):
-    return (r.get("suite") or "torch", r.get("r"))
 for f in sorted(glob.glob(os.path.join(out, "gpubench-*.jsonl"))):
     for line in open(f):
         r = json.loads(line)
         rows.setdefault((r["suite"], r["r"]), {})[r["variant"]] = r
-names = {}
 if os.path.exists(os.path.join(out, "torch.jsonl")):
     for line in open(os.path.join(out, "torch.jsonl")):
         r = json.loads(line)
