@@ -38,6 +38,10 @@ type CUBLAS struct {
 	// lacks it): the device memory cuBLAS uses for its scratch instead of its own pool, which
 	// is what makes a matrix product safe to capture into a CUDA graph.
 	SetWorkspace func(h uintptr, ws uint64, size uintptr) int32
+	// SgemmBatched is cublasSgemmBatched (nil where the library lacks it): count products, the
+	// operands' addresses read from arrays in device memory (a, b, c: device addresses of
+	// count device addresses each).
+	SgemmBatched func(h uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32, count int32) int32
 }
 
 var cublasNames = []string{"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", "libcublas.so"}
@@ -138,6 +142,9 @@ func bindCUBLAS(path string) (*CUBLAS, error) {
 	}
 	if lib.bind(&b.SetWorkspace, "cublasSetWorkspace_v2") != nil {
 		b.SetWorkspace = nil // optional: only graph capture needs it
+	}
+	if lib.bind(&b.SgemmBatched, "cublasSgemmBatched") != nil {
+		b.SgemmBatched = nil // optional: batched products then run one by one
 	}
 	var maj, min int32
 	if r := b.GetProperty(CublasPropMajor, unsafe.Pointer(&maj)); r != 0 {

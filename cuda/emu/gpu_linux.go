@@ -568,6 +568,7 @@ func (e *GPU) CUBLAS() *cudalib.CUBLAS {
 		return 0
 	}
 	c.Sgemm = e.sgemm
+	c.SgemmBatched = e.sgemmBatched
 	c.SetWorkspace = e.setWorkspace
 	return c
 }
@@ -583,6 +584,40 @@ func (e *GPU) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer
 		return 15 // CUBLAS_STATUS_NOT_SUPPORTED
 	}
 	return e.enqueue("cublasSgemm", func(dry bool) int32 { return e.runSgemm(g, dry) })
+}
+
+// sgemmBatched is cublasSgemmBatched: count products whose operands' addresses it reads from
+// the arrays a, b and c in device memory when the products run (as the GPU does, so a replayed
+// graph reads the arrays as they are then).
+func (e *GPU) sgemmBatched(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32, count int32) int32 {
+	al, be := *(*float32)(alpha), *(*float32)(beta)
+	if e.graphs.capturing && e.graphs.ws == 0 {
+		return 15 // CUBLAS_STATUS_NOT_SUPPORTED, as sgemm
+	}
+	if count < 0 {
+		return 7
+	}
+	return e.enqueue("cublasSgemmBatched", func(dry bool) int32 {
+		if count == 0 {
+			return 0
+		}
+		var arrs [3][]uint64
+		for i, p := range []uint64{a, b, c} {
+			bs, err := e.bytesAt(p, 8*uint64(count))
+			if err != nil {
+				e.fail(emuErrInvalidValue, "cublasSgemmBatched pointer array %c: %v", "ABC"[i], err)
+				return 14
+			}
+			arrs[i] = unsafe.Slice((*uint64)(unsafe.Pointer(&bs[0])), count)
+		}
+		for i := range count {
+			g := emuGemm{ta, tb, m, n, k, al, arrs[0][i], lda, arrs[1][i], ldb, be, arrs[2][i], ldc}
+			if r := e.runSgemm(g, dry); r != 0 {
+				return r
+			}
+		}
+		return 0
+	})
 }
 
 // emuGemm is one cublasSgemm call with its scalars' values.

@@ -47,7 +47,7 @@ func (e *GPU) enqueue(name string, run func(dry bool) int32) int32 {
 	if r := run(true); r != cudalib.CUDASuccess {
 		return r
 	}
-	e.graphs.ops = append(e.graphs.ops, emuOp{name: name, blas: name == "cublasSgemm", run: run})
+	e.graphs.ops = append(e.graphs.ops, emuOp{name: name, blas: strings.HasPrefix(name, "cublas"), run: run})
 	return cudalib.CUDASuccess
 }
 

@@ -22,6 +22,16 @@
 // writes the outputs. With one chunk (grid.y = 1) the block finishes on its own: no partials,
 // no counter.
 
+// rw_addr is the pointer at device address a, read from a pointer table in device memory (the
+// batched launches' operand lists). The emulated GPU defines its own (cuda_emu.h), which maps
+// the address into its process.
+#ifndef RW_EMU
+template <class T>
+__device__ __forceinline__ T* rw_addr(unsigned long long a) {
+  return reinterpret_cast<T*>(a);
+}
+#endif
+
 // RW_FOR(i, n): grid-stride loop over 0 ≤ i < n (i is a long long).
 #define RW_FOR(i, n)                                                            \
   for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;        \

@@ -106,6 +106,24 @@ extern "C" __global__ void add_bias(float* out, const float* x, const float* b, 
   RW_FOR(e, (long long)rows * d) out[e] = x[e] + b[e % d];
 }
 
+// col_sum_batch: col_sum of gridDim.z matrices [rows, d] at once, matrix z at address xs[z]
+// and its sums at outs[z] (pointer tables in device memory), each with col_sum's geometry
+// (grid x and y) and its own partials (part + z·chunks·d) and arrival counters
+// (count + z·tiles): per matrix, the bits of col_sum.
+extern "C" __global__ void col_sum_batch(const unsigned long long* outs, const unsigned long long* xs,
+                                         double* part, unsigned* count, int rows, int d, int rpc) {
+  __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
+  __shared__ int last;
+  int z = blockIdx.z;
+  const float* x = rw_addr<const float>(xs[z]);
+  int c = blockIdx.x * RW_COL_X + threadIdx.x;
+  int r0, r1;
+  rw_chunk_rows(rows, rpc, &r0, &r1);
+  double v[1] = {rw_col_sum_rows(x, r0, r1, d, c, sh)};
+  if (rw_chunk_combine(v, part + (long long)z * gridDim.y * d, count + (long long)z * gridDim.x, d, c, &last))
+    rw_addr<float>(outs[z])[c] = (float)v[0];
+}
+
 // broadcast_rows: out [rows, d] = v [d] on every row (the gradient of col_sum).
 extern "C" __global__ void broadcast_rows(float* out, const float* v, int rows, int d) {
   RW_FOR(e, (long long)rows * d) out[e] = v[e % d];

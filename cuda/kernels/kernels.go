@@ -63,6 +63,7 @@ var Sigs = []Sig{
 	{"elementwise.cu", "add_bias", "pppii"},
 	{"elementwise.cu", "broadcast_rows", "ppii"},
 	{"elementwise.cu", "col_sum", "ppppiii"},
+	{"elementwise.cu", "col_sum_batch", "ppppiii"},
 	{"dropout.cu", "dropout", "ppifupu"},
 	{"loss.cu", "masked_l1", "ppppi"},
 	{"loss.cu", "masked_l1_grad", "pppppi"},

@@ -143,6 +143,16 @@ struct Registrar {
 
 }  // namespace rwemu
 
+// RW_EMU tells the kernels' common header that they run on the emulated GPU. rw_addr turns a
+// device address that a kernel reads from device memory (an operand of a pointer table) into a
+// pointer of this process, which maps the device memory elsewhere (Arg<T*> does the same for
+// pointer arguments).
+#define RW_EMU 1
+template <class T>
+inline T* rw_addr(unsigned long long a) {
+  return a == 0 ? nullptr : reinterpret_cast<T*>((intptr_t)a + rwemu::delta);
+}
+
 #define RWEMU_KERNEL(name)                                                                     \
   static rwemu::Registrar rwemu_reg_##name(#name, &rwemu::Sig<decltype(&name)>::thunk<&name>, \
                                            rwemu::Sig<decltype(&name)>::kinds())

@@ -1,0 +1,100 @@
+package cuda
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+)
+
+// TestGPUBatchedLaunches: MatMulBatch, MatMulGradWBatch and ColSumBatch against the same
+// products and sums launched one at a time (each tested against its CPU twin elsewhere): the
+// column sums bit for bit (the same kernel code per matrix), the products within float32
+// rounding (cuBLAS may pick another algorithm for a batch; the emulator's are bit for bit).
+// Operand lists in any order of addresses, a batch of one, sizes with several row chunks, and
+// a batch of column sums wider than one launch's counters (split into launches).
+func TestGPUBatchedLaunches(t *testing.T) {
+	defer skipWithoutGPU(t)
+	cases := []struct{ n, m, a, b int }{{1, 31, 7, 33}, {4, 257, 70, 70}, {3, 1300, 40, 17}, {7, 40, 3, 3200}}
+	for i, cs := range cases {
+		t.Run(fmt.Sprintf("n%d_m%d_a%d_b%d", cs.n, cs.m, cs.a, cs.b), func(t *testing.T) {
+			tw := newTwin(t, uint64(1200+i))
+			d, k := gpu(t)
+			g := dev{t, d}
+			n, m, a, b := cs.n, cs.m, cs.a, cs.b
+			xs, ws, gs := make([]DevPtr, n), make([]DevPtr, n), make([]DevPtr, n)
+			for j := range n {
+				xs[j], ws[j], gs[j] = g.up(tw.randn(m*a)), g.up(tw.randn(a*b)), g.up(tw.randn(m*b))
+			}
+			if n > 1 {
+				xs[0], xs[n-1] = xs[n-1], xs[0] // addresses in no particular order
+			}
+			tab, err := k.NewPtrTable(3*n + 2)
+			must(t, err)
+			defer k.FreeTable(tab)
+			fill := func(lists ...[]DevPtr) {
+				for l, list := range lists {
+					for j, p := range list {
+						tab.Set(1+l*n+j, p) // from entry 1: an offset table
+					}
+				}
+				must(t, k.UploadTable(tab))
+			}
+
+			outs, dws, sums := make([]DevPtr, n), make([]DevPtr, n), make([]DevPtr, n)
+			for j := range n {
+				outs[j], dws[j], sums[j] = g.poison(m*b), g.poison(a*b), g.poison(b)
+			}
+			fill(xs, ws, outs)
+			must(t, k.MatMulBatch(tab, 1, n, m, a, b))
+			fill(xs, gs, dws)
+			must(t, k.MatMulGradWBatch(tab, 1, n, m, a, b))
+			fill(gs, sums)
+			must(t, k.ColSumBatch(tab, 1, n, m, b))
+			for j := range n {
+				want := g.poison(m * b)
+				must(t, k.MatMul(want, xs[j], ws[j], m, a, b))
+				near(t, fmt.Sprintf("x·w %d", j), g.down(outs[j], m*b), g.down(want, m*b), reduce)
+				want = g.poison(a * b)
+				must(t, k.MatMulBackward(0, want, xs[j], ws[j], gs[j], m, a, b))
+				near(t, fmt.Sprintf("xᵀ·g %d", j), g.down(dws[j], a*b), g.down(want, a*b), reduce)
+				want = g.poison(b)
+				must(t, k.ColSum(want, gs[j], m, b))
+				sameBits32(t, fmt.Sprintf("column sums %d", j), g.down(sums[j], b), g.down(want, b))
+			}
+		})
+	}
+}
+
+// TestGPUBatchedChecks: the batched launchers refuse a table changed since its upload, lists
+// beyond the table, and an operand buffer too small for its list's shape, naming the operand.
+func TestGPUBatchedChecks(t *testing.T) {
+	defer skipWithoutGPU(t)
+	d, k := gpu(t)
+	g := dev{t, d}
+	tab, err := k.NewPtrTable(3)
+	must(t, err)
+	defer k.FreeTable(tab)
+	x, w, small := g.up(make([]float32, 12)), g.up(make([]float32, 12)), g.up(make([]float32, 2))
+	for j, p := range []DevPtr{x, w, small} {
+		tab.Set(j, p)
+	}
+	for _, c := range []struct {
+		what, want string
+		run        func() error
+	}{
+		{"changed since upload", "changed since its upload", func() error { return k.MatMulBatch(tab, 0, 1, 3, 4, 3) }},
+		{"upload", "", func() error { return k.UploadTable(tab) }},
+		{"past the table", "pointer table of 3", func() error { return k.MatMulBatch(tab, 1, 1, 3, 4, 3) }},
+		{"small output", "out[0] holds", func() error { return k.MatMulBatch(tab, 0, 1, 3, 4, 3) }},
+		{"small sums", "out[0] holds", func() error { return k.ColSumBatch(tab, 1, 1, 4, 3) }},
+	} {
+		err := c.run()
+		if c.want == "" {
+			must(t, err)
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.what, err, c.want)
+		}
+	}
+}
