@@ -224,7 +224,11 @@ func TestPlanFolds(t *testing.T) {
 		t.Fatal(err)
 	}
 	acc, sums, biases, adds := 0, 0, 0, 0
+	batched := map[prog.Op][]int{} // by kind, the members of each batched step
 	for _, st := range pl.Steps {
+		if st.Batch {
+			batched[st.Kind] = append(batched[st.Kind], len(st.Ins))
+		}
 		switch {
 		case st.Acc:
 			acc++
@@ -245,5 +249,13 @@ func TestPlanFolds(t *testing.T) {
 	}
 	if biases < 4*3 {
 		t.Errorf("%d biases folded into the steps reading them, want at least 4 per layer (12)", biases)
+	}
+	// Per layer, the node products A, B, D, E, their weights' gradients and their biases'
+	// gradients: three batched launches of four.
+	t.Logf("batched steps (members by kind): %v", batched)
+	for _, k := range []prog.Op{prog.MatMul, prog.MatMulGradW, prog.ColSum} {
+		if !slices.Equal(batched[k], []int{4, 4, 4}) {
+			t.Errorf("batched %s steps of %v members, want one of 4 per layer", k, batched[k])
+		}
 	}
 }

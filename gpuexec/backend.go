@@ -55,6 +55,12 @@ type Launchers interface {
 	WeightedCE(out, z, labels, w cuda.DevPtr, r, cl int) error
 	WeightedCEBackward(dz, z, labels, w, g cuda.DevPtr, r, cl int) error
 	AdamStep(a cuda.Adam, sc, x, m, v, g cuda.DevPtr, n int) error
+	MatMulBatch(t *cuda.PtrTable, off, n, m, a, b int) error
+	MatMulGradWBatch(t *cuda.PtrTable, off, n, m, a, b int) error
+	ColSumBatch(t *cuda.PtrTable, off, n, rows, d int) error
+	NewPtrTable(n int) (*cuda.PtrTable, error)
+	UploadTable(t *cuda.PtrTable) error
+	FreeTable(t *cuda.PtrTable) error
 }
 
 // Backend is the device the executor drives: memory, copies and the launchers. Work is queued

@@ -241,6 +241,9 @@ type Program struct {
 	offs   []int         // each slot's offset in the activation arena (slotAlign elements apart)
 	need   int           // the arena this program needs, in elements
 	grads  cuda.DevPtr   // the gradient buffer (Plan.GradElems; 0 for none)
+	// table holds the batched steps' operand addresses (Plan.TableLen; nil for none), filled
+	// by Run for the arena's address before the steps are queued or captured.
+	table  *cuda.PtrTable
 	Result cuda.DevPtr
 }
 
@@ -364,6 +367,11 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 			return nil, err
 		}
 	}
+	if pl.TableLen > 0 {
+		if pr.table, err = e.B.NewPtrTable(pl.TableLen); err != nil {
+			return nil, fmt.Errorf("gpu: %s: %w", label, err)
+		}
+	}
 	pr.offs = make([]int, len(pl.Slots))
 	for i, n := range pl.Slots {
 		pr.offs[i] = pr.need
@@ -385,6 +393,10 @@ func (e *Exec) FreeProgram(pr *Program) {
 	}
 	for _, p := range append(pr.static, pr.in, pr.Result, pr.grads) {
 		_ = e.B.Free(p)
+	}
+	if pr.table != nil {
+		_ = e.B.FreeTable(pr.table)
+		pr.table = nil
 	}
 	clear(pr.idx)
 	clear(pr.idxW)
@@ -462,6 +474,9 @@ func (e *Exec) Run(pr *Program, tail func() error) error {
 	pr.slots = pr.slots[:0]
 	for _, off := range pr.offs {
 		pr.slots = append(pr.slots, e.B.Offset(e.act, off))
+	}
+	if err := e.fillTable(pr); err != nil {
+		return err
 	}
 	if !e.Graphs {
 		return e.queue(pr, tail)
@@ -627,7 +642,10 @@ func (e *Exec) CopyResults(pr *Program, n int) error {
 // Shape returns the rows and columns of value v (a vector is one row; a scalar 1×1).
 func (pl *Plan) Shape(v int) (int, int) { return pl.Vals[v].Rows, pl.Vals[v].Cols }
 
-// step queues one step through the dispatch table (launch.go).
+// step queues one step through the dispatch table (launch.go), or a batched step (batch.go).
 func (e *Exec) step(pr *Program, st *Step) error {
+	if st.Batch {
+		return e.batched(pr, st)
+	}
 	return table.Run(&call{e: e, b: e.B, pr: pr, st: st}, st.Kind, &st.Node)
 }

@@ -27,6 +27,9 @@ type Plan struct {
 	Pred      int      // value id of the prediction
 	Grads     []int    // value ids of the parameter gradients, for GradNames
 	GradNames []string // parameter names
+	// TableLen is the size of the pointer table the batched steps read their operands'
+	// addresses from (Step.Table; 0 without batched steps).
+	TableLen int
 	// GradElems is the size of the gradient buffer: the parameter gradients the steps compute,
 	// one after another in the order of GradNames (FromGrads), so that the parameters' Adam
 	// update is one launch over one arena (Exec.AddParams).
@@ -89,6 +92,10 @@ type Step struct {
 	// place of the AddBias step that computed that input (foldBiases): an edge sum's three
 	// operands, an addition's two. Nil for none.
 	Bias []int
+	// Batch: the step's members (Ins[w] → Outs[w], one kind and shape) run as one batched
+	// launch (batchSteps), their operands' addresses at entry Table of the pointer table.
+	Batch bool
+	Table int
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -130,6 +137,7 @@ func Compile(p *prog.Program) (*Plan, error) {
 	pl.foldBiases()
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
+	pl.batchSteps()
 	if err := pl.lifetimes(); err != nil {
 		return nil, err
 	}
@@ -284,15 +292,16 @@ func (pl *Plan) readers() map[int][]int {
 
 // redefine sets every computed value's Def to the first step writing it (after steps moved).
 func (pl *Plan) redefine() {
+	computed := func(s Source) bool { return s == FromStep || s == FromGrads || s == FromResult }
 	for i := range pl.Vals {
-		if pl.Vals[i].Src == FromStep {
+		if computed(pl.Vals[i].Src) {
 			pl.Vals[i].Def = -1
 		}
 	}
 	for si, st := range pl.Steps {
 		for _, vs := range [][]int{st.Outs, st.Aux} {
 			for _, v := range vs {
-				if v >= 0 && pl.Vals[v].Src == FromStep && pl.Vals[v].Def < 0 {
+				if v >= 0 && computed(pl.Vals[v].Src) && pl.Vals[v].Def < 0 {
 					pl.Vals[v].Def = si
 				}
 			}
