@@ -73,8 +73,8 @@ func (pl *Plan) batchAll(key func(readers map[int][]int) func(si int) (batchKey,
 
 // batchKey is what a step's group is keyed by; ok false where the step joins no group.
 type batchKey struct {
-	kind      prog.Op
-	x         int // the shared input (a product's x) or the group (column sums)
+	kind       prog.Op
+	x          int // the shared input (a product's x) or the group (column sums)
 	rows, a, b int
 }
 
