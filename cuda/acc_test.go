@@ -79,3 +79,42 @@ func TestGPUBiasedSums(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUGatedFolds: the gated aggregation with Bh's bias folded in (GatedBufs.BhBias) against
+// the same aggregation of AddBias's output, forward and backward (within rounding: its sums are
+// atomics, in any order on a GPU; bit for bit on the emulator's schedule), and the backward
+// adding dê into a buffer (GatedBufs.AccDe) against Add of that buffer and the dê it writes,
+// bit for bit (dê has no atomics), padding edges included.
+func TestGPUGatedFolds(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, sz := range sizes[1:] {
+		t.Run(fmt.Sprintf("m%d_nodes%d_d%d", sz.n, sz.rows, sz.d), func(t *testing.T) {
+			tw := newTwin(t, uint64(1300+i))
+			d, k := gpu(t)
+			g := dev{t, d}
+			m, rows, dd := sz.n, sz.rows, sz.d
+			src, dst := g.upI(randIndex(tw.rng, m, rows)), g.upI(randIndex(tw.rng, m, usedRows(rows)))
+			ehat, bh, bias, dy := g.up(tw.randn(m*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(dd)), g.up(tw.randn(rows*dd))
+			biased := g.poison(rows * dd)
+			must(t, k.AddBias(biased, bh, bias, rows, dd))
+			plain := GatedBufs{Ehat: ehat, Bh: biased, Src: src, Dst: dst, Out: g.poison(rows * dd), Den: g.poison(rows * dd)}
+			folded := plain
+			folded.Bh, folded.BhBias, folded.Out, folded.Den = bh, bias, g.poison(rows*dd), g.poison(rows*dd)
+			must(t, k.GatedAggregate(plain, m, rows, rows, dd))
+			must(t, k.GatedAggregate(folded, m, rows, rows, dd))
+			near(t, "out, bias folded", g.down(folded.Out, rows*dd), g.down(plain.Out, rows*dd), reduce)
+			deP, dbhP, deF, dbhF := g.poison(m*dd), g.poison(rows*dd), g.poison(m*dd), g.poison(rows*dd)
+			must(t, k.GatedAggregateBackward(deP, dbhP, dy, plain, m, rows, rows, dd))
+			must(t, k.GatedAggregateBackward(deF, dbhF, dy, folded, m, rows, rows, dd))
+			near(t, "dê, bias folded", g.down(deF, m*dd), g.down(deP, m*dd), reduce)
+			near(t, "dbh, bias folded", g.down(dbhF, rows*dd), g.down(dbhP, rows*dd), reduce)
+
+			base := tw.randn(m * dd)
+			acc, want := g.up(base), g.poison(m*dd)
+			must(t, k.Add(want, g.up(base), deP, m*dd))
+			plain.AccDe = true
+			must(t, k.GatedAggregateBackward(acc, g.poison(rows*dd), dy, plain, m, rows, rows, dd))
+			sameBits32(t, "dê added into a buffer", g.down(acc, m*dd), g.down(want, m*dd))
+		})
+	}
+}

@@ -368,35 +368,44 @@ const GatedEps = 1e-6
 type GatedBufs struct {
 	Ehat, Bh, Src, Dst DevPtr
 	Out, Den           DevPtr
+	// BhBias, where not 0, is a bias [d] folded into Bh: its rows are read as Bh + BhBias
+	// (the bits of an AddBias before). AccDe makes the backward add dê into its buffer (the
+	// bits of an Add after).
+	BhBias DevPtr
+	AccDe  bool
 }
 
 // GatedAggregate is ops.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
 // one pass over the edges, then one division.
 func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
-		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d)
+		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).opt("BhBias", b.BhBias, d)
 	return k.run(c, func() error {
 		if err := k.fill2(b.Out, 0, b.Den, GatedEps, nodes*d); err != nil {
 			return err
 		}
-		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
+		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.BhBias), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
 			return err
 		}
 		return k.launch("gated_div", k.grid1(int64(nodes)*int64(d)), block1, aP(b.Out), aP(b.Den), aI(nodes), aI(d))
 	})
 }
 
-// GatedAggregateBackward writes dê [m, d] and dbh [nbh, d] from the output gradient g
-// [nodes, d] in one fused pass over the edges.
+// GatedAggregateBackward writes dê [m, d] (adds it into de with b.AccDe) and dbh [nbh, d] from
+// the output gradient g [nodes, d] in one fused pass over the edges.
 func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate backward").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("de", de, m*d).buf("dbh", dbh, nbh*d).
 		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).buf("Ehat", b.Ehat, m*d).
-		buf("Src", b.Src, m).buf("Dst", b.Dst, m)
+		buf("Src", b.Src, m).buf("Dst", b.Dst, m).opt("BhBias", b.BhBias, d)
 	return k.run(c, func() error {
 		if err := k.d.fillLocked(dbh, nbh*d, 0); err != nil {
 			return err
 		}
-		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes))
+		acc := 0
+		if b.AccDe {
+			acc = 1
+		}
+		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.BhBias), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes), aI(acc))
 	})
 }
 

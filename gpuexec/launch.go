@@ -189,14 +189,16 @@ func (c *call) LayerNormGrad(dx, dgamma, dbeta, gamma, dy, keep cuda.DevPtr, row
 		Xhat: c.aux(0), InvStd: c.aux(1)}, rows, d)
 }
 
-// GatedAggregate keeps the denominators in aux 0.
+// GatedAggregate keeps the denominators in aux 0 and adds Bh's folded bias (Step.Bias).
 func (c *call) GatedAggregate(out, ehat, bh cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
-	return c.b.GatedAggregate(cuda.GatedBufs{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out, Den: c.aux(0)}, m, nbh, nodes, d)
+	return c.b.GatedAggregate(cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx, Out: out, Den: c.aux(0)}, m, nbh, nodes, d)
 }
 
+// GatedAggregateGrad adds Bh's folded bias, and adds dê into its buffer in a step that folds a
+// gradient sum (Step.Acc).
 func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
-	return c.b.GatedAggregateBackward(dehat, dbh, g, cuda.GatedBufs{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx,
-		Out: out, Den: c.aux(0)}, m, nbh, nodes, d)
+	return c.b.GatedAggregateBackward(dehat, dbh, g, cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx,
+		Out: out, Den: c.aux(0), AccDe: c.st.Acc}, m, nbh, nodes, d)
 }
 
 func (c *call) GaussianWeights(w, u, mu, is cuda.DevPtr, m, k, p int) error {

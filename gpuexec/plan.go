@@ -145,9 +145,9 @@ func Compile(p *prog.Program) (*Plan, error) {
 	return pl, nil
 }
 
-// foldSums folds gradient sums into the matrix products that compute a term of them, which
-// saves the sum's launch and its buffer: a step s = Σ(a, b) whose b is the dx of a product's
-// step P, read by that sum alone, and whose a is computed before P and read after P by the sum
+// foldSums folds gradient sums into the steps that compute a term of them, which saves the
+// sum's launch and its buffer: a step s = Σ(a, b) whose b is the dx of a product's step P (or
+// the dê of a gated aggregation's gradient step: Step.canAdd), read by that sum alone, and whose a is computed before P and read after P by the sum
 // alone, becomes P adding its dx into a's buffer (Step.Acc: one product with β = 1), and every
 // step reading s reads a. A chain Σ(Σ(Σ(a, b₁), b₂), b₃) folds into three products adding
 // into a. Sums the host reads (program outputs) are left as they are.
@@ -193,11 +193,11 @@ func (pl *Plan) foldable(si, a, b int, readers map[int][]int) (int, bool) {
 		return 0, false
 	}
 	p := vb.Def
-	ps := &pl.Steps[p]
-	if ps.Kind != prog.MatMulGradX || len(ps.Outs) != 1 || ps.Outs[0] != b || ps.Acc {
+	if !pl.Steps[p].canAdd(b) {
 		return 0, false
 	}
-	if r := readers[b]; len(r) != 1 || r[0] != si || va.Def >= p {
+	// b's readers besides P itself (whose other members may name what member 0 computes)
+	if r := slices.DeleteFunc(slices.Clone(readers[b]), func(r int) bool { return r == p }); len(r) != 1 || r[0] != si || va.Def >= p {
 		return 0, false
 	}
 	for _, r := range readers[a] {
@@ -208,10 +208,33 @@ func (pl *Plan) foldable(si, a, b int, readers map[int][]int) (int, bool) {
 	return p, true
 }
 
+// canAdd reports whether the step can add its output b into a buffer that holds a sum's other
+// term, instead of writing it (Step.Acc): a product's dx (one cuBLAS product with β = 1), the
+// gated aggregation's dê (its backward kernel adds it).
+func (st *Step) canAdd(b int) bool {
+	if st.Acc || st.Batch || st.Outs[0] != b {
+		return false
+	}
+	switch st.Kind {
+	case prog.MatMulGradX:
+		return len(st.Outs) == 1
+	case prog.GatedAggregateGrad:
+		return true
+	}
+	return false
+}
+
 // addInto makes step p add into a and removes sum step si, whose readers read a instead.
 func (pl *Plan) addInto(si, p, a int) {
 	s, b := pl.Steps[si].Outs[0], pl.Steps[p].Outs[0]
 	pl.Steps[p].Outs[0], pl.Steps[p].Acc = a, true
+	for _, ins := range pl.Steps[p].Ins { // P's members naming b now name the buffer it adds into
+		for j, v := range ins {
+			if v == b {
+				ins[j] = a
+			}
+		}
+	}
 	pl.Vals[b].Src, pl.Vals[s].Src = NotRun, NotRun
 	pl.Steps = slices.Delete(pl.Steps, si, si+1)
 	for i := range pl.Steps {
@@ -225,11 +248,11 @@ func (pl *Plan) addInto(si, p, a int) {
 	}
 }
 
-// foldBiases folds a bias add into the step that reads its result: an AddBias step whose output
-// is read by one edge sum or one element-wise addition of two equal operands alone (and not by
-// the host) goes, and that step adds the bias to the AddBias's input itself (Step.Bias; the
-// kernels add it first, so the bits are the same). GatedGCN's C, D and E products feed the
-// edge sum, A's the residual sum of its layer.
+// foldBiases folds a bias add into the steps that read its result: an AddBias step whose
+// output is read (not by the host) only by steps that can add a bias to that input themselves
+// goes, and each of those steps adds the bias to the AddBias's input (Step.Bias; the kernels add
+// it first, so the bits are the same). GatedGCN's C, D and E products feed the edge sum, A's
+// the residual sum of its layer, B's the gated aggregation and its gradient.
 func (pl *Plan) foldBiases() { pl.foldAll(pl.foldBias) }
 
 // foldBias folds the first bias add it can and reports whether it found one.
@@ -238,18 +261,28 @@ func (pl *Plan) foldBias(outs map[int]bool) bool {
 	for si := range pl.Steps {
 		st := &pl.Steps[si]
 		o := st.Outs[0]
-		if st.Kind != prog.AddBias || len(st.Ins[0]) != 2 || outs[o] || pl.Vals[o].Src != FromStep || len(readers[o]) != 1 {
+		if st.Kind != prog.AddBias || len(st.Ins[0]) != 2 || outs[o] || pl.Vals[o].Src != FromStep || len(readers[o]) == 0 {
 			continue
 		}
-		c := &pl.Steps[readers[o][0]]
-		k := slices.Index(c.Ins[0], o)
-		if k < 0 || len(c.Ins) != 1 || !pl.biasable(c) || slices.Index(c.Ins[0][k+1:], o) >= 0 {
+		if slices.ContainsFunc(readers[o], func(r int) bool { return pl.biasSlot(&pl.Steps[r], o) < 0 }) {
 			continue
 		}
-		if c.Bias == nil {
-			c.Bias = slices.Repeat([]int{-1}, len(c.Ins[0]))
+		x, bias := st.Ins[0][0], st.Ins[0][1]
+		for _, r := range readers[o] {
+			c := &pl.Steps[r]
+			k := pl.biasSlot(c, o)
+			if c.Bias == nil {
+				c.Bias = slices.Repeat([]int{-1}, len(c.Ins[0]))
+			}
+			for _, ins := range c.Ins {
+				for j, v := range ins {
+					if v == o {
+						ins[j] = x
+					}
+				}
+			}
+			c.Bias[k] = bias
 		}
-		c.Ins[0][k], c.Bias[k] = st.Ins[0][0], st.Ins[0][1]
 		pl.Vals[o].Src = NotRun
 		pl.Steps = slices.Delete(pl.Steps, si, si+1)
 		return true
@@ -257,18 +290,33 @@ func (pl *Plan) foldBias(outs map[int]bool) bool {
 	return false
 }
 
-// biasable reports whether step c can add biases to its inputs: an edge sum, or an element-wise
-// addition of two operands of the output's shape (not the scalar forms).
-func (pl *Plan) biasable(c *Step) bool {
+// biasSlot returns the input of step c (in its launcher's inputs, Ins[0]) at which it could add
+// a bias to value o itself, or -1: an edge sum's operands, an element-wise addition's two
+// operands of the output's shape (not the scalar forms), the gated aggregation's Bh, forward
+// and backward (whose launcher reads member 0's inputs). o must be read there once, and
+// nowhere else by a single-member step.
+func (pl *Plan) biasSlot(c *Step, o int) int {
+	k := slices.Index(c.Ins[0], o)
+	if k < 0 || slices.Index(c.Ins[0][k+1:], o) >= 0 || (c.Bias != nil && c.Bias[k] >= 0) || c.Batch {
+		return -1
+	}
+	ok := false
 	switch c.Kind {
 	case prog.EdgeSum:
-		return true
+		ok = len(c.Ins) == 1
 	case prog.Add:
 		out := pl.Vals[c.Outs[0]]
 		a, b := pl.Vals[c.Ins[0][0]], pl.Vals[c.Ins[0][1]]
-		return out.Elems > 1 && a.Elems == out.Elems && b.Elems == out.Elems
+		ok = len(c.Ins) == 1 && out.Elems > 1 && a.Elems == out.Elems && b.Elems == out.Elems
+	case prog.GatedAggregate:
+		ok = len(c.Ins) == 1 && k == 1
+	case prog.GatedAggregateGrad: // every member reads (ê, Bh, out, g)
+		ok = k == 1 && !slices.ContainsFunc(c.Ins[1:], func(in []int) bool { return in != nil && slices.Index(in, o) != 1 })
 	}
-	return false
+	if !ok {
+		return -1
+	}
+	return k
 }
 
 // readers returns, by value, the steps reading it, in order.

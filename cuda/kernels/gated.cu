@@ -16,11 +16,19 @@
 //   gated_div    out /= den
 // Backward (the Go side zero-fills dbh):
 //   gated_backward  η = σ(ê); de = g[t]·(bh[s] − out[t])/den[t]·η(1−η);  dbh[s] += g[t]·η/den[t]
+// bb, where not null, is a bias [d] the executor folded in: bh's rows are read as bh + bb (the
+// bits of an add_bias before). With acc, gated_backward adds de into the buffer instead (the
+// last term of a gradient sum the executor folded in: the bits of the ew_add it replaces).
 #include "common.cuh"
 
+// rw_bh is element se (column c) of bh, plus bb[c] where a bias was folded in.
+__device__ __forceinline__ float rw_bh(const float* bh, const float* bb, long long se, int c) {
+  return bb ? bh[se] + bb[c] : bh[se];
+}
+
 extern "C" __global__ void gated_edges(float* out, float* den, const float* ehat, const float* bh,
-                                       const int* src, const int* dst, int m, int d, int nbh,
-                                       int nodes) {
+                                       const float* bb, const int* src, const int* dst, int m, int d,
+                                       int nbh, int nodes) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
@@ -28,7 +36,7 @@ extern "C" __global__ void gated_edges(float* out, float* den, const float* ehat
     int t = rw_valid(dst[k], nodes);
     if (s < 0 || t < 0) continue;
     float g = rw_sigmoid(ehat[e]);
-    atomicAdd(&out[(long long)t * d + c], g * bh[(long long)s * d + c]);
+    atomicAdd(&out[(long long)t * d + c], g * rw_bh(bh, bb, (long long)s * d + c, c));
     atomicAdd(&den[(long long)t * d + c], g);
   }
 }
@@ -38,23 +46,23 @@ extern "C" __global__ void gated_div(float* out, const float* den, int nodes, in
 }
 
 extern "C" __global__ void gated_backward(float* de, float* dbh, const float* g, const float* bh,
-                                          const float* out, const float* den, const float* ehat,
-                                          const int* src, const int* dst, int m, int d, int nbh,
-                                          int nodes) {
+                                          const float* bb, const float* out, const float* den,
+                                          const float* ehat, const int* src, const int* dst, int m,
+                                          int d, int nbh, int nodes, int acc) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
     int s = rw_valid(src[k], nbh);
     int t = rw_valid(dst[k], nodes);
-    if (s < 0 || t < 0) {
-      de[e] = 0.0f;
-      continue;
+    float v = 0.0f;
+    if (s >= 0 && t >= 0) {
+      long long te = (long long)t * d + c;
+      long long se = (long long)s * d + c;
+      float h = rw_sigmoid(ehat[e]);
+      float gd = g[te] / den[te];
+      v = gd * (rw_bh(bh, bb, se, c) - out[te]) * h * (1.0f - h);
+      atomicAdd(&dbh[se], gd * h);
     }
-    long long te = (long long)t * d + c;
-    long long se = (long long)s * d + c;
-    float h = rw_sigmoid(ehat[e]);
-    float gd = g[te] / den[te];
-    de[e] = gd * (bh[se] - out[te]) * h * (1.0f - h);
-    atomicAdd(&dbh[se], gd * h);
+    de[e] = acc ? de[e] + v : v;
   }
 }
