@@ -6,6 +6,7 @@
 //	gpubench -suite zinc -r 4 -cls true -epochs 3
 //	gpubench -suite superpixel -r 1,2 -graphs 45000 -distinct 2048
 //	gpubench -device cpu -suite zinc -r 1 -subset 2000   # the CPU trainer, for comparison
+//	gpubench -suite zinc -r 1 -cls false -concurrent 1,4,8   # runs sharing the GPU (concurrent.go)
 //
 // An epoch is one pass over the training graphs in batches of -batch (shuffled, through the
 // trainer's shape buckets), timed on the wall clock including the host's batch assembly; the
