@@ -89,18 +89,19 @@ func buildKernels(d *Device, cache kernels.Cache) (*Kernels, error) {
 	images := map[string][]byte{}
 	for _, s := range kernels.Sources() {
 		key := kernels.Key(s.Name, s.Code, headers, target, nv.Version, cudalib.CompileOptions(target))
-		if img, ok := cache.Load(key); ok {
-			images[s.Name] = img
-			k.Cached++
-			continue
-		}
-		img, _, err := nv.Compile(s.Name, s.Code, headers, arch, nv.Cubin)
+		img, cached, err := cache.LoadOrBuild(key, func() ([]byte, error) {
+			img, _, err := nv.Compile(s.Name, s.Code, headers, arch, nv.Cubin)
+			return img, err
+		})
 		if err != nil {
 			return nil, err
 		}
-		k.Built++
+		if cached {
+			k.Cached++
+		} else {
+			k.Built++
+		}
 		images[s.Name] = img
-		_ = cache.Store(key, img) // a read-only cache only costs a recompile next time
 	}
 	err = d.do(func() error {
 		mods := map[string]uintptr{}

@@ -17,8 +17,11 @@
 #   base    the BASE build
 #   torch   eager PyTorch on the exported batches, then torch.compile
 #   profile this build on ZINC r = 1, 20 steps, with and without graphs (-profile)
+#   concurrent  runs sharing the GPU: K = 1, 4, 8 trainers of ZINC r = 1 at once in one
+#           process, each on its own stream (gpubench -concurrent; one warm-up epoch, one timed)
 # Rows go to OUTDIR/gpubench-VARIANT.jsonl and OUTDIR/torch.jsonl, logs to OUTDIR/*.log, and
-# OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks).
+# OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks) and
+# the runs sharing the GPU (graphs/s of K at once against K times one's).
 # -emu: the emulated GPU (tiny settings, no PyTorch): how the script is tested without a GPU.
 set -u -o pipefail
 
@@ -28,7 +31,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,21p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,24p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -145,6 +148,12 @@ run() {
 	[ $emu = 1 ] && steps=1
 	bench profile-graphs gpubench zinc 1 -profile $steps
 	REWIREGNN_CUDA_GRAPHS=0 bench profile-eager gpubench zinc 1 -profile $steps
+	# Runs sharing the GPU, last: the emulator's two trainers on a handful of graphs.
+	if [ $emu = 1 ]; then
+		bench concurrent gpubench zinc 1 -concurrent 1,2 -epochs 2 -subset 6
+	else
+		bench concurrent gpubench zinc 1 -concurrent 1,4,8 -epochs 2
+	fi
 	summary >"$OUT/summary.md"
 	cat "$OUT/summary.md"
 }
@@ -184,6 +193,21 @@ for (suite, r), v in sorted(rows.items()):
         else:
             cells.append(f"{x['seconds_per_epoch']:.3f} ({x['peak_alloc_mib']:.0f})")
     print(f"| {suite} r = {r} | " + " | ".join(cells) + " |")
+conc = []
+if os.path.exists(os.path.join(out, "gpubench-concurrent.jsonl")):
+    conc = [json.loads(line) for line in open(os.path.join(out, "gpubench-concurrent.jsonl"))]
+if conc:
+    print("\nRuns sharing the GPU: K trainers at once in one process, each on its own stream "
+          "(gpubench -concurrent; one timed epoch each after a warm-up one; target: ratio ≥ 0.7 for K ≤ 8)\n")
+    print("| setting | K | graphs/s | steps/s | ratio to K × one | peak MiB (all K) | device used MiB |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    for x in conc:
+        setting = f"{x['suite']} r = {x['r']}"
+        if x.get("error"):
+            print(f"| {setting} | {x['concurrent']} | error: {x['error'][:60]} | | | | |")
+            continue
+        print(f"| {setting} | {x['concurrent']} | {x['graphs_per_second']:.1f} | {x['steps_per_second']:.2f} | {x['ratio']:.2f} "
+              f"| {x['peak_alloc_mib']:.0f} | {x['device_used_mib']:.0f} |")
 for (suite, r), v in sorted(rows.items()):
     for p in ("profile-graphs", "profile-eager"):
         x = v.get(p)

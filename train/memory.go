@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/prep"
 	"gorgonia.org/tensor"
@@ -84,6 +86,9 @@ type MemoryError struct {
 	Limit  memlimit.Limit
 	Fits   int         // the largest batch size that fits (0: none)
 	FitEst MemEstimate // its estimate
+	// Parallel is the number of runs that share the budget (train -parallel; 0: one), and
+	// ParallelFits how many of them would fit at this batch size (0: none).
+	Parallel, ParallelFits int
 }
 
 func (e *MemoryError) Error() string {
@@ -96,6 +101,14 @@ func (e *MemoryError) Error() string {
 		fmt.Fprintf(&b, "  the largest batch size that fits is %d (about %s): -set train.batch_size=%d\n", e.Fits, f(e.FitEst.Need()), e.Fits)
 	} else {
 		fmt.Fprintf(&b, "  no batch size fits (batch size 1 needs about %s): use a -subset, a smaller model or a larger machine\n", f(e.FitEst.Need()))
+	}
+	if e.Parallel > 1 {
+		if e.ParallelFits >= 1 {
+			fmt.Fprintf(&b, "  -parallel %d trains %d seeds at once, each with 1/%d of the budget; the whole budget holds %s at once: -parallel %d\n",
+				e.Parallel, e.Parallel, e.Parallel, plural.Count(e.ParallelFits, "run"), e.ParallelFits)
+		} else {
+			fmt.Fprintf(&b, "  -parallel %d trains %d seeds at once, each with 1/%d of the budget; not even one run fits the whole budget\n", e.Parallel, e.Parallel, e.Parallel)
+		}
 	}
 	b.WriteString("  -memory SIZE sets the budget instead (e.g. -memory 32GiB); -no-memory-guard skips this check (the kernel may then kill the run)")
 	return b.String()
@@ -110,12 +123,17 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 	if !r.guarded() {
 		return nil
 	}
-	limit := memlimit.Limit{Bytes: r.o.Memory, Source: "-memory"}
+	limit := memlimit.Limit{Bytes: r.o.Memory, Source: cmp.Or(r.o.MemorySource, "-memory")}
 	if limit.Bytes <= 0 {
 		var err error
 		if limit, err = memlimit.Available(); err != nil {
 			return fmt.Errorf("memory guard: %w (set the budget with -memory SIZE, or skip the check with -no-memory-guard)", err)
 		}
+	}
+	k := int64(max(r.o.Parallel, 1))
+	whole := limit
+	if k > 1 {
+		limit = memlimit.Limit{Bytes: whole.Bytes / k, Source: fmt.Sprintf("1/%d of %s, %s, for -parallel %d", k, memlimit.Format(whole.Bytes), whole.Source, k)}
 	}
 	est, err := r.estimateMemory(build, r.cfg.Train.BatchSize, r.cfg.Model.Recompute)
 	if err != nil {
@@ -123,9 +141,15 @@ func (r *run) checkMemory(build nn.BuildFunc) error {
 	}
 	r.est = &est
 	if est.Need() > limit.Bytes {
-		return r.refuse(build, est, limit)
+		err := r.refuse(build, est, limit)
+		if me, ok := err.(*MemoryError); ok && k > 1 {
+			me.Parallel, me.ParallelFits = int(k), int(whole.Bytes/est.Need())
+		}
+		return err
 	}
-	soft := min(est.Need(), limit.Bytes, startLimit)
+	// The Go memory limit is the process's: with -parallel K it holds the K runs (of one
+	// config, so of about the same need).
+	soft := min(k*est.Need(), whole.Bytes, startLimit)
 	debug.SetMemoryLimit(soft)
 	fmt.Fprintf(r.log, "memory: about %s live, Go memory limit %s, of %s available (%s); %s\n",
 		memlimit.Format(est.Total()), memlimit.Format(soft), memlimit.Format(limit.Bytes), limit.Source, est.Parts())

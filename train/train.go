@@ -39,6 +39,13 @@ type Options struct {
 	// cgroup or the machine makes available); NoMemoryGuard skips the check (memory.go).
 	Memory        int64
 	NoMemoryGuard bool
+	// MemorySource says where Memory came from, for the guard's messages ("" means -memory):
+	// train -parallel reads what the machine makes available once, before its runs start.
+	MemorySource string
+	// Parallel is the number of runs training at once in this process (train -parallel; 0 or
+	// 1: this run alone). The memory guard gives each 1/Parallel of the budget and sets the
+	// process's Go memory limit to Parallel times the run's need.
+	Parallel int
 	// AfterBatch, if set, runs after every training batch (tests use it to interrupt a run).
 	AfterBatch func(epoch, batch int, p *nn.Params)
 	// Restart moves Dir's files into Dir/.old-<UTC time>/ and starts afresh (not with Resume).

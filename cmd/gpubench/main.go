@@ -6,6 +6,7 @@
 //	gpubench -suite zinc -r 4 -cls true -epochs 3
 //	gpubench -suite superpixel -r 1,2 -graphs 45000 -distinct 2048
 //	gpubench -device cpu -suite zinc -r 1 -subset 2000   # the CPU trainer, for comparison
+//	gpubench -suite zinc -r 1 -cls false -concurrent 1,4,8   # runs sharing the GPU (concurrent.go)
 //
 // An epoch is one pass over the training graphs in batches of -batch (shuffled, through the
 // trainer's shape buckets), timed on the wall clock including the host's batch assembly; the
@@ -108,6 +109,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.StringVar(&o.export, "export", "", "write each setting's first-epoch batches under this folder, for scripts/bench/torch_gatedgcn.py (the first epoch's time then includes the export)")
 	seed := fs.Uint64("seed", 41, "parameter and data seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
+	concurrent := fs.String("concurrent", "", "runs sharing the device: for each count K of this list (e.g. 1,4,8; 1 is always measured, first), train K trainers of each setting at once, each on its own device (stream), and report their graphs/s together against K times one trainer's")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -120,6 +122,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		fmt.Fprintln(stderr, "gpubench:", err)
 		return 2
+	}
+	var ks []int
+	if *concurrent != "" {
+		if ks, err = parseConcurrent(*concurrent); err != nil {
+			fmt.Fprintln(stderr, "gpubench:", err)
+			return 2
+		}
+		if o.export != "" || o.profile > 0 {
+			fmt.Fprintln(stderr, "gpubench: -concurrent measures throughput alone: drop -export and -profile")
+			return 2
+		}
 	}
 	var b gpuexec.Backend
 	switch o.device {
@@ -151,6 +164,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	default:
 		fmt.Fprintf(stderr, "gpubench: -device %q, want cuda, cpu or emu\n", o.device)
 		return 2
+	}
+	if ks != nil {
+		return runConcurrent(settings, o, ks, *asJSON, stdout, stderr)
 	}
 	if !*asJSON {
 		fmt.Fprintf(stdout, "%-11s %3s %-5s %7s %7s %8s %9s %9s %10s %11s %11s\n", "suite", "r", "cls", "params", "graphs", "edges/g", "prep s", "1st ep s", "s/epoch", "peak MiB", "device MiB")
@@ -307,27 +323,10 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		s.Suite, s.R, s.CLS, len(gs), row.MeanEdges, row.Batches, len(buckets))
 	for e := 0; e < o.epochs; e++ {
 		t0 := time.Now()
-		order := make([]int, 0, epochGraphs)
-		for len(order) < epochGraphs {
-			order = append(order, rng.Perm(len(gs))...)
-		}
-		order = order[:epochGraphs]
-		next := batcher(gs, order, o.batch)
+		next := batcher(gs, epochOrder(rng, len(gs), epochGraphs), o.batch)
 		if o.prebuilt { // the epoch's batches first, then the timed steps alone
-			var bs []*data.Batch
-			for bt, err := next(); bt != nil || err != nil; bt, err = next() {
-				if err != nil {
-					return fail(err)
-				}
-				bs = append(bs, bt)
-			}
-			next = func() (*data.Batch, error) {
-				if len(bs) == 0 {
-					return nil, nil
-				}
-				bt := bs[0]
-				bs = bs[1:]
-				return bt, nil
+			if next, err = prebuild(next); err != nil {
+				return fail(err)
 			}
 			t0 = time.Now()
 		}
@@ -474,6 +473,36 @@ func profileSteps(d *cuda.Device, step func(*data.Batch) (float64, []float64, er
 		}
 	}
 	return d.StopProfile()
+}
+
+// epochOrder is one epoch's order of n graphs: shuffled passes over them until the epoch has
+// its count.
+func epochOrder(rng *rand.Rand, n, count int) []int {
+	order := make([]int, 0, count+n)
+	for len(order) < count {
+		order = append(order, rng.Perm(n)...)
+	}
+	return order[:count]
+}
+
+// prebuild assembles every batch of next at once and returns them one per call, so that a
+// timed loop over them counts the training steps alone.
+func prebuild(next func() (*data.Batch, error)) (func() (*data.Batch, error), error) {
+	var bs []*data.Batch
+	for bt, err := next(); bt != nil || err != nil; bt, err = next() {
+		if err != nil {
+			return nil, err
+		}
+		bs = append(bs, bt)
+	}
+	return func() (*data.Batch, error) {
+		if len(bs) == 0 {
+			return nil, nil
+		}
+		bt := bs[0]
+		bs = bs[1:]
+		return bt, nil
+	}, nil
 }
 
 // batcher returns the batches of one epoch in order, one per call; nil at the end.

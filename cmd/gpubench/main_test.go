@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"slices"
 	"strings"
 	"testing"
 
@@ -82,5 +83,67 @@ func TestSyntheticSuperpixels(t *testing.T) {
 				t.Fatalf("graph %d: self-loop", i)
 			}
 		}
+	}
+}
+
+// TestEmulatedConcurrent: -concurrent 2 runs one and then two trainers of a small setting at
+// once, each on its own emulated device, and reports a row per count: the one-trainer row is
+// the ratios' base (ratio 1), the two-trainer row counts both trainers' graphs. No timing is
+// asserted beyond being measured.
+func TestEmulatedConcurrent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("three trainers on the emulated GPU (about 10 s): skipped under -short")
+	}
+	if err := emu.Skip(); err != nil {
+		t.Skip(err)
+	}
+	var out, errw bytes.Buffer
+	args := []string{"-device", "emu", "-suite", "superpixel", "-r", "2", "-graphs", "6", "-distinct", "3", "-batch", "3", "-epochs", "2", "-concurrent", "2", "-json"}
+	if code := run(args, &out, &errw); code != 0 {
+		t.Fatalf("exit status %d: %s", code, errw.String())
+	}
+	var rows []ConcurrentRow
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var row ConcurrentRow
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%v in %q", err, line)
+		}
+		rows = append(rows, row)
+	}
+	if len(rows) != 2 || rows[0].Concurrent != 1 || rows[1].Concurrent != 2 {
+		t.Fatalf("rows %+v, want K = 1 and 2", rows)
+	}
+	for _, r := range rows {
+		if r.Error != "" || r.Graphs != 6 || r.Batches != 2 || r.TimedEpochs != 1 || r.GraphsPerS <= 0 || r.Ratio <= 0 || r.PeakAllocMiB <= 0 || r.Params < 90000 {
+			t.Fatalf("row %+v", r)
+		}
+		if want := float64(r.Concurrent*6) / r.Seconds; r.GraphsPerS != want {
+			t.Errorf("K = %d: %g graphs/s, want %d graphs over %gs", r.Concurrent, r.GraphsPerS, r.Concurrent*6, r.Seconds)
+		}
+	}
+	if rows[0].Ratio != 1 {
+		t.Errorf("the one-trainer row's ratio is %g, want 1", rows[0].Ratio)
+	}
+	if rows[1].PeakAllocMiB <= rows[0].PeakAllocMiB {
+		t.Errorf("two trainers' peaks %g MiB, one trainer's %g: want the sum of two devices", rows[1].PeakAllocMiB, rows[0].PeakAllocMiB)
+	}
+	t.Logf("%+v", rows)
+}
+
+// TestConcurrentFlag: the list of counts, with 1 added as the ratios' base.
+func TestConcurrentFlag(t *testing.T) {
+	for in, want := range map[string][]int{"1,4,8": {1, 4, 8}, "8,4": {1, 4, 8}, "2": {1, 2}, " 1 ": {1}} {
+		if got, err := parseConcurrent(in); err != nil || !slices.Equal(got, want) {
+			t.Errorf("%q: %v, %v; want %v", in, got, err, want)
+		}
+	}
+	for _, bad := range []string{"", "0", "-1", "a", "1,,2", "65"} {
+		if _, err := parseConcurrent(bad); err == nil {
+			t.Errorf("%q accepted", bad)
+		}
+	}
+	var out, errw bytes.Buffer
+	if code := run([]string{"-concurrent", "0"}, &out, &errw); code != 2 || !strings.Contains(errw.String(), "-concurrent \"0\"") {
+		t.Errorf("-concurrent 0: exit %d, %q", code, errw.String())
 	}
 }

@@ -34,6 +34,22 @@
 //
 //	train -set dataset.name=zinc -subset 256 -epochs 2 -device emu
 //
+// -parallel K trains up to K seeds of train.seeds at once in this process, each in its own
+// goroutine with its own trainer and run directory; on cuda, emu or auto each run opens its own
+// device, so on one GPU the runs are K streams of one CUDA context (whose kernels can overlap)
+// instead of K processes' contexts taking turns. Each run writes the files, and gives the
+// results, it gives alone: on the CPU the same bits, as the runs share the cores (GOMAXPROCS,
+// not split between them) and the kernels' sums are fixed by the data's shape, never by the
+// threads. Log lines start with "seed N: " and no progress bar is drawn. The memory guard reads
+// the budget once and gives each run 1/K of it; a run that does not fit is refused with the
+// -parallel that does. A failed run does not stop the others; the command ends with one line
+// naming every seed that did not finish and exits with 1 if a run failed, else 4 if one stopped
+// on a non-finite loss, else 3 if interrupted (SIGINT or SIGTERM checkpoints every running run;
+// seeds not started yet are named, to train with -seed N), else 0. -parallel above 1 is refused
+// with -seed or -resume (one run) and with -plan or -predict (none).
+//
+//	train -config configs/zinc/gatedgcn-adj-cls-r4.yaml -device cuda -parallel 4
+//
 // dataset.r: auto picks r by the paper's density rule before the run is named. -predict DIR
 // trains nothing either: it predicts the test split with DIR's checkpoint and writes
 // DIR/predictions.bin, which tables -homophily reads.
@@ -52,6 +68,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -101,6 +118,7 @@ func run(args []string) (code int) {
 	predict := fs.String("predict", "", "do not train: predict the test split with the run directory's checkpoint and write DIR/predictions.bin (what tables -homophily reads)")
 	budget := fs.String("budget", "", "with -plan: the memory to fit, e.g. 16GiB (default: what this machine makes available)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole command to this new file (read it with go tool pprof)")
+	parallel := fs.Int("parallel", 1, "train up to K seeds of train.seeds at once in this process, each with its own trainer, run directory and (on a GPU) its own stream; the memory guard gives each run 1/K of the budget, and the CPU runs share the cores (results unchanged); log lines start with the seed; 1 trains the seeds one after another")
 	if err := fs.Parse(args); err != nil {
 		return exitUsage
 	}
@@ -129,6 +147,10 @@ func run(args []string) (code int) {
 		}
 	}
 	if err := checkPositive(fs, "epochs", "subset", "max-time"); err != nil {
+		fmt.Fprintf(os.Stderr, "train: %v\n", err)
+		return exitUsage
+	}
+	if err := checkParallel(fs, *parallel); err != nil {
 		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return exitUsage
 	}
@@ -200,6 +222,19 @@ func run(args []string) (code int) {
 	if *seed != 0 || flagSet(fs, "seed") {
 		seeds = []int64{*seed}
 	}
+	if k := min(*parallel, len(seeds)); k > 1 {
+		// Each run gets a config of its own (train.Train resolves it in place), with the
+		// radius resolved above.
+		r := cfg.Dataset.R
+		load := func() (*config.Run, error) {
+			c, err := config.Load(*cfgPath, overrides)
+			if err == nil {
+				c.Dataset.R = r
+			}
+			return c, err
+		}
+		return runParallel(ctx, opt, load, seeds, k, *parallel)
+	}
 	for _, s := range seeds {
 		opt.Run, opt.Seed, opt.Dir = cfg, s, cfg.Dir(s)
 		if code := one(ctx, opt); code != 0 {
@@ -207,6 +242,23 @@ func run(args []string) (code int) {
 		}
 	}
 	return 0
+}
+
+// checkParallel refuses a -parallel below 1, and one above 1 where there is a single run to
+// train (-seed, -resume) or none (-plan, -predict).
+func checkParallel(fs *flag.FlagSet, k int) error {
+	if k < 1 {
+		return fmt.Errorf("-parallel %d: want 1 or more (1, the default, trains the seeds one after another)", k)
+	}
+	if k == 1 {
+		return nil
+	}
+	for _, name := range []string{"seed", "resume", "plan", "predict"} {
+		if flagSet(fs, name) {
+			return fmt.Errorf("-parallel %d trains several seeds of train.seeds at once; -%s gives it none or one: drop -parallel, or -%s", k, name, name)
+		}
+	}
+	return nil
 }
 
 // planRun prints the memory plan of a config (train -plan).
@@ -304,7 +356,10 @@ func freshCommand(dir string) string {
 }
 
 // one trains one seed and prints its final metric.
-func one(ctx context.Context, opt train.Options) int {
+func one(ctx context.Context, opt train.Options) int { return oneTo(ctx, opt, os.Stdout, os.Stderr) }
+
+// oneTo is one with the final line written to stdout and an error to stderr.
+func oneTo(ctx context.Context, opt train.Options, stdout, stderr io.Writer) int {
 	start := time.Now()
 	res, err := train.Train(ctx, opt)
 	if err != nil {
@@ -312,13 +367,13 @@ func one(ctx context.Context, opt train.Options) int {
 		if !strings.HasPrefix(msg, opt.Dir) {
 			msg = opt.Dir + ": " + msg
 		}
-		fmt.Fprintf(os.Stderr, "train: %s\n", msg)
+		fmt.Fprintf(stderr, "train: %s\n", msg)
 		if errors.Is(err, train.ErrNaN) {
 			return exitNaN
 		}
 		return 1
 	}
-	fmt.Printf("%s seed %d: %s, %s, %.2fs/epoch, stopped by %s, %s\n",
+	fmt.Fprintf(stdout, "%s seed %d: %s, %s, %.2fs/epoch, stopped by %s, %s\n",
 		res.Name, res.Seed, train.Scores(res), plural.Count(res.Epochs, "epoch"), res.SecondsPerEpoch, res.StoppedBy, time.Since(start).Round(time.Second))
 	if res.StoppedBy == runfiles.StopSignal {
 		return exitSignal

@@ -206,6 +206,10 @@ func buildEmulator(o Options) (*emuProgram, error) {
 	var final string
 	parent := o.CacheDir
 	if parent != "" {
+		// Devices opened at once in one process (train -parallel) build once: the others
+		// wait here and find the build in the cache.
+		unlock := lockBuild(key)
+		defer unlock()
 		final = filepath.Join(parent, key)
 		if st, err := os.Stat(filepath.Join(final, "rwemu")); err == nil && st.Mode().IsRegular() {
 			prog.path = filepath.Join(final, "rwemu")
@@ -242,6 +246,24 @@ func buildEmulator(o Options) (*emuProgram, error) {
 	}
 	prog.path = filepath.Join(final, "rwemu")
 	return prog, nil
+}
+
+var (
+	buildsMu sync.Mutex
+	builds   = map[string]*sync.Mutex{} // one lock per build key
+)
+
+// lockBuild holds this process's lock on build key until the returned function runs.
+func lockBuild(key string) (unlock func()) {
+	buildsMu.Lock()
+	mu := builds[key]
+	if mu == nil {
+		mu = new(sync.Mutex)
+		builds[key] = mu
+	}
+	buildsMu.Unlock()
+	mu.Lock()
+	return mu.Unlock
 }
 
 // compileUnits compiles every unit (in parallel, one per CPU) and links dir/rwemu.

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -123,4 +124,45 @@ func HashFiles(h io.Writer, files map[string]string) {
 	for _, n := range slices.Sorted(maps.Keys(files)) {
 		fmt.Fprintf(h, "%s\x00%d\x00%s", n, len(files[n]), files[n])
 	}
+}
+
+// Several devices opened at once in one process (train -parallel, gpubench -concurrent) need
+// the same kernels: LoadOrBuild compiles each key once per process, the others waiting for it
+// and taking its image, and keeps the images it loaded or built, so that a later device needs
+// neither NVRTC nor the disk (nor, with the cache off, a compilation of its own).
+var (
+	keyMu  sync.Mutex
+	keyOne = map[string]*sync.Mutex{} // one lock per key being loaded or built
+	images = map[string][]byte{}      // images loaded or built by this process
+)
+
+// LoadOrBuild returns key's image: this process's copy, the cache's, or build's (stored in the
+// cache). cached says it was not built now. Concurrent calls for one key build it once; a failed
+// build is not remembered, so the next call tries again.
+func (c Cache) LoadOrBuild(key string, build func() ([]byte, error)) (img []byte, cached bool, err error) {
+	keyMu.Lock()
+	mu := keyOne[key]
+	if mu == nil {
+		mu = new(sync.Mutex)
+		keyOne[key] = mu
+	}
+	keyMu.Unlock()
+	mu.Lock()
+	defer mu.Unlock()
+	keyMu.Lock()
+	img, ok := images[key]
+	keyMu.Unlock()
+	if ok {
+		return img, true, nil
+	}
+	if img, ok = c.Load(key); !ok {
+		if img, err = build(); err != nil {
+			return nil, false, err
+		}
+		_ = c.Store(key, img) // a read-only cache only costs a recompile in the next process
+	}
+	keyMu.Lock()
+	images[key] = img
+	keyMu.Unlock()
+	return img, ok, nil
 }

@@ -2,8 +2,11 @@ package kernels
 
 import (
 	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
+	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
@@ -58,5 +61,46 @@ func TestKernelCache(t *testing.T) {
 	t.Setenv(EnvCache, "off")
 	if DefaultCache().Dir != "" {
 		t.Fatal("REWIREGNN_KERNEL_CACHE=off does not disable the cache")
+	}
+}
+
+// TestLoadOrBuildOnce: devices opened at once (train -parallel) compile each kernel file once
+// per process, with the disk cache and without it, and a failed build is tried again.
+func TestLoadOrBuildOnce(t *testing.T) {
+	for _, c := range []Cache{{Dir: t.TempDir()}, {}} {
+		key := Key("once.cu", "src "+c.Dir, nil, "compute_90", cudalib.Version{Major: 12, Minor: 4}, nil)
+		var builds atomic.Int32
+		var wg sync.WaitGroup
+		imgs := make([][]byte, 8)
+		for i := range imgs {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				img, _, err := c.LoadOrBuild(key, func() ([]byte, error) {
+					builds.Add(1)
+					return []byte("ptx"), nil
+				})
+				if err != nil {
+					t.Error(err)
+				}
+				imgs[i] = img
+			}()
+		}
+		wg.Wait()
+		if n := builds.Load(); n != 1 {
+			t.Errorf("cache %q: %d builds of one key, want 1", c.Dir, n)
+		}
+		for i, img := range imgs {
+			if string(img) != "ptx" {
+				t.Errorf("cache %q: caller %d got %q", c.Dir, i, img)
+			}
+		}
+	}
+	key := Key("fails.cu", "src", nil, "compute_90", cudalib.Version{Major: 12, Minor: 4}, nil)
+	if _, _, err := (Cache{}).LoadOrBuild(key, func() ([]byte, error) { return nil, errors.New("nvrtc says no") }); err == nil {
+		t.Fatal("a failed build returned no error")
+	}
+	if img, cached, err := (Cache{}).LoadOrBuild(key, func() ([]byte, error) { return []byte("ok"), nil }); err != nil || cached || string(img) != "ok" {
+		t.Fatalf("after a failed build: %q, cached %t, %v; want a new build", img, cached, err)
 	}
 }

@@ -16,9 +16,10 @@ import (
 // TestBundleRunsEmulated builds the bundle (scripts/gpu-speed.sh build, with this commit as
 // the base so a shallow clone serves) and runs it on the emulated GPU: every variant writes
 // its rows, the graphs variant replayed graphs and the eager one did not, the profiles count
-// the same device operations with 4 host calls against one per operation, the summary has
-// both settings, and a second run into the same folder is refused. About a minute on 2 cores;
-// skipped under -short.
+// the same device operations with 4 host calls against one per operation, the concurrency
+// step has its rows for K = 1 and 2, the summary has both settings and the runs sharing the
+// GPU, and a second run into the same folder is refused. About a minute on 2 cores; skipped
+// under -short.
 func TestBundleRunsEmulated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two gpubench binaries and runs the bundle (about a minute): skipped under -short")
@@ -91,11 +92,14 @@ func TestBundleRunsEmulated(t *testing.T) {
 	if g["DeviceOps"] != e["DeviceOps"] || g["HostCalls"].(float64) != 4 || e["HostCalls"] != e["DeviceOps"] {
 		t.Errorf("profiled step: %v replayed, %v launch by launch; want the same device operations, 4 host calls replayed", g, e)
 	}
+	if cs := rows("concurrent"); len(cs) != 2 || cs[0]["concurrent"] != 1.0 || cs[1]["concurrent"] != 2.0 || cs[0]["ratio"] != 1.0 {
+		t.Errorf("concurrent: rows %v, want K = 1 (ratio 1) and K = 2", cs)
+	}
 	sum, err := os.ReadFile(filepath.Join(out, "summary.md"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "profile-graphs zinc r = 1"} {
+	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "profile-graphs zinc r = 1", "Runs sharing the GPU", "| zinc r = 1 | 2 |"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, sum)
 		}
