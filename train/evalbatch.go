@@ -2,9 +2,9 @@ package train
 
 import (
 	"fmt"
+	"io"
 
 	"github.com/rewiregnn/rewiregnn/data"
-	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/prep"
 )
@@ -78,10 +78,8 @@ func evalBatchFor(evalBatch, bs int) int {
 	return per
 }
 
-// planLargeEval sets how a GPU run evaluates, once, before its first evaluation: the protocol
-// batches per large batch that Options.EvalBatch allows, halved until the large batches' net fits
-// the device's free memory (gpu.Trainer.EvalRoom); batch by batch on the CPU. It says on the
-// run's log what it chose.
+// planLargeEval sets how a GPU run evaluates, once, before its first evaluation (pickLarge with
+// the device's room, gpu.Trainer.EvalRoom); the CPU evaluates batch by batch.
 func (r *run) planLargeEval() error {
 	le := &r.large
 	if le.planned {
@@ -91,32 +89,46 @@ func (r *run) planLargeEval() error {
 	if r.gpu == nil {
 		return nil
 	}
-	bs := r.cfg.Train.BatchSize
 	splits := [][]prep.GraphSize{r.sizes[1], r.sizes[2], r.sizes[0]}
-	for per := evalBatchFor(r.o.EvalBatch, bs); per >= 2; per /= 2 {
+	per, b, err := pickLarge(splits, r.cfg.Train.BatchSize, r.o.EvalBatch, r.gpu.EvalRoom, r.log)
+	if err != nil {
+		return fmt.Errorf("evaluation in large batches: %w", err)
+	}
+	le.per, le.bucket = per, b
+	return nil
+}
+
+// roomFunc says whether the evaluation net of a bucket fits the device (gpu.Trainer.EvalRoom).
+type roomFunc func(b nn.Bucket) (fits bool, need, room int64, known bool, err error)
+
+// pickLarge chooses the protocol batches per large evaluation batch and its bucket: as many as
+// evalBatch graphs allow (evalBatchFor), halved until room says the bucket of their groups
+// (groupBucket) fits; per 0 where none does (or evalBatch allows fewer than two). It says on log
+// what it chose and what it tried.
+func pickLarge(splits [][]prep.GraphSize, bs, evalBatch int, room roomFunc, log io.Writer) (per int, b nn.Bucket, err error) {
+	for per = evalBatchFor(evalBatch, bs); per >= 2; per /= 2 {
 		b, ok := groupBucket(splits, bs, per)
 		if !ok {
 			continue
 		}
-		fits, need, room, known, err := r.gpu.EvalRoom(b)
+		fits, need, free, known, err := room(b)
 		if err != nil {
-			return fmt.Errorf("evaluation in large batches: %w", err)
+			return 0, nn.Bucket{}, err
 		}
 		if !fits {
-			fmt.Fprintf(r.log, "evaluation: %s of %d graphs in one batch (bucket %v) would need %.0f MiB of device memory, %.0f MiB are free; trying half\n",
-				plural.Count(per, "protocol batch"), per*bs, b, mib(need), mib(room))
+			fmt.Fprintf(log, "evaluation: %d protocol batches of %d graphs in one batch (bucket %v) would need %.0f MiB more device memory, %.0f MiB are free; trying half\n",
+				per, bs, b, mib(need), mib(free))
 			continue
 		}
-		le.per, le.bucket = per, b
 		note := ""
 		if known {
-			note = fmt.Sprintf(", %.0f MiB more device memory of %.0f MiB free", mib(need), mib(room))
+			note = fmt.Sprintf(", %.0f MiB more device memory of %.0f MiB free", mib(need), mib(free))
 		}
-		fmt.Fprintf(r.log, "evaluation: up to %s of %d graphs computed in one batch (bucket %v%s), the metrics formed per protocol batch\n",
-			plural.Count(per, "protocol batch"), bs, b, note)
-		return nil
+		fmt.Fprintf(log, "evaluation: up to %d protocol batches of %d graphs computed in one batch (bucket %v%s), the metrics formed per protocol batch\n",
+			per, bs, b, note)
+		return per, b, nil
 	}
-	return nil
+	return 0, nn.Bucket{}, nil
 }
 
 func mib(b int64) float64 { return float64(b) / (1 << 20) }
