@@ -219,3 +219,50 @@ func evalLarge(ev largeEvaler, m *Meter, bs, large []*data.Batch, per int, b nn.
 	}
 	return nil
 }
+
+// LargeEvaluator is what EvaluateLarge evaluates through: nn.Trainer or gpu.Trainer.
+type LargeEvaluator = largeEvaler
+
+// EvaluateBatches is the protocol's evaluation of a split cut into the batches bs: each batch
+// evaluated on its own (Eval), the loss and metric (runfiles.Metric*, over classes; 0 for
+// regression) accumulated in a Meter, as a run evaluates on the CPU.
+func EvaluateBatches(ev LargeEvaluator, metric string, classes int, bs []*data.Batch) (*Meter, error) {
+	m := NewMeter(metric, classes)
+	for _, bt := range bs {
+		loss, pred, err := ev.Eval(bt)
+		if err != nil {
+			return nil, err
+		}
+		m.Add(loss, pred, bt)
+	}
+	return m, nil
+}
+
+// EvaluateLarge is EvaluateBatches over the protocol batches of batchSize graphs of gs, with the
+// predictions computed per protocol batches at a time in large batches of one bucket (as a GPU
+// run evaluates; per below 2 is EvaluateBatches). It returns the meter and the number of large
+// batches run. For measurements (cmd/gpubench -eval); a run plans its own (planLargeEval).
+func EvaluateLarge(ev LargeEvaluator, metric string, classes int, gs []*data.Graph, batchSize, per int) (*Meter, int, error) {
+	bs, err := batches(gs, batchSize)
+	if err != nil {
+		return nil, 0, err
+	}
+	b, ok := groupBucket([][]prep.GraphSize{sizesOf(gs)}, batchSize, per)
+	if !ok {
+		m, err := EvaluateBatches(ev, metric, classes, bs)
+		return m, 0, err
+	}
+	large, err := batches(gs, batchSize*per)
+	if err != nil {
+		return nil, 0, err
+	}
+	m := NewMeter(metric, classes)
+	if err := evalLarge(ev, m, bs, large, per, b); err != nil {
+		return nil, 0, err
+	}
+	return m, len(large), nil
+}
+
+// Batches cuts gs in order into batches of size graphs (the last may be short): the protocol's
+// evaluation batches.
+func Batches(gs []*data.Graph, size int) ([]*data.Batch, error) { return batches(gs, size) }
