@@ -35,6 +35,7 @@ type Trainer struct {
 	bn      map[string]*ops.BNState // the host mirror of the statistics on the device
 	train   []*program
 	eval    []*program
+	large   map[nn.Bucket]*program // evaluation programs of large batches (EvalRows)
 	pred    []float64
 	res     []float32
 	buf     []float32
@@ -689,9 +690,107 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	return t.results(pr, bt)
 }
 
+// largeProgram returns the evaluation program of bucket b (a shape outside the trainer's
+// buckets, for large evaluation batches), compiling it the first time.
+func (t *Trainer) largeProgram(b nn.Bucket) (*program, error) {
+	if i := slices.Index(t.T.Buckets, b); i >= 0 {
+		return t.program(i, false)
+	}
+	if pr := t.large[b]; pr != nil {
+		return pr, nil
+	}
+	net, err := t.T.EvalNetFor(b)
+	if err != nil {
+		return nil, err
+	}
+	pr, err := t.newProgram(net)
+	if err != nil {
+		return nil, fmt.Errorf("bucket %v: %w", b, err)
+	}
+	if t.large == nil {
+		t.large = map[nn.Bucket]*program{}
+	}
+	t.large[b] = pr
+	return pr, nil
+}
+
+// EvalRoom says whether the evaluation program of bucket b fits on the device beside what the
+// trainer holds: need is what running it adds, its activations beyond the arena the executor
+// holds already (gpuexec.Exec.ArenaBytes) and its inputs' buffers; room the device's free
+// memory less a tenth of its total (left to the allocator's cache, fragmentation and the
+// libraries' workspaces). known is false where the device cannot tell its free memory; then
+// fits is true. It compiles the program's plan on the host only: nothing is allocated on the
+// device, and a net that does not fit is dropped again.
+func (t *Trainer) EvalRoom(b nn.Bucket) (fits bool, need, room int64, known bool, err error) {
+	if pr := t.large[b]; pr != nil { // on the device already
+		return true, 0, 0, false, nil
+	}
+	net, err := t.T.EvalNetFor(b)
+	if err != nil {
+		return false, 0, 0, false, fmt.Errorf("gpu trainer: %w", err)
+	}
+	pl, err := Compile(net, t.T.P)
+	if err != nil {
+		t.T.DropEvalNet(b)
+		return false, 0, 0, false, fmt.Errorf("gpu trainer: evaluation plan, bucket %v: %w", b, err)
+	}
+	need = max(pl.Bytes()-t.x.ArenaBytes(), 0) + net.In.Bytes()
+	_, used, total, ok := t.x.B.Memory()
+	if !ok || total <= 0 {
+		return true, need, 0, false, nil
+	}
+	room = total - used - total/10
+	if need > room {
+		t.T.DropEvalNet(b)
+		return false, need, room, true, nil
+	}
+	return true, need, room, true, nil
+}
+
+// EvalRows runs bt through the evaluation program of bucket b, which need not be one of the
+// trainer's buckets (a large evaluation batch, the union of several protocol batches: in
+// evaluation mode a row's prediction does not depend on its batch, gpu/evalbatch_test.go),
+// and returns the predictions of its real rows (valid until the next call) with the net's
+// holders, whose BatchLoss forms the loss of any batch from its rows on the host, as
+// nn.Trainer.EvalRows does. The device's loss of the large batch is read back and dropped.
+func (t *Trainer) EvalRows(bt *data.Batch, b nn.Bucket) ([]float64, *nn.Inputs, error) {
+	if t.pending != nil {
+		return nil, nil, fmt.Errorf("gpu trainer: evaluation while a training step is launched and not waited for")
+	}
+	if !b.Fits(bt) {
+		return nil, nil, fmt.Errorf("gpu trainer: a batch of %d graphs, %d nodes, %d edges does not fit bucket %v", bt.NumGraphs, bt.Union.N, bt.Union.NumEdges(), b)
+	}
+	pr, err := t.largeProgram(b)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gpu trainer: %w", err)
+	}
+	t.T.P.SetTraining(false)
+	defer t.T.P.SetTraining(true)
+	if err := pr.in.Load(bt); err != nil {
+		return nil, nil, err
+	}
+	if err := t.x.Stage(pr.Program); err != nil {
+		return nil, nil, err
+	}
+	defer t.x.Release(pr.Program)
+	if err := t.x.Run(pr.Program, nil); err != nil {
+		return nil, nil, err
+	}
+	_, pred, err := t.results(pr, bt)
+	if err != nil {
+		return nil, nil, err
+	}
+	return pred, pr.in, nil
+}
+
 // Close frees the trainer's device memory (the backend stays open).
 func (t *Trainer) Close() {
 	t.pending, t.staged = nil, nil
+	for b, pr := range t.large {
+		t.x.Release(pr.Program)
+		t.x.FreeProgram(pr.Program)
+		delete(t.large, b)
+	}
 	for _, progs := range [][]*program{t.train, t.eval} {
 		for i, pr := range progs {
 			if pr != nil {

@@ -605,6 +605,10 @@ func (e *Exec) reserve(n int, pl *Plan) error {
 	return nil
 }
 
+// ArenaBytes is the activation arena the executor holds now: the largest need of the programs
+// run so far (a program that needs no more runs in it without allocating).
+func (e *Exec) ArenaBytes() int64 { return 4 * int64(e.actElems) }
+
 // Release ends a run: the program's slots no longer address the arena (another program's run
 // may use it).
 func (e *Exec) Release(pr *Program) { pr.slots = pr.slots[:0] }

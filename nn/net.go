@@ -268,6 +268,7 @@ type Trainer struct {
 	build     BuildFunc
 	nets      []*Net
 	evals     []*Net
+	large     map[Bucket]*Net // evaluation nets of buckets outside Buckets (EvalNetFor)
 	pred      []float64
 }
 
@@ -398,9 +399,64 @@ func (t *Trainer) EvalNet(i int) (*Net, error) {
 	return t.evals[i], nil
 }
 
+// EvalNetFor returns the evaluation net of bucket b, which need not be one of Buckets (a large
+// evaluation batch's shape), building it the first time; the net of one of Buckets is EvalNet's.
+func (t *Trainer) EvalNetFor(b Bucket) (*Net, error) {
+	if i := slices.Index(t.Buckets, b); i >= 0 {
+		return t.EvalNet(i)
+	}
+	if n := t.large[b]; n != nil {
+		return n, nil
+	}
+	n, err := t.makeFor(b, false)
+	if err != nil {
+		return nil, fmt.Errorf("trainer: evaluation net, bucket %v: %w", b, err)
+	}
+	if t.large == nil {
+		t.large = map[Bucket]*Net{}
+	}
+	t.large[b] = n
+	return n, nil
+}
+
+// DropEvalNet forgets the evaluation net of bucket b that EvalNetFor built outside Buckets
+// (one found too large for the device, say); nothing for a bucket of Buckets.
+func (t *Trainer) DropEvalNet(b Bucket) {
+	if n := t.large[b]; n != nil {
+		n.Close()
+		delete(t.large, b)
+	}
+}
+
+// EvalRows runs bt through the evaluation net of bucket b (EvalNetFor) and returns the
+// predictions of its real rows (as Eval, valid until the next call) with the net's holders,
+// whose BatchLoss forms the loss of any batch from its rows. With b large, bt can be the union
+// of several batches: in evaluation mode a row's prediction does not depend on the batch it is
+// computed in (gpu/evalbatch_test.go).
+func (t *Trainer) EvalRows(bt *data.Batch, b Bucket) ([]float64, *Inputs, error) {
+	n, err := t.EvalNetFor(b)
+	if err != nil {
+		return nil, nil, err
+	}
+	if !b.Fits(bt) {
+		return nil, nil, fmt.Errorf("trainer: a batch of %d graphs, %d nodes, %d edges does not fit bucket %v", bt.NumGraphs, bt.Union.N, bt.Union.NumEdges(), b)
+	}
+	t.P.SetTraining(false)
+	defer t.P.SetTraining(true)
+	if _, err := n.Run(bt); err != nil {
+		return nil, nil, err
+	}
+	return t.predictions(n, bt), n.In, nil
+}
+
 // make builds the net of bucket i on the trainer's arena.
 func (t *Trainer) make(i int, train bool) (*Net, error) {
-	n, err := t.build(t.P, t.Buckets[i], train)
+	return t.makeFor(t.Buckets[i], train)
+}
+
+// makeFor builds the net of bucket b on the trainer's arena.
+func (t *Trainer) makeFor(b Bucket, train bool) (*Net, error) {
+	n, err := t.build(t.P, b, train)
 	if err != nil {
 		return nil, err
 	}
@@ -419,5 +475,9 @@ func (t *Trainer) Close() {
 		if n != nil {
 			n.Close()
 		}
+	}
+	for b, n := range t.large {
+		n.Close()
+		delete(t.large, b)
 	}
 }

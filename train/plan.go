@@ -9,6 +9,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/prep"
 )
 
 // The memory plan of a run (train -plan): what the memory guard estimates on the CPU, with and
@@ -130,7 +131,7 @@ func (r *run) model() (nn.BuildFunc, error) {
 }
 
 // gpuEstimate plans the device memory at batch size bs from the GPU executor's plans of the
-// nets of the buckets the run uses.
+// nets of the buckets the run uses and of its large evaluation batches.
 func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
 	g := GPUEstimate{Params: int64(r.params) * 12} // value and Adam's two moments, float32
 	buckets, train, eval, p, err := r.usedNets(bs)
@@ -156,6 +157,23 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
 			g.Holders += n.In.Bytes()
 			n.Close()
 		}
+	}
+	// The net of the large evaluation batches (evalbatch.go), at the size Options.EvalBatch
+	// allows; a run halves it where the device has less room.
+	if b, ok := groupBucket([][]prep.GraphSize{r.sizes[1], r.sizes[2], r.sizes[0]}, bs, evalBatchFor(r.o.EvalBatch, bs)); ok {
+		n, err := build(p, b, false)
+		if err != nil {
+			return g, fmt.Errorf("memory plan, large evaluation bucket %v: %w", b, err)
+		}
+		pl, err := gpu.Compile(n, p)
+		if err != nil {
+			return g, fmt.Errorf("memory plan, large evaluation bucket %v: %w", b, err)
+		}
+		if pl.Bytes() > g.Activations {
+			g.Activations, g.ActEdges, g.ActTrain = pl.Bytes(), b.Edges, false
+		}
+		g.Holders += n.In.Bytes()
+		n.Close()
 	}
 	return g, nil
 }

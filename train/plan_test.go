@@ -32,6 +32,20 @@ func TestPlanMemory(t *testing.T) {
 		t.Fatalf("activations %d normal, %d recomputed, GPU %d; the largest net: %d edges, training %v",
 			pl.CPU.Arena, pl.CPURecompute.Arena, pl.GPU.Activations, pl.CPU.ArenaEdges, pl.CPU.ArenaTrain)
 	}
+	// The GPU plan holds the net of the large evaluation batches (300 graphs per split, 4
+	// protocol batches of 64 at a time with -eval-batch 256): its holders beside the others'
+	// (its activations, without gradients, stay below the training net's here).
+	perBatch, err := PlanMemory(Options{Run: c, Seed: 41, Workers: 1, EvalBatch: 64}, 64<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	large, err := PlanMemory(Options{Run: c, Seed: 41, Workers: 1, EvalBatch: 256}, 64<<30)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if large.GPU.Holders <= perBatch.GPU.Holders || large.GPU.Activations < perBatch.GPU.Activations {
+		t.Fatalf("GPU plan with large evaluation batches %+v, batch by batch %+v", large.GPU, perBatch.GPU)
+	}
 	r := &run{o: Options{Run: c, Seed: 41, Workers: 1}, cfg: c, log: nil}
 	r.log = &bytes.Buffer{}
 	if err := r.loadData(); err != nil {

@@ -47,6 +47,9 @@ func restoreRun(dir string, workers int, log io.Writer) (*run, error) {
 
 // metricFor is the metric of a model's loss: accuracy for cross-entropy, the weighted accuracy
 // for the SBM loss, MAE otherwise.
+// MetricFor is the metric of a model's task (runfiles.Metric*).
+func MetricFor(io nn.IO) string { return metricFor(io) }
+
 func metricFor(io nn.IO) string {
 	switch io.Loss {
 	case nn.LossCE:

@@ -48,6 +48,11 @@ type Options struct {
 	Parallel int
 	// AfterBatch, if set, runs after every training batch (tests use it to interrupt a run).
 	AfterBatch func(epoch, batch int, p *nn.Params)
+	// EvalBatch is the graphs a GPU run's large evaluation batch holds at most, rounded down to
+	// a whole number of protocol batches (train.batch_size graphs each); 0 is DefaultEvalBatch,
+	// and less than two protocol batches evaluates batch by batch (evalbatch.go). The metrics
+	// are the same either way; the CPU always evaluates batch by batch.
+	EvalBatch int
 	// Restart moves Dir's files into Dir/.old-<UTC time>/ and starts afresh (not with Resume).
 	Restart bool
 	// Lock, if set, is the caller's lock on Dir (LockRun), held until Train returns; without it
@@ -77,6 +82,7 @@ type run struct {
 	choice           gpu.Choice   // the device
 	gpu              *gpu.Trainer // nil on the CPU
 	ahead            ahead        // the GPU's next batch, assembled while the device runs (device.go)
+	large            largeEval    // evaluation in large batches (GPU runs; evalbatch.go)
 	pcg              *rand.PCG
 	rng              *rand.Rand
 	loop             Loop
@@ -363,14 +369,14 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	ep := runfiles.Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs,
 		ConfigHash: r.cfg.Hash(), Departures: runfiles.RunDepartures(r.epochs, r.cfg.Departures())}
 	if r.val != nil {
-		m, err := r.evaluate(r.valB)
+		m, err := r.evaluateSplit("val", r.val, r.valB)
 		if err != nil {
 			return ep, fmt.Errorf("epoch %d: validation: %w", r.loop.Epoch, err)
 		}
 		ep.ValLoss, ep.ValMetric = m.Loss(), m.Value()
 	}
 	if r.test != nil {
-		m, err := r.evaluate(r.testB)
+		m, err := r.evaluateSplit("test", r.test, r.testB)
 		if err != nil {
 			return ep, fmt.Errorf("epoch %d: test: %w", r.loop.Epoch, err)
 		}
@@ -469,7 +475,7 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	m, err := r.evaluate(trainB)
+	m, err := r.evaluateSplit("", r.train, trainB)
 	if err != nil {
 		return nil, fmt.Errorf("final evaluation of the training split: %w", err)
 	}
@@ -478,13 +484,15 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 		b := m.Balanced()
 		res.TrainBalanced = &b
 		for _, s := range []struct {
-			bs  []*data.Batch
-			dst **float64
-		}{{r.valB, &res.ValBalanced}, {r.testB, &res.TestBalanced}} {
+			name string
+			gs   []*data.Graph
+			bs   []*data.Batch
+			dst  **float64
+		}{{"val", r.val, r.valB, &res.ValBalanced}, {"test", r.test, r.testB, &res.TestBalanced}} {
 			if s.bs == nil {
 				continue
 			}
-			m, err := r.evaluate(s.bs)
+			m, err := r.evaluateSplit(s.name, s.gs, s.bs)
 			if err != nil {
 				return nil, err
 			}

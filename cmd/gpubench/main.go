@@ -25,6 +25,7 @@ import (
 	"fmt"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"io"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -40,6 +41,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/prep"
+	"github.com/rewiregnn/rewiregnn/train"
 	"gorgonia.org/tensor"
 )
 
@@ -74,6 +76,30 @@ type Row struct {
 	GraphsOff  string `json:"graphs_off,omitempty"`
 	// Profile: -profile N steps with every GPU operation timed (cuda.ProfileReport).
 	Profile *cuda.ProfileReport `json:"profile,omitempty"`
+	// Eval: -eval N graphs evaluated after the timed epochs, batch by batch and in large batches.
+	Eval *EvalTiming `json:"eval,omitempty"`
+}
+
+// EvalTiming is one evaluation of the same graphs (ZINC's validation split, or synthetic
+// superpixel graphs) in the protocol's batches of -batch graphs, each run on its own (as the
+// CPU evaluates), and in large batches of up to -eval-batch graphs whose predictions are cut back
+// into the protocol batches (as a GPU run evaluates, train.EvaluateLarge): the wall time of a
+// second pass (the first compiles) and the device operations and host calls it queued. The
+// losses and metrics of the two agree (LossRel is their losses' relative difference).
+type EvalTiming struct {
+	Graphs        int     `json:"graphs"`
+	Batches       int     `json:"batches"`
+	Seconds       float64 `json:"seconds"`
+	DeviceOps     int64   `json:"device_ops"`
+	HostCalls     int64   `json:"host_calls"`
+	LargeBatches  int     `json:"large_batches"`
+	LargeSeconds  float64 `json:"large_seconds"`
+	LargeOps      int64   `json:"large_device_ops"`
+	LargeCalls    int64   `json:"large_host_calls"`
+	LossRel       float64 `json:"loss_rel_diff"`
+	Metric        string  `json:"metric"`
+	PerBatchValue float64 `json:"value"`
+	LargeValue    float64 `json:"large_value"`
 }
 
 type options struct {
@@ -86,6 +112,8 @@ type options struct {
 	export          string // folder for the first epoch's batches (see export.go); "" for none
 	profile         int    // steps to profile after the timed epochs (0: none)
 	prebuilt        bool   // time the steps over batches built before the epoch's clock starts
+	eval            int    // graphs to evaluate after the timed epochs (0: none)
+	evalBatch       int    // graphs per large evaluation batch
 	seed            uint64
 }
 
@@ -107,6 +135,8 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.profile, "profile", 0, "after the timed epochs, time every GPU operation of this many steps: GPU busy vs span vs wall time, and the time per kernel")
 	fs.BoolVar(&o.prebuilt, "prebuilt", false, "build each epoch's batches before timing it, so s/epoch counts the training steps alone (as a loop over ready batches)")
 	fs.StringVar(&o.export, "export", "", "write each setting's first-epoch batches under this folder, for scripts/bench/torch_gatedgcn.py (the first epoch's time then includes the export)")
+	fs.IntVar(&o.eval, "eval", 0, "after the timed epochs, evaluate this many graphs (zinc: of the validation split, which has 1000; superpixel: of the distinct graphs) batch by batch and in large batches, and report both (the JSON row's eval, and the log)")
+	fs.IntVar(&o.evalBatch, "eval-batch", train.DefaultEvalBatch, "with -eval: graphs per large evaluation batch (rounded down to whole batches of -batch)")
 	seed := fs.Uint64("seed", 41, "parameter and data seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
 	concurrent := fs.String("concurrent", "", "runs sharing the device: for each count K of this list (e.g. 1,4,8; 1 is always measured, first), train K trainers of each setting at once, each on its own device (stream), and report their graphs/s together against K times one trainer's")
@@ -114,7 +144,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	o.seed = *seed
-	if fs.NArg() > 0 || o.epochs < 1 || o.batch < 1 || o.graphs < 1 || o.distinct < 1 || o.subset < 0 {
+	if fs.NArg() > 0 || o.epochs < 1 || o.batch < 1 || o.graphs < 1 || o.distinct < 1 || o.subset < 0 || o.eval < 0 || o.evalBatch < 1 {
 		fmt.Fprintln(stderr, "gpubench: bad arguments (see -h)")
 		return 2
 	}
@@ -275,7 +305,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		edges += g.NumEdges()
 	}
 	row.MeanEdges = float64(edges) / float64(len(gs))
-	_, build, params, err := models.FromConfig(cfg, spec)
+	mio, build, params, err := models.FromConfig(cfg, spec)
 	if err != nil {
 		return fail(err)
 	}
@@ -298,6 +328,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 	}
 	var step func(*data.Batch) (float64, []float64, error) = tr.StepPred
 	graphs := func() (bool, string) { return false, "" }
+	var evaluator train.LargeEvaluator = tr
 	if b != nil {
 		b.ResetPeak()
 		g, err := gpu.NewTrainer(tr, b)
@@ -307,6 +338,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		defer g.Close()
 		step = g.StepPred
 		graphs = g.Graphs
+		evaluator = g
 	}
 	epochGraphs := len(gs)
 	if s.Suite == "superpixel" {
@@ -371,6 +403,16 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 			fmt.Fprintf(logw, "gpubench:   %-28s %6d × %8.3f ms = %8.2f ms (%4.1f%% of busy)\n", op.Name, op.Count, op.Ms/float64(op.Count), op.Ms, 100*op.Ms/rep.BusyMs)
 		}
 	}
+	if o.eval > 0 {
+		ev, err := measureEval(s, cfg, o, gs, evaluator, b, train.MetricFor(mio), mio.Out)
+		if err != nil {
+			return fail(fmt.Errorf("evaluation: %w", err))
+		}
+		row.Eval = ev
+		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: evaluation of %d graphs in %d batches of %d: %.3fs, %d device operations, %d host calls; in %d large batches of up to %d: %.3fs, %d device operations, %d host calls (%s %.5f / %.5f, losses %.1e apart)\n",
+			s.Suite, s.R, s.CLS, ev.Graphs, ev.Batches, o.batch, ev.Seconds, ev.DeviceOps, ev.HostCalls, ev.LargeBatches, o.evalBatch,
+			ev.LargeSeconds, ev.LargeOps, ev.LargeCalls, ev.Metric, ev.PerBatchValue, ev.LargeValue, ev.LossRel)
+	}
 	row.FirstEpoch = row.Epochs[0]
 	later := row.Epochs
 	if len(later) > 1 {
@@ -387,6 +429,53 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		}
 	}
 	return row
+}
+
+// measureEval evaluates o.eval graphs (zinc: the validation split's first; superpixel: the
+// distinct training graphs) batch by batch and in large batches, twice each (the first pass
+// compiles), and reports the second passes.
+func measureEval(s setting, cfg *config.Run, o options, gs []*data.Graph, ev train.LargeEvaluator, b gpuexec.Backend, metric string, classes int) (*EvalTiming, error) {
+	if s.Suite == "zinc" {
+		var err error
+		if gs, err = zincSplit(cfg, o, "val", s); err != nil {
+			return nil, err
+		}
+	}
+	gs = gs[:min(o.eval, len(gs))]
+	bs, err := train.Batches(gs, o.batch)
+	if err != nil {
+		return nil, err
+	}
+	counts := func() cuda.Counts {
+		if c, ok := b.(*gpuexec.CUDA); ok {
+			return c.Dev.Counts()
+		}
+		return cuda.Counts{}
+	}
+	et := &EvalTiming{Graphs: len(gs), Batches: len(bs), Metric: metric}
+	per := o.evalBatch / o.batch
+	var small, large *train.Meter
+	for pass := 0; pass < 2; pass++ {
+		c0, t0 := counts(), time.Now()
+		if small, err = train.EvaluateBatches(ev, metric, classes, bs); err != nil {
+			return nil, err
+		}
+		et.Seconds = time.Since(t0).Seconds()
+		d := counts().Sub(c0)
+		et.DeviceOps, et.HostCalls = d.DeviceOps, d.HostCalls
+		c0, t0 = counts(), time.Now()
+		if large, et.LargeBatches, err = train.EvaluateLarge(ev, metric, classes, gs, o.batch, per); err != nil {
+			return nil, err
+		}
+		et.LargeSeconds = time.Since(t0).Seconds()
+		d = counts().Sub(c0)
+		et.LargeOps, et.LargeCalls = d.DeviceOps, d.HostCalls
+	}
+	et.PerBatchValue, et.LargeValue = small.Value(), large.Value()
+	if l := small.Loss(); l != 0 {
+		et.LossRel = math.Abs(large.Loss()-l) / math.Abs(l)
+	}
+	return et, nil
 }
 
 // trainingGraphs returns the preprocessed training graphs of a setting: ZINC's training split
@@ -417,6 +506,23 @@ func trainingGraphs(s setting, cfg *config.Run, o options) ([]*data.Graph, *data
 	}
 	gs, err := prep.Build(raw, spec, key, o.workers)
 	return gs, spec, err
+}
+
+// zincSplit returns ZINC's split preprocessed as the setting's training graphs are.
+func zincSplit(cfg *config.Run, o options, split string, s setting) ([]*data.Graph, error) {
+	dir, err := data.ResolveDataDir(o.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	raw, spec, err := data.LoadSplit(dir, "zinc", split)
+	if err != nil {
+		return nil, err
+	}
+	if len(raw) == 0 {
+		return nil, fmt.Errorf("zinc: no %s graphs", split)
+	}
+	key := prep.Key{Dataset: cfg.Dataset.Name, Split: split, R: s.R, Encoding: prep.EncAdj, CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
+	return prep.Build(raw, spec, key, o.workers)
 }
 
 // SyntheticSuperpixels returns n graphs shaped like CIFAR-10's superpixel graphs (docs/protocol.md

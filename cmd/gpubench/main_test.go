@@ -29,13 +29,14 @@ func TestNoGPU(t *testing.T) {
 	}
 }
 
-// TestEmulatedSuperpixel runs one small setting on the emulated GPU and reads its JSON.
+// TestEmulatedSuperpixel runs one small setting on the emulated GPU and reads its JSON, with
+// the evaluation of its 6 graphs in 2 batches of 3 and in one large batch.
 func TestEmulatedSuperpixel(t *testing.T) {
 	if err := emu.Skip(); err != nil {
 		t.Skip(err)
 	}
 	var out, errw bytes.Buffer
-	args := []string{"-device", "emu", "-suite", "superpixel", "-r", "2", "-graphs", "6", "-distinct", "3", "-batch", "3", "-epochs", "2", "-json"}
+	args := []string{"-device", "emu", "-suite", "superpixel", "-r", "2", "-graphs", "6", "-distinct", "6", "-batch", "3", "-epochs", "2", "-eval", "6", "-eval-batch", "6", "-json"}
 	if code := run(args, &out, &errw); code != 0 {
 		t.Fatalf("exit status %d: %s", code, errw.String())
 	}
@@ -46,7 +47,12 @@ func TestEmulatedSuperpixel(t *testing.T) {
 	if row.Suite != "superpixel" || row.R != 2 || row.Graphs != 6 || row.Batches != 2 || len(row.Epochs) != 2 || row.PeakAllocMiB <= 0 || row.Params < 90000 {
 		t.Fatalf("row %+v", row)
 	}
-	t.Logf("%+v", row)
+	ev := row.Eval
+	if ev == nil || ev.Graphs != 6 || ev.Batches != 2 || ev.LargeBatches != 1 || ev.LossRel > 1e-5 || ev.Metric != "accuracy" ||
+		ev.PerBatchValue != ev.LargeValue || ev.LargeOps <= 0 || ev.LargeOps >= ev.DeviceOps || ev.LargeCalls >= ev.HostCalls {
+		t.Fatalf("evaluation %+v", ev)
+	}
+	t.Logf("%+v; evaluation %+v", row, *ev)
 }
 
 // TestSettings checks the suite the flags expand to.

@@ -110,6 +110,7 @@ func run(args []string) (code int) {
 	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m, more than 0 (overrides train.max_time)")
 	epochs := fs.Int("epochs", 0, "at most this many epochs, at least 1 (overrides train.max_epochs)")
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
+	evalBatch := fs.Int("eval-batch", train.DefaultEvalBatch, "on the GPU, evaluate up to this many graphs in one batch (rounded down to whole batches of train.batch_size, fewer where device memory is short; below two batches: batch by batch); the metrics are still formed per batch of train.batch_size, and the CPU always evaluates batch by batch")
 	subset := fs.Int("subset", 0, "use only the first N graphs of each split, N at least 1 (quick runs; sets dataset.subset)")
 	quiet := fs.Bool("quiet", false, "no progress bar")
 	memory := fs.String("memory", "", "memory budget of the memory guard, e.g. 16GiB (default: the cgroup limit or MemAvailable, whichever is smaller)")
@@ -154,6 +155,10 @@ func run(args []string) (code int) {
 		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return exitUsage
 	}
+	if *evalBatch < 1 {
+		fmt.Fprintf(os.Stderr, "train: -eval-batch %d: want 1 or more graphs (up to one batch of train.batch_size evaluates batch by batch)\n", *evalBatch)
+		return exitUsage
+	}
 	if flagSet(fs, "max-time") {
 		overrides.Add("train.max_time", maxTime.String())
 	}
@@ -163,7 +168,7 @@ func run(args []string) (code int) {
 	if flagSet(fs, "epochs") {
 		overrides.Add("train.max_epochs", strconv.Itoa(*epochs))
 	}
-	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard, Restart: *restart}
+	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard, Restart: *restart, EvalBatch: *evalBatch}
 	if *memory != "" {
 		b, err := memlimit.ParseSize(*memory)
 		if err != nil {

@@ -162,7 +162,7 @@ func compareRuns(t *testing.T, a, b string) {
 
 // TestBadFlags: usage errors name the problem.
 func TestBadFlags(t *testing.T) {
-	for _, args := range [][]string{{"-epochs", "-1"}, {"stray"}, {}} {
+	for _, args := range [][]string{{"-epochs", "-1"}, {"stray"}, {}, {"-eval-batch", "0", "-set", "dataset.name=neighborsmatch-2"}} {
 		if code := run(args); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
 		}
