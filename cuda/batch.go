@@ -7,6 +7,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 	"unsafe"
 )
@@ -41,6 +42,13 @@ func (t *PtrTable) Len() int { return len(t.host) }
 func (t *PtrTable) Set(i int, p DevPtr) {
 	if t.host[i] != uint64(p) {
 		t.host[i], t.dirty = uint64(p), true
+	}
+}
+
+// SetWord sets entry i to w, a number rather than an address (FillBatch's counts and values).
+func (t *PtrTable) SetWord(i int, w uint64) {
+	if t.host[i] != w {
+		t.host[i], t.dirty = w, true
 	}
 }
 
@@ -188,5 +196,43 @@ func (d *Device) gemmBatchedLocked(transA, transB bool, m, n, k int, t *PtrTable
 			return fmt.Errorf("cuda: cublasSgemmBatched (%s) for %d row-major %d×%d·%d×%d products: status %d", h.lib.Path, count, m, k, k, n, r)
 		}
 		return nil
+	})
+}
+
+// FillBatch fills n buffers in one launch, each given by three entries of t from entry off on:
+// its address, its length in 4-byte words, and the bits of its value (float32 bits, or an
+// int32). Fill's bits, each.
+func (k *Kernels) FillBatch(t *PtrTable, off, n int) error {
+	c := k.check("batched fill").sizes("n", n)
+	ok := t != nil && t.dev != 0 && off >= 0 && n >= 0 && off+3*n <= len(t.host)
+	switch {
+	case t == nil || t.dev == 0:
+		c.cond(false, "no pointer table")
+	case !ok:
+		c.cond(false, "%d fills from entry %d of a pointer table of %d", n, off, len(t.host))
+	default:
+		c.cond(!t.dirty, "the pointer table changed since its upload")
+		c.cond(n <= colMaxChunks, "%d fills in one launch (at most %d)", n, colMaxChunks)
+	}
+	most := 0
+	for i := range n {
+		if !ok {
+			break
+		}
+		words := t.host[off+3*i+1]
+		if words > math.MaxInt32 {
+			c.cond(false, "fill %d of %d words", i, words)
+			continue
+		}
+		c.buf(fmt.Sprintf("buffer[%d]", i), DevPtr(t.host[off+3*i]), int(words))
+		most = max(most, int(words))
+	}
+	return k.run(c, func() error {
+		if n == 0 || most == 0 {
+			return nil
+		}
+		g := k.grid1(int64(most))
+		g.y = uint32(n)
+		return k.launch("fill_batch", g, block1, aP(t.at(off)))
 	})
 }

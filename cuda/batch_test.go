@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"math"
 	"strings"
 	"testing"
 )
@@ -97,4 +98,75 @@ func TestGPUBatchedChecks(t *testing.T) {
 			t.Errorf("%s: got %v, want an error containing %q", c.what, err, c.want)
 		}
 	}
+}
+
+// TestGPUFillBatch: FillBatch fills buffers of several lengths (one of one word, one longer
+// than a grid of blocks covers at once) with their own bits in one launch, leaving the words
+// past each buffer's count alone; the launchers that add into buffers their caller filled
+// (ScatterAddInto, EdgeSumBackwardInto, the gated aggregation with GatedBufs.Prefilled) give
+// what their filling forms give on buffers filled by FillBatch.
+func TestGPUFillBatch(t *testing.T) {
+	defer skipWithoutGPU(t)
+	tw := newTwin(t, 1400)
+	d, k := gpu(t)
+	g := dev{t, d}
+	lens := []int{1, 70, 3000, 10000}
+	vals := []float32{0, -2.5, 1e-6, 7}
+	tab, err := k.NewPtrTable(3 * len(lens))
+	must(t, err)
+	defer k.FreeTable(tab)
+	bufs := make([]DevPtr, len(lens))
+	for i, n := range lens {
+		bufs[i] = g.up(tw.randn(n + 5))
+		tab.Set(3*i, bufs[i])
+		tab.SetWord(3*i+1, uint64(n))
+		tab.SetWord(3*i+2, uint64(math.Float32bits(vals[i])))
+	}
+	before := g.down(bufs[1], lens[1]+5)
+	must(t, k.UploadTable(tab))
+	must(t, k.FillBatch(tab, 0, len(lens)))
+	for i, n := range lens {
+		got := g.down(bufs[i], n+5)
+		for j := range n {
+			if math.Float32bits(got[j]) != math.Float32bits(vals[i]) {
+				t.Fatalf("buffer %d word %d: %v, want %v", i, j, got[j], vals[i])
+			}
+		}
+		if i == 1 {
+			sameBits32(t, "the words past the count", got[n:], before[n:])
+		}
+	}
+
+	m, rows, dd := 900, 300, 17
+	src, dst := g.upI(randIndex(tw.rng, m, rows)), g.upI(randIndex(tw.rng, m, usedRows(rows)))
+	x, gr := g.up(tw.randn(m*dd)), g.up(tw.randn(m*dd))
+	zeroed := func(n int, v float32) DevPtr {
+		p := g.poison(n)
+		tab.Set(0, p)
+		tab.SetWord(1, uint64(n))
+		tab.SetWord(2, uint64(math.Float32bits(v)))
+		must(t, k.UploadTable(tab))
+		must(t, k.FillBatch(tab, 0, 1))
+		return p
+	}
+	want, got := g.poison(rows*dd), zeroed(rows*dd, 0)
+	must(t, k.ScatterAdd(want, x, src, 0, m, rows, dd))
+	must(t, k.ScatterAddInto(got, x, src, 0, m, rows, dd))
+	near(t, "scatter-add into a filled buffer", g.down(got, rows*dd), g.down(want, rows*dd), reduce)
+	ws, wt, gs, gt := g.poison(rows*dd), g.poison(rows*dd), zeroed(rows*dd, 0), zeroed(rows*dd, 0)
+	must(t, k.EdgeSumBackward(ws, wt, gr, src, dst, m, rows, dd))
+	must(t, k.EdgeSumBackwardInto(gs, gt, gr, src, dst, m, rows, dd))
+	near(t, "edge sum backward into filled buffers (src)", g.down(gs, rows*dd), g.down(ws, rows*dd), reduce)
+	near(t, "edge sum backward into filled buffers (dst)", g.down(gt, rows*dd), g.down(wt, rows*dd), reduce)
+	bh, dy := g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd))
+	plain := GatedBufs{Ehat: x, Bh: bh, Src: src, Dst: dst, Out: g.poison(rows * dd), Den: g.poison(rows * dd)}
+	pre := GatedBufs{Ehat: x, Bh: bh, Src: src, Dst: dst, Out: zeroed(rows*dd, 0), Den: zeroed(rows*dd, GatedEps), Prefilled: true}
+	must(t, k.GatedAggregate(plain, m, rows, rows, dd))
+	must(t, k.GatedAggregate(pre, m, rows, rows, dd))
+	near(t, "gated aggregate into filled buffers", g.down(pre.Out, rows*dd), g.down(plain.Out, rows*dd), reduce)
+	deP, dbhP, deF, dbhF := g.poison(m*dd), g.poison(rows*dd), g.poison(m*dd), zeroed(rows*dd, 0)
+	must(t, k.GatedAggregateBackward(deP, dbhP, dy, plain, m, rows, rows, dd))
+	must(t, k.GatedAggregateBackward(deF, dbhF, dy, pre, m, rows, rows, dd))
+	near(t, "gated dbh into a filled buffer", g.down(dbhF, rows*dd), g.down(dbhP, rows*dd), reduce)
+	near(t, "gated dê", g.down(deF, m*dd), g.down(deP, m*dd), reduce)
 }

@@ -31,8 +31,20 @@ func (k *Kernels) ScatterAdd(out, x, idx, w DevPtr, n, rows, d int) error {
 		if err := k.d.fillLocked(out, rows*d, 0); err != nil {
 			return err
 		}
-		return k.launch("scatter_add_rows", k.grid1(int64(n)*int64(d)), block1, aP(out), aP(x), aP(idx), aP(w), aI(n), aI(rows), aI(d))
+		return k.scatterAddLocked(out, x, idx, w, n, rows, d)
 	})
+}
+
+// ScatterAddInto is ScatterAdd adding into out, which the caller filled (with zeros, for
+// ScatterAdd's result).
+func (k *Kernels) ScatterAddInto(out, x, idx, w DevPtr, n, rows, d int) error {
+	c := k.check("scatter-add into").sizes("n, rows, d", n, rows, d).
+		buf("out", out, rows*d).buf("x", x, n*d).buf("idx", idx, n).opt("w", w, n)
+	return k.run(c, func() error { return k.scatterAddLocked(out, x, idx, w, n, rows, d) })
+}
+
+func (k *Kernels) scatterAddLocked(out, x, idx, w DevPtr, n, rows, d int) error {
+	return k.launch("scatter_add_rows", k.grid1(int64(n)*int64(d)), block1, aP(out), aP(x), aP(idx), aP(w), aI(n), aI(rows), aI(d))
 }
 
 // EdgeSumBackward writes the gradients of EdgeSum's hs and ht, ds and dt [rows, d], from the
@@ -44,8 +56,20 @@ func (k *Kernels) EdgeSumBackward(ds, dt, g, src, dst DevPtr, m, rows, d int) er
 		if err := k.fill2(ds, 0, dt, 0, rows*d); err != nil {
 			return err
 		}
-		return k.launch("scatter_add_pair", k.grid1(int64(m)*int64(d)), block1, aP(ds), aP(dt), aP(g), aP(src), aP(dst), aI(m), aI(rows), aI(d))
+		return k.scatterPairLocked(ds, dt, g, src, dst, m, rows, d)
 	})
+}
+
+// EdgeSumBackwardInto is EdgeSumBackward adding into ds and dt, which the caller filled (with
+// zeros, for EdgeSumBackward's results).
+func (k *Kernels) EdgeSumBackwardInto(ds, dt, g, src, dst DevPtr, m, rows, d int) error {
+	c := k.check("edge sum backward into").sizes("m, rows, d", m, rows, d).buf("ds", ds, rows*d).buf("dt", dt, rows*d).
+		buf("g", g, m*d).buf("src", src, m).buf("dst", dst, m)
+	return k.run(c, func() error { return k.scatterPairLocked(ds, dt, g, src, dst, m, rows, d) })
+}
+
+func (k *Kernels) scatterPairLocked(ds, dt, g, src, dst DevPtr, m, rows, d int) error {
+	return k.launch("scatter_add_pair", k.grid1(int64(m)*int64(d)), block1, aP(ds), aP(dt), aP(g), aP(src), aP(dst), aI(m), aI(rows), aI(d))
 }
 
 // fill2 queues a = va and b = vb over n elements each in one launch. The caller holds the
@@ -373,6 +397,9 @@ type GatedBufs struct {
 	// bits of an Add after).
 	BhBias DevPtr
 	AccDe  bool
+	// Prefilled: the caller filled the accumulators (Out with 0 and Den with GatedEps forward,
+	// dbh with 0 backward), so the launchers do not.
+	Prefilled bool
 }
 
 // GatedAggregate is ops.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
@@ -381,8 +408,10 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).opt("BhBias", b.BhBias, d)
 	return k.run(c, func() error {
-		if err := k.fill2(b.Out, 0, b.Den, GatedEps, nodes*d); err != nil {
-			return err
+		if !b.Prefilled {
+			if err := k.fill2(b.Out, 0, b.Den, GatedEps, nodes*d); err != nil {
+				return err
+			}
 		}
 		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.BhBias), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
 			return err
@@ -398,8 +427,10 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).buf("Ehat", b.Ehat, m*d).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m).opt("BhBias", b.BhBias, d)
 	return k.run(c, func() error {
-		if err := k.d.fillLocked(dbh, nbh*d, 0); err != nil {
-			return err
+		if !b.Prefilled {
+			if err := k.d.fillLocked(dbh, nbh*d, 0); err != nil {
+				return err
+			}
 		}
 		acc := 0
 		if b.AccDe {

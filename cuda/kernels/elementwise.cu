@@ -22,6 +22,17 @@ extern "C" __global__ void fill2(float* a, float va, float* b, float vb, int n) 
   }
 }
 
+// fill_batch: gridDim.y fills in one launch (the executor's prologue fills of a step's
+// accumulators): fill z sets the tab[3z+1] 4-byte words from device address tab[3z] to the
+// bits tab[3z+2] (a pointer table in device memory).
+extern "C" __global__ void fill_batch(const unsigned long long* tab) {
+  int z = blockIdx.y;
+  unsigned* p = rw_addr<unsigned>(tab[3 * z]);
+  long long n = (long long)tab[3 * z + 1];
+  unsigned v = (unsigned)tab[3 * z + 2];
+  RW_FOR(i, n) p[i] = v;
+}
+
 // add_biased: out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (null): an ew_add
 // whose operands are products the executor did not add their biases to (add_bias's sums).
 extern "C" __global__ void add_biased(float* out, const float* a, const float* ba, const float* b,

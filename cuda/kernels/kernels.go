@@ -64,6 +64,7 @@ var Sigs = []Sig{
 	{"elementwise.cu", "broadcast_rows", "ppii"},
 	{"elementwise.cu", "col_sum", "ppppiii"},
 	{"elementwise.cu", "col_sum_batch", "ppppiii"},
+	{"elementwise.cu", "fill_batch", "p"},
 	{"dropout.cu", "dropout", "ppifupu"},
 	{"loss.cu", "masked_l1", "ppppi"},
 	{"loss.cu", "masked_l1_grad", "pppppi"},
