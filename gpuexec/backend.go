@@ -58,6 +58,9 @@ type Launchers interface {
 	MatMulBatch(t *cuda.PtrTable, off, n, m, a, b int) error
 	MatMulGradWBatch(t *cuda.PtrTable, off, n, m, a, b int) error
 	ColSumBatch(t *cuda.PtrTable, off, n, rows, d int) error
+	FillBatch(t *cuda.PtrTable, off, n int) error
+	ScatterAddInto(out, x, idx, w cuda.DevPtr, n, rows, d int) error
+	EdgeSumBackwardInto(ds, dt, g, src, dst cuda.DevPtr, m, rows, d int) error
 	NewPtrTable(n int) (*cuda.PtrTable, error)
 	UploadTable(t *cuda.PtrTable) error
 	FreeTable(t *cuda.PtrTable) error

@@ -45,9 +45,18 @@ func (pl *Plan) batchSteps() {
 		gs = append(gs, xs)
 	})
 	pl.batchAll(func(readers map[int][]int) func(int) (batchKey, bool) { return pl.colSumKey(readers, gs) }, false, nil)
+}
+
+// layoutTable gives each batched step and each fill step its entries in the pointer table.
+func (pl *Plan) layoutTable() {
 	pl.TableLen = 0
 	for si := range pl.Steps {
-		if st := &pl.Steps[si]; st.Batch {
+		st := &pl.Steps[si]
+		switch {
+		case st.Fills != nil:
+			st.Table = pl.TableLen
+			pl.TableLen += 3 * len(st.Fills)
+		case st.Batch:
 			st.Table = pl.TableLen
 			pl.TableLen += tableLists(st.Kind) * len(st.Ins)
 		}
@@ -202,16 +211,26 @@ func (pl *Plan) merge(g []int, to int) {
 }
 
 // fillTable sets the pointer table's entries to the addresses of the batched steps' operands
-// in this run (the activation arena may have moved since the last) and queues its upload if
-// they changed: before the steps are queued or captured, since a capture takes no uploads.
-// Each step's lists follow one another from its entry: member by member, its inputs, then
-// its outputs (tableLists).
+// and the fill steps' buffers in this run (the activation arena may have moved since the last)
+// and queues its upload if they changed: before the steps are queued or captured, since a
+// capture takes no uploads. Each batched step's lists follow one another from its entry:
+// member by member, its inputs, then its outputs (tableLists); a fill step's fills are three
+// entries each: address, words, bits.
 func (e *Exec) fillTable(pr *Program) error {
 	if pr.table == nil {
 		return nil
 	}
-	for si := range pr.Plan.Steps {
-		st := &pr.Plan.Steps[si]
+	pl := pr.Plan
+	for si := range pl.Steps {
+		st := &pl.Steps[si]
+		if st.Fills != nil {
+			for i, v := range st.Outs {
+				pr.table.Set(st.Table+3*i, e.Ptr(pr, v))
+				pr.table.SetWord(st.Table+3*i+1, uint64(max(pl.Vals[v].Elems, 0)))
+				pr.table.SetWord(st.Table+3*i+2, uint64(st.Fills[i]))
+			}
+			continue
+		}
 		if !st.Batch {
 			continue
 		}
@@ -228,8 +247,11 @@ func (e *Exec) fillTable(pr *Program) error {
 	return nil
 }
 
-// batched queues a batched step: one launch for all its members.
+// batched queues a batched step or a fill step: one launch for all its members.
 func (e *Exec) batched(pr *Program, st *Step) error {
+	if st.Fills != nil {
+		return e.B.FillBatch(pr.table, st.Table, len(st.Fills))
+	}
 	pl, n := pr.Plan, len(st.Ins)
 	in := st.Ins[0]
 	switch st.Kind {

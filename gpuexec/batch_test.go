@@ -104,3 +104,44 @@ func TestBatchStepsMoves(t *testing.T) {
 		}
 	})
 }
+
+// TestPrefill: the accumulating steps' fills become two fill steps, one at the start for the
+// forward pass's and one before the first backward step for the backward's, each filling the
+// buffers of its pass with their bits, and the steps add into them (Prefilled); a step whose
+// buffer another step wrote first keeps its own fill.
+func TestPrefill(t *testing.T) {
+	srcs := []Source{FromStep, FromStep, FromStep, FromStep, FromStep, FromGrads}
+	grad := func(st Step) Step { st.Node.Grad = true; return st }
+	pair := Step{Kind: prog.EdgeSumGrad, Outs: []int{3, 4}, Ins: [][]int{{2}, {3}}, Node: prog.Node{Grad: true}}
+	pl := handPlan(srcs, []Step{
+		one(prog.Relu, 0, 0),
+		one(prog.ScatterAdd, 1, 0), // forward: filled at the start
+		one(prog.Relu, 2, 1),
+		grad(one(prog.Relu, 5, 2)),
+		pair,                             // backward: filled before the first backward step
+		grad(one(prog.ScatterAdd, 5, 4)), // its buffer was written first by another step
+	})
+	pl.Vals[0].Src = FromInput
+	pl.redefine()
+	pl.prefill()
+	var fills [][]int
+	for _, st := range pl.Steps {
+		if st.Fills != nil {
+			fills = append(fills, st.Outs)
+		}
+	}
+	if len(pl.Steps) != 8 || pl.Steps[0].Fills == nil || pl.Steps[4].Fills == nil {
+		t.Fatalf("fill steps at %v, want at 0 and 4 of 8", fills)
+	}
+	if !slices.EqualFunc(fills, [][]int{{1}, {3, 4}}, slices.Equal) {
+		t.Errorf("fill steps fill %v, want [[1] [3 4]]", fills)
+	}
+	for si, want := range []bool{false, false, true, false, false, false, true, false} {
+		if got := pl.Steps[si].Prefilled; got != want {
+			t.Errorf("step %d (%s): Prefilled %v, want %v", si, pl.Steps[si].Kind, got, want)
+		}
+	}
+	if pl.Vals[3].Def != 4 || pl.Vals[1].Def != 0 {
+		t.Errorf("filled values defined at steps %d and %d, want 4 and 0 (their fill steps)", pl.Vals[3].Def, pl.Vals[1].Def)
+	}
+}

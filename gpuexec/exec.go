@@ -648,7 +648,7 @@ func (pl *Plan) Shape(v int) (int, int) { return pl.Vals[v].Rows, pl.Vals[v].Col
 
 // step queues one step through the dispatch table (launch.go), or a batched step (batch.go).
 func (e *Exec) step(pr *Program, st *Step) error {
-	if st.Batch {
+	if st.Batch || st.Fills != nil {
 		return e.batched(pr, st)
 	}
 	return table.Run(&call{e: e, b: e.B, pr: pr, st: st}, st.Kind, &st.Node)

@@ -126,7 +126,11 @@ func (c *call) Gather(out, x cuda.DevPtr, idx devIndex, n, rows, cols int) error
 	return c.b.Gather(out, x, idx.idx, idx.w, n, rows, cols)
 }
 
+// ScatterAdd adds into out where a fill step filled it (Step.Prefilled).
 func (c *call) ScatterAdd(out, x cuda.DevPtr, idx devIndex, m, rows, cols int) error {
+	if c.st.Prefilled {
+		return c.b.ScatterAddInto(out, x, idx.idx, idx.w, m, rows, cols)
+	}
 	return c.b.ScatterAdd(out, x, idx.idx, idx.w, m, rows, cols)
 }
 
@@ -143,8 +147,12 @@ func (c *call) EdgeSum(out, e, hs, ht cuda.DevPtr, src, dst devIndex, m, rows, d
 	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d)
 }
 
-// EdgeSumGrad is the scatter-adds of g along src and along dst, in one pass.
+// EdgeSumGrad is the scatter-adds of g along src and along dst, in one pass (into buffers a
+// fill step filled: Step.Prefilled).
 func (c *call) EdgeSumGrad(dsrc, ddst, g cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
+	if c.st.Prefilled {
+		return c.b.EdgeSumBackwardInto(dsrc, ddst, g, src.idx, dst.idx, m, rows, d)
+	}
 	return c.b.EdgeSumBackward(dsrc, ddst, g, src.idx, dst.idx, m, rows, d)
 }
 
@@ -191,14 +199,15 @@ func (c *call) LayerNormGrad(dx, dgamma, dbeta, gamma, dy, keep cuda.DevPtr, row
 
 // GatedAggregate keeps the denominators in aux 0 and adds Bh's folded bias (Step.Bias).
 func (c *call) GatedAggregate(out, ehat, bh cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
-	return c.b.GatedAggregate(cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx, Out: out, Den: c.aux(0)}, m, nbh, nodes, d)
+	return c.b.GatedAggregate(cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx, Out: out, Den: c.aux(0),
+		Prefilled: c.st.Prefilled}, m, nbh, nodes, d)
 }
 
 // GatedAggregateGrad adds Bh's folded bias, and adds dê into its buffer in a step that folds a
 // gradient sum (Step.Acc).
 func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
 	return c.b.GatedAggregateBackward(dehat, dbh, g, cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx,
-		Out: out, Den: c.aux(0), AccDe: c.st.Acc}, m, nbh, nodes, d)
+		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled}, m, nbh, nodes, d)
 }
 
 func (c *call) GaussianWeights(w, u, mu, is cuda.DevPtr, m, k, p int) error {

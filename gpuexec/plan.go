@@ -96,6 +96,11 @@ type Step struct {
 	// launch (batchSteps), their operands' addresses at entry Table of the pointer table.
 	Batch bool
 	Table int
+	// Fills, where not nil, makes the step a fill step (prefill): Outs[i] are filled with the
+	// bits Fills[i], all in one launch, for the accumulating steps after it (Prefilled), whose
+	// launchers then add into them without filling them first.
+	Fills     []uint32
+	Prefilled bool
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -138,6 +143,8 @@ func Compile(p *prog.Program) (*Plan, error) {
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	pl.batchSteps()
+	pl.prefill()
+	pl.layoutTable()
 	if err := pl.lifetimes(); err != nil {
 		return nil, err
 	}
