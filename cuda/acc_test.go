@@ -109,12 +109,54 @@ func TestGPUGatedFolds(t *testing.T) {
 			near(t, "dê, bias folded", g.down(deF, m*dd), g.down(deP, m*dd), reduce)
 			near(t, "dbh, bias folded", g.down(dbhF, rows*dd), g.down(dbhP, rows*dd), reduce)
 
+			// Raw: the sums left undivided, divided by their reader (AddBiasedDiv) and by the
+			// backward where it reads them, against the same sums divided on the host (IEEE
+			// division, as gated_div's) and read divided: bit for bit.
+			raw := plain
+			raw.Raw, raw.Out, raw.Den = true, g.poison(rows*dd), g.poison(rows*dd)
+			must(t, k.GatedAggregate(raw, m, rows, rows, dd))
+			sums, dens := g.down(raw.Out, rows*dd), g.down(raw.Den, rows*dd)
+			quot := make([]float32, len(sums))
+			for j := range quot {
+				quot[j] = sums[j] / dens[j]
+			}
+			divided := raw
+			divided.Raw, divided.Out = false, g.up(quot)
+			a, ba := g.up(tw.randn(rows*dd)), g.up(tw.randn(dd))
+			hP, hR := g.poison(rows*dd), g.poison(rows*dd)
+			must(t, k.AddBiased(hP, a, ba, divided.Out, 0, rows, dd))
+			must(t, k.AddBiasedDiv(hR, a, ba, raw.Out, 0, raw.Den, rows, dd))
+			sameBits32(t, "a + bias + sums / denominators", g.down(hR, rows*dd), g.down(hP, rows*dd))
+			deR, deD := g.poison(m*dd), g.poison(m*dd)
+			must(t, k.GatedAggregateBackward(deR, g.poison(rows*dd), dy, raw, m, rows, rows, dd))
+			must(t, k.GatedAggregateBackward(deD, g.poison(rows*dd), dy, divided, m, rows, rows, dd))
+			sameBits32(t, "dê from undivided sums", g.down(deR, m*dd), g.down(deD, m*dd))
+
 			base := tw.randn(m * dd)
 			acc, want := g.up(base), g.poison(m*dd)
 			must(t, k.Add(want, g.up(base), deP, m*dd))
 			plain.AccDe = true
 			must(t, k.GatedAggregateBackward(acc, g.poison(rows*dd), dy, plain, m, rows, rows, dd))
 			sameBits32(t, "dê added into a buffer", g.down(acc, m*dd), g.down(want, m*dd))
+		})
+	}
+}
+
+// TestGPUReluBiased: ReluBiased equals AddBias, then Relu, bit for bit.
+func TestGPUReluBiased(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, sz := range sizes {
+		t.Run(fmt.Sprintf("rows%d_d%d", sz.rows, sz.d), func(t *testing.T) {
+			tw := newTwin(t, uint64(1500+i))
+			d, k := gpu(t)
+			g := dev{t, d}
+			n := sz.rows * sz.d
+			x, b := g.up(tw.randn(n)), g.up(tw.randn(sz.d))
+			tmp, want, got := g.poison(n), g.poison(n), g.poison(n)
+			must(t, k.AddBias(tmp, x, b, sz.rows, sz.d))
+			must(t, k.Relu(want, tmp, n))
+			must(t, k.ReluBiased(got, x, b, sz.rows, sz.d))
+			sameBits32(t, "relu(x + b)", g.down(got, n), g.down(want, n))
 		})
 	}
 }

@@ -103,10 +103,17 @@ func (k *Kernels) EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, 
 // AddBiased writes out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (0 for none),
 // bit for bit as AddBias on the operands before Add would give.
 func (k *Kernels) AddBiased(out, a, ba, b, bb DevPtr, rows, d int) error {
+	return k.AddBiasedDiv(out, a, ba, b, bb, 0, rows, d)
+}
+
+// AddBiasedDiv is AddBiased whose second operand is b / db (db [rows, d], 0 for none) before
+// its bias: b holds a gated aggregation's undivided sums and db their denominators, and the
+// bits are those of the division (GatedAggregate's), then AddBiased.
+func (k *Kernels) AddBiasedDiv(out, a, ba, b, bb, db DevPtr, rows, d int) error {
 	c := k.check("add (biased)").sizes("rows, d", rows, d).buf("out", out, rows*d).buf("a", a, rows*d).buf("b", b, rows*d).
-		opt("ba", ba, d).opt("bb", bb, d)
+		opt("ba", ba, d).opt("bb", bb, d).opt("db", db, rows*d)
 	return k.run(c, func() error {
-		return k.launch("add_biased", k.grid1(int64(rows)*int64(d)), block1, aP(out), aP(a), aP(ba), aP(b), aP(bb), aI(rows), aI(d))
+		return k.launch("add_biased", k.grid1(int64(rows)*int64(d)), block1, aP(out), aP(a), aP(ba), aP(b), aP(bb), aP(db), aI(rows), aI(d))
 	})
 }
 
@@ -397,6 +404,9 @@ type GatedBufs struct {
 	// bits of an Add after).
 	BhBias DevPtr
 	AccDe  bool
+	// Raw: the forward leaves Out undivided (the reader divides it by Den: AddBiasedDiv) and
+	// the backward divides where it reads it.
+	Raw bool
 	// Prefilled: the caller filled the accumulators (Out with 0 and Den with GatedEps forward,
 	// dbh with 0 backward), so the launchers do not.
 	Prefilled bool
@@ -415,6 +425,9 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 		}
 		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.BhBias), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
 			return err
+		}
+		if b.Raw {
+			return nil
 		}
 		return k.launch("gated_div", k.grid1(int64(nodes)*int64(d)), block1, aP(b.Out), aP(b.Den), aI(nodes), aI(d))
 	})
@@ -436,7 +449,7 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 		if b.AccDe {
 			acc = 1
 		}
-		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.BhBias), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes), aI(acc))
+		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.BhBias), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes), aI(acc), aI(btoi(b.Raw)))
 	})
 }
 
@@ -633,6 +646,15 @@ func (k *Kernels) ScalarOp(out, x, s DevPtr, n, op int, scalarLeft bool) error {
 
 // Relu writes out = max(x, 0). CPU twin: ops.Relu.
 func (k *Kernels) Relu(out, x DevPtr, n int) error { return k.unary("ew_relu", "relu", out, x, n) }
+
+// ReluBiased writes out [rows, d] = relu(x + b) for a bias b [d]: bit for bit AddBias, then
+// Relu.
+func (k *Kernels) ReluBiased(out, x, b DevPtr, rows, d int) error {
+	c := k.check("relu biased").sizes("rows, d", rows, d).buf("out", out, rows*d).buf("x", x, rows*d).buf("b", b, d)
+	return k.run(c, func() error {
+		return k.launch("relu_biased", k.grid1(int64(rows)*int64(d)), block1, aP(out), aP(x), aP(b), aI(rows), aI(d))
+	})
+}
 
 // ReluBackward writes dx = g where y = relu(x) > 0, else 0.
 func (k *Kernels) ReluBackward(dx, y, g DevPtr, n int) error {

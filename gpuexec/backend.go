@@ -15,6 +15,7 @@ type Launchers interface {
 	EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst cuda.DevPtr, m, rows, d int) error
 	EdgeSumBackward(ds, dt, g, src, dst cuda.DevPtr, m, rows, d int) error
 	AddBiased(out, a, ba, b, bb cuda.DevPtr, rows, d int) error
+	AddBiasedDiv(out, a, ba, b, bb, db cuda.DevPtr, rows, d int) error
 	SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentSoftmaxBackward(dx, y, dy, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentMax(out, arg, x, seg cuda.DevPtr, m, d, nodes int) error
@@ -44,6 +45,7 @@ type Launchers interface {
 	Div(out, a, b cuda.DevPtr, n int) error
 	ScalarOp(out, x, s cuda.DevPtr, n, op int, scalarLeft bool) error
 	Relu(out, x cuda.DevPtr, n int) error
+	ReluBiased(out, x, b cuda.DevPtr, rows, d int) error
 	ReluBackward(dx, y, g cuda.DevPtr, n int) error
 	Sigmoid(out, x cuda.DevPtr, n int) error
 	Tanh(out, x cuda.DevPtr, n int) error

@@ -58,6 +58,7 @@ func TestBatchStepsMoves(t *testing.T) {
 			one(prog.ColSum, 15, 9),
 		})
 		pl.batchSteps()
+		pl.layoutTable()
 		b, single := members(pl)
 		want := map[prog.Op][][]int{prog.MatMul: {{4, 5, 6}}, prog.MatMulGradW: {{10, 11, 12}}, prog.ColSum: {{13, 14, 15}}}
 		for k, w := range want {

@@ -64,11 +64,16 @@ func (c *call) bias(k int) cuda.DevPtr {
 // aux is a step's planned buffer i: what a forward op keeps for its gradient step (Step.Aux).
 func (c *call) aux(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Aux[i]) }
 
-// Add adds the biases folded into it (Step.Bias) to its operands first.
+// Add adds the biases folded into it (Step.Bias) to its operands first, and divides its
+// second operand by the denominators of a gated aggregation folded into it (Step.Div).
 func (c *call) Add(out, a, b cuda.DevPtr, n int) error {
-	if c.st.Bias != nil {
+	if c.st.Bias != nil || c.st.Div != nil {
 		rows, d := c.pr.Plan.Shape(c.st.Outs[0])
-		return c.b.AddBiased(out, a, c.bias(0), b, c.bias(1), rows, d)
+		var div cuda.DevPtr
+		if c.st.Div != nil {
+			div = c.e.Ptr(c.pr, c.st.Div[1])
+		}
+		return c.b.AddBiasedDiv(out, a, c.bias(0), b, c.bias(1), div, rows, d)
 	}
 	return c.b.Add(out, a, b, n)
 }
@@ -119,8 +124,16 @@ func (c *call) Tanh(out, x cuda.DevPtr, n int, _ bool) error    { return c.b.Tan
 func (c *call) Sigmoid(out, x cuda.DevPtr, n int, _ bool) error { return c.b.Sigmoid(out, x, n) }
 func (c *call) Exp(out, x cuda.DevPtr, n int, _ bool) error     { return c.b.Exp(out, x, n) }
 func (c *call) Abs(out, x cuda.DevPtr, n int, _ bool) error     { return c.b.Abs(out, x, n) }
-func (c *call) Relu(out, x cuda.DevPtr, n int) error            { return c.b.Relu(out, x, n) }
 func (c *call) ReluGrad(dx, y, g cuda.DevPtr, n int) error      { return c.b.ReluBackward(dx, y, g, n) }
+
+// Relu adds the bias folded into it (Step.Bias) first.
+func (c *call) Relu(out, x cuda.DevPtr, n int) error {
+	if b := c.bias(0); b != 0 {
+		rows, d := c.pr.Plan.Shape(c.st.Outs[0])
+		return c.b.ReluBiased(out, x, b, rows, d)
+	}
+	return c.b.Relu(out, x, n)
+}
 
 func (c *call) Gather(out, x cuda.DevPtr, idx devIndex, n, rows, cols int) error {
 	return c.b.Gather(out, x, idx.idx, idx.w, n, rows, cols)
@@ -200,14 +213,14 @@ func (c *call) LayerNormGrad(dx, dgamma, dbeta, gamma, dy, keep cuda.DevPtr, row
 // GatedAggregate keeps the denominators in aux 0 and adds Bh's folded bias (Step.Bias).
 func (c *call) GatedAggregate(out, ehat, bh cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
 	return c.b.GatedAggregate(cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx, Out: out, Den: c.aux(0),
-		Prefilled: c.st.Prefilled}, m, nbh, nodes, d)
+		Prefilled: c.st.Prefilled, Raw: c.st.Raw}, m, nbh, nodes, d)
 }
 
 // GatedAggregateGrad adds Bh's folded bias, and adds dê into its buffer in a step that folds a
 // gradient sum (Step.Acc).
 func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
 	return c.b.GatedAggregateBackward(dehat, dbh, g, cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx,
-		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled}, m, nbh, nodes, d)
+		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled, Raw: c.st.Raw}, m, nbh, nodes, d)
 }
 
 func (c *call) GaussianWeights(w, u, mu, is cuda.DevPtr, m, k, p int) error {

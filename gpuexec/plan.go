@@ -101,6 +101,11 @@ type Step struct {
 	// launchers then add into them without filling them first.
 	Fills     []uint32
 	Prefilled bool
+	// Raw: a gated aggregation leaving its sums undivided, or its gradient step reading them so
+	// (foldDivs); Div[k], where set (≥ 0), is the buffer of denominators an addition divides its
+	// operand k by first (only k = 1).
+	Raw bool
+	Div []int
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -140,6 +145,7 @@ func Compile(p *prog.Program) (*Plan, error) {
 	}
 	pl.foldSums()
 	pl.foldBiases()
+	pl.foldDivs()
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	pl.batchSteps()
@@ -259,7 +265,8 @@ func (pl *Plan) addInto(si, p, a int) {
 // output is read (not by the host) only by steps that can add a bias to that input themselves
 // goes, and each of those steps adds the bias to the AddBias's input (Step.Bias; the kernels add
 // it first, so the bits are the same). GatedGCN's C, D and E products feed the edge sum, A's
-// the residual sum of its layer, B's the gated aggregation and its gradient.
+// the residual sum of its layer, B's the gated aggregation and its gradient; an MLP's hidden
+// layers feed a ReLU.
 func (pl *Plan) foldBiases() { pl.foldAll(pl.foldBias) }
 
 // foldBias folds the first bias add it can and reports whether it found one.
@@ -299,8 +306,8 @@ func (pl *Plan) foldBias(outs map[int]bool) bool {
 
 // biasSlot returns the input of step c (in its launcher's inputs, Ins[0]) at which it could add
 // a bias to value o itself, or -1: an edge sum's operands, an element-wise addition's two
-// operands of the output's shape (not the scalar forms), the gated aggregation's Bh, forward
-// and backward (whose launcher reads member 0's inputs). o must be read there once, and
+// operands of the output's shape (not the scalar forms), a ReLU's input, the gated
+// aggregation's Bh, forward and backward (whose launcher reads member 0's inputs). o must be read there once, and
 // nowhere else by a single-member step.
 func (pl *Plan) biasSlot(c *Step, o int) int {
 	k := slices.Index(c.Ins[0], o)
@@ -317,6 +324,8 @@ func (pl *Plan) biasSlot(c *Step, o int) int {
 		ok = len(c.Ins) == 1 && out.Elems > 1 && a.Elems == out.Elems && b.Elems == out.Elems
 	case prog.GatedAggregate:
 		ok = len(c.Ins) == 1 && k == 1
+	case prog.Relu:
+		ok = len(c.Ins) == 1 && pl.Vals[c.Outs[0]].Elems == pl.Vals[o].Elems
 	case prog.GatedAggregateGrad: // every member reads (ê, Bh, out, g)
 		ok = k == 1 && !slices.ContainsFunc(c.Ins[1:], func(in []int) bool { return in != nil && slices.Index(in, o) != 1 })
 	}
@@ -331,7 +340,7 @@ func (pl *Plan) readers() map[int][]int {
 	readers := map[int][]int{}
 	for si, st := range pl.Steps {
 		read := slices.Concat(st.Ins...)
-		for _, b := range st.Bias {
+		for _, b := range slices.Concat(st.Bias, st.Div) {
 			if b >= 0 {
 				read = append(read, b)
 			}
@@ -673,7 +682,7 @@ func (pl *Plan) lifetimes() error {
 		for _, a := range st.Aux {
 			use(a, si)
 		}
-		for _, b := range st.Bias {
+		for _, b := range slices.Concat(st.Bias, st.Div) {
 			if b >= 0 {
 				use(b, si)
 			}

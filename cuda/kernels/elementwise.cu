@@ -33,14 +33,17 @@ extern "C" __global__ void fill_batch(const unsigned long long* tab) {
   RW_FOR(i, n) p[i] = v;
 }
 
-// add_biased: out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (null): an ew_add
-// whose operands are products the executor did not add their biases to (add_bias's sums).
+// add_biased: out [rows, d] = (a + ba) + (b / db), each bias [d] and the divisor db [rows, d]
+// optional (null): an ew_add whose first operand is a product the executor did not add its
+// bias to (add_bias's sums), and whose second is such a product or a gated aggregation's
+// undivided sums (its gated_div's quotients).
 extern "C" __global__ void add_biased(float* out, const float* a, const float* ba, const float* b,
-                                      const float* bb, int rows, int d) {
+                                      const float* bb, const float* db, int rows, int d) {
   RW_FOR(e, (long long)rows * d) {
     int c = (int)(e % d);
     float x = ba ? a[e] + ba[c] : a[e];
-    float y = bb ? b[e] + bb[c] : b[e];
+    float y = db ? b[e] / db[e] : b[e];
+    if (bb) y = y + bb[c];
     out[e] = x + y;
   }
 }
@@ -77,6 +80,12 @@ extern "C" __global__ void ew_scalar(float* out, const float* x, const float* sp
 
 extern "C" __global__ void ew_relu(float* out, const float* x, int n) {
   RW_FOR(i, n) out[i] = fmaxf(x[i], 0.0f);
+}
+
+// relu_biased: out [rows, d] = relu(x + b) for a bias b [d] the executor folded in (the bits of
+// add_bias, then ew_relu).
+extern "C" __global__ void relu_biased(float* out, const float* x, const float* b, int rows, int d) {
+  RW_FOR(e, (long long)rows * d) out[e] = fmaxf(x[e] + b[e % d], 0.0f);
 }
 
 extern "C" __global__ void ew_relu_grad(float* dx, const float* y, const float* g, int n) {

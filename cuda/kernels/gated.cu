@@ -16,6 +16,9 @@
 //   gated_div    out /= den
 // Backward (the Go side zero-fills dbh):
 //   gated_backward  η = σ(ê); de = g[t]·(bh[s] − out[t])/den[t]·η(1−η);  dbh[s] += g[t]·η/den[t]
+// With raw, the forward leaves out undivided (no gated_div: the executor folded the division
+// into the addition reading it, add_biased), and the backward divides out[t] by den[t] where it
+// reads it (the bits of gated_div's quotient).
 // bb, where not null, is a bias [d] the executor folded in: bh's rows are read as bh + bb (the
 // bits of an add_bias before). With acc, gated_backward adds de into the buffer instead (the
 // last term of a gradient sum the executor folded in: the bits of the ew_add it replaces).
@@ -48,7 +51,7 @@ extern "C" __global__ void gated_div(float* out, const float* den, int nodes, in
 extern "C" __global__ void gated_backward(float* de, float* dbh, const float* g, const float* bh,
                                           const float* bb, const float* out, const float* den,
                                           const float* ehat, const int* src, const int* dst, int m,
-                                          int d, int nbh, int nodes, int acc) {
+                                          int d, int nbh, int nodes, int acc, int raw) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
@@ -60,7 +63,8 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, const float* g,
       long long se = (long long)s * d + c;
       float h = rw_sigmoid(ehat[e]);
       float gd = g[te] / den[te];
-      v = gd * (rw_bh(bh, bb, se, c) - out[te]) * h * (1.0f - h);
+      float o = raw ? out[te] / den[te] : out[te];
+      v = gd * (rw_bh(bh, bb, se, c) - o) * h * (1.0f - h);
       atomicAdd(&dbh[se], gd * h);
     }
     de[e] = acc ? de[e] + v : v;
