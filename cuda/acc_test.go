@@ -160,3 +160,94 @@ func TestGPUReluBiased(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUFusedStats: EdgeSumBiasedStats and AddBiasedDivStats against EdgeSumBiased and
+// AddBiasedDiv followed by a training BatchNorm's statistics, bit for bit: the stored sums, the
+// mean and 1/σ, the updated running statistics, and the normalised output of the batch norm
+// that only normalises (StatsDone); with one row chunk and with several, dropped rows included.
+func TestGPUFusedStats(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, sz := range sizes[1:] {
+		t.Run(fmt.Sprintf("m%d_rows%d_d%d", sz.n, sz.rows, sz.d), func(t *testing.T) {
+			tw := newTwin(t, uint64(1600+i))
+			d, k := gpu(t)
+			g := dev{t, d}
+			m, rows, dd := sz.n, sz.rows, sz.d
+			keepOf := func(n int) DevPtr {
+				keep := make([]int32, n)
+				for j := range keep {
+					if tw.rng.IntN(8) != 0 {
+						keep[j] = 1
+					}
+				}
+				keep[0], keep[n-1] = 1, 1
+				return g.upI(keep)
+			}
+			run0, var0 := tw.randn(dd), tw.randn(dd)
+			for j := range var0 {
+				var0[j] = var0[j]*var0[j] + 0.5
+			}
+			gamma, beta := g.up(tw.randn(dd)), g.up(tw.randn(dd))
+			// check runs produce (the plain sum into x, or the fused one into x with the
+			// statistics) and compares everything a batch norm of x then holds.
+			check := func(what string, n int, keep DevPtr, plain func(x DevPtr), fused func(x DevPtr, st BNStats)) {
+				bufs := func() (BatchNormBufs, BNStats) {
+					b := BatchNormBufs{X: g.poison(n * dd), Gamma: gamma, Beta: beta, Keep: keep, RunMean: g.up(run0), RunVar: g.up(var0),
+						Out: g.poison(n * dd), Xhat: g.poison(n * dd), Mean: g.poison(dd), InvStd: g.poison(dd)}
+					return b, BNStats{Mean: b.Mean, InvStd: b.InvStd, RunMean: b.RunMean, RunVar: b.RunVar, Keep: keep}
+				}
+				want, _ := bufs()
+				plain(want.X)
+				must(t, k.BatchNormRelu(want, n, dd, true))
+				got, st := bufs()
+				fused(got.X, st)
+				got.StatsDone = true
+				must(t, k.BatchNormRelu(got, n, dd, true))
+				for _, c := range []struct {
+					name   string
+					gp, wp DevPtr
+					n      int
+				}{{"sums", got.X, want.X, n * dd}, {"mean", got.Mean, want.Mean, dd}, {"1/σ", got.InvStd, want.InvStd, dd},
+					{"running mean", got.RunMean, want.RunMean, dd}, {"running variance", got.RunVar, want.RunVar, dd},
+					{"normalised", got.Out, want.Out, n * dd}} {
+					sameBits32(t, what+": "+c.name, g.down(c.gp, c.n), g.down(c.wp, c.n))
+				}
+			}
+			src, dst := g.upI(randIndex(tw.rng, m, usedRows(rows))), g.upI(randIndex(tw.rng, m, usedRows(rows)))
+			e, hs, ht := g.up(tw.randn(m*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd))
+			be, bt := g.up(tw.randn(dd)), g.up(tw.randn(dd))
+			check("edge sum", m, keepOf(m), func(x DevPtr) {
+				must(t, k.EdgeSumBiased(x, e, be, hs, 0, ht, bt, src, dst, m, rows, dd))
+			}, func(x DevPtr, st BNStats) {
+				must(t, k.EdgeSumBiasedStats(x, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, st))
+			})
+			a, b, den := g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd))
+			check("add", rows, keepOf(rows), func(x DevPtr) {
+				must(t, k.AddBiasedDiv(x, a, be, b, 0, den, rows, dd))
+			}, func(x DevPtr, st BNStats) {
+				must(t, k.AddBiasedDivStats(x, a, be, b, 0, den, rows, dd, st))
+			})
+		})
+	}
+}
+
+// TestGPUMaskedL1WithGrad: MaskedL1WithGrad against MaskedL1 and MaskedL1Backward, bit for bit.
+func TestGPUMaskedL1WithGrad(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, n := range []int{1, 128, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			tw := newTwin(t, uint64(1700+i))
+			d, k := gpu(t)
+			g := dev{t, d}
+			pv, yv := tw.randn(n), tw.randn(n)
+			pv[0] = yv[0] // a tie: sign 0
+			p, y, w, gs := g.up(pv), g.up(yv), g.up(tw.randn(n)), g.up([]float32{0.75})
+			lw, dw, lg, dg := g.poison(1), g.poison(n), g.poison(1), g.poison(n)
+			must(t, k.MaskedL1(lw, p, y, w, n))
+			must(t, k.MaskedL1Backward(dw, p, y, w, gs, n))
+			must(t, k.MaskedL1WithGrad(lg, dg, p, y, w, gs, n))
+			sameBits32(t, "loss", g.down(lg, 1), g.down(lw, 1))
+			sameBits32(t, "dp", g.down(dg, n), g.down(dw, n))
+		})
+	}
+}

@@ -243,6 +243,10 @@ type BatchNormBufs struct {
 	Out, Xhat            DevPtr
 	Mean, InvStd         DevPtr
 	Res                  DevPtr // BatchNormRelu: the residual added after the ReLU (0 for none)
+	// StatsDone: in training, the producer of X computed Mean, InvStd and the running
+	// statistics in its own pass (EdgeSumBiasedStats, AddBiasedDivStats), so only the
+	// normalising pass runs.
+	StatsDone bool
 }
 
 func (b BatchNormBufs) check(c *check, rows, d int) *check {
@@ -271,9 +275,11 @@ func (k *Kernels) batchNorm(op string, b BatchNormBufs, rows, d int, training, r
 			return nil
 		}
 		var err error
-		if training {
+		switch {
+		case training && b.StatsDone:
+		case training:
 			err = k.bnTrainStats(b, rows, d)
-		} else {
+		default:
 			err = k.launch("bn_eval_stats", k.grid1(int64(d)), block1, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aI(d), aF(BNEps))
 		}
 		if err != nil {
@@ -336,6 +342,62 @@ func btoi(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// BNStats are the buffers of a batch norm's training statistics that the producer of its
+// input computes in its own pass: Mean and InvStd [d] (written), RunMean and RunVar [d]
+// (updated), Keep [rows] (the kept rows). CPU twin: ops.BatchNorm's statistics.
+type BNStats struct {
+	Mean, InvStd, RunMean, RunVar, Keep DevPtr
+}
+
+func (st BNStats) check(c *check, rows, d int) *check {
+	return c.buf("Mean", st.Mean, d).buf("InvStd", st.InvStd, d).buf("RunMean", st.RunMean, d).
+		buf("RunVar", st.RunVar, d).buf("Keep", st.Keep, rows)
+}
+
+// EdgeSumBiasedStats is EdgeSumBiased (out [m, d]) that also takes the training statistics of
+// the batch norm reading out over its kept rows, in the same pass: the bits of EdgeSumBiased,
+// then BatchNorm's statistics (whose launch then only normalises: BatchNormBufs.StatsDone).
+func (k *Kernels) EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, st BNStats) error {
+	c := k.check("edge sum with batch-norm statistics").sizes("m, rows, d", m, rows, d).buf("out", out, m*d).buf("e", e, m*d).
+		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m).
+		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
+	st.check(c, m, d)
+	return k.run(c, func() error {
+		if d == 0 {
+			return nil
+		}
+		r, err := k.colReduce(m, d, 3)
+		if err != nil {
+			return err
+		}
+		defer r.free()
+		return k.launch("edge_sum_stats", r.grid, blockCol, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst),
+			aI(m), aI(rows), aI(d), aP(st.Mean), aP(st.InvStd), aP(st.RunMean), aP(st.RunVar), aP(r.part), aP(r.count), aP(st.Keep),
+			aI(r.rpc), aF(BNEps), aF(BNMomentum))
+	})
+}
+
+// AddBiasedDivStats is AddBiasedDiv (out [rows, d]) that also takes the training statistics of
+// the batch norm reading out over its kept rows, in the same pass (as EdgeSumBiasedStats).
+func (k *Kernels) AddBiasedDivStats(out, a, ba, b, bb, db DevPtr, rows, d int, st BNStats) error {
+	c := k.check("add (biased) with batch-norm statistics").sizes("rows, d", rows, d).buf("out", out, rows*d).buf("a", a, rows*d).
+		buf("b", b, rows*d).opt("ba", ba, d).opt("bb", bb, d).opt("db", db, rows*d)
+	st.check(c, rows, d)
+	return k.run(c, func() error {
+		if d == 0 {
+			return nil
+		}
+		r, err := k.colReduce(rows, d, 3)
+		if err != nil {
+			return err
+		}
+		defer r.free()
+		return k.launch("add_biased_stats", r.grid, blockCol, aP(out), aP(a), aP(ba), aP(b), aP(bb), aP(db), aI(rows), aI(d),
+			aP(st.Mean), aP(st.InvStd), aP(st.RunMean), aP(st.RunVar), aP(r.part), aP(r.count), aP(st.Keep),
+			aI(r.rpc), aF(BNEps), aF(BNMomentum))
+	})
 }
 
 // bnTrainStats queues the training statistics of BatchNorm: one launch of bn_train_stats,
@@ -715,6 +777,15 @@ func (k *Kernels) MaskedL1Backward(dp, p, y, w, g DevPtr, n int) error {
 	c := k.check("masked L1 backward").sizes("n", n).buf("dp", dp, n).buf("p", p, n).buf("y", y, n).buf("w", w, n).buf("g", g, 1)
 	return k.run(c, func() error {
 		return k.launch("masked_l1_grad", k.grid1(int64(n)), block1, aP(dp), aP(p), aP(y), aP(w), aP(g), aI(n))
+	})
+}
+
+// MaskedL1WithGrad is MaskedL1 and MaskedL1Backward in one launch (one block), bit for bit.
+func (k *Kernels) MaskedL1WithGrad(out, dp, p, y, w, g DevPtr, n int) error {
+	c := k.check("masked L1 with its gradient").sizes("n", n).buf("out", out, 1).buf("dp", dp, n).buf("p", p, n).buf("y", y, n).
+		buf("w", w, n).buf("g", g, 1)
+	return k.run(c, func() error {
+		return k.launch("masked_l1_both", oneBlock, block1, aP(out), aP(dp), aP(p), aP(y), aP(w), aP(g), aI(n))
 	})
 }
 

@@ -70,6 +70,9 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 				t.Errorf("%s: step kind %s is not in the executor's table", name, st.Kind)
 			}
 			used[st.Kind]++
+			if st.WithGrad { // the loss's gradient, computed by the loss step
+				used[prog.MaskedL1Grad]++
+			}
 		}
 	})
 	var ks []string
@@ -252,6 +255,28 @@ func TestPlanFolds(t *testing.T) {
 	}
 	if biases < 4*3 {
 		t.Errorf("%d biases folded into the steps reading them, want at least 4 per layer (12)", biases)
+	}
+	// Per layer: the edge and node batch norms' statistics taken by the edge sum and by the
+	// residual sum, and the aggregation's division by that sum; the loss with its gradient;
+	// two fill steps (forward, backward).
+	stats, divs, withGrad, fills := 0, 0, 0, 0
+	for _, st := range pl.Steps {
+		if st.Stats != nil {
+			stats++
+		}
+		if st.Div != nil {
+			divs++
+		}
+		if st.WithGrad {
+			withGrad++
+		}
+		if st.Fills != nil {
+			fills++
+		}
+	}
+	t.Logf("%d statistics folded into producers, %d divisions into additions, %d losses with their gradient, %d fill steps", stats, divs, withGrad, fills)
+	if stats != 2*3 || divs != 3 || withGrad != 1 || fills != 2 {
+		t.Errorf("%d statistics, %d divisions, %d losses with gradients, %d fill steps folded; want 6, 3, 1, 2", stats, divs, withGrad, fills)
 	}
 	// Per layer, the node products A, B, D, E, their weights' gradients and their biases'
 	// gradients: three batched launches of four.

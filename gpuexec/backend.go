@@ -16,6 +16,8 @@ type Launchers interface {
 	EdgeSumBackward(ds, dt, g, src, dst cuda.DevPtr, m, rows, d int) error
 	AddBiased(out, a, ba, b, bb cuda.DevPtr, rows, d int) error
 	AddBiasedDiv(out, a, ba, b, bb, db cuda.DevPtr, rows, d int) error
+	AddBiasedDivStats(out, a, ba, b, bb, db cuda.DevPtr, rows, d int, st cuda.BNStats) error
+	EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst cuda.DevPtr, m, rows, d int, st cuda.BNStats) error
 	SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentSoftmaxBackward(dx, y, dy, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentMax(out, arg, x, seg cuda.DevPtr, m, d, nodes int) error
@@ -54,6 +56,7 @@ type Launchers interface {
 	Dropout(out, x cuda.DevPtr, n int, rate float64, base uint64, sc cuda.DevPtr) error
 	MaskedL1(out, p, y, w cuda.DevPtr, n int) error
 	MaskedL1Backward(dp, p, y, w, g cuda.DevPtr, n int) error
+	MaskedL1WithGrad(out, dp, p, y, w, g cuda.DevPtr, n int) error
 	WeightedCE(out, z, labels, w cuda.DevPtr, r, cl int) error
 	WeightedCEBackward(dz, z, labels, w, g cuda.DevPtr, r, cl int) error
 	AdamStep(a cuda.Adam, sc, x, m, v, g cuda.DevPtr, n int) error

@@ -651,5 +651,10 @@ func (e *Exec) step(pr *Program, st *Step) error {
 	if st.Batch || st.Fills != nil {
 		return e.batched(pr, st)
 	}
+	if st.WithGrad { // (p, y, w) and (p, y, w, g): the loss and its gradient in one launch
+		in, n := st.Ins[1], pr.Plan.Vals[st.Outs[1]].Elems
+		return e.B.MaskedL1WithGrad(e.Ptr(pr, st.Outs[0]), e.Ptr(pr, st.Outs[1]), e.Ptr(pr, in[0]), e.Ptr(pr, in[1]),
+			e.Ptr(pr, in[2]), e.Ptr(pr, in[3]), n)
+	}
 	return table.Run(&call{e: e, b: e.B, pr: pr, st: st}, st.Kind, &st.Node)
 }

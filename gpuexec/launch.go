@@ -67,15 +67,31 @@ func (c *call) aux(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Aux[i]) }
 // Add adds the biases folded into it (Step.Bias) to its operands first, and divides its
 // second operand by the denominators of a gated aggregation folded into it (Step.Div).
 func (c *call) Add(out, a, b cuda.DevPtr, n int) error {
-	if c.st.Bias != nil || c.st.Div != nil {
+	st, stats := c.stats()
+	if c.st.Bias != nil || c.st.Div != nil || stats {
 		rows, d := c.pr.Plan.Shape(c.st.Outs[0])
 		var div cuda.DevPtr
 		if c.st.Div != nil {
 			div = c.e.Ptr(c.pr, c.st.Div[1])
 		}
+		if stats {
+			return c.b.AddBiasedDivStats(out, a, c.bias(0), b, c.bias(1), div, rows, d, st)
+		}
 		return c.b.AddBiasedDiv(out, a, c.bias(0), b, c.bias(1), div, rows, d)
 	}
 	return c.b.Add(out, a, b, n)
+}
+
+// stats returns the buffers of the batch norm statistics folded into the step (Step.Stats),
+// and whether the step takes them in this run: in training.
+func (c *call) stats() (cuda.BNStats, bool) {
+	f := c.st.Stats
+	if f == nil || !c.pr.Feed.Training(f.State) {
+		return cuda.BNStats{}, false
+	}
+	bn := c.pr.bn[f.State]
+	return cuda.BNStats{Mean: c.e.Ptr(c.pr, f.Mean), InvStd: c.e.Ptr(c.pr, f.InvStd), RunMean: bn.Mean, RunVar: bn.Var,
+		Keep: c.pr.mask[f.Mask]}, true
 }
 func (c *call) Sub(out, a, b cuda.DevPtr, n int) error { return c.b.Sub(out, a, b, n) }
 func (c *call) Mul(out, a, b cuda.DevPtr, n int) error { return c.b.Mul(out, a, b, n) }
@@ -155,8 +171,12 @@ func (c *call) SegmentSoftmaxGrad(dx, y, dy cuda.DevPtr, seg devIndex, m, h, nod
 	return c.b.SegmentSoftmaxBackward(dx, y, dy, seg.idx, m, h, nodes)
 }
 
-// EdgeSum adds the biases folded into it (Step.Bias) to its operands first.
+// EdgeSum adds the biases folded into it (Step.Bias) to its operands first, and takes the
+// statistics of a batch norm folded into it (Step.Stats) in training.
 func (c *call) EdgeSum(out, e, hs, ht cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
+	if st, ok := c.stats(); ok {
+		return c.b.EdgeSumBiasedStats(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, st)
+	}
 	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d)
 }
 
@@ -183,7 +203,7 @@ func (c *call) SegmentMaxGrad(dx, g cuda.DevPtr, seg devIndex, m, d, nodes int) 
 func (c *call) BatchNorm(out, x, gamma, beta, res, keep cuda.DevPtr, rows, d int, training, relu bool) error {
 	s := c.pr.bn[c.st.Node.State]
 	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, RunMean: s.Mean, RunVar: s.Var,
-		Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2), Res: res}
+		Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2), Res: res, StatsDone: c.st.StatsDone}
 	if relu {
 		return c.b.BatchNormRelu(b, rows, d, training)
 	}

@@ -106,6 +106,13 @@ type Step struct {
 	// operand k by first (only k = 1).
 	Raw bool
 	Div []int
+	// Stats, where set, makes the step take a batch norm's training statistics of its output in
+	// its own pass (foldStats; its Aux then holds that batch norm's mean and 1/σ), and
+	// StatsDone marks that batch norm, which then only normalises in training.
+	Stats     *FoldedStats
+	StatsDone bool
+	// WithGrad: an L1 loss step computing its gradient too (member 1: foldLossGrad).
+	WithGrad bool
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -146,6 +153,8 @@ func Compile(p *prog.Program) (*Plan, error) {
 	pl.foldSums()
 	pl.foldBiases()
 	pl.foldDivs()
+	pl.foldStats()
+	pl.foldLossGrad()
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	pl.batchSteps()

@@ -16,20 +16,7 @@
 // (bn_backward_dx) for the element-wise pass that uses them. With one chunk bn_backward writes
 // dx in the same block, as the sums are there.
 #include "common.cuh"
-
-// bn_stats_store writes column c's statistics from the mean mu, the count cnt and the centred
-// sum of squares q of its kept rows, and updates its running statistics.
-__device__ __forceinline__ void bn_stats_store(int c, double mu, double cnt, double q,
-                                               float* mean, float* invstd, float* run_mean,
-                                               float* run_var, float eps, float momentum) {
-  double var = cnt > 0.0 ? q / cnt : 0.0;
-  double unbiased = cnt > 1.0 ? q / (cnt - 1.0) : var;
-  double m = momentum;
-  mean[c] = (float)mu;
-  invstd[c] = (float)(1.0 / sqrt(var + (double)eps));
-  run_mean[c] = (float)((1.0 - m) * run_mean[c] + m * mu);
-  run_var[c] = (float)((1.0 - m) * run_var[c] + m * unbiased);
-}
+#include "bnstats.cuh"
 
 // bn_dx is one element of bn_backward's dx, from the column sums s1, s2 over n kept rows.
 __device__ __forceinline__ float bn_dx(double scale, float dy, float xh, double s1, double s2,
@@ -38,86 +25,13 @@ __device__ __forceinline__ float bn_dx(double scale, float dy, float xh, double 
   return (float)(scale * dy);
 }
 
-// bn_merge adds a group of nb rows with mean mb and centred sum of squares qb to the group
-// (n, mu, m2): Chan et al.'s parallel formula, exact in exact arithmetic and free of the
-// cancellation of Σx² − n·mean². An empty group changes nothing.
-__device__ __forceinline__ void bn_merge(double* n, double* mu, double* m2, double nb, double mb,
-                                         double qb) {
-  if (nb == 0.0) return;
-  double nab = *n + nb;
-  double delta = mb - *mu;
-  *mu += delta * (nb / nab);
-  *m2 += qb + delta * delta * (*n * (nb / nab));
-  *n = nab;
-}
-
-// bn_chunk_moments sets *n, *mu, *m2 to the count, mean and centred sum of squares of the kept
-// rows in [r0, r1) of column c (zeros for c ≥ d or no kept rows), in one pass over x, in the
-// threads with threadIdx.y = 0 (every thread of the block must call it; sh is __shared__).
-// Each thread sums v − k and (v − k)² over its rows, k its own first kept value (so the sums
-// do not cancel when the mean is far from 0, and dropped rows, whatever they hold, play no
-// part), and turns them into its rows' mean and centred sum of squares; thread y = 0 then
-// merges the RW_COL_Y threads of its column in order y = 0, 1, … (bn_merge: deterministic).
-__device__ __forceinline__ void bn_chunk_moments(const float* x, const int* keep, int r0, int r1,
-                                                 int d, int c,
-                                                 double (*sh)[RW_COL_Y][RW_COL_X + 1],
-                                                 double* n, double* mu, double* m2) {
-  double k = 0.0, a = 0.0, q = 0.0, cnt = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
-      if (keep[r]) {
-        double v = x[(long long)r * d + c];
-        if (cnt == 0.0) k = v;
-        v -= k;
-        a += v;
-        q += v * v;
-        cnt += 1.0;
-      }
-  double ss = cnt > 0.0 ? q - a * (a / cnt) : 0.0;
-  rw_col_put(cnt, sh[0]);
-  rw_col_put(cnt > 0.0 ? k + a / cnt : 0.0, sh[1]);
-  rw_col_put(ss > 0.0 ? ss : 0.0, sh[2]); // rounding may leave −ε
-  *n = *mu = *m2 = 0.0;
-  if (threadIdx.y == 0)
-    for (int y = 0; y < RW_COL_Y; y++)
-      bn_merge(n, mu, m2, sh[0][y][threadIdx.x], sh[1][y][threadIdx.x], sh[2][y][threadIdx.x]);
-}
-
-// bn_train_stats: per column, over the kept rows, mean and 1/sqrt(biased var + eps), and the
-// running statistics updated in place (they are the op's state, not an input). Grid: column
-// tiles × row chunks of rpc rows. Each block takes its chunk's count, mean and centred sum of
-// squares in one pass (bn_chunk_moments). With several chunks it writes them to
-// part[(chunk·3 + j)·d + c] (j = 0 count, 1 mean, 2 centred sum of squares), and the last
-// block of a column tile (rw_last_chunk) merges the chunks in chunk order (bn_merge) and
-// stores the statistics.
+// bn_train_stats: the training statistics of a stored x (bn_stats_pass, bnstats.cuh).
 extern "C" __global__ void bn_train_stats(float* mean, float* invstd, float* run_mean,
                                           float* run_var, double* part, unsigned* count,
                                           const float* x, const int* keep, int rows, int d,
                                           int rpc, float eps, float momentum) {
-  __shared__ double sh[3][RW_COL_Y][RW_COL_X + 1];
-  __shared__ int last;
-  int c = blockIdx.x * RW_COL_X + threadIdx.x;
-  int r0, r1;
-  rw_chunk_rows(rows, rpc, &r0, &r1);
-  double n, mu, m2;
-  bn_chunk_moments(x, keep, r0, r1, d, c, sh, &n, &mu, &m2);
-  bool mine = c < d && threadIdx.y == 0;
-  if (gridDim.y > 1) {
-    if (mine) {
-      double* p = rw_part(part, 3, d, c);
-      p[0] = n;
-      p[d] = mu;
-      p[2 * d] = m2;
-    }
-    if (!rw_last_chunk(count, &last) || !mine) return;
-    n = mu = m2 = 0.0;
-    const volatile double* p = part; // other blocks' partials: see rw_chunk_sum
-    for (int k = 0; k < (int)gridDim.y; k++) {
-      long long at = (long long)k * 3 * d + c;
-      bn_merge(&n, &mu, &m2, p[at], p[at + d], p[at + 2 * d]);
-    }
-  }
-  if (mine) bn_stats_store(c, mu, n, m2, mean, invstd, run_mean, run_var, eps, momentum);
+  bn_stats_pass<false>(BnLoad{x, d}, BnStats{mean, invstd, run_mean, run_var, part, count, keep, eps, momentum},
+                       rows, d, rpc);
 }
 
 // bn_eval_stats: mean = running mean, invstd = 1/sqrt(running var + eps).

@@ -8,6 +8,7 @@
 // the output take y = f(x), as the CPU ops do:
 //   relu' = [y > 0], sigmoid' = y(1 − y), tanh' = 1 − y², exp' = y (ew_mul), abs' = sign(x).
 #include "common.cuh"
+#include "sums.cuh"
 
 extern "C" __global__ void ew_add(float* out, const float* a, const float* b, int n) {
   RW_FOR(i, n) out[i] = a[i] + b[i];
@@ -39,13 +40,7 @@ extern "C" __global__ void fill_batch(const unsigned long long* tab) {
 // undivided sums (its gated_div's quotients).
 extern "C" __global__ void add_biased(float* out, const float* a, const float* ba, const float* b,
                                       const float* bb, const float* db, int rows, int d) {
-  RW_FOR(e, (long long)rows * d) {
-    int c = (int)(e % d);
-    float x = ba ? a[e] + ba[c] : a[e];
-    float y = db ? b[e] / db[e] : b[e];
-    if (bb) y = y + bb[c];
-    out[e] = x + y;
-  }
+  RW_FOR(e, (long long)rows * d) out[e] = rw_add_biased_at(a, ba, b, bb, db, e, (int)(e % d));
 }
 
 extern "C" __global__ void ew_mul(float* out, const float* a, const float* b, int n) {

@@ -6,6 +6,7 @@
 // Shapes: x [rows, d]; idx [n] int32 (-1: no row); w [n] optional per-entry weights (null
 // pointer: weight 1).
 #include "common.cuh"
+#include "sums.cuh"
 
 // gather_rows: out [n, d], out[i,:] = w[i]·x[idx[i],:], a zero row where idx[i] = -1.
 // One thread per output element; fully overwrites out.
@@ -67,11 +68,6 @@ extern "C" __global__ void edge_sum(float* out, const float* e, const float* be,
   RW_FOR(x, (long long)m * d) {
     int k = (int)(x / d);
     int c = (int)(x - (long long)k * d);
-    int s = rw_valid(src[k], rows);
-    int t = rw_valid(dst[k], rows);
-    float v = be ? e[x] + be[c] : e[x];
-    if (s >= 0) v += bs ? hs[(long long)s * d + c] + bs[c] : hs[(long long)s * d + c];
-    if (t >= 0) v += bt ? ht[(long long)t * d + c] + bt[c] : ht[(long long)t * d + c];
-    out[x] = v;
+    out[x] = rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, k, c, rows, d);
   }
 }

@@ -31,6 +31,22 @@ extern "C" __global__ void masked_l1_grad(float* dp, const float* p, const float
   }
 }
 
+// masked_l1_both: masked_l1 and masked_l1_grad in one launch (one block): the loss into out [1]
+// and dp = g·w·sign(p − y), each with the bits of its own kernel.
+extern "C" __global__ void masked_l1_both(float* out, float* dp, const float* p, const float* y,
+                                          const float* w, const float* g, int n) {
+  __shared__ double sh[32];
+  float gs = g[0];
+  double s = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    s += (double)w[i] * fabs((double)p[i] - y[i]);
+    float sg = p[i] > y[i] ? 1.0f : (p[i] < y[i] ? -1.0f : 0.0f);
+    dp[i] = gs * w[i] * sg;
+  }
+  s = rw_block_sum(s, sh);
+  if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = (float)s;
+}
+
 // ce_rows: one warp per row; rowloss[i] = w_i·(logsumexp(z_i) − z_i[y_i]) and roww[i] = w_i for
 // labelled rows, both 0 otherwise (a label ≥ c counts as no label).
 extern "C" __global__ void ce_rows(float* rowloss, float* roww, const float* z, const int* labels,

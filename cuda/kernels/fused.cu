@@ -1,0 +1,61 @@
+// fused.cu: producers that also take the training statistics of the batch norm reading their
+// output, in the same pass (the executor's Plan.foldStats): GatedGCN's edge sum ê, read by the
+// edges' batch norm, and its residual sum A h + aggregate, read by the nodes'. Each stores its
+// values as its plain kernel does (sums.cuh: the same bits) and the statistics as
+// bn_train_stats computes them from the stored values (bnstats.cuh: the same bits), on
+// bn_train_stats's grid (column tiles × row chunks of rpc rows, blocks of RW_COL_X ×
+// RW_COL_Y), so the batch norm only normalises (bn_apply) and nothing reads ê twice.
+//
+// CPU twins: ops.EdgeSum and nn.Add (the sums), then ops.BatchNorm's statistics.
+#include "common.cuh"
+#include "bnstats.cuh"
+#include "sums.cuh"
+
+// EdgeSumSrc computes and stores edge_sum's element (r, c).
+struct EdgeSumSrc {
+  float* out;
+  const float *e, *be, *hs, *bs, *ht, *bt;
+  const int *src, *dst;
+  int rows, d;
+  __device__ __forceinline__ float operator()(int r, int c) const {
+    float v = rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, r, c, rows, d);
+    out[(long long)r * d + c] = v;
+    return v;
+  }
+};
+
+// AddBiasedSrc computes and stores add_biased's element (r, c).
+struct AddBiasedSrc {
+  float* out;
+  const float *a, *ba, *b, *bb, *db;
+  int d;
+  __device__ __forceinline__ float operator()(int r, int c) const {
+    long long x = (long long)r * d + c;
+    float v = rw_add_biased_at(a, ba, b, bb, db, x, c);
+    out[x] = v;
+    return v;
+  }
+};
+
+// edge_sum_stats: edge_sum over m edges, then bn_train_stats of its output over the kept edges.
+extern "C" __global__ void edge_sum_stats(float* out, const float* e, const float* be,
+                                          const float* hs, const float* bs, const float* ht,
+                                          const float* bt, const int* src, const int* dst, int m,
+                                          int rows, int d, float* mean, float* invstd,
+                                          float* run_mean, float* run_var, double* part,
+                                          unsigned* count, const int* keep, int rpc, float eps,
+                                          float momentum) {
+  bn_stats_pass<true>(EdgeSumSrc{out, e, be, hs, bs, ht, bt, src, dst, rows, d},
+                      BnStats{mean, invstd, run_mean, run_var, part, count, keep, eps, momentum}, m, d, rpc);
+}
+
+// add_biased_stats: add_biased over rows, then bn_train_stats of its output over the kept rows.
+extern "C" __global__ void add_biased_stats(float* out, const float* a, const float* ba,
+                                            const float* b, const float* bb, const float* db,
+                                            int rows, int d, float* mean, float* invstd,
+                                            float* run_mean, float* run_var, double* part,
+                                            unsigned* count, const int* keep, int rpc, float eps,
+                                            float momentum) {
+  bn_stats_pass<true>(AddBiasedSrc{out, a, ba, b, bb, db, d},
+                      BnStats{mean, invstd, run_mean, run_var, part, count, keep, eps, momentum}, rows, d, rpc);
+}

@@ -1,0 +1,91 @@
+package gpuexec
+
+import (
+	"slices"
+
+	"github.com/rewiregnn/rewiregnn/prog"
+)
+
+// FoldedStats are the training statistics of a batch norm that the producer of its input takes
+// in its own pass (foldStats): the batch norm's state (its running statistics and training
+// switch), its mask of kept rows, and its mean and 1/σ buffers (the batch norm's Aux 1 and 2).
+type FoldedStats struct {
+	State, Mask  int
+	Mean, InvStd int
+}
+
+// foldStats moves a training batch norm's statistics pass into the step that computes its
+// input, when that step is an edge sum or a two-operand addition (GatedGCN's ê and its residual
+// sum A h + aggregate): the producer stores its values and takes their statistics in one pass
+// (cuda EdgeSumBiasedStats, AddBiasedDivStats; the bits of the two passes), and the batch norm
+// only normalises (Step.StatsDone). In evaluation the producer runs as it did and the batch
+// norm reads its running statistics.
+func (pl *Plan) foldStats() {
+	writers := map[int]int{}
+	for _, st := range pl.Steps {
+		for _, o := range st.Outs {
+			writers[o]++
+		}
+	}
+	for bi := range pl.Steps {
+		b := &pl.Steps[bi]
+		if (b.Kind != prog.BatchNorm && b.Kind != prog.BatchNormRelu) || b.StatsDone || b.Batch || len(b.Aux) < 3 {
+			continue
+		}
+		nd := &b.Node
+		if nd.State < 0 || pl.Prog.States[nd.State].Kind != prog.BNState || nd.Mask < 0 {
+			continue
+		}
+		x := b.Ins[0][0]
+		v := &pl.Vals[x]
+		if v.Src != FromStep || v.Def < 0 || v.Def >= bi || writers[x] != 1 {
+			continue
+		}
+		p := &pl.Steps[v.Def]
+		if !pl.statsProducer(p, x) {
+			continue
+		}
+		p.Stats = &FoldedStats{State: nd.State, Mask: nd.Mask, Mean: b.Aux[1], InvStd: b.Aux[2]}
+		p.Aux = append(slices.Clip(p.Aux), b.Aux[1], b.Aux[2])
+		b.StatsDone = true
+	}
+	pl.redefine()
+}
+
+// statsProducer reports whether step p, which writes x, can take a batch norm's statistics of
+// x in its pass: a single edge sum, or an element-wise addition of two operands of x's shape.
+func (pl *Plan) statsProducer(p *Step, x int) bool {
+	if p.Stats != nil || p.Acc || p.Batch || p.Fills != nil || len(p.Ins) != 1 || len(p.Outs) != 1 || p.Outs[0] != x || len(p.Aux) != 0 {
+		return false
+	}
+	switch p.Kind {
+	case prog.EdgeSum:
+		return true
+	case prog.Add:
+		out := pl.Vals[x]
+		a, b := pl.Vals[p.Ins[0][0]], pl.Vals[p.Ins[0][1]]
+		return out.Elems > 1 && a.Elems == out.Elems && b.Elems == out.Elems && out.Rows > 0
+	}
+	return false
+}
+
+// foldLossGrad runs an L1 loss and its gradient, the step right after it reading the same
+// predictions, targets and weights, as one launch (cuda MaskedL1WithGrad: the bits of both):
+// the loss step gets the gradient as its second member (Step.WithGrad).
+func (pl *Plan) foldLossGrad() {
+	for li := 0; li+1 < len(pl.Steps); li++ {
+		l, g := &pl.Steps[li], &pl.Steps[li+1]
+		if l.Kind != prog.MaskedL1 || g.Kind != prog.MaskedL1Grad || len(l.Ins) != 1 || len(g.Ins) != 1 || l.WithGrad || l.Batch || g.Batch {
+			continue
+		}
+		li3, gi := l.Ins[0], g.Ins[0]
+		if len(li3) != 3 || len(gi) != 4 || !slices.Equal(li3, gi[:3]) || slices.Contains(gi, l.Outs[0]) {
+			continue
+		}
+		l.Ins = append(l.Ins, gi)
+		l.Outs = append(l.Outs, g.Outs[0])
+		l.WithGrad = true
+		pl.Steps = slices.Delete(pl.Steps, li+1, li+2)
+	}
+	pl.redefine()
+}
