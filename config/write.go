@@ -39,8 +39,12 @@ func (r *Run) modelLabel() string {
 }
 
 // writes reports whether YAML writes key f for the run: every key but the own keys of other
-// models, which are written (at their zero value) only where layoutV1 has them.
+// models, which are written (at their zero value) only where layoutV1 has them, and the keys of
+// leftOutAtDefault at their default.
 func (r *Run) writes(f *field) bool {
+	if r.atLeftOutDefault(f) {
+		return false
+	}
 	if f.own == "" || inLayoutV1[f.key] {
 		return true
 	}
@@ -72,7 +76,8 @@ func (r *Run) Dir(seed int64) string {
 
 // YAML writes the whole config, every key in a fixed order (that of layoutV1, then keys added
 // since), durations as 12h / 90m; the own keys of other models are left out, but for those in
-// layoutV1 (written at zero, as they always were). Loading the output gives the same Run back.
+// layoutV1 (written at zero, as they always were), and so are the keys of leftOutAtDefault at
+// their default (train.precision fp32). Loading the output gives the same Run back.
 func (r *Run) YAML() ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	sectionNodes := map[string]*yaml.Node{}
