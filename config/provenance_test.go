@@ -205,7 +205,7 @@ func TestHashOfLaterKeys(t *testing.T) {
 // TestPrecisionKey: train.precision defaults to fp32, which leaves the hash and config.yaml as
 // they were before the key existed (no precision line; the serialisation of
 // TestHashIsTheDigestOfTheDocumentedSerialisation unchanged); tf32 is hashed, written, read
-// back, and named by Diff (what a resume checks).
+// back, named by Diff (what a resume checks) and in the derived run name.
 func TestPrecisionKey(t *testing.T) {
 	file := writeTemp(t, "c.yaml", zincFile)
 	fp32 := mustLoad(t, file)
@@ -239,5 +239,8 @@ func TestPrecisionKey(t *testing.T) {
 	}
 	if d := tf32.Diff(fp32); len(d) != 1 || d[0] != "train.precision tf32 (want fp32)" {
 		t.Errorf("Diff %q", d)
+	}
+	if a, b := fp32.RunName(), tf32.RunName(); a != "zinc-gatedgcn-adj-r2" || b != "zinc-gatedgcn-adj-r2-tf32" {
+		t.Errorf("run names %s (fp32), %s (tf32)", a, b)
 	}
 }

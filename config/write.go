@@ -14,13 +14,19 @@ import (
 )
 
 // RunName is Name, or when Name is empty the name derived from the setting:
-// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>, e.g. zinc-gatedgcn-adj-cls-r4,
-// zinc-transformer+learned-short-cls-r2.
+// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>[-<precision>], e.g.
+// zinc-gatedgcn-adj-cls-r4, zinc-transformer+learned-short-cls-r2, zinc-gatedgcn-adj-cls-r4-tf32
+// (train.precision only when it is not fp32: a tf32 run is another run, in its own folder, and
+// the GPU campaign tells it from the fp32 run of its setting by name).
 func (r *Run) RunName() string {
 	if r.Name != "" {
 		return r.Name
 	}
-	return SettingName(r.Dataset.Name, r.modelLabel(), r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
+	name := SettingName(r.Dataset.Name, r.modelLabel(), r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
+	if f := schemaByKey[KeyPrecision]; !r.atLeftOutDefault(f) {
+		name += "-" + r.Train.Precision
+	}
+	return name
 }
 
 // modelLabel is the model's name in run names and setting files: the model, with "+<value>"

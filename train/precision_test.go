@@ -77,13 +77,17 @@ func TestPrecisionTF32(t *testing.T) {
 		}
 	}
 
-	// Resuming the fp32 run under tf32 is refused: the config differs from its checkpoint's.
+	// The tf32 run is named apart (…-tf32), and resuming the fp32 run's folder under tf32 is
+	// refused: the config differs from its checkpoint's.
 	again, err := config.Load("", []string{"dataset.name=neighborsmatch-2", "dataset.encoding=adj", "dataset.r=2",
 		"train.max_epochs=2", "train.batch_size=16", "device=cuda", "train.precision=tf32", "out=" + fp32.Out})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = trainRun(t, again, 41, true, nil)
+	if again.Dir(41) == fp32.Dir(41) {
+		t.Fatalf("the tf32 run has the fp32 run's folder %s", again.Dir(41))
+	}
+	_, err = Train(context.Background(), Options{Run: again, Seed: 41, Dir: fp32.Dir(41), Resume: true, Workers: 1}) // train -resume DIR -set train.precision=tf32
 	if err == nil || !strings.Contains(err.Error(), "train.precision tf32 (want fp32)") {
 		t.Fatalf("resuming an fp32 run under tf32: %v", err)
 	}
