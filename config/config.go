@@ -110,7 +110,21 @@ type Train struct {
 	// StopAccuracy ends a classification run once an epoch's training accuracy (on the fly, %)
 	// reaches it (NeighborsMatch: 100, Alon & Yahav's rule); 0 never.
 	StopAccuracy float64 `mapstructure:"stop_accuracy" yaml:"stop_accuracy"`
+	// Precision is the arithmetic of the GPU's matrix products: fp32 (the default, the
+	// protocol's) or tf32 (cuBLAS on the TF32 tensor cores: inputs rounded to 10 mantissa
+	// bits, float32 sums; the project's own kernels stay float32). bf16 is a known value that
+	// is refused: its storage is not built yet. The CPU computes in float32 only, so the
+	// trainer refuses tf32 there (docs/gpu.md §"Precision").
+	Precision string `mapstructure:"precision" yaml:"precision"`
 }
+
+// The values of train.precision.
+const (
+	KeyPrecision  = "train.precision"
+	PrecisionFP32 = "fp32" // float32 throughout (the default, the protocol's)
+	PrecisionTF32 = "tf32" // TF32 tensor-core matrix products on the GPU
+	PrecisionBF16 = "bf16" // bf16 storage of edge-width activations: not built yet, refused
+)
 
 // PaperSeeds are the four seeds of docs/protocol.md §"Seeds" (benchmarking-gnns' seeds; the
 // paper names none).

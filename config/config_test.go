@@ -172,6 +172,8 @@ func TestRejected(t *testing.T) {
 		{"dataset zinx", "dataset: {name: zinx}\n", nil, nil, []string{"x.yaml:1:", `unknown dataset "zinx"`}},
 		{"neighborsmatch depth 10", "dataset: {name: neighborsmatch-10}\n", nil, nil, []string{`unknown dataset "neighborsmatch-10"`}},
 		{"no dataset", "model: {name: gatedgcn}\n", nil, nil, []string{"dataset.name is not set"}},
+		{"precision bf16", "dataset: {name: zinc}\ntrain:\n  precision: bf16\n", nil, nil, []string{"x.yaml:3:", "train.precision:", "bf16", "not built yet", "fp32 or tf32"}},
+		{"precision fp16", "dataset: {name: zinc}\n", []string{"train.precision=fp16"}, nil, []string{"-set train.precision=fp16", `train.precision: unknown precision "fp16" (want fp32 or tf32)`}},
 		{"hidden 50 heads 6", "dataset: {name: zinc}\nmodel: {name: transformer, hidden: 50}\n", nil, nil, []string{"x.yaml:2:", "model.hidden:", "divisible by model.heads 6"}},
 		{"max_time -1h", "dataset: {name: zinc}\ntrain: {max_time: -1h}\n", nil, nil, []string{"x.yaml:2:", "train.max_time:", "positive"}},
 		{"max_time 0", "dataset: {name: zinc}\ntrain: {max_time: 0s}\n", nil, nil, []string{"train.max_time:", "positive"}},

@@ -32,6 +32,20 @@ var hashExcluded = map[string]bool{
 // their hash), a run that sets it hashes it.
 var hashLater = map[string]string{"model.relative": "", "train.stop_accuracy": formatValue(0.0)}
 
+// leftOutAtDefault are keys added since layoutV1 whose default is not their zero value, with
+// that default (as formatValue writes it): Hash and YAML leave such a key out while it holds
+// its default, so a run at the default hashes as before the key existed and writes the same
+// config.yaml, byte for byte (scripts/bitcheck.sh compares them); loading that file gives the
+// default back from configs/defaults/base.yaml. A run that sets another value hashes it and
+// writes it.
+var leftOutAtDefault = map[string]string{KeyPrecision: PrecisionFP32}
+
+// atLeftOutDefault reports whether key f is one of leftOutAtDefault holding its default.
+func (r *Run) atLeftOutDefault(f *field) bool {
+	def, ok := leftOutAtDefault[f.key]
+	return ok && formatValue(f.get(r)) == def
+}
+
 // layoutV1 is every key of the config, in order, as it stood when models got their own keys
 // (ModelSpec): the keys Hash serialises for every run (the model keys of the three models of
 // that time included, at their zero value for the other models) and config files are written
@@ -67,7 +81,8 @@ const hashVersion = "rewiregnn config hash v1\n"
 // and device, values written as in a config file (durations as 12h or 90m, floats in shortest
 // form), the own keys of models the run does not use at their zero value; keys added to layoutV1
 // later (hashLater) only when they differ from their default; then every key added since
-// layoutV1 (in schema order) that is not at its zero value. Two runs with the same hash train
+// layoutV1 (in schema order) that is not at its zero value nor at its default in
+// leftOutAtDefault. Two runs with the same hash train
 // the same model under the same budget.
 func (r *Run) Hash() string {
 	var b strings.Builder
@@ -89,7 +104,7 @@ func (r *Run) Hash() string {
 		line(f)
 	}
 	for _, f := range schema {
-		if !inLayoutV1[f.key] && !hashExcluded[f.key] && !isZero(f.get(r)) {
+		if !inLayoutV1[f.key] && !hashExcluded[f.key] && !isZero(f.get(r)) && !r.atLeftOutDefault(f) {
 			line(f)
 		}
 	}

@@ -201,3 +201,46 @@ func TestHashOfLaterKeys(t *testing.T) {
 		t.Errorf("relative on GatedGCN: %v", err)
 	}
 }
+
+// TestPrecisionKey: train.precision defaults to fp32, which leaves the hash and config.yaml as
+// they were before the key existed (no precision line; the serialisation of
+// TestHashIsTheDigestOfTheDocumentedSerialisation unchanged); tf32 is hashed, written, read
+// back, named by Diff (what a resume checks) and in the derived run name.
+func TestPrecisionKey(t *testing.T) {
+	file := writeTemp(t, "c.yaml", zincFile)
+	fp32 := mustLoad(t, file)
+	if fp32.Train.Precision != PrecisionFP32 {
+		t.Fatalf("default train.precision %q, want %s", fp32.Train.Precision, PrecisionFP32)
+	}
+	if explicit := mustLoad(t, file, "train.precision=fp32"); explicit.Hash() != fp32.Hash() {
+		t.Error("train.precision=fp32 hashes unlike the default")
+	}
+	y, err := fp32.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(y), "precision") {
+		t.Errorf("config.yaml of an fp32 run names the precision:\n%s", y)
+	}
+	tf32 := mustLoad(t, file, "train.precision=tf32")
+	if tf32.Hash() == fp32.Hash() {
+		t.Error("tf32 hashes like fp32")
+	}
+	y, err = tf32.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(y), "  stop_accuracy: 0.0\n  precision: tf32\n") {
+		t.Errorf("config.yaml of a tf32 run: want precision: tf32 after the last train key:\n%s", y)
+	}
+	back := mustLoad(t, writeTemp(t, "back.yaml", string(y)))
+	if back.Train.Precision != PrecisionTF32 || back.Hash() != tf32.Hash() {
+		t.Errorf("reloaded: precision %q, hash equal %t", back.Train.Precision, back.Hash() == tf32.Hash())
+	}
+	if d := tf32.Diff(fp32); len(d) != 1 || d[0] != "train.precision tf32 (want fp32)" {
+		t.Errorf("Diff %q", d)
+	}
+	if a, b := fp32.RunName(), tf32.RunName(); a != "zinc-gatedgcn-adj-r2" || b != "zinc-gatedgcn-adj-r2-tf32" {
+		t.Errorf("run names %s (fp32), %s (tf32)", a, b)
+	}
+}

@@ -14,13 +14,19 @@ import (
 )
 
 // RunName is Name, or when Name is empty the name derived from the setting:
-// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>, e.g. zinc-gatedgcn-adj-cls-r4,
-// zinc-transformer+learned-short-cls-r2.
+// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>[-<precision>], e.g.
+// zinc-gatedgcn-adj-cls-r4, zinc-transformer+learned-short-cls-r2, zinc-gatedgcn-adj-cls-r4-tf32
+// (train.precision only when it is not fp32: a tf32 run is another run, in its own folder, and
+// the GPU campaign tells it from the fp32 run of its setting by name).
 func (r *Run) RunName() string {
 	if r.Name != "" {
 		return r.Name
 	}
-	return SettingName(r.Dataset.Name, r.modelLabel(), r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
+	name := SettingName(r.Dataset.Name, r.modelLabel(), r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
+	if f := schemaByKey[KeyPrecision]; !r.atLeftOutDefault(f) {
+		name += "-" + r.Train.Precision
+	}
+	return name
 }
 
 // modelLabel is the model's name in run names and setting files: the model, with "+<value>"
@@ -39,8 +45,12 @@ func (r *Run) modelLabel() string {
 }
 
 // writes reports whether YAML writes key f for the run: every key but the own keys of other
-// models, which are written (at their zero value) only where layoutV1 has them.
+// models, which are written (at their zero value) only where layoutV1 has them, and the keys of
+// leftOutAtDefault at their default.
 func (r *Run) writes(f *field) bool {
+	if r.atLeftOutDefault(f) {
+		return false
+	}
 	if f.own == "" || inLayoutV1[f.key] {
 		return true
 	}
@@ -72,7 +82,8 @@ func (r *Run) Dir(seed int64) string {
 
 // YAML writes the whole config, every key in a fixed order (that of layoutV1, then keys added
 // since), durations as 12h / 90m; the own keys of other models are left out, but for those in
-// layoutV1 (written at zero, as they always were). Loading the output gives the same Run back.
+// layoutV1 (written at zero, as they always were), and so are the keys of leftOutAtDefault at
+// their default (train.precision fp32). Loading the output gives the same Run back.
 func (r *Run) YAML() ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	sectionNodes := map[string]*yaml.Node{}

@@ -57,6 +57,7 @@ type Device struct {
 	closed       bool
 	alloc        allocator
 	blas         *cublasHandle
+	math         MathMode // the cuBLAS handle's math mode (gemm.go)
 	kernels      *Kernels
 	kernelsError error
 	emu          *emu.GPU // non-nil for an emulated device (emulator.go)

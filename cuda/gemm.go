@@ -80,7 +80,7 @@ func (d *Device) blasLocked() (*cublasHandle, error) {
 		lib.Destroy(h.h)
 		return nil, fmt.Errorf("cuda: cublasSetStream (%s): status %d", lib.Path, r)
 	}
-	if r := lib.SetMathMode(h.h, cudalib.CublasDefaultMath); r != 0 {
+	if r := lib.SetMathMode(h.h, int32(d.math)); r != 0 {
 		lib.Destroy(h.h)
 		return nil, fmt.Errorf("cuda: cublasSetMathMode (%s): status %d", lib.Path, r)
 	}
@@ -90,6 +90,62 @@ func (d *Device) blasLocked() (*cublasHandle, error) {
 	}
 	d.blas = h
 	return h, nil
+}
+
+// MathMode is how the device's cuBLAS computes float32 matrix products (its handle's math
+// mode). Only the products change: the project's own kernels compute in float32 either way.
+type MathMode int32
+
+const (
+	// MathFP32 is CUBLAS_DEFAULT_MATH: float32 products (the default).
+	MathFP32 MathMode = cudalib.CublasDefaultMath
+	// MathTF32 is CUBLAS_TF32_TENSOR_OP_MATH: the products run on the TF32 tensor cores, their
+	// inputs rounded to TF32 (10 mantissa bits) and summed in float32; GPUs before compute
+	// capability 8.0 have none and compute in float32 (TF32).
+	MathTF32 MathMode = cudalib.CublasTF32TensorOpMath
+)
+
+func (m MathMode) String() string {
+	switch m {
+	case MathFP32:
+		return "fp32"
+	case MathTF32:
+		return "tf32"
+	}
+	return fmt.Sprintf("math mode %d", int32(m))
+}
+
+// TF32 reports whether the device's GPU has TF32 tensor cores (compute capability 8.0 and
+// up; the emulated GPU emulates them): where it has none, MathTF32 computes in float32.
+func (d *Device) TF32() bool { return d.CC >= 80 || d.emu != nil }
+
+// MathMode is the math mode of the device's matrix products (MathFP32 until SetMathMode).
+func (d *Device) MathMode() MathMode {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.math
+}
+
+// SetMathMode sets how the products queued from now on compute (those queued before are
+// unaffected): it switches the cuBLAS handle's math mode, and a handle created later starts
+// in it. It is refused while the stream is being captured (a captured graph keeps the mode
+// it was captured with).
+func (d *Device) SetMathMode(m MathMode) error {
+	if m != MathFP32 && m != MathTF32 {
+		return fmt.Errorf("cuda: %v: want %v or %v", m, MathFP32, MathTF32)
+	}
+	return d.do(func() error {
+		if err := d.refuseInCaptureLocked("setting the cuBLAS math mode to " + m.String()); err != nil {
+			return err
+		}
+		if h := d.blas; h != nil {
+			if r := h.lib.SetMathMode(h.h, int32(m)); r != 0 {
+				return fmt.Errorf("cuda: cublasSetMathMode(%v) (%s): status %d", m, h.lib.Path, r)
+			}
+		}
+		d.math = m
+		return nil
+	})
 }
 
 // gemmArgs are the column-major cuBLAS arguments that compute a row-major product.

@@ -6,6 +6,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
@@ -116,4 +117,62 @@ func oneLine(err error) string {
 		first += "; go run ./cmd/gpuinfo for the details"
 	}
 	return first
+}
+
+// Precisions are the values of train.precision that train (config.Precisions): fp32, the
+// default, leaves the device as opened; tf32 runs its matrix products on the TF32 tensor cores.
+var Precisions = []string{"fp32", "tf32"}
+
+// MathMode is the device math mode of a train.precision value.
+func MathMode(precision string) (cuda.MathMode, error) {
+	switch precision {
+	case "fp32":
+		return cuda.MathFP32, nil
+	case "tf32":
+		return cuda.MathTF32, nil
+	}
+	return 0, fmt.Errorf("train.precision %q: want %s", precision, strings.Join(Precisions, " or "))
+}
+
+// SetPrecision applies train.precision to the chosen device before anything runs on it. fp32
+// leaves the device as it was opened (float32 products: nothing is called). tf32 switches its
+// cuBLAS products to TF32 (cuda.MathTF32); the project's own kernels stay float32. The CPU
+// (device cpu, or auto without a GPU) computes in float32 only, so tf32 is refused there,
+// naming the key and the device. note is a line for the run's log ("" for fp32).
+func (c Choice) SetPrecision(precision string) (note string, err error) {
+	mode, err := MathMode(precision)
+	if err != nil || mode == cuda.MathFP32 {
+		return "", err
+	}
+	if c.Backend == nil {
+		return "", fmt.Errorf("train.precision %s: the run would train on the CPU (%s), which computes in float32 only: "+
+			"%s needs a GPU (-device cuda, or emu to check it on the emulated GPU); or set train.precision=fp32", precision, c.Note, precision)
+	}
+	return SetBackendPrecision(c.Backend, precision)
+}
+
+// SetBackendPrecision sets the math mode of a device backend (a GPU or the emulated GPU) for
+// train.precision, as SetPrecision does; note says what the mode does on that device.
+func SetBackendPrecision(b gpuexec.Backend, precision string) (note string, err error) {
+	mode, err := MathMode(precision)
+	if err != nil {
+		return "", err
+	}
+	cu, ok := b.(*gpuexec.CUDA)
+	if !ok {
+		if mode == cuda.MathFP32 {
+			return "", nil // every backend computes float32 products
+		}
+		return "", fmt.Errorf("train.precision %s: %v cannot change the precision of its matrix products", precision, b)
+	}
+	if err := cu.Dev.SetMathMode(mode); err != nil {
+		return "", fmt.Errorf("train.precision %s: %w", precision, err)
+	}
+	switch {
+	case mode == cuda.MathFP32:
+		return "train.precision fp32: float32 matrix products", nil
+	case !cu.Dev.TF32():
+		return fmt.Sprintf("train.precision tf32: %v has no TF32 tensor cores (compute capability below 8.0): cuBLAS computes its products in float32", cu.Dev), nil
+	}
+	return "train.precision tf32: matrix products on the TF32 tensor cores (inputs rounded to 10 mantissa bits, float32 sums); the other kernels in float32", nil
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
 )
@@ -108,3 +109,38 @@ func TestOneLineIsWhole(t *testing.T) {
 		}
 	}
 }
+
+// TestSetPrecision: fp32 leaves any device alone; tf32 is refused on the CPU (naming the key
+// and the device), refused by a backend without a math mode, and switches the (emulated)
+// GPU's products to TF32; an unknown precision is refused.
+func TestSetPrecision(t *testing.T) {
+	for _, note := range []string{"device cpu", "device auto: no usable GPU (…); training on the CPU"} {
+		cpu := Choice{Note: note}
+		if n, err := cpu.SetPrecision("fp32"); err != nil || n != "" {
+			t.Errorf("fp32 on %q: %q, %v", note, n, err)
+		}
+		_, err := cpu.SetPrecision("tf32")
+		if err == nil || !strings.Contains(err.Error(), "train.precision tf32: the run would train on the CPU ("+note+"), which computes in float32 only") {
+			t.Errorf("tf32 on %q: %v", note, err)
+		}
+	}
+	if _, err := (Choice{}).SetPrecision("bf16"); err == nil || !strings.Contains(err.Error(), `train.precision "bf16": want fp32 or tf32`) {
+		t.Errorf("bf16: %v", err)
+	}
+	if _, err := SetBackendPrecision(fakeBackend{}, "tf32"); err == nil || !strings.Contains(err.Error(), "cannot change the precision") {
+		t.Errorf("tf32 on a backend without a math mode: %v", err)
+	}
+	sim := emuBackend(t)
+	ch := Choice{Backend: sim, Note: "device emu"}
+	if n, err := ch.SetPrecision("tf32"); err != nil || !strings.Contains(n, "TF32 tensor cores") || sim.Dev.MathMode() != cuda.MathTF32 {
+		t.Fatalf("tf32 on the emulated GPU: note %q, %v, mode %v", n, err, sim.Dev.MathMode())
+	}
+	if _, err := SetBackendPrecision(sim, "fp32"); err != nil || sim.Dev.MathMode() != cuda.MathFP32 {
+		t.Fatalf("back to fp32: %v, mode %v", err, sim.Dev.MathMode())
+	}
+}
+
+// fakeBackend is a backend that is no GPU (only its String is called).
+type fakeBackend struct{ gpuexec.Backend }
+
+func (fakeBackend) String() string { return "a fake backend" }

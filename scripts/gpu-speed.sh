@@ -19,6 +19,7 @@
 #   profile this build on ZINC r = 1, 20 steps, with and without graphs (-profile)
 #   concurrent  runs sharing the GPU: K = 1, 4, 8 trainers of ZINC r = 1 at once in one
 #           process, each on its own stream (gpubench -concurrent; one warm-up epoch, one timed)
+#   tf32    this build with train.precision tf32 (matrix products on the TF32 tensor cores)
 # Rows go to OUTDIR/gpubench-VARIANT.jsonl and OUTDIR/torch.jsonl, logs to OUTDIR/*.log, and
 # OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks) and
 # the runs sharing the GPU (graphs/s of K at once against K times one's).
@@ -31,7 +32,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,24p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,25p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -154,6 +155,9 @@ run() {
 	else
 		bench concurrent gpubench zinc 1 -concurrent 1,4,8 -epochs 2
 	fi
+	# train.precision tf32, after everything the float32 comparison needs: what TF32 products save.
+	bench tf32 gpubench zinc 1 -precision tf32
+	bench tf32 gpubench superpixel 4 -precision tf32
 	summary >"$OUT/summary.md"
 	cat "$OUT/summary.md"
 }
@@ -179,7 +183,7 @@ if os.path.exists(os.path.join(out, "torch.jsonl")):
             except (IndexError, ValueError):
                 continue
         rows.setdefault((suite, rr), {})["torch-" + r.get("mode", "eager")] = r
-cols = ["graphs", "eager", "base", "torch-eager", "torch-compile"]
+cols = ["graphs", "eager", "base", "torch-eager", "torch-compile", "tf32"]
 print("| setting | " + " | ".join(f"{c} s/epoch (peak MiB)" for c in cols) + " |")
 print("|---|" + "---:|" * len(cols))
 for (suite, r), v in sorted(rows.items()):

@@ -54,13 +54,16 @@ func probeDefault() (gpuexec.Backend, error) {
 
 // chooseDevice resolves the config's device before the data is loaded, so that -device cuda
 // without a GPU (or -device emu without a C++ compiler) fails at once.
+// train.precision is applied to the device here too: tf32 on the CPU (device cpu, or auto
+// without a GPU) is refused before anything else happens.
 func (r *run) chooseDevice() error {
 	ch, err := gpu.Choose(r.cfg.Device, probeGPU, probeEmu)
 	if err != nil {
 		return err
 	}
-	r.choice = ch
-	return nil
+	r.choice = ch // closeDevice releases it, whatever follows
+	r.precisionNote, err = ch.SetPrecision(r.cfg.Train.Precision)
+	return err
 }
 
 // attachDevice puts the built (and possibly restored) trainer on the chosen device.

@@ -80,6 +80,7 @@ type run struct {
 	tr               *nn.Trainer
 	step             stepper      // tr, or the GPU trainer on its nets (device.go)
 	choice           gpu.Choice   // the device
+	precisionNote    string       // what train.precision does on the device ("" for fp32)
 	gpu              *gpu.Trainer // nil on the CPU
 	ahead            ahead        // the GPU's next batch, assembled while the device runs (device.go)
 	large            largeEval    // evaluation in large batches (GPU runs; evalbatch.go)
@@ -194,6 +195,9 @@ func (r *run) prepare() error {
 	}
 	if c.Device != "cpu" {
 		fmt.Fprintln(r.log, r.choice.Note)
+	}
+	if r.precisionNote != "" {
+		fmt.Fprintln(r.log, r.precisionNote)
 	}
 	if c.Model.Recompute && r.choice.Backend != nil {
 		fmt.Fprintln(r.log, "model.recompute: the GPU executor does not recompute activations yet; it plans its own slots (docs/memory.md)")

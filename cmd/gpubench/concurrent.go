@@ -81,7 +81,7 @@ func runConcurrent(settings []setting, o options, ks []int, asJSON bool, stdout,
 		open = func() (gpuexec.Backend, error) { return gpuexec.OpenEmulated(emu.Options{Deterministic: true}) }
 	}
 	if !asJSON {
-		fmt.Fprintf(stdout, "%-11s %3s %-5s %3s %10s %9s %6s %11s %11s\n", "suite", "r", "cls", "K", "graphs/s", "steps/s", "ratio", "peak MiB", "device MiB")
+		fmt.Fprintf(stdout, "%-11s %3s %-5s %-4s %3s %10s %9s %6s %11s %11s\n", "suite", "r", "cls", "prec", "K", "graphs/s", "steps/s", "ratio", "peak MiB", "device MiB")
 	}
 	failed := false
 	for _, s := range settings {
@@ -92,7 +92,7 @@ func runConcurrent(settings []setting, o options, ks []int, asJSON bool, stdout,
 				j, _ := json.Marshal(row)
 				fmt.Fprintln(stdout, string(j))
 			case row.Error != "":
-				fmt.Fprintf(stdout, "%-11s %3d %-5t %3d error: %s\n", s.Suite, s.R, s.CLS, row.Concurrent, row.Error)
+				fmt.Fprintf(stdout, "%-11s %3d %-5t %-4s %3d error: %s\n", s.Suite, s.R, s.CLS, s.Precision, row.Concurrent, row.Error)
 			default:
 				peak, used := fmt.Sprintf("%.1f", row.PeakAllocMiB), fmt.Sprintf("%.1f", row.DeviceUsedMiB)
 				if open == nil {
@@ -101,7 +101,7 @@ func runConcurrent(settings []setting, o options, ks []int, asJSON bool, stdout,
 				if row.DeviceMiB == 0 {
 					used = "-"
 				}
-				fmt.Fprintf(stdout, "%-11s %3d %-5t %3d %10.1f %9.2f %6.2f %11s %11s\n", s.Suite, s.R, s.CLS, row.Concurrent,
+				fmt.Fprintf(stdout, "%-11s %3d %-5t %-4s %3d %10.1f %9.2f %6.2f %11s %11s\n", s.Suite, s.R, s.CLS, s.Precision, row.Concurrent,
 					row.GraphsPerS, row.StepsPerS, row.Ratio, peak, used)
 			}
 		}
@@ -184,7 +184,7 @@ func runTogether(s setting, o options, k int, cfg *config.Run, spec *data.Spec, 
 		}
 	}()
 	for i := range ts {
-		t, params, err := newBenchTrainer(cfg, spec, gs, o, uint64(i), open)
+		t, params, err := newBenchTrainer(cfg, spec, gs, o, uint64(i), open, s.Precision)
 		ts[i] = t
 		if err != nil {
 			row.Error = fmt.Sprintf("trainer %d of %d: %v", i+1, k, err)
@@ -237,8 +237,9 @@ func runTogether(s setting, o options, k int, cfg *config.Run, spec *data.Spec, 
 	return row
 }
 
-// newBenchTrainer builds trainer i of a setting on a device of its own.
-func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o options, i uint64, open opener) (*benchTrainer, int, error) {
+// newBenchTrainer builds trainer i of a setting on a device of its own, its products in the
+// given train.precision.
+func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o options, i uint64, open opener, precision string) (*benchTrainer, int, error) {
 	t := &benchTrainer{rng: rand.New(rand.NewPCG(o.seed+i, 3))}
 	_, build, params, err := models.FromConfig(cfg, spec)
 	if err != nil {
@@ -261,6 +262,9 @@ func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o optio
 	t.step = t.tr.StepPred
 	if open != nil {
 		if t.b, err = open(); err != nil {
+			return t, 0, err
+		}
+		if _, err := gpu.SetBackendPrecision(t.b, precision); err != nil {
 			return t, 0, err
 		}
 		t.b.ResetPeak()

@@ -7,6 +7,7 @@
 //	gpubench -suite superpixel -r 1,2 -graphs 45000 -distinct 2048
 //	gpubench -device cpu -suite zinc -r 1 -subset 2000   # the CPU trainer, for comparison
 //	gpubench -suite zinc -r 1 -cls false -concurrent 1,4,8   # runs sharing the GPU (concurrent.go)
+//	gpubench -suite zinc -r 1 -cls false -precision fp32,tf32   # each setting under each precision
 //
 // An epoch is one pass over the training graphs in batches of -batch (shuffled, through the
 // trainer's shape buckets), timed on the wall clock including the host's batch assembly; the
@@ -15,7 +16,9 @@
 // batch inputs and activations) and the device's used memory from cuMemGetInfo (all
 // processes, the CUDA context and cuBLAS included). Without a GPU it says so and exits with
 // status 1 (-device emu runs the suite on the emulated GPU, the real kernels compiled for the
-// CPU, slowly, to check the command; it needs a C++ compiler).
+// CPU, slowly, to check the command; it needs a C++ compiler). -precision measures each setting
+// under each train.precision listed (fp32, the default; tf32: the matrix products on the TF32
+// tensor cores), the rows saying which; the CPU computes in float32 only.
 package main
 
 import (
@@ -28,6 +31,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -52,6 +56,8 @@ type setting struct {
 	Suite string `json:"suite"` // zinc | superpixel
 	R     int    `json:"r"`
 	CLS   bool   `json:"cls"`
+	// Precision is the train.precision the setting trains under (gpu.Precisions): fp32 or tf32.
+	Precision string `json:"precision"`
 }
 
 // Row is one measured setting.
@@ -139,6 +145,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.evalBatch, "eval-batch", train.DefaultEvalBatch, "with -eval: graphs per large evaluation batch (rounded down to whole batches of -batch)")
 	seed := fs.Uint64("seed", 41, "parameter and data seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
+	precision := fs.String("precision", "fp32", "comma-separated train.precision values to measure each setting under: fp32 (float32 throughout) and tf32 (the matrix products on the TF32 tensor cores; GPU only)")
 	concurrent := fs.String("concurrent", "", "runs sharing the device: for each count K of this list (e.g. 1,4,8; 1 is always measured, first), train K trainers of each setting at once, each on its own device (stream), and report their graphs/s together against K times one trainer's")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -150,6 +157,10 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 	settings, err := plan(*suite, *rs, *cls)
 	if err != nil {
+		fmt.Fprintln(stderr, "gpubench:", err)
+		return 2
+	}
+	if settings, err = withPrecisions(settings, *precision, o.device); err != nil {
 		fmt.Fprintln(stderr, "gpubench:", err)
 		return 2
 	}
@@ -199,7 +210,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return runConcurrent(settings, o, ks, *asJSON, stdout, stderr)
 	}
 	if !*asJSON {
-		fmt.Fprintf(stdout, "%-11s %3s %-5s %7s %7s %8s %9s %9s %10s %11s %11s\n", "suite", "r", "cls", "params", "graphs", "edges/g", "prep s", "1st ep s", "s/epoch", "peak MiB", "device MiB")
+		fmt.Fprintf(stdout, "%-11s %3s %-5s %-4s %7s %7s %8s %9s %9s %10s %11s %11s\n", "suite", "r", "cls", "prec", "params", "graphs", "edges/g", "prep s", "1st ep s", "s/epoch", "peak MiB", "device MiB")
 	}
 	failed := false
 	for _, s := range settings {
@@ -213,7 +224,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 			continue
 		}
 		if row.Error != "" {
-			fmt.Fprintf(stdout, "%-11s %3d %-5t error: %s\n", s.Suite, s.R, s.CLS, row.Error)
+			fmt.Fprintf(stdout, "%-11s %3d %-5t %-4s error: %s\n", s.Suite, s.R, s.CLS, s.Precision, row.Error)
 			continue
 		}
 		peak, used := fmt.Sprintf("%.1f", row.PeakAllocMiB), fmt.Sprintf("%.1f", row.DeviceUsedMiB)
@@ -223,7 +234,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		if row.DeviceMiB == 0 {
 			used = "-"
 		}
-		fmt.Fprintf(stdout, "%-11s %3d %-5t %7d %7d %8.1f %9.1f %9.2f %10.2f %11s %11s\n", s.Suite, s.R, s.CLS, row.Params, row.Graphs,
+		fmt.Fprintf(stdout, "%-11s %3d %-5t %-4s %7d %7d %8.1f %9.1f %9.2f %10.2f %11s %11s\n", s.Suite, s.R, s.CLS, s.Precision, row.Params, row.Graphs,
 			row.MeanEdges, row.PrepSeconds, row.FirstEpoch, row.EpochSeconds, peak, used)
 	}
 	if failed {
@@ -267,12 +278,39 @@ func plan(suite, rs, cls string) ([]setting, error) {
 		}
 		for _, r := range radii {
 			if su == "superpixel" {
-				out = append(out, setting{su, r, false})
+				out = append(out, setting{Suite: su, R: r})
 				continue
 			}
 			for _, c := range clss {
-				out = append(out, setting{su, r, c})
+				out = append(out, setting{Suite: su, R: r, CLS: c})
 			}
+		}
+	}
+	return out, nil
+}
+
+// withPrecisions gives each setting once per precision of the comma-separated list (in its
+// order, a setting's rows together). The CPU trainer computes in float32 only: anything but
+// fp32 is refused for -device cpu.
+func withPrecisions(settings []setting, list, device string) ([]setting, error) {
+	var precs []string
+	for _, f := range strings.Split(list, ",") {
+		p := strings.TrimSpace(f)
+		if _, err := gpu.MathMode(p); err != nil {
+			return nil, fmt.Errorf("-precision %q: %q is no train.precision (want %s, comma-separated)", list, p, strings.Join(gpu.Precisions, " or "))
+		}
+		if device == "cpu" && p != "fp32" {
+			return nil, fmt.Errorf("-precision %s with -device cpu: the CPU trainer computes in float32 only (%s needs a GPU: -device cuda, or emu)", p, p)
+		}
+		if !slices.Contains(precs, p) {
+			precs = append(precs, p)
+		}
+	}
+	var out []setting
+	for _, s := range settings {
+		for _, p := range precs {
+			s.Precision = p
+			out = append(out, s)
 		}
 	}
 	return out, nil
@@ -330,6 +368,11 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 	graphs := func() (bool, string) { return false, "" }
 	var evaluator train.LargeEvaluator = tr
 	if b != nil {
+		note, err := gpu.SetBackendPrecision(b, s.Precision)
+		if err != nil {
+			return fail(err)
+		}
+		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: %s\n", s.Suite, s.R, s.CLS, note)
 		b.ResetPeak()
 		g, err := gpu.NewTrainer(tr, b)
 		if err != nil {

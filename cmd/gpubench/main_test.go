@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"slices"
 	"strings"
@@ -151,5 +152,65 @@ func TestConcurrentFlag(t *testing.T) {
 	var out, errw bytes.Buffer
 	if code := run([]string{"-concurrent", "0"}, &out, &errw); code != 2 || !strings.Contains(errw.String(), "-concurrent \"0\"") {
 		t.Errorf("-concurrent 0: exit %d, %q", code, errw.String())
+	}
+}
+
+// TestPrecisions: -precision gives each setting once per precision, a setting's rows together;
+// an unknown precision, and tf32 on the CPU, are refused.
+func TestPrecisions(t *testing.T) {
+	base, err := plan("zinc", "1,4", "false")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := withPrecisions(base, "fp32, tf32,fp32", "cuda")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, s := range got {
+		names = append(names, fmt.Sprintf("%d/%s", s.R, s.Precision))
+	}
+	if want := "1/fp32 1/tf32 4/fp32 4/tf32"; strings.Join(names, " ") != want {
+		t.Fatalf("settings %s, want %s", strings.Join(names, " "), want)
+	}
+	if _, err := withPrecisions(base, "fp32,bf16", "cuda"); err == nil || !strings.Contains(err.Error(), `"bf16" is no train.precision (want fp32 or tf32`) {
+		t.Errorf("bf16: %v", err)
+	}
+	if _, err := withPrecisions(base, "tf32", "cpu"); err == nil || !strings.Contains(err.Error(), "-precision tf32 with -device cpu: the CPU trainer computes in float32 only") {
+		t.Errorf("tf32 on the CPU: %v", err)
+	}
+	var out, errw bytes.Buffer
+	if code := run([]string{"-device", "cpu", "-precision", "tf32"}, &out, &errw); code != 2 || !strings.Contains(errw.String(), "-device cpu") {
+		t.Errorf("gpubench -device cpu -precision tf32: status %d, %q", code, errw.String())
+	}
+}
+
+// TestEmulatedPrecisions runs one tiny setting on the emulated GPU under fp32 and tf32: two
+// JSON rows, each naming its precision.
+func TestEmulatedPrecisions(t *testing.T) {
+	if err := emu.Skip(); err != nil {
+		t.Skip(err)
+	}
+	var out, errw bytes.Buffer
+	args := []string{"-device", "emu", "-suite", "superpixel", "-r", "1", "-graphs", "3", "-distinct", "3", "-batch", "3", "-epochs", "1", "-precision", "fp32,tf32", "-json"}
+	if code := run(args, &out, &errw); code != 0 {
+		t.Fatalf("exit status %d: %s", code, errw.String())
+	}
+	var precs []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var row Row
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%v in %q", err, line)
+		}
+		if row.Error != "" || row.Graphs != 3 {
+			t.Fatalf("row %+v", row)
+		}
+		precs = append(precs, row.Precision)
+	}
+	if strings.Join(precs, ",") != "fp32,tf32" {
+		t.Fatalf("rows of precisions %v, want fp32 then tf32", precs)
+	}
+	if !strings.Contains(errw.String(), "train.precision tf32: matrix products on the TF32 tensor cores") {
+		t.Errorf("log without the tf32 note:\n%s", errw.String())
 	}
 }

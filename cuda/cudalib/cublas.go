@@ -15,6 +15,11 @@ const (
 	CublasPropMajor   = 0 // libraryPropertyType MAJOR_VERSION
 	CublasPropMinor   = 1 // libraryPropertyType MINOR_VERSION
 	CublasDefaultMath = 0 // CUBLAS_DEFAULT_MATH: exact float32, no TF32
+	// CublasTF32TensorOpMath is CUBLAS_TF32_TENSOR_OP_MATH (cublasMath_t value 3 in
+	// cublas_api.h): float32 products on the TF32 tensor cores of compute capability 8.0 and
+	// up, their inputs rounded to TF32 (10 explicit mantissa bits) and accumulated in float32.
+	// Older GPUs ignore it and compute in float32.
+	CublasTF32TensorOpMath = 3
 )
 
 // CUBLAS is a loaded cuBLAS library (process-wide, LoadCUBLAS), or a table of Go functions

@@ -86,6 +86,9 @@ type GPU struct {
 	// launched counts the launches of each kernel (by index in kernels).
 	launched []int
 	graphs   emuGraphs // stream capture and the graphs made from it (graph_linux.go)
+	// mathMode is the cuBLAS handle's math mode (cublasSetMathMode): CublasDefaultMath, or
+	// CublasTF32TensorOpMath, under which sgemm rounds its inputs to TF32 (RoundTF32).
+	mathMode int32
 }
 
 // NotLaunched lists the kernels of kernels.go (kernels.Sigs) that this device has never
@@ -562,7 +565,7 @@ func (e *GPU) CUBLAS() *cudalib.CUBLAS {
 	c.Create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
 	c.Destroy = func(uintptr) int32 { return 0 }
 	c.SetStream = func(_, _ uintptr) int32 { return 0 }
-	c.SetMathMode = func(uintptr, int32) int32 { return 0 }
+	c.SetMathMode = e.setMathMode
 	c.GetProperty = func(t int32, v unsafe.Pointer) int32 {
 		*(*int32)(v) = map[int32]int32{cudalib.CublasPropMajor: 13, cudalib.CublasPropMinor: 0}[t]
 		return 0
@@ -573,11 +576,28 @@ func (e *GPU) CUBLAS() *cudalib.CUBLAS {
 	return c
 }
 
+// setMathMode is cublasSetMathMode for the math modes the device uses: CublasDefaultMath and
+// CublasTF32TensorOpMath; any other is CUBLAS_STATUS_INVALID_VALUE (7), as the emulator does
+// not model it.
+func (e *GPU) setMathMode(_ uintptr, mode int32) int32 {
+	switch mode {
+	case cudalib.CublasDefaultMath, cudalib.CublasTF32TensorOpMath:
+		e.mathMode = mode
+		return 0
+	}
+	e.fail(emuErrInvalidValue, "cublasSetMathMode(%d): the emulated cuBLAS models only CUBLAS_DEFAULT_MATH (0) and CUBLAS_TF32_TENSOR_OP_MATH (3)", mode)
+	return 7
+}
+
+// tf32 reports whether products queued now round their inputs to TF32: the math mode at the
+// call, as cuBLAS picks its kernel when called (and a captured product keeps it).
+func (e *GPU) tf32() bool { return e.mathMode == cudalib.CublasTF32TensorOpMath }
+
 // sgemm is cublasSgemm: column-major C [m, n] = α·op(A)·op(B) + β·C with host scalars, which
 // are read now (as cuBLAS does: under capture they become the kernel's arguments).
 func (e *GPU) sgemm(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, c uint64, ldc int32) int32 {
 	al, be := *(*float32)(alpha), *(*float32)(beta)
-	g := emuGemm{ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc}
+	g := emuGemm{ta, tb, m, n, k, al, a, lda, b, ldb, be, c, ldc, e.tf32()}
 	if e.graphs.capturing && e.graphs.ws == 0 {
 		// cuBLAS 12 and later need a workspace of the caller's (cublasSetWorkspace) to be
 		// captured safely: the emulator insists, so a device that forgot it fails here.
@@ -597,6 +617,7 @@ func (e *GPU) sgemmBatched(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.
 	if count < 0 {
 		return 7
 	}
+	tf32 := e.tf32()
 	return e.enqueue("cublasSgemmBatched", func(dry bool) int32 {
 		if count == 0 {
 			return 0
@@ -611,7 +632,7 @@ func (e *GPU) sgemmBatched(_ uintptr, ta, tb int32, m, n, k int32, alpha unsafe.
 			arrs[i] = unsafe.Slice((*uint64)(unsafe.Pointer(&bs[0])), count)
 		}
 		for i := range count {
-			g := emuGemm{ta, tb, m, n, k, al, arrs[0][i], lda, arrs[1][i], ldb, be, arrs[2][i], ldc}
+			g := emuGemm{ta, tb, m, n, k, al, arrs[0][i], lda, arrs[1][i], ldb, be, arrs[2][i], ldc, tf32}
 			if r := e.runSgemm(g, dry); r != 0 {
 				return r
 			}
@@ -632,6 +653,7 @@ type emuGemm struct {
 	beta    float32
 	c       uint64
 	ldc     int32
+	tf32    bool // CUBLAS_TF32_TENSOR_OP_MATH: A and B rounded to TF32, float32 accumulation
 }
 
 // runSgemm checks the operands and, unless dry, computes the product. Status 7 is
@@ -680,6 +702,11 @@ func (e *GPU) runSgemm(g emuGemm, dry bool) int32 {
 	}
 	// Column-major C = op(A)·op(B) is row-major Cᵀ = op(B)ᵀ·op(A)ᵀ over the same memory, with
 	// the same transposition flags: one row-major sgemm.
+	if g.tf32 {
+		// The tensor cores' inputs: copies of A and B rounded to TF32 (device memory is
+		// left as it is); the products and sums stay float32, as on the GPU.
+		av, bv = tf32Copy(av), tf32Copy(bv)
+	}
 	flag := func(t int32) blas.Transpose {
 		if t == cudalib.CublasOpT {
 			return blas.Trans
@@ -688,6 +715,15 @@ func (e *GPU) runSgemm(g emuGemm, dry bool) int32 {
 	}
 	gonum.Implementation{}.Sgemm(flag(g.tb), flag(g.ta), int(n), int(m), int(k), g.alpha, bv, int(g.ldb), av, int(g.lda), g.beta, cv, int(g.ldc))
 	return 0
+}
+
+// tf32Copy is a copy of xs rounded to TF32 (RoundTF32).
+func tf32Copy(xs []float32) []float32 {
+	out := make([]float32, len(xs))
+	for i, x := range xs {
+		out[i] = RoundTF32(x)
+	}
+	return out
 }
 
 // newMemFile returns a sparse file of size bytes for the device memory: a memfd, or an

@@ -17,7 +17,7 @@ import (
 // the base so a shallow clone serves) and runs it on the emulated GPU: every variant writes
 // its rows, the graphs variant replayed graphs and the eager one did not, the profiles count
 // the same device operations with 4 host calls against one per operation, the concurrency
-// step has its rows for K = 1 and 2, the summary has both settings and the runs sharing the
+// step has its rows for K = 1 and 2, the tf32 variant its two rows in tf32, the summary has both settings and the runs sharing the
 // GPU, and a second run into the same folder is refused. About a minute on 2 cores; skipped
 // under -short.
 func TestBundleRunsEmulated(t *testing.T) {
@@ -70,14 +70,17 @@ func TestBundleRunsEmulated(t *testing.T) {
 		}
 		return rs
 	}
-	for _, v := range []string{"graphs", "eager", "base"} {
+	for _, v := range []string{"graphs", "eager", "base", "tf32"} {
 		rs := rows(v)
 		if len(rs) != 2 {
 			t.Errorf("%s: %d rows, want zinc and superpixel", v, len(rs))
 		}
 		for _, r := range rs {
-			if v != "base" && r["cuda_graphs"] != (v == "graphs") {
+			if v != "base" && r["cuda_graphs"] != (v != "eager") {
 				t.Errorf("%s %v: cuda_graphs %v", v, r["suite"], r["cuda_graphs"])
+			}
+			if want := map[bool]string{true: "tf32", false: "fp32"}[v == "tf32"]; v != "base" && r["precision"] != want {
+				t.Errorf("%s %v: precision %v, want %s", v, r["suite"], r["precision"], want)
 			}
 		}
 	}
@@ -99,7 +102,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "profile-graphs zinc r = 1", "Runs sharing the GPU", "| zinc r = 1 | 2 |"} {
+	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "| tf32 s/epoch (peak MiB) |", "profile-graphs zinc r = 1", "Runs sharing the GPU", "| zinc r = 1 | 2 |"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, sum)
 		}

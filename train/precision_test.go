@@ -1,0 +1,94 @@
+package train
+
+import (
+	"bytes"
+	"context"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/runfiles"
+)
+
+// TestPrecisionOnTheCPUIsRefused: train.precision tf32 on device cpu, and on auto without a
+// GPU, fails before the run directory is made, naming the key and the device.
+func TestPrecisionOnTheCPUIsRefused(t *testing.T) {
+	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
+	withProbe(t, func() (gpuexec.Backend, error) { return nil, none })
+	for _, c := range []struct{ device, want string }{
+		{"cpu", "(device cpu)"},
+		{"auto", "(device auto: no usable GPU"},
+	} {
+		r := nm2(t, "train.max_epochs=1", "device="+c.device, "train.precision=tf32")
+		_, err := trainRun(t, r, 41, false, nil)
+		if err == nil || !strings.Contains(err.Error(), "train.precision tf32: the run would train on the CPU "+c.want) ||
+			!strings.Contains(err.Error(), "computes in float32 only") {
+			t.Fatalf("device %s with tf32: %v", c.device, err)
+		}
+		if _, err := os.Stat(r.Dir(41)); !os.IsNotExist(err) {
+			t.Fatalf("device %s with tf32: the run directory was made (%v)", c.device, err)
+		}
+	}
+}
+
+// TestPrecisionTF32 trains one epoch on the emulated GPU in fp32 and in tf32: tf32 is logged
+// and written to config.yaml (fp32 is not), its losses differ from fp32's but closely, and a
+// run resumed under the other precision is refused.
+func TestPrecisionTF32(t *testing.T) {
+	needEmu(t)
+	withProbe(t, emulated)
+	sets := []string{"train.max_epochs=1", "train.batch_size=16", "device=cuda"}
+	fp32 := nm2(t, sets...)
+	tf32 := nm2(t, append(sets, "train.precision=tf32")...)
+	var results [2]runfiles.Epoch
+	for i, r := range []*config.Run{fp32, tf32} {
+		var log bytes.Buffer
+		if _, err := Train(context.Background(), Options{Run: r, Seed: 41, Dir: r.Dir(41), Workers: 1, Log: &log}); err != nil {
+			t.Fatalf("%s: %v\n%s", r.Train.Precision, err, log.String())
+		}
+		es, err := runfiles.ReadMetrics(filepath.Join(r.Dir(41), runfiles.MetricsFile))
+		if err != nil || len(es) != 1 {
+			t.Fatalf("%s: %d epochs, %v", r.Train.Precision, len(es), err)
+		}
+		results[i] = es[0]
+		y, err := os.ReadFile(filepath.Join(r.Dir(41), runfiles.ConfigFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		noted := strings.Contains(log.String(), "train.precision tf32: matrix products on the TF32 tensor cores")
+		written := strings.Contains(string(y), "precision: tf32")
+		if want := r.Train.Precision == config.PrecisionTF32; noted != want || written != want || strings.Contains(string(y), "precision: fp32") {
+			t.Fatalf("%s: logged %t, config.yaml names it %t; log:\n%s\nconfig.yaml:\n%s", r.Train.Precision, noted, written, log.String(), y)
+		}
+	}
+	a, b := results[0], results[1]
+	t.Logf("train loss %.7f (fp32) / %.7f (tf32), val loss %.7f / %.7f", a.TrainLoss, b.TrainLoss, a.ValLoss, b.ValLoss)
+	if a.TrainLoss == b.TrainLoss && a.ValLoss == b.ValLoss {
+		t.Error("tf32 trained exactly as fp32: the precision did not reach the device")
+	}
+	for _, p := range [][2]float64{{a.TrainLoss, b.TrainLoss}, {a.ValLoss, b.ValLoss}} {
+		if math.Abs(p[0]-p[1]) > 1e-2*math.Abs(p[0])+1e-4 {
+			t.Errorf("losses %v (fp32) and %v (tf32) are far apart", p[0], p[1])
+		}
+	}
+
+	// The tf32 run is named apart (…-tf32), and resuming the fp32 run's folder under tf32 is
+	// refused: the config differs from its checkpoint's.
+	again, err := config.Load("", []string{"dataset.name=neighborsmatch-2", "dataset.encoding=adj", "dataset.r=2",
+		"train.max_epochs=2", "train.batch_size=16", "device=cuda", "train.precision=tf32", "out=" + fp32.Out})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again.Dir(41) == fp32.Dir(41) {
+		t.Fatalf("the tf32 run has the fp32 run's folder %s", again.Dir(41))
+	}
+	_, err = Train(context.Background(), Options{Run: again, Seed: 41, Dir: fp32.Dir(41), Resume: true, Workers: 1}) // train -resume DIR -set train.precision=tf32
+	if err == nil || !strings.Contains(err.Error(), "train.precision tf32 (want fp32)") {
+		t.Fatalf("resuming an fp32 run under tf32: %v", err)
+	}
+}
