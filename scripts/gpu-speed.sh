@@ -20,6 +20,7 @@
 #   concurrent  runs sharing the GPU: K = 1, 4, 8 trainers of ZINC r = 1 at once in one
 #           process, each on its own stream (gpubench -concurrent; one warm-up epoch, one timed)
 #   tf32    this build with train.precision tf32 (matrix products on the TF32 tensor cores)
+#   evalbig ZINC's validation split evaluated batch by batch and in large batches (-eval)
 # Rows go to OUTDIR/gpubench-VARIANT.jsonl and OUTDIR/torch.jsonl, logs to OUTDIR/*.log, and
 # OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks) and
 # the runs sharing the GPU (graphs/s of K at once against K times one's).
@@ -158,6 +159,13 @@ run() {
 	# train.precision tf32, after everything the float32 comparison needs: what TF32 products save.
 	bench tf32 gpubench zinc 1 -precision tf32
 	bench tf32 gpubench superpixel 4 -precision tf32
+	# Evaluation of ZINC's validation split batch by batch (as the CPU) and in large batches (as
+	# a GPU run evaluates since 2026-11-27): seconds and device operations of each.
+	if [ $emu = 1 ]; then
+		bench evalbig gpubench zinc 1 -eval 12 -eval-batch 6
+	else
+		bench evalbig gpubench zinc 1 -eval 1000
+	fi
 	summary >"$OUT/summary.md"
 	cat "$OUT/summary.md"
 }
@@ -213,6 +221,12 @@ if conc:
         print(f"| {setting} | {x['concurrent']} | {x['graphs_per_second']:.1f} | {x['steps_per_second']:.2f} | {x['ratio']:.2f} "
               f"| {x['peak_alloc_mib']:.0f} | {x['device_used_mib']:.0f} |")
 for (suite, r), v in sorted(rows.items()):
+    e = (v.get("evalbig") or {}).get("eval")
+    if e:
+        print(f"\nevaluation {suite} r = {r}: {e['graphs']} graphs in {e['batches']} batches: {e['seconds']:.3f} s, "
+              f"{e['device_ops']} device operations, {e['host_calls']} host calls; in {e['large_batches']} large batches: "
+              f"{e['large_seconds']:.3f} s, {e['large_device_ops']} device operations, {e['large_host_calls']} host calls "
+              f"({e['metric']} {e['value']:.5f} / {e['large_value']:.5f})")
     for p in ("profile-graphs", "profile-eager"):
         x = v.get(p)
         if x and x.get("profile"):

@@ -102,7 +102,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "| tf32 s/epoch (peak MiB) |", "profile-graphs zinc r = 1", "Runs sharing the GPU", "| zinc r = 1 | 2 |"} {
+	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "| tf32 s/epoch (peak MiB) |", "profile-graphs zinc r = 1", "Runs sharing the GPU", "| zinc r = 1 | 2 |", "evaluation zinc r = 1: 12 graphs in 4 batches"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, sum)
 		}
