@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
@@ -71,12 +74,40 @@ func (d *Device) Kernels() (*Kernels, error) {
 	return d.kernels, d.kernelsError
 }
 
+// EnvArch names a virtual architecture to compile the kernels' PTX for instead of the GPU's
+// (70 or compute_70): an older one, whose PTX the driver JIT-compiles for the GPU, checks on a
+// newer GPU the code an older GPU would run (compute_70 is a V100's; docs/gpu.md, "Checking a
+// GPU machine").
+const EnvArch = "REWIREGNN_CUDA_ARCH"
+
+// KernelArch returns the architecture the kernels are compiled for on a GPU of compute
+// capability cc: $REWIREGNN_CUDA_ARCH where set (PTX only, at most cc, one NVRTC knows), else
+// NVRTC's choice (TargetArch).
+func KernelArch(nv *cudalib.NVRTC, cc int) (int, error) {
+	v := strings.TrimSpace(os.Getenv(EnvArch))
+	if v == "" {
+		return nv.TargetArch(cc)
+	}
+	arch, err := strconv.Atoi(strings.TrimPrefix(v, "compute_"))
+	switch {
+	case err != nil || arch <= 0:
+		return 0, fmt.Errorf("cuda: %s=%q: want a virtual architecture such as 70 or compute_70", EnvArch, v)
+	case nv.Cubin:
+		return 0, fmt.Errorf("cuda: %s=%s: NVRTC %v (%s) is newer than the driver and compiles device code for the GPU only; set REWIREGNN_NVRTC to an NVRTC no newer than the driver", EnvArch, v, nv.Version, nv.Path)
+	case arch > cc:
+		return 0, fmt.Errorf("cuda: %s=%s: PTX for compute_%d does not run on a GPU of compute capability %d.%d", EnvArch, v, arch, cc/10, cc%10)
+	case len(nv.Archs()) > 0 && !slices.Contains(nv.Archs(), arch):
+		return 0, fmt.Errorf("cuda: %s=%s: NVRTC %v (%s) does not compile for compute_%d (it knows %v)", EnvArch, v, nv.Version, nv.Path, arch, nv.Archs())
+	}
+	return arch, nil
+}
+
 func buildKernels(d *Device, cache kernels.Cache) (*Kernels, error) {
 	nv, err := cudalib.LoadNVRTC(&d.Driver)
 	if err != nil {
 		return nil, err
 	}
-	arch, err := nv.TargetArch(d.CC)
+	arch, err := KernelArch(nv, d.CC)
 	if err != nil {
 		return nil, err
 	}

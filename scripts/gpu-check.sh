@@ -89,6 +89,7 @@ build() {
 		CGO_ENABLED=0 "$go" build -ldflags='-s -w' -o "$b/bin/$c" "./cmd/$c" || die "go build ./cmd/$c failed"
 	done
 	cp -R "$datadir/zinc" "$b/data/zinc" || die "copy ZINC"
+	bundle_nvrtc70 "$b/nvrtc-compute70"
 	cp "${BASH_SOURCE[0]}" "$b/gpu-check.sh" && chmod +x "$b/gpu-check.sh" || die "copy the script"
 	{
 		echo "commit: $(git -C "$root" rev-parse HEAD 2>/dev/null || echo unknown)$(git -C "$root" diff --quiet HEAD 2>/dev/null || echo ' (with uncommitted changes)')"
@@ -115,17 +116,38 @@ build() {
 	echo "gpu-check: $archive $size bytes ($((size / 1024 / 1024)) MiB) in $((SECONDS - t0))s"
 }
 
+# bundle_nvrtc70 DIR copies an NVRTC of CUDA 11 or 12 (one that still compiles for compute_70,
+# a V100's architecture; CUDA 13's does not) and its builtins into DIR, for the compute70 step:
+# GPU_CHECK_NVRTC names the library, else the system's (Debian's libnvrtc11.2, which CI
+# installs). Without one the bundle has none and the step SKIPs.
+bundle_nvrtc70() {
+	local dir=$1 lib real ver builtins
+	lib=${GPU_CHECK_NVRTC:-$(ldconfig -p 2>/dev/null | awk '$1 ~ /^libnvrtc\.so\.1[12](\.|$)/ {print $NF; exit}')}
+	if [ -z "$lib" ] || [ ! -f "$lib" ]; then
+		echo "gpu-check: no NVRTC of CUDA 11 or 12 here (GPU_CHECK_NVRTC): the compute70 step will SKIP"
+		return 0
+	fi
+	real=$(readlink -f "$lib") || die "readlink $lib"
+	# libnvrtc.so.11.8.89 → its builtins, libnvrtc-builtins.so.11.8, in the same folder.
+	ver=$(basename "$real" | sed -nE 's/^libnvrtc\.so\.([0-9]+\.[0-9]+).*/\1/p')
+	builtins=$(dirname "$real")/libnvrtc-builtins.so.$ver
+	[ -n "$ver" ] && [ -f "$builtins" ] || die "NVRTC $lib: no builtins $builtins beside it"
+	mkdir -p "$dir" || die "mkdir $dir"
+	cp -L "$lib" "$dir/$(basename "$lib")" && cp -L "$builtins" "$dir/libnvrtc-builtins.so.$ver" || die "copy NVRTC $lib"
+	echo "gpu-check: bundled NVRTC $ver ($lib) for the compute70 step"
+}
+
 # ---------------------------------------------------------------- run (there) ----
 
-# Step plan: name, limit in seconds (full, quick). The limits sum to 560 s (full) and 170 s
+# Step plan: name, limit in seconds (full, quick). The limits sum to 560 s (full) and 195 s
 # (quick); unpacking and the summary take a few seconds more.
-STEPS="env gpuinfo ops large equiv track train memcheck racecheck bench"
-declare -A LIMIT_FULL=([env]=15 [gpuinfo]=40 [ops]=60 [large]=60 [equiv]=40 [track]=40 [train]=40 [memcheck]=70 [racecheck]=45 [bench]=150)
-declare -A LIMIT_QUICK=([env]=8 [gpuinfo]=25 [ops]=25 [large]=15 [equiv]=15 [track]=15 [train]=15 [memcheck]=15 [racecheck]=12 [bench]=25)
+STEPS="env gpuinfo ops large equiv track train memcheck racecheck bench compute70"
+declare -A LIMIT_FULL=([env]=15 [gpuinfo]=40 [ops]=60 [large]=60 [equiv]=40 [track]=40 [train]=40 [memcheck]=70 [racecheck]=45 [bench]=100 [compute70]=50)
+declare -A LIMIT_QUICK=([env]=8 [gpuinfo]=25 [ops]=25 [large]=15 [equiv]=15 [track]=15 [train]=15 [memcheck]=15 [racecheck]=12 [bench]=25 [compute70]=25)
 
 # Hardware steps are SKIP under -emu (env and gpuinfo still run what needs no GPU, for the
 # log); the rest run their emulated counterparts.
-declare -A HARDWARE=([env]=1 [gpuinfo]=1 [large]=1 [train]=1 [memcheck]=1 [racecheck]=1)
+declare -A HARDWARE=([env]=1 [gpuinfo]=1 [large]=1 [train]=1 [memcheck]=1 [racecheck]=1 [compute70]=1)
 
 # The sanitizers run the ops tests whose kernels they check; the run filter keeps them in
 # their time limit (a sanitized launch is 10-100x slower). GPU_CHECK_SAN_RUN and
@@ -267,6 +289,23 @@ sanitize() {
 	REWIREGNN_REQUIRE_GPU=1 "$s" --tool "$tool" --error-exitcode 1 --print-limit 50 \
 		./cuda.test -test.v -test.count=1 -test.run "$run" -test.skip "$skip"
 }
+# compute70: the op tests with the kernels compiled by the bundled NVRTC of CUDA 11 or 12 as PTX
+# for compute_70 (a V100's architecture) and JIT-compiled by this GPU's driver: the nearest
+# check of a V100 on a newer GPU (REWIREGNN_CUDA_ARCH, REWIREGNN_NVRTC; a kernel cache of its
+# own).
+step_compute70() {
+	if [ "$EMU" = 1 ]; then echo "SKIP: emu (the emulated GPU compiles no PTX)"; return 3; fi
+	local lib
+	lib=$(ls "$B"/nvrtc-compute70/libnvrtc.so.* 2>/dev/null | head -1)
+	[ -n "$lib" ] || { echo "SKIP: the bundle holds no NVRTC of CUDA 11 or 12 (build it where one is: Debian's libnvrtc11.2, or GPU_CHECK_NVRTC)"; return 3; }
+	export REWIREGNN_NVRTC=$lib REWIREGNN_CUDA_ARCH=70 REWIREGNN_KERNEL_CACHE=$WORK/kernel-cache-70
+	"$B/bin/gpuinfo" -compile | tee "$WORK/compute70-gpuinfo.txt" || return 1
+	grep -q 'for compute_70 by NVRTC' "$WORK/compute70-gpuinfo.txt" || { echo "FAIL: the kernels were not compiled for compute_70"; return 1; }
+	local run='TestGPU'
+	[ "$QUICK" = 1 ] && run='TestGPUGatherScatter|TestGPUBatchNorm$|TestGPUBatched|TestGPUFusedStats|TestGPUAdam'
+	REWIREGNN_REQUIRE_GPU=1 gotest cuda -test.run "$run" -test.skip 'TestGPULarge'
+}
+
 step_memcheck() { sanitize memcheck; }
 step_racecheck() { sanitize racecheck; }
 
@@ -336,6 +375,11 @@ key() {
 	gpuinfo)
 		v=$(grep -m1 -oE 'kernels for GPU 0: architecture [0-9]+' "$log")
 		[ -n "$v" ] || v=$(grep -m1 -E 'driver:' "$log" | cut -c1-60)
+		echo "$v"
+		;;
+	compute70)
+		v=$(grep -m1 -oE '[0-9]+ kernels for compute_70 by NVRTC [0-9.]+' "$log")
+		[ -n "$v" ] && grep -qE -- '^ *--- (PASS|FAIL|SKIP)' "$log" && v="$v; $(counts "$log")"
 		echo "$v"
 		;;
 	ops | large | equiv | track)

@@ -22,6 +22,7 @@ const maxArchive = 50 * 1000 * 1000 // bytes, as in the script
 var steps = []struct{ name, emu string }{
 	{"env", "SKIP"}, {"gpuinfo", "SKIP"}, {"ops", "PASS"}, {"large", "SKIP"}, {"equiv", "PASS"},
 	{"track", "PASS"}, {"train", "SKIP"}, {"memcheck", "SKIP"}, {"racecheck", "SKIP"}, {"bench", "PASS"},
+	{"compute70", "SKIP"},
 }
 
 // TestBundleRunsEmulated builds the bundle (scripts/gpu-check.sh build), checks its size and
@@ -87,6 +88,21 @@ func TestBundleRunsEmulated(t *testing.T) {
 		if !members[want] {
 			t.Errorf("archive lacks %s; it holds:\n%s", want, list)
 		}
+	}
+
+	// The compute70 step's NVRTC: bundled where the build found one of CUDA 11 or 12 (it says
+	// which), with its builtins beside it.
+	if strings.Contains(string(out), "bundled NVRTC") {
+		var lib, builtins bool
+		for m := range members {
+			lib = lib || strings.HasPrefix(m, "gpu-check/nvrtc-compute70/libnvrtc.so.")
+			builtins = builtins || strings.HasPrefix(m, "gpu-check/nvrtc-compute70/libnvrtc-builtins.so.")
+		}
+		if !lib || !builtins {
+			t.Errorf("the build bundled an NVRTC, but the archive lacks it or its builtins:\n%s", list)
+		}
+	} else if !strings.Contains(string(out), "the compute70 step will SKIP") {
+		t.Errorf("the build says neither that it bundled an NVRTC nor that it found none:\n%s", out)
 	}
 
 	// run -emu -quick
