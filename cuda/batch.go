@@ -39,11 +39,7 @@ func (k *Kernels) NewPtrTable(n int) (*PtrTable, error) {
 func (t *PtrTable) Len() int { return len(t.host) }
 
 // Set sets entry i to p.
-func (t *PtrTable) Set(i int, p DevPtr) {
-	if t.host[i] != uint64(p) {
-		t.host[i], t.dirty = uint64(p), true
-	}
-}
+func (t *PtrTable) Set(i int, p DevPtr) { t.SetWord(i, uint64(p)) }
 
 // SetWord sets entry i to w, a number rather than an address (FillBatch's counts and values).
 func (t *PtrTable) SetWord(i int, w uint64) {
@@ -143,21 +139,12 @@ func (k *Kernels) ColSumBatch(t *PtrTable, off, n, rows, d int) error {
 // colSumBatchLocked launches col_sum_batch over cnt matrices, their addresses at entry xs of t
 // and their outputs' at entry outs. The caller holds the device.
 func (k *Kernels) colSumBatchLocked(t *PtrTable, xs, outs, cnt, rows, d int) error {
-	tiles, chunks, rpc := colReduceGeometry(rows, d)
-	grid := dim3{uint32(tiles), uint32(chunks), uint32(cnt)}
-	var part, count DevPtr
-	free := func() {}
-	if chunks > 1 {
-		var err error
-		if count, err = k.colCounters(tiles * cnt); err != nil {
-			return err
-		}
-		if part, _, free, err = k.colScratch(cnt, chunks, d); err != nil {
-			return fmt.Errorf("cuda: scratch of a batched column sum (%d × %d chunks × %d): %w", cnt, chunks, d, err)
-		}
+	r, err := k.colReduceN(rows, d, 1, cnt)
+	if err != nil {
+		return err
 	}
-	defer free()
-	return k.launch("col_sum_batch", grid, blockCol, aP(t.at(outs)), aP(t.at(xs)), aP(part), aP(count), aI(rows), aI(d), aI(rpc))
+	defer r.free()
+	return k.launch("col_sum_batch", r.grid, blockCol, aP(t.at(outs)), aP(t.at(xs)), aP(r.part), aP(r.count), aI(rows), aI(d), aI(r.rpc))
 }
 
 // gemmBatchedLocked queues C_i = op(A_i)·op(B_i) in row-major order (rowMajorGemm) for the n
@@ -215,10 +202,7 @@ func (k *Kernels) FillBatch(t *PtrTable, off, n int) error {
 		c.cond(n <= colMaxChunks, "%d fills in one launch (at most %d)", n, colMaxChunks)
 	}
 	most := 0
-	for i := range n {
-		if !ok {
-			break
-		}
+	for i := 0; ok && i < n; i++ {
 		words := t.host[off+3*i+1]
 		if words > math.MaxInt32 {
 			c.cond(false, "fill %d of %d words", i, words)

@@ -270,18 +270,24 @@ type colReduction struct {
 
 // colReduce prepares a column reduction over rows × d with q partial quantities per column.
 // The caller holds the device and calls free once the kernel is queued.
-func (k *Kernels) colReduce(rows, d, q int) (colReduction, error) {
+func (k *Kernels) colReduce(rows, d, q int) (colReduction, error) { return k.colReduceN(rows, d, q, 1) }
+
+// colReduceN prepares n column reductions of rows × d at once, one per grid.z (col_sum_batch):
+// each with the geometry of one, its own arrival counters (tiles apart) and its own partials
+// (q·chunks·d apart). n·tiles must stay below colTargetBlocks (colCounters).
+func (k *Kernels) colReduceN(rows, d, q, n int) (colReduction, error) {
 	tiles, chunks, rpc := colReduceGeometry(rows, d)
 	r := colReduction{grid: colChunkGrid(tiles, chunks), rpc: rpc, free: func() {}}
+	r.grid.z = uint32(n)
 	if chunks == 1 {
 		return r, nil
 	}
 	var err error
-	if r.count, err = k.colCounters(tiles); err != nil {
+	if r.count, err = k.colCounters(tiles * n); err != nil {
 		return r, err
 	}
-	if r.part, r.tot, r.free, err = k.colScratch(q, chunks, d); err != nil {
-		return r, fmt.Errorf("cuda: scratch of a column reduction (%d chunks × %d × %d): %w", chunks, q, d, err)
+	if r.part, r.tot, r.free, err = k.colScratch(q*n, chunks, d); err != nil {
+		return r, fmt.Errorf("cuda: scratch of %d column reductions (%d chunks × %d × %d): %w", n, chunks, q, d, err)
 	}
 	return r, nil
 }

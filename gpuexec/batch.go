@@ -247,10 +247,16 @@ func (e *Exec) fillTable(pr *Program) error {
 	return nil
 }
 
-// batched queues a batched step or a fill step: one launch for all its members.
-func (e *Exec) batched(pr *Program, st *Step) error {
-	if st.Fills != nil {
+// fused queues a step the plan made of several, with one launch: a batched step, a fill
+// step, or an L1 loss with its gradient.
+func (e *Exec) fused(pr *Program, st *Step) error {
+	switch {
+	case st.Fills != nil:
 		return e.B.FillBatch(pr.table, st.Table, len(st.Fills))
+	case st.WithGrad: // (p, y, w) and (p, y, w, g)
+		in, n := st.Ins[1], pr.Plan.Vals[st.Outs[1]].Elems
+		return e.B.MaskedL1WithGrad(e.Ptr(pr, st.Outs[0]), e.Ptr(pr, st.Outs[1]), e.Ptr(pr, in[0]), e.Ptr(pr, in[1]),
+			e.Ptr(pr, in[2]), e.Ptr(pr, in[3]), n)
 	}
 	pl, n := pr.Plan, len(st.Ins)
 	in := st.Ins[0]

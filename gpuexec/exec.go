@@ -646,15 +646,11 @@ func (e *Exec) CopyResults(pr *Program, n int) error {
 // Shape returns the rows and columns of value v (a vector is one row; a scalar 1×1).
 func (pl *Plan) Shape(v int) (int, int) { return pl.Vals[v].Rows, pl.Vals[v].Cols }
 
-// step queues one step through the dispatch table (launch.go), or a batched step (batch.go).
+// step queues one step through the dispatch table (launch.go), or a step the plan fused from
+// several (fused, batch.go).
 func (e *Exec) step(pr *Program, st *Step) error {
-	if st.Batch || st.Fills != nil {
-		return e.batched(pr, st)
-	}
-	if st.WithGrad { // (p, y, w) and (p, y, w, g): the loss and its gradient in one launch
-		in, n := st.Ins[1], pr.Plan.Vals[st.Outs[1]].Elems
-		return e.B.MaskedL1WithGrad(e.Ptr(pr, st.Outs[0]), e.Ptr(pr, st.Outs[1]), e.Ptr(pr, in[0]), e.Ptr(pr, in[1]),
-			e.Ptr(pr, in[2]), e.Ptr(pr, in[3]), n)
+	if st.Batch || st.Fills != nil || st.WithGrad {
+		return e.fused(pr, st)
 	}
 	return table.Run(&call{e: e, b: e.B, pr: pr, st: st}, st.Kind, &st.Node)
 }

@@ -109,14 +109,7 @@ func TestEmulatedConcurrent(t *testing.T) {
 	if code := run(args, &out, &errw); code != 0 {
 		t.Fatalf("exit status %d: %s", code, errw.String())
 	}
-	var rows []ConcurrentRow
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var row ConcurrentRow
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatalf("%v in %q", err, line)
-		}
-		rows = append(rows, row)
-	}
+	rows := jsonLines[ConcurrentRow](t, out.String())
 	if len(rows) != 2 || rows[0].Concurrent != 1 || rows[1].Concurrent != 2 {
 		t.Fatalf("rows %+v, want K = 1 and 2", rows)
 	}
@@ -197,11 +190,7 @@ func TestEmulatedPrecisions(t *testing.T) {
 		t.Fatalf("exit status %d: %s", code, errw.String())
 	}
 	var precs []string
-	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
-		var row Row
-		if err := json.Unmarshal([]byte(line), &row); err != nil {
-			t.Fatalf("%v in %q", err, line)
-		}
+	for _, row := range jsonLines[Row](t, out.String()) {
 		if row.Error != "" || row.Graphs != 3 {
 			t.Fatalf("row %+v", row)
 		}
@@ -213,4 +202,18 @@ func TestEmulatedPrecisions(t *testing.T) {
 	if !strings.Contains(errw.String(), "train.precision tf32: matrix products on the TF32 tensor cores") {
 		t.Errorf("log without the tf32 note:\n%s", errw.String())
 	}
+}
+
+// jsonLines decodes the JSON lines of out, one T each.
+func jsonLines[T any](t *testing.T, out string) []T {
+	t.Helper()
+	var rows []T
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var row T
+		if err := json.Unmarshal([]byte(line), &row); err != nil {
+			t.Fatalf("%v in %q", err, line)
+		}
+		rows = append(rows, row)
+	}
+	return rows
 }

@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"slices"
 	"strconv"
@@ -115,49 +114,16 @@ func TestKillAndResume(t *testing.T) {
 
 func compareRuns(t *testing.T, a, b string) {
 	t.Helper()
-	ea, err := runfiles.ReadMetrics(filepath.Join(a, runfiles.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eb, err := runfiles.ReadMetrics(filepath.Join(b, runfiles.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ea) != len(eb) || len(ea) != 30 {
+	ea, eb := epochsOf(t, a, b)
+	if len(ea) != 30 {
 		t.Fatalf("%d and %d epochs, want 30", len(ea), len(eb))
 	}
-	for i := range ea {
-		x, y := ea[i], eb[i]
-		x.Seconds, x.EvalSeconds, x.Elapsed = 0, 0, 0
-		y.Seconds, y.EvalSeconds, y.Elapsed = 0, 0, 0
-		if !reflect.DeepEqual(x, y) {
-			t.Fatalf("epoch %d differs:\n%+v\n%+v", i, x, y)
-		}
-	}
-	ra, err := runfiles.ReadResult(filepath.Join(a, runfiles.ResultFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := runfiles.ReadResult(filepath.Join(b, runfiles.ResultFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sameTimelessEpochs(t, ea, eb)
+	ra, rb := resultsOf(t, a, b)
 	if ra.TestMetric != rb.TestMetric || ra.TrainMetric != rb.TrainMetric || ra.StoppedBy != rb.StoppedBy || rb.Resumed != 2 {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
-	ca, err := train.ReadCheckpoint(filepath.Join(a, runfiles.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := train.ReadCheckpoint(filepath.Join(b, runfiles.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range ca.Params {
-		if !slices.Equal(v, cb.Params[name]) {
-			t.Fatalf("parameter %s differs", name)
-		}
-	}
+	sameParams(t, a, b)
 }
 
 // TestBadFlags: usage errors name the problem.

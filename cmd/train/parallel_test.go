@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"strconv"
 	"strings"
@@ -29,53 +28,17 @@ const parRun = "neighborsmatch-2-gatedgcn-lp-r1"
 // its timings), the result's and the checkpoint's parameters, bit for bit.
 func sameRun(t *testing.T, a, b string) {
 	t.Helper()
-	ea, err := runfiles.ReadMetrics(filepath.Join(a, runfiles.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
+	ea, eb := epochsOf(t, a, b)
+	if len(ea) == 0 {
+		t.Fatalf("%s: no epochs", a)
 	}
-	eb, err := runfiles.ReadMetrics(filepath.Join(b, runfiles.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ea) != len(eb) || len(ea) == 0 {
-		t.Fatalf("%s: %d epochs, %s: %d", a, len(ea), b, len(eb))
-	}
-	for i := range ea {
-		x, y := ea[i], eb[i]
-		x.Seconds, x.EvalSeconds, x.Elapsed = 0, 0, 0
-		y.Seconds, y.EvalSeconds, y.Elapsed = 0, 0, 0
-		if !reflect.DeepEqual(x, y) {
-			t.Fatalf("epoch %d differs:\n%s: %+v\n%s: %+v", i, a, x, b, y)
-		}
-	}
-	ra, err := runfiles.ReadResult(filepath.Join(a, runfiles.ResultFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	rb, err := runfiles.ReadResult(filepath.Join(b, runfiles.ResultFile))
-	if err != nil {
-		t.Fatal(err)
-	}
+	sameTimelessEpochs(t, ea, eb)
+	ra, rb := resultsOf(t, a, b)
 	if ra.TestMetric != rb.TestMetric || ra.TrainMetric != rb.TrainMetric || ra.ValMetric != rb.ValMetric || ra.Epochs != rb.Epochs ||
 		ra.StoppedBy != rb.StoppedBy || ra.FinalLR != rb.FinalLR || ra.Device != rb.Device {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
-	ca, err := train.ReadCheckpoint(filepath.Join(a, runfiles.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := train.ReadCheckpoint(filepath.Join(b, runfiles.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ca.Params) == 0 || len(ca.Params) != len(cb.Params) {
-		t.Fatalf("%d and %d parameters", len(ca.Params), len(cb.Params))
-	}
-	for name, v := range ca.Params {
-		if !slices.Equal(v, cb.Params[name]) {
-			t.Fatalf("parameter %s differs", name)
-		}
-	}
+	sameParams(t, a, b)
 }
 
 // TestParallelMatchesSequential: -parallel 2 over three seeds on the CPU (two at once, then the
@@ -205,36 +168,14 @@ func TestParallelInterrupt(t *testing.T) {
 // interrupted run extended with -resume -epochs): the figures and parameters, not the hashes.
 func sameFigures(t *testing.T, a, b string) {
 	t.Helper()
-	ea, err := runfiles.ReadMetrics(filepath.Join(a, runfiles.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	eb, err := runfiles.ReadMetrics(filepath.Join(b, runfiles.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(ea) != len(eb) {
-		t.Fatalf("%d and %d epochs", len(ea), len(eb))
-	}
+	ea, eb := epochsOf(t, a, b)
 	for i := range ea {
 		x, y := ea[i], eb[i]
 		if x.TrainLoss != y.TrainLoss || x.TrainMetric != y.TrainMetric || x.TestMetric != y.TestMetric || x.LR != y.LR {
 			t.Fatalf("epoch %d differs:\n%+v\n%+v", i, x, y)
 		}
 	}
-	ca, err := train.ReadCheckpoint(filepath.Join(a, runfiles.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cb, err := train.ReadCheckpoint(filepath.Join(b, runfiles.CheckpointFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	for name, v := range ca.Params {
-		if !slices.Equal(v, cb.Params[name]) {
-			t.Fatalf("parameter %s differs", name)
-		}
-	}
+	sameParams(t, a, b)
 }
 
 // TestParallelEmu: -parallel 2 -device emu (two emulated devices, each its own stream, at
