@@ -75,7 +75,9 @@ func TestGPUBatchedChecks(t *testing.T) {
 	tab, err := k.NewPtrTable(3)
 	must(t, err)
 	defer k.FreeTable(tab)
-	x, w, small := g.up(make([]float32, 12)), g.up(make([]float32, 12)), g.up(make([]float32, 2))
+	// The operands need more than a GPU allocation's smallest size class (512 bytes), so the
+	// small buffer is short on a GPU as on the emulated one (whose sizes are exact).
+	x, w, small := g.up(make([]float32, 1000)), g.up(make([]float32, 1000)), g.up(make([]float32, 2))
 	for j, p := range []DevPtr{x, w, small} {
 		tab.Set(j, p)
 	}
@@ -83,11 +85,11 @@ func TestGPUBatchedChecks(t *testing.T) {
 		what, want string
 		run        func() error
 	}{
-		{"changed since upload", "changed since its upload", func() error { return k.MatMulBatch(tab, 0, 1, 3, 4, 3) }},
+		{"changed since upload", "changed since its upload", func() error { return k.MatMulBatch(tab, 0, 1, 40, 4, 4) }},
 		{"upload", "", func() error { return k.UploadTable(tab) }},
-		{"past the table", "pointer table of 3", func() error { return k.MatMulBatch(tab, 1, 1, 3, 4, 3) }},
-		{"small output", "out[0] holds", func() error { return k.MatMulBatch(tab, 0, 1, 3, 4, 3) }},
-		{"small sums", "out[0] holds", func() error { return k.ColSumBatch(tab, 1, 1, 4, 3) }},
+		{"past the table", "pointer table of 3", func() error { return k.MatMulBatch(tab, 1, 1, 40, 4, 4) }},
+		{"small output", "out[0] holds", func() error { return k.MatMulBatch(tab, 0, 1, 40, 4, 4) }},
+		{"small sums", "out[0] holds", func() error { return k.ColSumBatch(tab, 1, 1, 4, 200) }},
 	} {
 		err := c.run()
 		if c.want == "" {

@@ -1154,6 +1154,11 @@ func TestGPUBadArguments(t *testing.T) {
 		"adam scalars":  k.AdamStep(adamOf(nn.NewAdam(1e-3)), g.poison(2), small, small, small, small, 4),
 		"dropout p = 1": k.Dropout(small, small, 4, 1, 0, g.poison(StepScalarWords)),
 	} {
+		if name == "adam scalars" && !emulated() {
+			// A GPU allocation holds at least 512 bytes, more than the step scalars need: a
+			// buffer of 2 words is not short there. The emulated GPU's sizes are exact.
+			continue
+		}
 		if err == nil {
 			t.Errorf("%s: accepted", name)
 		} else {

@@ -14,7 +14,9 @@ import (
 //
 //   - the product equals the float32 product of the inputs rounded to TF32 (emu.RoundTF32),
 //     computed on the device in the default mode: on the emulated GPU bit for bit, on a GPU
-//     within float32 rounding (the tensor-core kernels sum in another order);
+//     within float32 rounding (the tensor-core kernels sum in another order); the batched
+//     product on a GPU only within the TF32 bound below (cuBLAS's batched kernels may truncate
+//     to TF32 where its single product rounds: an H200 did, 2026-11-27);
 //   - it equals the CPU's float64 product of the rounded inputs within float32 rounding;
 //   - it differs from the float32 product, by at most the TF32 error bound per element,
 //     (2⁻⁹ + 2⁻¹⁸ + 2·k·2⁻²⁴)·Σ|x||w|: two inputs each off by up to one TF32 unit (2⁻¹⁰
@@ -74,17 +76,7 @@ func TestGPUTF32(t *testing.T) {
 				near(t, "tf32 product vs the float32 product of the TF32-rounded inputs", tf32, rounded, reduce)
 			}
 			near(t, "tf32 product vs the CPU product of the TF32-rounded inputs", tf32, cpu, reduce)
-			differ := 0
-			for j := range tf32 {
-				diff := math.Abs(float64(tf32[j]) - float64(fp32[j]))
-				if diff > bound[j] {
-					t.Fatalf("tf32 product[%d] = %v, float32 %v: %.3g apart, beyond the TF32 bound %.3g", j, tf32[j], fp32[j], diff, bound[j])
-				}
-				if diff > 0 {
-					differ++
-				}
-			}
-			if differ == 0 {
+			if withinTF32(t, "tf32 product", tf32, fp32, bound) == 0 {
 				t.Fatalf("the tf32 product equals the float32 product in all %d elements: the math mode did nothing", len(tf32))
 			}
 
@@ -101,9 +93,15 @@ func TestGPUTF32(t *testing.T) {
 			single := product(MathTF32, dxr, dwr) // TF32 inputs stay as they are
 			for j, want := range [][]float32{tf32, single} {
 				got := g.down(outs[j], m*b)
-				if emulated() {
+				switch {
+				case emulated():
 					sameBits32(t, fmt.Sprintf("batched tf32 product %d", j), got, want)
-				} else {
+				case j == 0:
+					// cuBLAS may convert to TF32 another way in its batched kernels (an H200
+					// truncated where the single product rounded, for 31×7·7×33): only the
+					// TF32 bound against the float32 product holds for inputs not in TF32.
+					withinTF32(t, "batched tf32 product 0", got, fp32, bound)
+				default:
 					near(t, fmt.Sprintf("batched tf32 product %d", j), got, want, reduce)
 				}
 			}
@@ -132,6 +130,23 @@ func TestGPUTF32(t *testing.T) {
 			}
 		})
 	}
+}
+
+// withinTF32 fails the test where got is further from the float32 product fp32 than the TF32
+// error bound, and returns how many elements differ from it at all.
+func withinTF32(t *testing.T, what string, got, fp32 []float32, bound []float64) int {
+	t.Helper()
+	differ := 0
+	for j := range got {
+		diff := math.Abs(float64(got[j]) - float64(fp32[j]))
+		if diff > bound[j] {
+			t.Fatalf("%s[%d] = %v, float32 %v: %.3g apart, beyond the TF32 bound %.3g", what, j, got[j], fp32[j], diff, bound[j])
+		}
+		if diff > 0 {
+			differ++
+		}
+	}
+	return differ
 }
 
 // TestMathModeNames: the modes' names and values (cublasMath_t), and an unknown mode refused.
