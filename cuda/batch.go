@@ -177,7 +177,7 @@ func (d *Device) gemmBatchedLocked(transA, transB bool, m, n, k int, t *PtrTable
 	pin.Pin(alpha)
 	pin.Pin(beta)
 	// rowMajorGemm swaps the operands: cuBLAS's A is our B and its B our A.
-	return d.timedLocked("sgemm_batched", func() error {
+	return d.timedLocked(d.gemmLabel("sgemm_batched", transA, transB, m, n, k, false, count), func() error {
 		r := h.lib.SgemmBatched(h.h, g.ta, g.tb, g.m, g.n, g.k, unsafe.Pointer(alpha), uint64(t.at(bs)), g.lda, uint64(t.at(as)), g.ldb, unsafe.Pointer(beta), uint64(t.at(cs)), g.ldc, int32(count))
 		if r != 0 {
 			return fmt.Errorf("cuda: cublasSgemmBatched (%s) for %d row-major %d×%d·%d×%d products: status %d", h.lib.Path, count, m, k, k, n, r)

@@ -10,9 +10,11 @@ func TestColReduceGeometry(t *testing.T) {
 	}{
 		{0, 70, 3, 1, 0},
 		{1, 1, 1, 1, 1},
-		{1000, 17, 1, 1, 1000},                  // small: one chunk, no partials or counters
-		{2*colMinChunkRows - 1, 70, 3, 1, 1023}, // one short of two chunks
-		{2 * colMinChunkRows, 70, 3, 2, 512},
+		{100, 17, 1, 1, 100},                   // small: one chunk, no partials or counters
+		{2*colMinChunkRows - 1, 70, 3, 1, 127}, // one short of two chunks
+		{2 * colMinChunkRows, 70, 3, 2, 64},
+		{3000, 70, 3, 46, 66},              // a ZINC batch's nodes
+		{9332, 70, 3, 144, 65},             // and its edges
 		{1_000_000, 70, 3, 176, 5682},      // GatedGCN edge batch norm: 528 blocks
 		{3_000_000, 8, 1, 528, 5682},       // one column tile
 		{900_000, 1024, 32, 17, 52942},     // wide

@@ -117,7 +117,11 @@ func Open(ordinal int) (*Device, error) {
 		drv.PrimaryCtxRelease(d.dev)
 		return nil, err
 	}
-	if err := drv.Check("cuStreamCreate", drv.StreamCreate(unsafe.Pointer(&d.stream), 0)); err != nil {
+	// CU_STREAM_NON_BLOCKING: the stream does not wait for, or hold up, the legacy default
+	// stream, so a driver operation that goes through that stream cannot serialise the streams
+	// of devices opened side by side (train -parallel, gpubench -concurrent). Every operation
+	// here is queued on d.stream explicitly.
+	if err := drv.Check("cuStreamCreate", drv.StreamCreate(unsafe.Pointer(&d.stream), cuStreamNonBlocking)); err != nil {
 		drv.PrimaryCtxRelease(d.dev)
 		return nil, err
 	}
@@ -215,6 +219,9 @@ func (d *Device) MemInfo() (free, total int64, err error) {
 	})
 	return
 }
+
+// cuStreamNonBlocking is CU_STREAM_NON_BLOCKING, cuStreamCreate's flag.
+const cuStreamNonBlocking = 1
 
 // allocator caches freed blocks by rounded size. A cached block is handed out again only to
 // work queued later on the same stream, so no synchronisation is needed before reuse.

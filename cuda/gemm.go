@@ -216,11 +216,34 @@ func (d *Device) gemmBetaLocked(transA, transB bool, m, n, k int, a, b, c DevPtr
 	}
 	pin.Pin(alpha)
 	pin.Pin(beta)
-	return d.timedLocked("sgemm", func() error {
+	return d.timedLocked(d.gemmLabel("sgemm", transA, transB, m, n, k, acc, 1), func() error {
 		r := h.lib.Sgemm(h.h, g.ta, g.tb, g.m, g.n, g.k, unsafe.Pointer(alpha), uint64(g.a), g.lda, uint64(g.b), g.ldb, unsafe.Pointer(beta), uint64(c), g.ldc)
 		if r != 0 {
 			return fmt.Errorf("cuda: cublasSgemm (%s) for a row-major %d×%d·%d×%d product: status %d", h.lib.Path, m, k, k, n, r)
 		}
 		return nil
 	})
+}
+
+// gemmLabel is a matrix product's name in a profile: base alone, and while a profile runs also
+// its row-major shape, transposes and accumulation ("sgemm 3000x70·70x70 TN +=", "×4" for a
+// batch of 4), so that a step's products can be told apart. The caller holds the device.
+func (d *Device) gemmLabel(base string, transA, transB bool, m, n, k int, acc bool, count int) string {
+	if d.prof == nil {
+		return base
+	}
+	op := func(t bool) string {
+		if t {
+			return "T"
+		}
+		return "N"
+	}
+	s := fmt.Sprintf("%s %dx%d·%dx%d %s%s", base, m, k, k, n, op(transA), op(transB))
+	if acc {
+		s += " +="
+	}
+	if count > 1 {
+		s += fmt.Sprintf(" ×%d", count)
+	}
+	return s
 }

@@ -222,9 +222,12 @@ const (
 	// every rounding of the sums, is the same on every GPU.
 	colTargetBlocks = 4 * 132
 	// colMinChunkRows is the fewest rows a chunk gets (each of the block's colY thread rows
-	// then sums at least 64 rows); fewer than 2·colMinChunkRows rows make one chunk, whose
-	// block finishes the op on its own.
-	colMinChunkRows = 512
+	// then sums at least 8 rows); fewer than 2·colMinChunkRows rows make one chunk, whose
+	// block finishes the op on its own. Small, so that a batch of a few thousand rows (ZINC's
+	// nodes and edges) still fills the GPU: each thread's loop over its rows waits on a load
+	// per row, and at 512 rows a chunk (until 2026-11-27) the batch norms of a ZINC step took
+	// 50–60 µs each on an H200 with 15–54 blocks.
+	colMinChunkRows = 64
 	// colMaxChunks is the grid's y limit.
 	colMaxChunks = 65535
 )

@@ -89,7 +89,7 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[3];
   rw_col_dy_sums(dy, xhat, gamma, beta, keep, r0, r1, d, c, sh, &v[0], &v[1], &v[2]);
-  bool mine = rw_chunk_combine(v, part, count, d, c, &last);
+  bool mine = rw_chunk_combine(v, part, count, d, c, &last, sh);
   if (mine) {
     dgamma[c] = (float)v[1];
     dbeta[c] = (float)v[0];

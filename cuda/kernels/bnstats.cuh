@@ -69,6 +69,31 @@ __device__ __forceinline__ void bn_chunk_moments(const Src& src, const int* keep
       bn_merge(n, mu, m2, sh[0][y][threadIdx.x], sh[1][y][threadIdx.x], sh[2][y][threadIdx.x]);
 }
 
+// bn_chunks_merge sets *n, *mu, *m2, in thread y = 0 of column c, to the merge of the chunks'
+// partials part[(k·3 + j)·d + c] (j = 0 count, 1 mean, 2 centred sum of squares) in
+// rw_chunk_sum's order: thread row y merges the chunks y, y + RW_COL_Y, … in order, then
+// thread y = 0 merges the rows' groups in order y = 0, 1, … (an empty group changes nothing, so
+// with at most RW_COL_Y chunks that is chunk order). Every thread of the (last) block must
+// call it.
+__device__ __forceinline__ void bn_chunks_merge(const double* part, int d, int c,
+                                                double (*sh)[RW_COL_Y][RW_COL_X + 1], double* n,
+                                                double* mu, double* m2) {
+  const volatile double* p = part; // other blocks' partials: see rw_chunk_sum
+  double gn = 0.0, gmu = 0.0, gm2 = 0.0;
+  if (c < d)
+    for (int k = threadIdx.y; k < (int)gridDim.y; k += RW_COL_Y) {
+      long long at = (long long)k * 3 * d + c;
+      bn_merge(&gn, &gmu, &gm2, p[at], p[at + d], p[at + 2 * d]);
+    }
+  rw_col_put(gn, sh[0]);
+  rw_col_put(gmu, sh[1]);
+  rw_col_put(gm2, sh[2]);
+  *n = *mu = *m2 = 0.0;
+  if (threadIdx.y == 0)
+    for (int y = 0; y < RW_COL_Y; y++)
+      bn_merge(n, mu, m2, sh[0][y][threadIdx.x], sh[1][y][threadIdx.x], sh[2][y][threadIdx.x]);
+}
+
 // BnLoad reads x [rows, d]: bn_train_stats's source.
 struct BnLoad {
   const float* x;
@@ -92,8 +117,8 @@ struct BnStats {
 // of rpc rows; blocks of RW_COL_X × RW_COL_Y. Each block takes its chunk's count, mean and
 // centred sum of squares in one pass (bn_chunk_moments). With several chunks it writes them
 // to part[(chunk·3 + j)·d + c] (j = 0 count, 1 mean, 2 centred sum of squares), and the last
-// block of a column tile (rw_last_chunk) merges the chunks in chunk order (bn_merge) and
-// stores the statistics. Every thread of the block must call it.
+// block of a column tile (rw_last_chunk) merges the chunks (bn_chunks_merge: a fixed order)
+// and stores the statistics. Every thread of the block must call it.
 template <bool kAll, class Src>
 __device__ __forceinline__ void bn_stats_pass(const Src& src, const BnStats& st, int rows, int d,
                                               int rpc) {
@@ -112,13 +137,8 @@ __device__ __forceinline__ void bn_stats_pass(const Src& src, const BnStats& st,
       p[d] = mu;
       p[2 * d] = m2;
     }
-    if (!rw_last_chunk(st.count, &last) || !mine) return;
-    n = mu = m2 = 0.0;
-    const volatile double* p = st.part; // other blocks' partials: see rw_chunk_sum
-    for (int k = 0; k < (int)gridDim.y; k++) {
-      long long at = (long long)k * 3 * d + c;
-      bn_merge(&n, &mu, &m2, p[at], p[at + d], p[at + 2 * d]);
-    }
+    if (!rw_last_chunk(st.count, &last)) return; // the same in every thread of the block
+    bn_chunks_merge(st.part, d, c, sh, &n, &mu, &m2);
   }
   if (mine) bn_stats_store(c, mu, n, m2, st.mean, st.invstd, st.run_mean, st.run_var, st.eps, st.momentum);
 }

@@ -18,8 +18,9 @@
 // block writes its chunk's partial results (double) to a scratch array
 // part[(chunk·q + j)·d + c] for the op's q quantities and counts itself in its column tile's
 // arrival counter (rw_last_chunk); the tile's last block to arrive combines the chunks of each
-// column in order 0, 1, 2, … (no float atomics: the result does not depend on scheduling) and
-// writes the outputs. With one chunk (grid.y = 1) the block finishes on its own: no partials,
+// column in a fixed order (rw_chunk_sum: its thread rows take every RW_COL_Y-th chunk, then
+// their results are added in row order; no float atomics, so the result does not depend on
+// scheduling) and writes the outputs. With one chunk (grid.y = 1) the block finishes on its own: no partials,
 // no counter.
 
 // rw_addr is the pointer at device address a, read from a pointer table in device memory (the
@@ -193,34 +194,40 @@ __device__ __forceinline__ bool rw_last_chunk(unsigned* count, int* flag) {
   return true;
 }
 
-// rw_chunk_sum returns Σ_k part[(k·q + j)·d + c] over the chunks k = 0, 1, …, chunks−1, in
-// that order (deterministic). The loads are volatile: the partials of other blocks of the
-// same launch must come from the device-wide memory, not from a stale line of this SM's
-// (non-coherent) L1.
+// rw_chunk_sum returns Σ_k part[(k·q + j)·d + c] over the chunks k = 0, 1, …, chunks−1 in a
+// fixed order (deterministic), in every thread of column c: thread row y adds the chunks
+// y, y + RW_COL_Y, y + 2·RW_COL_Y, … in that order, and the rows' sums are added in order
+// y = 0, 1, … (rw_col_reduce). With at most RW_COL_Y chunks that is chunk order. The loads are
+// volatile: the partials of other blocks of the same launch must come from the device-wide
+// memory, not from a stale line of this SM's (non-coherent) L1. Every thread of the block must
+// call it.
 __device__ __forceinline__ double rw_chunk_sum(const double* part, int chunks, int q, int j,
-                                               int d, int c) {
+                                               int d, int c, double (*sh)[RW_COL_X + 1]) {
   const volatile double* p = part;
   double s = 0.0;
-  for (int k = 0; k < chunks; k++) s += p[((long long)k * q + j) * d + c];
-  return s;
+  if (c < d)
+    for (int k = threadIdx.y; k < chunks; k += RW_COL_Y) s += p[((long long)k * q + j) * d + c];
+  return rw_col_reduce(s, sh);
 }
 
 // rw_chunk_combine finishes a one-launch column reduction of Q sums per column, v (each as
 // rw_col_reduce returns it). With one chunk v stays as it is. With several, thread y = 0 of
 // column c < d writes v as this block's partials, and in the last block to arrive
-// (rw_last_chunk) v becomes the sums over all chunks, added in chunk order. It returns true
+// (rw_last_chunk) v becomes the sums over all chunks (rw_chunk_sum's order). It returns true
 // in the threads that hold column c's final sums and should write the outputs: y = 0,
-// c < d, and the last block (or the only one). Every thread of the block must call it.
+// c < d, and the last block (or the only one). Every thread of the block must call it; sh is
+// the kernel's shared scratch of rw_col_reduce.
 template <int Q>
 __device__ __forceinline__ bool rw_chunk_combine(double (&v)[Q], double* part, unsigned* count,
-                                                 int d, int c, int* flag) {
+                                                 int d, int c, int* flag,
+                                                 double (*sh)[RW_COL_X + 1]) {
   bool mine = c < d && threadIdx.y == 0;
   if (gridDim.y == 1) return mine;
   if (mine) {
     double* p = rw_part(part, Q, d, c);
     for (int j = 0; j < Q; j++) p[(long long)j * d] = v[j];
   }
-  if (!rw_last_chunk(count, flag) || !mine) return false;
-  for (int j = 0; j < Q; j++) v[j] = rw_chunk_sum(part, gridDim.y, Q, j, d, c);
-  return true;
+  if (!rw_last_chunk(count, flag)) return false; // the same in every thread of the block
+  for (int j = 0; j < Q; j++) v[j] = rw_chunk_sum(part, gridDim.y, Q, j, d, c, sh);
+  return mine;
 }

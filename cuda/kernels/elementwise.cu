@@ -135,7 +135,7 @@ extern "C" __global__ void col_sum_batch(const unsigned long long* outs, const u
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[1] = {rw_col_sum_rows(x, r0, r1, d, c, sh)};
-  if (rw_chunk_combine(v, part + (long long)z * gridDim.y * d, count + (long long)z * gridDim.x, d, c, &last))
+  if (rw_chunk_combine(v, part + (long long)z * gridDim.y * d, count + (long long)z * gridDim.x, d, c, &last, sh))
     rw_addr<float>(outs[z])[c] = (float)v[0];
 }
 
@@ -147,7 +147,7 @@ extern "C" __global__ void broadcast_rows(float* out, const float* v, int rows, 
 // col_sum: out [d] = Σ_r x[r,:], on RW_COL_X × RW_COL_Y blocks, one per RW_COL_X columns and
 // row chunk of rpc rows (grid: column tiles × chunks; one chunk: every row). With several
 // chunks each block writes its chunk's sums to part[chunk·d + c] and the last block of a
-// column tile adds them in chunk order (rw_chunk_combine; count: the tiles' arrival counters).
+// column tile adds them in a fixed order (rw_chunk_combine; count: the tiles' arrival counters).
 extern "C" __global__ void col_sum(float* out, double* part, unsigned* count, const float* x,
                                    int rows, int d, int rpc) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
@@ -156,5 +156,5 @@ extern "C" __global__ void col_sum(float* out, double* part, unsigned* count, co
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[1] = {rw_col_sum_rows(x, r0, r1, d, c, sh)};
-  if (rw_chunk_combine(v, part, count, d, c, &last)) out[c] = (float)v[0];
+  if (rw_chunk_combine(v, part, count, d, c, &last, sh)) out[c] = (float)v[0];
 }

@@ -72,7 +72,7 @@ extern "C" __global__ void ln_backward_x(float* dx, const float* dy, const float
 // ln_backward_params: dgamma = Σ dy·xhat and dbeta = Σ dy over the kept rows (grid: column
 // tiles × row chunks of rpc rows, as col_sum). With several chunks each block writes
 // part[(chunk·2 + 0)·d + c] = Σ dy and part[(chunk·2 + 1)·d + c] = Σ dy·xhat over its chunk,
-// and the last block of a column tile adds them in chunk order (rw_chunk_combine).
+// and the last block of a column tile adds them in a fixed order (rw_chunk_combine).
 extern "C" __global__ void ln_backward_params(float* dgamma, float* dbeta, double* part,
                                               unsigned* count, const float* dy,
                                               const float* xhat, const int* keep, int rows,
@@ -84,7 +84,7 @@ extern "C" __global__ void ln_backward_params(float* dgamma, float* dbeta, doubl
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[2];
   rw_col_dy_sums(dy, xhat, nullptr, nullptr, keep, r0, r1, d, c, sh, &v[0], &v[1], nullptr);
-  if (!rw_chunk_combine(v, part, count, d, c, &last)) return;
+  if (!rw_chunk_combine(v, part, count, d, c, &last, sh)) return;
   dbeta[c] = (float)v[0];
   dgamma[c] = (float)v[1];
 }
