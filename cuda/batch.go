@@ -161,7 +161,7 @@ func (d *Device) gemmBatchedLocked(transA, transB bool, m, n, k int, t *PtrTable
 	if err != nil {
 		return err
 	}
-	if k == 0 || h.lib.SgemmBatched == nil { // one product at a time, from the host copy
+	if k == 0 || h.lib.SgemmBatched == nil || h.oneByOne { // one product at a time, from the host copy
 		for i := range count {
 			a, b, c := DevPtr(t.host[as+i]), DevPtr(t.host[bs+i]), DevPtr(t.host[cs+i])
 			if err := d.gemmLocked(transA, transB, m, n, k, a, b, c); err != nil {

@@ -3,6 +3,7 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"os"
 	"strings"
 	"testing"
 )
@@ -63,6 +64,52 @@ func TestGPUBatchedLaunches(t *testing.T) {
 				sameBits32(t, fmt.Sprintf("column sums %d", j), g.down(sums[j], b), g.down(want, b))
 			}
 		})
+	}
+}
+
+// TestGPUBatchedOneByOne: with EnvBatchedProducts=0 a batch of products is one cublasSgemm
+// per product (as many device operations), whose results equal the batched call's (bit for
+// bit on the emulated GPU, within float32 rounding on a GPU).
+func TestGPUBatchedOneByOne(t *testing.T) {
+	defer skipWithoutGPU(t)
+	const n, m, a, b = 3, 257, 70, 70
+	tw := newTwin(t, 1290)
+	d, k := gpu(t)
+	g := dev{t, d}
+	tab, err := k.NewPtrTable(3 * n)
+	must(t, err)
+	defer k.FreeTable(tab)
+	outs := make([]DevPtr, n)
+	for j := range n {
+		outs[j] = g.poison(m * b)
+		tab.Set(j, g.up(tw.randn(m*a)))
+		tab.Set(n+j, g.up(tw.randn(a*b)))
+		tab.Set(2*n+j, outs[j])
+	}
+	must(t, k.UploadTable(tab))
+	must(t, k.MatMulBatch(tab, 0, n, m, a, b))
+	batched := make([][]float32, n)
+	for j := range n {
+		batched[j] = g.down(outs[j], m*b)
+	}
+
+	t.Setenv(EnvBatchedProducts, "0")
+	h, err := func() (*cublasHandle, error) { d.mu.Lock(); defer d.mu.Unlock(); return d.blasLocked() }()
+	must(t, err)
+	was := h.oneByOne
+	h.oneByOne = os.Getenv(EnvBatchedProducts) == "0" // as a handle made now would be
+	defer func() { h.oneByOne = was }()
+	before := d.Counts()
+	must(t, k.MatMulBatch(tab, 0, n, m, a, b))
+	if ops := d.Counts().Sub(before).DeviceOps; ops != n {
+		t.Errorf("%s=0: a batch of %d products queued %d device operations, want %d", EnvBatchedProducts, n, ops, n)
+	}
+	for j := range n {
+		if emulated() {
+			sameBits32(t, fmt.Sprintf("product %d one by one", j), g.down(outs[j], m*b), batched[j])
+		} else {
+			near(t, fmt.Sprintf("product %d one by one", j), g.down(outs[j], m*b), batched[j], reduce)
+		}
 	}
 }
 

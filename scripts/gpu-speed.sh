@@ -5,7 +5,7 @@
 # on the same GPU in the same run and (for PyTorch) on the very batches this build trained on.
 #
 #   scripts/gpu-speed.sh build DIR [BASE]          # here: DIR/gpu-speed.tar.xz (BASE default 68a53d3)
-#   gpu-speed.sh run ARCHIVE OUTDIR [-quick] [-emu] [-budget SECONDS]   # there
+#   gpu-speed.sh run ARCHIVE OUTDIR [-quick] [-emu] [-budget SECONDS] [-skip LIST]   # there
 #
 # build: gpubench of this checkout and of BASE (git archive, built with the same toolchain),
 # scripts/bench/torch_gatedgcn.py, the ZINC data and this script, in one archive.
@@ -25,6 +25,9 @@
 # OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks) and
 # the runs sharing the GPU (graphs/s of K at once against K times one's).
 # -emu: the emulated GPU (tiny settings, no PyTorch): how the script is tested without a GPU.
+# -skip LIST: leave out these steps (comma-separated: graphs, eager, base, torch,
+# profile-graphs, profile-eager, concurrent, tf32, evalbig), e.g. the PyTorch rows of a window
+# when an earlier window measured them on the same kind of GPU.
 set -u -o pipefail
 
 die() {
@@ -33,7 +36,7 @@ die() {
 }
 
 usage() {
-	sed -n '2,25p' "${BASH_SOURCE[0]}" >&2
+	sed -n '2,28p' "${BASH_SOURCE[0]}" >&2
 	exit 2
 }
 
@@ -70,11 +73,18 @@ build() {
 	echo "gpu-speed: $dir/gpu-speed.tar.xz, $(wc -c <"$dir/gpu-speed.tar.xz") bytes"
 }
 
+# skipped STEP: whether -skip names STEP.
+skipped() { case ",$SKIP," in *",$1,"*) return 0 ;; esac; return 1; }
+
 # bench VARIANT BINARY SUITE R [EXTRA...]: one gpubench setting within the time left; its JSON
 # row is appended to OUTDIR/gpubench-VARIANT.jsonl with the variant added.
 bench() {
 	local variant=$1 bin=$2 suite=$3 r=$4 left
 	shift 4
+	if skipped "$variant"; then
+		echo "gpu-speed: $variant $suite r=$r: skipped (-skip)" >>"$OUT/run.log"
+		return 0
+	fi
 	left=$((DEADLINE - SECONDS))
 	if [ $left -le 5 ]; then
 		echo "gpu-speed: $variant $suite r=$r: not run, out of time" | tee -a "$OUT/run.log"
@@ -93,16 +103,24 @@ bench() {
 
 run() {
 	[ $# -ge 2 ] || usage
-	local archive=$1 out=$2 quick=0 emu=0 budget=480
+	local archive=$1 out=$2 quick=0 emu=0 budget=480 step
 	shift 2
+	SKIP=
 	while [ $# -gt 0 ]; do
 		case $1 in
 		-quick) quick=1 ;;
 		-emu) emu=1 ;;
 		-budget) budget=${2:-}; shift ;;
+		-skip) SKIP=${2:-}; shift ;;
 		*) usage ;;
 		esac
 		shift
+	done
+	for step in ${SKIP//,/ }; do
+		case $step in
+		graphs | eager | base | torch | profile-graphs | profile-eager | concurrent | tf32 | evalbig) ;;
+		*) die "-skip $SKIP: no step $step (graphs, eager, base, torch, profile-graphs, profile-eager, concurrent, tf32, evalbig)" ;;
+		esac
 	done
 	[[ $budget =~ ^[0-9]+$ ]] || die "-budget $budget: want seconds"
 	[ -f "$archive" ] || die "no archive $archive"
@@ -132,7 +150,9 @@ run() {
 	REWIREGNN_CUDA_GRAPHS=0 bench eager gpubench superpixel 4
 	bench base gpubench-base zinc 1
 	bench base gpubench-base superpixel 4
-	if [ $emu = 0 ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>>"$OUT/torch.log"; then
+	if skipped torch; then
+		echo "gpu-speed: torch: skipped (-skip)" >>"$OUT/run.log"
+	elif [ $emu = 0 ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>>"$OUT/torch.log"; then
 		local mode left
 		for mode in eager compile; do
 			left=$((DEADLINE - SECONDS))

@@ -17,9 +17,10 @@ import (
 // the base so a shallow clone serves) and runs it on the emulated GPU: every variant writes
 // its rows, the graphs variant replayed graphs and the eager one did not, the profiles count
 // the same device operations with 4 host calls against one per operation, the concurrency
-// step has its rows for K = 1 and 2, the tf32 variant its two rows in tf32, the summary has both settings and the runs sharing the
-// GPU, and a second run into the same folder is refused. About a minute on 2 cores; skipped
-// under -short.
+// step has its rows for K = 1 and 2, the tf32 variant its two rows in tf32, the summary has
+// both settings and the runs sharing the GPU, and a second run into the same folder is
+// refused; -skip leaves out the steps it names and refuses an unknown one. About a minute on
+// 2 cores; skipped under -short.
 func TestBundleRunsEmulated(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds two gpubench binaries and runs the bundle (about a minute): skipped under -short")
@@ -109,5 +110,18 @@ func TestBundleRunsEmulated(t *testing.T) {
 	}
 	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out, "-emu"); err == nil || !strings.Contains(log, "already holds a run") {
 		t.Errorf("a second run into %s: %v\n%s", out, err, log)
+	}
+
+	// -skip leaves out the steps it names, and refuses a name that is no step.
+	out2 := filepath.Join(tmp, "out2")
+	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,torch,profile-graphs,profile-eager,concurrent,tf32"); err != nil {
+		t.Fatalf("run -skip: %v\n%s", err, log)
+	}
+	got, err := filepath.Glob(filepath.Join(out2, "gpubench-*.jsonl"))
+	if err != nil || len(got) != 1 || filepath.Base(got[0]) != "gpubench-evalbig.jsonl" {
+		t.Errorf("run -skip all but evalbig: rows in %v (%v), want gpubench-evalbig.jsonl alone", got, err)
+	}
+	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), filepath.Join(tmp, "out3"), "-emu", "-skip", "graphs,nope"); err == nil || !strings.Contains(log, "no step nope") {
+		t.Errorf("-skip graphs,nope: %v\n%s", err, log)
 	}
 }
