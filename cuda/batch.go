@@ -105,16 +105,11 @@ func (k *Kernels) MatMulBatch(t *PtrTable, off, n, m, a, b int) error {
 
 // MatMulGradWBatch writes dw_i = x_iᵀ·g_i (x_i [m, a], g_i [m, b], dw_i [a, b]) for the n
 // triples at entry off of t: x_0 …, then g_0 …, then dw_0 …: the weight gradients of n
-// products, in one launch of gemm.cu's matmul_gradw_batch where a and b are at most wgMax
-// (narrowGradW), else in one batched cuBLAS product. CPU twin: ops.MatMul's weight gradient,
-// each.
+// products. CPU twin: ops.MatMul's weight gradient, each.
 func (k *Kernels) MatMulGradWBatch(t *PtrTable, off, n, m, a, b int) error {
 	c := k.check("batched matmul weight gradient").sizes("n, m, a, b", n, m, a, b)
 	t.lists(c, off, n, []string{"x", "g", "dw"}, []int{m * a, m * b, a * b})
 	return k.run(c, func() error {
-		if narrowGradW(m, a, b) && n > 0 && n < colTargetBlocks {
-			return k.gradWBatchLocked(t, off, n, m, a, b)
-		}
 		return k.d.gemmBatchedLocked(true, false, a, b, m, t, off, off+n, off+2*n, n)
 	})
 }

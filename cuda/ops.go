@@ -585,8 +585,7 @@ func (k *Kernels) MatMul(out, x, w DevPtr, m, a, b int) error {
 }
 
 // MatMulBackward writes dx [m, a] = g·wᵀ and dw [a, b] = xᵀ·g for the output gradient g
-// [m, b]; either output may be 0 to skip it. dx with cuBLAS; dw with gemm.cu's matmul_gradw
-// where a and b are at most wgMax (narrowGradW), else with cuBLAS.
+// [m, b]; either output may be 0 to skip it.
 func (k *Kernels) MatMulBackward(dx, dw, x, w, g DevPtr, m, a, b int) error {
 	c := k.check("matmul backward").sizes("m, a, b", m, a, b).opt("dx", dx, m*a).opt("dw", dw, a*b).buf("g", g, m*b)
 	if dx != 0 {
@@ -601,13 +600,10 @@ func (k *Kernels) MatMulBackward(dx, dw, x, w, g DevPtr, m, a, b int) error {
 				return err
 			}
 		}
-		if dw == 0 {
-			return nil
+		if dw != 0 {
+			return k.d.gemmLocked(true, false, a, b, m, x, g, dw)
 		}
-		if narrowGradW(m, a, b) {
-			return k.gradWLocked(dw, x, g, m, a, b)
-		}
-		return k.d.gemmLocked(true, false, a, b, m, x, g, dw)
+		return nil
 	})
 }
 

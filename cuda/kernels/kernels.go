@@ -77,6 +77,4 @@ var Sigs = []Sig{
 	{"loss.cu", "ce_total", "pppii"},
 	{"loss.cu", "ce_grad", "ppppppii"},
 	{"adam.cu", "adam_step", "ppppipfff"},
-	{"gemm.cu", "matmul_gradw", "pppppiiii"},
-	{"gemm.cu", "matmul_gradw_batch", "pppppiiii"},
 }
