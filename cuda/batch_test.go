@@ -105,11 +105,7 @@ func TestGPUBatchedOneByOne(t *testing.T) {
 		t.Errorf("%s=0: a batch of %d products queued %d device operations, want %d", EnvBatchedProducts, n, ops, n)
 	}
 	for j := range n {
-		if emulated() {
-			sameBits32(t, fmt.Sprintf("product %d one by one", j), g.down(outs[j], m*b), batched[j])
-		} else {
-			near(t, fmt.Sprintf("product %d one by one", j), g.down(outs[j], m*b), batched[j], reduce)
-		}
+		sameOnEmu(t, fmt.Sprintf("product %d one by one", j), g.down(outs[j], m*b), batched[j])
 	}
 }
 

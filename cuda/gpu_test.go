@@ -77,6 +77,18 @@ func probeGPU() {
 // emulated reports whether the test device is the emulator.
 func emulated() bool { probeGPU(); return gpuDev != nil && gpuDev.emu != nil }
 
+// sameOnEmu compares two device results that the emulated GPU computes alike bit for bit (its
+// schedule and cuBLAS are deterministic) and a GPU only within float32 summation error (cuBLAS
+// may choose another algorithm or order): sameBits32 on the emulator, near within reduce on a GPU.
+func sameOnEmu(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if emulated() {
+		sameBits32(t, what, got, want)
+	} else {
+		near(t, what, got, want, reduce)
+	}
+}
+
 // gpu returns the test device (a GPU, or the emulated GPU), or skips (neither a GPU nor a C++
 // compiler) or fails (a GPU or emulator that does not work, or one that was required).
 func gpu(t *testing.T) (*Device, *Kernels) {

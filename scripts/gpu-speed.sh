@@ -73,6 +73,9 @@ build() {
 	echo "gpu-speed: $dir/gpu-speed.tar.xz, $(wc -c <"$dir/gpu-speed.tar.xz") bytes"
 }
 
+# STEPS are the steps of run, in order, as -skip names them.
+STEPS="graphs eager base torch profile-graphs profile-eager concurrent tf32 evalbig"
+
 # skipped STEP: whether -skip names STEP.
 skipped() { case ",$SKIP," in *",$1,"*) return 0 ;; esac; return 1; }
 
@@ -117,9 +120,9 @@ run() {
 		shift
 	done
 	for step in ${SKIP//,/ }; do
-		case $step in
-		graphs | eager | base | torch | profile-graphs | profile-eager | concurrent | tf32 | evalbig) ;;
-		*) die "-skip $SKIP: no step $step (graphs, eager, base, torch, profile-graphs, profile-eager, concurrent, tf32, evalbig)" ;;
+		case " $STEPS " in
+		*" $step "*) ;;
+		*) die "-skip $SKIP: no step $step ($STEPS)" ;;
 		esac
 	done
 	[[ $budget =~ ^[0-9]+$ ]] || die "-budget $budget: want seconds"
