@@ -50,6 +50,7 @@ type Device struct {
 	dev          int32
 	ctx          uintptr
 	stream       uintptr
+	side         uintptr  // the side stream of pipelined uploads (async.go; 0: none)
 	prof         *profile // non-nil while a profile runs (profile.go)
 	capture      *capture // non-nil while the stream is being captured (graph.go)
 	counts       Counts   // what was queued since Open or ResetCounts (profile.go)
@@ -125,10 +126,18 @@ func Open(ordinal int) (*Device, error) {
 		drv.PrimaryCtxRelease(d.dev)
 		return nil, err
 	}
+	if err := d.openSideLocked(); err != nil {
+		drv.StreamDestroy(d.stream)
+		drv.PrimaryCtxRelease(d.dev)
+		return nil, err
+	}
 	// cuBLAS now, not at the first matrix product: a GPU whose cuBLAS is missing or broken
 	// fails here, where -device auto can still fall back and gpuinfo reports it.
 	if _, err := d.blasLocked(); err != nil {
 		drv.StreamDestroy(d.stream)
+		if d.side != 0 {
+			drv.StreamDestroy(d.side)
+		}
 		drv.PrimaryCtxRelease(d.dev)
 		return nil, fmt.Errorf("cuda: %s: %w", d.Name, err)
 	}
@@ -167,7 +176,7 @@ func (d *Device) Close() error {
 			return err
 		}
 		var errs []error
-		errs = append(errs, d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)))
+		errs = append(errs, d.syncLocked())
 		if d.kernels != nil {
 			for _, m := range d.kernels.mods {
 				errs = append(errs, d.drv.Check("cuModuleUnload", d.drv.ModuleUnload(m)))
@@ -181,6 +190,9 @@ func (d *Device) Close() error {
 			errs = append(errs, d.drv.Check("cuMemFree", d.drv.MemFree(uint64(p))))
 		}
 		errs = append(errs, d.drv.Check("cuStreamDestroy", d.drv.StreamDestroy(d.stream)))
+		if d.side != 0 {
+			errs = append(errs, d.drv.Check("cuStreamDestroy (side stream)", d.drv.StreamDestroy(d.side)))
+		}
 		errs = append(errs, d.drv.Check("cuDevicePrimaryCtxRelease", d.drv.PrimaryCtxRelease(d.dev)))
 		return errors.Join(errs...)
 	})
@@ -203,7 +215,7 @@ func (d *Device) Sync() error {
 		if err := d.refuseInCaptureLocked("sync"); err != nil {
 			return err
 		}
-		return d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream))
+		return d.syncLocked()
 	})
 }
 
@@ -344,7 +356,7 @@ func (d *Device) trimLocked() error {
 	if d.alloc.cached == 0 {
 		return nil
 	}
-	if err := d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)); err != nil {
+	if err := d.syncLocked(); err != nil {
 		return err
 	}
 	var errs []error

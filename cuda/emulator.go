@@ -22,6 +22,10 @@ func OpenEmulator(o emu.Options) (*Device, error) {
 	d.alloc.free = map[int][]DevPtr{}
 	d.alloc.size = map[DevPtr]int{}
 	d.blas = &cublasHandle{lib: e.CUBLAS(), h: 1}
+	if err := d.openSideLocked(); err != nil {
+		e.Close()
+		return nil, err
+	}
 	if err := d.setWorkspaceLocked(d.blas); err != nil {
 		e.Close()
 		return nil, err

@@ -82,7 +82,7 @@ func (d *Device) StopProfile() (*ProfileReport, error) {
 				d.drv.EventDestroy(m.end)
 			}
 		}()
-		if err := d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream)); err != nil {
+		if err := d.syncLocked(); err != nil {
 			return err
 		}
 		rep.WallMs = float64(time.Since(p.t0).Microseconds()) / 1e3
@@ -159,7 +159,13 @@ func (d *Device) timedLocked(name string, f func() error) error { return d.queue
 // the graph instead of queuing it: nothing runs, so nothing is counted on the device; the
 // graph counts its operations at each launch (graph.go).
 func (d *Device) queueLocked(name string, ops int64, f func() error) error {
-	if c := d.capture; c != nil {
+	return d.queueOnLocked(d.stream, name, ops, f)
+}
+
+// queueOnLocked is queueLocked for an operation queued on stream s (the device's stream or its
+// side stream, whose operations are never captured).
+func (d *Device) queueOnLocked(s uintptr, name string, ops int64, f func() error) error {
+	if c := d.capture; c != nil && s == d.stream {
 		if err := f(); err != nil {
 			return err
 		}
@@ -182,11 +188,11 @@ func (d *Device) queueLocked(name string, ops int64, f func() error) error {
 		return err
 	}
 	p.marks = append(p.marks, m)
-	if err := d.drv.Check("cuEventRecord", d.drv.EventRecord(m.start, d.stream)); err != nil {
+	if err := d.drv.Check("cuEventRecord", d.drv.EventRecord(m.start, s)); err != nil {
 		return err
 	}
 	if err := f(); err != nil {
 		return err
 	}
-	return d.drv.Check("cuEventRecord", d.drv.EventRecord(m.end, d.stream))
+	return d.drv.Check("cuEventRecord", d.drv.EventRecord(m.end, s))
 }

@@ -95,6 +95,14 @@ type Driver struct {
 	GraphExecDestroy   func(exec uintptr) int32
 	GraphDestroy       func(graph uintptr) int32
 	GraphsMissing      string
+
+	// Page-locked host memory and streams waiting for events (the pipelined uploads of
+	// cuda.Device.UploadSide). Optional, all or none: without them a Device uploads from
+	// pageable memory on its one stream. A nil MemHostAlloc means none; AsyncMissing says why.
+	MemHostAlloc    func(p unsafe.Pointer, size uintptr, flags uint32) int32
+	MemFreeHost     func(p unsafe.Pointer) int32
+	StreamWaitEvent func(s, e uintptr, flags uint32) int32
+	AsyncMissing    string
 }
 
 var (
@@ -214,7 +222,22 @@ func bindDriver(lib *library) (*Driver, error) {
 		d.EventCreate = nil
 	}
 	bindGraphs(d, lib)
+	bindAsync(d, lib)
 	return d, nil
+}
+
+// bindAsync binds the page-locked memory and event-wait functions, all or none (AsyncMissing
+// then names what is missing). They need the event functions too.
+func bindAsync(d *Driver, lib *library) {
+	var noEvents error
+	if d.EventCreate == nil {
+		noEvents = errors.New("no usable event functions")
+	}
+	if err := errors.Join(noEvents, lib.bind(&d.MemHostAlloc, "cuMemHostAlloc"), lib.bind(&d.MemFreeHost, "cuMemFreeHost"),
+		lib.bind(&d.StreamWaitEvent, "cuStreamWaitEvent")); err != nil {
+		d.MemHostAlloc, d.MemFreeHost, d.StreamWaitEvent = nil, nil, nil
+		d.AsyncMissing = strings.ReplaceAll(err.Error(), "\n", "; ")
+	}
 }
 
 // bindGraphs binds the graph functions, all or none (GraphsMissing then names what is missing).

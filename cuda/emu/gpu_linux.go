@@ -6,6 +6,7 @@ package emu
 // functions over the emulator's device memory, which the kernel process (proc.go) shares.
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"os"
@@ -89,6 +90,7 @@ type GPU struct {
 	// mathMode is the cuBLAS handle's math mode (cublasSetMathMode): CublasDefaultMath, or
 	// CublasTF32TensorOpMath, under which sgemm rounds its inputs to TF32 (RoundTF32).
 	mathMode int32
+	async    emuAsync // streams, page-locked memory and the copies not yet run (async_linux.go)
 }
 
 // NotLaunched lists the kernels of kernels.go (kernels.Sigs) that this device has never
@@ -203,9 +205,10 @@ func startEmulator(prog *emuProgram, size int64, serial bool) (*GPU, error) {
 
 // Close ends the kernel process and releases the device memory.
 func (e *GPU) Close() error {
-	var err error
+	e.flushAll()
+	err := e.releasePinned()
 	if e.proc != nil {
-		err = e.proc.close()
+		err = errors.Join(err, e.proc.close())
 	}
 	if e.mem != nil {
 		syscall.Munmap(e.mem)
@@ -556,6 +559,7 @@ func (e *GPU) Driver() *cudalib.Driver {
 	d.GetErrorName = e.errName
 	d.GetErrorString = e.errString
 	e.graphDriver(d)
+	e.asyncDriver(d)
 	return d
 }
 
@@ -564,14 +568,20 @@ func (e *GPU) CUBLAS() *cudalib.CUBLAS {
 	c := &cudalib.CUBLAS{Path: "emulated cuBLAS (gonum sgemm on the CPU)", Version: cudalib.Version{Major: 13, Minor: 0}}
 	c.Create = func(h unsafe.Pointer) int32 { *(*uintptr)(h) = 1; return 0 }
 	c.Destroy = func(uintptr) int32 { return 0 }
-	c.SetStream = func(_, _ uintptr) int32 { return 0 }
+	c.SetStream = func(_, s uintptr) int32 { e.async.blas = s; return 0 }
 	c.SetMathMode = e.setMathMode
 	c.GetProperty = func(t int32, v unsafe.Pointer) int32 {
 		*(*int32)(v) = map[int32]int32{cudalib.CublasPropMajor: 13, cudalib.CublasPropMinor: 0}[t]
 		return 0
 	}
-	c.Sgemm = e.sgemm
-	c.SgemmBatched = e.sgemmBatched
+	c.Sgemm = func(h uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, cc uint64, ldc int32) int32 {
+		e.flush(e.async.blas)
+		return e.sgemm(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc)
+	}
+	c.SgemmBatched = func(h uintptr, ta, tb int32, m, n, k int32, alpha unsafe.Pointer, a uint64, lda int32, b uint64, ldb int32, beta unsafe.Pointer, cc uint64, ldc int32, count int32) int32 {
+		e.flush(e.async.blas)
+		return e.sgemmBatched(h, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, cc, ldc, count)
+	}
 	c.SetWorkspace = e.setWorkspace
 	return c
 }

@@ -30,3 +30,4 @@ func (e *GPU) SMs() int                             { return 0 }
 func (e *GPU) TotalMem() int64                      { return 0 }
 func (e *GPU) Driver() *cudalib.Driver              { return nil }
 func (e *GPU) CUBLAS() *cudalib.CUBLAS              { return nil }
+func (e *GPU) PendingCopies() int                   { return 0 }
