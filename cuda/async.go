@@ -97,8 +97,11 @@ func (d *Device) NewEvent() (*Event, error) {
 	return ev, err
 }
 
-// RecordEvent records ev at this point of the device's stream.
+// RecordEvent records ev at this point of the device's stream (nil: nothing).
 func (d *Device) RecordEvent(ev *Event) error {
+	if ev == nil {
+		return nil
+	}
 	return d.do(func() error {
 		if err := d.refuseInCaptureLocked("event record"); err != nil {
 			return err
@@ -110,7 +113,7 @@ func (d *Device) RecordEvent(ev *Event) error {
 // WaitEvent makes the work queued on the device's stream from now on wait for ev (recorded on
 // either stream). On a device that is not Pipelined everything is on one stream already.
 func (d *Device) WaitEvent(ev *Event) error {
-	if !d.Pipelined() {
+	if !d.Pipelined() || ev == nil {
 		return nil
 	}
 	return d.do(func() error {
@@ -121,13 +124,16 @@ func (d *Device) WaitEvent(ev *Event) error {
 	})
 }
 
-// Sync waits on the host until the work before ev's last record has run.
+// Sync waits on the host until the work before ev's last record has run (nil: nothing).
 func (e *Event) Sync() error {
+	if e == nil {
+		return nil
+	}
 	return e.d.do(func() error { return e.d.drv.Check("cuEventSynchronize", e.d.drv.EventSynchronize(e.e)) })
 }
 
 // UploadSide queues, on the side stream, a wait for after (nil: none), a copy of src into dst
-// (which must hold len(src) elements), and a record of done. src should lie in a HostBuf:
+// (which must hold len(src) elements), and a record of done (nil: none). src should lie in a HostBuf:
 // the copy reads it when it runs, so src must not change before done (done.Sync). On a device
 // that is not Pipelined the copy is queued on the device's stream and done recorded there.
 func (d *Device) UploadSide(dst DevPtr, src []int32, after, done *Event) error {
@@ -158,6 +164,9 @@ func (d *Device) UploadSide(dst DevPtr, src []int32, after, done *Event) error {
 			return d.drv.Check(fmt.Sprintf("cuMemcpyHtoDAsync(%d bytes)", n), d.drv.MemcpyHtoDAsync(uint64(dst), unsafe.Pointer(&src[0]), n, s))
 		}); err != nil {
 			return err
+		}
+		if done == nil {
+			return nil
 		}
 		return d.drv.Check("cuEventRecord", d.drv.EventRecord(done.e, s))
 	})

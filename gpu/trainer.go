@@ -408,6 +408,24 @@ func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
 	return t.Wait()
 }
 
+// StepAhead is StepPred on bt, with ahead (nil for none) called while the device runs bt's
+// step: the place to assemble the next batch and Stage it, so that its host work and upload
+// overlap the step. ahead's error is returned, after bt's results are waited for.
+func (t *Trainer) StepAhead(bt *data.Batch, ahead func() error) (float64, []float64, error) {
+	if err := t.Launch(bt); err != nil {
+		return 0, nil, err
+	}
+	var aerr error
+	if ahead != nil {
+		aerr = ahead()
+	}
+	loss, pred, err := t.Wait()
+	if err != nil {
+		return 0, nil, err
+	}
+	return loss, pred, aerr
+}
+
 // staged is a batch whose inputs are loaded and queued for upload.
 type staged struct {
 	bt *data.Batch
@@ -435,8 +453,8 @@ func (t *Trainer) trainProgram(bt *data.Batch) (*program, error) {
 
 // Stage loads bt (with the host mirror's current Laplacian signs) into its bucket's inputs
 // and queues their upload, so that Launch(bt) starts at once. Called between Launch and Wait
-// of the previous step, it assembles the next batch while the device runs: the uploads queue
-// behind the running step, which has read its own inputs by then.
+// of the previous step (StepAhead), it assembles the next batch while the device runs: the
+// program's other input side takes it, uploaded on the side stream (gpuexec/pipeline.go).
 func (t *Trainer) Stage(bt *data.Batch) error {
 	t.staged = nil
 	pr, err := t.trainProgram(bt)

@@ -72,7 +72,8 @@ type Launchers interface {
 }
 
 // Backend is the device the executor drives: memory, copies and the launchers. Work is queued
-// in order on one stream; Download waits for everything queued before it.
+// in order on one stream, but for UploadSide's copies on a side stream, which events order
+// against it (pipeline.go); Download waits for everything queued on the stream before it.
 type Backend interface {
 	Launchers
 	Alloc(elems int) (cuda.DevPtr, error) // float32 or int32 elements
@@ -88,6 +89,13 @@ type Backend interface {
 	// it, as a graph that replays it (cuda.Device.BeginCapture).
 	BeginCapture() error
 	EndCapture() (Graph, error)
+	// Pipelined uploads (cuda/async.go): host images, the side stream and the events that
+	// order it against the device's stream and the host.
+	HostAlloc(bytes int) (*cuda.HostBuf, error)
+	NewEvent() (*cuda.Event, error)
+	UploadSide(dst cuda.DevPtr, src []int32, after, done *cuda.Event) error
+	WaitEvent(ev *cuda.Event) error
+	RecordEvent(ev *cuda.Event) error
 	// Offset is the address of element i of the buffer at p.
 	Offset(p cuda.DevPtr, i int) cuda.DevPtr
 	// Memory reports the high-water mark of the allocator (bytes) and, where the device can
@@ -145,6 +153,13 @@ func (c *CUDA) UploadI32(dst cuda.DevPtr, src []int32) error {
 func (c *CUDA) Download(dst []float32, src cuda.DevPtr) error {
 	return cuda.CopyFromDevice(c.Dev, dst, src)
 }
+func (c *CUDA) HostAlloc(bytes int) (*cuda.HostBuf, error) { return c.Dev.HostAlloc(bytes) }
+func (c *CUDA) NewEvent() (*cuda.Event, error)             { return c.Dev.NewEvent() }
+func (c *CUDA) UploadSide(dst cuda.DevPtr, src []int32, after, done *cuda.Event) error {
+	return c.Dev.UploadSide(dst, src, after, done)
+}
+func (c *CUDA) WaitEvent(ev *cuda.Event) error             { return c.Dev.WaitEvent(ev) }
+func (c *CUDA) RecordEvent(ev *cuda.Event) error           { return c.Dev.RecordEvent(ev) }
 func (c *CUDA) Copy(dst, src cuda.DevPtr, n int) error     { return c.Dev.Copy(dst, src, n) }
 func (c *CUDA) Fill(p cuda.DevPtr, n int, v float32) error { return c.Dev.Fill(p, n, v) }
 func (c *CUDA) Offset(p cuda.DevPtr, i int) cuda.DevPtr    { return p + cuda.DevPtr(4*i) }

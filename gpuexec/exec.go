@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"unsafe"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/prog"
@@ -225,12 +224,14 @@ type Program struct {
 	mask  []cuda.DevPtr // by mask input: int32, 1 on kept rows (0: not read)
 	bn    []*BNBuf      // by state: a batch norm's running statistics (nil otherwise)
 	vals  map[int]cuda.DevPtr
-	// in is the input buffer: every index, weight, mask and dense input of a batch, each
-	// region slotAlign-aligned, uploaded by Stage in one copy from stage (its host image).
-	in      cuda.DevPtr
+	// sides are the two input buffers: every index, weight, mask and dense input of a batch,
+	// each region slotAlign-aligned, uploaded by Stage in one copy from the side's host image.
+	// Stage fills one side while a run reads the other (pipeline.go); cur is the side Stage
+	// filled last, which Run reads.
+	sides   [2]inputSide
+	cur     int
+	size    int // elements of an input buffer
 	regions []region
-	stage   []int32
-	stageF  []float32     // stage's memory seen as float32, for the weights and dense inputs
 	static  []cuda.DevPtr // the static values' buffers
 	graphs  map[graphKey]Graph
 	// states are the states the steps read, in step order (a graph's key records their
@@ -322,26 +323,12 @@ func (e *Exec) NewProgram(pl *Plan, feed prog.Feed, label string) (*Program, err
 			}
 		}
 	}
+	pr.size = size
+	if err := e.newSides(pr); err != nil {
+		return nil, fmt.Errorf("gpu: %s: %w", label, err)
+	}
+	pr.bindSide(e.B, 0)
 	var err error
-	if pr.in, err = alloc(size, "the batch's inputs"); err != nil {
-		return nil, err
-	}
-	pr.stage = make([]int32, max(size, 1))
-	pr.stageF = unsafe.Slice((*float32)(unsafe.Pointer(&pr.stage[0])), len(pr.stage))
-	pr.stage, pr.stageF = pr.stage[:size], pr.stageF[:size]
-	for _, r := range pr.regions {
-		p := e.B.Offset(pr.in, r.off)
-		switch r.kind {
-		case regIndex:
-			pr.idx[r.i] = p
-		case regWeights:
-			pr.idxW[r.i] = p
-		case regMask:
-			pr.mask[r.i] = p
-		case regInput:
-			pr.vals[r.i] = p
-		}
-	}
 	for i := range pl.Steps {
 		st := &pl.Steps[i]
 		s := st.Node.State
@@ -391,7 +378,8 @@ func (e *Exec) FreeProgram(pr *Program) {
 		_ = g.Destroy()
 		delete(pr.graphs, k)
 	}
-	for _, p := range append(pr.static, pr.in, pr.Result, pr.grads) {
+	e.freeSides(pr)
+	for _, p := range append(pr.static, pr.Result, pr.grads) {
 		_ = e.B.Free(p)
 	}
 	if pr.table != nil {
@@ -401,15 +389,32 @@ func (e *Exec) FreeProgram(pr *Program) {
 	clear(pr.idx)
 	clear(pr.idxW)
 	clear(pr.mask)
-	pr.vals, pr.static, pr.in, pr.Result, pr.grads = nil, nil, 0, 0, 0
+	pr.vals, pr.static, pr.Result, pr.grads = nil, nil, 0, 0
 }
 
-// Stage checks the program's freshly loaded feed and queues its upload: every index, weight,
-// mask and dense input in one copy.
+// Stage checks the program's freshly loaded feed, writes it into the host image of the input
+// side the last run did not read, and queues its upload there (pipeline.go): every index,
+// weight, mask and dense input in one copy.
 func (e *Exec) Stage(pr *Program) error {
+	sd, err := e.nextSide(pr)
+	if err != nil {
+		return err
+	}
+	if err := pr.fillImage(sd.stage, sd.stageF); err != nil {
+		return err
+	}
+	if err := e.upload(pr, sd); err != nil {
+		return fmt.Errorf("gpu: uploading the batch's inputs (%s): %w", pr.Label, err)
+	}
+	return nil
+}
+
+// fillImage writes the feed into an input buffer's host image (stageF: the same memory as
+// float32).
+func (pr *Program) fillImage(stage []int32, stageF []float32) error {
 	pl := pr.Plan
 	for _, r := range pr.regions {
-		dst := pr.stage[r.off : r.off+r.n]
+		dst := stage[r.off : r.off+r.n]
 		switch r.kind {
 		case regIndex:
 			ix := &pl.Prog.Indexes[r.i]
@@ -421,7 +426,7 @@ func (e *Exec) Stage(pr *Program) error {
 		case regWeights:
 			_, w := pr.Feed.Index(r.i)
 			for j, x := range w {
-				pr.stageF[r.off+j] = float32(x)
+				stageF[r.off+j] = float32(x)
 			}
 		case regMask:
 			keep := pr.Feed.Mask(r.i)
@@ -440,11 +445,8 @@ func (e *Exec) Stage(pr *Program) error {
 			if !ok || len(xs) != v.Elems {
 				return fmt.Errorf("gpu: input %s: want %d float32 values", v.Name, v.Elems)
 			}
-			copy(pr.stageF[r.off:r.off+r.n], xs)
+			copy(stageF[r.off:r.off+r.n], xs)
 		}
-	}
-	if err := e.B.UploadI32(pr.in, pr.stage); err != nil {
-		return fmt.Errorf("gpu: uploading the batch's inputs (%s): %w", pr.Label, err)
 	}
 	return nil
 }
@@ -467,6 +469,19 @@ func Grow(s []float32, n int) []float32 {
 // dropout sites, whether it has a tail); otherwise the run is queued step by step. A replay
 // checks what the steps would have checked on the host for this batch: the batch norms' rows.
 func (e *Exec) Run(pr *Program, tail func() error) error {
+	if err := e.beginRun(pr); err != nil {
+		return fmt.Errorf("gpu: %s: waiting for the batch's upload: %w", pr.Label, err)
+	}
+	if err := e.run(pr, tail); err != nil {
+		return err
+	}
+	if err := e.endRun(pr); err != nil {
+		return fmt.Errorf("gpu: %s: %w", pr.Label, err)
+	}
+	return nil
+}
+
+func (e *Exec) run(pr *Program, tail func() error) error {
 	pl := pr.Plan
 	if err := e.reserve(pr.need, pl); err != nil {
 		return err
@@ -552,7 +567,8 @@ func (c captureError) Unwrap() error { return c.error }
 // graphKey is what a captured run depends on beyond its buffers' contents.
 type graphKey struct {
 	act, scal cuda.DevPtr
-	modes     string // the training switch of every state a step reads, in step order
+	in        cuda.DevPtr // the input side the run reads
+	modes     string      // the training switch of every state a step reads, in step order
 	tail      bool
 }
 
@@ -564,7 +580,7 @@ func (e *Exec) keyOf(pr *Program, tail bool) graphKey {
 			modes[i] = '1'
 		}
 	}
-	return graphKey{act: e.act, scal: e.scal, modes: string(modes), tail: tail}
+	return graphKey{act: e.act, scal: e.scal, in: pr.sides[pr.cur].dev, modes: string(modes), tail: tail}
 }
 
 // checkBatchRows makes the host check of the batch norms in training mode (at least two real

@@ -83,7 +83,8 @@ func (r *run) attachDevice() error {
 
 // trainStep trains on batch b of the epoch's nb. On the CPU it assembles the batch and steps;
 // on the GPU it launches the step, then assembles batch b+1 of the same epoch (drawing its
-// Laplacian signs) and queues its upload while the device runs, then waits for the results.
+// Laplacian signs) and stages it while the device runs (gpu.Trainer.StepAhead), then waits
+// for the results.
 // Errors are those of the loop: a batch's as they are, a step's with the epoch and batch.
 func (r *run) trainStep(b, nb int) (*data.Batch, float64, []float64, error) {
 	if r.gpu == nil {
@@ -108,19 +109,21 @@ func (r *run) trainStep(b, nb int) (*data.Batch, float64, []float64, error) {
 		}
 	}
 	r.ahead = ahead{}
-	if err := r.gpu.Launch(bt); err != nil {
-		return nil, 0, nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
-	}
+	var stage func() error
 	if b+1 < nb {
-		if rng, err := r.pcg.MarshalBinary(); err == nil {
+		stage = func() error {
+			rng, err := r.pcg.MarshalBinary()
+			if err != nil {
+				return nil // assembled in turn
+			}
 			if next, err := r.trainBatch(b + 1); err == nil && r.gpu.Stage(next) == nil {
 				r.ahead = ahead{bt: next, b: b + 1, rng: rng}
-			} else if err := r.pcg.UnmarshalBinary(rng); err != nil { // assembled again in turn, reporting its error then
-				return nil, 0, nil, err
+				return nil
 			}
+			return r.pcg.UnmarshalBinary(rng) // assembled again in turn, reporting its error then
 		}
 	}
-	loss, pred, err := r.gpu.Wait()
+	loss, pred, err := r.gpu.StepAhead(bt, stage)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
 	}

@@ -150,7 +150,7 @@ type benchTrainer struct {
 	tr   *nn.Trainer
 	g    *gpu.Trainer
 	b    gpuexec.Backend
-	step func(*data.Batch) (float64, []float64, error)
+	step stepper
 	rng  *rand.Rand
 }
 
@@ -259,7 +259,7 @@ func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o optio
 	if _, err := t.tr.Net(len(buckets) - 1); err != nil {
 		return t, 0, err
 	}
-	t.step = t.tr.StepPred
+	t.step = cpuStepper{t.tr}
 	if open != nil {
 		if t.b, err = open(); err != nil {
 			return t, 0, err
@@ -271,7 +271,7 @@ func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o optio
 		if t.g, err = gpu.NewTrainer(t.tr, t.b); err != nil {
 			return t, 0, err
 		}
-		t.step = t.g.StepPred
+		t.step = t.g
 	}
 	return t, params, nil
 }
@@ -280,15 +280,10 @@ func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o optio
 // the timed epochs. Every step waits for its loss, so the last one has finished on return.
 func (t *benchTrainer) train(o options, gs []*data.Graph, epochGraphs int, ready func(), start <-chan struct{}) error {
 	epoch := func(e int, next func() (*data.Batch, error)) error {
-		for b := 0; ; b++ {
-			bt, err := next()
-			if err != nil || bt == nil {
-				return err
-			}
-			if _, _, err := t.step(bt); err != nil {
-				return fmt.Errorf("epoch %d batch %d: %w", e, b, err)
-			}
+		if err := trainBatches(t.step, next, nil); err != nil {
+			return fmt.Errorf("epoch %d: %w", e, err)
 		}
+		return nil
 	}
 	first := 0
 	if o.epochs > 1 {

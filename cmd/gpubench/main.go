@@ -364,7 +364,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 	if _, err := tr.Net(len(buckets) - 1); err != nil {
 		return fail(err)
 	}
-	var step func(*data.Batch) (float64, []float64, error) = tr.StepPred
+	var step stepper = cpuStepper{tr}
 	graphs := func() (bool, string) { return false, "" }
 	var evaluator train.LargeEvaluator = tr
 	if b != nil {
@@ -379,7 +379,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 			return fail(err)
 		}
 		defer g.Close()
-		step = g.StepPred
+		step = g
 		graphs = g.Graphs
 		evaluator = g
 	}
@@ -405,22 +405,12 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 			}
 			t0 = time.Now()
 		}
-		for k := 0; ; k++ {
-			bt, err := next()
-			if err != nil {
-				return fail(err)
-			}
-			if bt == nil {
-				break
-			}
-			if exp != nil && e == 0 {
-				if err := exp.add(bt); err != nil {
-					return fail(err)
-				}
-			}
-			if _, _, err := step(bt); err != nil {
-				return fail(fmt.Errorf("epoch %d batch %d: %w", e, k, err))
-			}
+		var each func(*data.Batch) error
+		if exp != nil && e == 0 {
+			each = exp.add
+		}
+		if err := trainBatches(step, next, each); err != nil {
+			return fail(fmt.Errorf("epoch %d: %w", e, err))
 		}
 		secs := time.Since(t0).Seconds()
 		if exp != nil && e == 0 {
@@ -599,7 +589,7 @@ func SyntheticSuperpixels(n int, seed uint64) []*data.Graph {
 
 // profileSteps runs o.profile training steps on batches of the first graphs with every GPU
 // operation timed (cuda.Device.StartProfile).
-func profileSteps(d *cuda.Device, step func(*data.Batch) (float64, []float64, error), gs []*data.Graph, o options) (*cuda.ProfileReport, error) {
+func profileSteps(d *cuda.Device, step stepper, gs []*data.Graph, o options) (*cuda.ProfileReport, error) {
 	var bs []*data.Batch
 	for i := 0; i < o.profile; i++ {
 		batch := make([]*data.Graph, 0, o.batch)
@@ -615,11 +605,9 @@ func profileSteps(d *cuda.Device, step func(*data.Batch) (float64, []float64, er
 	if err := d.StartProfile(); err != nil {
 		return nil, err
 	}
-	for i, bt := range bs {
-		if _, _, err := step(bt); err != nil {
-			d.StopProfile()
-			return nil, fmt.Errorf("profiled step %d: %w", i, err)
-		}
+	if err := trainBatches(step, sliceBatches(bs), nil); err != nil {
+		d.StopProfile()
+		return nil, fmt.Errorf("profiled steps: %w", err)
 	}
 	return d.StopProfile()
 }
@@ -644,6 +632,11 @@ func prebuild(next func() (*data.Batch, error)) (func() (*data.Batch, error), er
 		}
 		bs = append(bs, bt)
 	}
+	return sliceBatches(bs), nil
+}
+
+// sliceBatches returns the batches of bs in order, one per call; nil at the end.
+func sliceBatches(bs []*data.Batch) func() (*data.Batch, error) {
 	return func() (*data.Batch, error) {
 		if len(bs) == 0 {
 			return nil, nil
@@ -651,7 +644,7 @@ func prebuild(next func() (*data.Batch, error)) (func() (*data.Batch, error), er
 		bt := bs[0]
 		bs = bs[1:]
 		return bt, nil
-	}, nil
+	}
 }
 
 // batcher returns the batches of one epoch in order, one per call; nil at the end.

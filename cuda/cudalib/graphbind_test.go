@@ -125,3 +125,36 @@ int cublasGetProperty(int t, int* v) { *v = t == 0 ? 12 : 4; return 0; }
 		b.close()
 	}
 }
+
+// TestBindAsync: page-locked memory and event waits are bound all or none, and only with the
+// event functions; AsyncMissing names what is missing.
+func TestBindAsync(t *testing.T) {
+	fakeCompiler(t)
+	const events = "int cuEventCreate(void) { return 0; }\nint cuEventRecord(void) { return 0; }\nint cuEventSynchronize(void) { return 0; }\nint cuEventDestroy_v2(void) { return 0; }\nint cuEventElapsedTime(void) { return 0; }\n"
+	const async = "int cuMemHostAlloc(void** p, unsigned long n, unsigned f) { *p = (void*)n; return 0; }\nint cuMemFreeHost(void* p) { return 0; }\nint cuStreamWaitEvent(void) { return 0; }\n"
+	for _, c := range []struct {
+		name, src string
+		bound     bool
+		missing   []string
+	}{
+		{"no event functions", async, false, []string{"no usable event functions"}},
+		{"events, no page-locked memory", events, false, []string{"cuMemHostAlloc", "cuMemFreeHost", "cuStreamWaitEvent"}},
+		{"both", events + async, true, nil},
+	} {
+		d := fakeDriver(t, c.src)
+		if (d.MemHostAlloc != nil) != c.bound || (d.StreamWaitEvent != nil) != c.bound || (d.MemFreeHost != nil) != c.bound {
+			t.Errorf("%s: bound %v %v %v, want all %v", c.name, d.MemHostAlloc != nil, d.MemFreeHost != nil, d.StreamWaitEvent != nil, c.bound)
+		}
+		for _, m := range c.missing {
+			if !strings.Contains(d.AsyncMissing, m) {
+				t.Errorf("%s: AsyncMissing %q does not name %s", c.name, d.AsyncMissing, m)
+			}
+		}
+		if c.bound {
+			var p unsafe.Pointer
+			if r := d.MemHostAlloc(unsafe.Pointer(&p), 4096, 0); r != 0 || uintptr(p) != 4096 {
+				t.Errorf("%s: cuMemHostAlloc gave %d, %p", c.name, r, p)
+			}
+		}
+	}
+}
