@@ -398,12 +398,13 @@ func TestSyncRoundTrip(t *testing.T) {
 	}
 }
 
-// TestPipelinedSteps checks Launch, Stage and Wait: staging the next batch while a step runs
-// gives the same losses and parameters as StepPred one batch at a time, and misuse is refused.
+// TestPipelinedSteps checks Launch, Stage, Wait and StepAhead: staging the next batch while a
+// step runs, and launching it behind the running one (two steps in flight), give the same
+// losses, predictions and parameters as StepPred one batch at a time, and misuse is refused.
 func TestPipelinedSteps(t *testing.T) {
 	c := newCase(t, encodings[6], append(modelSet(t, "gatedgcn"), "model.dropout=0.1")...) // Laplacian encoding
 	bs, bucket := stepBatches(t, c)
-	a, b := newPair(t, c, emuExact(t), bucket), newPair(t, c, emuExact(t), bucket)
+	a, b, d := newPair(t, c, emuExact(t), bucket), newPair(t, c, emuExact(t), bucket), newPair(t, c, emuExact(t), bucket)
 	signs := func(p *pair, s int) {
 		if p.dev.LapSign == nil {
 			p.dev.LapSign = make([]float32, 2)
@@ -412,30 +413,30 @@ func TestPipelinedSteps(t *testing.T) {
 			p.dev.LapSign[j] = float32(1 - 2*((s>>j)&1))
 		}
 	}
+	const steps = 6
 	var want []float64
-	for s := 0; s < 6; s++ {
+	var wantPred [][]float64
+	for s := 0; s < steps; s++ {
 		signs(a, s)
-		l, _, err := a.g.StepPred(bs[s%len(bs)])
+		l, p, err := a.g.StepPred(bs[s%len(bs)])
 		if err != nil {
 			t.Fatal(err)
 		}
-		want = append(want, l)
+		want, wantPred = append(want, l), append(wantPred, slices.Clone(p))
 	}
+	// b: Stage the next batch between Launch and Wait.
 	signs(b, 0)
 	if err := b.g.Stage(bs[0]); err != nil {
 		t.Fatal(err)
 	}
-	for s := 0; s < 6; s++ {
+	for s := 0; s < steps; s++ {
 		if err := b.g.Launch(bs[s%len(bs)]); err != nil {
 			t.Fatal(err)
-		}
-		if err := b.g.Launch(bs[0]); err == nil {
-			t.Fatal("a second Launch before Wait was accepted")
 		}
 		if _, _, err := b.g.Eval(bs[0]); err == nil {
 			t.Fatal("Eval while a step is in flight was accepted")
 		}
-		if s+1 < 6 {
+		if s+1 < steps {
 			signs(b, s+1)
 			if err := b.g.Stage(bs[(s+1)%len(bs)]); err != nil {
 				t.Fatal(err)
@@ -452,15 +453,56 @@ func TestPipelinedSteps(t *testing.T) {
 	if _, _, err := b.g.Wait(); err == nil {
 		t.Fatal("Wait without a launched step was accepted")
 	}
+	// d: StepAhead, each step launched behind the one before it (the results are read back
+	// asynchronously, two steps in flight).
+	signs(d, 0)
+	launched := false
+	for s := 0; s < steps; s++ {
+		var next func() *data.Batch
+		if s+1 < steps {
+			next = func() *data.Batch {
+				signs(d, s+1)
+				return bs[(s+1)%len(bs)]
+			}
+		}
+		l, p, ahead, err := d.g.StepAhead(bs[s%len(bs)], launched, next)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ahead != (next != nil) {
+			t.Fatalf("step %d: launched ahead %v, want %v", s, ahead, next != nil)
+		}
+		if l != want[s] || !slices.Equal(p, wantPred[s]) {
+			t.Fatalf("step %d: loss %v with the next step in flight, one at a time %v (predictions equal: %t)", s, l, want[s], slices.Equal(p, wantPred[s]))
+		}
+		launched = ahead
+	}
 	if err := a.g.Sync(); err != nil {
 		t.Fatal(err)
 	}
 	if err := b.g.Sync(); err != nil {
 		t.Fatal(err)
 	}
+	if err := d.g.Sync(); err != nil {
+		t.Fatal(err)
+	}
 	for _, name := range a.dev.P.Names {
 		if !slices.Equal(a.dev.P.T[name].Float32s(), b.dev.P.T[name].Float32s()) {
 			t.Fatalf("parameter %s differs between pipelined and one-at-a-time steps", name)
 		}
+		if !slices.Equal(a.dev.P.T[name].Float32s(), d.dev.P.T[name].Float32s()) {
+			t.Fatalf("parameter %s differs between steps launched ahead and one at a time", name)
+		}
+	}
+	for i := 0; i < 2; i++ { // two in flight; a third is refused
+		if err := d.g.Launch(bs[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.g.Launch(bs[0]); err == nil {
+		t.Fatal("a third step in flight was accepted")
+	}
+	if _, _, err := d.g.Gradients(bs[0]); err == nil {
+		t.Fatal("Gradients while steps are in flight was accepted")
 	}
 }

@@ -39,8 +39,9 @@ type Trainer struct {
 	pred    []float64
 	res     []float32
 	buf     []float32
-	staged  *staged   // a batch loaded and queued ahead of its Launch
-	pending *inflight // a launched step not yet waited for
+	staged  *staged     // a batch loaded and queued ahead of its Launch
+	pending []*inflight // launched steps not yet waited for, oldest first (at most maxInFlight)
+	slots   [maxInFlight]resultSlot
 	// Log, when set, hears once that the device could not capture a step as a graph (the
 	// trainer then queues every step launch by launch).
 	Log       io.Writer
@@ -408,22 +409,30 @@ func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
 	return t.Wait()
 }
 
-// StepAhead is StepPred on bt, with ahead (nil for none) called while the device runs bt's
-// step: the place to assemble the next batch and Stage it, so that its host work and upload
-// overlap the step. ahead's error is returned, after bt's results are waited for.
-func (t *Trainer) StepAhead(bt *data.Batch, ahead func() error) (float64, []float64, error) {
-	if err := t.Launch(bt); err != nil {
-		return 0, nil, err
+// StepAhead returns the loss and predictions of bt's training step (as StepPred), launching
+// it unless an earlier StepAhead did (launched). While the device runs it, StepAhead calls
+// next (when not nil): the batch next returns (nil: none) is staged and its step launched
+// behind bt's before bt's results are waited for, so that the host's work on it and its upload
+// overlap bt's step and the device goes from step to step without waiting for the host. ahead
+// reports that it was launched: the caller's next StepAhead takes it with launched = true. A
+// batch that cannot be staged is not launched, and its error not returned (it comes again when
+// the batch is trained in turn); a failed launch is returned.
+func (t *Trainer) StepAhead(bt *data.Batch, launched bool, next func() *data.Batch) (loss float64, pred []float64, ahead bool, err error) {
+	if !launched {
+		if err := t.Launch(bt); err != nil {
+			return 0, nil, false, err
+		}
 	}
-	var aerr error
-	if ahead != nil {
-		aerr = ahead()
+	if next != nil {
+		if nb := next(); nb != nil && t.Stage(nb) == nil {
+			if err := t.Launch(nb); err != nil {
+				return 0, nil, false, err
+			}
+			ahead = true
+		}
 	}
-	loss, pred, err := t.Wait()
-	if err != nil {
-		return 0, nil, err
-	}
-	return loss, pred, aerr
+	loss, pred, err = t.Wait()
+	return loss, pred, ahead, err
 }
 
 // staged is a batch whose inputs are loaded and queued for upload.
@@ -434,8 +443,48 @@ type staged struct {
 
 // inflight is a launched step whose results Wait reads.
 type inflight struct {
-	pr *program
-	n  int // prediction values to read back
+	pr   *program
+	n    int // prediction values to read back
+	slot *resultSlot
+}
+
+// maxInFlight is the most training steps launched and not yet waited for: the one the device
+// runs and the one queued behind it (StepAhead), so that it goes from step to step without
+// waiting for the host.
+const maxInFlight = 2
+
+// resultSlot is host memory a launched step's loss and predictions are copied into (page-
+// locked where the device has it, so the copy does not hold up the host), and the event
+// after the copy.
+type resultSlot struct {
+	buf  *cuda.HostBuf
+	done *cuda.Event
+	busy bool
+}
+
+// slot returns a free result slot holding at least n values.
+func (t *Trainer) slot(n int) (*resultSlot, error) {
+	for i := range t.slots {
+		sl := &t.slots[i]
+		if sl.busy {
+			continue
+		}
+		if sl.buf == nil || len(sl.buf.Float32s()) < n {
+			_ = sl.buf.Free()
+			sl.buf = nil
+			buf, err := t.x.B.HostAlloc(4 * max(n, 64))
+			if err != nil {
+				return nil, fmt.Errorf("gpu: host memory for the results: %w", err)
+			}
+			sl.buf = buf
+		}
+		if sl.done == nil {
+			// A driver without events leaves it nil: its pageable copy returns when done.
+			sl.done, _ = t.x.B.NewEvent()
+		}
+		return sl, nil
+	}
+	return nil, fmt.Errorf("gpu trainer: %d steps are launched and not waited for", len(t.pending))
 }
 
 // trainProgram returns the training program of bt's bucket.
@@ -478,8 +527,8 @@ func (t *Trainer) Stage(bt *data.Batch) error {
 // Launch queues a training step on bt (staging it first unless Stage(bt) did) and the Adam
 // update, and returns without waiting for the device; Wait returns its results.
 func (t *Trainer) Launch(bt *data.Batch) error {
-	if t.pending != nil {
-		return fmt.Errorf("gpu trainer: a step is launched before the previous one was waited for")
+	if len(t.pending) >= maxInFlight {
+		return fmt.Errorf("gpu trainer: a step is launched while %d are not waited for", len(t.pending))
 	}
 	if t.staged == nil || t.staged.bt != bt {
 		if err := t.Stage(bt); err != nil {
@@ -504,25 +553,50 @@ func (t *Trainer) Launch(bt *data.Batch) error {
 		return err
 	}
 	t.noteGraphs()
-	n, err := t.queueResults(pr, bt)
+	f, err := t.queueRead(pr, bt)
 	if err != nil {
 		t.x.Release(pr.Program)
 		return err
 	}
-	t.pending = &inflight{pr: pr, n: n}
+	t.pending = append(t.pending, f)
 	return nil
 }
 
-// Wait waits for the launched step and returns its loss and the predictions of its batch's
-// real rows (valid until the next call).
+// queueRead queues the copy of a launched step's loss and predictions into a result slot and
+// the event after it.
+func (t *Trainer) queueRead(pr *program, bt *data.Batch) (*inflight, error) {
+	n, err := t.queueResults(pr, bt)
+	if err != nil {
+		return nil, err
+	}
+	sl, err := t.slot(1 + n)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.x.B.DownloadAsync(sl.buf.Float32s()[:1+n], pr.Result); err != nil {
+		return nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pr.in.B, err)
+	}
+	if err := t.x.B.RecordEvent(sl.done); err != nil {
+		return nil, fmt.Errorf("gpu: %w", err)
+	}
+	sl.busy = true
+	return &inflight{pr: pr, n: n, slot: sl}, nil
+}
+
+// Wait waits for the oldest launched step and returns its loss and the predictions of its
+// batch's real rows (valid until the next call).
 func (t *Trainer) Wait() (float64, []float64, error) {
-	f := t.pending
-	if f == nil {
+	if len(t.pending) == 0 {
 		return 0, nil, fmt.Errorf("gpu trainer: Wait without a launched step")
 	}
-	t.pending = nil
+	f := t.pending[0]
+	t.pending = t.pending[1:]
 	defer t.x.Release(f.pr.Program)
-	return t.readResults(f.pr, f.n)
+	defer func() { f.slot.busy = false }()
+	if err := f.slot.done.Sync(); err != nil {
+		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", f.pr.in.B, err)
+	}
+	return t.hostResults(f.slot.buf.Float32s()[:1+f.n]), t.pred, nil
 }
 
 // Gradients runs the forward and backward pass of a training step on bt without updating
@@ -530,7 +604,7 @@ func (t *Trainer) Wait() (float64, []float64, error) {
 // checks against the CPU). The step counter is not advanced: dropout masks are those of the
 // current Params.Step.
 func (t *Trainer) Gradients(bt *data.Batch) (float64, map[string][]float32, error) {
-	if t.pending != nil {
+	if len(t.pending) > 0 {
 		return 0, nil, fmt.Errorf("gpu trainer: Gradients while a training step is launched and not waited for")
 	}
 	t.staged = nil // the inputs are loaded here
@@ -668,21 +742,27 @@ func (t *Trainer) readResults(pr *program, n int) (float64, []float64, error) {
 	if err := t.x.B.Download(t.res, pr.Result); err != nil {
 		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", pr.in.B, err)
 	}
+	return t.hostResults(t.res), t.pred, nil
+}
+
+// hostResults returns the loss res[0] and sets t.pred to the predictions res[1:].
+func (t *Trainer) hostResults(res []float32) float64 {
+	n := len(res) - 1
 	if cap(t.pred) < n {
 		t.pred = make([]float64, n)
 	}
 	t.pred = t.pred[:n]
 	for i := range t.pred {
-		t.pred[i] = float64(t.res[1+i])
+		t.pred[i] = float64(res[1+i])
 	}
-	return float64(t.res[0]), t.pred, nil
+	return float64(res[0])
 }
 
 // Eval runs bt through the evaluation net of the smallest bucket it fits (batch norm on its
 // running statistics, no dropout, no gradients) and returns the loss and the predictions of
 // its real rows, as nn.Trainer.Eval does.
 func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
-	if t.pending != nil {
+	if len(t.pending) > 0 {
 		return 0, nil, fmt.Errorf("gpu trainer: Eval while a training step is launched and not waited for")
 	}
 	i, err := nn.PickBucket(t.T.Buckets, bt)
@@ -772,7 +852,7 @@ func (t *Trainer) EvalRoom(b nn.Bucket) (fits bool, need, room int64, known bool
 // holders, whose BatchLoss forms the loss of any batch from its rows on the host, as
 // nn.Trainer.EvalRows does. The device's loss of the large batch is read back and dropped.
 func (t *Trainer) EvalRows(bt *data.Batch, b nn.Bucket) ([]float64, *nn.Inputs, error) {
-	if t.pending != nil {
+	if len(t.pending) > 0 {
 		return nil, nil, fmt.Errorf("gpu trainer: evaluation while a training step is launched and not waited for")
 	}
 	if !b.Fits(bt) {
@@ -801,9 +881,20 @@ func (t *Trainer) EvalRows(bt *data.Batch, b nn.Bucket) ([]float64, *nn.Inputs, 
 	return pred, pr.in, nil
 }
 
-// Close frees the trainer's device memory (the backend stays open).
+// Close waits for the steps still launched and frees the trainer's device memory (the backend
+// stays open).
 func (t *Trainer) Close() {
+	for len(t.pending) > 0 {
+		_, _, _ = t.Wait()
+	}
 	t.pending, t.staged = nil, nil
+	for i := range t.slots {
+		_ = t.slots[i].buf.Free()
+		if t.slots[i].done != nil {
+			_ = t.slots[i].done.Destroy()
+		}
+		t.slots[i] = resultSlot{}
+	}
 	for b, pr := range t.large {
 		t.x.Release(pr.Program)
 		t.x.FreeProgram(pr.Program)

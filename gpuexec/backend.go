@@ -96,6 +96,9 @@ type Backend interface {
 	UploadSide(dst cuda.DevPtr, src []int32, after, done *cuda.Event) error
 	WaitEvent(ev *cuda.Event) error
 	RecordEvent(ev *cuda.Event) error
+	// DownloadAsync queues a copy into dst (a HostBuf's memory) and returns at once: an event
+	// recorded after it says when dst holds the values.
+	DownloadAsync(dst []float32, src cuda.DevPtr) error
 	// Offset is the address of element i of the buffer at p.
 	Offset(p cuda.DevPtr, i int) cuda.DevPtr
 	// Memory reports the high-water mark of the allocator (bytes) and, where the device can
@@ -158,7 +161,10 @@ func (c *CUDA) NewEvent() (*cuda.Event, error)             { return c.Dev.NewEve
 func (c *CUDA) UploadSide(dst cuda.DevPtr, src []int32, after, done *cuda.Event) error {
 	return c.Dev.UploadSide(dst, src, after, done)
 }
-func (c *CUDA) WaitEvent(ev *cuda.Event) error             { return c.Dev.WaitEvent(ev) }
+func (c *CUDA) WaitEvent(ev *cuda.Event) error { return c.Dev.WaitEvent(ev) }
+func (c *CUDA) DownloadAsync(dst []float32, src cuda.DevPtr) error {
+	return cuda.CopyFromDeviceAsync(c.Dev, dst, src)
+}
 func (c *CUDA) RecordEvent(ev *cuda.Event) error           { return c.Dev.RecordEvent(ev) }
 func (c *CUDA) Copy(dst, src cuda.DevPtr, n int) error     { return c.Dev.Copy(dst, src, n) }
 func (c *CUDA) Fill(p cuda.DevPtr, n int, v float32) error { return c.Dev.Fill(p, n, v) }

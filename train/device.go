@@ -81,12 +81,12 @@ func (r *run) attachDevice() error {
 	return nil
 }
 
-// trainStep trains on batch b of the epoch's nb. On the CPU it assembles the batch and steps;
-// on the GPU it launches the step, then assembles batch b+1 of the same epoch (drawing its
-// Laplacian signs) and stages it while the device runs (gpu.Trainer.StepAhead), then waits
-// for the results.
+// trainStep trains on batch b of the epoch's nb. On the CPU it assembles the batch and steps.
+// On the GPU (gpu.Trainer.StepAhead) it launches the step unless the step before launched it,
+// then, while the device runs, assembles batch b+1 of the same epoch (drawing its Laplacian
+// signs) and launches its step behind b's unless more is false, then waits for b's results.
 // Errors are those of the loop: a batch's as they are, a step's with the epoch and batch.
-func (r *run) trainStep(b, nb int) (*data.Batch, float64, []float64, error) {
+func (r *run) trainStep(b, nb int, more bool) (*data.Batch, float64, []float64, error) {
 	if r.gpu == nil {
 		bt, err := r.trainBatch(b)
 		if err != nil {
@@ -98,7 +98,7 @@ func (r *run) trainStep(b, nb int) (*data.Batch, float64, []float64, error) {
 		}
 		return bt, loss, pred, nil
 	}
-	bt := r.ahead.bt
+	bt, launched := r.ahead.bt, r.ahead.launched && r.ahead.b == b
 	if bt == nil || r.ahead.b != b {
 		if err := r.dropAhead(); err != nil {
 			return nil, 0, nil, err
@@ -109,38 +109,50 @@ func (r *run) trainStep(b, nb int) (*data.Batch, float64, []float64, error) {
 		}
 	}
 	r.ahead = ahead{}
-	var stage func() error
-	if b+1 < nb {
-		stage = func() error {
+	var next func() *data.Batch
+	if more && b+1 < nb {
+		next = func() *data.Batch {
 			rng, err := r.pcg.MarshalBinary()
 			if err != nil {
 				return nil // assembled in turn
 			}
-			if next, err := r.trainBatch(b + 1); err == nil && r.gpu.Stage(next) == nil {
-				r.ahead = ahead{bt: next, b: b + 1, rng: rng}
-				return nil
-			}
-			return r.pcg.UnmarshalBinary(rng) // assembled again in turn, reporting its error then
+			r.ahead = ahead{b: b + 1, rng: rng}
+			r.ahead.bt, _ = r.trainBatch(b + 1) // on error assembled again in turn, reporting it then
+			return r.ahead.bt
 		}
 	}
-	loss, pred, err := r.gpu.StepAhead(bt, stage)
+	loss, pred, launchedNext, err := r.gpu.StepAhead(bt, launched, next)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
 	}
+	if !launchedNext {
+		if err := r.dropAhead(); err != nil { // not staged: assembled again in turn
+			return nil, 0, nil, err
+		}
+	}
+	r.ahead.launched = launchedNext
 	return bt, loss, pred, nil
 }
 
-// ahead is a training batch assembled (and staged on the GPU) before its turn, with the
-// generator's state from before its Laplacian signs were drawn.
+// launchedAhead reports whether batch b's step was launched by the step before it (it must then
+// be waited for and counted before the loop may stop).
+func (r *run) launchedAhead(b int) bool { return r.ahead.launched && r.ahead.b == b }
+
+// ahead is a training batch assembled (and its step launched on the GPU) before its turn,
+// with the generator's state from before its Laplacian signs were drawn.
 type ahead struct {
-	bt  *data.Batch
-	b   int
-	rng []byte
+	bt       *data.Batch
+	b        int
+	rng      []byte
+	launched bool // its step is launched (it can no longer be dropped)
 }
 
 // dropAhead forgets a batch assembled ahead and puts the generator back to before it, so that
 // a checkpoint taken now resumes exactly as an uninterrupted run continues.
 func (r *run) dropAhead() error {
+	if r.ahead.launched {
+		return fmt.Errorf("epoch %d: batch %d was launched ahead and cannot be dropped", r.loop.Epoch, r.ahead.b)
+	}
 	if r.ahead.rng != nil {
 		if err := r.pcg.UnmarshalBinary(r.ahead.rng); err != nil {
 			return fmt.Errorf("generator state: %w", err)

@@ -292,7 +292,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		t0 := time.Now()
 		bar := newProgress(r.log, r.o.Progress, r.loop.Epoch, nb, r.loop.Next)
 		for b := r.loop.Next; b < nb; b++ {
-			if ctx.Err() != nil {
+			if ctx.Err() != nil && !r.launchedAhead(b) { // a launched step is counted first
 				r.loop.EpochSecs += time.Since(t0).Seconds()
 				r.loop.Next = b
 				if err := r.dropAhead(); err != nil {
@@ -302,7 +302,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 				fmt.Fprintf(r.log, "interrupted in epoch %d at batch %d of %d: checkpoint written, continue with -resume %s\n", r.loop.Epoch, b, nb, r.o.Dir)
 				return runfiles.StopSignal, r.checkpoint()
 			}
-			bt, loss, pred, err := r.trainStep(b, nb)
+			bt, loss, pred, err := r.trainStep(b, nb, ctx.Err() == nil)
 			if err != nil {
 				return "", err
 			}

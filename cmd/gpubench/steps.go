@@ -7,31 +7,31 @@ import (
 	"github.com/rewiregnn/rewiregnn/nn"
 )
 
-// stepper trains on one batch, calling ahead (nil: none) while the device computes the step;
-// Stage loads and queues a batch ahead of its step. *gpu.Trainer is one.
+// stepper trains on one batch as gpu.Trainer.StepAhead does: launching it unless launched,
+// and while the device computes, taking the next batch from next and launching it behind
+// (ahead). *gpu.Trainer is one.
 type stepper interface {
-	StepAhead(bt *data.Batch, ahead func() error) (float64, []float64, error)
-	Stage(bt *data.Batch) error
+	StepAhead(bt *data.Batch, launched bool, next func() *data.Batch) (float64, []float64, bool, error)
 }
 
-// cpuStepper is the CPU trainer as a stepper: nothing to overlap, ahead runs after the step.
+// cpuStepper is the CPU trainer as a stepper: nothing to overlap, next is taken after the step
+// and trained in turn.
 type cpuStepper struct{ tr *nn.Trainer }
 
-func (c cpuStepper) StepAhead(bt *data.Batch, ahead func() error) (float64, []float64, error) {
+func (c cpuStepper) StepAhead(bt *data.Batch, _ bool, next func() *data.Batch) (float64, []float64, bool, error) {
 	loss, pred, err := c.tr.StepPred(bt)
-	if err == nil && ahead != nil {
-		err = ahead()
+	if err == nil && next != nil {
+		next()
 	}
-	return loss, pred, err
+	return loss, pred, false, err
 }
 
-func (cpuStepper) Stage(*data.Batch) error { return nil }
-
 // trainBatches trains on every batch next returns, as cmd/train's loop does: each batch is
-// taken from next and staged while the step before it runs. each (nil: none) sees every batch
-// before its step.
+// taken from next, staged and launched while the step before it runs. each (nil: none) sees
+// every batch before its step.
 func trainBatches(s stepper, next func() (*data.Batch, error), each func(*data.Batch) error) error {
 	bt, err := next()
+	launched := false
 	for k := 0; err == nil && bt != nil; k++ {
 		if each != nil {
 			if err := each(bt); err != nil {
@@ -39,17 +39,15 @@ func trainBatches(s stepper, next func() (*data.Batch, error), each func(*data.B
 			}
 		}
 		var nb *data.Batch
-		ahead := func() error {
-			var err error
-			if nb, err = next(); err != nil || nb == nil {
-				return err
-			}
-			return s.Stage(nb)
+		var nerr error
+		_, _, ahead, serr := s.StepAhead(bt, launched, func() *data.Batch {
+			nb, nerr = next()
+			return nb
+		})
+		if serr != nil {
+			return fmt.Errorf("batch %d: %w", k, serr)
 		}
-		if _, _, err := s.StepAhead(bt, ahead); err != nil {
-			return fmt.Errorf("batch %d: %w", k, err)
-		}
-		bt = nb
+		bt, launched, err = nb, ahead, nerr
 	}
 	return err
 }
