@@ -3,6 +3,7 @@ package gpu
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -42,6 +43,9 @@ type Trainer struct {
 	staged  *staged     // a batch loaded and queued ahead of its Launch
 	pending []*inflight // launched steps not yet waited for, oldest first (at most maxInFlight)
 	slots   [maxInFlight]resultSlot
+	// sync and syncDone are Sync's host buffer and the event after its copies.
+	sync     *cuda.HostBuf
+	syncDone *cuda.Event
 	// Log, when set, hears once that the device could not capture a step as a graph (the
 	// trainer then queues every step launch by launch).
 	Log       io.Writer
@@ -257,55 +261,88 @@ func (t *Trainer) Upload() error {
 }
 
 // Sync copies the device's parameters, Adam moments and batch-norm running statistics into
-// the host mirror (for checkpoints and results).
+// the host mirror (for checkpoints and results): every copy is queued into one host buffer
+// (page-locked where the device has it) and waited for once.
 func (t *Trainer) Sync() error {
 	st := t.T.Opt.State()
 	if st.M == nil || st.V == nil {
 		st.M, st.V = map[string][]float64{}, map[string][]float64{}
 	}
-	b := t.x.B
-	for name, pb := range t.x.Params {
-		ht := t.T.P.T[name]
-		if err := b.Download(ht.Float32s(), pb.X); err != nil {
-			return fmt.Errorf("gpu: downloading parameter %q: %w", name, err)
-		}
-		if !pb.Moments {
-			continue
-		}
-		for _, mv := range []struct {
-			p   cuda.DevPtr
-			dst map[string][]float64
-		}{{pb.M, st.M}, {pb.V, st.V}} {
-			t.buf = gpuexec.Grow(t.buf, pb.N)
-			if err := b.Download(t.buf, mv.p); err != nil {
-				return fmt.Errorf("gpu: downloading the Adam moments of %q: %w", name, err)
+	// copies lists what goes where: n values from the device at p, then put puts them (the
+	// buffer's slice) into the host mirror.
+	type copyTo struct {
+		p   cuda.DevPtr
+		n   int
+		put func(xs []float32)
+	}
+	var copies []copyTo
+	f64 := func(dst map[string][]float64, name string) func([]float32) {
+		return func(xs []float32) {
+			h := dst[name]
+			if len(h) != len(xs) {
+				h = make([]float64, len(xs))
+				dst[name] = h
 			}
-			h := mv.dst[name]
-			if len(h) != pb.N {
-				h = make([]float64, pb.N)
-				mv.dst[name] = h
-			}
-			for i, x := range t.buf {
+			for i, x := range xs {
 				h[i] = float64(x)
 			}
 		}
 	}
-	t.T.Opt.SetState(st)
-	for name, bb := range t.x.BN {
-		s := t.bn[name]
-		for _, mv := range []struct {
-			p   cuda.DevPtr
-			dst []float64
-		}{{bb.Mean, s.RunMean}, {bb.Var, s.RunVar}} {
-			t.buf = gpuexec.Grow(t.buf, len(mv.dst))
-			if err := b.Download(t.buf, mv.p); err != nil {
-				return fmt.Errorf("gpu: downloading the running statistics of %q: %w", s.Name, err)
-			}
-			for i, x := range t.buf {
-				mv.dst[i] = float64(x)
-			}
+	for _, name := range slices.Sorted(maps.Keys(t.x.Params)) {
+		pb := t.x.Params[name]
+		ht := t.T.P.T[name]
+		copies = append(copies, copyTo{pb.X, pb.N, func(xs []float32) { copy(ht.Float32s(), xs) }})
+		if pb.Moments {
+			copies = append(copies, copyTo{pb.M, pb.N, f64(st.M, name)}, copyTo{pb.V, pb.N, f64(st.V, name)})
 		}
 	}
+	for _, name := range slices.Sorted(maps.Keys(t.x.BN)) {
+		bb, s := t.x.BN[name], t.bn[name]
+		into := func(dst []float64) func([]float32) {
+			return func(xs []float32) {
+				for i, x := range xs {
+					dst[i] = float64(x)
+				}
+			}
+		}
+		copies = append(copies, copyTo{bb.Mean, len(s.RunMean), into(s.RunMean)}, copyTo{bb.Var, len(s.RunVar), into(s.RunVar)})
+	}
+	total := 0
+	for _, c := range copies {
+		total += c.n
+	}
+	if t.sync == nil || len(t.sync.Float32s()) < total {
+		_ = t.sync.Free()
+		t.sync = nil
+		buf, err := t.x.B.HostAlloc(4 * total)
+		if err != nil {
+			return fmt.Errorf("gpu: host memory for the parameters: %w", err)
+		}
+		t.sync = buf
+	}
+	if t.syncDone == nil {
+		t.syncDone, _ = t.x.B.NewEvent() // nil without events: the pageable copies wait
+	}
+	host := t.sync.Float32s()
+	off := 0
+	for _, c := range copies {
+		if err := t.x.B.DownloadAsync(host[off:off+c.n], c.p); err != nil {
+			return fmt.Errorf("gpu: downloading the parameters: %w", err)
+		}
+		off += c.n
+	}
+	if err := t.x.B.RecordEvent(t.syncDone); err != nil {
+		return fmt.Errorf("gpu: %w", err)
+	}
+	if err := t.syncDone.Sync(); err != nil {
+		return fmt.Errorf("gpu: downloading the parameters: %w", err)
+	}
+	off = 0
+	for _, c := range copies {
+		c.put(host[off : off+c.n])
+		off += c.n
+	}
+	t.T.Opt.SetState(st)
 	return nil
 }
 
@@ -895,6 +932,11 @@ func (t *Trainer) Close() {
 		}
 		t.slots[i] = resultSlot{}
 	}
+	_ = t.sync.Free()
+	if t.syncDone != nil {
+		_ = t.syncDone.Destroy()
+	}
+	t.sync, t.syncDone = nil, nil
 	for b, pr := range t.large {
 		t.x.Release(pr.Program)
 		t.x.FreeProgram(pr.Program)
