@@ -3,6 +3,9 @@ package cuda
 import (
 	"fmt"
 	"math"
+	"strings"
+
+	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // The launchers below are the GPU side of the project's ops (see ops/doc.go for shapes and the
@@ -884,5 +887,9 @@ func (k *Kernels) String() string {
 	if k.NVRTC == nil {
 		return fmt.Sprintf("%d kernels emulated on %s", len(k.fns), k.Target)
 	}
-	return fmt.Sprintf("%d kernels for %s by NVRTC %v (%s); %d files from cache, %d compiled", len(k.fns), k.Target, k.NVRTC.Version, k.NVRTC.Path, k.Cached, k.Built)
+	defs := ""
+	if d := cudalib.KernelDefines(); len(d) > 0 {
+		defs = " with -D " + strings.Join(d, " -D ")
+	}
+	return fmt.Sprintf("%d kernels for %s%s by NVRTC %v (%s); %d files from cache, %d compiled", len(k.fns), k.Target, defs, k.NVRTC.Version, k.NVRTC.Path, k.Cached, k.Built)
 }

@@ -336,10 +336,31 @@ func (n *NVRTC) programLog(prog uintptr) string {
 	return strings.TrimRight(string(buf), "\x00")
 }
 
-// CompileOptions are NVRTC's options for a target ("compute_70" or "sm_90"). No fast-math:
-// the kernels are compared with CPU twins that use exact exp, log and division.
+// CompileOptions are NVRTC's options for a target ("compute_70" or "sm_90"), with a -D for
+// each of KernelDefines. No fast-math: the kernels are compared with CPU twins that use exact
+// exp, log and division.
 func CompileOptions(target string) []string {
-	return []string{"--gpu-architecture=" + target, "--std=c++14", "-default-device"}
+	opts := []string{"--gpu-architecture=" + target, "--std=c++14", "-default-device"}
+	for _, d := range KernelDefines() {
+		opts = append(opts, "-D"+d)
+	}
+	return opts
+}
+
+// EnvKernelDefines lists preprocessor definitions for every kernel compiled by NVRTC,
+// NAME=VALUE separated by commas: for comparing the kernels' tuning constants on a GPU within
+// one build (REWIREGNN_KERNEL_DEFINES=RW_UNROLL=1). They are part of the kernel cache's key.
+const EnvKernelDefines = "REWIREGNN_KERNEL_DEFINES"
+
+// KernelDefines returns the definitions of EnvKernelDefines (empty entries dropped).
+func KernelDefines() []string {
+	var out []string
+	for _, d := range strings.Split(getenv(EnvKernelDefines), ",") {
+		if d = strings.TrimSpace(d); d != "" {
+			out = append(out, d)
+		}
+	}
+	return out
 }
 
 // cstr returns a pinned NUL-terminated copy of s.

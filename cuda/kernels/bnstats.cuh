@@ -31,11 +31,24 @@ __device__ __forceinline__ void bn_merge(double* n, double* mu, double* m2, doub
   *n = nab;
 }
 
+// bn_moments_add adds a kept row's value x to a thread's sums: v − k and (v − k)² with k the
+// first kept value (bn_chunk_moments).
+__device__ __forceinline__ void bn_moments_add(float x, double* k, double* a, double* q, double* cnt) {
+  double v = x;
+  if (*cnt == 0.0) *k = v;
+  v -= *k;
+  *a += v;
+  *q += v * v;
+  *cnt += 1.0;
+}
+
 // bn_chunk_moments sets *n, *mu, *m2 to the count, mean and centred sum of squares of the kept
 // rows in [r0, r1) of column c (zeros for c ≥ d or no kept rows), in one pass over the values
-// src(r, c) gives, in the threads with threadIdx.y = 0 (every thread of the block must call it;
-// sh is __shared__). With kAll, src is called for every row (a producer storing each value it
-// computes), else for the kept rows only.
+// src.at(r, c) gives, in the threads with threadIdx.y = 0 (every thread of the block must call
+// it; sh is __shared__). With kAll, src is a producer: src.put(r, c, v) stores every row's value
+// (kept or not). Each thread takes RW_UNROLL rows at a time (RW_UNROLL in common.cuh): their
+// values first (a dropped row's too, which lies in the buffers), then the stores, then the
+// kept rows' sums in row order.
 // Each thread sums v − k and (v − k)² over its rows, k its own first kept value (so the sums
 // do not cancel when the mean is far from 0, and dropped rows, whatever they hold, play no
 // part), and turns them into its rows' mean and centred sum of squares; thread y = 0 then
@@ -46,19 +59,29 @@ __device__ __forceinline__ void bn_chunk_moments(const Src& src, const int* keep
                                                  double (*sh)[RW_COL_Y][RW_COL_X + 1],
                                                  double* n, double* mu, double* m2) {
   double k = 0.0, a = 0.0, q = 0.0, cnt = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y) {
-      float x = 0.0f;
-      if (kAll) x = src(r, c);
-      if (keep[r]) {
-        double v = kAll ? x : src(r, c);
-        if (cnt == 0.0) k = v;
-        v -= k;
-        a += v;
-        q += v * v;
-        cnt += 1.0;
+  if (c < d) {
+    int r = r0 + threadIdx.y;
+    for (; r + (RW_UNROLL - 1) * RW_COL_Y < r1; r += RW_UNROLL * RW_COL_Y) {
+      int ks[RW_UNROLL];
+      float xs[RW_UNROLL];
+      for (int u = 0; u < RW_UNROLL; u++) {
+        ks[u] = keep[r + u * RW_COL_Y];
+        xs[u] = src.at(r + u * RW_COL_Y, c);
       }
+      if (kAll)
+        for (int u = 0; u < RW_UNROLL; u++) src.put(r + u * RW_COL_Y, c, xs[u]);
+      for (int u = 0; u < RW_UNROLL; u++)
+        if (ks[u]) bn_moments_add(xs[u], &k, &a, &q, &cnt);
     }
+    for (; r < r1; r += RW_COL_Y) {
+      float x = 0.0f;
+      if (kAll) {
+        x = src.at(r, c);
+        src.put(r, c, x);
+      }
+      if (keep[r]) bn_moments_add(kAll ? x : src.at(r, c), &k, &a, &q, &cnt);
+    }
+  }
   double ss = cnt > 0.0 ? q - a * (a / cnt) : 0.0;
   rw_col_put(cnt, sh[0]);
   rw_col_put(cnt > 0.0 ? k + a / cnt : 0.0, sh[1]);
@@ -80,11 +103,23 @@ __device__ __forceinline__ void bn_chunks_merge(const double* part, int d, int c
                                                 double* mu, double* m2) {
   const volatile double* p = part; // other blocks' partials: see rw_chunk_sum
   double gn = 0.0, gmu = 0.0, gm2 = 0.0;
-  if (c < d)
-    for (int k = threadIdx.y; k < (int)gridDim.y; k += RW_COL_Y) {
+  if (c < d) {
+    int k = threadIdx.y, chunks = (int)gridDim.y;
+    for (; k + (RW_UNROLL - 1) * RW_COL_Y < chunks; k += RW_UNROLL * RW_COL_Y) { // loads first
+      double ps[RW_UNROLL][3];
+      for (int u = 0; u < RW_UNROLL; u++) {
+        long long at = (long long)(k + u * RW_COL_Y) * 3 * d + c;
+        ps[u][0] = p[at];
+        ps[u][1] = p[at + d];
+        ps[u][2] = p[at + 2 * d];
+      }
+      for (int u = 0; u < RW_UNROLL; u++) bn_merge(&gn, &gmu, &gm2, ps[u][0], ps[u][1], ps[u][2]);
+    }
+    for (; k < chunks; k += RW_COL_Y) {
       long long at = (long long)k * 3 * d + c;
       bn_merge(&gn, &gmu, &gm2, p[at], p[at + d], p[at + 2 * d]);
     }
+  }
   rw_col_put(gn, sh[0]);
   rw_col_put(gmu, sh[1]);
   rw_col_put(gm2, sh[2]);
@@ -94,11 +129,12 @@ __device__ __forceinline__ void bn_chunks_merge(const double* part, int d, int c
       bn_merge(n, mu, m2, sh[0][y][threadIdx.x], sh[1][y][threadIdx.x], sh[2][y][threadIdx.x]);
 }
 
-// BnLoad reads x [rows, d]: bn_train_stats's source.
+// BnLoad reads x [rows, d]: bn_train_stats's source (nothing to store).
 struct BnLoad {
   const float* x;
   int d;
-  __device__ __forceinline__ float operator()(int r, int c) const { return x[(long long)r * d + c]; }
+  __device__ __forceinline__ float at(int r, int c) const { return x[(long long)r * d + c]; }
+  __device__ __forceinline__ void put(int, int, float) const {}
 };
 
 // BnStats are a training batch norm's statistics outputs: mean and 1/σ, the running statistics

@@ -13,6 +13,14 @@
 #define RW_THREADS 256 // threads of a 1-D block
 #define RW_COL_X 32    // column tile of the column-reduction kernels (block RW_COL_X × RW_COL_Y)
 #define RW_COL_Y 8
+// RW_UNROLL is how many rows (or chunks) a thread of a column reduction loads before it adds
+// them: the loads are independent of each other and of the sums, so they are in flight
+// together instead of one after another, while the additions keep their order (the same bits as
+// one row at a time; a remainder of fewer rows goes one at a time). A build may define it as 1
+// to compare.
+#ifndef RW_UNROLL
+#define RW_UNROLL 4
+#endif
 // Column reductions over many rows also split the rows into chunks (grid.y = chunks of rpc
 // rows each; geometry from colReduceGeometry in cuda/kernels.go), all in one launch: each
 // block writes its chunk's partial results (double) to a scratch array
@@ -127,8 +135,15 @@ __device__ __forceinline__ void rw_chunk_rows(int rows, int rpc, int* r0, int* r
 __device__ __forceinline__ double rw_col_sum_rows(const float* x, int r0, int r1, int d, int c,
                                                   double (*sh)[RW_COL_X + 1]) {
   double s = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y) s += x[(long long)r * d + c];
+  if (c < d) {
+    int r = r0 + threadIdx.y;
+    for (; r + (RW_UNROLL - 1) * RW_COL_Y < r1; r += RW_UNROLL * RW_COL_Y) {
+      float xs[RW_UNROLL];
+      for (int u = 0; u < RW_UNROLL; u++) xs[u] = x[(long long)(r + u * RW_COL_Y) * d + c];
+      for (int u = 0; u < RW_UNROLL; u++) s += xs[u];
+    }
+    for (; r < r1; r += RW_COL_Y) s += x[(long long)r * d + c];
+  }
   return rw_col_reduce(s, sh);
 }
 
@@ -151,8 +166,28 @@ __device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xha
                                                int d, int c, double (*sh)[RW_COL_X + 1],
                                                double* s1, double* s2, double* cnt) {
   double a = 0.0, b = 0.0, n = 0.0;
-  if (c < d)
-    for (int r = r0 + threadIdx.y; r < r1; r += RW_COL_Y)
+  if (c < d) {
+    int r = r0 + threadIdx.y;
+    // RW_UNROLL rows at a time: every row's values are loaded (a dropped row's too: it lies in
+    // the buffer, and only its keep decides), then the kept ones added in row order.
+    for (; r + (RW_UNROLL - 1) * RW_COL_Y < r1; r += RW_UNROLL * RW_COL_Y) {
+      int ks[RW_UNROLL];
+      float gs[RW_UNROLL], xs[RW_UNROLL];
+      for (int u = 0; u < RW_UNROLL; u++) {
+        int ru = r + u * RW_COL_Y;
+        long long e = (long long)ru * d + c;
+        ks[u] = keep[ru];
+        gs[u] = rw_relu_dy(dy, xhat, gamma, beta, e, c);
+        xs[u] = xhat[e];
+      }
+      for (int u = 0; u < RW_UNROLL; u++)
+        if (ks[u]) {
+          a += gs[u];
+          b += (double)gs[u] * xs[u];
+          n += 1.0;
+        }
+    }
+    for (; r < r1; r += RW_COL_Y)
       if (keep[r]) {
         long long e = (long long)r * d + c;
         float g = rw_relu_dy(dy, xhat, gamma, beta, e, c);
@@ -160,6 +195,7 @@ __device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xha
         b += (double)g * xhat[e];
         n += 1.0;
       }
+  }
   *s1 = rw_col_reduce(a, sh);
   *s2 = rw_col_reduce(b, sh);
   if (cnt) *cnt = rw_col_reduce(n, sh);
@@ -205,8 +241,15 @@ __device__ __forceinline__ double rw_chunk_sum(const double* part, int chunks, i
                                                int d, int c, double (*sh)[RW_COL_X + 1]) {
   const volatile double* p = part;
   double s = 0.0;
-  if (c < d)
-    for (int k = threadIdx.y; k < chunks; k += RW_COL_Y) s += p[((long long)k * q + j) * d + c];
+  if (c < d) {
+    int k = threadIdx.y;
+    for (; k + (RW_UNROLL - 1) * RW_COL_Y < chunks; k += RW_UNROLL * RW_COL_Y) {
+      double ps[RW_UNROLL];
+      for (int u = 0; u < RW_UNROLL; u++) ps[u] = p[((long long)(k + u * RW_COL_Y) * q + j) * d + c];
+      for (int u = 0; u < RW_UNROLL; u++) s += ps[u];
+    }
+    for (; k < chunks; k += RW_COL_Y) s += p[((long long)k * q + j) * d + c];
+  }
   return rw_col_reduce(s, sh);
 }
 

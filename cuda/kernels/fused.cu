@@ -11,30 +11,29 @@
 #include "bnstats.cuh"
 #include "sums.cuh"
 
-// EdgeSumSrc computes and stores edge_sum's element (r, c).
+// EdgeSumSrc computes edge_sum's element (r, c) (at; it reads only row r of e) and stores it
+// (put).
 struct EdgeSumSrc {
   float* out;
   const float *e, *be, *hs, *bs, *ht, *bt;
   const int *src, *dst;
   int rows, d;
-  __device__ __forceinline__ float operator()(int r, int c) const {
-    float v = rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, r, c, rows, d);
-    out[(long long)r * d + c] = v;
-    return v;
+  __device__ __forceinline__ float at(int r, int c) const {
+    return rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, r, c, rows, d);
   }
+  __device__ __forceinline__ void put(int r, int c, float v) const { out[(long long)r * d + c] = v; }
 };
 
-// AddBiasedSrc computes and stores add_biased's element (r, c).
+// AddBiasedSrc computes add_biased's element (r, c) (at; it reads only element (r, c) of a and
+// b) and stores it (put).
 struct AddBiasedSrc {
   float* out;
   const float *a, *ba, *b, *bb, *db;
   int d;
-  __device__ __forceinline__ float operator()(int r, int c) const {
-    long long x = (long long)r * d + c;
-    float v = rw_add_biased_at(a, ba, b, bb, db, x, c);
-    out[x] = v;
-    return v;
+  __device__ __forceinline__ float at(int r, int c) const {
+    return rw_add_biased_at(a, ba, b, bb, db, (long long)r * d + c, c);
   }
+  __device__ __forceinline__ void put(int r, int c, float v) const { out[(long long)r * d + c] = v; }
 };
 
 // edge_sum_stats: edge_sum over m edges, then bn_train_stats of its output over the kept edges.
