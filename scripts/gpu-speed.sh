@@ -15,6 +15,8 @@
 #   graphs  this build, steps replayed as graphs; it exports its first epoch's batches
 #   eager   this build, REWIREGNN_CUDA_GRAPHS=0
 #   base    the BASE build
+#   unroll1 this build with its kernels compiled with -DRW_UNROLL=1 (REWIREGNN_KERNEL_DEFINES:
+#           the column reductions' loops one row at a time, as before 2026-11-27; on a GPU only)
 #   torch   eager PyTorch on the exported batches, then torch.compile
 #   profile this build on ZINC r = 1, 20 steps, with and without graphs (-profile)
 #   concurrent  runs sharing the GPU: K = 1, 4, 8 trainers of ZINC r = 1 at once in one
@@ -25,7 +27,7 @@
 # OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks) and
 # the runs sharing the GPU (graphs/s of K at once against K times one's).
 # -emu: the emulated GPU (tiny settings, no PyTorch): how the script is tested without a GPU.
-# -skip LIST: leave out these steps (comma-separated: graphs, eager, base, torch,
+# -skip LIST: leave out these steps (comma-separated: graphs, eager, base, unroll1, torch,
 # profile-graphs, profile-eager, concurrent, tf32, evalbig), e.g. the PyTorch rows of a window
 # when an earlier window measured them on the same kind of GPU.
 set -u -o pipefail
@@ -74,7 +76,7 @@ build() {
 }
 
 # STEPS are the steps of run, in order, as -skip names them.
-STEPS="graphs eager base torch profile-graphs profile-eager concurrent tf32 evalbig"
+STEPS="graphs eager base unroll1 torch profile-graphs profile-eager concurrent tf32 evalbig"
 
 # skipped STEP: whether -skip names STEP.
 skipped() { case ",$SKIP," in *",$1,"*) return 0 ;; esac; return 1; }
@@ -153,6 +155,8 @@ run() {
 	REWIREGNN_CUDA_GRAPHS=0 bench eager gpubench superpixel 4
 	bench base gpubench-base zinc 1
 	bench base gpubench-base superpixel 4
+	REWIREGNN_KERNEL_DEFINES=RW_UNROLL=1 bench unroll1 gpubench zinc 1
+	REWIREGNN_KERNEL_DEFINES=RW_UNROLL=1 bench unroll1 gpubench superpixel 4
 	if skipped torch; then
 		echo "gpu-speed: torch: skipped (-skip)" >>"$OUT/run.log"
 	elif [ $emu = 0 ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>>"$OUT/torch.log"; then
@@ -214,7 +218,7 @@ if os.path.exists(os.path.join(out, "torch.jsonl")):
             except (IndexError, ValueError):
                 continue
         rows.setdefault((suite, rr), {})["torch-" + r.get("mode", "eager")] = r
-cols = ["graphs", "eager", "base", "torch-eager", "torch-compile", "tf32"]
+cols = ["graphs", "eager", "base", "unroll1", "torch-eager", "torch-compile", "tf32"]
 print("| setting | " + " | ".join(f"{c} s/epoch (peak MiB)" for c in cols) + " |")
 print("|---|" + "---:|" * len(cols))
 for (suite, r), v in sorted(rows.items()):

@@ -71,7 +71,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 		}
 		return rs
 	}
-	for _, v := range []string{"graphs", "eager", "base", "tf32"} {
+	for _, v := range []string{"graphs", "eager", "base", "unroll1", "tf32"} {
 		rs := rows(v)
 		if len(rs) != 2 {
 			t.Errorf("%s: %d rows, want zinc and superpixel", v, len(rs))
@@ -114,7 +114,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 
 	// -skip leaves out the steps it names, and refuses a name that is no step.
 	out2 := filepath.Join(tmp, "out2")
-	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,torch,profile-graphs,profile-eager,concurrent,tf32"); err != nil {
+	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,torch,profile-graphs,profile-eager,concurrent,tf32"); err != nil {
 		t.Fatalf("run -skip: %v\n%s", err, log)
 	}
 	got, err := filepath.Glob(filepath.Join(out2, "gpubench-*.jsonl"))
