@@ -176,22 +176,5 @@ func (d *Device) UploadSide(dst DevPtr, src []int32, after, done *Event) error {
 // and returns without waiting: dst (a HostBuf's memory, for the copy to be asynchronous) holds
 // the values once an event recorded after it has passed (RecordEvent, Event.Sync).
 func CopyFromDeviceAsync[T Elem](d *Device, dst []T, src DevPtr) error {
-	if len(dst) == 0 {
-		return nil
-	}
-	if src == 0 {
-		return fmt.Errorf("cuda: copy of %d elements from a nil device buffer", len(dst))
-	}
-	return d.do(func() error {
-		if err := d.refuseInCaptureLocked("download"); err != nil {
-			return err
-		}
-		var pin runtime.Pinner
-		defer pin.Unpin()
-		pin.Pin(&dst[0])
-		n := uintptr(len(dst)) * unsafe.Sizeof(dst[0])
-		return d.timedLocked("download", func() error {
-			return d.drv.Check(fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", n), d.drv.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), n, d.stream))
-		})
-	})
+	return copyFrom(d, dst, src, false)
 }

@@ -15,12 +15,7 @@ func TestGPUPipelinedUpload(t *testing.T) {
 	g := dev{t, d}
 	const n = 1000
 	rng := rand.New(rand.NewPCG(3, 4))
-	in, err := d.HostAlloc(4 * n)
-	must(t, err)
-	defer in.Free()
-	out, err := d.HostAlloc(4 * n)
-	must(t, err)
-	defer out.Free()
+	in, out := hostBuf(t, d, n), hostBuf(t, d, n)
 	if d.Pipelined() != (d.drv.MemHostAlloc != nil) {
 		t.Fatalf("Pipelined %v, yet the driver's page-locked memory is bound: %v", d.Pipelined(), d.drv.MemHostAlloc != nil)
 	}
@@ -62,12 +57,7 @@ func TestEmulatedCopiesRunLate(t *testing.T) {
 	}
 	g := dev{t, d}
 	const n = 8
-	in, err := d.HostAlloc(4 * n)
-	must(t, err)
-	defer in.Free()
-	out, err := d.HostAlloc(4 * n)
-	must(t, err)
-	defer out.Free()
+	in, out := hostBuf(t, d, n), hostBuf(t, d, n)
 	x := g.up([]float32{1, 1, 1, 1, 1, 1, 1, 1})
 	done := newEvent(t, d)
 	xs := in.Float32s()[:n]
@@ -105,4 +95,13 @@ func newEvent(t *testing.T, d *Device) *Event {
 	must(t, err)
 	t.Cleanup(func() { ev.Destroy() })
 	return ev
+}
+
+// hostBuf returns a host buffer of n 4-byte values, freed with the test.
+func hostBuf(t *testing.T, d *Device, n int) *HostBuf {
+	t.Helper()
+	h, err := d.HostAlloc(4 * n)
+	must(t, err)
+	t.Cleanup(func() { h.Free() })
+	return h
 }

@@ -422,7 +422,11 @@ func CopyToDevice[T Elem](d *Device, dst DevPtr, src []T) error {
 
 // CopyFromDevice copies len(dst) elements from src into dst after the work queued before it,
 // and waits for the copy.
-func CopyFromDevice[T Elem](d *Device, dst []T, src DevPtr) error {
+func CopyFromDevice[T Elem](d *Device, dst []T, src DevPtr) error { return copyFrom(d, dst, src, true) }
+
+// copyFrom queues a copy of src into dst on the device's stream and, with wait, waits for the
+// stream.
+func copyFrom[T Elem](d *Device, dst []T, src DevPtr, wait bool) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -433,13 +437,13 @@ func CopyFromDevice[T Elem](d *Device, dst []T, src DevPtr) error {
 		if err := d.refuseInCaptureLocked("download"); err != nil {
 			return err
 		}
-		var pin runtime.Pinner
+		var pin runtime.Pinner // Go memory, when dst is not a HostBuf's
 		defer pin.Unpin()
 		pin.Pin(&dst[0])
 		n := uintptr(len(dst)) * unsafe.Sizeof(dst[0])
 		if err := d.timedLocked("download", func() error {
 			return d.drv.Check(fmt.Sprintf("cuMemcpyDtoHAsync(%d bytes)", n), d.drv.MemcpyDtoHAsync(unsafe.Pointer(&dst[0]), uint64(src), n, d.stream))
-		}); err != nil {
+		}); err != nil || !wait {
 			return err
 		}
 		return d.drv.Check("cuStreamSynchronize", d.drv.StreamSynchronize(d.stream))

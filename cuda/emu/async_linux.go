@@ -54,40 +54,10 @@ func (e *GPU) asyncDriver(d *cudalib.Driver) {
 	free := d.MemFree
 	d.MemFree = func(p uint64) int32 { e.flushAll(); return free(p) }
 	d.MemcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, s uintptr) int32 {
-		if r := e.refuseInCapture("cuMemcpyHtoDAsync (host memory)"); r != cudalib.CUDASuccess {
-			return r
-		}
-		b, err := e.bytesAt(dst, uint64(size))
-		if err != nil {
-			return e.fail(emuErrInvalidValue, "cuMemcpyHtoD: %v", err)
-		}
-		from := unsafe.Slice((*byte)(src), size)
-		if e.isPinned(src, size) {
-			a.pending[s] = append(a.pending[s], func() { copy(b, from) })
-			return cudalib.CUDASuccess
-		}
-		e.flush(s)
-		copy(b, from)
-		return cudalib.CUDASuccess
+		return e.hostCopy("cuMemcpyHtoD", dst, src, size, s, true)
 	}
 	d.MemcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, s uintptr) int32 {
-		if r := e.refuseInCapture("cuMemcpyDtoHAsync (host memory)"); r != cudalib.CUDASuccess {
-			return r
-		}
-		b, err := e.bytesAt(src, uint64(size))
-		if err != nil {
-			return e.fail(emuErrInvalidValue, "cuMemcpyDtoH: %v", err)
-		}
-		to := unsafe.Slice((*byte)(dst), size)
-		if e.isPinned(dst, size) {
-			// The device bytes are those at this point of the stream: later work on the
-			// stream runs the copy first (flush), and other streams' writes are races.
-			a.pending[s] = append(a.pending[s], func() { copy(to, b) })
-			return cudalib.CUDASuccess
-		}
-		e.flush(s)
-		copy(to, b)
-		return cudalib.CUDASuccess
+		return e.hostCopy("cuMemcpyDtoH", src, dst, size, s, false)
 	}
 	dtod, memset, launch := d.MemcpyDtoDAsync, d.MemsetD32Async, d.LaunchKernel
 	d.MemcpyDtoDAsync = func(dst, src uint64, size uintptr, s uintptr) int32 {
@@ -138,6 +108,32 @@ func (e *GPU) asyncDriver(d *cudalib.Driver) {
 	if launch := d.GraphLaunch; launch != nil {
 		d.GraphLaunch = func(exec, s uintptr) int32 { e.flush(s); return launch(exec, s) }
 	}
+}
+
+// hostCopy queues a copy of size bytes between device address dev and host memory at host on
+// stream s, to the device (up) or from it: later, where the host memory is page-locked (the
+// device bytes are those at this point of the stream: later work on it runs the copy first,
+// and other streams' writes are races), else now, after the stream's queued copies.
+func (e *GPU) hostCopy(call string, dev uint64, host unsafe.Pointer, size uintptr, s uintptr, up bool) int32 {
+	if r := e.refuseInCapture(call + "Async (host memory)"); r != cudalib.CUDASuccess {
+		return r
+	}
+	b, err := e.bytesAt(dev, uint64(size))
+	if err != nil {
+		return e.fail(emuErrInvalidValue, "%s: %v", call, err)
+	}
+	h := unsafe.Slice((*byte)(host), size)
+	run := func() { copy(h, b) }
+	if up {
+		run = func() { copy(b, h) }
+	}
+	if e.isPinned(host, size) {
+		e.async.pending[s] = append(e.async.pending[s], run)
+		return cudalib.CUDASuccess
+	}
+	e.flush(s)
+	run()
+	return cudalib.CUDASuccess
 }
 
 // isPinned reports whether the n bytes at p lie in one page-locked buffer.

@@ -488,9 +488,6 @@ func (e *GPU) Driver() *cudalib.Driver {
 	ok := func() int32 { return cudalib.CUDASuccess }
 	d := &cudalib.Driver{Path: e.prog.path, Version: cudalib.Version{Major: 13, Minor: 0}, Devices: 1}
 	d.CtxSetCurrent = func(uintptr) int32 { return ok() }
-	d.CtxSynchronize = func() int32 { return ok() }
-	d.StreamCreate = func(s unsafe.Pointer, _ uint32) int32 { *(*uintptr)(s) = 1; return ok() }
-	d.StreamDestroy = func(uintptr) int32 { return ok() }
 	d.StreamSynchronize = func(uintptr) int32 {
 		if r := e.refuseInCapture("cuStreamSynchronize"); r != cudalib.CUDASuccess {
 			return r
@@ -512,28 +509,6 @@ func (e *GPU) Driver() *cudalib.Driver {
 		*(*uint64)(free) = uint64(len(e.mem)) - e.used
 		return ok()
 	}
-	d.MemcpyHtoDAsync = func(dst uint64, src unsafe.Pointer, size uintptr, _ uintptr) int32 {
-		if r := e.refuseInCapture("cuMemcpyHtoDAsync (host memory)"); r != cudalib.CUDASuccess {
-			return r
-		}
-		b, err := e.bytesAt(dst, uint64(size))
-		if err != nil {
-			return e.fail(emuErrInvalidValue, "cuMemcpyHtoD: %v", err)
-		}
-		copy(b, unsafe.Slice((*byte)(src), size))
-		return ok()
-	}
-	d.MemcpyDtoHAsync = func(dst unsafe.Pointer, src uint64, size uintptr, _ uintptr) int32 {
-		if r := e.refuseInCapture("cuMemcpyDtoHAsync (host memory)"); r != cudalib.CUDASuccess {
-			return r
-		}
-		b, err := e.bytesAt(src, uint64(size))
-		if err != nil {
-			return e.fail(emuErrInvalidValue, "cuMemcpyDtoH: %v", err)
-		}
-		copy(unsafe.Slice((*byte)(dst), size), b)
-		return ok()
-	}
 	d.MemcpyDtoDAsync = func(dst, src uint64, size uintptr, _ uintptr) int32 {
 		return e.enqueue("cuMemcpyDtoDAsync", func(dry bool) int32 { return e.copyDtoD(dst, src, size, dry) })
 	}
@@ -550,7 +525,6 @@ func (e *GPU) Driver() *cudalib.Driver {
 		return ok()
 	}
 	d.EventRecord = func(ev, _ uintptr) int32 { e.events[ev] = time.Now(); return ok() }
-	d.EventSynchronize = func(uintptr) int32 { return ok() }
 	d.EventElapsedTime = func(ms unsafe.Pointer, start, end uintptr) int32 {
 		*(*float32)(ms) = float32(e.events[end].Sub(e.events[start]).Seconds() * 1e3)
 		return ok()
@@ -559,7 +533,7 @@ func (e *GPU) Driver() *cudalib.Driver {
 	d.GetErrorName = e.errName
 	d.GetErrorString = e.errString
 	e.graphDriver(d)
-	e.asyncDriver(d)
+	e.asyncDriver(d) // streams, host copies, event waits and page-locked memory
 	return d
 }
 
