@@ -396,16 +396,18 @@ func (e *Exec) FreeProgram(pr *Program) {
 // side the last run did not read, and queues its upload there (pipeline.go): every index,
 // weight, mask and dense input in one copy.
 func (e *Exec) Stage(pr *Program) error {
-	sd, err := e.nextSide(pr)
+	k, err := e.nextSide(pr)
 	if err != nil {
 		return err
 	}
+	sd := &pr.sides[k]
 	if err := pr.fillImage(sd.stage, sd.stageF); err != nil {
 		return err
 	}
 	if err := e.upload(pr, sd); err != nil {
 		return fmt.Errorf("gpu: uploading the batch's inputs (%s): %w", pr.Label, err)
 	}
+	pr.cur = k
 	return nil
 }
 

@@ -94,17 +94,17 @@ func (pr *Program) bindSide(b Backend, k int) {
 	}
 }
 
-// nextSide makes the side the last Stage did not fill current and waits until its host image
-// may be written (its last upload has run).
-func (e *Exec) nextSide(pr *Program) (*inputSide, error) {
-	pr.cur ^= 1
-	sd := &pr.sides[pr.cur]
+// nextSide returns the side the last Stage did not fill, once its host image may be written
+// (its last upload has run). Stage makes it current when its upload is queued.
+func (e *Exec) nextSide(pr *Program) (int, error) {
+	k := pr.cur ^ 1
+	sd := &pr.sides[k]
 	if sd.upRecorded {
 		if err := sd.uploaded.Sync(); err != nil {
-			return nil, fmt.Errorf("gpu: %s: waiting for the last upload from the input image: %w", pr.Label, err)
+			return 0, fmt.Errorf("gpu: %s: waiting for the last upload from the input image: %w", pr.Label, err)
 		}
 	}
-	return sd, nil
+	return k, nil
 }
 
 // upload queues the side's image to its device buffer on the side stream, after the last run
