@@ -411,47 +411,6 @@ func (e *Exec) Stage(pr *Program) error {
 	return nil
 }
 
-// fillImage writes the feed into an input buffer's host image (stageF: the same memory as
-// float32).
-func (pr *Program) fillImage(stage []int32, stageF []float32) error {
-	pl := pr.Plan
-	for _, r := range pr.regions {
-		dst := stage[r.off : r.off+r.n]
-		switch r.kind {
-		case regIndex:
-			ix := &pl.Prog.Indexes[r.i]
-			idx, w := pr.Feed.Index(r.i)
-			if err := ix.Check(idx, w, pl.IndexRows[r.i]); err != nil {
-				return fmt.Errorf("gpu: %w", err)
-			}
-			copy(dst, idx)
-		case regWeights:
-			_, w := pr.Feed.Index(r.i)
-			for j, x := range w {
-				stageF[r.off+j] = float32(x)
-			}
-		case regMask:
-			keep := pr.Feed.Mask(r.i)
-			if len(keep) != r.n {
-				return fmt.Errorf("gpu: mask %q: %d rows, want %d", pl.Prog.Masks[r.i].Name, len(keep), r.n)
-			}
-			for j, k := range keep {
-				dst[j] = 0
-				if k {
-					dst[j] = 1
-				}
-			}
-		case regInput:
-			v := &pl.Vals[r.i]
-			xs, ok := pr.Feed.Input(r.i).([]float32)
-			if !ok || len(xs) != v.Elems {
-				return fmt.Errorf("gpu: input %s: want %d float32 values", v.Name, v.Elems)
-			}
-			copy(stageF[r.off:r.off+r.n], xs)
-		}
-	}
-	return nil
-}
 
 // Grow returns s resized to n values (reallocated only when its capacity is short).
 func Grow(s []float32, n int) []float32 {

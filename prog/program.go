@@ -337,13 +337,22 @@ func (ix IndexInput) Check(idx []int32, w []float64, rows int) error {
 	if len(idx) != ix.Len {
 		return fmt.Errorf("index %q: %d entries, want %d", ix.Name, len(idx), ix.Len)
 	}
-	for i, v := range idx {
-		if v < -1 || int(v) >= rows {
-			return fmt.Errorf("index %q: entry %d is %d, outside [-1, %d)", ix.Name, i, v, rows)
-		}
+	if err := ix.CheckEntries(idx, 0, rows); err != nil {
+		return err
 	}
 	if ix.Weighted && len(w) != len(idx) {
 		return fmt.Errorf("index %q: %d weights for %d entries", ix.Name, len(w), len(idx))
+	}
+	return nil
+}
+
+// CheckEntries reports the first of entries (the index's entries from number off on) outside
+// [-1, rows): Check's test of the values, for a part of the index.
+func (ix IndexInput) CheckEntries(entries []int32, off, rows int) error {
+	for i, v := range entries {
+		if v < -1 || int(v) >= rows {
+			return fmt.Errorf("index %q: entry %d is %d, outside [-1, %d)", ix.Name, off+i, v, rows)
+		}
 	}
 	return nil
 }
