@@ -411,7 +411,6 @@ func (e *Exec) Stage(pr *Program) error {
 	return nil
 }
 
-
 // Grow returns s resized to n values (reallocated only when its capacity is short).
 func Grow(s []float32, n int) []float32 {
 	if cap(s) < n {
