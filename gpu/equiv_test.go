@@ -456,7 +456,6 @@ func TestPipelinedSteps(t *testing.T) {
 	// d: StepAhead, each step launched behind the one before it (the results are read back
 	// asynchronously, two steps in flight).
 	signs(d, 0)
-	launched := false
 	for s := 0; s < steps; s++ {
 		var next func() *data.Batch
 		if s+1 < steps {
@@ -465,7 +464,7 @@ func TestPipelinedSteps(t *testing.T) {
 				return bs[(s+1)%len(bs)]
 			}
 		}
-		l, p, ahead, err := d.g.StepAhead(bs[s%len(bs)], launched, next)
+		l, p, ahead, err := d.g.StepAhead(bs[s%len(bs)], next)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -475,7 +474,6 @@ func TestPipelinedSteps(t *testing.T) {
 		if l != want[s] || !slices.Equal(p, wantPred[s]) {
 			t.Fatalf("step %d: loss %v with the next step in flight, one at a time %v (predictions equal: %t)", s, l, want[s], slices.Equal(p, wantPred[s]))
 		}
-		launched = ahead
 	}
 	if err := a.g.Sync(); err != nil {
 		t.Fatal(err)

@@ -447,15 +447,15 @@ func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
 }
 
 // StepAhead returns the loss and predictions of bt's training step (as StepPred), launching
-// it unless an earlier StepAhead did (launched). While the device runs it, StepAhead calls
-// next (when not nil): the batch next returns (nil: none) is staged and its step launched
-// behind bt's before bt's results are waited for, so that the host's work on it and its upload
-// overlap bt's step and the device goes from step to step without waiting for the host. ahead
-// reports that it was launched: the caller's next StepAhead takes it with launched = true. A
-// batch that cannot be staged is not launched, and its error not returned (it comes again when
-// the batch is trained in turn); a failed launch is returned.
-func (t *Trainer) StepAhead(bt *data.Batch, launched bool, next func() *data.Batch) (loss float64, pred []float64, ahead bool, err error) {
-	if !launched {
+// it unless the StepAhead before launched it (it is then the oldest step in flight). While the
+// device runs it, StepAhead calls next (when not nil): the batch next returns (nil: none) is
+// staged and its step launched behind bt's before bt's results are waited for, so that the
+// host's work on it and its upload overlap bt's step and the device goes from step to step
+// without waiting for the host. ahead reports that it was launched (the caller then trains it
+// next). A batch that cannot be staged is not launched, and its error not returned (it comes
+// again when the batch is trained in turn); a failed launch is returned.
+func (t *Trainer) StepAhead(bt *data.Batch, next func() *data.Batch) (loss float64, pred []float64, ahead bool, err error) {
+	if len(t.pending) == 0 || t.pending[0].bt != bt {
 		if err := t.Launch(bt); err != nil {
 			return 0, nil, false, err
 		}
@@ -480,6 +480,7 @@ type staged struct {
 
 // inflight is a launched step whose results Wait reads.
 type inflight struct {
+	bt   *data.Batch
 	pr   *program
 	n    int // prediction values to read back
 	slot *resultSlot
@@ -496,15 +497,14 @@ const maxInFlight = 2
 type resultSlot struct {
 	buf  *cuda.HostBuf
 	done *cuda.Event
-	busy bool
 }
 
 // slot returns a free result slot holding at least n values.
 func (t *Trainer) slot(n int) (*resultSlot, error) {
 	for i := range t.slots {
 		sl := &t.slots[i]
-		if sl.busy {
-			continue
+		if slices.ContainsFunc(t.pending, func(f *inflight) bool { return f.slot == sl }) {
+			continue // a launched step's
 		}
 		if sl.buf == nil || len(sl.buf.Float32s()) < n {
 			_ = sl.buf.Free()
@@ -616,8 +616,7 @@ func (t *Trainer) queueRead(pr *program, bt *data.Batch) (*inflight, error) {
 	if err := t.x.B.RecordEvent(sl.done); err != nil {
 		return nil, fmt.Errorf("gpu: %w", err)
 	}
-	sl.busy = true
-	return &inflight{pr: pr, n: n, slot: sl}, nil
+	return &inflight{bt: bt, pr: pr, n: n, slot: sl}, nil
 }
 
 // Wait waits for the oldest launched step and returns its loss and the predictions of its
@@ -629,7 +628,6 @@ func (t *Trainer) Wait() (float64, []float64, error) {
 	f := t.pending[0]
 	t.pending = t.pending[1:]
 	defer t.x.Release(f.pr.Program)
-	defer func() { f.slot.busy = false }()
 	if err := f.slot.done.Sync(); err != nil {
 		return 0, nil, fmt.Errorf("gpu: reading back the loss and predictions (bucket %v): %w", f.pr.in.B, err)
 	}

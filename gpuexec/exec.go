@@ -404,7 +404,7 @@ func (e *Exec) Stage(pr *Program) error {
 	if err := pr.fillImage(sd.stage, sd.stageF); err != nil {
 		return err
 	}
-	if err := e.upload(pr, sd); err != nil {
+	if err := e.B.UploadSide(sd.dev, sd.stage, sd.consumed, sd.uploaded); err != nil { // after the last run that read it
 		return fmt.Errorf("gpu: uploading the batch's inputs (%s): %w", pr.Label, err)
 	}
 	pr.cur = k

@@ -103,11 +103,8 @@ func (pr *Program) fillParts() ([]fillPart, error) {
 		case regIndex:
 			p.ix, p.rows = &pl.Prog.Indexes[r.i], pl.IndexRows[r.i]
 			idx, w := pr.Feed.Index(r.i)
-			if len(idx) != p.ix.Len {
-				return nil, fmt.Errorf("gpu: index %q: %d entries, want %d", p.ix.Name, len(idx), p.ix.Len)
-			}
-			if p.ix.Weighted && len(w) != len(idx) {
-				return nil, fmt.Errorf("gpu: index %q: %d weights for %d entries", p.ix.Name, len(w), len(idx))
+			if err := p.ix.CheckSizes(idx, w); err != nil {
+				return nil, fmt.Errorf("gpu: %w", err)
 			}
 			p.idx, n = idx, len(idx)
 		case regWeights:

@@ -20,14 +20,13 @@ import (
 
 // inputSide is one of a program's two input buffers, its host image and its events.
 type inputSide struct {
-	dev                cuda.DevPtr
-	host               *cuda.HostBuf
-	stage              []int32   // the host image
-	stageF             []float32 // the same memory as float32, for weights and dense inputs
+	dev    cuda.DevPtr
+	host   *cuda.HostBuf
+	stage  []int32   // the host image
+	stageF []float32 // the same memory as float32, for weights and dense inputs
+	// uploaded and consumed: waiting for one not yet recorded returns at once (the driver's
+	// rule), as a side not yet uploaded or read needs.
 	uploaded, consumed *cuda.Event
-	// recorded: uploaded (resp. consumed) has been recorded at least once, so waiting for it
-	// means something.
-	upRecorded, useRecorded bool
 }
 
 // newSides allocates both input sides of pr (pr.size elements each).
@@ -60,9 +59,7 @@ func (e *Exec) newSides(pr *Program) error {
 func (e *Exec) freeSides(pr *Program) {
 	for k := range pr.sides {
 		sd := &pr.sides[k]
-		if sd.upRecorded {
-			_ = sd.uploaded.Sync()
-		}
+		_ = sd.uploaded.Sync()
 		if sd.dev != 0 {
 			_ = e.B.Free(sd.dev)
 		}
@@ -98,46 +95,20 @@ func (pr *Program) bindSide(b Backend, k int) {
 // (its last upload has run). Stage makes it current when its upload is queued.
 func (e *Exec) nextSide(pr *Program) (int, error) {
 	k := pr.cur ^ 1
-	sd := &pr.sides[k]
-	if sd.upRecorded {
-		if err := sd.uploaded.Sync(); err != nil {
-			return 0, fmt.Errorf("gpu: %s: waiting for the last upload from the input image: %w", pr.Label, err)
-		}
+	if err := pr.sides[k].uploaded.Sync(); err != nil {
+		return 0, fmt.Errorf("gpu: %s: waiting for the last upload from the input image: %w", pr.Label, err)
 	}
 	return k, nil
-}
-
-// upload queues the side's image to its device buffer on the side stream, after the last run
-// that read the buffer.
-func (e *Exec) upload(pr *Program, sd *inputSide) error {
-	var after *cuda.Event
-	if sd.useRecorded {
-		after = sd.consumed
-	}
-	if err := e.B.UploadSide(sd.dev, sd.stage, after, sd.uploaded); err != nil {
-		return err
-	}
-	sd.upRecorded = true
-	return nil
 }
 
 // beginRun points the program at its current side and makes the device's stream wait for
 // that side's upload.
 func (e *Exec) beginRun(pr *Program) error {
 	pr.bindSide(e.B, pr.cur)
-	sd := &pr.sides[pr.cur]
-	if !sd.upRecorded {
-		return nil
-	}
-	return e.B.WaitEvent(sd.uploaded)
+	return e.B.WaitEvent(pr.sides[pr.cur].uploaded)
 }
 
 // endRun records that the runs queued so far have read the current side.
 func (e *Exec) endRun(pr *Program) error {
-	sd := &pr.sides[pr.cur]
-	if err := e.B.RecordEvent(sd.consumed); err != nil {
-		return err
-	}
-	sd.useRecorded = true
-	return nil
+	return e.B.RecordEvent(pr.sides[pr.cur].consumed)
 }

@@ -340,6 +340,19 @@ func (ix IndexInput) Check(idx []int32, w []float64, rows int) error {
 	if err := ix.CheckEntries(idx, 0, rows); err != nil {
 		return err
 	}
+	return ix.checkWeights(idx, w)
+}
+
+// CheckSizes is Check without the test of the entries' values (CheckEntries), for a caller
+// that tests them in parts.
+func (ix IndexInput) CheckSizes(idx []int32, w []float64) error {
+	if len(idx) != ix.Len {
+		return fmt.Errorf("index %q: %d entries, want %d", ix.Name, len(idx), ix.Len)
+	}
+	return ix.checkWeights(idx, w)
+}
+
+func (ix IndexInput) checkWeights(idx []int32, w []float64) error {
 	if ix.Weighted && len(w) != len(idx) {
 		return fmt.Errorf("index %q: %d weights for %d entries", ix.Name, len(w), len(idx))
 	}

@@ -98,7 +98,7 @@ func (r *run) trainStep(b, nb int, more bool) (*data.Batch, float64, []float64, 
 		}
 		return bt, loss, pred, nil
 	}
-	bt, launched := r.ahead.bt, r.ahead.launched && r.ahead.b == b
+	bt := r.ahead.bt
 	if bt == nil || r.ahead.b != b {
 		if err := r.dropAhead(); err != nil {
 			return nil, 0, nil, err
@@ -121,7 +121,7 @@ func (r *run) trainStep(b, nb int, more bool) (*data.Batch, float64, []float64, 
 			return r.ahead.bt
 		}
 	}
-	loss, pred, launchedNext, err := r.gpu.StepAhead(bt, launched, next)
+	loss, pred, launchedNext, err := r.gpu.StepAhead(bt, next)
 	if err != nil {
 		return nil, 0, nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
 	}
