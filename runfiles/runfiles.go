@@ -17,6 +17,8 @@ const (
 	PredictionsFile = "predictions.bin"
 	LockFile        = "lock"      // the trainer's advisory lock, with its holder's PID, host and start time
 	LogFile         = "train.log" // the trainer's output, when a sweep or a Slurm task keeps it
+	// TBDir is the folder of the run's TensorBoard event files (package tfevents).
+	TBDir = "tb"
 	// OldPrefix starts the name of the hidden folder (OldPrefix + UTC time) into which a
 	// restarted run's files are moved; hidden so that result scans skip it.
 	OldPrefix = ".old-"

@@ -34,6 +34,9 @@ func cleanHost(host string) string {
 	return host
 }
 
+// FilePerm is the mode of the event files: readable by their owner only, as a run's other files.
+const FilePerm os.FileMode = 0o600
+
 // Writer appends events to one event file. Each event is one write to the file, unbuffered,
 // so a process killed at any point leaves whole records and at most one torn last record.
 type Writer struct {
@@ -53,7 +56,7 @@ func Create(dir string, now time.Time, host string) (*Writer, error) {
 		if i > 1 {
 			path = fmt.Sprintf("%s.%d", base, i)
 		}
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, FilePerm)
 		if errors.Is(err, fs.ErrExist) {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/internal/tfread"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -226,7 +227,7 @@ func TestStopAccuracy(t *testing.T) {
 }
 
 // TestRestartMovesEveryFile: -restart moves every file of the old run into .old-<time>,
-// predictions.bin and files the trainer never writes included, and leaves the lock (held by the
+// predictions.bin, the tb folder and files the trainer never writes included, and leaves the lock (held by the
 // caller here) and earlier .old-* folders where they are.
 func TestRestartMovesEveryFile(t *testing.T) {
 	c := nm2(t, "train.max_epochs=1")
@@ -265,11 +266,16 @@ func TestRestartMovesEveryFile(t *testing.T) {
 			t.Errorf("%s in %s: %q, %v; want %q", name, olds[1], got, err, body)
 		}
 	}
-	for _, f := range []string{runfiles.ConfigFile, runfiles.MetricsFile, runfiles.ResultFile, runfiles.CheckpointFile} {
+	for _, f := range []string{runfiles.ConfigFile, runfiles.MetricsFile, runfiles.ResultFile, runfiles.CheckpointFile, runfiles.TBDir} {
 		if _, err := os.Stat(filepath.Join(olds[1], f)); err != nil {
 			t.Errorf("the old folder lacks %s: %v", f, err)
 		}
 	}
+	// the old run's TensorBoard files went with it; the new run's folder holds only its own
+	if files, _ := tfread.Files(filepath.Join(olds[1], runfiles.TBDir)); len(files) != 1 {
+		t.Errorf("the old folder's tb holds %v, want the old run's event file", files)
+	}
+	wantBoardMatchesMetrics(t, dir, runfiles.MetricAccuracy, false, true)
 	if _, err := os.Stat(filepath.Join(dir, runfiles.LockFile)); err != nil {
 		t.Errorf("the lock left the run directory: %v", err)
 	}

@@ -23,6 +23,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/prep"
 	"github.com/rewiregnn/rewiregnn/runfiles"
+	"github.com/rewiregnn/rewiregnn/tfevents"
 	"gorgonia.org/tensor"
 )
 
@@ -92,6 +93,7 @@ type run struct {
 	start            time.Time
 	base             float64 // run seconds before this session
 	log              io.Writer
+	board            *tfevents.Writer // this session's TensorBoard event file (nil: none, tboard.go)
 }
 
 // Train runs (or resumes) one seed of a config and returns its result, which it also writes to
@@ -125,6 +127,8 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 		return nil, err
 	}
 	defer r.tr.Close()
+	r.openBoard()
+	defer r.closeBoard()
 	stop, err := r.loopEpochs(ctx)
 	if err != nil && !errors.Is(err, ErrNaN) {
 		return nil, err
@@ -405,6 +409,7 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	if err := runfiles.WriteMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile), r.epochs); err != nil {
 		return ep, err
 	}
+	r.boardEpoch(ep)
 	return ep, nil
 }
 
@@ -519,6 +524,7 @@ func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
 		return err
 	}
+	r.boardEnd(res)
 	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %s (%.1fs per epoch); %s\n",
 		res.Name, res.Seed, stop, plural.Count(res.Epochs, "epoch"), res.SecondsPerEpoch, Scores(res))
 	return nil

@@ -67,7 +67,7 @@ func violations(t *testing.T, rules []rule) []string {
 // TestLayers checks the dependency rules: readers of run files and results never link the
 // training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
 // model packages and the preprocessing packages never import each other (both read data's
-// types); the CPU kernels know nothing of Gorgonia; the dispatcher knows no backend; the run-files and metric packages and the
+// types); the CPU kernels know nothing of Gorgonia; the dispatcher knows no backend; the run-files, TensorBoard-events and metric packages and the
 // program (prog, which the executors run and which knows no Gorgonia) are leaves.
 func TestLayers(t *testing.T) {
 	training := []string{"train", "nn", "ops", "cpuexec", "dispatch", "kern", "prog", "lower", "gpu", "gpuexec", "cuda", "cuda/cudalib", "cuda/emu",
@@ -76,7 +76,7 @@ func TestLayers(t *testing.T) {
 	modelSide := append([]string{"kern", "ops", "prog", "lower", "dispatch", "cpuexec", "nn", "models"}, modelPackages(t)...)
 	preprocessing := []string{"posenc", "rewire", "prep", "hops"}
 	rules := []rule{
-		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "homophily", "metric"}, training},
+		{[]string{"cmd/tables", "cmd/sweep", "sweep", "report", "report/results", "report/paper", "runfiles", "tfevents", "homophily", "metric"}, training},
 		{[]string{"data", "posenc", "rewire"}, later},
 		{[]string{"prep", "hops"}, later[1:]},
 		{modelSide, preprocessing},
@@ -99,7 +99,7 @@ func TestLayers(t *testing.T) {
 	for _, v := range violations(t, rules) {
 		t.Error(v)
 	}
-	for _, leaf := range []string{"runfiles", "metric", "prog"} {
+	for _, leaf := range []string{"runfiles", "tfevents", "metric", "prog"} {
 		for p, inModule := range deps(t, leaf) {
 			if inModule || strings.Contains(p, ".") {
 				t.Errorf("%s imports %s: it must stay a leaf on the standard library", leaf, p)

@@ -1,0 +1,256 @@
+package train
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/internal/plural"
+	"github.com/rewiregnn/rewiregnn/runfiles"
+	"github.com/rewiregnn/rewiregnn/tfevents"
+)
+
+// TensorBoard events (docs/design.md §"TensorBoard"): each session of a run appends to a new
+// event file in <run dir>/tb/ one event per epoch, holding the figures of the metrics.jsonl
+// record of that epoch (epochScalars), and at the run's end the hparams plugin's session
+// summaries with the final figures. A resume first repairs the folder (repairBoard) so that
+// its files hold each epoch the checkpoint covers once, as metrics.jsonl does.
+//
+// TensorBoard is a view of the run, not part of it: an error writing it is reported once in
+// the run's log and the session trains on without events; the next -resume writes the epochs
+// the folder lacks from metrics.jsonl.
+
+// finalPrefix starts the tags of a run's final figures, written once at its end.
+const finalPrefix = "final/"
+
+// epochScalars are the TensorBoard scalars of one metrics.jsonl record, the same values under
+// TensorBoard's tags (step: the record's epoch); the splits a run lacks are left out.
+func epochScalars(ep runfiles.Epoch, metric string, hasVal, hasTest bool) []tfevents.Scalar {
+	s := []tfevents.Scalar{{Tag: "train/loss", Value: ep.TrainLoss}, {Tag: "train/" + metric, Value: ep.TrainMetric}}
+	if hasVal {
+		s = append(s, tfevents.Scalar{Tag: "val/loss", Value: ep.ValLoss}, tfevents.Scalar{Tag: "val/" + metric, Value: ep.ValMetric})
+	}
+	if hasTest {
+		s = append(s, tfevents.Scalar{Tag: "test/" + metric, Value: ep.TestMetric})
+	}
+	return append(s, tfevents.Scalar{Tag: "lr", Value: ep.LR}, tfevents.Scalar{Tag: "time/epoch_seconds", Value: ep.Seconds},
+		tfevents.Scalar{Tag: "time/eval_seconds", Value: ep.EvalSeconds}, tfevents.Scalar{Tag: "time/elapsed_seconds", Value: ep.Elapsed})
+}
+
+// epochEvent reports whether an event of the folder is an epoch's (not a version event, and
+// not one of the end's hparams or final figures).
+func epochEvent(in tfevents.Info) bool {
+	if len(in.Tags) == 0 {
+		return false
+	}
+	for _, t := range in.Tags {
+		if strings.HasPrefix(t, "_hparams_/") || strings.HasPrefix(t, finalPrefix) {
+			return false
+		}
+	}
+	return true
+}
+
+// openBoard readies the run's TensorBoard folder for this session: it repairs the files there
+// to hold the epochs of r.epochs (those the checkpoint covers; none for a new run), starts a new
+// event file and writes into it the covered epochs no file holds.
+func (r *run) openBoard() {
+	dir := filepath.Join(r.o.Dir, runfiles.TBDir)
+	seen, err := repairBoard(dir, len(r.epochs), r.log)
+	if err != nil {
+		r.boardFailed(err)
+		return
+	}
+	host, _ := os.Hostname()
+	if r.board, err = tfevents.Create(dir, time.Now(), host); err != nil {
+		r.boardFailed(err)
+		return
+	}
+	var missing []int
+	for _, ep := range r.epochs {
+		if !seen[int64(ep.Epoch)] {
+			missing = append(missing, ep.Epoch)
+			r.boardEpoch(ep)
+		}
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(r.log, "tensorboard: %s: wrote %s from %s (no event file held them)\n",
+			dir, epochRange(missing), runfiles.MetricsFile)
+	}
+}
+
+// epochRange names a list of epochs: "epoch 3", "epochs 0 to 5", "7 epochs from 2 to 12".
+func epochRange(eps []int) string {
+	first, last := eps[0], eps[len(eps)-1]
+	switch {
+	case len(eps) == 1:
+		return fmt.Sprintf("epoch %d", first)
+	case last-first+1 == len(eps):
+		return fmt.Sprintf("epochs %d to %d", first, last)
+	}
+	return fmt.Sprintf("%s from %d to %d", plural.Count(len(eps), "epoch"), first, last)
+}
+
+// boardEpoch writes one epoch's event, from the record appended to metrics.jsonl.
+func (r *run) boardEpoch(ep runfiles.Epoch) {
+	if r.board == nil {
+		return
+	}
+	ev := tfevents.ScalarEvent(tfevents.Wall(time.Now()), int64(ep.Epoch), epochScalars(ep, r.metric, r.val != nil, r.test != nil))
+	if err := r.board.Write(ev); err != nil {
+		r.boardFailed(err)
+	}
+}
+
+// boardEnd writes the hparams plugin's summaries of a run that ended (not one stopped by a
+// signal, which a resume continues): the session's hyperparameters (hparamsOf) and start time,
+// the final figures of result.json under final/, and the session's end with its status
+// (success for a finished run, failure for a diverged one).
+func (r *run) boardEnd(res *runfiles.Result) {
+	if r.board == nil || res.StoppedBy == runfiles.StopSignal {
+		return
+	}
+	now := time.Now()
+	wall := tfevents.Wall(now)
+	start := tfevents.Wall(now.Add(-time.Duration(res.TotalSeconds * float64(time.Second))))
+	evs := [][]byte{tfevents.SessionStartEvent(wall, hparamsOf(r.cfg, r.o.Seed), r.cfg.RunName(), start)}
+	status := tfevents.StatusFailure
+	if !res.Diverged() {
+		status = tfevents.StatusSuccess
+		evs = append(evs, tfevents.ScalarEvent(wall, int64(res.Epochs), finalScalars(res)))
+	}
+	evs = append(evs, tfevents.SessionEndEvent(wall, status, wall))
+	for _, ev := range evs {
+		if err := r.board.Write(ev); err != nil {
+			r.boardFailed(err)
+			return
+		}
+	}
+}
+
+// finalScalars are result.json's final figures, of the splits the run had:
+// final/test_<metric>, final/val_<metric>, final/train_<metric>.
+func finalScalars(res *runfiles.Result) []tfevents.Scalar {
+	m := res.Metric
+	s := []tfevents.Scalar{{Tag: finalPrefix + "test_" + m, Value: res.TestMetric}}
+	if res.ValSplit != "none" {
+		s = append(s, tfevents.Scalar{Tag: finalPrefix + "val_" + m, Value: res.ValMetric})
+	}
+	return append(s, tfevents.Scalar{Tag: finalPrefix + "train_" + m, Value: res.TrainMetric})
+}
+
+// hparamsOf is the hparams summary's record of a run: its seed and the config keys the paper's
+// grids vary (dataset.name, dataset.r, dataset.encoding, dataset.cls, model.name, model.layers,
+// model.hidden, train.batch_size, train.lr). The trainer does not know which of them a sweep's
+// grid varies; the sweep's experiment summary names those (cmd/sweep).
+func hparamsOf(c *config.Run, seed int64) map[string]tfevents.HValue {
+	return map[string]tfevents.HValue{
+		"dataset.name":     tfevents.String(c.Dataset.Name),
+		"dataset.r":        tfevents.Number(float64(c.Dataset.R)),
+		"dataset.encoding": tfevents.String(c.Dataset.Encoding),
+		"dataset.cls":      tfevents.Bool(c.Dataset.CLS),
+		"model.name":       tfevents.String(c.Model.Name),
+		"model.layers":     tfevents.Number(float64(c.Model.Layers)),
+		"model.hidden":     tfevents.Number(float64(c.Model.Hidden)),
+		"train.batch_size": tfevents.Number(float64(c.Train.BatchSize)),
+		"train.lr":         tfevents.Number(c.Train.LR),
+		"seed":             tfevents.Number(float64(seed)),
+	}
+}
+
+// boardFailed reports an error of the TensorBoard files once and stops writing them for the
+// rest of the session; training goes on.
+func (r *run) boardFailed(err error) {
+	fmt.Fprintf(r.log, "tensorboard: %v; training goes on without TensorBoard events (a -resume writes the missing epochs from %s)\n", err, runfiles.MetricsFile)
+	r.closeBoard()
+}
+
+// closeBoard closes the session's event file.
+func (r *run) closeBoard() {
+	if r.board == nil {
+		return
+	}
+	if err := r.board.Close(); err != nil {
+		fmt.Fprintln(r.log, err)
+	}
+	r.board = nil
+}
+
+// repairBoard makes the event files of dir hold the epochs 0 … covered-1 at most once each,
+// and nothing else: it drops from each file the epochs at or past covered (written after the
+// checkpoint that is resumed, by a session that was killed), a torn or corrupt tail and what
+// follows it, an epoch an earlier file holds already, and the end's hparams and final figures
+// (a resumed run ends again). A file that changes is rewritten atomically; one left with no
+// epoch is removed. It returns the epochs the files hold.
+func repairBoard(dir string, covered int, log io.Writer) (map[int64]bool, error) {
+	ents, err := os.ReadDir(dir)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, e := range ents {
+		if n := e.Name(); e.Type().IsRegular() && strings.HasPrefix(n, tfevents.FilePrefix) {
+			names = append(names, n)
+		}
+	}
+	sort.Strings(names)
+	seen := map[int64]bool{}
+	for _, n := range names {
+		if err := repairFile(filepath.Join(dir, n), covered, seen, log); err != nil {
+			return nil, err
+		}
+	}
+	return seen, nil
+}
+
+// repairFile is repairBoard's work on one file.
+func repairFile(path string, covered int, seen map[int64]bool, log io.Writer) error {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	recs, _, tail := tfevents.Records(b)
+	var out []byte
+	kept, dropped := 0, 0
+	for i, rec := range recs {
+		in, err := tfevents.Decode(rec)
+		switch {
+		case err == nil && i == 0 && in.FileVersion != "":
+			out = tfevents.AppendRecord(out, rec)
+		case err == nil && epochEvent(in) && in.Step >= 0 && in.Step < int64(covered) && !seen[in.Step]:
+			seen[in.Step] = true
+			out = tfevents.AppendRecord(out, rec)
+			kept++
+		default:
+			dropped++
+		}
+	}
+	if kept == 0 {
+		if err := os.Remove(path); err != nil {
+			return err
+		}
+		fmt.Fprintf(log, "tensorboard: removed %s: it held no epoch of the %s the checkpoint covers\n", path, plural.Count(covered, "epoch"))
+		return nil
+	}
+	if dropped == 0 && tail == nil {
+		return nil
+	}
+	if err := runfiles.WriteAtomic(path, out, tfevents.FilePerm); err != nil {
+		return err
+	}
+	what := plural.Count(dropped, "event")
+	if tail != nil {
+		what += fmt.Sprintf(" and a tail it could not read (%v)", tail)
+	}
+	fmt.Fprintf(log, "tensorboard: %s: kept %s of the %s the checkpoint covers, dropped %s\n",
+		path, plural.Count(kept, "epoch"), plural.Count(covered, "epoch"), what)
+	return nil
+}
