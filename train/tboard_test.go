@@ -16,76 +16,15 @@ import (
 	"github.com/rewiregnn/rewiregnn/tfevents"
 )
 
-// boardRun is a run's TensorBoard folder read back with tfread: per epoch the scalars of its
-// event, and the end's events (hparams summaries and final figures).
-type boardRun struct {
-	epochs map[int64]map[string]float32
-	end    []tfread.Event
-}
-
-// readBoard reads dir's tb folder, failing on an epoch that two events hold.
-func readBoard(t *testing.T, dir string) boardRun {
+// wantBoardMatchesMetrics fails unless dir's tb folder holds the epochs of its metrics.jsonl
+// (tfread.MatchMetrics), and returns it.
+func wantBoardMatchesMetrics(t *testing.T, dir, metric string, hasVal, hasTest bool) *tfread.Run {
 	t.Helper()
-	evs, err := tfread.ReadDir(filepath.Join(dir, runfiles.TBDir))
+	r, err := tfread.MatchMetrics(dir, metric, hasVal, hasTest)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := boardRun{epochs: map[int64]map[string]float32{}}
-	for _, e := range evs {
-		switch {
-		case e.FileVersion != "":
-		case len(e.Values) > 0 && (strings.HasPrefix(e.Values[0].Tag, "_hparams_/") || strings.HasPrefix(e.Values[0].Tag, "final/")):
-			b.end = append(b.end, e)
-		default:
-			if b.epochs[e.Step] != nil {
-				t.Fatalf("%s: epoch %d is held twice", dir, e.Step)
-			}
-			vals := map[string]float32{}
-			for _, v := range e.Values {
-				if !v.HasSimple {
-					t.Fatalf("epoch %d: %s is no simple value", e.Step, v.Tag)
-				}
-				vals[v.Tag] = v.Simple
-			}
-			b.epochs[e.Step] = vals
-		}
-	}
-	return b
-}
-
-// wantBoardMatchesMetrics fails unless the epochs of dir's tb folder are those of its
-// metrics.jsonl: every epoch once, each figure under its tag (as float32), the val tags only
-// with a validation split, the test tag only with a test split. It returns the board.
-func wantBoardMatchesMetrics(t *testing.T, dir, metric string, hasVal, hasTest bool) boardRun {
-	t.Helper()
-	eps, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile))
-	if err != nil {
-		t.Fatal(err)
-	}
-	b := readBoard(t, dir)
-	if len(b.epochs) != len(eps) {
-		t.Fatalf("%s: the tb folder holds %d epochs, metrics.jsonl %d", dir, len(b.epochs), len(eps))
-	}
-	for _, ep := range eps {
-		want := map[string]float64{"train/loss": ep.TrainLoss, "train/" + metric: ep.TrainMetric, "lr": ep.LR,
-			"time/epoch_seconds": ep.Seconds, "time/eval_seconds": ep.EvalSeconds, "time/elapsed_seconds": ep.Elapsed}
-		if hasVal {
-			want["val/loss"], want["val/"+metric] = ep.ValLoss, ep.ValMetric
-		}
-		if hasTest {
-			want["test/"+metric] = ep.TestMetric
-		}
-		got := b.epochs[int64(ep.Epoch)]
-		if len(got) != len(want) {
-			t.Fatalf("epoch %d: tags %v, want those of %v", ep.Epoch, got, want)
-		}
-		for tag, x := range want {
-			if v, ok := got[tag]; !ok || v != float32(x) {
-				t.Errorf("epoch %d %s: %v (present %v), metrics.jsonl %v", ep.Epoch, tag, v, ok, float32(x))
-			}
-		}
-	}
-	return b
+	return r
 }
 
 // TestBoardMatchesMetrics: a finished run's tb folder holds one event file whose epochs are
@@ -113,7 +52,7 @@ func TestBoardMatchesMetrics(t *testing.T) {
 				t.Fatalf("event files %v", files)
 			}
 			b := wantBoardMatchesMetrics(t, dir, res.Metric, tc.hasVal, true)
-			wantEnd(t, b.end, res, c.RunName(), 1)
+			wantEnd(t, b.End, res, c.RunName(), 1)
 		})
 	}
 }
@@ -197,14 +136,13 @@ func TestBoardResume(t *testing.T) {
 		t.Fatalf("event files after the resume %v, want the repaired one and the new one", files)
 	}
 	b := wantBoardMatchesMetrics(t, dir, res.Metric, false, true)
-	wantEnd(t, b.end, res, cut.RunName(), 1)
-	w := readBoard(t, whole.Dir(41))
-	for step, vals := range w.epochs {
-		for tag, v := range vals {
-			if !strings.HasPrefix(tag, "time/") && b.epochs[step][tag] != v {
-				t.Errorf("epoch %d %s: resumed %v, uninterrupted %v", step, tag, b.epochs[step][tag], v)
-			}
-		}
+	wantEnd(t, b.End, res, cut.RunName(), 1)
+	w, err := tfread.ReadRun(whole.Dir(41))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tfread.SameFigures(w, b); err != nil {
+		t.Fatalf("uninterrupted and resumed: %v", err)
 	}
 }
 

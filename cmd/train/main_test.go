@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewiregnn/rewiregnn/internal/tfread"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -124,6 +125,29 @@ func compareRuns(t *testing.T, a, b string) {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
 	sameParams(t, a, b)
+	sameBoards(t, a, b, ra.Metric)
+}
+
+// sameBoards fails unless the tb folders of run directories a and b (NeighborsMatch: no
+// validation split) each hold every epoch of their metrics.jsonl once, with its figures, the
+// same figures in both (timings aside), and one end (hparams session start, final figures,
+// session end).
+func sameBoards(t *testing.T, a, b, metric string) {
+	t.Helper()
+	ba, err := tfread.MatchMetrics(a, metric, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bb, err := tfread.MatchMetrics(b, metric, false, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tfread.SameFigures(ba, bb); err != nil {
+		t.Fatalf("tb folders of %s and %s: %v", a, b, err)
+	}
+	if len(ba.End) != 3 || len(bb.End) != 3 {
+		t.Fatalf("%d and %d end events, want 3", len(ba.End), len(bb.End))
+	}
 }
 
 // TestBadFlags: usage errors name the problem.
