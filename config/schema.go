@@ -346,3 +346,19 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(ks)
 	return ks
 }
+
+// HParamKeys are the config keys a run's TensorBoard hparams summary records, with its seed:
+// the keys the paper's grids vary. A sweep's experiment summary names those of them its grid
+// varies.
+var HParamKeys = []string{"dataset.name", "dataset.r", "dataset.encoding", "dataset.cls", "model.name", "model.layers",
+	"model.hidden", "train.batch_size", "train.lr"}
+
+// Value is the value of a config key in the run (a string, bool, int, int64, float64, duration
+// or list, by the key's kind); false for a key that does not exist.
+func (r *Run) Value(key string) (any, bool) {
+	f := schemaByKey[key]
+	if f == nil {
+		return nil, false
+	}
+	return f.get(r), true
+}

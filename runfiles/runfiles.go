@@ -19,6 +19,9 @@ const (
 	LogFile         = "train.log" // the trainer's output, when a sweep or a Slurm task keeps it
 	// TBDir is the folder of the run's TensorBoard event files (package tfevents).
 	TBDir = "tb"
+	// TBFinalPrefix starts the TensorBoard tags of a run's final figures (final/test_<metric>,
+	// final/val_<metric>, final/train_<metric>), written once at its end.
+	TBFinalPrefix = "final/"
 	// OldPrefix starts the name of the hidden folder (OldPrefix + UTC time) into which a
 	// restarted run's files are moved; hidden so that result scans skip it.
 	OldPrefix = ".old-"

@@ -185,3 +185,23 @@ func sortedKeys[V any](m map[string]V) []string {
 	sort.Strings(keys)
 	return keys
 }
+
+// HValueOf is v as a hyperparameter's value: a string, a bool, or a number (any Go integer or
+// float kind); false for any other type.
+func HValueOf(v any) (HValue, bool) {
+	switch x := v.(type) {
+	case string:
+		return String(x), true
+	case bool:
+		return Bool(x), true
+	case int:
+		return Number(float64(x)), true
+	case int64:
+		return Number(float64(x)), true
+	case float64:
+		return Number(x), true
+	case float32:
+		return Number(float64(x)), true
+	}
+	return HValue{}, false
+}

@@ -25,9 +25,6 @@ import (
 // the run's log and the session trains on without events; the next -resume writes the epochs
 // the folder lacks from metrics.jsonl.
 
-// finalPrefix starts the tags of a run's final figures, written once at its end.
-const finalPrefix = "final/"
-
 // epochScalars are the TensorBoard scalars of one metrics.jsonl record, the same values under
 // TensorBoard's tags (step: the record's epoch); the splits a run lacks are left out.
 func epochScalars(ep runfiles.Epoch, metric string, hasVal, hasTest bool) []tfevents.Scalar {
@@ -49,7 +46,7 @@ func epochEvent(in tfevents.Info) bool {
 		return false
 	}
 	for _, t := range in.Tags {
-		if strings.HasPrefix(t, "_hparams_/") || strings.HasPrefix(t, finalPrefix) {
+		if strings.HasPrefix(t, "_hparams_/") || strings.HasPrefix(t, runfiles.TBFinalPrefix) {
 			return false
 		}
 	}
@@ -137,30 +134,25 @@ func (r *run) boardEnd(res *runfiles.Result) {
 // final/test_<metric>, final/val_<metric>, final/train_<metric>.
 func finalScalars(res *runfiles.Result) []tfevents.Scalar {
 	m := res.Metric
-	s := []tfevents.Scalar{{Tag: finalPrefix + "test_" + m, Value: res.TestMetric}}
+	s := []tfevents.Scalar{{Tag: runfiles.TBFinalPrefix + "test_" + m, Value: res.TestMetric}}
 	if res.ValSplit != "none" {
-		s = append(s, tfevents.Scalar{Tag: finalPrefix + "val_" + m, Value: res.ValMetric})
+		s = append(s, tfevents.Scalar{Tag: runfiles.TBFinalPrefix + "val_" + m, Value: res.ValMetric})
 	}
-	return append(s, tfevents.Scalar{Tag: finalPrefix + "train_" + m, Value: res.TrainMetric})
+	return append(s, tfevents.Scalar{Tag: runfiles.TBFinalPrefix + "train_" + m, Value: res.TrainMetric})
 }
 
-// hparamsOf is the hparams summary's record of a run: its seed and the config keys the paper's
-// grids vary (dataset.name, dataset.r, dataset.encoding, dataset.cls, model.name, model.layers,
-// model.hidden, train.batch_size, train.lr). The trainer does not know which of them a sweep's
-// grid varies; the sweep's experiment summary names those (cmd/sweep).
+// hparamsOf is the hparams summary's record of a run: the config.HParamKeys of its config
+// and its seed. (The trainer does not know which keys a sweep's grid varies; the sweep's
+// experiment summary names those.)
 func hparamsOf(c *config.Run, seed int64) map[string]tfevents.HValue {
-	return map[string]tfevents.HValue{
-		"dataset.name":     tfevents.String(c.Dataset.Name),
-		"dataset.r":        tfevents.Number(float64(c.Dataset.R)),
-		"dataset.encoding": tfevents.String(c.Dataset.Encoding),
-		"dataset.cls":      tfevents.Bool(c.Dataset.CLS),
-		"model.name":       tfevents.String(c.Model.Name),
-		"model.layers":     tfevents.Number(float64(c.Model.Layers)),
-		"model.hidden":     tfevents.Number(float64(c.Model.Hidden)),
-		"train.batch_size": tfevents.Number(float64(c.Train.BatchSize)),
-		"train.lr":         tfevents.Number(c.Train.LR),
-		"seed":             tfevents.Number(float64(seed)),
+	hp := map[string]tfevents.HValue{"seed": tfevents.Number(float64(seed))}
+	for _, k := range config.HParamKeys {
+		v, _ := c.Value(k)
+		if h, ok := tfevents.HValueOf(v); ok {
+			hp[k] = h
+		}
 	}
+	return hp
 }
 
 // boardFailed reports an error of the TensorBoard files once and stops writing them for the

@@ -39,6 +39,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/sweep"
+	"time"
 )
 
 func main() {
@@ -191,6 +192,10 @@ func sweepMain(ctx context.Context, args []string, stdout, stderr io.Writer) err
 		plan.Grid, plural.Count(len(plan.Jobs), "job"), plural.Count(*workers, "worker"), strings.Join(ids, ","), bin, root)
 	sum, err := r.Run(ctx, plan.Jobs)
 	fmt.Fprintf(stdout, "sweep: %s\n", sum)
+	// TensorBoard's hparams view is a convenience: a failure to write it is reported, not fatal.
+	if terr := sweep.WriteExperiment(root, plan.Grid, plan.Jobs, time.Now()); terr != nil {
+		fmt.Fprintf(stdout, "sweep: %v\n", terr)
+	}
 	if len(sum.Failed) > 0 {
 		var b strings.Builder
 		fmt.Fprintf(&b, "%s:", plural.Count(len(sum.Failed), "failed job"))
