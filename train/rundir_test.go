@@ -160,6 +160,13 @@ func TestExtendFinishedRun(t *testing.T) {
 		t.Errorf("result config hash %.12s, want the extended config's %.12s", res.ConfigHash, longer.Hash())
 	}
 	sameTraining(t, whole.Dir(41), dir, true)
+	// TensorBoard: the first session's end (hparams, final figures) is dropped on resume, the
+	// extended run's end written once; the epochs are those of metrics.jsonl
+	b := wantBoardMatchesMetrics(t, dir, res.Metric, false, true)
+	wantEnd(t, b.End, res, longer.RunName(), 1)
+	if !strings.Contains(log.String(), "kept 3 epochs of the 3 epochs the checkpoint covers, dropped 3 events") {
+		t.Errorf("the log does not say the end events were dropped:\n%s", log.String())
+	}
 }
 
 // TestExtendStopRules: a run stopped by min_lr cannot be extended; one stopped by max_time needs

@@ -14,6 +14,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/internal/tfread"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
@@ -173,7 +174,8 @@ func sameTraining(t *testing.T, a, b string, anyProvenance bool) {
 }
 
 // TestNaNStops poisons a parameter during epoch 1: the next loss is not finite, the run stops
-// with ErrNaN and stopped_by nan, and the checkpoint of the end of epoch 0 is kept.
+// with ErrNaN and stopped_by nan, and the checkpoint of the end of epoch 0 is kept; its
+// TensorBoard session ends with status failure.
 func TestNaNStops(t *testing.T) {
 	c := nm2(t, "train.batch_size=16", "train.max_epochs=5")
 	_, err := trainRun(t, c, 12, false, func(e, b int, p *nn.Params) {
@@ -192,6 +194,14 @@ func TestNaNStops(t *testing.T) {
 				t.Fatalf("the kept checkpoint holds NaN in %s", name)
 			}
 		}
+	}
+	// TensorBoard: epoch 0, then the session's start and its end with status failure (no final figures)
+	b := wantBoardMatchesMetrics(t, c.Dir(12), runfiles.MetricAccuracy, false, true)
+	if len(b.End) != 2 {
+		t.Fatalf("%d end events, want the session start and end", len(b.End))
+	}
+	if end, err := tfread.DecodeHParams(b.End[1].Values[0].Content); err != nil || end.Kind != 4 || end.Status != 2 {
+		t.Fatalf("session end %+v, %v; want status failure (2)", end, err)
 	}
 }
 
