@@ -29,6 +29,7 @@ import "sort"
 // loads it).
 const (
 	HParamsPlugin    = "hparams"
+	HParamsTagPrefix = "_hparams_/" // starts the tags below
 	ExperimentTag    = "_hparams_/experiment"
 	SessionStartTag  = "_hparams_/session_start_info"
 	SessionEndTag    = "_hparams_/session_end_info"

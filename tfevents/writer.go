@@ -48,7 +48,7 @@ type Writer struct {
 // event is the version event.
 func Create(dir string, now time.Time, host string) (*Writer, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("tensorboard folder: %w", err)
+		return nil, fmt.Errorf("event folder: %w", err)
 	}
 	base := filepath.Join(dir, FileName(now, host))
 	for i := 1; i <= 100; i++ {
@@ -61,7 +61,7 @@ func Create(dir string, now time.Time, host string) (*Writer, error) {
 			continue
 		}
 		if err != nil {
-			return nil, fmt.Errorf("tensorboard: %w", err)
+			return nil, err // names the file
 		}
 		w := &Writer{f: f}
 		if err := w.Write(VersionEvent(unixSeconds(now))); err != nil {
@@ -70,7 +70,7 @@ func Create(dir string, now time.Time, host string) (*Writer, error) {
 		}
 		return w, nil
 	}
-	return nil, fmt.Errorf("tensorboard: %s and .2 … .100 all exist", base)
+	return nil, fmt.Errorf("%s and .2 … .100 all exist", base)
 }
 
 // unixSeconds is t as TensorBoard's wall_time: seconds since the Unix epoch.
@@ -84,16 +84,11 @@ func (w *Writer) Path() string { return w.f.Name() }
 
 // Write appends one serialized event as a record, in one write.
 func (w *Writer) Write(event []byte) error {
-	if _, err := w.f.Write(AppendRecord(nil, event)); err != nil {
-		return fmt.Errorf("tensorboard: %w", err)
-	}
-	return nil
+	_, err := w.f.Write(AppendRecord(nil, event))
+	return err // an *fs.PathError, naming the file
 }
 
 // Close closes the file.
 func (w *Writer) Close() error {
-	if err := w.f.Close(); err != nil {
-		return fmt.Errorf("tensorboard: %w", err)
-	}
-	return nil
+	return w.f.Close() // an *fs.PathError, naming the file
 }

@@ -46,7 +46,7 @@ func epochEvent(in tfevents.Info) bool {
 		return false
 	}
 	for _, t := range in.Tags {
-		if strings.HasPrefix(t, "_hparams_/") || strings.HasPrefix(t, runfiles.TBFinalPrefix) {
+		if strings.HasPrefix(t, tfevents.HParamsTagPrefix) || strings.HasPrefix(t, runfiles.TBFinalPrefix) {
 			return false
 		}
 	}
