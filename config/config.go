@@ -20,7 +20,7 @@ type Run struct {
 // Dataset selects the data (docs/protocol.md §"Datasets") and its preprocessing (§"Rewiring" to
 // §"Laplacian encoding").
 type Dataset struct {
-	Name      string `mapstructure:"name" yaml:"name"`             // data registry name (zinc, aqsol, cluster, pattern, mnist, cifar10, neighborsmatch-N, erdosrenyi)
+	Name      string `mapstructure:"name" yaml:"name"`             // data registry name (zinc, aqsol, cluster, pattern, mnist, cifar10, neighborsmatch-N, erdosrenyi, peptides-func, peptides-struct)
 	Dir       string `mapstructure:"dir" yaml:"dir"`               // data folder; "" → $REWIREGNN_DATA, then ../shared/data
 	R         int    `mapstructure:"r" yaml:"r"`                   // rewiring radius, ≥ 1; RAuto (written auto) until the density rule resolves it
 	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // none | adj | short | lp

@@ -604,7 +604,7 @@ func TestValidateZeroRun(t *testing.T) {
 // TestDatasetsAgreeWithDataSpecs checks the dataset facts the config layer keeps (task level,
 // missing validation split, default Laplacian width) against the data package's descriptions.
 func TestDatasetsAgreeWithDataSpecs(t *testing.T) {
-	levels := map[data.Task]string{data.GraphRegression: levelGraph, data.GraphClass: levelGraph, data.NodeClass: levelNode, data.RootClass: levelRoot}
+	levels := map[data.Task]string{data.GraphRegression: levelGraph, data.GraphClass: levelGraph, data.GraphMultiLabel: levelGraph, data.NodeClass: levelNode, data.RootClass: levelRoot}
 	for _, name := range DatasetNames() {
 		t.Run(name, func(t *testing.T) {
 			dir := ""

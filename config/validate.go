@@ -33,14 +33,16 @@ const (
 
 // datasetLevels is every dataset except NeighborsMatch (see datasetFamily), with its task level.
 var datasetLevels = map[string]string{
-	"zinc":       levelGraph,
-	"aqsol":      levelGraph,
-	"mnist":      levelGraph,
-	"cifar10":    levelGraph,
-	"erdosrenyi": levelGraph,
-	"cluster":    levelNode,
-	"pattern":    levelNode,
-	"pattern-v1": levelNode,
+	"zinc":            levelGraph,
+	"aqsol":           levelGraph,
+	"mnist":           levelGraph,
+	"cifar10":         levelGraph,
+	"erdosrenyi":      levelGraph,
+	"peptides-func":   levelGraph, // LRGB: 10 binary labels per graph
+	"peptides-struct": levelGraph, // LRGB: 11 regression targets per graph
+	"cluster":         levelNode,
+	"pattern":         levelNode,
+	"pattern-v1":      levelNode,
 }
 
 // datasetsWithoutVal have no validation split.

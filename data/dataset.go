@@ -31,7 +31,7 @@ func ResolveDataDir(dir string) (string, error) {
 	}
 	st, err := os.Stat(dir)
 	if err != nil || !st.IsDir() {
-		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/, and cifar10/ if you use CIFAR-10) are expected there; "+
+		return "", fmt.Errorf("data folder %q (from %s) not found: the benchmark files (zinc/, aqsol/, mnist/, and cifar10/, peptides-func/, peptides-struct/ if you use them) are expected there; "+
 			"pass -data DIR or set %s to the folder that holds them, or fetch the public distributions into it with `go run ./cmd/data get -data DIR all`", dir, from, EnvDataDir)
 	}
 	return dir, nil
@@ -41,15 +41,54 @@ func ResolveDataDir(dir string) (string, error) {
 // adds (C_e) and to the CLS node (C_v): docs/protocol.md §"Edge and CLS constants".
 type Spec struct {
 	Name      string
-	NodeVocab int  // categorical node vocabulary without the CLS id (0 when node features are floats)
-	EdgeVocab int  // categorical edge vocabulary (0 when edge features are floats)
+	NodeVocab int  // categorical node vocabulary without the CLS id, shared by every node column (0 when NodeVocabs gives one per column, or node features are floats)
+	EdgeVocab int  // categorical edge vocabulary of the one edge column (0 when EdgeVocabs gives one per column, or edge features are floats)
 	EdgeConst Row  // C_e: feature of every new r-hop, self-loop and CLS edge
 	CLSNode   Row  // C_v: feature of the CLS node
 	LapQ      int  // default number of Laplacian eigenvectors
 	Directed  bool // edges are not stored in both directions
 	Splits    []string
 	Task      Task // what is predicted (docs/protocol.md §"Datasets")
-	Classes   int  // number of classes (logits) of a classification task; 0 for regression
+	Classes   int  // number of classes (logits) of a classification task, or of binary labels of a multi-label one; 0 for regression
+	Targets   int  // number of regression targets per graph (0 or 1: one)
+
+	// Per-column categorical vocabularies (OGB's atom and bond features: each column its own
+	// table, the embeddings summed; docs/protocol.md §"Input layer and encoders"). When set
+	// they replace NodeVocab and EdgeVocab, one entry per column of CLSNode.Cat and
+	// EdgeConst.Cat.
+	NodeVocabs []int // each node column's vocabulary without the CLS id (CLSNode.Cat[c] is column c's fresh id)
+	EdgeVocabs []int // each edge column's vocabulary, C_e's ids included
+}
+
+// NodeColumnVocabs returns the vocabulary of every categorical node column, without the CLS id:
+// NodeVocabs, or NodeVocab for each column of the CLS node's feature row; nil when node
+// features are floats.
+func (s *Spec) NodeColumnVocabs() []int {
+	if s.NodeVocabs != nil {
+		return s.NodeVocabs
+	}
+	return repeatVocab(s.NodeVocab, len(s.CLSNode.Cat))
+}
+
+// EdgeColumnVocabs returns the vocabulary of every categorical edge column (C_e's ids
+// included): EdgeVocabs, or EdgeVocab for the one column; nil when edges carry float features
+// or none.
+func (s *Spec) EdgeColumnVocabs() []int {
+	if s.EdgeVocabs != nil {
+		return s.EdgeVocabs
+	}
+	return repeatVocab(s.EdgeVocab, 1)
+}
+
+func repeatVocab(vocab, cols int) []int {
+	if vocab <= 0 {
+		return nil
+	}
+	out := make([]int, max(cols, 1))
+	for i := range out {
+		out[i] = vocab
+	}
+	return out
 }
 
 // Task is what a dataset asks a model to predict.
@@ -61,6 +100,7 @@ const (
 	GraphClass      Task = "graph_class"      // one class per graph, cross-entropy (MNIST, CIFAR10, Erdős–Rényi)
 	NodeClass       Task = "node_class"       // one class per node, SBM weighted cross-entropy (CLUSTER, PATTERN)
 	RootClass       Task = "root_class"       // one class per graph read at its root node 0 (NeighborsMatch)
+	GraphMultiLabel Task = "graph_multilabel"
 )
 
 // The molecule datasets: the dictionary file beside their JSON Lines files, and the vocabularies
@@ -76,19 +116,23 @@ var molecules = map[string]struct {
 	"aqsol": {dict: "dicts.json", atomKey: "atom_dict", atomVocab: 65, bondVocab: 5, lapQ: 4},
 }
 
-// NeedsFiles reports whether a dataset is read from the data folder (the molecules and the
-// image datasets) rather than generated from its recipe.
+// NeedsFiles reports whether a dataset is read from the data folder (the molecules, the image
+// datasets and the LRGB peptides) rather than generated from its recipe.
 func NeedsFiles(name string) bool {
 	name = strings.ToLower(name)
 	_, mol := molecules[name]
-	return mol || name == "mnist" || name == "cifar10"
+	_, pep := peptides[name]
+	return mol || pep || name == "mnist" || name == "cifar10"
 }
 
-// Names lists the datasets LoadSplit knows: the file-backed molecules, the image datasets, and
-// the generated ones (NeighborsMatch as "neighborsmatch-<depth>", depth 1..9).
+// Names lists the datasets LoadSplit knows: the file-backed molecules, the image datasets, the
+// LRGB peptides, and the generated ones (NeighborsMatch as "neighborsmatch-<depth>", depth 1..9).
 func Names() []string {
 	var ns []string
 	for n := range molecules {
+		ns = append(ns, n)
+	}
+	for n := range peptides {
 		ns = append(ns, n)
 	}
 	ns = append(ns, "cluster", "pattern", "pattern-v1", "mnist", "cifar10", "neighborsmatch-1..9", "erdosrenyi")
@@ -101,8 +145,10 @@ func Names() []string {
 const DefaultGenSeed uint64 = 41
 
 // LoadSplit loads one split ("train", "val" or "test") of a dataset: molecules from their JSON
-// Lines files in dir, MNIST from dir/mnist and CIFAR-10 from dir/cifar10 (superpixel graphs
-// computed on the fly; see the preprocessing cache), CLUSTER, PATTERN, NeighborsMatch and
+// Lines files in dir (or their public distribution), MNIST from dir/mnist and CIFAR-10 from
+// dir/cifar10 (superpixel graphs computed on the fly; see the preprocessing cache), the LRGB
+// peptides from their public distribution in dir/peptides-func/pyg and
+// dir/peptides-struct/pyg, CLUSTER, PATTERN, NeighborsMatch and
 // Erdős–Rényi generated with DefaultGenSeed.
 func LoadSplit(dir, name, split string) ([]*Graph, *Spec, error) {
 	return LoadSplitSeed(dir, name, split, DefaultGenSeed)

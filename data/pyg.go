@@ -12,9 +12,10 @@ import (
 	"github.com/rewiregnn/rewiregnn/pyfile"
 )
 
-// The public distributions (docs/datasets.md): the files PyTorch Geometric's ZINC, AQSOL and
-// GNNBenchmarkDataset classes download, unpacked under <data>/<dataset>/pyg/ (cmd/data fetches
-// them). When present they are read instead of the folder's substitute files.
+// The public distributions (docs/datasets.md): the files PyTorch Geometric's ZINC, AQSOL,
+// GNNBenchmarkDataset and LRGBDataset classes download, unpacked under <data>/<dataset>/pyg/
+// (cmd/data fetches them). When present they are read instead of the folder's substitute files;
+// the LRGB peptides have no other source.
 const (
 	SourcePyG       = "pyg"       // the public distribution's raw files, read natively
 	SourceJSONL     = "jsonl"     // the molecule JSON Lines files of the shared data folder
@@ -28,13 +29,17 @@ var pygFiles = map[string]func(split string) string{
 	"aqsol":   func(split string) string { return filepath.Join("asqol_graph_raw", split+".pickle") },
 	"mnist":   func(string) string { return "MNIST_v2.pt" },
 	"cifar10": func(string) string { return "CIFAR10_v2.pt" },
+
+	"peptides-func":   peptidesFile("peptides-func"),
+	"peptides-struct": peptidesFile("peptides-struct"),
 }
 
 // PyGDir is where a dataset's public distribution is unpacked inside the data folder.
 func PyGDir(dir, name string) string { return filepath.Join(dir, strings.ToLower(name), "pyg") }
 
 // SourceOf says which files LoadSplit reads for a dataset in dir: SourcePyG when the public
-// distribution's training file is there, else the dataset's other source.
+// distribution's training file is there (always for the LRGB peptides, which have no other
+// source), else the dataset's other source.
 func SourceOf(dir, name string) string {
 	name = strings.ToLower(name)
 	if f, ok := pygFiles[name]; ok {
@@ -43,6 +48,8 @@ func SourceOf(dir, name string) string {
 		}
 	}
 	switch name {
+	case "peptides-func", "peptides-struct":
+		return SourcePyG
 	case "zinc", "aqsol":
 		return SourceJSONL
 	case "mnist", "cifar10":
@@ -69,10 +76,15 @@ func DescribeSource(dir, name string) string {
 func loadPyG(dir string, spec *Spec, split string) ([]*Graph, error) {
 	path := filepath.Join(PyGDir(dir, spec.Name), pygFiles[spec.Name](split))
 	raw, err := os.ReadFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %s not found: fetch the public distribution with `go run ./cmd/data get -data %s %s`", spec.Name, path, dir, spec.Name)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", spec.Name, err)
 	}
 	switch spec.Name {
+	case "peptides-func", "peptides-struct":
+		return ReadPeptidesPT(path, raw, peptides[spec.Name].width, spec.Task == GraphMultiLabel)
 	case "zinc":
 		idx, err := readIndex(filepath.Join(PyGDir(dir, "zinc"), split+".index"))
 		if err != nil {

@@ -160,7 +160,8 @@ func TestPyGErrorsNameFileAndRecord(t *testing.T) {
 
 // FuzzPyGReaders: no file makes a reader panic.
 func FuzzPyGReaders(f *testing.F) {
-	for _, p := range []string{"zinc/pyg/molecules/test.pickle", "aqsol/pyg/asqol_graph_raw/test.pickle", "mnist/pyg/MNIST_v2.pt"} {
+	for _, p := range []string{"zinc/pyg/molecules/test.pickle", "aqsol/pyg/asqol_graph_raw/test.pickle", "mnist/pyg/MNIST_v2.pt",
+		"peptides-func/pyg/peptidesfunc/test.pt"} {
 		raw, err := os.ReadFile(filepath.Join(pygDir, p))
 		if err != nil {
 			f.Fatal(err)
@@ -171,6 +172,7 @@ func FuzzPyGReaders(f *testing.F) {
 		ReadZINCPickle("fuzz", b, nil)
 		ReadAQSOLPickle("fuzz", b)
 		ReadSuperpixelsPT("fuzz", b, "test", 3)
+		ReadPeptidesPT("fuzz", b, 10, true)
 	})
 }
 

@@ -24,6 +24,8 @@ func otherSpec(name string) (spec *Spec, ok bool, err error) {
 		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 5)}, LapQ: 8, Directed: true, Splits: trainValTest, Task: GraphClass, Classes: 10}, true, nil
 	case "pattern-v1":
 		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest, Task: NodeClass, Classes: 2}, true, nil
+	case "peptides-func", "peptides-struct":
+		return peptidesSpec(name), true, nil
 	case "erdosrenyi":
 		return &Spec{Name: name, NodeVocab: 1, EdgeConst: one, CLSNode: Row{Cat: []int32{1}}, LapQ: 8, Splits: []string{"train"}, Task: GraphClass, Classes: DefaultErdosRenyi().Graphs}, true, nil
 	}

@@ -547,8 +547,19 @@ func TestBadArchiveRefused(t *testing.T) {
 }
 
 func TestRegistry(t *testing.T) {
-	if got := strings.Join(Datasets(), " "); got != "zinc aqsol mnist cifar10" {
+	if got := strings.Join(Datasets(), " "); got != "zinc aqsol mnist cifar10 peptides-func peptides-struct" {
 		t.Errorf("datasets %q", got)
+	}
+	if got := strings.Join(PaperDatasets(), " "); got != "zinc aqsol mnist cifar10" {
+		t.Errorf("the paper's datasets %q", got)
+	}
+	for _, name := range []string{"peptides-func", "peptides-struct"} {
+		as, err := Archives(name)
+		folder := strings.ReplaceAll(name, "-", "")
+		if err != nil || len(as) != 1 || as[0].Name != folder+".zip" || !as[0].Unzip || as[0].Dest != name+"/pyg" ||
+			as[0].Manual != manualDropbox || as[0].SHA256 != "" || !strings.Contains(as[0].URL, "dropbox.com") {
+			t.Errorf("%s: %+v %v", name, as, err)
+		}
 	}
 	for _, d := range Datasets() {
 		as, err := Archives(d)
@@ -564,7 +575,7 @@ func TestRegistry(t *testing.T) {
 	if zinc, _ := Archives("zinc"); len(zinc) != 4 || zinc[0].Name != "molecules.zip" || !zinc[0].Unzip || zinc[3].Name != "test.index" {
 		t.Errorf("zinc %+v", zinc)
 	}
-	if _, err := Archives("qm9"); err == nil || !strings.Contains(err.Error(), "zinc, aqsol, mnist, cifar10") {
+	if _, err := Archives("qm9"); err == nil || !strings.Contains(err.Error(), "zinc, aqsol, mnist, cifar10, peptides-func, peptides-struct") {
 		t.Errorf("unknown dataset: %v", err)
 	}
 }

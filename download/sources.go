@@ -18,7 +18,7 @@ const benchmarkingGNNs = "https://raw.githubusercontent.com/graphdeeplearning/be
 
 // sources is the registry: every archive of every dataset, in the order they are fetched. Size
 // and SHA256 are filled in where a published value is known (the ZINC index files); no sum or
-// size of the four archives is published by PyG or benchmarking-gnns, so for them Fetch records
+// size of the other archives is published by PyG, benchmarking-gnns or LRGB, so for them Fetch records
 // both in <data>/<Dest>/SHA256SUMS on the first download (trust on first use) and checks every
 // later copy against that record.
 var sources = []Archive{
@@ -44,6 +44,29 @@ var sources = []Archive{
 	// CIFAR-10 superpixels: PyG torch_geometric/datasets/gnn_benchmark_dataset.py, GNNBenchmarkDataset.url.
 	{Dataset: "cifar10", Name: "CIFAR10_v2.zip", URL: "https://data.pyg.org/datasets/benchmarking-gnns/CIFAR10_v2.zip",
 		Unzip: true, Dest: "cifar10/pyg", Manual: manualPlain},
+	// LRGB Peptides-func and Peptides-struct: PyG torch_geometric/datasets/lrgb.py,
+	// LRGBDataset.urls; each unpacks to a folder peptidesfunc/ (peptidesstruct/) of train.pt,
+	// val.pt and test.pt. Neither PyG nor LRGB publishes a size or sum.
+	{Dataset: "peptides-func", Name: "peptidesfunc.zip", URL: "https://www.dropbox.com/s/ycsq37q8sxs1ou8/peptidesfunc.zip?dl=1",
+		Unzip: true, Dest: "peptides-func/pyg", Manual: manualDropbox},
+	{Dataset: "peptides-struct", Name: "peptidesstruct.zip", URL: "https://www.dropbox.com/s/zgv4z8fcpmknhs8/peptidesstruct.zip?dl=1",
+		Unzip: true, Dest: "peptides-struct/pyg", Manual: manualDropbox},
+}
+
+// beyondPaper are the datasets of the registry that the paper does not use (issue 46's LRGB
+// peptides): cmd/data fetches them when named, not for "all".
+var beyondPaper = map[string]bool{"peptides-func": true, "peptides-struct": true}
+
+// PaperDatasets lists the datasets of the paper's tables ("all" of cmd/data get), in the
+// order of Datasets.
+func PaperDatasets() []string {
+	var names []string
+	for _, n := range Datasets() {
+		if !beyondPaper[n] {
+			names = append(names, n)
+		}
+	}
+	return names
 }
 
 // Datasets lists the datasets of the registry in the order Archives knows them.

@@ -28,18 +28,24 @@ type Encoding struct {
 // dataset's constants: the CLS node's feature row has the nodes' width, C_e the edges'.
 func IO(spec *data.Spec, enc Encoding) (nn.IO, error) {
 	io := nn.IO{}
-	if spec.NodeVocab > 0 {
-		io.NodeVocab = spec.NodeVocab
-		if enc.CLS {
-			io.NodeVocab++ // the CLS node's fresh id
+	cls := btoi(enc.CLS) // the CLS node's fresh id: one more row in every node table
+	switch {
+	case spec.NodeVocabs != nil:
+		for _, v := range spec.NodeVocabs {
+			io.NodeVocabs = append(io.NodeVocabs, v+cls)
 		}
+	case spec.NodeVocab > 0:
+		io.NodeVocab = spec.NodeVocab + cls
 		io.NodeCols = len(spec.CLSNode.Cat)
-	} else {
+	default:
 		io.NodeFloat = len(spec.CLSNode.Float)
 	}
-	if spec.EdgeVocab > 0 {
+	switch {
+	case spec.EdgeVocabs != nil: // C_e's ids are in the vocabularies
+		io.EdgeVocabs = append([]int(nil), spec.EdgeVocabs...)
+	case spec.EdgeVocab > 0:
 		io.EdgeVocab = spec.EdgeVocab
-	} else {
+	default:
 		io.EdgeFloat = len(spec.EdgeConst.Float)
 	}
 	switch enc.Name {
@@ -100,11 +106,18 @@ func FromConfig(r *config.Run, spec *data.Spec) (nn.IO, nn.BuildFunc, int, error
 		io.Readout = r.Model.Readout
 	}
 	if !r.Model.EdgeFeat {
-		io.EdgeVocab, io.EdgeFloat = 0, 0
+		io.EdgeVocab, io.EdgeVocabs, io.EdgeFloat = 0, nil, 0
 	}
 	if err := io.Validate(); err != nil {
 		return io, nil, 0, fmt.Errorf("%s: %w", spec.Name, err)
 	}
 	build, params, err := Build(r.Model, io)
 	return io, build, params, err
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

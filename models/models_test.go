@@ -1,6 +1,7 @@
 package models
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
@@ -108,5 +109,57 @@ func TestIOTasks(t *testing.T) {
 	io, _ := IO(spec, Encoding{Name: "none"})
 	if _, _, err := Build(config.Model{Name: "gcnn"}, io); err == nil {
 		t.Error("an unknown model was accepted")
+	}
+}
+
+// TestPeptidesInputLayer: the LRGB peptides embed each OGB atom and bond column with its own
+// table (the CLS node adds a row to every atom table; C_e's row is part of each bond table), and
+// the parameter count is GatedGCN's formula with those tables:
+// 4(5d²+9d) + d·Σ atom rows + d·Σ bond rows + (r+1)d (adjacency) + MLPReadout(d→out).
+func TestPeptidesInputLayer(t *testing.T) {
+	spec, err := data.OpenSpec("", "peptides-struct")
+	if err != nil {
+		t.Fatal(err)
+	}
+	atoms := []int{119, 5, 12, 12, 10, 6, 6, 2, 2} // Σ 174
+	for _, cls := range []bool{false, true} {
+		io, err := IO(spec, Encoding{Name: "adj", R: 3, CLS: cls})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for c, v := range atoms {
+			if cls {
+				v++
+			}
+			if io.NodeVocabs[c] != v {
+				t.Errorf("cls %v: atom tables %v", cls, io.NodeVocabs)
+				break
+			}
+		}
+		if !slices.Equal(io.EdgeVocabs, []int{6, 7, 3}) || io.NodeVocab != 0 || io.NodeCols != 0 || io.EdgeVocab != 0 {
+			t.Errorf("cls %v: bond tables %v (shared forms %d %d %d)", cls, io.EdgeVocabs, io.NodeVocab, io.NodeCols, io.EdgeVocab)
+		}
+		_, got, err := Build(gcn, io)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d := 70
+		rows := 174
+		if cls {
+			rows += 9
+		}
+		want := 4*(5*d*d+9*d) + rows*d + 16*d + 4*d + io.HeadParams(d)
+		if got != want {
+			t.Errorf("cls %v: %d parameters, want %d", cls, got, want)
+		}
+	}
+	r := &config.Run{Dataset: config.Dataset{Name: "peptides-struct", Encoding: "none", R: 1}, Model: mon} // MoNet may leave the edges out
+	r.Model.EdgeFeat = false
+	io, _, _, err := FromConfig(r, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if io.EdgeVocabs != nil || io.HasEdgeInput() {
+		t.Errorf("model.edge_feat off keeps the bond tables %v", io.EdgeVocabs)
 	}
 }

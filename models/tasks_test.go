@@ -12,32 +12,41 @@ import (
 
 // TestEveryTask checks, for every task kind, feature kind and encoding, each model's gradient
 // against finite differences and its invariance to padding: float and categorical node and
-// edge inputs, two categorical node columns, mean/CLS/root/node readouts, L1, cross-entropy and
-// the SBM weighted cross-entropy.
+// edge inputs, two categorical node columns, a table per node and edge column, mean/CLS/root/node
+// readouts, L1, cross-entropy and the SBM weighted cross-entropy.
 func TestEveryTask(t *testing.T) {
 	small := map[string]config.Model{}
 	for _, name := range Names() {
 		small[name] = Small(t, name)
 	}
+	// per-column vocabularies, as the LRGB peptides' OGB atom and bond features have
+	columns := &data.Spec{Name: "columns", NodeVocabs: []int{5, 3, 2}, EdgeVocabs: []int{4, 3},
+		CLSNode: data.Row{Cat: []int32{5, 3, 2}}, EdgeConst: data.Row{Cat: []int32{3, 2}},
+		Splits: []string{"train"}, Task: data.GraphRegression}
 	cases := []struct {
 		dataset string
 		enc     Encoding
+		spec    *data.Spec // nil: the registry's
 	}{
-		{"cluster", Encoding{Name: "adj", R: 2}},
-		{"pattern", Encoding{Name: "lp", R: 1, Q: 2, CLS: true}},
-		{"mnist", Encoding{Name: "short", R: 2, CLS: true}},
-		{"cifar10", Encoding{Name: "short", R: 1, SPLinear: true}},
-		{"neighborsmatch-2", Encoding{Name: "adj", R: 2, CLS: true}},
+		{"cluster", Encoding{Name: "adj", R: 2}, nil},
+		{"pattern", Encoding{Name: "lp", R: 1, Q: 2, CLS: true}, nil},
+		{"mnist", Encoding{Name: "short", R: 2, CLS: true}, nil},
+		{"cifar10", Encoding{Name: "short", R: 1, SPLinear: true}, nil},
+		{"neighborsmatch-2", Encoding{Name: "adj", R: 2, CLS: true}, nil},
 		// Erdős–Rényi nodes all have feature 0: without a node encoding every node state is
 		// the same, and batch norm over equal rows (variance ≈ 0) is too ill-conditioned for
 		// finite differences, so this case carries the Laplacian encoding.
-		{"erdosrenyi", Encoding{Name: "lp", R: 1, Q: 3}},
-		{"cluster", Encoding{Name: "none", R: 3}},
+		{"erdosrenyi", Encoding{Name: "lp", R: 1, Q: 3}, nil},
+		{"cluster", Encoding{Name: "none", R: 3}, nil},
+		{"columns", Encoding{Name: "adj", R: 2, CLS: true}, columns},
 	}
 	for _, c := range cases {
-		spec, err := data.OpenSpec("", c.dataset)
-		if err != nil {
-			t.Fatal(err)
+		spec := c.spec
+		if spec == nil {
+			var err error
+			if spec, err = data.OpenSpec("", c.dataset); err != nil {
+				t.Fatal(err)
+			}
 		}
 		io, err := IO(spec, c.enc)
 		if err != nil {

@@ -99,7 +99,7 @@ type Inputs struct {
 	Dtype     tensor.Dtype
 	NodeCat   []*ops.Index  // one per categorical node column, -1 on padding
 	NodeFloat *tensor.Dense // [Nodes, width] float node features (nil if unused)
-	EdgeCat   *ops.Index    // first categorical edge feature (nil if unused)
+	EdgeCat   []*ops.Index  // one per categorical edge column, -1 on padding
 	EdgeFloat *tensor.Dense // [Edges, width] float edge features (nil if unused)
 	SP        *ops.Index    // shortest-path value per edge, for the table encoder (nil if unused)
 	SPValue   *tensor.Dense // [Edges, 1] shortest-path value, for the linear encoder (nil if unused)
@@ -131,7 +131,7 @@ type Inputs struct {
 // InputSpec says which optional inputs a model reads.
 type InputSpec struct {
 	NodeCols, NodeFloat int  // categorical node columns or float node width
-	EdgeCat             bool // a categorical edge column
+	EdgeCols            int  // categorical edge columns
 	EdgeFloat           int  // float edge width
 	SP, SPLinear        bool // shortest-path encoding as table index or as value
 	CLS, Root, Pseudo   bool
@@ -161,8 +161,12 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 	if s.NodeFloat > 0 {
 		in.NodeFloat = mat(b.Nodes, s.NodeFloat)
 	}
-	if s.EdgeCat {
-		in.EdgeCat = ops.NewIndex("edge type", b.Edges)
+	for c := 0; c < s.EdgeCols; c++ {
+		name := "edge type"
+		if c > 0 {
+			name = fmt.Sprintf("edge feature %d", c)
+		}
+		in.EdgeCat = append(in.EdgeCat, ops.NewIndex(name, b.Edges))
 	}
 	if s.EdgeFloat > 0 {
 		in.EdgeFloat = mat(b.Edges, s.EdgeFloat)
@@ -219,7 +223,7 @@ func (in *Inputs) Load(bt *data.Batch) error {
 		return fmt.Errorf("inputs: %w", err)
 	}
 	n, m := u.N, u.NumEdges()
-	for _, ix := range append([]*ops.Index{in.EdgeCat, in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}, in.NodeCat...) {
+	for _, ix := range slices.Concat([]*ops.Index{in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}, in.NodeCat, in.EdgeCat) {
 		if ix != nil {
 			ix.Clear()
 		}
@@ -234,9 +238,9 @@ func (in *Inputs) Load(bt *data.Batch) error {
 		in.NodeMask.Keep[v] = true
 	}
 	clear(in.NodeMask.Keep[n:])
-	if in.EdgeCat != nil {
+	for c, ix := range in.EdgeCat {
 		for e := 0; e < m; e++ {
-			in.EdgeCat.Idx[e] = u.Edge.Cat[e*u.Edge.CatDim]
+			ix.Idx[e] = u.Edge.Cat[e*u.Edge.CatDim+c]
 		}
 	}
 	for e := 0; e < m; e++ {
@@ -305,8 +309,8 @@ func (in *Inputs) checkWidths(u *data.Graph) error {
 		return fmt.Errorf("the model reads %d categorical node columns, the batch has %d", len(in.NodeCat), u.Node.CatDim)
 	case in.NodeFloat != nil && u.Node.FloatDim != in.NodeFloat.Shape()[1]:
 		return fmt.Errorf("the model reads %d float node features, the batch has %d", in.NodeFloat.Shape()[1], u.Node.FloatDim)
-	case in.EdgeCat != nil && m > 0 && u.Edge.CatDim < 1:
-		return fmt.Errorf("the model reads a categorical edge feature, the batch has none")
+	case m > 0 && u.Edge.CatDim < len(in.EdgeCat):
+		return fmt.Errorf("the model reads %d categorical edge columns, the batch has %d", len(in.EdgeCat), u.Edge.CatDim)
 	case in.EdgeFloat != nil && u.Edge.FloatDim != in.EdgeFloat.Shape()[1]:
 		return fmt.Errorf("the model reads %d float edge features, the batch has %d", in.EdgeFloat.Shape()[1], u.Edge.FloatDim)
 	case (in.SP != nil || in.SPValue != nil) && len(u.SP) != m:
@@ -416,7 +420,7 @@ func (in *Inputs) pseudoCoords(u *data.Graph) {
 // allocated by NewInputs.
 func (in *Inputs) Bytes() int64 {
 	var n int64
-	for _, ix := range append(slices.Clone(in.NodeCat), in.EdgeCat, in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels) {
+	for _, ix := range slices.Concat(in.NodeCat, in.EdgeCat, []*ops.Index{in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}) {
 		if ix != nil {
 			n += 4*int64(len(ix.Idx)) + 8*int64(len(ix.W))
 		}

@@ -27,10 +27,10 @@ const (
 // layer (docs/protocol.md §"Input layer and encoders") and the readout, MLP head and loss
 // (§"Readouts", §"MLP readout", §"Losses and metrics"). It is the same for every model.
 type IO struct {
-	NodeVocab int  // rows of each categorical node table (the CLS id included); 0 with float node features
-	NodeCols  int  // categorical node columns, one table each, summed (NeighborsMatch: key and value); 0 means 1
+	NodeVocab int  // rows of each categorical node table when every column shares one vocabulary (the CLS id included); 0 with NodeVocabs or float node features
+	NodeCols  int  // categorical node columns sharing NodeVocab, one table each, summed (NeighborsMatch: key and value); 0 means 1
 	NodeFloat int  // width of float node features, embedded by Linear(NodeFloat→d); 0 without
-	EdgeVocab int  // rows of the edge-type table; 0 without
+	EdgeVocab int  // rows of the table of the one categorical edge column; 0 with EdgeVocabs or without
 	EdgeFloat int  // width of float edge features, embedded by Linear(EdgeFloat→d); 0 without
 	SPRows    int  // rows of the shortest-path table (r+2); 0 without the encoding
 	SPLinear  bool // encode the shortest path by Linear(1→d) on its value instead (docs/protocol.md §"Input layer and encoders")
@@ -40,22 +40,78 @@ type IO struct {
 	Loss      string
 	Out       int     // output width: 1 for L1, the number of classes otherwise
 	InDropout float64 // dropout on the node embedding before the node encoding is added
+
+	// Per-column vocabularies (OGB's atom and bond features): the rows of each categorical
+	// column's own table, the tables' embeddings summed. They replace NodeVocab and NodeCols,
+	// and EdgeVocab; nil when the columns share one vocabulary.
+	NodeVocabs []int // the CLS id included
+	EdgeVocabs []int
 }
 
-func (io IO) nodeCols() int { return max(io.NodeCols, 1) }
+// NodeTables returns the rows of every categorical node table, one per column: NodeVocabs, or
+// NodeVocab for each of the NodeCols columns; nil with float node features.
+func (io IO) NodeTables() []int {
+	if io.NodeVocabs != nil {
+		return io.NodeVocabs
+	}
+	return sharedTables(io.NodeVocab, max(io.NodeCols, 1))
+}
+
+// EdgeTables returns the rows of every categorical edge table, one per column: EdgeVocabs, or
+// EdgeVocab for the one column; nil without categorical edge features.
+func (io IO) EdgeTables() []int {
+	if io.EdgeVocabs != nil {
+		return io.EdgeVocabs
+	}
+	return sharedTables(io.EdgeVocab, 1)
+}
+
+func sharedTables(rows, cols int) []int {
+	if rows <= 0 {
+		return nil
+	}
+	out := make([]int, cols)
+	for c := range out {
+		out[c] = rows
+	}
+	return out
+}
 
 // HasEdgeInput reports whether edges carry an input feature.
-func (io IO) HasEdgeInput() bool { return io.EdgeVocab > 0 || io.EdgeFloat > 0 }
+func (io IO) HasEdgeInput() bool { return len(io.EdgeTables()) > 0 || io.EdgeFloat > 0 }
+
+// validTables reports a per-column vocabulary list that has an empty table, or that comes with
+// the shared form too.
+func validTables(what string, tables []int, shared int) error {
+	if tables == nil {
+		return nil
+	}
+	if len(tables) == 0 || shared != 0 {
+		return fmt.Errorf("%s input: per-column vocabularies %v with a shared vocabulary or column count %d, want exactly one form", what, tables, shared)
+	}
+	for c, rows := range tables {
+		if rows < 1 {
+			return fmt.Errorf("%s input: column %d has a table of %d rows", what, c, rows)
+		}
+	}
+	return nil
+}
 
 // Validate reports the first inconsistent setting.
 func (io IO) Validate() error {
+	if err := validTables("node", io.NodeVocabs, io.NodeVocab+io.NodeCols); err != nil {
+		return err
+	}
+	if err := validTables("edge", io.EdgeVocabs, io.EdgeVocab); err != nil {
+		return err
+	}
 	switch {
-	case (io.NodeVocab > 0) == (io.NodeFloat > 0):
-		return fmt.Errorf("node input: vocabulary %d and float width %d, want exactly one positive", io.NodeVocab, io.NodeFloat)
+	case (len(io.NodeTables()) > 0) == (io.NodeFloat > 0):
+		return fmt.Errorf("node input: vocabularies %v and float width %d, want exactly one", io.NodeTables(), io.NodeFloat)
 	case io.NodeCols < 0 || io.EdgeVocab < 0 || io.EdgeFloat < 0:
 		return fmt.Errorf("negative input width (node columns %d, edge vocabulary %d, edge floats %d)", io.NodeCols, io.EdgeVocab, io.EdgeFloat)
-	case io.EdgeVocab > 0 && io.EdgeFloat > 0:
-		return fmt.Errorf("edge input: both a vocabulary (%d) and float features (%d)", io.EdgeVocab, io.EdgeFloat)
+	case len(io.EdgeTables()) > 0 && io.EdgeFloat > 0:
+		return fmt.Errorf("edge input: both vocabularies (%v) and float features (%d)", io.EdgeTables(), io.EdgeFloat)
 	case io.SPRows < 0 || io.AdjDim < 0 || io.LapQ < 0:
 		return fmt.Errorf("negative encoding width (sp %d, adj %d, lap %d)", io.SPRows, io.AdjDim, io.LapQ)
 	case io.SPLinear && io.SPRows == 0:
@@ -91,8 +147,8 @@ func (io IO) Validate() error {
 // InputSpec is what a network built on io reads from a batch.
 func (io IO) InputSpec() InputSpec {
 	return InputSpec{
-		NodeCols: io.nodeCols() * btoi(io.NodeVocab > 0), NodeFloat: io.NodeFloat,
-		EdgeCat: io.EdgeVocab > 0, EdgeFloat: io.EdgeFloat,
+		NodeCols: len(io.NodeTables()), NodeFloat: io.NodeFloat,
+		EdgeCols: len(io.EdgeTables()), EdgeFloat: io.EdgeFloat,
 		SP: io.SPRows > 0 && !io.SPLinear, SPLinear: io.SPLinear, CLS: io.Readout == ReadoutCLS, Root: io.Readout == ReadoutRoot,
 		AdjDim: io.AdjDim, LapQ: io.LapQ, Loss: io.Loss, Classes: io.Out * btoi(io.Loss != LossL1),
 	}
@@ -107,7 +163,7 @@ func btoi(b bool) int {
 
 // NodeParams is the parameter count of the node input layer for width d.
 func (io IO) NodeParams(d int) int {
-	p := io.nodeCols() * io.NodeVocab * d
+	p := sum(io.NodeTables()) * d
 	if io.NodeFloat > 0 {
 		p = (io.NodeFloat + 1) * d
 	}
@@ -119,7 +175,7 @@ func (io IO) NodeParams(d int) int {
 
 // EdgeParams is the parameter count of the edge input layer (features and encodings).
 func (io IO) EdgeParams(d int) int {
-	p := io.EdgeVocab * d
+	p := sum(io.EdgeTables()) * d
 	if io.EdgeFloat > 0 {
 		p = (io.EdgeFloat + 1) * d
 	}
@@ -133,6 +189,14 @@ func (io IO) EdgeParams(d int) int {
 		p += (io.AdjDim + 1) * d
 	}
 	return p
+}
+
+func sum(xs []int) int {
+	s := 0
+	for _, x := range xs {
+		s += x
+	}
+	return s
 }
 
 // HeadParams is the parameter count of the MLP readout d → ⌊d/2⌋ → ⌊d/4⌋ → Out
@@ -150,18 +214,7 @@ func (b *Builder) NodeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	if io.NodeFloat > 0 {
 		h = b.Linear(b.Input("node_x", in.NodeFloat), "node_lin", io.NodeFloat, d)
 	} else {
-		for c, ids := range in.NodeCat {
-			name := "node_emb"
-			if c > 0 {
-				name = fmt.Sprintf("node_emb%d", c)
-			}
-			x := b.Embedding(ids, name, io.NodeVocab, d)
-			if h == nil {
-				h = x
-			} else {
-				h = b.Add(h, x)
-			}
-		}
+		h = b.embedColumns(in.NodeCat, "node_emb", io.NodeTables(), d)
 	}
 	if io.InDropout > 0 {
 		h = b.Dropout(h, "in_feat_dropout", io.InDropout)
@@ -172,7 +225,31 @@ func (b *Builder) NodeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	return h
 }
 
-// EdgeInput embeds the edge features and adds the edge encodings: e⁰ = Emb(f_e) (or Linear)
+// embedColumns sums the embeddings of categorical columns, column c looked up in its own
+// table of rows[c] rows, named prefix for column 0 and prefix<c> for the others:
+// Σ_c Emb_c(f_c), added in column order.
+func (b *Builder) embedColumns(cols []*ops.Index, prefix string, rows []int, d int) *gorgonia.Node {
+	if len(cols) != len(rows) {
+		b.Fail(fmt.Errorf("%d categorical columns in the batch inputs, %d tables", len(cols), len(rows)), prefix)
+		return nil
+	}
+	var h *gorgonia.Node
+	for c, ids := range cols {
+		name := prefix
+		if c > 0 {
+			name = fmt.Sprintf("%s%d", prefix, c)
+		}
+		x := b.Embedding(ids, name, rows[c], d)
+		if h == nil {
+			h = x
+		} else {
+			h = b.Add(h, x)
+		}
+	}
+	return h
+}
+
+// EdgeInput embeds the edge features and adds the edge encodings: e⁰ = Σ_c Emb_c(f_c) (or Linear)
 // [+ SP table or Linear(1→d)] [+ Linear(r→d)(adj)]. It returns nil when edges carry no input.
 func (b *Builder) EdgeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	if !io.HasEdgeInput() {
@@ -182,7 +259,7 @@ func (b *Builder) EdgeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	if io.EdgeFloat > 0 {
 		e = b.Linear(b.Input("edge_x", in.EdgeFloat), "edge_lin", io.EdgeFloat, d)
 	} else {
-		e = b.Embedding(in.EdgeCat, "edge_emb", io.EdgeVocab, d)
+		e = b.embedColumns(in.EdgeCat, "edge_emb", io.EdgeTables(), d)
 	}
 	switch {
 	case io.SPLinear:

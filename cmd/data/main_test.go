@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -23,7 +24,7 @@ func TestUsageErrors(t *testing.T) {
 	}{
 		{nil, "missing subcommand"},
 		{[]string{"fetch"}, `unknown subcommand "fetch"`},
-		{[]string{"get"}, "name the datasets to fetch (zinc, aqsol, mnist, cifar10) or all"},
+		{[]string{"get"}, "name the datasets to fetch (zinc, aqsol, mnist, cifar10, peptides-func, peptides-struct) or all"},
 		{[]string{"get", "zinc", "qm9"}, `unknown dataset "qm9"`},
 		{[]string{"get", "-retries", "-1", "zinc"}, "-retries -1"},
 		{[]string{"get", "-bogus", "zinc"}, "-bogus"},
@@ -63,9 +64,10 @@ func fakeRegistry(t *testing.T) *httptest.Server {
 		{Dataset: "demo", Name: "train.index", URL: srv.URL + "/train.index", Dest: "demo/pyg"},
 		{Dataset: "gone", Name: "gone.zip", URL: srv.URL + "/gone.zip", Dest: "gone"},
 	}
-	oldOf, oldNames, oldHook := archivesOf, datasetNames, afterFetch
-	t.Cleanup(func() { archivesOf, datasetNames, afterFetch = oldOf, oldNames, oldHook })
+	oldOf, oldNames, oldAll, oldHook := archivesOf, datasetNames, allDatasets, afterFetch
+	t.Cleanup(func() { archivesOf, datasetNames, allDatasets, afterFetch = oldOf, oldNames, oldAll, oldHook })
 	datasetNames = func() []string { return []string{"demo", "gone"} }
+	allDatasets = datasetNames
 	archivesOf = func(name string) ([]download.Archive, error) {
 		var out []download.Archive
 		for _, a := range archives {
@@ -128,5 +130,69 @@ func TestGetAndList(t *testing.T) {
 	}
 	if !strings.Contains(so.String(), "already present") {
 		t.Errorf("stdout %s", so.String())
+	}
+}
+
+// TestSelectDatasets: all is the paper's four datasets, the LRGB peptides come when named, and
+// nothing is fetched twice.
+func TestSelectDatasets(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"all"}, "zinc aqsol mnist cifar10"},
+		{[]string{"peptides-func"}, "peptides-func"},
+		{[]string{"zinc", "all", "peptides-struct", "peptides-func", "peptides-struct"}, "zinc aqsol mnist cifar10 peptides-struct peptides-func"},
+	} {
+		got, err := selectDatasets(c.args)
+		if err != nil || strings.Join(got, " ") != c.want {
+			t.Errorf("%q: %q %v, want %q", c.args, got, err, c.want)
+		}
+	}
+}
+
+// TestPeptidesOffline: without the network, get peptides-func says which Dropbox archive to
+// download by hand and where to save it; list shows both peptide archives, their URLs and
+// that their sums are recorded on first download.
+func TestPeptidesOffline(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there: the connection is refused, as offline
+	oldOf := archivesOf
+	t.Cleanup(func() { archivesOf = oldOf })
+	archivesOf = func(name string) ([]download.Archive, error) {
+		as, err := download.Archives(name)
+		for i := range as {
+			as[i].URL = "http://" + addr + "/" + as[i].Name
+		}
+		return as, err
+	}
+	root := t.TempDir()
+	var so, se bytes.Buffer
+	if code := run([]string{"get", "-data", root, "-retries", "0", "-cache", "off", "peptides-func"}, &so, &se); code != 1 {
+		t.Fatalf("exit %d\n%s\n%s", code, so.String(), se.String())
+	}
+	path := filepath.Join(root, "peptides-func", "pyg", "peptidesfunc.zip")
+	for _, w := range []string{"peptides-func: cannot reach http://" + addr + "/peptidesfunc.zip", "a Dropbox link",
+		"save it as " + path + ", then run the command again", "1 of 1 datasets not fetched: peptides-func"} {
+		if !strings.Contains(se.String(), w) {
+			t.Errorf("stderr lacks %q:\n%s", w, se.String())
+		}
+	}
+
+	archivesOf = oldOf
+	so.Reset()
+	if code := run([]string{"list", "-data", root}, &so, &se); code != 0 {
+		t.Fatalf("list: exit %d\n%s", code, se.String())
+	}
+	for _, w := range []string{"peptides-func\n  peptidesfunc.zip (zip, extracted in place)", "https://www.dropbox.com/s/ycsq37q8sxs1ou8/peptidesfunc.zip?dl=1",
+		"peptides-struct\n  peptidesstruct.zip (zip, extracted in place)", "https://www.dropbox.com/s/zgv4z8fcpmknhs8/peptidesstruct.zip?dl=1",
+		"sha256: " + unknownSum, "missing (" + path + ")"} {
+		if !strings.Contains(so.String(), w) {
+			t.Errorf("list lacks %q:\n%s", w, so.String())
+		}
 	}
 }

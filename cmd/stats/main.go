@@ -62,6 +62,10 @@ var paperSizes = map[string][2]float64{
 	"cifar10": {117.63, 941.07}, "zinc": {23.16, 49.83}, "aqsol": {17.57, 35.76},
 }
 
+// lrgbSizes are LRGB's dataset table for the datasets beyond the paper (Dwivedi et al. 2022;
+// PyG's LRGBDataset docs): mean nodes and mean directed edges.
+var lrgbSizes = map[string][2]float64{"peptides-func": {150.94, 307.30}, "peptides-struct": {150.94, 307.30}}
+
 func main() {
 	if err := run(os.Args[1:], os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "stats:", err)
@@ -254,6 +258,9 @@ func printOriginal(w io.Writer, root, dataset, split string, graphs []*data.Grap
 	fmt.Fprintf(w, "original graphs (%s): %d, mean nodes %.2f, mean directed edges %.2f", split, len(graphs), nodes/n, edges/n)
 	if p, ok := paperSizes[dataset]; ok {
 		fmt.Fprintf(w, " (the paper's benchmark table, all splits: %.2f, %.2f)", p[0], p[1])
+	}
+	if p, ok := lrgbSizes[dataset]; ok {
+		fmt.Fprintf(w, " (LRGB's table, all splits: %.2f, %.2f)", p[0], p[1])
 	}
 	fmt.Fprintln(w)
 	fmt.Fprintln(w)

@@ -161,3 +161,25 @@ func TestPaperColumnAndSource(t *testing.T) {
 		}
 	}
 }
+
+// TestPeptidesFixture: the LRGB peptide fixtures (tiny chains, a ring and a molecule without
+// bonds) rewire losslessly at every r; on the train split (3, 4 and 1 atoms; 2, 4 and 0 bonds)
+// the density with the diagonal at r = 1 is the mean of (3+4)/9, (4+8)/16 and 1/1, and at r ≥ 2
+// every graph is complete.
+func TestPeptidesFixture(t *testing.T) {
+	dir := filepath.Join("..", "..", "data", "testdata", "pyg")
+	rows := runJSON(t, "-data", dir, "-dataset", "peptides-func", "-split", "train", "-r", "1-3")
+	want := []float64{(7.0/9 + 12.0/16 + 1) / 3, 1, 1}
+	for i, row := range rows {
+		if row.Graphs != 3 || !row.Lossless || math.Abs(row.Density-want[i]) > 1e-12 || row.Source != "pyg" {
+			t.Errorf("r=%d: %+v, want density %.4f", row.R, row, want[i])
+		}
+	}
+	var out bytes.Buffer
+	if err := run([]string{"-data", dir, "-dataset", "peptides-struct", "-split", "all", "-r", "2", "-cls", "-repeat", "1"}, &out); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "LRGB's table, all splits: 150.94, 307.30") {
+		t.Errorf("no LRGB sizes:\n%s", out.String())
+	}
+}

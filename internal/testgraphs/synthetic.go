@@ -43,9 +43,14 @@ func Synthetic(spec *data.Spec, k int, seed uint64) []*data.Graph {
 
 func nodeFeatures(rng *rand.Rand, spec *data.Spec, n int) data.Features {
 	if cd := len(spec.CLSNode.Cat); cd > 0 {
+		vocabs := spec.NodeColumnVocabs()
 		f := data.Features{CatDim: cd, Cat: make([]int32, n*cd)}
 		for j := range f.Cat {
-			f.Cat[j] = int32(rng.IntN(max(spec.NodeVocab, 1)))
+			v := 1
+			if len(vocabs) == cd {
+				v = vocabs[j%cd]
+			}
+			f.Cat[j] = int32(rng.IntN(v))
 		}
 		return f
 	}
@@ -57,14 +62,21 @@ func nodeFeatures(rng *rand.Rand, spec *data.Spec, n int) data.Features {
 	return f
 }
 
-// edgeFeatures gives both directions of an edge (positions 2j, 2j+1) the same bond type, or
-// independent float values for float edge features.
+// edgeFeatures gives both directions of an edge (positions 2j, 2j+1) the same bond ids, each
+// column's drawn from its vocabulary without C_e's id, or independent float values for float
+// edge features.
 func edgeFeatures(rng *rand.Rand, spec *data.Spec, m int) data.Features {
-	if spec.EdgeVocab > 0 {
-		f := data.Features{CatDim: 1, Cat: make([]int32, m)}
+	if vocabs := spec.EdgeColumnVocabs(); len(vocabs) > 0 && len(vocabs) == len(spec.EdgeConst.Cat) {
+		cd := len(vocabs)
+		f := data.Features{CatDim: cd, Cat: make([]int32, m*cd)}
 		for j := 0; j < m; j += 2 {
-			b := int32(1 + rng.IntN(spec.EdgeVocab-1))
-			f.Cat[j], f.Cat[j+1] = b, b
+			for c, v := range vocabs {
+				b := int32(rng.IntN(v - 1))
+				if b >= spec.EdgeConst.Cat[c] {
+					b++ // skip C_e's id
+				}
+				f.Cat[j*cd+c], f.Cat[(j+1)*cd+c] = b, b
+			}
 		}
 		return f
 	}

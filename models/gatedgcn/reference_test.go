@@ -21,6 +21,34 @@ func tinyConfig(readout string) Config {
 		Readout: readout, Loss: nn.LossL1, Out: 1}, BatchNorm: true, Residual: true}
 }
 
+// tinyColumnsConfig is tinyConfig with per-column vocabularies, as OGB's atom and bond
+// features have: three node columns and two edge columns, each its own table, summed.
+func tinyColumnsConfig(readout string) Config {
+	cfg := tinyConfig(readout)
+	cfg.NodeVocab, cfg.NodeVocabs = 0, []int{5, 3, 2}
+	cfg.EdgeVocab, cfg.EdgeVocabs = 0, []int{3, 2}
+	return cfg
+}
+
+// tinyColumnsBatch is tinyBatch with the columns tinyColumnsConfig reads: node v of the union
+// gets the extra ids ((2v+1) mod 3, v mod 2), edge k the extra id (k+1) mod 2.
+func tinyColumnsBatch(t testing.TB) *data.Batch {
+	t.Helper()
+	b := tinyBatch(t)
+	u := &b.Union
+	node := make([]int32, 0, 3*u.N)
+	for v := 0; v < u.N; v++ {
+		node = append(node, u.Node.Cat[v], int32((2*v+1)%3), int32(v%2))
+	}
+	edge := make([]int32, 0, 2*u.NumEdges())
+	for k := 0; k < u.NumEdges(); k++ {
+		edge = append(edge, u.Edge.Cat[k], int32((k+1)%2))
+	}
+	u.Node = data.Features{CatDim: 3, Cat: node}
+	u.Edge = data.Features{CatDim: 2, Cat: edge}
+	return b
+}
+
 func tinyBatch(t testing.TB) *data.Batch {
 	t.Helper()
 	b, err := testgraphs.Tiny()
@@ -78,18 +106,34 @@ func refLoss(cfg Config, p *nn.Params, bt *data.Batch) float64 {
 		}
 		return out
 	}
-	h := make([]float64, n*d)
-	lap := lin(f64(u.Lap), n, cfg.LapQ, d, "lap_pe")
-	for v := 0; v < n; v++ {
-		for c := 0; c < d; c++ {
-			h[v*d+c] = P("node_emb.W")[int(u.Node.Cat[v])*d+c] + lap[v*d+c]
+	// Σ_c table_c[id_c] over the categorical columns, table c named prefix, prefix1, prefix2, …
+	embed := func(f *data.Features, rows int, prefix string, tables []int) []float64 {
+		x := make([]float64, rows*d)
+		for col := range tables {
+			name := prefix
+			if col > 0 {
+				name += string(rune('0' + col))
+			}
+			W := P(name + ".W")
+			for r := 0; r < rows; r++ {
+				id := int(f.Cat[r*f.CatDim+col])
+				for c := 0; c < d; c++ {
+					x[r*d+c] += W[id*d+c]
+				}
+			}
 		}
+		return x
 	}
-	e := make([]float64, m*d)
+	h := embed(&u.Node, n, "node_emb", cfg.NodeTables())
+	lap := lin(f64(u.Lap), n, cfg.LapQ, d, "lap_pe")
+	for i := range h {
+		h[i] += lap[i]
+	}
+	e := embed(&u.Edge, m, "edge_emb", cfg.EdgeTables())
 	adj := lin(f64(u.Adj), m, cfg.AdjDim, d, "adj_pe")
 	for k := 0; k < m; k++ {
 		for c := 0; c < d; c++ {
-			e[k*d+c] = P("edge_emb.W")[int(u.Edge.Cat[k])*d+c] + P("sp_pe.W")[int(u.SP[k])*d+c] + adj[k*d+c]
+			e[k*d+c] += P("sp_pe.W")[int(u.SP[k])*d+c] + adj[k*d+c]
 		}
 	}
 	for l := 0; l < cfg.Layers; l++ {
@@ -153,11 +197,20 @@ func refLoss(cfg Config, p *nn.Params, bt *data.Batch) float64 {
 }
 
 // TestAgainstReference checks the loss and every parameter gradient of the Gorgonia network
-// (in a padded bucket) against the dense reference and its central finite differences.
+// (in a padded bucket) against the dense reference and its central finite differences, with
+// one vocabulary per input and with a table per categorical column.
 func TestAgainstReference(t *testing.T) {
-	for _, readout := range []string{"mean", "cls"} {
-		cfg := tinyConfig(readout)
-		bt := tinyBatch(t)
+	for _, c := range []struct {
+		readout string
+		cfg     func(string) Config
+		batch   func(testing.TB) *data.Batch
+	}{{"mean", tinyConfig, tinyBatch}, {"cls", tinyConfig, tinyBatch}, {"mean", tinyColumnsConfig, tinyColumnsBatch}} {
+		readout := c.readout
+		cfg := c.cfg(readout)
+		bt := c.batch(t)
+		if cfg.NodeVocabs != nil {
+			readout += " per-column"
+		}
 		p, err := nn.NewParams(tensor.Float64, 3)
 		if err != nil {
 			t.Fatal(err)

@@ -1,0 +1,189 @@
+package data
+
+import (
+	"fmt"
+	"math"
+	"path/filepath"
+
+	"github.com/rewiregnn/rewiregnn/pyfile"
+)
+
+// The Long Range Graph Benchmark's peptide datasets (Dwivedi et al., 2022; docs/datasets.md
+// §"Peptides-func and Peptides-struct"), read from the files PyTorch Geometric's LRGBDataset
+// downloads: each archive unpacks to a folder (peptidesfunc/, peptidesstruct/) of train.pt,
+// val.pt and test.pt, LRGB's splits.
+
+// OGB's categorical atom and bond features (ogb/utils/features.py: get_atom_feature_dims,
+// get_bond_feature_dims), the columns of the peptides' x and edge_attr, in their order.
+var (
+	ogbAtomColumns = []string{"atomic_num", "chirality", "degree", "formal_charge", "num_h", "num_rad_e", "hybridization", "is_aromatic", "is_in_ring"}
+	ogbAtomVocabs  = []int{119, 5, 12, 12, 10, 6, 6, 2, 2}
+	ogbBondColumns = []string{"bond_type", "bond_stereo", "is_conjugated"}
+	ogbBondVocabs  = []int{5, 6, 2}
+)
+
+// OGBAtomVocabs returns OGB's atom feature vocabularies (get_atom_feature_dims).
+func OGBAtomVocabs() []int { return append([]int(nil), ogbAtomVocabs...) }
+
+// OGBBondVocabs returns OGB's bond feature vocabularies (get_bond_feature_dims).
+func OGBBondVocabs() []int { return append([]int(nil), ogbBondVocabs...) }
+
+// peptides are the two datasets: the folder their archive unpacks to, their task and the
+// width of y.
+var peptides = map[string]struct {
+	folder string
+	task   Task
+	width  int
+}{
+	"peptides-func":   {folder: "peptidesfunc", task: GraphMultiLabel, width: 10},
+	"peptides-struct": {folder: "peptidesstruct", task: GraphRegression, width: 11},
+}
+
+// peptidesSpec describes a peptide dataset. Each atom and bond column keeps OGB's vocabulary;
+// the CLS node takes the fresh id vocab_c in every atom column, and the edges rewiring adds
+// (C_e) the fresh id vocab_c in every bond column, so EdgeVocabs counts one more id per
+// column than OGB. LapQ is 8, ZINC's (the molecule setting of the paper).
+func peptidesSpec(name string) *Spec {
+	p := peptides[name]
+	spec := &Spec{
+		Name: name, NodeVocabs: OGBAtomVocabs(), LapQ: 8, Splits: trainValTest, Task: p.task,
+		CLSNode: Row{Cat: freshIDs(ogbAtomVocabs)}, EdgeConst: Row{Cat: freshIDs(ogbBondVocabs)},
+	}
+	for _, v := range ogbBondVocabs {
+		spec.EdgeVocabs = append(spec.EdgeVocabs, v+1)
+	}
+	if p.task == GraphMultiLabel {
+		spec.Classes = p.width
+	} else {
+		spec.Targets = p.width
+	}
+	return spec
+}
+
+// freshIDs is the row whose column c holds the id vocabs[c], one past the column's vocabulary.
+func freshIDs(vocabs []int) []int32 {
+	row := make([]int32, len(vocabs))
+	for c, v := range vocabs {
+		row[c] = int32(v)
+	}
+	return row
+}
+
+// peptidesFile is where one split of a peptide dataset lies under its pyg folder.
+func peptidesFile(name string) func(split string) string {
+	return func(split string) string { return filepath.Join(peptides[name].folder, split+".pt") }
+}
+
+// ReadPeptidesPT reads one split file of LRGB's Peptides-func or Peptides-struct (raw holds the
+// file at path): a torch.save of a list of tuples (x, edge_attr, edge_index, y) with x the
+// atoms' OGB features (integers, N×9), edge_attr the bonds' (integers, E×3), edge_index 2×E
+// (each bond both ways) and y 1×width (width 10 for func, whose labels are 0, 1 or NaN for
+// missing, when labels is set; 11 finite targets for struct). Every id is checked against its
+// column's OGB vocabulary and every edge against the atoms; errors name the file, the graph and
+// the field.
+func ReadPeptidesPT(path string, raw []byte, width int, labels bool) ([]*Graph, error) {
+	v, err := pyfile.LoadTorch(raw)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	recs, err := pyfile.Items(v)
+	if err != nil {
+		return nil, fmt.Errorf("%s: want a list of graphs: %w", path, err)
+	}
+	gs := make([]*Graph, len(recs))
+	for i, rec := range recs {
+		g, err := peptideRecord(rec, width, labels)
+		if err != nil {
+			return nil, fmt.Errorf("%s: graph %d: %w", path, i, err)
+		}
+		gs[i] = g
+	}
+	return gs, nil
+}
+
+func peptideRecord(rec any, width int, labels bool) (*Graph, error) {
+	items, err := pyfile.Items(rec)
+	if err != nil || len(items) != 4 {
+		return nil, fmt.Errorf("want a tuple (x, edge_attr, edge_index, y), got %s", pyfile.TypeName(rec))
+	}
+	x, err := idMatrix(items[0], "x", -1, ogbAtomColumns, ogbAtomVocabs)
+	if err != nil {
+		return nil, err
+	}
+	n := len(x) / len(ogbAtomVocabs)
+	if n == 0 {
+		return nil, fmt.Errorf("x: no atoms")
+	}
+	ei, err := pyfile.AsArray(items[2])
+	if err != nil || len(ei.Shape) != 2 || ei.Shape[0] != 2 || (ei.IsFloat() && ei.Len() > 0) {
+		return nil, fmt.Errorf("edge_index: want a 2×E integer tensor, got %s", pyfile.TypeName(items[2]))
+	}
+	e := ei.Shape[1]
+	attr, err := idMatrix(items[1], "edge_attr", e, ogbBondColumns, ogbBondVocabs)
+	if err != nil {
+		return nil, err
+	}
+	g := &Graph{N: n, Node: Features{CatDim: len(ogbAtomVocabs), Cat: x}, Edge: Features{CatDim: len(ogbBondVocabs), Cat: attr},
+		Src: make([]int32, e), Dst: make([]int32, e)}
+	for k := 0; k < e; k++ {
+		s, d := ei.Int[k], ei.Int[e+k]
+		if s < 0 || d < 0 || s >= int64(n) || d >= int64(n) {
+			return nil, fmt.Errorf("edge_index: edge %d (%d→%d) outside the %d atoms", k, s, d, n)
+		}
+		g.Src[k], g.Dst[k] = int32(s), int32(d)
+	}
+	if g.Y, err = peptideTargets(items[3], width, labels); err != nil {
+		return nil, err
+	}
+	return g, g.Validate()
+}
+
+// idMatrix reads a rows×len(vocabs) integer tensor of categorical ids (rows < 0: any number of
+// rows), each column c within [0, vocabs[c]). An empty tensor may have any element type (the
+// bond arrays of a molecule without bonds).
+func idMatrix(v any, field string, rows int, columns []string, vocabs []int) ([]int32, error) {
+	a, err := pyfile.AsArray(v)
+	cols := len(vocabs)
+	if err != nil || len(a.Shape) != 2 || a.Shape[1] != cols || (rows >= 0 && a.Shape[0] != rows) || (a.IsFloat() && a.Len() > 0) {
+		want := fmt.Sprintf("N×%d", cols)
+		if rows >= 0 {
+			want = fmt.Sprintf("%d×%d", rows, cols)
+		}
+		return nil, fmt.Errorf("%s: want a %s integer tensor, got %s", field, want, pyfile.TypeName(v))
+	}
+	ids := make([]int32, a.Len())
+	for i, id := range a.Int {
+		c := i % cols
+		if id < 0 || id >= int64(vocabs[c]) {
+			return nil, fmt.Errorf("%s[%d][%d] = %d: %s takes ids 0..%d (OGB)", field, i/cols, c, id, columns[c], vocabs[c]-1)
+		}
+		ids[i] = int32(id)
+	}
+	return ids, nil
+}
+
+// peptideTargets reads y: width numbers as a 1×width (or flat) tensor; binary labels (0, 1 or
+// NaN for a missing label) when labels is set, finite targets otherwise.
+func peptideTargets(v any, width int, labels bool) ([]float32, error) {
+	a, err := pyfile.AsArray(v)
+	if err != nil || a.Len() != width || !(len(a.Shape) == 1 || (len(a.Shape) == 2 && a.Shape[0] == 1)) {
+		return nil, fmt.Errorf("y: want a 1×%d tensor, got %s", width, pyfile.TypeName(v))
+	}
+	y := make([]float32, width)
+	for k := range y {
+		var f float64
+		if a.IsFloat() {
+			f = a.Float[k]
+		} else {
+			f = float64(a.Int[k])
+		}
+		switch {
+		case labels && !(f == 0 || f == 1 || math.IsNaN(f)):
+			return nil, fmt.Errorf("y[%d] = %g: want a label 0 or 1 (NaN: missing)", k, f)
+		case !labels && (math.IsNaN(f) || math.IsInf(f, 0)):
+			return nil, fmt.Errorf("y[%d] = %g: want a finite target", k, f)
+		}
+		y[k] = float32(f)
+	}
+	return y, nil
+}
