@@ -50,6 +50,7 @@ type Spec struct {
 	Splits    []string
 	Task      Task // what is predicted (docs/protocol.md §"Datasets")
 	Classes   int  // number of classes (logits) of a classification task; 0 for regression
+	Targets   int  // number of regression targets per graph (0 or 1: one)
 }
 
 // Task is what a dataset asks a model to predict.
@@ -61,6 +62,7 @@ const (
 	GraphClass      Task = "graph_class"      // one class per graph, cross-entropy (MNIST, CIFAR10, Erdős–Rényi)
 	NodeClass       Task = "node_class"       // one class per node, SBM weighted cross-entropy (CLUSTER, PATTERN)
 	RootClass       Task = "root_class"       // one class per graph read at its root node 0 (NeighborsMatch)
+	GraphMultiLabel Task = "graph_multilabel" // graph-level binary labels, Classes of them per graph in Y (NaN: missing), BCE with logits
 )
 
 // The molecule datasets: the dictionary file beside their JSON Lines files, and the vocabularies
