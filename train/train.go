@@ -168,7 +168,11 @@ func (r *run) prepare() error {
 	}
 	r.metric = metricFor(r.io)
 	if c.Train.StopAccuracy > 0 && !runfiles.IsAccuracy(r.metric) {
-		return fmt.Errorf("train.stop_accuracy %g: %s is scored by %s, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name, r.metric)
+		what := "a regression task"
+		if r.metric != runfiles.MetricMAE {
+			what = "scored by " + r.metric
+		}
+		return fmt.Errorf("train.stop_accuracy %g: %s is %s, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name, what)
 	}
 	if err := r.checkMemory(build); err != nil {
 		return err
