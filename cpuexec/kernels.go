@@ -211,6 +211,16 @@ func (c *call[T]) MaskedL1Grad(dp, p, y, w, g []T, n int) error {
 	return nil
 }
 
+func (c *call[T]) MaskedBCE(out, p, y, w []T, n int) error {
+	kern.MaskedBCE(out, p, y, w, n)
+	return nil
+}
+
+func (c *call[T]) MaskedBCEGrad(dp, p, y, w, g []T, n int) error {
+	kern.MaskedBCEBackward(dp, p, y, w, float64(g[0]), n)
+	return nil
+}
+
 func (c *call[T]) WeightedCE(out, z []T, labels index, rows, classes int) error {
 	kern.WeightedCE(out, z, labels.idx, labels.w, rows, classes)
 	return nil

@@ -869,6 +869,19 @@ func testOthers[T kern.Float](t *testing.T) {
 	check("masked L1", single(node(prog.MaskedL1), g.res(), pred, target, lw), do(t, y, g.values(pred, target, lw)...))
 	check("masked L1 gradient", single(node(prog.MaskedL1Grad), g.res(m, 1), pred, target, lw, up),
 		do(t, grads(t, y, in, g.gnode(gg, up))[0], g.values(pred, target, lw, up)...))
+	// binary cross-entropy with logits: targets in [0, 1], some weights 0 (missing labels)
+	bz, by, bw := g.rand(m, 3), g.rand(m, 3), g.rand(m, 3)
+	for i, v := range g.data(by) {
+		g.data(by)[i] = T(math.Abs(float64(v)) / (1 + math.Abs(float64(v))))
+		if i%7 == 2 {
+			g.data(bw)[i] = 0
+		}
+	}
+	in = g.gnodes(gg, bz, by, bw)
+	y = apply(func() (*gorgonia.Node, error) { return ops.MaskedBCE(in[0], in[1], in[2]) })
+	check("masked BCE", single(node(prog.MaskedBCE), g.res(), bz, by, bw), do(t, y, g.values(bz, by, bw)...))
+	check("masked BCE gradient", single(node(prog.MaskedBCEGrad), g.res(m, 3), bz, by, bw, up),
+		do(t, grads(t, y, in, g.gnode(gg, up))[0], g.values(bz, by, bw, up)...))
 	labels, cw := make([]int32, m), make([]float64, m)
 	for i := range labels {
 		labels[i], cw[i] = int32(g.rng.IntN(5)), g.rng.Float64()

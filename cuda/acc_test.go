@@ -251,3 +251,27 @@ func TestGPUMaskedL1WithGrad(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUMaskedBCEWithGrad: MaskedBCEWithGrad against MaskedBCE and MaskedBCEBackward, bit for
+// bit.
+func TestGPUMaskedBCEWithGrad(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, n := range []int{1, 128, 1000} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			tw := newTwin(t, uint64(1750+i))
+			d, k := gpu(t)
+			g := dev{t, d}
+			yv := tw.randn(n)
+			for j := range yv {
+				yv[j] = float32(j % 2)
+			}
+			z, y, w, gs := g.up(tw.randn(n)), g.up(yv), g.up(tw.randn(n)), g.up([]float32{0.75})
+			lw, dw, lg, dg := g.poison(1), g.poison(n), g.poison(1), g.poison(n)
+			must(t, k.MaskedBCE(lw, z, y, w, n))
+			must(t, k.MaskedBCEBackward(dw, z, y, w, gs, n))
+			must(t, k.MaskedBCEWithGrad(lg, dg, z, y, w, gs, n))
+			sameBits32(t, "loss", g.down(lg, 1), g.down(lw, 1))
+			sameBits32(t, "dz", g.down(dg, n), g.down(dw, n))
+		})
+	}
+}

@@ -1006,6 +1006,47 @@ func TestGPUMaskedL1(t *testing.T) {
 	}
 }
 
+// TestGPUMaskedBCE: the binary cross-entropy with logits and its gradient against the CPU
+// twin (kern.MaskedBCE through ops.MaskedBCE), with logits up to ±60 (where the naive form
+// overflows), targets 0, 1 and in between, and zero weights on padding rows and missing labels.
+func TestGPUMaskedBCE(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, sz := range []struct{ rows, cols int }{{1, 1}, {31, 1}, {64, 10}, {100, 11}} {
+		t.Run(fmt.Sprintf("%dx%d", sz.rows, sz.cols), func(t *testing.T) {
+			tw := newTwin(t, uint64(150+i))
+			n := sz.rows * sz.cols
+			zv, yv, wv := tw.randn(n), make([]float32, n), make([]float32, n)
+			for j := range zv {
+				switch j % 5 {
+				case 0:
+					yv[j] = 1
+				case 1:
+					yv[j] = 0.25
+				}
+				if j%9 == 4 {
+					zv[j] *= 60
+				}
+				if (j/sz.cols)%4 != 3 && j%7 != 5 { // every fourth row is padding; some labels are missing
+					wv[j] = 1 / float32(n)
+				}
+			}
+			c := float32(tw.rng.NormFloat64())
+			z, y, w := tw.mat("z", zv, sz.rows, sz.cols), tw.mat("y", yv, sz.rows, sz.cols), tw.mat("w", wv, sz.rows, sz.cols)
+			loss := tw.ok(ops.MaskedBCE(z, y, w))
+			want, grads := tw.runLoss(loss, tw.scalarTimes(loss, c), z)
+
+			d, k := gpu(t)
+			g := dev{t, d}
+			dz, dyy, dw, out := g.up(zv), g.up(yv), g.up(wv), g.poison(1)
+			must(t, k.MaskedBCE(out, dz, dyy, dw, n))
+			near(t, "masked BCE", g.down(out, 1), want, reduce)
+			gz := g.poison(n)
+			must(t, k.MaskedBCEBackward(gz, dz, dyy, dw, g.up([]float32{c}), n))
+			near(t, "masked BCE backward", g.down(gz, n), grads[0], exact)
+		})
+	}
+}
+
 func TestGPUWeightedCE(t *testing.T) {
 	defer skipWithoutGPU(t)
 	for i, sz := range []struct{ r, c int }{{1, 2}, {31, 3}, {257, 10}, {1000, 40}} {

@@ -790,6 +790,33 @@ func (k *Kernels) MaskedL1WithGrad(out, dp, p, y, w, g DevPtr, n int) error {
 	})
 }
 
+// MaskedBCE writes out [1] = Σ w·(max(z, 0) − z·y + log(1 + e^(−|z|))) over n entries: the
+// binary cross-entropy of logits z against targets y. CPU twin: kern.MaskedBCE (ops.MaskedBCE).
+func (k *Kernels) MaskedBCE(out, z, y, w DevPtr, n int) error {
+	c := k.check("masked BCE").sizes("n", n).buf("out", out, 1).buf("z", z, n).buf("y", y, n).buf("w", w, n)
+	return k.run(c, func() error {
+		return k.launch("masked_bce", oneBlock, block1, aP(out), aP(z), aP(y), aP(w), aI(n))
+	})
+}
+
+// MaskedBCEBackward writes dz = g·w·(σ(z) − y), g a device scalar (the upstream gradient). CPU
+// twin: kern.MaskedBCEBackward.
+func (k *Kernels) MaskedBCEBackward(dz, z, y, w, g DevPtr, n int) error {
+	c := k.check("masked BCE backward").sizes("n", n).buf("dz", dz, n).buf("z", z, n).buf("y", y, n).buf("w", w, n).buf("g", g, 1)
+	return k.run(c, func() error {
+		return k.launch("masked_bce_grad", k.grid1(int64(n)), block1, aP(dz), aP(z), aP(y), aP(w), aP(g), aI(n))
+	})
+}
+
+// MaskedBCEWithGrad is MaskedBCE and MaskedBCEBackward in one launch (one block), bit for bit.
+func (k *Kernels) MaskedBCEWithGrad(out, dz, z, y, w, g DevPtr, n int) error {
+	c := k.check("masked BCE with its gradient").sizes("n", n).buf("out", out, 1).buf("dz", dz, n).buf("z", z, n).buf("y", y, n).
+		buf("w", w, n).buf("g", g, 1)
+	return k.run(c, func() error {
+		return k.launch("masked_bce_both", oneBlock, block1, aP(out), aP(dz), aP(z), aP(y), aP(w), aP(g), aI(n))
+	})
+}
+
 // WeightedCE writes out [1] = the weighted softmax cross-entropy of logits z [r, cl] against
 // labels [r] (int32, -1: none) with row weights w [r]. CPU twin: ops.WeightedCE.
 func (k *Kernels) WeightedCE(out, z, labels, w DevPtr, r, cl int) error {

@@ -100,7 +100,7 @@ const (
 	GraphClass      Task = "graph_class"      // one class per graph, cross-entropy (MNIST, CIFAR10, Erdős–Rényi)
 	NodeClass       Task = "node_class"       // one class per node, SBM weighted cross-entropy (CLUSTER, PATTERN)
 	RootClass       Task = "root_class"       // one class per graph read at its root node 0 (NeighborsMatch)
-	GraphMultiLabel Task = "graph_multilabel"
+	GraphMultiLabel Task = "graph_multilabel" // graph-level binary labels, Classes of them per graph in Y (NaN: missing), BCE with logits
 )
 
 // The molecule datasets: the dictionary file beside their JSON Lines files, and the vocabularies

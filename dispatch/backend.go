@@ -126,10 +126,13 @@ type Kernels[F, X, M any] interface {
 	Dropout(out, x F, n int, rate float64, seed uint64) error
 	Copy(out, x F, n int) error
 
-	// MaskedL1: out [1] = the L1 loss of p against y over n values weighted by w; WeightedCE:
-	// the cross-entropy of logits z [rows, classes] with labels and their weights.
+	// MaskedL1: out [1] = the L1 loss of p against y over n values weighted by w; MaskedBCE:
+	// the binary cross-entropy of logits p against targets y, likewise; WeightedCE: the
+	// cross-entropy of logits z [rows, classes] with labels and their weights.
 	MaskedL1(out, p, y, w F, n int) error
 	MaskedL1Grad(dp, p, y, w, g F, n int) error
+	MaskedBCE(out, p, y, w F, n int) error
+	MaskedBCEGrad(dp, p, y, w, g F, n int) error
 	WeightedCE(out, z F, labels X, rows, classes int) error
 	WeightedCEGrad(dz, z, g F, labels X, rows, classes int) error
 }

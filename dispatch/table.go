@@ -219,6 +219,14 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 			p := primary(b)
 			return b.MaskedL1Grad(b.Out(0), b.In(p, 0), b.In(p, 1), b.In(p, 2), b.In(p, 3), b.OutElems(0))
 		},
+		prog.MaskedBCE: func(b B, _ prog.Op, _ *prog.Node) error { // (z, y, w) → scalar
+			p := primary(b)
+			return b.MaskedBCE(b.Out(0), b.In(p, 0), b.In(p, 1), b.In(p, 2), b.Elems(p, 0))
+		},
+		prog.MaskedBCEGrad: func(b B, _ prog.Op, _ *prog.Node) error { // (z, y, w, g scalar)
+			p := primary(b)
+			return b.MaskedBCEGrad(b.Out(0), b.In(p, 0), b.In(p, 1), b.In(p, 2), b.In(p, 3), b.OutElems(0))
+		},
 		prog.WeightedCE: func(b B, _ prog.Op, nd *prog.Node) error { // (z [R, C]) → scalar
 			p := primary(b)
 			rows, cols := b.Shape(p, 0)

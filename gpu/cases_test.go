@@ -26,6 +26,9 @@ type modelCase struct {
 // data folder: the op graph does not depend on the vocabulary size.
 func specFor(t testing.TB, name string) *data.Spec {
 	t.Helper()
+	if f, ok := syntheticTasks[name]; ok {
+		return f()
+	}
 	switch name {
 	case "zinc", "aqsol":
 		v, b := 28, 4
@@ -42,6 +45,13 @@ func specFor(t testing.TB, name string) *data.Spec {
 	return s
 }
 
+// syntheticTasks are task kinds no benchmark dataset of the paper has, on synthetic graphs
+// (testgraphs): a case names one as its dataset and takes ZINC's config.
+var syntheticTasks = map[string]func() *data.Spec{
+	"multilabel":  func() *data.Spec { return testgraphs.MultiLabelSpec(5) },
+	"multitarget": func() *data.Spec { return testgraphs.MultiTargetSpec(3) },
+}
+
 // encodingCase is a dataset with one preprocessing.
 type encodingCase struct {
 	dataset, enc string
@@ -50,8 +60,8 @@ type encodingCase struct {
 	spLinear     bool
 }
 
-// encodings covers every task kind (graph regression and classification, node and root
-// classification), float and categorical features, mean/CLS/root/node readouts and every
+// encodings covers every task kind (graph regression with one and several targets, graph
+// classification, multi-label graph classification, node and root classification), float and categorical features, mean/CLS/root/node readouts and every
 // encoding.
 var encodings = []encodingCase{
 	{"zinc", "adj", 2, false, false},
@@ -64,6 +74,8 @@ var encodings = []encodingCase{
 	{"neighborsmatch-2", "adj", 2, true, false},
 	{"erdosrenyi", "lp", 1, false, false},
 	{"cluster", "none", 2, false, false},
+	{"multilabel", "adj", 2, false, false},
+	{"multitarget", "short", 1, true, false},
 }
 
 // modelSets are the networks: every registered model (models.Names) at a small size with its
@@ -99,7 +111,11 @@ func modelSet(t testing.TB, name string) []string {
 // newCase resolves a config for the encoding, the model sets and extra sets.
 func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 	t.Helper()
-	all := []string{"dataset.name=" + e.dataset, "dataset.encoding=" + e.enc, fmt.Sprintf("dataset.r=%d", e.r), fmt.Sprintf("dataset.cls=%t", e.cls)}
+	cfgName := e.dataset
+	if _, ok := syntheticTasks[cfgName]; ok {
+		cfgName = "zinc"
+	}
+	all := []string{"dataset.name=" + cfgName, "dataset.encoding=" + e.enc, fmt.Sprintf("dataset.r=%d", e.r), fmt.Sprintf("dataset.cls=%t", e.cls)}
 	if e.enc == "lp" {
 		all = append(all, "dataset.q=2")
 	}

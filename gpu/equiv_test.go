@@ -305,13 +305,18 @@ func compareState(t *testing.T, pr *pair, names []string, grads []gorgonia.Value
 }
 
 // stepCases are the models the step tests train: GatedGCN, MoNet and the transformer (each
-// normalisation), with dropout, on a graph regression, a graph and a node classification.
+// normalisation), with dropout, on a graph regression, a graph and a node classification; and
+// GatedGCN on a multi-label task (the BCE loss) and a multi-target regression.
 func stepCases(t *testing.T) []modelCase {
 	var out []modelCase
 	for _, e := range []encodingCase{encodings[1], encodings[4], encodings[5], encodings[6]} {
 		for _, ms := range modelSets {
 			out = append(out, newCase(t, e, append(slices.Clone(ms), "model.dropout=0.1", "model.in_feat_dropout=0.1")...))
 		}
+	}
+	// the BCE loss (multi-label, missing labels) and the L1 loss over several targets
+	for _, e := range encodings[len(encodings)-2:] {
+		out = append(out, newCase(t, e, append(modelSet(t, "gatedgcn"), "model.dropout=0.1")...))
 	}
 	// the relative-position Transformer: a table row and sinusoids per path length, W_R on walk counts
 	for _, rc := range []struct {

@@ -70,8 +70,8 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 				t.Errorf("%s: step kind %s is not in the executor's table", name, st.Kind)
 			}
 			used[st.Kind]++
-			if st.WithGrad { // the loss's gradient, computed by the loss step
-				used[prog.MaskedL1Grad]++
+			if gk, ok := gpuexec.LossGrad(st.Kind); ok && st.WithGrad { // the loss's gradient, computed by the loss step
+				used[gk]++
 			}
 		}
 	})

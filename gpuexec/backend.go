@@ -57,6 +57,9 @@ type Launchers interface {
 	MaskedL1(out, p, y, w cuda.DevPtr, n int) error
 	MaskedL1Backward(dp, p, y, w, g cuda.DevPtr, n int) error
 	MaskedL1WithGrad(out, dp, p, y, w, g cuda.DevPtr, n int) error
+	MaskedBCE(out, z, y, w cuda.DevPtr, n int) error
+	MaskedBCEBackward(dz, z, y, w, g cuda.DevPtr, n int) error
+	MaskedBCEWithGrad(out, dz, z, y, w, g cuda.DevPtr, n int) error
 	WeightedCE(out, z, labels, w cuda.DevPtr, r, cl int) error
 	WeightedCEBackward(dz, z, labels, w, g cuda.DevPtr, r, cl int) error
 	AdamStep(a cuda.Adam, sc, x, m, v, g cuda.DevPtr, n int) error

@@ -248,14 +248,18 @@ func (e *Exec) fillTable(pr *Program) error {
 }
 
 // fused queues a step the plan made of several, with one launch: a batched step, a fill
-// step, or an L1 loss with its gradient.
+// step, or an element-wise loss (L1, BCE) with its gradient.
 func (e *Exec) fused(pr *Program, st *Step) error {
 	switch {
 	case st.Fills != nil:
 		return e.B.FillBatch(pr.table, st.Table, len(st.Fills))
 	case st.WithGrad: // (p, y, w) and (p, y, w, g)
 		in, n := st.Ins[1], pr.Plan.Vals[st.Outs[1]].Elems
-		return e.B.MaskedL1WithGrad(e.Ptr(pr, st.Outs[0]), e.Ptr(pr, st.Outs[1]), e.Ptr(pr, in[0]), e.Ptr(pr, in[1]),
+		both := e.B.MaskedL1WithGrad
+		if st.Kind == prog.MaskedBCE {
+			both = e.B.MaskedBCEWithGrad
+		}
+		return both(e.Ptr(pr, st.Outs[0]), e.Ptr(pr, st.Outs[1]), e.Ptr(pr, in[0]), e.Ptr(pr, in[1]),
 			e.Ptr(pr, in[2]), e.Ptr(pr, in[3]), n)
 	}
 	pl, n := pr.Plan, len(st.Ins)

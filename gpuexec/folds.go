@@ -74,13 +74,15 @@ func (pl *Plan) statsProducer(p *Step, x int) bool {
 	return false
 }
 
-// foldLossGrad runs an L1 loss and its gradient, the step right after it reading the same
-// predictions, targets and weights, as one launch (cuda MaskedL1WithGrad: the bits of both):
-// the loss step gets the gradient as its second member (Step.WithGrad).
+// foldLossGrad runs an element-wise loss (L1, BCE) and its gradient, the step right after it
+// reading the same predictions, targets and weights, as one launch (cuda MaskedL1WithGrad,
+// MaskedBCEWithGrad: the bits of both): the loss step gets the gradient as its second member
+// (Step.WithGrad).
 func (pl *Plan) foldLossGrad() {
 	for li := 0; li+1 < len(pl.Steps); li++ {
 		l, g := &pl.Steps[li], &pl.Steps[li+1]
-		if l.Kind != prog.MaskedL1 || g.Kind != prog.MaskedL1Grad || len(l.Ins) != 1 || len(g.Ins) != 1 || l.WithGrad || l.Batch || g.Batch {
+		want, ok := LossGrad(l.Kind)
+		if !ok || g.Kind != want || len(l.Ins) != 1 || len(g.Ins) != 1 || l.WithGrad || l.Batch || g.Batch {
 			continue
 		}
 		li3, gi := l.Ins[0], g.Ins[0]
@@ -93,6 +95,18 @@ func (pl *Plan) foldLossGrad() {
 		pl.Steps = slices.Delete(pl.Steps, li+1, li+2)
 	}
 	pl.redefine()
+}
+
+// LossGrad returns the gradient kind of an element-wise loss that foldLossGrad can run with its
+// gradient in one launch, and false for any other kind.
+func LossGrad(k prog.Op) (prog.Op, bool) {
+	switch k {
+	case prog.MaskedL1:
+		return prog.MaskedL1Grad, true
+	case prog.MaskedBCE:
+		return prog.MaskedBCEGrad, true
+	}
+	return prog.Invalid, false
 }
 
 // foldDivs folds the gated aggregation's division (its sums by its denominators, gated_div:

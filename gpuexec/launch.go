@@ -309,6 +309,13 @@ func (c *call) MaskedL1Grad(dp, p, y, w, g cuda.DevPtr, n int) error {
 	return c.b.MaskedL1Backward(dp, p, y, w, g, n)
 }
 
+func (c *call) MaskedBCE(out, z, y, w cuda.DevPtr, n int) error {
+	return c.b.MaskedBCE(out, z, y, w, n)
+}
+func (c *call) MaskedBCEGrad(dz, z, y, w, g cuda.DevPtr, n int) error {
+	return c.b.MaskedBCEBackward(dz, z, y, w, g, n)
+}
+
 func (c *call) WeightedCE(out, z cuda.DevPtr, labels devIndex, rows, classes int) error {
 	return c.b.WeightedCE(out, z, labels.idx, labels.w, rows, classes)
 }

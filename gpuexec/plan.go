@@ -111,7 +111,8 @@ type Step struct {
 	// StatsDone marks that batch norm, which then only normalises in training.
 	Stats     *FoldedStats
 	StatsDone bool
-	// WithGrad: an L1 loss step computing its gradient too (member 1: foldLossGrad).
+	// WithGrad: an element-wise loss step (L1, BCE) computing its gradient too (member 1:
+	// foldLossGrad).
 	WithGrad bool
 }
 

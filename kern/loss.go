@@ -2,7 +2,7 @@ package kern
 
 import "math"
 
-// The losses (ops.MaskedL1, ops.WeightedCE; GPU twins: the launchers of the same names in
+// The losses (ops.MaskedL1, ops.MaskedBCE, ops.WeightedCE; GPU twins: the launchers of the same names in
 // cuda/ops.go). Each loss is summed in float64 over the rows in order, on one goroutine, and
 // rounded to T once; g, the upstream gradient of the loss, is a float64 scalar.
 
@@ -27,6 +27,39 @@ func MaskedL1Backward[T Float](dp, p, y, w []T, g float64, n int) {
 		}
 		dp[i] = T(g * float64(w[i]) * s)
 	}
+}
+
+// MaskedBCE writes out[0] = Σ_i w[i]·ℓ(z[i], y[i]) over n entries, summed in float64 in order,
+// with ℓ the binary cross-entropy of a logit z against a target y (BCEWithLogits):
+// ℓ(z, y) = max(z, 0) − z·y + log(1 + e^(−|z|)), which neither overflows nor loses the small
+// terms for large |z|. Entries with w = 0 add nothing (a missing label carries w = 0, y = 0).
+func MaskedBCE[T Float](out, z, y, w []T, n int) {
+	s := 0.0
+	for i := range z[:n] {
+		s += float64(w[i]) * bceTerm(float64(z[i]), float64(y[i]))
+	}
+	out[0] = T(s)
+}
+
+// MaskedBCEBackward writes dz = g·w ⊙ (σ(z) − y) over n entries, in float64 rounded to T once.
+func MaskedBCEBackward[T Float](dz, z, y, w []T, g float64, n int) {
+	for i := range dz[:n] {
+		dz[i] = T(g * float64(w[i]) * (sigmoid64(float64(z[i])) - float64(y[i])))
+	}
+}
+
+// bceTerm is ℓ(z, y) = max(z, 0) − z·y + log1p(e^(−|z|)).
+func bceTerm(z, y float64) float64 {
+	return math.Max(z, 0) - z*y + math.Log1p(math.Exp(-math.Abs(z)))
+}
+
+// sigmoid64 is σ(z) = 1/(1 + e^(−z)), through e^z/(1 + e^z) for z < 0 so no e^(−z) overflows.
+func sigmoid64(z float64) float64 {
+	if z >= 0 {
+		return 1 / (1 + math.Exp(-z))
+	}
+	e := math.Exp(z)
+	return e / (1 + e)
 }
 
 // WeightedCE writes out[0] = Σ_i w[i]·(−log softmax(z_i)[labels[i]]) / Σ_i w[i] for logits z

@@ -278,6 +278,50 @@ func TestMaskedL1(t *testing.T) {
 	nearly(t, "masked L1 gradient", dp, []float64{1, 0, -0.5, 0}, 0)
 }
 
+// bceNaive is the binary cross-entropy from its definition, −y·log σ(z) − (1 − y)·log(1 − σ(z)),
+// in float64: an independent reference for moderate |z| (it overflows or loses all digits for
+// large |z|, which the stable form does not).
+func bceNaive(z, y float64) float64 {
+	s := 1 / (1 + math.Exp(-z))
+	return -y*math.Log(s) - (1-y)*math.Log(1-s)
+}
+
+func TestMaskedBCE(t *testing.T) {
+	z := []float64{0, 2, -3, 0.5, 7}
+	y := []float64{1, 0, 1, 0.25, 0}
+	w := []float64{0.5, 0.25, 0.25, 0.125, 0} // the last entry is masked (a missing label)
+	// By hand: ℓ(0, 1) = log 2; ℓ(2, 0) = 2 + log(1 + e⁻²); ℓ(−3, 1) = 3 + log(1 + e⁻³);
+	// ℓ(0.5, 0.25) = 0.5 − 0.125 + log(1 + e^−0.5).
+	hand := 0.5*math.Ln2 + 0.25*(2+math.Log(1+math.Exp(-2))) + 0.25*(3+math.Log(1+math.Exp(-3))) +
+		0.125*(0.375+math.Log(1+math.Exp(-0.5)))
+	naive := 0.0
+	for i := range z {
+		naive += w[i] * bceNaive(z[i], y[i])
+	}
+	nearly(t, "hand against the definition", []float64{hand}, []float64{naive}, 1e-15)
+	out := []float64{math.NaN()}
+	MaskedBCE(out, z, y, w, len(z))
+	nearly(t, "masked BCE", out, []float64{hand}, 1e-15)
+	out32 := []float32{0}
+	MaskedBCE(out32, narrow(z), narrow(y), narrow(w), len(z))
+	nearly(t, "masked BCE float32", widen(out32), out, 1e-7)
+
+	// dz = g·w·(σ(z) − y), g = 2: σ(0) − 1 = −1/2; σ(2) = 1/(1 + e⁻²); σ(−3) − 1 = −1/(1 + e⁻³).
+	dz := make([]float64, len(z))
+	MaskedBCEBackward(dz, z, y, w, 2, len(z))
+	s2, s05 := 1/(1+math.Exp(-2)), 1/(1+math.Exp(-0.5))
+	nearly(t, "masked BCE gradient", dz, []float64{2 * 0.5 * -0.5, 2 * 0.25 * s2, 2 * 0.25 * -1 / (1 + math.Exp(-3)), 2 * 0.125 * (s05 - 0.25), 0}, 1e-15)
+
+	// Large logits: the naive form gives ∞ or 0·∞; the stable one stays exact to float64.
+	big := []float64{100, -100, 800, -800}
+	by := []float64{1, 1, 0, 0}
+	ones := []float64{1, 1, 1, 1}
+	MaskedBCE(out, big, by, ones, 4)
+	nearly(t, "masked BCE, large logits", out, []float64{math.Exp(-100) + 100 + 800 + 0}, 1e-15)
+	MaskedBCEBackward(dz[:4], big, by, ones, 1, 4)
+	nearly(t, "masked BCE gradient, large logits", dz[:4], []float64{-math.Exp(-100) / (1 + math.Exp(-100)), -1, 1, 0}, 1e-15)
+}
+
 // ceRef is the weighted cross-entropy in float64 from its definition.
 func ceRef(z []float64, labels []int32, w []float64, cl int) float64 {
 	num, total := 0.0, 0.0
@@ -407,10 +451,13 @@ func runOthers[T Float](u, mu, is, g, x, z []T, labels []int32, cw []float64, m,
 	HeadDot(hd, x[:m*kk*d], x[:m*kk*d], m, 1, kk*d)
 	l1, ce, dz := make([]T, 1), make([]T, 1), make([]T, m*kk)
 	MaskedL1(l1, w, z, g, m*kk)
+	bce, dbce := make([]T, 1), make([]T, m*kk)
+	MaskedBCE(bce, z, w, g, m*kk)
+	MaskedBCEBackward(dbce, z, w, g, 0.5, m*kk)
 	WeightedCE(ce, z, labels, cw, m, kk)
 	WeightedCEBackward(dz, z, labels, cw, 0.5, m, kk)
 	for name, v := range map[string][]T{"gaussian weights": w, "gaussian du": du, "gaussian dmu": dmu, "gaussian dis": dis,
-		"kernel mix": mix, "kernel mix dw": dw, "head dot": hd, "masked L1": l1, "weighted CE": ce, "weighted CE dz": dz} {
+		"kernel mix": mix, "kernel mix dw": dw, "head dot": hd, "masked L1": l1, "masked BCE": bce, "masked BCE dz": dbce, "weighted CE": ce, "weighted CE dz": dz} {
 		add(name, v)
 	}
 }

@@ -65,7 +65,9 @@ func IO(spec *data.Spec, enc Encoding) (nn.IO, error) {
 	}
 	switch spec.Task {
 	case data.GraphRegression:
-		io.Readout, io.Loss, io.Out = graphReadout, nn.LossL1, 1
+		io.Readout, io.Loss, io.Out = graphReadout, nn.LossL1, max(spec.Targets, 1)
+	case data.GraphMultiLabel:
+		io.Readout, io.Loss, io.Out = graphReadout, nn.LossBCE, spec.Classes
 	case data.GraphClass:
 		io.Readout, io.Loss, io.Out = graphReadout, nn.LossCE, spec.Classes
 	case data.NodeClass:

@@ -306,16 +306,29 @@ func (b *Builder) un(f func(x *gorgonia.Node) (*gorgonia.Node, error), x *gorgon
 	return b.ok(z, err, what)
 }
 
-// L1 is the mean absolute error over the real graphs of a one-column prediction:
-// Σ_g w_g |pred_g − y_g| with w_g = 1/B on the B real graphs and 0 on padding.
+// L1 is the mean absolute error over the real graphs' targets of a prediction [Graphs, T]:
+// Σ w |pred − y| with w = 1/(B·T) on the entries of the B real graphs and 0 on padding
+// (Inputs.Load).
 func (b *Builder) L1(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
+	return b.pointLoss("L1 loss", ops.MaskedL1, pred, in)
+}
+
+// BCE is the binary cross-entropy with logits of a prediction [Graphs, C] against the real
+// graphs' labels, averaged over the labelled entries: Σ w·ℓ(pred, y) with w = 1/(labelled
+// entries) on them and 0 on padding and missing labels (Inputs.Load).
+func (b *Builder) BCE(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
+	return b.pointLoss("BCE loss", ops.MaskedBCE, pred, in)
+}
+
+// pointLoss applies an element-wise loss op to pred and the batch's targets and loss weights.
+func (b *Builder) pointLoss(what string, f func(pred, y, w *gorgonia.Node) (*gorgonia.Node, error), pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
 	y := b.Input("y", in.Y)
 	w := b.Input("graph_w", in.GraphW)
 	if b.err != nil {
 		return nil
 	}
-	l, err := ops.MaskedL1(pred, y, w)
-	return b.ok(l, err, "L1 loss")
+	l, err := f(pred, y, w)
+	return b.ok(l, err, what)
 }
 
 // Apply runs an op constructor with the sticky error; what names it in errors.

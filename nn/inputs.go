@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/rewiregnn/rewiregnn/data"
+	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/tensor"
 )
@@ -115,12 +116,13 @@ type Inputs struct {
 	// training-time random sign flip (docs/protocol.md §"Laplacian encoding", "Sign"). All
 	// ones unless the trainer sets it.
 	LapSign   []float32
-	Y         *tensor.Dense // [Graphs, 1] regression target (nil for classification)
+	Y         *tensor.Dense // [Graphs, T] regression targets or binary labels (nil for classes)
 	Labels    *ops.Index    // class per graph, or per node for node tasks, weighted (nil for regression)
 	NodeLevel bool          // Labels and predictions are per node
 	SBM       bool          // Labels carry the SBM per-batch class weights
+	BCE       bool          // Y holds binary labels for the BCE loss (NaN in the batch: missing)
 	Classes   int
-	GraphW    *tensor.Dense // [Graphs, 1]: 1/(real graphs) for real graphs, 0 for padding
+	GraphW    *tensor.Dense // [Graphs, T] weights of Y's entries in the loss (TargetWeights)
 	DegSrc    *tensor.Dense // [Edges, 2]: MoNet pseudo-coordinates (nil unless asked)
 	deg       []float64     // scratch for the pseudo-coordinates
 	pseudo    []float32
@@ -136,8 +138,9 @@ type InputSpec struct {
 	SP, SPLinear        bool // shortest-path encoding as table index or as value
 	CLS, Root, Pseudo   bool
 	AdjDim, LapQ        int
-	Loss                string // LossL1 reads Y; LossCE and LossSBM read Labels
+	Loss                string // LossL1 and LossBCE read Y; LossCE and LossSBM read Labels
 	Classes             int
+	Targets             int // columns of Y (L1: targets, BCE: labels per graph); 0 means 1
 }
 
 // NewInputs allocates the holders for bucket b.
@@ -207,7 +210,9 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 		in.Labels.W = make([]float64, rows)
 		in.SBM = s.Loss == LossSBM
 	default:
-		in.Y = mat(b.Graphs, 1)
+		t := max(s.Targets, 1)
+		in.Y, in.GraphW = mat(b.Graphs, t), mat(b.Graphs, t)
+		in.BCE = s.Loss == LossBCE
 	}
 	return in
 }
@@ -294,7 +299,6 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	if err := in.loadTargets(bt); err != nil {
 		return fmt.Errorf("inputs: %w", err)
 	}
-	fillW(in.GraphW, bt.NumGraphs)
 	if in.DegSrc != nil {
 		in.pseudoCoords(u)
 	}
@@ -327,11 +331,10 @@ func (in *Inputs) checkWidths(u *data.Graph) error {
 func (in *Inputs) loadTargets(bt *data.Batch) error {
 	switch {
 	case in.Y != nil:
-		if bt.YDim != 1 || len(bt.Y) != bt.NumGraphs {
-			return fmt.Errorf("batch targets have width %d, want 1", bt.YDim)
+		if in.Y.Dtype() == tensor.Float64 {
+			return TargetWeights(in.Y.Float64s(), in.GraphW.Float64s(), bt, in.Y.Shape()[1], in.BCE)
 		}
-		fill(in.Y, bt.Y)
-		return nil
+		return TargetWeights(in.Y.Float32s(), in.GraphW.Float32s(), bt, in.Y.Shape()[1], in.BCE)
 	case in.NodeLevel:
 		if len(bt.Union.NodeLabel) != bt.Union.N {
 			return fmt.Errorf("the model predicts node classes, the batch has %d node labels for %d nodes", len(bt.Union.NodeLabel), bt.Union.N)
@@ -377,21 +380,46 @@ func fill(t *tensor.Dense, src []float32) {
 	}
 }
 
-func fillW(t *tensor.Dense, real int) {
-	switch t.Dtype() {
-	case tensor.Float64:
-		d := t.Float64s()
-		clear(d)
-		for i := 0; i < real; i++ {
-			d[i] = 1 / float64(real)
+// TargetWeights writes the loss targets y and weights w of batch bt's graph-level targets (cols
+// per graph; y and w hold at least NumGraphs·cols entries, the rest, padding graphs, get 0):
+//   - L1 (bce false): y = the targets, w = 1/(B·cols) on the B real graphs' entries, so Σ w|p − y|
+//     is the mean absolute error over all entries;
+//   - BCE: y = the labels (0 or 1), w = 1/L on the L labelled entries; a missing label (NaN)
+//     gets y = 0 and w = 0, so no NaN reaches the loss and Σ w·ℓ is the mean over the labelled
+//     entries (0 when none is).
+//
+// The reciprocal is taken in the element type. It fails when the batch's target width is not
+// cols or a label is neither 0, 1 nor NaN.
+func TargetWeights[T kern.Float](y, w []T, bt *data.Batch, cols int, bce bool) error {
+	n := bt.NumGraphs * cols
+	if bt.YDim != cols || len(bt.Y) != n {
+		return fmt.Errorf("batch targets have width %d (%d values for %d graphs), want %d", bt.YDim, len(bt.Y), bt.NumGraphs, cols)
+	}
+	clear(y)
+	clear(w)
+	if !bce {
+		for i, v := range bt.Y {
+			y[i], w[i] = T(v), 1/T(n)
 		}
-	default:
-		d := t.Float32s()
-		clear(d)
-		for i := 0; i < real; i++ {
-			d[i] = 1 / float32(real)
+		return nil
+	}
+	labelled := 0
+	for i, v := range bt.Y {
+		switch {
+		case v != v: // NaN: missing
+		case v == 0 || v == 1:
+			y[i] = T(v)
+			labelled++
+		default:
+			return fmt.Errorf("graph %d, label %d of the batch is %g, want 0, 1 or NaN (missing)", i/cols, i%cols, v)
 		}
 	}
+	for i, v := range bt.Y {
+		if v == v {
+			w[i] = 1 / T(labelled)
+		}
+	}
+	return nil
 }
 
 // pseudoCoords writes MoNet's pseudo-coordinates (1/√(deg src + 1), 1/√(deg dst + 1)) per

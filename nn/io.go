@@ -18,9 +18,10 @@ const (
 
 // Losses (docs/protocol.md §"Losses and metrics").
 const (
-	LossL1  = "l1"     // mean absolute error of a one-column prediction
+	LossL1  = "l1"     // mean absolute error over the Out targets of every graph
 	LossCE  = "ce"     // mean cross-entropy
 	LossSBM = "sbm_ce" // cross-entropy with the per-batch SBM class weights
+	LossBCE = "bce"    // binary cross-entropy with logits, mean over the labelled entries of Out labels per graph
 )
 
 // IO describes what a model reads from a dataset's batches and what it predicts: the input
@@ -38,7 +39,7 @@ type IO struct {
 	LapQ      int  // width of the Laplacian encoding; 0 without
 	Readout   string
 	Loss      string
-	Out       int     // output width: 1 for L1, the number of classes otherwise
+	Out       int     // output width: targets (L1), labels (BCE) or classes (CE) per row
 	InDropout float64 // dropout on the node embedding before the node encoding is added
 
 	// Per-column vocabularies (OGB's atom and bond features): the rows of each categorical
@@ -128,8 +129,12 @@ func (io IO) Validate() error {
 	}
 	switch io.Loss {
 	case LossL1:
-		if io.Out != 1 || io.Readout == ReadoutNode {
-			return fmt.Errorf("the L1 loss needs one output per graph (out %d, readout %s)", io.Out, io.Readout)
+		if io.Readout == ReadoutNode {
+			return fmt.Errorf("the L1 loss needs a graph-level readout, readout is %s", io.Readout)
+		}
+	case LossBCE:
+		if io.Readout != ReadoutMean && io.Readout != ReadoutCLS {
+			return fmt.Errorf("the BCE loss needs a graph-level readout (mean or cls), readout is %s", io.Readout)
 		}
 	case LossCE, LossSBM:
 		if io.Out < 2 {
@@ -139,7 +144,7 @@ func (io IO) Validate() error {
 			return fmt.Errorf("the SBM weighted loss is per node, readout is %s", io.Readout)
 		}
 	default:
-		return fmt.Errorf("loss %q, want l1, ce or sbm_ce", io.Loss)
+		return fmt.Errorf("loss %q, want l1, bce, ce or sbm_ce", io.Loss)
 	}
 	return nil
 }
@@ -150,7 +155,8 @@ func (io IO) InputSpec() InputSpec {
 		NodeCols: len(io.NodeTables()), NodeFloat: io.NodeFloat,
 		EdgeCols: len(io.EdgeTables()), EdgeFloat: io.EdgeFloat,
 		SP: io.SPRows > 0 && !io.SPLinear, SPLinear: io.SPLinear, CLS: io.Readout == ReadoutCLS, Root: io.Readout == ReadoutRoot,
-		AdjDim: io.AdjDim, LapQ: io.LapQ, Loss: io.Loss, Classes: io.Out * btoi(io.Loss != LossL1),
+		AdjDim: io.AdjDim, LapQ: io.LapQ, Loss: io.Loss,
+		Classes: io.Out * btoi(io.Loss == LossCE || io.Loss == LossSBM), Targets: io.Out * btoi(io.Loss == LossL1 || io.Loss == LossBCE),
 	}
 }
 
@@ -287,8 +293,11 @@ func (b *Builder) Head(in *Inputs, io IO, h *gorgonia.Node, d int) (pred, loss *
 		x = b.ScatterAdd(h, in.NodeGraph, in.B.Graphs)
 	}
 	pred = b.MLPReadout(x, "readout", d, io.Out)
-	if io.Loss == LossL1 {
+	switch io.Loss {
+	case LossL1:
 		return pred, b.L1(pred, in)
+	case LossBCE:
+		return pred, b.BCE(pred, in)
 	}
 	return pred, b.Apply("cross-entropy", func() (*gorgonia.Node, error) { return ops.WeightedCE(pred, in.Labels) })
 }

@@ -38,10 +38,10 @@ func Describe(op gorgonia.Op) (DeviceOp, bool) {
 		d := o.dev
 		d.Op = o.kind
 		return d, true
-	case *l1Op:
-		return DeviceOp{Op: prog.MaskedL1}, true
-	case *l1GradOp:
-		return DeviceOp{Op: prog.MaskedL1Grad}, true
+	case *lossOp:
+		return DeviceOp{Op: o.k.fwdOp}, true
+	case *lossGradOp:
+		return DeviceOp{Op: o.k.bwdOp}, true
 	case *ceOp:
 		return DeviceOp{Op: prog.WeightedCE, Index: o.labels}, true
 	case *ceGradOp:

@@ -21,7 +21,7 @@
 //	KernelMix(x [M,K·d], w [M,K]) → [M, d]          Σ_k w_k · block_k(x)
 //	HeadDot(q, k [M,d], H) → [M, H]; HeadScale(x [M,d], w [M,H]) → [M, d]  per-head products
 //	MatMul(x [R,a], W [a,b]) → [R, b]; AddBias, ColSum, Add, Relu, Dropout
-//	MaskedL1(pred, y, w), WeightedCE(logits, labels) → scalar losses
+//	MaskedL1(pred, y, w), MaskedBCE(z, y, w), WeightedCE(logits, labels) → scalar losses
 //
 // Index-valued inputs (edge endpoints, node→graph maps, category ids) are not graph nodes: an op
 // holds a pointer to an Index whose length is fixed when the graph is built and whose contents

@@ -107,6 +107,26 @@ func TestMaskedL1Grad(t *testing.T) {
 	gradcheck.Assert(t, g, l, p)
 }
 
+// TestMaskedBCEGrad checks the binary cross-entropy's gradient against finite differences on a
+// [4, 3] block of logits with targets 0, 1 and in between, and weights that mask some entries
+// (a padding row, a missing label).
+func TestMaskedBCEGrad(t *testing.T) {
+	rng := rand.New(rand.NewPCG(17, 18))
+	g := gorgonia.NewGraph()
+	z := gradcheck.RandMatrix(g, rng, "z", 4, 3)
+	mat := func(name string, v []float64) *gorgonia.Node {
+		return gorgonia.NewMatrix(g, tensor.Float64, gorgonia.WithShape(4, 3), gorgonia.WithName(name),
+			gorgonia.WithValue(tensor.New(tensor.WithShape(4, 3), tensor.WithBacking(v))))
+	}
+	y := mat("y", []float64{1, 0, 1, 0, 0.25, 1, 1, 0, 0, 0, 0, 0})
+	w := mat("w", []float64{0.125, 0.125, 0.125, 0.125, 0.125, 0, 0.125, 0.125, 0.125, 0, 0, 0})
+	l, err := MaskedBCE(z, y, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gradcheck.Assert(t, g, l, z)
+}
+
 func TestMatMulGrad(t *testing.T) {
 	rng := rand.New(rand.NewPCG(25, 26))
 	g := gorgonia.NewGraph()

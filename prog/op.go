@@ -72,6 +72,8 @@ const (
 	MaskedL1Grad   // (pred, y, w, g)
 	WeightedCE     // (z) with labels and weights in Node.Index → scalar
 	WeightedCEGrad // (z, g)
+	MaskedBCE      // (z, y, w) → scalar: binary cross-entropy with logits
+	MaskedBCEGrad  // (z, y, w, g)
 
 	numOps
 )
@@ -128,6 +130,7 @@ var specs = [numOps]Spec{
 	Dropout: {Name: "Dropout", Arity: 1, InPlace: []int{0}}, DropoutGrad: {Name: "DropoutGrad", Arity: 1, InPlace: []int{0}},
 	MaskedL1: {Name: "MaskedL1", Arity: 3}, MaskedL1Grad: {Name: "MaskedL1Grad", Arity: 4},
 	WeightedCE: {Name: "WeightedCE", Arity: 1}, WeightedCEGrad: {Name: "WeightedCEGrad", Arity: 2},
+	MaskedBCE: {Name: "MaskedBCE", Arity: 3}, MaskedBCEGrad: {Name: "MaskedBCEGrad", Arity: 4},
 }
 
 // Ops lists every op kind.

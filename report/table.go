@@ -36,6 +36,8 @@ func MetricTitle(m string) string {
 		return "test accuracy % (higher is better)"
 	case runfiles.MetricWeightedAcc:
 		return "test weighted accuracy % (higher is better)"
+	case runfiles.MetricAP:
+		return "test AP (higher is better)"
 	}
 	return "test " + m
 }

@@ -150,3 +150,25 @@ func TestDivergedResultHasNoMetrics(t *testing.T) {
 		t.Errorf("a finished result lost its metric:\n%s", b)
 	}
 }
+
+// TestPredictionsValues: the outputs of a multi-target or multi-label task round-trip, and
+// ragged rows are refused.
+func TestPredictionsValues(t *testing.T) {
+	path := filepath.Join(t.TempDir(), PredictionsFile)
+	p := &Predictions{Run: "x", Dataset: "peptides-func", Seed: 1, BatchSize: 2, Values: [][]float32{{0.5, -1}, {2, 3}}}
+	if err := WritePredictions(path, p); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadPredictions(path); err != nil || !reflect.DeepEqual(got, p) {
+		t.Fatalf("read back %+v (%v), want %+v", got, err, p)
+	}
+	p.Values[1] = p.Values[1][:1]
+	if err := WritePredictions(path, p); err == nil || !strings.Contains(err.Error(), "test graph 1 has 1 outputs, graph 0 has 2") {
+		t.Errorf("ragged outputs: %v", err)
+	}
+	res := &Result{Name: "x", Dataset: "d", Model: "gatedgcn", R: 1, Seed: 41, Metric: MetricAP, TestMetric: 0.6,
+		Epochs: 2, StoppedBy: StopMinLR, ConfigHash: strings.Repeat("ab", 32)}
+	if err := WriteResult(filepath.Join(t.TempDir(), ResultFile), res); err != nil {
+		t.Errorf("a result scored by AP: %v", err)
+	}
+}

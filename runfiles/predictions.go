@@ -2,18 +2,21 @@ package runfiles
 
 import "fmt"
 
-// Predictions are a trained model's predicted classes on its run's test split, in the split's
-// order: for node tasks (CLUSTER, PATTERN) one class per original node of every test graph (CLS
-// nodes left out) with the true classes beside them; for graph tasks one class per graph.
+// Predictions are a trained model's predictions on its run's test split, in the split's order:
+// for node tasks (CLUSTER, PATTERN) one class per original node of every test graph (CLS nodes
+// left out) with the true classes beside them; for graph classification one class per graph;
+// for graph regression (every target) and multi-label tasks (the logit of every label) the
+// model's outputs per graph.
 // train -predict writes them (predictions.bin); the reports read them.
 type Predictions struct {
 	Run       string
 	Dataset   string
 	Seed      int64
-	BatchSize int       // the run's batch size: its evaluation batches hold this many graphs
-	Nodes     [][]int32 // node tasks: Nodes[g][v] is the class of node v of test graph g
-	Labels    [][]int32 // node tasks: the true classes, the same shape
-	Graphs    []int32   // graph tasks: the class of each test graph
+	BatchSize int         // the run's batch size: its evaluation batches hold this many graphs
+	Nodes     [][]int32   // node tasks: Nodes[g][v] is the class of node v of test graph g
+	Labels    [][]int32   // node tasks: the true classes, the same shape
+	Graphs    []int32     // graph classification: the class of each test graph
+	Values    [][]float32 // graph regression and multi-label tasks: Values[g] are the outputs for test graph g
 }
 
 // Check reports predictions that cannot be a model's on a test split.
@@ -25,8 +28,13 @@ func (p *Predictions) Check() error {
 		return fmt.Errorf("predictions of %s: batch size %d", p.Run, p.BatchSize)
 	case len(p.Nodes) != len(p.Labels):
 		return fmt.Errorf("predictions of %s: %d graphs of predicted nodes, %d of labels", p.Run, len(p.Nodes), len(p.Labels))
-	case len(p.Nodes) == 0 && len(p.Graphs) == 0:
+	case len(p.Nodes) == 0 && len(p.Graphs) == 0 && len(p.Values) == 0:
 		return fmt.Errorf("predictions of %s: no test graph", p.Run)
+	}
+	for g := range p.Values {
+		if len(p.Values[g]) != len(p.Values[0]) {
+			return fmt.Errorf("predictions of %s: test graph %d has %d outputs, graph 0 has %d", p.Run, g, len(p.Values[g]), len(p.Values[0]))
+		}
 	}
 	for g := range p.Nodes {
 		if len(p.Nodes[g]) != len(p.Labels[g]) {

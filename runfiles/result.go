@@ -109,7 +109,7 @@ func Check(r *Result) error {
 		return fmt.Errorf(`key "epochs" is %d, want ≥ 0`, r.Epochs)
 	}
 	if !KnownMetric(r.Metric) {
-		return fmt.Errorf(`key "metric" is %q, want %s, %s or %s`, r.Metric, MetricMAE, MetricAccuracy, MetricWeightedAcc)
+		return fmt.Errorf(`key "metric" is %q, want %s, %s, %s or %s`, r.Metric, MetricMAE, MetricAccuracy, MetricWeightedAcc, MetricAP)
 	}
 	switch r.StoppedBy {
 	case StopMinLR, StopMaxTime, StopMaxEpochs, StopAccuracy, StopNaN, StopSignal:

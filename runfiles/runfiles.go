@@ -48,12 +48,17 @@ const (
 	MetricMAE         = "mae"               // lower is better
 	MetricAccuracy    = "accuracy"          // %, higher is better
 	MetricWeightedAcc = "weighted_accuracy" // SBM per-batch balanced accuracy, %, higher is better
+	MetricAP          = "ap"                // multi-label average precision (LRGB, OGB eval_ap), a fraction in [0, 1], higher is better
 )
 
 // KnownMetric reports whether m is one of the Metric* names.
 func KnownMetric(m string) bool {
-	return m == MetricMAE || m == MetricAccuracy || m == MetricWeightedAcc
+	return m == MetricMAE || m == MetricAccuracy || m == MetricWeightedAcc || m == MetricAP
 }
+
+// IsAccuracy reports whether the metric is an accuracy in % (what train.stop_accuracy compares
+// and the tables scale to a fraction).
+func IsAccuracy(metric string) bool { return metric == MetricAccuracy || metric == MetricWeightedAcc }
 
 // LowerIsBetter reports whether smaller values of the metric are better (MAE).
 func LowerIsBetter(metric string) bool { return metric == MetricMAE }

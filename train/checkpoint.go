@@ -144,8 +144,12 @@ func (l *Loop) CheckLoop(nTrain, nb int, want *Meter) error {
 		return fmt.Errorf("checkpoint: the epoch's order has %d graphs, the run %d training graphs", len(l.Perm), nTrain)
 	case l.Next < 0 || l.Next > nb:
 		return fmt.Errorf("checkpoint: next batch %d outside the epoch's %d batches", l.Next, nb)
-	case l.Train == nil || l.Train.Metric != want.Metric || l.Train.Classes != want.Classes || len(l.Train.Confusion) != len(want.Confusion):
-		return fmt.Errorf("checkpoint: the epoch's training meter %+v does not fit the run's (%s, %d classes)", l.Train, want.Metric, want.Classes)
+	case l.Train == nil:
+		return fmt.Errorf("checkpoint: the epoch's order without its training meter")
+	case l.Train.Metric != want.Metric || l.Train.Classes != want.Classes || len(l.Train.Confusion) != len(want.Confusion) ||
+		len(l.Train.Scores) != len(l.Train.Labels) || len(l.Train.Scores)%max(want.Classes, 1) != 0:
+		return fmt.Errorf("checkpoint: the epoch's training meter (%s, %d classes, %d confusion counts, %d scores, %d labels) does not fit the run's (%s, %d classes)",
+			l.Train.Metric, l.Train.Classes, len(l.Train.Confusion), len(l.Train.Scores), len(l.Train.Labels), want.Metric, want.Classes)
 	}
 	seen := make([]bool, nTrain)
 	for i, j := range l.Perm {

@@ -224,8 +224,8 @@ func evalLarge(ev largeEvaler, m *Meter, bs, large []*data.Batch, per int, b nn.
 type LargeEvaluator = largeEvaler
 
 // EvaluateBatches is the protocol's evaluation of a split cut into the batches bs: each batch
-// evaluated on its own (Eval), the loss and metric (runfiles.Metric*, over classes; 0 for
-// regression) accumulated in a Meter, as a run evaluates on the CPU.
+// evaluated on its own (Eval), the loss and metric (runfiles.Metric*, over classes: the model's
+// output width) accumulated in a Meter, as a run evaluates on the CPU.
 func EvaluateBatches(ev LargeEvaluator, metric string, classes int, bs []*data.Batch) (*Meter, error) {
 	m := NewMeter(metric, classes)
 	for _, bt := range bs {

@@ -17,21 +17,24 @@ import (
 )
 
 // Meter accumulates one split's loss and metric over the batches of an epoch, with the reductions
-// of docs/protocol.md §"Losses and metrics": the loss, MAE and the SBM accuracy are unweighted
-// means over batches; accuracy is correct/total over the split. Its fields are exported so a
-// checkpoint can carry a half-finished epoch.
+// of docs/protocol.md §"Losses and metrics": the loss, MAE (over every target of a batch) and the
+// SBM accuracy are unweighted means over batches; accuracy is correct/total over the split;
+// average precision is computed once over the whole split's scores. Its fields are exported so
+// a checkpoint can carry a half-finished epoch.
 type Meter struct {
 	Metric    string
-	Classes   int
+	Classes   int // the model's outputs per row: classes, labels (AP) or targets (MAE)
 	Batches   int
 	LossSum   float64
 	MetricSum float64 // per-batch MAE or SBM accuracy, summed
 	Correct   int
 	Total     int
-	Confusion []int64 // Classes×Classes over the split, SBM only (whole-split balanced accuracy)
+	Confusion []int64   // Classes×Classes over the split, SBM only (whole-split balanced accuracy)
+	Scores    []float64 // AP only: the split's logits so far, Classes per graph
+	Labels    []float32 // AP only: their labels (NaN: missing)
 }
 
-// NewMeter returns an empty meter for metric over classes (0 for regression).
+// NewMeter returns an empty meter for metric over classes (the model's output width).
 func NewMeter(metric string, classes int) *Meter {
 	m := &Meter{Metric: metric, Classes: classes}
 	if metric == runfiles.MetricWeightedAcc {
@@ -47,11 +50,10 @@ func (m *Meter) Add(loss float64, pred []float64, bt *data.Batch) {
 	m.LossSum += loss
 	switch m.Metric {
 	case runfiles.MetricMAE:
-		s := 0.0
-		for g := 0; g < bt.NumGraphs; g++ {
-			s += math.Abs(pred[g] - float64(bt.Y[g]))
-		}
-		m.MetricSum += s / float64(bt.NumGraphs)
+		m.MetricSum += metric.MAE(pred[:len(bt.Y)], bt.Y)
+	case runfiles.MetricAP:
+		m.Scores = append(m.Scores, pred[:len(bt.Y)]...)
+		m.Labels = append(m.Labels, bt.Y...)
 	case runfiles.MetricAccuracy:
 		for g, y := range bt.Labels {
 			if argmax(pred[g*m.Classes:(g+1)*m.Classes]) == int(y) {
@@ -78,12 +80,38 @@ func (m *Meter) Add(loss float64, pred []float64, bt *data.Batch) {
 // Loss is the mean loss over batches.
 func (m *Meter) Loss() float64 { return m.LossSum / float64(max(m.Batches, 1)) }
 
-// Value is the split's metric: MAE, or accuracy in %.
+// Value is the split's metric: MAE, accuracy in %, or average precision. The average precision
+// of a split none of whose tasks has both a positive and a negative label is NaN (the trainer
+// refuses such splits before training: CheckAPSplit).
 func (m *Meter) Value() float64 {
-	if m.Metric == runfiles.MetricAccuracy {
+	switch m.Metric {
+	case runfiles.MetricAccuracy:
 		return 100 * float64(m.Correct) / float64(max(m.Total, 1))
+	case runfiles.MetricAP:
+		ap, err := metric.AveragePrecision(m.Scores, m.Labels, m.Classes)
+		if err != nil {
+			return math.NaN()
+		}
+		return ap
 	}
 	return m.MetricSum / float64(max(m.Batches, 1))
+}
+
+// CheckAPSplit reports a split whose average precision is undefined: its graphs' labels (cols
+// per graph) give no task both a positive and a negative label, or hold a value that is not 0,
+// 1 or NaN.
+func CheckAPSplit(split string, gs []*data.Graph, cols int) error {
+	var labels []float32
+	for i, g := range gs {
+		if len(g.Y) != cols {
+			return fmt.Errorf("%s split: graph %d has %d labels, the model predicts %d", split, i, len(g.Y), cols)
+		}
+		labels = append(labels, g.Y...)
+	}
+	if _, err := metric.AveragePrecision(make([]float64, len(labels)), labels, cols); err != nil {
+		return fmt.Errorf("%s split: %w", split, err)
+	}
+	return nil
 }
 
 // Balanced is the whole-split balanced accuracy in % (the mean per-class recall over the

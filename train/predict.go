@@ -31,7 +31,17 @@ func Predict(dir string, workers int, log io.Writer) (*runfiles.Predictions, err
 		if err != nil {
 			return nil, fmt.Errorf("predict %s: %w", dir, err)
 		}
-		if r.io.Readout != nn.ReadoutNode {
+		switch {
+		case r.io.Loss == nn.LossL1 || r.io.Loss == nn.LossBCE: // every output: targets or logits
+			for g := 0; g < bt.NumGraphs; g++ {
+				v := make([]float32, k)
+				for j := range v {
+					v[j] = float32(pred[g*k+j])
+				}
+				out.Values = append(out.Values, v)
+			}
+			continue
+		case r.io.Readout != nn.ReadoutNode:
 			for g := 0; g < bt.NumGraphs; g++ {
 				out.Graphs = append(out.Graphs, int32(argmax(pred[g*k:(g+1)*k])))
 			}

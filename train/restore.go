@@ -45,9 +45,9 @@ func restoreRun(dir string, workers int, log io.Writer) (*run, error) {
 	return r, nil
 }
 
-// metricFor is the metric of a model's loss: accuracy for cross-entropy, the weighted accuracy
-// for the SBM loss, MAE otherwise.
-// MetricFor is the metric of a model's task (runfiles.Metric*).
+// MetricFor is the metric of a model's task (runfiles.Metric*), from its loss: accuracy for
+// cross-entropy, the weighted accuracy for the SBM loss, average precision for the multi-label
+// BCE loss, MAE (over every target of every graph) for L1.
 func MetricFor(io nn.IO) string { return metricFor(io) }
 
 func metricFor(io nn.IO) string {
@@ -56,6 +56,8 @@ func metricFor(io nn.IO) string {
 		return runfiles.MetricAccuracy
 	case nn.LossSBM:
 		return runfiles.MetricWeightedAcc
+	case nn.LossBCE:
+		return runfiles.MetricAP
 	}
 	return runfiles.MetricMAE
 }

@@ -144,7 +144,7 @@ func (r *run) resumeExtension(old *config.Run, res *runfiles.Result) string {
 // trainAccuracy is the training accuracy of the loop's last finished epoch (0 for regression or
 // before the first epoch), what the accuracy stop compares.
 func trainAccuracy(lp Loop, metric string) float64 {
-	if lp.Last == nil || metric == runfiles.MetricMAE {
+	if lp.Last == nil || !runfiles.IsAccuracy(metric) {
 		return 0
 	}
 	return lp.Last.TrainMetric

@@ -171,8 +171,12 @@ func (r *run) prepare() error {
 		return err
 	}
 	r.metric = metricFor(r.io)
-	if c.Train.StopAccuracy > 0 && r.metric == runfiles.MetricMAE {
-		return fmt.Errorf("train.stop_accuracy %g: %s is a regression task, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name)
+	if c.Train.StopAccuracy > 0 && !runfiles.IsAccuracy(r.metric) {
+		what := "a regression task"
+		if r.metric != runfiles.MetricMAE {
+			what = "scored by " + r.metric
+		}
+		return fmt.Errorf("train.stop_accuracy %g: %s is %s, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name, what)
 	}
 	if err := r.checkMemory(build); err != nil {
 		return err
@@ -181,6 +185,9 @@ func (r *run) prepare() error {
 		if err := r.loadData(); err != nil {
 			return err
 		}
+	}
+	if err := r.checkSplits(); err != nil {
+		return err
 	}
 	prepSecs := time.Since(r.start).Seconds()
 	if err := r.buildTrainer(build); err != nil {
@@ -331,7 +338,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			return "", err
 		}
 		acc := 0.0
-		if r.metric != runfiles.MetricMAE {
+		if runfiles.IsAccuracy(r.metric) {
 			acc = ep.TrainMetric
 		}
 		stop := stopRule(c, r.loop.Plateau.LR, r.elapsed(), r.loop.Epoch, acc)
@@ -547,4 +554,24 @@ func Scores(res *runfiles.Result) string {
 		s += fmt.Sprintf(", val %.4f", res.ValMetric)
 	}
 	return s + fmt.Sprintf(", train %.4f", res.TrainMetric)
+}
+
+// checkSplits refuses splits the run's metric cannot score: for average precision, a split in
+// which no task has both a positive and a negative label (CheckAPSplit).
+func (r *run) checkSplits() error {
+	if r.metric != runfiles.MetricAP {
+		return nil
+	}
+	for _, s := range []struct {
+		name string
+		gs   []*data.Graph
+	}{{"train", r.train}, {"val", r.val}, {"test", r.test}} {
+		if len(s.gs) == 0 {
+			continue
+		}
+		if err := CheckAPSplit(s.name, s.gs, r.io.Out); err != nil {
+			return fmt.Errorf("%s: %w", r.cfg.Dataset.Name, err)
+		}
+	}
+	return nil
 }

@@ -97,7 +97,7 @@ func runDirs(root string) ([]string, error) {
 
 // scale turns a result.json figure into the tables' unit: accuracies as fractions.
 func scale(r *train.Recalibration, v float64) float64 {
-	if r.Metric == runfiles.MetricMAE {
+	if !runfiles.IsAccuracy(r.Metric) {
 		return v
 	}
 	return v / 100

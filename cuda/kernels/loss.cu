@@ -1,9 +1,12 @@
 // loss.cu: the training losses, forward (a device scalar) and backward.
 //
-// CPU twins: ops.MaskedL1 in ops/loss.go (maskedL1, l1Grad) and ops.WeightedCE in
-// ops/crossentropy.go (weightedCE); docs/protocol.md §"Losses and metrics".
+// CPU twins: kern.MaskedL1 and kern.MaskedL1Backward (ops.MaskedL1), kern.MaskedBCE and
+// kern.MaskedBCEBackward (ops.MaskedBCE) in kern/loss.go, and kern.WeightedCE and
+// kern.WeightedCEBackward (ops.WeightedCE); docs/protocol.md §"Losses and metrics".
 //
 // MaskedL1, p, y, w, dp [n]:      loss = Σ w·|p − y|;   dp = g·w·sign(p − y)
+// MaskedBCE, z, y, w, dz [n]:     loss = Σ w·(max(z, 0) − z·y + log(1 + e^(−|z|)));
+//                                 dz = g·w·(σ(z) − y)   (binary cross-entropy with logits)
 // WeightedCE, z, dz [r, c]; labels [r] int32 (-1: no label); w [r]:
 //   loss = Σ_i w_i·(logsumexp(z_i) − z_i[y_i]) / Σ_{i: y_i ≥ 0} w_i   (0 when that sum is 0)
 //   dz_i = g·w_i/Σw·(softmax(z_i) − onehot(y_i)), zeros on rows without a label or weight.
@@ -42,6 +45,50 @@ extern "C" __global__ void masked_l1_both(float* out, float* dp, const float* p,
     s += (double)w[i] * fabs((double)p[i] - y[i]);
     float sg = p[i] > y[i] ? 1.0f : (p[i] < y[i] ? -1.0f : 0.0f);
     dp[i] = gs * w[i] * sg;
+  }
+  s = rw_block_sum(s, sh);
+  if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = (float)s;
+}
+
+// rw_bce is the binary cross-entropy of logit z against target y, in double, in the form that
+// neither overflows nor loses small terms: max(z, 0) − z·y + log1p(e^(−|z|)).
+__device__ __forceinline__ double rw_bce(double z, double y) {
+  return fmax(z, 0.0) - z * y + log1p(exp(-fabs(z)));
+}
+
+// rw_sigmoid_d is σ(z) in double, through e^z/(1 + e^z) for z < 0 so no e^(−z) overflows.
+__device__ __forceinline__ double rw_sigmoid_d(double z) {
+  if (z >= 0.0) return 1.0 / (1.0 + exp(-z));
+  double e = exp(z);
+  return e / (1.0 + e);
+}
+
+// masked_bce: one block of RW_THREADS threads; out [1].
+extern "C" __global__ void masked_bce(float* out, const float* z, const float* y, const float* w,
+                                      int n) {
+  __shared__ double sh[32];
+  double s = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) s += (double)w[i] * rw_bce(z[i], y[i]);
+  s = rw_block_sum(s, sh);
+  if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = (float)s;
+}
+
+extern "C" __global__ void masked_bce_grad(float* dz, const float* z, const float* y,
+                                           const float* w, const float* g, int n) {
+  double gs = g[0];
+  RW_FOR(i, n) dz[i] = (float)(gs * w[i] * (rw_sigmoid_d(z[i]) - y[i]));
+}
+
+// masked_bce_both: masked_bce and masked_bce_grad in one launch (one block), each result with
+// the bits of its own kernel.
+extern "C" __global__ void masked_bce_both(float* out, float* dz, const float* z, const float* y,
+                                           const float* w, const float* g, int n) {
+  __shared__ double sh[32];
+  double gs = g[0];
+  double s = 0.0;
+  for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    s += (double)w[i] * rw_bce(z[i], y[i]);
+    dz[i] = (float)(gs * w[i] * (rw_sigmoid_d(z[i]) - y[i]));
   }
   s = rw_block_sum(s, sh);
   if (threadIdx.x == 0 && blockIdx.x == 0) out[0] = (float)s;

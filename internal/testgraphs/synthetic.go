@@ -1,6 +1,7 @@
 package testgraphs
 
 import (
+	"math"
 	"math/rand/v2"
 
 	"github.com/rewiregnn/rewiregnn/data"
@@ -9,7 +10,9 @@ import (
 // Synthetic returns k small random connected graphs (4–8 nodes: a random tree plus one chord)
 // shaped like spec's: its node and edge feature kinds and widths (read off the CLS node's row
 // and the dataset's vocabularies) and a target of its task. Edges are stored in both directions
-// with the same feature.
+// with the same feature. The targets of a multi-target regression (Targets > 1) and the labels
+// of a multi-label task are functions of the node types that a mean readout can learn (see
+// MultiTargetSpec, MultiLabelSpec); a single regression target is noise.
 func Synthetic(spec *data.Spec, k int, seed uint64) []*data.Graph {
 	rng := rand.New(rand.NewPCG(seed, 7))
 	gs := make([]*data.Graph, k)
@@ -27,7 +30,19 @@ func Synthetic(spec *data.Spec, k int, seed uint64) []*data.Graph {
 		g.Edge = edgeFeatures(rng, spec, len(g.Src))
 		switch spec.Task {
 		case data.GraphRegression:
+			if spec.Targets > 1 {
+				g.Y = typeFractions(g.Node, spec.Targets, spec.NodeVocab)
+				break
+			}
 			g.Y = []float32{float32(rng.NormFloat64())}
+		case data.GraphMultiLabel:
+			g.Y = typeFractions(g.Node, spec.Classes, spec.NodeVocab)
+			for c, f := range g.Y {
+				g.Y[c] = float32(btoi(f > 0))
+				if rng.IntN(8) == 0 {
+					g.Y[c] = float32(math.NaN()) // a missing label
+				}
+			}
 		case data.NodeClass:
 			g.NodeLabel = make([]int32, n)
 			for v := range g.NodeLabel {
@@ -85,4 +100,51 @@ func edgeFeatures(rng *rand.Rand, spec *data.Spec, m int) data.Features {
 		f.Float[j] = rng.Float32()
 	}
 	return f
+}
+
+// MultiLabelSpec is a synthetic multi-label task (data.GraphMultiLabel) with categorical node and
+// edge features: label c of a graph is 1 when some node has type c mod the vocabulary, else 0,
+// and each label is missing (NaN) with probability 1/8.
+func MultiLabelSpec(classes int) *data.Spec {
+	s := categoricalSpec("synthetic-multilabel")
+	s.Task, s.Classes = data.GraphMultiLabel, classes
+	return s
+}
+
+// MultiTargetSpec is a synthetic regression with targets values per graph: target t is the
+// fraction of the graph's nodes of type t mod the vocabulary.
+func MultiTargetSpec(targets int) *data.Spec {
+	s := categoricalSpec("synthetic-multitarget")
+	s.Task, s.Targets = data.GraphRegression, targets
+	return s
+}
+
+// categoricalSpec is a ZINC-like spec: 6 node types, 3 bond types, a CLS node of its own type.
+func categoricalSpec(name string) *data.Spec {
+	const types = 6
+	return &data.Spec{Name: name, NodeVocab: types, EdgeVocab: 3, EdgeConst: data.Row{Cat: []int32{0}},
+		CLSNode: data.Row{Cat: []int32{types}}, Splits: []string{"train", "val", "test"}}
+}
+
+// typeFractions returns, for k = 0..cols−1, the fraction of the nodes of f (categorical, first
+// column) whose type is k mod vocab.
+func typeFractions(f data.Features, cols, vocab int) []float32 {
+	n := len(f.Cat) / max(f.CatDim, 1)
+	out := make([]float32, cols)
+	for v := 0; v < n; v++ {
+		t := int(f.Cat[v*f.CatDim])
+		for k := range out {
+			if t == k%max(vocab, 1) {
+				out[k] += 1 / float32(n)
+			}
+		}
+	}
+	return out
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
