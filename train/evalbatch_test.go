@@ -189,7 +189,7 @@ func TestLargeEvalOnTheEmulatedGPU(t *testing.T) {
 			}
 			for _, m := range []*Meter{got, planned} {
 				close := func(a, b float64) bool { return math.Abs(a-b) <= 1e-5*math.Max(math.Abs(b), 1e-3) }
-				if m.Batches != want.Batches || !close(m.LossSum, want.LossSum) || !close(m.MetricSum, want.MetricSum) ||
+				if m.Batches != want.Batches || !close(m.LossSum, want.LossSum) || !close(m.MetricSum, want.MetricSum) || !close(m.AbsSum, want.AbsSum) || m.Entries != want.Entries ||
 					m.Correct != want.Correct || m.Total != want.Total || !reflect.DeepEqual(m.Confusion, want.Confusion) {
 					t.Fatalf("meter %+v in large batches, %+v batch by batch", m, want)
 				}

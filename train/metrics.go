@@ -17,16 +17,19 @@ import (
 )
 
 // Meter accumulates one split's loss and metric over the batches of an epoch, with the reductions
-// of docs/protocol.md §"Losses and metrics": the loss, MAE (over every target of a batch) and the
-// SBM accuracy are unweighted means over batches; accuracy is correct/total over the split;
-// average precision is computed once over the whole split's scores. Its fields are exported so
+// of docs/protocol.md §"Losses and metrics": the loss, the MAE of one target (ZINC, AQSOL) and the
+// SBM accuracy are unweighted means over batches; accuracy is correct/total over the split; the
+// MAE of several targets (Peptides-struct) is the mean over every entry of the split, as LRGB
+// computes it; average precision is computed once over the whole split's scores. Its fields are exported so
 // a checkpoint can carry a half-finished epoch.
 type Meter struct {
 	Metric    string
 	Classes   int // the model's outputs per row: classes, labels (AP) or targets (MAE)
 	Batches   int
 	LossSum   float64
-	MetricSum float64 // per-batch MAE or SBM accuracy, summed
+	MetricSum float64 // per-batch MAE of one target or SBM accuracy, summed
+	AbsSum    float64 // MAE of several targets: |pred − y| summed over the split's entries, in order
+	Entries   int     // MAE of several targets: the entries AbsSum holds
 	Correct   int
 	Total     int
 	Confusion []int64   // Classes×Classes over the split, SBM only (whole-split balanced accuracy)
@@ -50,6 +53,13 @@ func (m *Meter) Add(loss float64, pred []float64, bt *data.Batch) {
 	m.LossSum += loss
 	switch m.Metric {
 	case runfiles.MetricMAE:
+		if m.Classes > 1 {
+			for i, y := range bt.Y {
+				m.AbsSum += math.Abs(pred[i] - float64(y))
+			}
+			m.Entries += len(bt.Y)
+			break
+		}
 		m.MetricSum += metric.MAE(pred[:len(bt.Y)], bt.Y)
 	case runfiles.MetricAP:
 		m.Scores = append(m.Scores, pred[:len(bt.Y)]...)
@@ -87,6 +97,10 @@ func (m *Meter) Value() float64 {
 	switch m.Metric {
 	case runfiles.MetricAccuracy:
 		return 100 * float64(m.Correct) / float64(max(m.Total, 1))
+	case runfiles.MetricMAE:
+		if m.Classes > 1 {
+			return m.AbsSum / float64(max(m.Entries, 1))
+		}
 	case runfiles.MetricAP:
 		ap, err := metric.AveragePrecision(m.Scores, m.Labels, m.Classes)
 		if err != nil {

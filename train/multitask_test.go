@@ -144,3 +144,24 @@ func TestCheckAPSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestMeterMultiTargetMAE: with several targets the MAE is the mean over every entry of the
+// split (LRGB), not the mean of per-batch means; one target keeps the per-batch mean (ZINC).
+// Batches of 2 and 1 graphs, 2 targets: absolute errors 1,1,1,1 then 4,0 give 8/6 over the
+// split, where the mean of the batch means would be (1 + 2)/2 = 1.5.
+func TestMeterMultiTargetMAE(t *testing.T) {
+	b1 := &data.Batch{Y: []float32{0, 0, 0, 0}}
+	b2 := &data.Batch{Y: []float32{1, 1}}
+	m := NewMeter(runfiles.MetricMAE, 2)
+	m.Add(0, []float64{1, -1, 1, -1}, b1)
+	m.Add(0, []float64{5, 1}, b2)
+	if got, want := m.Value(), 8.0/6; got != want {
+		t.Errorf("MAE over 2 targets %v, want %v", got, want)
+	}
+	one := NewMeter(runfiles.MetricMAE, 1)
+	one.Add(0, []float64{1, 3}, &data.Batch{Y: []float32{0, 0}})
+	one.Add(0, []float64{0}, &data.Batch{Y: []float32{4}})
+	if got, want := one.Value(), 3.0; got != want { // batch means 2 and 4
+		t.Errorf("MAE of one target %v, want %v (the mean of batch means)", got, want)
+	}
+}
