@@ -64,6 +64,7 @@ var encodings = []encodingCase{
 	{"neighborsmatch-2", "adj", 2, true, false},
 	{"erdosrenyi", "lp", 1, false, false},
 	{"cluster", "none", 2, false, false},
+	{"zinc", "rwse", 2, true, false},
 }
 
 // modelSets are the networks: every registered model (models.Names) at a small size with its
@@ -100,8 +101,11 @@ func modelSet(t testing.TB, name string) []string {
 func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 	t.Helper()
 	all := []string{"dataset.name=" + e.dataset, "dataset.encoding=" + e.enc, fmt.Sprintf("dataset.r=%d", e.r), fmt.Sprintf("dataset.cls=%t", e.cls)}
-	if e.enc == "lp" {
+	switch e.enc {
+	case "lp":
 		all = append(all, "dataset.q=2")
+	case "rwse":
+		all = append(all, "dataset.rw_steps=3")
 	}
 	if e.spLinear {
 		all = append(all, "model.sp_encoder=linear")
@@ -121,8 +125,11 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 		enc = prep.EncNone
 	}
 	key := prep.Key{Dataset: e.dataset, Split: "train", R: e.r, Encoding: enc, CLS: e.cls, SelfLoops: true}
-	if enc == prep.EncLap {
+	switch enc {
+	case prep.EncLap:
 		key.Q = 2
+	case prep.EncRWSE:
+		key.Steps = 3
 	}
 	model := r.Model.Name
 	if r.Model.Str("relative") != "" {

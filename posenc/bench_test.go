@@ -46,7 +46,7 @@ func BenchmarkWalksZINC(b *testing.B) {
 func BenchmarkRandomWalkZINC(b *testing.B) {
 	gs, _ := testdata.Load(b, "zinc", "test")
 	var w RandomWalk
-	const k = DefaultRWSteps
+	const k = 16
 	out := make([]float32, 64*k)
 	b.ReportAllocs()
 	cputime.Measure(b, func(i int) {
@@ -62,7 +62,7 @@ func BenchmarkRandomWalkZINC(b *testing.B) {
 func BenchmarkRandomWalkDense(b *testing.B) {
 	g := randgraph.New(rand.New(rand.NewPCG(1, 2)), randgraph.Options{N: 120, P: 0.3})
 	var w RandomWalk
-	const k = DefaultRWSteps
+	const k = 16
 	out := make([]float32, g.N*k)
 	b.ReportAllocs()
 	b.ResetTimer()

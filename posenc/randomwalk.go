@@ -2,10 +2,6 @@ package posenc
 
 import "fmt"
 
-// DefaultRWSteps is the default width k of the random-walk encoding: walks of 1 to 16 steps, as
-// GraphGPS and the LRGB baselines use.
-const DefaultRWSteps = 16
-
 // rwBlock is how many walk sources RandomWalk follows at once: each node then holds a row of
 // rwBlock probabilities, so that an edge's update is one contiguous scaled add, and the
 // workspace stays at 2·n·rwBlock floats however large the graph.

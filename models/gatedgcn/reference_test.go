@@ -79,7 +79,7 @@ func refLoss(cfg Config, p *nn.Params, bt *data.Batch) float64 {
 		return out
 	}
 	h := make([]float64, n*d)
-	lap := lin(f64(u.Lap), n, cfg.LapQ, d, "lap_pe")
+	lap := lin(f64(u.NodePE), n, cfg.LapQ, d, "lap_pe")
 	for v := 0; v < n; v++ {
 		for c := 0; c < d; c++ {
 			h[v*d+c] = P("node_emb.W")[int(u.Node.Cat[v])*d+c] + lap[v*d+c]
