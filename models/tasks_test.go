@@ -33,6 +33,8 @@ func TestEveryTask(t *testing.T) {
 		// finite differences, so this case carries the Laplacian encoding.
 		{"erdosrenyi", Encoding{Name: "lp", R: 1, Q: 3}},
 		{"cluster", Encoding{Name: "none", R: 3}},
+		// the random-walk encoding on directed graphs with float node features and a CLS node
+		{"mnist", Encoding{Name: "rwse", R: 2, RWSteps: 4, CLS: true}},
 	}
 	for _, c := range cases {
 		spec, err := data.OpenSpec("", c.dataset)
@@ -43,7 +45,7 @@ func TestEveryTask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := prep.Key{Dataset: c.dataset, Split: "train", R: c.enc.R, Encoding: cacheEnc(c.enc.Name), CLS: c.enc.CLS, Q: c.enc.Q, SelfLoops: true}
+		key := prep.Key{Dataset: c.dataset, Split: "train", R: c.enc.R, Encoding: cacheEnc(c.enc.Name), CLS: c.enc.CLS, Q: c.enc.Q, Steps: c.enc.RWSteps, SelfLoops: true}
 		gs, err := prep.Build(testgraphs.Synthetic(spec, 3, 5), spec, key, 1)
 		if err != nil {
 			t.Fatal(err)
