@@ -131,3 +131,23 @@ func TestRWSEKey(t *testing.T) {
 		t.Fatalf("k = 16 build has width %d", gs[0].NodePEDim)
 	}
 }
+
+// TestRWSEZeroOnNeighborsMatch: NeighborsMatch trees point child→parent, so no walk ever
+// returns (a directed acyclic graph has no closed walks) and the encoding is zero everywhere,
+// as docs/protocol.md §"Random-walk encoding" says.
+func TestRWSEZeroOnNeighborsMatch(t *testing.T) {
+	raw, spec, err := data.LoadSplitSeed("", "neighborsmatch-2", "train", 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := Key{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: EncRWSE, Steps: 16, CLS: true, SelfLoops: true, Seed: 3}
+	gs, err := Build(raw[:8], spec, key, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, g := range gs {
+		if len(g.NodePE) != 16*g.N || slices.ContainsFunc(g.NodePE, func(x float32) bool { return x != 0 }) {
+			t.Fatalf("graph %d: %d values, not all zero", i, len(g.NodePE))
+		}
+	}
+}
