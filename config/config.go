@@ -23,9 +23,10 @@ type Dataset struct {
 	Name      string `mapstructure:"name" yaml:"name"`             // data registry name (zinc, aqsol, cluster, pattern, mnist, cifar10, neighborsmatch-N, erdosrenyi, peptides-func, peptides-struct)
 	Dir       string `mapstructure:"dir" yaml:"dir"`               // data folder; "" → $REWIREGNN_DATA, then ../shared/data
 	R         int    `mapstructure:"r" yaml:"r"`                   // rewiring radius, ≥ 1; RAuto (written auto) until the density rule resolves it
-	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // none | adj | short | lp
+	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // none | adj | short | lp | rwse
 	CLS       bool   `mapstructure:"cls" yaml:"cls"`               // add the CLS node
 	Q         int    `mapstructure:"q" yaml:"q"`                   // Laplacian width for lp (dataset default, docs/protocol.md §"Laplacian encoding")
+	RWSteps   int    `mapstructure:"rw_steps" yaml:"rw_steps"`     // walk lengths 1..k of rwse (default 16, docs/protocol.md §"Random-walk encoding")
 	SelfLoops bool   `mapstructure:"self_loops" yaml:"self_loops"` // self-loops in the rewired graph (docs/protocol.md §"Rewiring")
 	Cache     string `mapstructure:"cache" yaml:"cache"`           // preprocessing cache folder; "auto" (default): <user cache dir>/rewiregnn/prep; "off" (or "") disables it
 	// ValFraction carves this fraction of the training split off as validation when the
@@ -34,6 +35,17 @@ type Dataset struct {
 	// Subset keeps only the first Subset graphs of each split (quick runs, tests); 0 keeps all.
 	Subset int `mapstructure:"subset" yaml:"subset"`
 }
+
+// The random-walk encoding's width (docs/protocol.md §"Random-walk encoding"): dataset.rw_steps
+// is k, the walks of 1..k steps whose return probabilities each node carries. It is read with
+// encoding rwse only (as dataset.q with lp) and checked for every run: never negative, at least
+// 1 with rwse, and at most MaxRWSteps (long walks only approach the stationary distribution,
+// and each step is a column of every node's encoding).
+const (
+	KeyRWSteps     = "dataset.rw_steps"
+	DefaultRWSteps = 16 // GraphGPS's walks of 1..16 steps; configs/defaults/base.yaml sets it
+	MaxRWSteps     = 256
+)
 
 // KeyRadius is the rewiring radius's key. Besides a whole number ≥ 1 it takes RadiusAuto: the
 // first r whose mean density over the training split exceeds 0.5 (the paper's rule, package

@@ -25,6 +25,7 @@ func FuzzParse(f *testing.F) {
 	addFiles(f, "zinc/gatedgcn-adj-cls-r1.yaml", "neighborsmatch-2/gatedgcn-adj-cls-r1.yaml", "erdosrenyi/gatedgcn-lp-r5.yaml")
 	f.Add([]byte("dataset:\n  name: zinc\n  r: 3\ntrain:\n  max_time: 90m\n  seeds: [1, 2]\n"))
 	f.Add([]byte("dataset: {name: zinc, r: -1}\nmodel: {name: nope}\n"))
+	f.Add([]byte("dataset: {name: cluster, encoding: rwse, rw_steps: 8, cls: true}\n"))
 	f.Add([]byte("a: &x [*x]\n"))
 	f.Add([]byte("- 1\n- 2\n"))
 	f.Fuzz(func(t *testing.T, b []byte) {

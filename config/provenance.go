@@ -38,7 +38,7 @@ var hashLater = map[string]string{"model.relative": "", "train.stop_accuracy": f
 // config.yaml, byte for byte (scripts/bitcheck.sh compares them); loading that file gives the
 // default back from configs/defaults/base.yaml. A run that sets another value hashes it and
 // writes it.
-var leftOutAtDefault = map[string]string{KeyPrecision: PrecisionFP32}
+var leftOutAtDefault = map[string]string{KeyPrecision: PrecisionFP32, KeyRWSteps: formatValue(DefaultRWSteps)}
 
 // atLeftOutDefault reports whether key f is one of leftOutAtDefault holding its default.
 func (r *Run) atLeftOutDefault(f *field) bool {

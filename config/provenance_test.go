@@ -244,3 +244,48 @@ func TestPrecisionKey(t *testing.T) {
 		t.Errorf("run names %s (fp32), %s (tf32)", a, b)
 	}
 }
+
+// TestRWStepsKey: dataset.rw_steps defaults to 16, which leaves the hash and config.yaml as they
+// were before the key existed; another k is hashed, written, read back and named by Diff; the
+// run name of an rwse run is <dataset>-<model>-rwse[-cls]-r<r>; other encodings accept any k ≥ 0
+// and ignore it, as they do dataset.q.
+func TestRWStepsKey(t *testing.T) {
+	file := writeTemp(t, "c.yaml", "dataset:\n  name: zinc\n  encoding: rwse\n  r: 2\n")
+	k16 := mustLoad(t, file)
+	if k16.Dataset.RWSteps != DefaultRWSteps || DefaultRWSteps != 16 {
+		t.Fatalf("default dataset.rw_steps %d, want 16", k16.Dataset.RWSteps)
+	}
+	if explicit := mustLoad(t, file, "dataset.rw_steps=16"); explicit.Hash() != k16.Hash() {
+		t.Error("dataset.rw_steps=16 hashes unlike the default")
+	}
+	y, err := k16.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(y), "rw_steps") {
+		t.Errorf("config.yaml of a k = 16 run names rw_steps:\n%s", y)
+	}
+	k8 := mustLoad(t, file, "dataset.rw_steps=8")
+	if k8.Hash() == k16.Hash() {
+		t.Error("k = 8 hashes like k = 16")
+	}
+	if y, err = k8.YAML(); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(y), "  subset: 0\n  rw_steps: 8\nmodel:\n") {
+		t.Errorf("config.yaml of a k = 8 run: want rw_steps: 8 after the last dataset key:\n%s", y)
+	}
+	back := mustLoad(t, writeTemp(t, "back.yaml", string(y)))
+	if back.Dataset.RWSteps != 8 || back.Hash() != k8.Hash() {
+		t.Errorf("reloaded: rw_steps %d, hash equal %t", back.Dataset.RWSteps, back.Hash() == k8.Hash())
+	}
+	if d := k8.Diff(k16); len(d) != 1 || d[0] != "dataset.rw_steps 8 (want 16)" {
+		t.Errorf("Diff %q", d)
+	}
+	if a, b := k16.RunName(), mustLoad(t, file, "dataset.cls=true").RunName(); a != "zinc-gatedgcn-rwse-r2" || b != "zinc-gatedgcn-rwse-cls-r2" {
+		t.Errorf("run names %s, %s", a, b)
+	}
+	if adj := mustLoad(t, writeTemp(t, "adj.yaml", zincFile), "dataset.rw_steps=0"); adj.Dataset.RWSteps != 0 {
+		t.Errorf("adj with rw_steps 0: %d", adj.Dataset.RWSteps)
+	}
+}

@@ -9,7 +9,7 @@ import (
 
 // Allowed values of the enumerated keys.
 var (
-	Encodings  = []string{"none", "adj", "short", "lp"}
+	Encodings  = []string{"none", "adj", "short", "lp", "rwse"}
 	Devices    = []string{"cpu", "cuda", "emu", "auto"} // gpu.Devices; emu: the emulated GPU (slow, for checking)
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}
@@ -121,6 +121,13 @@ func (r *Run) Validate() error {
 		bad("dataset.q", "the Laplacian width cannot be negative, got %d", d.Q)
 	} else if encOK && d.Encoding == "lp" && d.Q < 1 {
 		bad("dataset.q", "the lp encoding needs at least 1 Laplacian eigenvector, got %d", d.Q)
+	}
+	if d.RWSteps < 0 {
+		bad(KeyRWSteps, "the number of random-walk steps cannot be negative, got %d", d.RWSteps)
+	} else if encOK && d.Encoding == "rwse" && d.RWSteps < 1 {
+		bad(KeyRWSteps, "the rwse encoding needs walks of at least 1 step, got %d", d.RWSteps)
+	} else if d.RWSteps > MaxRWSteps {
+		bad(KeyRWSteps, "at most %d random-walk steps (the encoding has one column per step), got %d", MaxRWSteps, d.RWSteps)
 	}
 	if d.Subset < 0 {
 		bad("dataset.subset", "want 0 (all graphs) or a positive count, got %d", d.Subset)

@@ -28,7 +28,7 @@ func NewBatch(gs []*Graph) (*Batch, error) {
 	u := &b.Union
 	u.Node.CatDim, u.Node.FloatDim = first.Node.CatDim, first.Node.FloatDim
 	u.Edge.CatDim, u.Edge.FloatDim = first.Edge.CatDim, first.Edge.FloatDim
-	u.AdjDim, u.LapDim, u.R = first.AdjDim, first.LapDim, first.R
+	u.AdjDim, u.NodePEDim, u.R = first.AdjDim, first.NodePEDim, first.R
 	nodes, edges := 0, 0
 	for i, g := range gs {
 		if err := sameShape(first, g); err != nil {
@@ -65,7 +65,7 @@ func NewBatch(gs []*Graph) (*Batch, error) {
 		u.Edge.Float = append(u.Edge.Float, g.Edge.Float...)
 		u.SP = append(u.SP, g.SP...)
 		u.Adj = append(u.Adj, g.Adj...)
-		u.Lap = append(u.Lap, g.Lap...)
+		u.NodePE = append(u.NodePE, g.NodePE...)
 		u.NodeLabel = append(u.NodeLabel, g.NodeLabel...)
 		b.Y = append(b.Y, g.Y...)
 		b.Labels = append(b.Labels, g.Label)
@@ -92,8 +92,8 @@ func sameShape(ref, g *Graph) error {
 		return fmt.Errorf("%d targets, the first graph has %d", len(g.Y), len(ref.Y))
 	case (g.SP == nil) != (ref.SP == nil) && g.NumEdges() > 0 && ref.NumEdges() > 0:
 		return fmt.Errorf("shortest-path encoding present in one graph only")
-	case g.AdjDim != ref.AdjDim || g.LapDim != ref.LapDim || g.R != ref.R:
-		return fmt.Errorf("encodings (r %d, adj %d, lap %d) differ from (r %d, adj %d, lap %d)", g.R, g.AdjDim, g.LapDim, ref.R, ref.AdjDim, ref.LapDim)
+	case g.AdjDim != ref.AdjDim || g.NodePEDim != ref.NodePEDim || g.R != ref.R:
+		return fmt.Errorf("encodings (r %d, adj %d, node encoding %d) differ from (r %d, adj %d, node encoding %d)", g.R, g.AdjDim, g.NodePEDim, ref.R, ref.AdjDim, ref.NodePEDim)
 	case (g.NodeLabel == nil) != (ref.NodeLabel == nil):
 		return fmt.Errorf("node labels present in one graph only")
 	}

@@ -114,12 +114,17 @@ type Graph struct {
 	SP     []int32   // shortest-path encoding per edge (nil if not computed)
 	AdjDim int       // width of Adj
 	Adj    []float32 // adjacency-power encoding per edge, AdjDim values each (nil if not computed)
-	LapDim int       // width of Lap
-	Lap    []float32 // Laplacian eigenvector encoding per node, LapDim values each
+	// NodePE is the node encoding computed on the original graph, NodePEDim values per node
+	// (the CLS node's row zero): the Laplacian eigenvectors (encoding lp) or the random-walk
+	// return probabilities (rwse). Which one it is, the preprocessing key and the run's config
+	// say; the batches and the model's input layer treat both alike, but for the Laplacian
+	// sign flip, which only lp gets.
+	NodePEDim int
+	NodePE    []float32
 }
 
 // ApplySigns multiplies column j of the row-major encoding lap (len(signs) columns, the layout
-// of Graph.Lap) by signs[j]: the Laplacian encoding's sign flip, whose signs posenc.DrawSigns
+// of Graph.NodePE) by signs[j]: the Laplacian encoding's sign flip, whose signs posenc.DrawSigns
 // draws. It lives here, with the layout, so that the model side (nn) and the preprocessing side
 // (posenc) both use it without importing each other.
 func ApplySigns(lap, signs []float32) {
@@ -187,8 +192,8 @@ func (g *Graph) Validate() error {
 	if g.Adj != nil && len(g.Adj) != len(g.Src)*g.AdjDim {
 		return bad("%d adjacency values for %d edges of width %d", len(g.Adj), len(g.Src), g.AdjDim)
 	}
-	if g.Lap != nil && len(g.Lap) != g.N*g.LapDim {
-		return bad("%d Laplacian values for %d nodes of width %d", len(g.Lap), g.N, g.LapDim)
+	if g.NodePE != nil && len(g.NodePE) != g.N*g.NodePEDim {
+		return bad("%d node-encoding values for %d nodes of width %d", len(g.NodePE), g.N, g.NodePEDim)
 	}
 	if g.HasCLS && g.N < 1 {
 		return bad("CLS flag set on an empty graph")

@@ -74,7 +74,8 @@ var encodings = []encodingCase{
 	{"neighborsmatch-2", "adj", 2, true, false},
 	{"erdosrenyi", "lp", 1, false, false},
 	{"cluster", "none", 2, false, false},
-	{"multilabel", "adj", 2, false, false},
+	{"zinc", "rwse", 2, true, false},
+	{"multilabel", "adj", 2, false, false}, // the last two: synthetic tasks (stepCases)
 	{"multitarget", "short", 1, true, false},
 }
 
@@ -116,8 +117,11 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 		cfgName = "zinc"
 	}
 	all := []string{"dataset.name=" + cfgName, "dataset.encoding=" + e.enc, fmt.Sprintf("dataset.r=%d", e.r), fmt.Sprintf("dataset.cls=%t", e.cls)}
-	if e.enc == "lp" {
+	switch e.enc {
+	case "lp":
 		all = append(all, "dataset.q=2")
+	case "rwse":
+		all = append(all, "dataset.rw_steps=3")
 	}
 	if e.spLinear {
 		all = append(all, "model.sp_encoder=linear")
@@ -137,8 +141,11 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 		enc = prep.EncNone
 	}
 	key := prep.Key{Dataset: e.dataset, Split: "train", R: e.r, Encoding: enc, CLS: e.cls, SelfLoops: true}
-	if enc == prep.EncLap {
+	switch enc {
+	case prep.EncLap:
 		key.Q = 2
+	case prep.EncRWSE:
+		key.Steps = 3
 	}
 	model := r.Model.Name
 	if r.Model.Str("relative") != "" {

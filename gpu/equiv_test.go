@@ -305,11 +305,12 @@ func compareState(t *testing.T, pr *pair, names []string, grads []gorgonia.Value
 }
 
 // stepCases are the models the step tests train: GatedGCN, MoNet and the transformer (each
-// normalisation), with dropout, on a graph regression, a graph and a node classification; and
-// GatedGCN on a multi-label task (the BCE loss) and a multi-target regression.
+// normalisation), with dropout, on a graph regression, a graph and a node classification, and
+// with each node encoding (Laplacian, random walk); and GatedGCN on a multi-label task (the BCE
+// loss) and a multi-target regression.
 func stepCases(t *testing.T) []modelCase {
 	var out []modelCase
-	for _, e := range []encodingCase{encodings[1], encodings[4], encodings[5], encodings[6]} {
+	for _, e := range []encodingCase{encodings[1], encodings[4], encodings[5], encodings[6], encodings[10]} {
 		for _, ms := range modelSets {
 			out = append(out, newCase(t, e, append(slices.Clone(ms), "model.dropout=0.1", "model.in_feat_dropout=0.1")...))
 		}

@@ -16,9 +16,10 @@ import (
 
 // Encoding is the preprocessing a network is built for.
 type Encoding struct {
-	Name     string // none | adj | short | lp
+	Name     string // none | adj | short | lp | rwse
 	R        int    // rewiring radius
 	Q        int    // Laplacian width (lp)
+	RWSteps  int    // random-walk steps k (rwse)
 	CLS      bool   // graphs carry a CLS node
 	SPLinear bool   // shortest path by Linear(1→d) instead of a table
 }
@@ -56,8 +57,13 @@ func IO(spec *data.Spec, enc Encoding) (nn.IO, error) {
 		io.SPRows, io.SPLinear = enc.R+2, enc.SPLinear
 	case "lp":
 		io.LapQ = enc.Q
+	case "rwse":
+		if enc.RWSteps < 1 {
+			return io, fmt.Errorf("%s: the rwse encoding needs at least 1 random-walk step, got %d", spec.Name, enc.RWSteps)
+		}
+		io.RWSteps = enc.RWSteps
 	default:
-		return io, fmt.Errorf("%s: encoding %q, want none, adj, short or lp", spec.Name, enc.Name)
+		return io, fmt.Errorf("%s: encoding %q, want none, adj, short, lp or rwse", spec.Name, enc.Name)
 	}
 	graphReadout := nn.ReadoutMean
 	if enc.CLS {
@@ -99,7 +105,7 @@ func Build(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 // dataset section, an explicit model.readout over the task's default, and model.edge_feat
 // (off: no edge input, bgnn's plain MoNet).
 func FromConfig(r *config.Run, spec *data.Spec) (nn.IO, nn.BuildFunc, int, error) {
-	enc := Encoding{Name: r.Dataset.Encoding, R: r.Dataset.R, Q: r.Dataset.Q, CLS: r.Dataset.CLS, SPLinear: r.Model.SPEncoder == "linear"}
+	enc := Encoding{Name: r.Dataset.Encoding, R: r.Dataset.R, Q: r.Dataset.Q, RWSteps: r.Dataset.RWSteps, CLS: r.Dataset.CLS, SPLinear: r.Model.SPEncoder == "linear"}
 	io, err := IO(spec, enc)
 	if err != nil {
 		return io, nil, 0, err

@@ -2,6 +2,7 @@ package models
 
 import (
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
@@ -47,6 +48,8 @@ func TestParamCounts(t *testing.T) {
 		{"zinc", gcn, Encoding{Name: "short", R: 3}, false, 105875 + 5*70},
 		{"zinc", gcn, Encoding{Name: "lp", Q: 8, CLS: true}, false, 105875 + 70 + 9*70},
 		{"mnist", gcn, Encoding{Name: "lp", Q: 8, CLS: true}, false, 104217 + 9*70}, // float inputs: CLS adds no row
+		{"zinc", gcn, Encoding{Name: "rwse", RWSteps: 16, CLS: true}, false, 105875 + 70 + 17*70},
+		{"zinc", trans, Encoding{Name: "rwse", RWSteps: 20}, false, 107857 + 21*48},
 		{"zinc", mon, Encoding{Name: "none"}, true, 106002},
 		{"aqsol", mon, Encoding{Name: "none"}, true, 109332},
 		{"aqsol", mon, Encoding{Name: "adj", R: 1}, false, 109332 + 5*90 + 2*90 + 4*(90*3+3)},
@@ -105,6 +108,12 @@ func TestIOTasks(t *testing.T) {
 	spec, _ := data.OpenSpec("", "cluster")
 	if _, err := IO(spec, Encoding{Name: "adjj"}); err == nil {
 		t.Error("an unknown encoding was accepted")
+	}
+	if _, err := IO(spec, Encoding{Name: "rwse"}); err == nil || !strings.Contains(err.Error(), "at least 1 random-walk step") {
+		t.Errorf("rwse without steps: %v", err)
+	}
+	if io, err := IO(spec, Encoding{Name: "rwse", RWSteps: 5, Q: 20}); err != nil || io.RWSteps != 5 || io.LapQ != 0 || io.InputSpec().NodePE != 5 || io.InputSpec().LapSign {
+		t.Errorf("rwse with k = 5 (and a q it ignores): %+v, %v", io, err)
 	}
 	io, _ := IO(spec, Encoding{Name: "none"})
 	if _, _, err := Build(config.Model{Name: "gcnn"}, io); err == nil {

@@ -39,6 +39,8 @@ func TestEveryTask(t *testing.T) {
 		{"erdosrenyi", Encoding{Name: "lp", R: 1, Q: 3}, nil},
 		{"cluster", Encoding{Name: "none", R: 3}, nil},
 		{"columns", Encoding{Name: "adj", R: 2, CLS: true}, columns},
+		// the random-walk encoding on directed graphs with float node features and a CLS node
+		{"mnist", Encoding{Name: "rwse", R: 2, RWSteps: 4, CLS: true}, nil},
 	}
 	for _, c := range cases {
 		spec := c.spec
@@ -52,7 +54,7 @@ func TestEveryTask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := prep.Key{Dataset: c.dataset, Split: "train", R: c.enc.R, Encoding: cacheEnc(c.enc.Name), CLS: c.enc.CLS, Q: c.enc.Q, SelfLoops: true}
+		key := prep.Key{Dataset: c.dataset, Split: "train", R: c.enc.R, Encoding: cacheEnc(c.enc.Name), CLS: c.enc.CLS, Q: c.enc.Q, Steps: c.enc.RWSteps, SelfLoops: true}
 		gs, err := prep.Build(testgraphs.Synthetic(spec, 3, 5), spec, key, 1)
 		if err != nil {
 			t.Fatal(err)

@@ -111,10 +111,11 @@ type Inputs struct {
 	NodeMask  *ops.Mask
 	EdgeMask  *ops.Mask
 	Adj       *tensor.Dense // [Edges, AdjDim] adjacency-power encoding (nil if unused)
-	Lap       *tensor.Dense // [Nodes, LapQ] Laplacian encoding (nil if unused)
-	// LapSign multiplies column j of the Laplacian encoding by LapSign[j] on Load: the
-	// training-time random sign flip (docs/protocol.md §"Laplacian encoding", "Sign"). All
-	// ones unless the trainer sets it.
+	NodePE    *tensor.Dense // [Nodes, width] node encoding, Laplacian or random walk (nil if unused)
+	// LapSign multiplies column j of the node encoding by LapSign[j] on Load: the Laplacian
+	// encoding's training-time random sign flip (docs/protocol.md §"Laplacian encoding",
+	// "Sign"). All ones unless the trainer sets it; nil for every other encoding, which is
+	// loaded as it is.
 	LapSign   []float32
 	Y         *tensor.Dense // [Graphs, T] regression targets or binary labels (nil for classes)
 	Labels    *ops.Index    // class per graph, or per node for node tasks, weighted (nil for regression)
@@ -137,7 +138,9 @@ type InputSpec struct {
 	EdgeFloat           int  // float edge width
 	SP, SPLinear        bool // shortest-path encoding as table index or as value
 	CLS, Root, Pseudo   bool
-	AdjDim, LapQ        int
+	AdjDim              int
+	NodePE              int    // width of the node encoding (lp or rwse); 0 without
+	LapSign             bool   // the node encoding takes the Laplacian sign flip (lp only)
 	Loss                string // LossL1 and LossBCE read Y; LossCE and LossSBM read Labels
 	Classes             int
 	Targets             int // columns of Y (L1: targets, BCE: labels per graph); 0 means 1
@@ -189,9 +192,11 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 	if s.AdjDim > 0 {
 		in.Adj = mat(b.Edges, s.AdjDim)
 	}
-	if s.LapQ > 0 {
-		in.Lap = mat(b.Nodes, s.LapQ)
-		in.LapSign = make([]float32, s.LapQ)
+	if s.NodePE > 0 {
+		in.NodePE = mat(b.Nodes, s.NodePE)
+	}
+	if s.NodePE > 0 && s.LapSign {
+		in.LapSign = make([]float32, s.NodePE)
 		for j := range in.LapSign {
 			in.LapSign[j] = 1
 		}
@@ -290,11 +295,14 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	if in.Adj != nil {
 		fill(in.Adj, u.Adj)
 	}
-	if in.Lap != nil {
-		in.scratch = growF32(in.scratch, len(u.Lap))
-		copy(in.scratch, u.Lap)
-		data.ApplySigns(in.scratch[:len(u.Lap)], in.LapSign)
-		fill(in.Lap, in.scratch[:len(u.Lap)])
+	switch {
+	case in.NodePE != nil && in.LapSign != nil:
+		in.scratch = growF32(in.scratch, len(u.NodePE))
+		copy(in.scratch, u.NodePE)
+		data.ApplySigns(in.scratch[:len(u.NodePE)], in.LapSign)
+		fill(in.NodePE, in.scratch[:len(u.NodePE)])
+	case in.NodePE != nil:
+		fill(in.NodePE, u.NodePE)
 	}
 	if err := in.loadTargets(bt); err != nil {
 		return fmt.Errorf("inputs: %w", err)
@@ -321,8 +329,8 @@ func (in *Inputs) checkWidths(u *data.Graph) error {
 		return fmt.Errorf("the model reads the shortest-path encoding, the batch has %d values for %d edges", len(u.SP), m)
 	case in.Adj != nil && (u.AdjDim != in.Adj.Shape()[1] || len(u.Adj) != m*u.AdjDim):
 		return fmt.Errorf("the model reads a %d-wide adjacency encoding, the batch has width %d", in.Adj.Shape()[1], u.AdjDim)
-	case in.Lap != nil && (u.LapDim != in.Lap.Shape()[1] || len(u.Lap) != n*u.LapDim):
-		return fmt.Errorf("the model reads a %d-wide Laplacian encoding, the batch has width %d", in.Lap.Shape()[1], u.LapDim)
+	case in.NodePE != nil && (u.NodePEDim != in.NodePE.Shape()[1] || len(u.NodePE) != n*u.NodePEDim):
+		return fmt.Errorf("the model reads a %d-wide node encoding, the batch has width %d", in.NodePE.Shape()[1], u.NodePEDim)
 	}
 	return nil
 }
@@ -458,7 +466,7 @@ func (in *Inputs) Bytes() int64 {
 			n += int64(len(m.Keep))
 		}
 	}
-	for _, t := range []*tensor.Dense{in.NodeFloat, in.EdgeFloat, in.SPValue, in.Adj, in.Lap, in.Y, in.GraphW, in.DegSrc} {
+	for _, t := range []*tensor.Dense{in.NodeFloat, in.EdgeFloat, in.SPValue, in.Adj, in.NodePE, in.Y, in.GraphW, in.DegSrc} {
 		if t != nil {
 			n += int64(t.Shape().TotalSize()) * int64(t.Dtype().Size())
 		}
@@ -476,7 +484,7 @@ func (in *Inputs) dense() map[*tensor.Dense]string {
 		t    *tensor.Dense
 		name string
 	}{{in.NodeFloat, "node features"}, {in.EdgeFloat, "edge features"}, {in.SPValue, "shortest-path values"},
-		{in.Adj, "adjacency powers"}, {in.Lap, "Laplacian encoding"}, {in.Y, "targets"}, {in.GraphW, "graph weights"},
+		{in.Adj, "adjacency powers"}, {in.NodePE, "node encoding"}, {in.Y, "targets"}, {in.GraphW, "graph weights"},
 		{in.DegSrc, "pseudo-coordinates"}} {
 		if x.t != nil {
 			m[x.t] = x.name

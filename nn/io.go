@@ -37,6 +37,7 @@ type IO struct {
 	SPLinear  bool // encode the shortest path by Linear(1→d) on its value instead (docs/protocol.md §"Input layer and encoders")
 	AdjDim    int  // width r of the adjacency-power encoding; 0 without
 	LapQ      int  // width of the Laplacian encoding; 0 without
+	RWSteps   int  // width k of the random-walk encoding; 0 without (at most one of LapQ, RWSteps)
 	Readout   string
 	Loss      string
 	Out       int     // output width: targets (L1), labels (BCE) or classes (CE) per row
@@ -113,8 +114,10 @@ func (io IO) Validate() error {
 		return fmt.Errorf("negative input width (node columns %d, edge vocabulary %d, edge floats %d)", io.NodeCols, io.EdgeVocab, io.EdgeFloat)
 	case len(io.EdgeTables()) > 0 && io.EdgeFloat > 0:
 		return fmt.Errorf("edge input: both vocabularies (%v) and float features (%d)", io.EdgeTables(), io.EdgeFloat)
-	case io.SPRows < 0 || io.AdjDim < 0 || io.LapQ < 0:
-		return fmt.Errorf("negative encoding width (sp %d, adj %d, lap %d)", io.SPRows, io.AdjDim, io.LapQ)
+	case io.SPRows < 0 || io.AdjDim < 0 || io.LapQ < 0 || io.RWSteps < 0:
+		return fmt.Errorf("negative encoding width (sp %d, adj %d, lap %d, random walk %d)", io.SPRows, io.AdjDim, io.LapQ, io.RWSteps)
+	case io.LapQ > 0 && io.RWSteps > 0:
+		return fmt.Errorf("two node encodings (lap %d, random walk %d): a graph carries one", io.LapQ, io.RWSteps)
 	case io.SPLinear && io.SPRows == 0:
 		return fmt.Errorf("a linear shortest-path encoder needs the encoding (sp rows 0)")
 	case io.Out < 1:
@@ -155,7 +158,7 @@ func (io IO) InputSpec() InputSpec {
 		NodeCols: len(io.NodeTables()), NodeFloat: io.NodeFloat,
 		EdgeCols: len(io.EdgeTables()), EdgeFloat: io.EdgeFloat,
 		SP: io.SPRows > 0 && !io.SPLinear, SPLinear: io.SPLinear, CLS: io.Readout == ReadoutCLS, Root: io.Readout == ReadoutRoot,
-		AdjDim: io.AdjDim, LapQ: io.LapQ, Loss: io.Loss,
+		AdjDim: io.AdjDim, NodePE: io.nodePE().width, LapSign: io.LapQ > 0, Loss: io.Loss,
 		Classes: io.Out * btoi(io.Loss == LossCE || io.Loss == LossSBM), Targets: io.Out * btoi(io.Loss == LossL1 || io.Loss == LossBCE),
 	}
 }
@@ -173,10 +176,29 @@ func (io IO) NodeParams(d int) int {
 	if io.NodeFloat > 0 {
 		p = (io.NodeFloat + 1) * d
 	}
-	if io.LapQ > 0 {
-		p += (io.LapQ + 1) * d
+	if pe := io.nodePE(); pe.width > 0 {
+		p += (pe.width + 1) * d
 	}
 	return p
+}
+
+// nodePEInput is the node encoding a network reads: its input's and its Linear's names and its
+// width (0: none).
+type nodePEInput struct {
+	input, param string
+	width        int
+}
+
+// nodePE is io's node encoding. The Laplacian's names are those of the checkpoints written
+// before the random-walk encoding existed.
+func (io IO) nodePE() nodePEInput {
+	switch {
+	case io.LapQ > 0:
+		return nodePEInput{"lap", "lap_pe", io.LapQ}
+	case io.RWSteps > 0:
+		return nodePEInput{"rwse", "rwse_pe", io.RWSteps}
+	}
+	return nodePEInput{}
 }
 
 // EdgeParams is the parameter count of the edge input layer (features and encodings).
@@ -212,9 +234,9 @@ func (io IO) HeadParams(d int) int {
 	return d*h1 + h1 + h1*h2 + h2 + h2*io.Out + io.Out
 }
 
-// NodeInput embeds the node features and adds the Laplacian encoding (docs/protocol.md
-// §"Input layer and encoders"):
-// h⁰ = Σ_c Emb_c(f_c) (or Linear(f)) [+ Linear(q→d)(p)].
+// NodeInput embeds the node features and adds the node encoding, Laplacian (width q) or random
+// walk (width k) (docs/protocol.md §"Input layer and encoders"):
+// h⁰ = Σ_c Emb_c(f_c) (or Linear(f)) [+ Linear(q→d)(p) | + Linear(k→d)(p)].
 func (b *Builder) NodeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	var h *gorgonia.Node
 	if io.NodeFloat > 0 {
@@ -225,8 +247,8 @@ func (b *Builder) NodeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	if io.InDropout > 0 {
 		h = b.Dropout(h, "in_feat_dropout", io.InDropout)
 	}
-	if io.LapQ > 0 {
-		h = b.Add(h, b.Linear(b.Input("lap", in.Lap), "lap_pe", io.LapQ, d))
+	if pe := io.nodePE(); pe.width > 0 {
+		h = b.Add(h, b.Linear(b.Input(pe.input, in.NodePE), pe.param, pe.width, d))
 	}
 	return h
 }

@@ -1,6 +1,7 @@
 // Package posenc computes the positional encodings of the paper: hop distances and walk counts
-// between ordered pairs of nodes (the shortest-path and adjacency-power edge encodings), and the
-// Laplacian eigenvector node encoding with its training-time sign flips.
+// between ordered pairs of nodes (the shortest-path and adjacency-power edge encodings), the
+// Laplacian eigenvector node encoding with its training-time sign flips, and the random-walk
+// node encoding (return probabilities of the simple random walk).
 package posenc
 
 import (

@@ -3,8 +3,8 @@
 // parallel, and keeps the result on disk in a compact checksummed binary file, so that later
 // runs load it instead of recomputing it.
 //
-// A cache file is identified by its Key (dataset, split, radius, encoding, CLS, q, self-loops,
-// generation seed) and carries the full key, the file-format version and the preprocessing
+// A cache file is identified by its Key (dataset, split, radius, encoding, CLS, q or k,
+// self-loops, generation seed) and carries the full key, the file-format version and the preprocessing
 // version in its header; a CRC-32C over the whole file detects corruption. A file that fails
 // any check is rebuilt. Writes go to a temporary file renamed into place, so a crash never
 // leaves a half-written cache under the final name. The same inputs give byte-identical files
@@ -37,6 +37,7 @@ const (
 	EncAdj   = "adj"   // adjacency powers on edges (docs/protocol.md §"Adjacency-power encoding")
 	EncShort = "short" // shortest-path distance on edges (docs/protocol.md §"Shortest-path encoding")
 	EncLap   = "lp"    // Laplacian eigenvectors on nodes of the original graph (docs/protocol.md §"Laplacian encoding")
+	EncRWSE  = "rwse"  // random-walk return probabilities on nodes of the original graph (docs/protocol.md §"Random-walk encoding")
 	EncNone  = "none"  // rewiring only
 	EncRaw   = "raw"   // the split as loaded, not rewired (R must be 0): caches slow loaders such as superpixels
 )
@@ -49,6 +50,7 @@ type Key struct {
 	Encoding  string
 	CLS       bool
 	Q         int  // Laplacian width; used with EncLap only
+	Steps     int  // random-walk steps k; used with EncRWSE only
 	SelfLoops bool // the paper's setting is true (docs/protocol.md §"Rewiring")
 	Seed      uint64
 	Source    string // data.SourcePyG when read from the public distribution; "" for the dataset's other source
@@ -81,10 +83,12 @@ func (k Key) Validate() error {
 		return fmt.Errorf("cache key %s: the raw split takes r = 0 and no CLS node", k)
 	case k.Encoding != EncRaw && k.R < 1:
 		return fmt.Errorf("cache key %s: r = %d: the hop radius must be at least 1", k, k.R)
-	case k.Encoding != EncAdj && k.Encoding != EncShort && k.Encoding != EncLap && k.Encoding != EncNone && k.Encoding != EncRaw:
-		return fmt.Errorf("cache key %s: unknown encoding %q (want adj, short, lp, none or raw)", k, k.Encoding)
+	case k.Encoding != EncAdj && k.Encoding != EncShort && k.Encoding != EncLap && k.Encoding != EncRWSE && k.Encoding != EncNone && k.Encoding != EncRaw:
+		return fmt.Errorf("cache key %s: unknown encoding %q (want adj, short, lp, rwse, none or raw)", k, k.Encoding)
 	case k.Encoding == EncLap && k.Q < 1:
 		return fmt.Errorf("cache key %s: the Laplacian encoding needs q ≥ 1, got %d", k, k.Q)
+	case k.Encoding == EncRWSE && k.Steps < 1:
+		return fmt.Errorf("cache key %s: the random-walk encoding needs k ≥ 1 steps, got %d", k, k.Steps)
 	}
 	for _, s := range []string{k.Dataset, k.Split, k.Source} {
 		if strings.ContainsAny(s, `/\ `) || strings.Contains(s, "..") {
@@ -104,14 +108,18 @@ func (k Key) DatasetID() string {
 	return strings.ToLower(k.Dataset) + "@" + k.Source
 }
 
-// String is the full key, as stored in a cache file's header.
+// String is the full key, as stored in a cache file's header. Its width part is the node
+// encoding's: q<Q> (q0 for every encoding but lp), or k<Steps> for rwse.
 func (k Key) String() string {
-	q := k.Q
-	if k.Encoding != EncLap {
-		q = 0
+	width := "q0"
+	switch k.Encoding {
+	case EncLap:
+		width = fmt.Sprintf("q%d", k.Q)
+	case EncRWSE:
+		width = fmt.Sprintf("k%d", k.Steps)
 	}
-	return fmt.Sprintf("%s/%s/r%d/%s/cls%t/q%d/selfloops%t/seed%d/v%d",
-		k.DatasetID(), k.Split, k.R, k.Encoding, k.CLS, q, k.SelfLoops, k.Seed, k.version())
+	return fmt.Sprintf("%s/%s/r%d/%s/cls%t/%s/selfloops%t/seed%d/v%d",
+		k.DatasetID(), k.Split, k.R, k.Encoding, k.CLS, width, k.SelfLoops, k.Seed, k.version())
 }
 
 // FileName is the cache file's name: the key without the version, so that a file written by an
@@ -123,8 +131,9 @@ func (k Key) FileName() string {
 }
 
 // Build rewires and encodes gs as key says, on workers goroutines (0: all cores), each with its
-// own rewire.Rewirer and posenc.Laplacian. The Laplacian encoding is computed on the original
-// graph; with it the r-hop edges carry no edge encoding. Results are in input order.
+// own rewire.Rewirer and node encoder. The node encodings (Laplacian, random walk) are computed
+// on the original graph, before rewiring and the CLS node, whose row is zero; with them the
+// r-hop edges carry no edge encoding. Results are in input order.
 func Build(gs []*data.Graph, spec *data.Spec, key Key, workers int) ([]*data.Graph, error) {
 	if err := key.Validate(); err != nil {
 		return nil, err
@@ -148,21 +157,15 @@ func Build(gs []*data.Graph, spec *data.Spec, key Key, workers int) ([]*data.Gra
 		go func(w int) {
 			defer wg.Done()
 			var rw rewire.Rewirer
-			var lap posenc.Laplacian
+			var pe nodeEncoder
 			for i := range next {
 				if errs[w] != nil {
 					continue
 				}
-				g := gs[i]
-				if key.Encoding == EncLap {
-					c := *g
-					c.LapDim = key.Q
-					c.Lap = make([]float32, g.N*key.Q)
-					if err := lap.Encode(g.N, g.Src, g.Dst, key.Q, c.Lap); err != nil {
-						errs[w] = fmt.Errorf("%s graph %d: %w", key, i, err)
-						continue
-					}
-					g = &c
+				g, err := pe.encode(gs[i], key)
+				if err != nil {
+					errs[w] = fmt.Errorf("%s graph %d: %w", key, i, err)
+					continue
 				}
 				r, err := rw.Rewire(g, opt)
 				if err != nil {
@@ -182,6 +185,35 @@ func Build(gs []*data.Graph, spec *data.Spec, key Key, workers int) ([]*data.Gra
 		return nil, err
 	}
 	return out, nil
+}
+
+// nodeEncoder computes a key's node encoding, one workspace per kind; one per goroutine.
+type nodeEncoder struct {
+	lap posenc.Laplacian
+	rw  posenc.RandomWalk
+}
+
+// encode returns g with the node encoding key asks for (g itself when it asks for none),
+// computed on g as given: the original graph, before rewiring.
+func (e *nodeEncoder) encode(g *data.Graph, key Key) (*data.Graph, error) {
+	var width int
+	var enc func(out []float32) error
+	switch key.Encoding {
+	case EncLap:
+		width = key.Q
+		enc = func(out []float32) error { return e.lap.Encode(g.N, g.Src, g.Dst, key.Q, out) }
+	case EncRWSE:
+		width = key.Steps
+		enc = func(out []float32) error { return e.rw.Encode(g.N, g.Src, g.Dst, key.Steps, out) }
+	default:
+		return g, nil
+	}
+	c := *g
+	c.NodePEDim, c.NodePE = width, make([]float32, g.N*width)
+	if err := enc(c.NodePE); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // Status says how Load obtained its graphs.

@@ -39,6 +39,7 @@ func TestLoadBuildsThenHits(t *testing.T) {
 		{Dataset: "zinc", Split: "val", R: 3, Encoding: EncAdj, SelfLoops: true},
 		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncShort, CLS: true, SelfLoops: true},
 		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncLap, Q: 8, SelfLoops: true},
+		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncRWSE, Steps: 16, CLS: true, SelfLoops: true},
 		{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: EncAdj, CLS: true, SelfLoops: true, Seed: 3},
 	} {
 		dir := t.TempDir()
@@ -64,16 +65,20 @@ func TestLoadBuildsThenHits(t *testing.T) {
 		g := again[0]
 		switch key.Encoding {
 		case EncAdj:
-			if g.AdjDim != key.R || g.SP != nil || g.Lap != nil {
-				t.Errorf("adj: AdjDim %d, SP %v, Lap %v", g.AdjDim, g.SP != nil, g.Lap != nil)
+			if g.AdjDim != key.R || g.SP != nil || g.NodePE != nil {
+				t.Errorf("adj: AdjDim %d, SP %v, NodePE %v", g.AdjDim, g.SP != nil, g.NodePE != nil)
 			}
 		case EncShort:
 			if g.SP == nil || g.Adj != nil || !g.HasCLS {
 				t.Errorf("short: SP %v, Adj %v, CLS %v", g.SP != nil, g.Adj != nil, g.HasCLS)
 			}
 		case EncLap:
-			if g.LapDim != 8 || len(g.Lap) != 8*g.N || g.SP != nil || g.Adj != nil {
-				t.Errorf("lp: LapDim %d, %d values", g.LapDim, len(g.Lap))
+			if g.NodePEDim != 8 || len(g.NodePE) != 8*g.N || g.SP != nil || g.Adj != nil {
+				t.Errorf("lp: NodePEDim %d, %d values", g.NodePEDim, len(g.NodePE))
+			}
+		case EncRWSE:
+			if g.NodePEDim != 16 || len(g.NodePE) != 16*g.N || g.SP != nil || g.Adj != nil || !g.HasCLS {
+				t.Errorf("rwse: NodePEDim %d, %d values, SP %v, Adj %v, CLS %v", g.NodePEDim, len(g.NodePE), g.SP != nil, g.Adj != nil, g.HasCLS)
 			}
 		}
 	}
@@ -145,7 +150,16 @@ func TestCorruptAndStaleRebuilt(t *testing.T) {
 }
 
 func TestByteIdentical(t *testing.T) {
-	key := Key{Dataset: "cluster", Split: "val", R: 1, Encoding: EncLap, Q: 4, CLS: true, SelfLoops: true, Seed: 5}
+	for _, key := range []Key{
+		{Dataset: "cluster", Split: "val", R: 1, Encoding: EncLap, Q: 4, CLS: true, SelfLoops: true, Seed: 5},
+		{Dataset: "cluster", Split: "val", R: 2, Encoding: EncRWSE, Steps: 16, CLS: true, SelfLoops: true, Seed: 5},
+	} {
+		byteIdentical(t, key)
+	}
+}
+
+// byteIdentical builds key's cache file with 1, 2 and 3 workers and requires the same bytes.
+func byteIdentical(t *testing.T, key Key) {
 	var files [][]byte
 	for _, workers := range []int{1, 2, 3} {
 		dir := t.TempDir()
@@ -169,7 +183,7 @@ func TestByteIdentical(t *testing.T) {
 	}
 	for i := 1; i < len(files); i++ {
 		if !bytes.Equal(files[0], files[i]) {
-			t.Errorf("cache built with different worker counts differs (%d vs %d bytes)", len(files[0]), len(files[i]))
+			t.Errorf("%s: cache built with different worker counts differs (%d vs %d bytes)", key, len(files[0]), len(files[i]))
 		}
 	}
 }
@@ -223,6 +237,8 @@ func TestKeyErrors(t *testing.T) {
 		{Dataset: "zinc", Split: "val", R: 0, Encoding: EncAdj},
 		{Dataset: "zinc", Split: "val", R: 1, Encoding: "spectral"},
 		{Dataset: "zinc", Split: "val", R: 1, Encoding: EncLap},
+		{Dataset: "zinc", Split: "val", R: 1, Encoding: EncRWSE},
+		{Dataset: "zinc", Split: "val", R: 1, Encoding: EncRWSE, Steps: -2},
 		{Dataset: "../x", Split: "val", R: 1, Encoding: EncAdj},
 	} {
 		if err := k.Validate(); err == nil {

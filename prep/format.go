@@ -19,9 +19,9 @@ import (
 //	crc        uint32   CRC-32C (Castagnoli) of every byte before it
 //
 // graph record: N, E (int32); flags (uint8: bit 0 HasCLS); R, Label (int32); then the arrays
-// Src, Dst, Node.Cat, Node.Float, Edge.Cat, Edge.Float, Y, NodeLabel, SP, Adj, Lap, each as a
+// Src, Dst, Node.Cat, Node.Float, Edge.Cat, Edge.Float, Y, NodeLabel, SP, Adj, NodePE, each as a
 // uint32 element count followed by 4-byte elements; the widths Node.CatDim, Node.FloatDim,
-// Edge.CatDim, Edge.FloatDim, AdjDim, LapDim (uint32) precede the arrays.
+// Edge.CatDim, Edge.FloatDim, AdjDim, NodePEDim (uint32) precede the arrays.
 
 // FormatVersion is the version of the file layout.
 const FormatVersion = 1
@@ -51,7 +51,7 @@ func Encode(key Key, gs []*data.Graph) ([]byte, error) {
 // recordBytes is the size of g's record in a cache file (a bound: the flags byte is counted as 4).
 func recordBytes(g *data.Graph) int {
 	return 64 + 4*(2*len(g.Src)+len(g.Node.Cat)+len(g.Node.Float)+len(g.Edge.Cat)+len(g.Edge.Float)+
-		len(g.Y)+len(g.NodeLabel)+len(g.SP)+len(g.Adj)+len(g.Lap))
+		len(g.Y)+len(g.NodeLabel)+len(g.SP)+len(g.Adj)+len(g.NodePE))
 }
 
 // appendHeader appends the file's header: magic, format version, key and graph count.
@@ -95,7 +95,7 @@ func appendGraph(b []byte, g *data.Graph) ([]byte, error) {
 	u32(g.Edge.CatDim)
 	u32(g.Edge.FloatDim)
 	u32(g.AdjDim)
-	u32(g.LapDim)
+	u32(g.NodePEDim)
 	ints(g.Src)
 	ints(g.Dst)
 	ints(g.Node.Cat)
@@ -106,7 +106,7 @@ func appendGraph(b []byte, g *data.Graph) ([]byte, error) {
 	ints(g.NodeLabel)
 	ints(g.SP)
 	floats(g.Adj)
-	floats(g.Lap)
+	floats(g.NodePE)
 	return b, nil
 }
 

@@ -20,7 +20,7 @@ func fuzzGraphs() []*data.Graph {
 			Node: data.Features{CatDim: 1, Cat: []int32{4, 5, 6}, FloatDim: 2, Float: []float32{1, 2, 3, 4, 5, 6}},
 			Edge: data.Features{CatDim: 1, Cat: []int32{0, 1, 2}},
 			Y:    []float32{0.5}, NodeLabel: []int32{0, 1, 0}, SP: []int32{1, 1, 2},
-			AdjDim: 2, Adj: []float32{1, 0, 0, 1, 1, 1}, LapDim: 1, Lap: []float32{-1, 0, 1}},
+			AdjDim: 2, Adj: []float32{1, 0, 0, 1, 1, 1}, NodePEDim: 1, NodePE: []float32{-1, 0, 1}},
 		{N: 1, Src: []int32{}, Dst: []int32{}, Y: []float32{-2}},
 	}
 }
@@ -95,7 +95,7 @@ func TestDecodeRoundTrip(t *testing.T) {
 			!slices.Equal(g.Src, w.Src) || !slices.Equal(g.Dst, w.Dst) || !slices.Equal(g.Node.Cat, w.Node.Cat) ||
 			!slices.Equal(g.Node.Float, w.Node.Float) || !slices.Equal(g.Edge.Cat, w.Edge.Cat) ||
 			!slices.Equal(g.Y, w.Y) || !slices.Equal(g.NodeLabel, w.NodeLabel) || !slices.Equal(g.SP, w.SP) ||
-			!slices.Equal(g.Adj, w.Adj) || !slices.Equal(g.Lap, w.Lap) || g.AdjDim != w.AdjDim || g.LapDim != w.LapDim {
+			!slices.Equal(g.Adj, w.Adj) || !slices.Equal(g.NodePE, w.NodePE) || g.AdjDim != w.AdjDim || g.NodePEDim != w.NodePEDim {
 			t.Errorf("graph %d: got %+v, want %+v", i, g, w)
 		}
 	}

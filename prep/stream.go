@@ -275,7 +275,7 @@ func (r *Reader) head(g *data.Graph) {
 	g.Label = int32(r.u32())
 	g.Node.CatDim, g.Node.FloatDim = int(r.u32()), int(r.u32())
 	g.Edge.CatDim, g.Edge.FloatDim = int(r.u32()), int(r.u32())
-	g.AdjDim, g.LapDim = int(r.u32()), int(r.u32())
+	g.AdjDim, g.NodePEDim = int(r.u32()), int(r.u32())
 }
 
 // atEnd is io.EOF once every graph is read and the checksum holds (or the error that check
@@ -308,7 +308,7 @@ func (r *Reader) Next() (*data.Graph, error) {
 	g.NodeLabel = r.ints()
 	g.SP = r.ints()
 	g.Adj = r.floats()
-	g.Lap = r.floats()
+	g.NodePE = r.floats()
 	if r.err != nil {
 		return nil, r.corrupt(fmt.Errorf("graph %d: %w", r.read, r.err))
 	}
@@ -404,7 +404,7 @@ func sizeBy(g *data.Graph, of func(l, c int) int) GraphSize {
 		of(len(g.Node.Cat), cap(g.Node.Cat)) + of(len(g.Node.Float), cap(g.Node.Float)) +
 		of(len(g.Edge.Cat), cap(g.Edge.Cat)) + of(len(g.Edge.Float), cap(g.Edge.Float)) +
 		of(len(g.Y), cap(g.Y)) + of(len(g.NodeLabel), cap(g.NodeLabel)) + of(len(g.SP), cap(g.SP)) +
-		of(len(g.Adj), cap(g.Adj)) + of(len(g.Lap), cap(g.Lap))
+		of(len(g.Adj), cap(g.Adj)) + of(len(g.NodePE), cap(g.NodePE))
 	return GraphSize{N: g.N, E: g.NumEdges(), Bytes: 4*int64(words) + graphOverhead}
 }
 

@@ -93,7 +93,7 @@ func TestSizes(t *testing.T) {
 		}
 		var arrays int64
 		for _, n := range []int{len(g.Src), len(g.Dst), len(g.Node.Cat), len(g.Node.Float), len(g.Edge.Cat), len(g.Edge.Float),
-			len(g.Y), len(g.NodeLabel), len(g.SP), len(g.Adj), len(g.Lap)} {
+			len(g.Y), len(g.NodeLabel), len(g.SP), len(g.Adj), len(g.NodePE)} {
 			arrays += 4 * int64(n)
 		}
 		if s.Bytes != arrays+graphOverhead || s.E != len(g.Src) || s.N != g.N {

@@ -291,8 +291,8 @@ func copyRow[T int32 | float32](dst, src []T) {
 	}
 }
 
-// copyNodes copies node features, node labels and any Laplacian encoding, appending the CLS
-// node's row when there is one.
+// copyNodes copies node features, node labels and any node encoding (Laplacian or random walk,
+// whose CLS row is zero), appending the CLS node's row when there is one.
 func copyNodes(out, g *data.Graph, opt Options) {
 	out.Node = data.Features{CatDim: g.Node.CatDim, FloatDim: g.Node.FloatDim}
 	out.Node.Cat = append(make([]int32, 0, len(g.Node.Cat)+len(opt.CLSNode.Cat)), g.Node.Cat...)
@@ -300,9 +300,9 @@ func copyNodes(out, g *data.Graph, opt Options) {
 	if g.NodeLabel != nil {
 		out.NodeLabel = append(make([]int32, 0, g.N+1), g.NodeLabel...)
 	}
-	if g.Lap != nil {
-		out.LapDim = g.LapDim
-		out.Lap = append(make([]float32, 0, (g.N+1)*g.LapDim), g.Lap...)
+	if g.NodePE != nil {
+		out.NodePEDim = g.NodePEDim
+		out.NodePE = append(make([]float32, 0, (g.N+1)*g.NodePEDim), g.NodePE...)
 	}
 	if !opt.CLS {
 		return
@@ -313,8 +313,8 @@ func copyNodes(out, g *data.Graph, opt Options) {
 	if out.NodeLabel != nil {
 		out.NodeLabel = append(out.NodeLabel, -1)
 	}
-	if out.Lap != nil {
-		out.Lap = append(out.Lap, make([]float32, g.LapDim)...)
+	if out.NodePE != nil {
+		out.NodePE = append(out.NodePE, make([]float32, g.NodePEDim)...)
 	}
 }
 

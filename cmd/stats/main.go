@@ -1,12 +1,13 @@
 // Command stats prints preprocessing statistics of a dataset for a list of hop radii: mean
 // density of the rewired graphs, mean nodes and edges after rewiring, time per graph for
-// rewiring with the shortest-path and adjacency encodings and for the Laplacian encoding, and
-// whether every graph is recovered exactly from its encodings (the lossless property); beside
+// rewiring with the shortest-path and adjacency encodings and for the Laplacian and random-walk
+// node encodings (with the random-walk encoding's size per graph), and whether every graph is
+// recovered exactly from its encodings (the lossless property); beside
 // them the paper's density for that r, and above them which files were read (the public
 // distribution, a substitute, or computed superpixels) and the original graphs' mean sizes
 // beside the paper's benchmark table.
 //
-//	go run ./cmd/stats -data ../shared/data -dataset zinc -split test -r 1-10 [-q 8] [-cls] [-json]
+//	go run ./cmd/stats -data ../shared/data -dataset zinc -split test -r 1-10 [-q 8] [-rw-steps 16] [-cls] [-json]
 //
 // With -suggest it applies the paper's rule for choosing r instead (what dataset.r: auto does):
 // the mean densities of the training split for r = 1, 2, … and the first r whose mean density
@@ -49,10 +50,15 @@ type Row struct {
 	EdgesMean        float64 `json:"edges_mean"`
 	RewireUsPerGraph float64 `json:"rewire_us_per_graph"`
 	LapPEUsPerGraph  float64 `json:"lappe_us_per_graph"`
-	Lossless         bool    `json:"lossless"`
-	LosslessFailures int     `json:"lossless_failures"`
-	PaperDensity     string  `json:"paper_density,omitempty"` // the paper's table, as printed (".34", ">.99")
-	Source           string  `json:"source"`                  // the files read (data.SourceOf)
+	// The random-walk encoding with RWSteps steps: its time per graph and the bytes it adds
+	// to a graph (float32, one row of RWSteps per node, the CLS node's included), on average.
+	RWSteps           int     `json:"rw_steps"`
+	RWSEUsPerGraph    float64 `json:"rwse_us_per_graph"`
+	RWSEBytesPerGraph float64 `json:"rwse_bytes_per_graph"`
+	Lossless          bool    `json:"lossless"`
+	LosslessFailures  int     `json:"lossless_failures"`
+	PaperDensity      string  `json:"paper_density,omitempty"` // the paper's table, as printed (".34", ">.99")
+	Source            string  `json:"source"`                  // the files read (data.SourceOf)
 }
 
 // paperSizes are the paper's benchmark table (all splits): mean nodes and mean directed edges of
@@ -83,6 +89,7 @@ func run(args []string, stdout io.Writer) error {
 	split := fs.String("split", "test", "split: train, val, test, or all")
 	radii := fs.String("r", "1-10", "hop radii: a range (1-10), a list (1,2,4) or both (1-3,6)")
 	q := fs.Int("q", 0, "Laplacian eigenvectors (default: the dataset's value)")
+	steps := fs.Int("rw-steps", config.DefaultRWSteps, "random-walk steps k of the rwse encoding")
 	cls := fs.Bool("cls", false, "add the CLS node")
 	selfLoops := fs.Bool("self-loops", true, "add a self-loop to every node (the paper's setting)")
 	asJSON := fs.Bool("json", false, "print a JSON array instead of a table")
@@ -119,9 +126,16 @@ func run(args []string, stdout io.Writer) error {
 	if *q < 1 {
 		return fmt.Errorf("-q %d: needs at least one eigenvector", *q)
 	}
+	if *steps < 1 || *steps > config.MaxRWSteps {
+		return fmt.Errorf("-rw-steps %d: needs at least one step and at most %d", *steps, config.MaxRWSteps)
+	}
 	// Timings are per graph on one core.
 	runtime.GOMAXPROCS(1)
 	lapUs, err := timeLaplacian(graphs, *q, *repeat)
+	if err != nil {
+		return err
+	}
+	rwUs, err := timeRandomWalk(graphs, *steps, *repeat)
 	if err != nil {
 		return err
 	}
@@ -139,6 +153,7 @@ func run(args []string, stdout io.Writer) error {
 			return err
 		}
 		row.Dataset, row.Split, row.Q, row.LapPEUsPerGraph, row.Source = spec.Name, *split, *q, lapUs, source
+		row.RWSteps, row.RWSEUsPerGraph, row.RWSEBytesPerGraph = *steps, rwUs, 4*float64(*steps)*row.NodesMean
 		if table != nil && !*cls {
 			if pr, ok := table.RowR(r); ok {
 				row.PaperDensity = pr.Density
@@ -236,6 +251,27 @@ func timeLaplacian(graphs []*data.Graph, q, repeat int) (float64, error) {
 	return float64(best.Nanoseconds()) / 1e3 / float64(len(graphs)), nil
 }
 
+// timeRandomWalk returns the fastest per-graph time of the random-walk encoding with k steps
+// over repeat passes.
+func timeRandomWalk(graphs []*data.Graph, k, repeat int) (float64, error) {
+	var rw posenc.RandomWalk
+	var buf []float32
+	best := time.Duration(1<<63 - 1)
+	for pass := 0; pass < repeat; pass++ {
+		start := time.Now()
+		for i, g := range graphs {
+			if cap(buf) < g.N*k {
+				buf = make([]float32, g.N*k)
+			}
+			if err := rw.Encode(g.N, g.Src, g.Dst, k, buf[:g.N*k]); err != nil {
+				return 0, fmt.Errorf("graph %d: %w", i, err)
+			}
+		}
+		best = min(best, time.Since(start))
+	}
+	return float64(best.Nanoseconds()) / 1e3 / float64(max(len(graphs), 1)), nil
+}
+
 // paperTable is the paper's r-sweep table of a dataset (nil when it has none).
 func paperTable(dataset string) *paper.Table {
 	f, err := paper.Load()
@@ -268,7 +304,7 @@ func printOriginal(w io.Writer, root, dataset, split string, graphs []*data.Grap
 
 func printTable(w io.Writer, rows []Row) error {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "r\tgraphs\tdensity\tpaper\tnodes\tedges\trewire µs/graph\tLapPE µs/graph\tlossless\t")
+	fmt.Fprintln(tw, "r\tgraphs\tdensity\tpaper\tnodes\tedges\trewire µs/graph\tLapPE µs/graph\tRWSE µs/graph\tRWSE B/graph\tlossless\t")
 	for _, r := range rows {
 		ok := "yes"
 		if !r.Lossless {
@@ -278,10 +314,11 @@ func printTable(w io.Writer, rows []Row) error {
 		if pd == "" {
 			pd = "–"
 		}
-		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%s\t\n", r.R, r.Graphs, r.Density, pd, r.NodesMean, r.EdgesMean, r.RewireUsPerGraph, r.LapPEUsPerGraph, ok)
+		fmt.Fprintf(tw, "%d\t%d\t%.3f\t%s\t%.2f\t%.2f\t%.2f\t%.2f\t%.2f\t%.0f\t%s\t\n", r.R, r.Graphs, r.Density, pd, r.NodesMean, r.EdgesMean,
+			r.RewireUsPerGraph, r.LapPEUsPerGraph, r.RWSEUsPerGraph, r.RWSEBytesPerGraph, ok)
 	}
 	if len(rows) > 0 {
-		fmt.Fprintf(tw, "\n%s %s, q=%d, cls=%v\t\t\t\t\t\t\t\t\n", rows[0].Dataset, rows[0].Split, rows[0].Q, rows[0].CLS)
+		fmt.Fprintf(tw, "\n%s %s, q=%d, k=%d, cls=%v\t\t\t\t\t\t\t\t\t\t\n", rows[0].Dataset, rows[0].Split, rows[0].Q, rows[0].RWSteps, rows[0].CLS)
 	}
 	return tw.Flush()
 }

@@ -75,13 +75,39 @@ func TestCLSAddsNodeAndEdges(t *testing.T) {
 	}
 }
 
+// TestRWSEColumns: the random-walk encoding's time per graph is measured, and its size per graph
+// is 4 bytes × k per node of the preprocessed graph (the CLS node's row included), k from
+// -rw-steps (default 16).
+func TestRWSEColumns(t *testing.T) {
+	dir := testdata.Dir(t)
+	for _, c := range []struct {
+		args []string
+		k    int
+	}{
+		{nil, 16},
+		{[]string{"-rw-steps", "8"}, 8},
+		{[]string{"-rw-steps", "5", "-cls"}, 5},
+	} {
+		rows := runJSON(t, append([]string{"-data", dir, "-dataset", "zinc", "-split", "val", "-r", "1,2"}, c.args...)...)
+		for _, row := range rows {
+			if row.RWSteps != c.k || row.RWSEUsPerGraph <= 0 || row.RWSEUsPerGraph != rows[0].RWSEUsPerGraph {
+				t.Errorf("%v r=%d: k %d (want %d), %.3f µs per graph (r=1: %.3f)", c.args, row.R, row.RWSteps, c.k, row.RWSEUsPerGraph, rows[0].RWSEUsPerGraph)
+			}
+			want := 4 * float64(c.k) * row.NodesMean
+			if math.Abs(row.RWSEBytesPerGraph-want) > 1e-9*want || want == 0 {
+				t.Errorf("%v r=%d: %.3f bytes per graph, want 4·%d·%.3f = %.3f", c.args, row.R, row.RWSEBytesPerGraph, c.k, row.NodesMean, want)
+			}
+		}
+	}
+}
+
 func TestTableOutput(t *testing.T) {
 	var out bytes.Buffer
 	if err := run([]string{"-data", testdata.Dir(t), "-dataset", "zinc", "-split", "val", "-r", "1,3", "-repeat", "1"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	text := out.String()
-	for _, want := range []string{"density", "lossless", "zinc val, q=8"} {
+	for _, want := range []string{"density", "lossless", "RWSE µs/graph", "RWSE B/graph", "zinc val, q=8, k=16"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("table lacks %q:\n%s", want, text)
 		}
@@ -95,13 +121,15 @@ func TestBadArguments(t *testing.T) {
 	dir := testdata.Dir(t)
 	missing := filepath.Join(t.TempDir(), "none")
 	cases := map[string][]string{
-		"-r: radii \"0\": r = 0":        {"-data", dir, "-r", "0"},
-		"-r: radii \"-2\"":              {"-data", dir, "-r", "-2"},
-		"-q -1: needs at least one":     {"-data", dir, "-r", "1", "-q", "-1"},
-		`unknown dataset "zync"`:        {"-data", dir, "-dataset", "zync"},
-		`data folder "` + missing + `"`: {"-data", missing},
-		`unknown split "dev"`:           {"-data", dir, "-split", "dev"},
-		"flag provided but not defined": {"-radius", "3"},
+		"-r: radii \"0\": r = 0":                               {"-data", dir, "-r", "0"},
+		"-r: radii \"-2\"":                                     {"-data", dir, "-r", "-2"},
+		"-q -1: needs at least one":                            {"-data", dir, "-r", "1", "-q", "-1"},
+		"-rw-steps 0: needs at least one step and at most 256": {"-data", dir, "-r", "1", "-rw-steps", "0"},
+		"-rw-steps 300: needs at least one step":               {"-data", dir, "-r", "1", "-rw-steps", "300"},
+		`unknown dataset "zync"`:                               {"-data", dir, "-dataset", "zync"},
+		`data folder "` + missing + `"`:                        {"-data", missing},
+		`unknown split "dev"`:                                  {"-data", dir, "-split", "dev"},
+		"flag provided but not defined":                        {"-radius", "3"},
 	}
 	for want, args := range cases {
 		var out bytes.Buffer

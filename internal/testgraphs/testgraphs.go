@@ -12,12 +12,12 @@ func Tiny() (*data.Batch, error) {
 		Edge: data.Features{CatDim: 1, Cat: []int32{1, 1, 2, 2, 1, 1, 0, 0}},
 		Y:    []float32{1.5}, SP: []int32{1, 1, 1, 1, 1, 1, 0, 0}, HasCLS: true,
 		AdjDim: 2, Adj: []float32{1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 1, 0, 0, 1, 0, 2},
-		LapDim: 2, Lap: []float32{0.5, -0.1, 0.2, 0.3, -0.4, 0.6, 0.1, 0.9}}
+		NodePEDim: 2, NodePE: []float32{0.5, -0.1, 0.2, 0.3, -0.4, 0.6, 0.1, 0.9}}
 	g2 := &data.Graph{N: 3, Src: []int32{0, 1, 2, 0, 2, 1}, Dst: []int32{1, 0, 0, 2, 1, 2},
 		Node: data.Features{CatDim: 1, Cat: []int32{3, 3, 1}},
 		Edge: data.Features{CatDim: 1, Cat: []int32{2, 2, 0, 0, 0, 0}},
 		Y:    []float32{-0.7}, SP: []int32{1, 1, 2, 2, 2, 2}, HasCLS: true,
 		AdjDim: 2, Adj: []float32{1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0},
-		LapDim: 2, Lap: []float32{0.3, 0.3, -0.2, 0.7, 0, 0}}
+		NodePEDim: 2, NodePE: []float32{0.3, 0.3, -0.2, 0.7, 0, 0}}
 	return data.NewBatch([]*data.Graph{g1, g2})
 }

@@ -125,7 +125,7 @@ func refLoss(cfg Config, p *nn.Params, bt *data.Batch) float64 {
 		return x
 	}
 	h := embed(&u.Node, n, "node_emb", cfg.NodeTables())
-	lap := lin(f64(u.Lap), n, cfg.LapQ, d, "lap_pe")
+	lap := lin(f64(u.NodePE), n, cfg.LapQ, d, "lap_pe")
 	for i := range h {
 		h[i] += lap[i]
 	}
