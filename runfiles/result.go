@@ -19,6 +19,11 @@ type Epoch struct {
 	Seconds     float64 `json:"seconds"`         // training part of the epoch (evaluation excluded)
 	EvalSeconds float64 `json:"eval_seconds"`    // evaluation of val and test
 	Elapsed     float64 `json:"elapsed_seconds"` // wall time since the run started (preprocessing included)
+	// PeakBytes is the most memory the run had held by the epoch's end, a measurement like the
+	// timings: on a GPU the bytes its device allocator had handed out at once, on the CPU the
+	// process's peak resident set (shared by the seeds of -parallel); absent where the system
+	// does not report it, and in files written before runs recorded it.
+	PeakBytes int64 `json:"peak_bytes,omitempty"`
 	// ConfigHash and Departures are those in force during this epoch (a resumed run may have
 	// changed its budget); absent in files written before runs recorded them.
 	ConfigHash string      `json:"config_hash,omitempty"`

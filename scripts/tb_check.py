@@ -10,8 +10,8 @@ the hparams plugin summaries decoded with TensorBoard's HParamsPluginData, and t
 A folder named tb inside a run directory (one holding metrics.jsonl) is compared with that
 metrics.jsonl: each epoch must appear exactly once under each tag, with the value of its line as a
 float32 (tags: train/loss, train/<metric>, val/loss, val/<metric>, test/<metric>, lr,
-time/epoch_seconds, time/eval_seconds, time/elapsed_seconds; val and test only where the run has
-those splits). The exit status is 1 when any problem is found, 2 on a usage error.
+time/epoch_seconds, time/eval_seconds, time/elapsed_seconds, memory/peak_bytes; val and test only
+where the run has those splits, the peak only where metrics.jsonl records it). The exit status is 1 when any problem is found, 2 on a usage error.
 
 Needs TensorBoard's Python package (pip install tensorboard); the GPU machines have it.
 """
@@ -37,6 +37,7 @@ TAGS = {
     "time/epoch_seconds": "seconds",
     "time/eval_seconds": "eval_seconds",
     "time/elapsed_seconds": "elapsed_seconds",
+    "memory/peak_bytes": "peak_bytes",
 }
 
 
@@ -109,13 +110,15 @@ def compare(run_dir, scalars):
         return ["no metric name (no result.json, no train/<metric> tag)"]
     for pattern, key in TAGS.items():
         tag = pattern.replace("<m>", m)
+        if key == "peak_bytes" and not any(key in ep for ep in epochs):
+            continue
         if tag not in scalars:
             if not tag.startswith(("val/", "test/")):
                 problems.append(f"tag {tag} is missing")
             continue
         got = dict((s, v) for s, v in scalars[tag])
         for ep in epochs:
-            want = float(np.float32(ep[key]))
+            want = float(np.float32(ep.get(key, 0)))
             if ep["epoch"] not in got:
                 problems.append(f"{tag}: epoch {ep['epoch']} is missing")
             elif got[ep["epoch"]] != want:

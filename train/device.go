@@ -3,6 +3,7 @@ package train
 import (
 	"fmt"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/internal/peakmem"
 	"os"
 	"runtime"
 
@@ -79,6 +80,17 @@ func (r *run) attachDevice() error {
 	g.Log = r.log
 	r.gpu, r.step = g, g
 	return nil
+}
+
+// peakBytes is the most memory the run has held so far (runfiles.Epoch.PeakBytes): its GPU
+// allocator's high-water mark, or on the CPU the process's peak resident set; 0 where neither
+// is known.
+func (r *run) peakBytes() int64 {
+	if r.gpu != nil {
+		peak, _, _, _ := r.gpu.Backend().Memory()
+		return peak
+	}
+	return peakmem.Process()
 }
 
 // trainStep trains on batch b of the epoch's nb. On the CPU it assembles the batch and steps.

@@ -35,8 +35,12 @@ func epochScalars(ep runfiles.Epoch, metric string, hasVal, hasTest bool) []tfev
 	if hasTest {
 		s = append(s, tfevents.Scalar{Tag: "test/" + metric, Value: ep.TestMetric})
 	}
-	return append(s, tfevents.Scalar{Tag: "lr", Value: ep.LR}, tfevents.Scalar{Tag: "time/epoch_seconds", Value: ep.Seconds},
+	s = append(s, tfevents.Scalar{Tag: "lr", Value: ep.LR}, tfevents.Scalar{Tag: "time/epoch_seconds", Value: ep.Seconds},
 		tfevents.Scalar{Tag: "time/eval_seconds", Value: ep.EvalSeconds}, tfevents.Scalar{Tag: "time/elapsed_seconds", Value: ep.Elapsed})
+	if ep.PeakBytes > 0 {
+		s = append(s, tfevents.Scalar{Tag: "memory/peak_bytes", Value: float64(ep.PeakBytes)})
+	}
+	return s
 }
 
 // epochEvent reports whether an event of the folder is an epoch's (not a version event, and

@@ -402,6 +402,7 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	}
 	ep.EvalSeconds = time.Since(t0).Seconds()
 	ep.Elapsed = r.elapsed()
+	ep.PeakBytes = r.peakBytes()
 	monitored := ep.ValLoss
 	if r.cfg.Train.Monitor == "train_loss" {
 		monitored = ep.TrainLoss

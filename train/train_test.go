@@ -135,8 +135,8 @@ func sameTraining(t *testing.T, a, b string, anyProvenance bool) {
 	}
 	for i := range ea {
 		x, y := ea[i], eb[i]
-		x.Seconds, x.EvalSeconds, x.Elapsed = 0, 0, 0
-		y.Seconds, y.EvalSeconds, y.Elapsed = 0, 0, 0
+		x.Seconds, x.EvalSeconds, x.Elapsed, x.PeakBytes = 0, 0, 0, 0
+		y.Seconds, y.EvalSeconds, y.Elapsed, y.PeakBytes = 0, 0, 0, 0
 		if anyProvenance {
 			x.ConfigHash, x.Departures, y.ConfigHash, y.Departures = "", nil, "", nil
 		}

@@ -33,8 +33,8 @@ func sameTimelessEpochs(t *testing.T, ea, eb []runfiles.Epoch) {
 	t.Helper()
 	for i := range ea {
 		x, y := ea[i], eb[i]
-		x.Seconds, x.EvalSeconds, x.Elapsed = 0, 0, 0
-		y.Seconds, y.EvalSeconds, y.Elapsed = 0, 0, 0
+		x.Seconds, x.EvalSeconds, x.Elapsed, x.PeakBytes = 0, 0, 0, 0
+		y.Seconds, y.EvalSeconds, y.Elapsed, y.PeakBytes = 0, 0, 0, 0
 		if !reflect.DeepEqual(x, y) {
 			t.Fatalf("epoch %d differs:\n%+v\n%+v", i, x, y)
 		}

@@ -49,7 +49,7 @@ func ReadRun(dir string) (*Run, error) {
 // its metrics.jsonl: every epoch once, with each figure under its TensorBoard tag as a float32
 // (train/loss, train/<metric>, val/loss and val/<metric> with a validation split,
 // test/<metric> with a test split, lr, time/epoch_seconds, time/eval_seconds,
-// time/elapsed_seconds) and no other tag.
+// time/elapsed_seconds, memory/peak_bytes where the record has peak_bytes) and no other tag.
 func MatchMetrics(dir, metric string, hasVal, hasTest bool) (*Run, error) {
 	eps, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile))
 	if err != nil {
@@ -70,6 +70,9 @@ func MatchMetrics(dir, metric string, hasVal, hasTest bool) (*Run, error) {
 		}
 		if hasTest {
 			want["test/"+metric] = ep.TestMetric
+		}
+		if ep.PeakBytes > 0 {
+			want["memory/peak_bytes"] = float64(ep.PeakBytes)
 		}
 		got := r.Epochs[int64(ep.Epoch)]
 		if len(got) != len(want) {

@@ -21,8 +21,9 @@ import (
 )
 
 // EpochTiming are the keys of a metrics.jsonl line (runfiles.Epoch) that hold wall-clock
-// time: never equal between two runs, so left out of the comparison.
-var EpochTiming = []string{"seconds", "eval_seconds", "elapsed_seconds"}
+// time, and the peak memory measured with it: never equal between two runs, so left out of
+// the comparison.
+var EpochTiming = []string{"seconds", "eval_seconds", "elapsed_seconds", "peak_bytes"}
 
 // ResultTiming are the keys of result.json (runfiles.Result) that hold wall-clock time.
 var ResultTiming = []string{"seconds_per_epoch", "total_seconds", "preprocess_seconds"}
@@ -30,7 +31,7 @@ var ResultTiming = []string{"seconds_per_epoch", "total_seconds", "preprocess_se
 // CheckpointTiming are the fields of train.Checkpoint, as paths from it, that hold wall-clock
 // time (the loop's clocks and the last epoch's record's timings).
 var CheckpointTiming = []string{"Loop.EpochSecs", "Loop.Elapsed", "Loop.TrainSecs", "Loop.Preprocess",
-	"Loop.Last.Seconds", "Loop.Last.EvalSeconds", "Loop.Last.Elapsed"}
+	"Loop.Last.Seconds", "Loop.Last.EvalSeconds", "Loop.Last.Elapsed", "Loop.Last.PeakBytes"}
 
 // ThreadKey is the result.json key that names the thread count ("cpu (2 threads)"), left out
 // when Options.Threads is set.
