@@ -125,20 +125,21 @@ func compareRuns(t *testing.T, a, b string) {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
 	sameParams(t, a, b)
-	sameBoards(t, a, b, ra.Metric)
+	sameBoards(t, a, b, ra)
 }
 
-// sameBoards fails unless the tb folders of run directories a and b (NeighborsMatch: no
-// validation split) each hold every epoch of their metrics.jsonl once, with its figures, the
-// same figures in both (timings aside), and one end (hparams session start, final figures,
-// session end).
-func sameBoards(t *testing.T, a, b, metric string) {
+// sameBoards fails unless the tb folders of run directories a and b, whose result is res,
+// each hold every epoch of their metrics.jsonl once, with its figures (val/ tags only where
+// the run had a validation split: NeighborsMatch has none), the same figures in both (timings
+// aside), and one end (hparams session start, final figures, session end).
+func sameBoards(t *testing.T, a, b string, res *runfiles.Result) {
 	t.Helper()
-	ba, err := tfread.MatchMetrics(a, metric, false, true)
+	hasVal := res.ValSplit != "none"
+	ba, err := tfread.MatchMetrics(a, res.Metric, hasVal, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	bb, err := tfread.MatchMetrics(b, metric, false, true)
+	bb, err := tfread.MatchMetrics(b, res.Metric, hasVal, true)
 	if err != nil {
 		t.Fatal(err)
 	}

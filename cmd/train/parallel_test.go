@@ -39,7 +39,7 @@ func sameRun(t *testing.T, a, b string) {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
 	sameParams(t, a, b)
-	sameBoards(t, a, b, ra.Metric)
+	sameBoards(t, a, b, ra)
 }
 
 // TestParallelMatchesSequential: -parallel 2 over three seeds on the CPU (two at once, then the
