@@ -767,53 +767,59 @@ func (k *Kernels) Dropout(out, x DevPtr, n int, rate float64, base uint64, sc De
 
 // MaskedL1 writes out [1] = Σ w·|p − y| over n entries. CPU twin: ops.MaskedL1.
 func (k *Kernels) MaskedL1(out, p, y, w DevPtr, n int) error {
-	c := k.check("masked L1").sizes("n", n).buf("out", out, 1).buf("p", p, n).buf("y", y, n).buf("w", w, n)
-	return k.run(c, func() error {
-		return k.launch("masked_l1", oneBlock, block1, aP(out), aP(p), aP(y), aP(w), aI(n))
-	})
+	return k.pointLoss("masked_l1", "masked L1", out, p, y, w, n)
 }
 
 // MaskedL1Backward writes dp = g·w·sign(p − y), g a device scalar (the upstream gradient).
 func (k *Kernels) MaskedL1Backward(dp, p, y, w, g DevPtr, n int) error {
-	c := k.check("masked L1 backward").sizes("n", n).buf("dp", dp, n).buf("p", p, n).buf("y", y, n).buf("w", w, n).buf("g", g, 1)
-	return k.run(c, func() error {
-		return k.launch("masked_l1_grad", k.grid1(int64(n)), block1, aP(dp), aP(p), aP(y), aP(w), aP(g), aI(n))
-	})
+	return k.pointLossGrad("masked_l1", "masked L1", dp, p, y, w, g, n)
 }
 
 // MaskedL1WithGrad is MaskedL1 and MaskedL1Backward in one launch (one block), bit for bit.
 func (k *Kernels) MaskedL1WithGrad(out, dp, p, y, w, g DevPtr, n int) error {
-	c := k.check("masked L1 with its gradient").sizes("n", n).buf("out", out, 1).buf("dp", dp, n).buf("p", p, n).buf("y", y, n).
-		buf("w", w, n).buf("g", g, 1)
-	return k.run(c, func() error {
-		return k.launch("masked_l1_both", oneBlock, block1, aP(out), aP(dp), aP(p), aP(y), aP(w), aP(g), aI(n))
-	})
+	return k.pointLossBoth("masked_l1", "masked L1", out, dp, p, y, w, g, n)
 }
 
 // MaskedBCE writes out [1] = Σ w·(max(z, 0) − z·y + log(1 + e^(−|z|))) over n entries: the
 // binary cross-entropy of logits z against targets y. CPU twin: kern.MaskedBCE (ops.MaskedBCE).
 func (k *Kernels) MaskedBCE(out, z, y, w DevPtr, n int) error {
-	c := k.check("masked BCE").sizes("n", n).buf("out", out, 1).buf("z", z, n).buf("y", y, n).buf("w", w, n)
-	return k.run(c, func() error {
-		return k.launch("masked_bce", oneBlock, block1, aP(out), aP(z), aP(y), aP(w), aI(n))
-	})
+	return k.pointLoss("masked_bce", "masked BCE", out, z, y, w, n)
 }
 
 // MaskedBCEBackward writes dz = g·w·(σ(z) − y), g a device scalar (the upstream gradient). CPU
 // twin: kern.MaskedBCEBackward.
 func (k *Kernels) MaskedBCEBackward(dz, z, y, w, g DevPtr, n int) error {
-	c := k.check("masked BCE backward").sizes("n", n).buf("dz", dz, n).buf("z", z, n).buf("y", y, n).buf("w", w, n).buf("g", g, 1)
-	return k.run(c, func() error {
-		return k.launch("masked_bce_grad", k.grid1(int64(n)), block1, aP(dz), aP(z), aP(y), aP(w), aP(g), aI(n))
-	})
+	return k.pointLossGrad("masked_bce", "masked BCE", dz, z, y, w, g, n)
 }
 
 // MaskedBCEWithGrad is MaskedBCE and MaskedBCEBackward in one launch (one block), bit for bit.
 func (k *Kernels) MaskedBCEWithGrad(out, dz, z, y, w, g DevPtr, n int) error {
-	c := k.check("masked BCE with its gradient").sizes("n", n).buf("out", out, 1).buf("dz", dz, n).buf("z", z, n).buf("y", y, n).
+	return k.pointLossBoth("masked_bce", "masked BCE", out, dz, z, y, w, g, n)
+}
+
+// The element-wise losses (L1, BCE) share their kernels' signatures: <kernel> (out [1] = Σ over
+// n entries, one block), <kernel>_grad (dp [n], g a device scalar) and <kernel>_both (both in
+// one block); what names the loss in errors.
+
+func (k *Kernels) pointLoss(kernel, what string, out, p, y, w DevPtr, n int) error {
+	c := k.check(what).sizes("n", n).buf("out", out, 1).buf("p", p, n).buf("y", y, n).buf("w", w, n)
+	return k.run(c, func() error {
+		return k.launch(kernel, oneBlock, block1, aP(out), aP(p), aP(y), aP(w), aI(n))
+	})
+}
+
+func (k *Kernels) pointLossGrad(kernel, what string, dp, p, y, w, g DevPtr, n int) error {
+	c := k.check(what+" backward").sizes("n", n).buf("dp", dp, n).buf("p", p, n).buf("y", y, n).buf("w", w, n).buf("g", g, 1)
+	return k.run(c, func() error {
+		return k.launch(kernel+"_grad", k.grid1(int64(n)), block1, aP(dp), aP(p), aP(y), aP(w), aP(g), aI(n))
+	})
+}
+
+func (k *Kernels) pointLossBoth(kernel, what string, out, dp, p, y, w, g DevPtr, n int) error {
+	c := k.check(what+" with its gradient").sizes("n", n).buf("out", out, 1).buf("dp", dp, n).buf("p", p, n).buf("y", y, n).
 		buf("w", w, n).buf("g", g, 1)
 	return k.run(c, func() error {
-		return k.launch("masked_bce_both", oneBlock, block1, aP(out), aP(dz), aP(z), aP(y), aP(w), aP(g), aI(n))
+		return k.launch(kernel+"_both", oneBlock, block1, aP(out), aP(dp), aP(p), aP(y), aP(w), aP(g), aI(n))
 	})
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 )
@@ -67,7 +68,7 @@ func (s *Spec) NodeColumnVocabs() []int {
 	if s.NodeVocabs != nil {
 		return s.NodeVocabs
 	}
-	return repeatVocab(s.NodeVocab, len(s.CLSNode.Cat))
+	return SharedVocabs(s.NodeVocab, len(s.CLSNode.Cat))
 }
 
 // EdgeColumnVocabs returns the vocabulary of every categorical edge column (C_e's ids
@@ -77,18 +78,17 @@ func (s *Spec) EdgeColumnVocabs() []int {
 	if s.EdgeVocabs != nil {
 		return s.EdgeVocabs
 	}
-	return repeatVocab(s.EdgeVocab, 1)
+	return SharedVocabs(s.EdgeVocab, 1)
 }
 
-func repeatVocab(vocab, cols int) []int {
+// SharedVocabs lists the vocabulary of cols categorical columns that share one of vocab ids (at
+// least one column); nil when vocab ≤ 0 (no categorical columns). It is the per-column form of
+// the shared one (NodeVocab and its columns, EdgeVocab), for the spec here and for nn.IO.
+func SharedVocabs(vocab, cols int) []int {
 	if vocab <= 0 {
 		return nil
 	}
-	out := make([]int, max(cols, 1))
-	for i := range out {
-		out[i] = vocab
-	}
-	return out
+	return slices.Repeat([]int{vocab}, max(cols, 1))
 }
 
 // Task is what a dataset asks a model to predict.

@@ -1,7 +1,6 @@
 package data
 
 import (
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -20,25 +19,12 @@ type peptideGraph struct {
 	Y        []*float64 `json:"y"`
 }
 
-func peptidesExpected(t *testing.T) map[string]map[string][]peptideGraph {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(pygDir, "peptides.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var e map[string]map[string][]peptideGraph
-	if err := json.Unmarshal(raw, &e); err != nil {
-		t.Fatal(err)
-	}
-	return e
-}
-
 // TestPeptidesDistributions reads every split of both fixtures through LoadSplit, as a run
 // does, and compares every field of every graph with what the fixture script wrote: the atom
 // and bond ids column by column, the edges (one graph's edge_index a strided view), and the
 // labels, a missing one as NaN.
 func TestPeptidesDistributions(t *testing.T) {
-	want := peptidesExpected(t)
+	want := fixtureJSON[map[string]map[string][]peptideGraph](t, "peptides.json")
 	for _, name := range []string{"peptides-func", "peptides-struct"} {
 		if got := SourceOf(pygDir, name); got != SourcePyG {
 			t.Fatalf("%s: source %q, want pyg", name, got)

@@ -23,23 +23,25 @@ type pygGraph struct {
 	Label    int32     `json:"label"`
 }
 
-func pygExpected(t *testing.T) map[string]map[string][]pygGraph {
+// fixtureJSON reads the JSON file name of the fixture folder pygDir into a T: the graphs the
+// fixture script wrote (scripts/pyfixtures).
+func fixtureJSON[T any](t *testing.T, name string) T {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(pygDir, "expected.json"))
+	var v T
+	raw, err := os.ReadFile(filepath.Join(pygDir, name))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var e map[string]map[string][]pygGraph
-	if err := json.Unmarshal(raw, &e); err != nil {
+	if err := json.Unmarshal(raw, &v); err != nil {
 		t.Fatal(err)
 	}
-	return e
+	return v
 }
 
 // TestPyGDistributions reads every split of the four fixtures through LoadSplit, as a run
 // does, and compares every field of every graph with the values the fixture script wrote.
 func TestPyGDistributions(t *testing.T) {
-	want := pygExpected(t)
+	want := fixtureJSON[map[string]map[string][]pygGraph](t, "expected.json")
 	for _, name := range []string{"zinc", "aqsol", "mnist", "cifar10"} {
 		if got := SourceOf(pygDir, name); got != SourcePyG {
 			t.Fatalf("%s: source %q, want pyg", name, got)

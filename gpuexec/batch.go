@@ -255,11 +255,7 @@ func (e *Exec) fused(pr *Program, st *Step) error {
 		return e.B.FillBatch(pr.table, st.Table, len(st.Fills))
 	case st.WithGrad: // (p, y, w) and (p, y, w, g)
 		in, n := st.Ins[1], pr.Plan.Vals[st.Outs[1]].Elems
-		both := e.B.MaskedL1WithGrad
-		if st.Kind == prog.MaskedBCE {
-			both = e.B.MaskedBCEWithGrad
-		}
-		return both(e.Ptr(pr, st.Outs[0]), e.Ptr(pr, st.Outs[1]), e.Ptr(pr, in[0]), e.Ptr(pr, in[1]),
+		return lossFolds[st.Kind].both(e.B, e.Ptr(pr, st.Outs[0]), e.Ptr(pr, st.Outs[1]), e.Ptr(pr, in[0]), e.Ptr(pr, in[1]),
 			e.Ptr(pr, in[2]), e.Ptr(pr, in[3]), n)
 	}
 	pl, n := pr.Plan, len(st.Ins)

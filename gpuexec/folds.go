@@ -8,6 +8,7 @@ package gpuexec
 import (
 	"slices"
 
+	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/prog"
 )
 
@@ -97,16 +98,24 @@ func (pl *Plan) foldLossGrad() {
 	pl.redefine()
 }
 
+// lossFolds are the element-wise losses foldLossGrad can run with their gradient in one launch:
+// each loss kind's gradient kind and the backend's fused launch.
+var lossFolds = map[prog.Op]struct {
+	grad prog.Op
+	both func(b Backend, out, dp, p, y, w, g cuda.DevPtr, n int) error
+}{
+	prog.MaskedL1:  {prog.MaskedL1Grad, Backend.MaskedL1WithGrad},
+	prog.MaskedBCE: {prog.MaskedBCEGrad, Backend.MaskedBCEWithGrad},
+}
+
 // LossGrad returns the gradient kind of an element-wise loss that foldLossGrad can run with its
 // gradient in one launch, and false for any other kind.
 func LossGrad(k prog.Op) (prog.Op, bool) {
-	switch k {
-	case prog.MaskedL1:
-		return prog.MaskedL1Grad, true
-	case prog.MaskedBCE:
-		return prog.MaskedBCEGrad, true
+	f, ok := lossFolds[k]
+	if !ok {
+		return prog.Invalid, false
 	}
-	return prog.Invalid, false
+	return f.grad, true
 }
 
 // foldDivs folds the gated aggregation's division (its sums by its denominators, gated_div:

@@ -3,6 +3,7 @@ package nn
 import (
 	"fmt"
 
+	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -56,7 +57,7 @@ func (io IO) NodeTables() []int {
 	if io.NodeVocabs != nil {
 		return io.NodeVocabs
 	}
-	return sharedTables(io.NodeVocab, max(io.NodeCols, 1))
+	return data.SharedVocabs(io.NodeVocab, io.NodeCols)
 }
 
 // EdgeTables returns the rows of every categorical edge table, one per column: EdgeVocabs, or
@@ -65,18 +66,7 @@ func (io IO) EdgeTables() []int {
 	if io.EdgeVocabs != nil {
 		return io.EdgeVocabs
 	}
-	return sharedTables(io.EdgeVocab, 1)
-}
-
-func sharedTables(rows, cols int) []int {
-	if rows <= 0 {
-		return nil
-	}
-	out := make([]int, cols)
-	for c := range out {
-		out[c] = rows
-	}
-	return out
+	return data.SharedVocabs(io.EdgeVocab, 1)
 }
 
 // HasEdgeInput reports whether edges carry an input feature.

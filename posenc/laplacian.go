@@ -31,16 +31,8 @@ func (l *Laplacian) Encode(n int, src, dst []int32, q int, out []float32) error 
 	if q < 1 {
 		return fmt.Errorf("laplacian encoding: q = %d: needs at least one eigenvector", q)
 	}
-	if len(out) != n*q {
-		return fmt.Errorf("laplacian encoding: output has %d values, want %d nodes × %d", len(out), n, q)
-	}
-	if len(src) != len(dst) {
-		return fmt.Errorf("laplacian encoding: %d edge sources but %d destinations", len(src), len(dst))
-	}
-	for m := range src {
-		if s, d := src[m], dst[m]; s < 0 || int(s) >= n || d < 0 || int(d) >= n {
-			return fmt.Errorf("laplacian encoding: edge %d (%d→%d) points outside the %d nodes", m, s, d, n)
-		}
+	if err := checkGraph(n, src, dst, q, out); err != nil {
+		return fmt.Errorf("laplacian encoding: %w", err)
 	}
 	clear(out)
 	if n == 0 {

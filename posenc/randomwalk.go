@@ -34,19 +34,8 @@ func (w *RandomWalk) Encode(n int, src, dst []int32, k int, out []float32) error
 	if k < 1 {
 		return fmt.Errorf("random-walk encoding: k = %d: needs at least one step", k)
 	}
-	if n < 0 {
-		return fmt.Errorf("random-walk encoding: negative node count %d", n)
-	}
-	if len(out) != n*k {
-		return fmt.Errorf("random-walk encoding: output has %d values, want %d nodes × %d", len(out), n, k)
-	}
-	if len(src) != len(dst) {
-		return fmt.Errorf("random-walk encoding: %d edge sources but %d destinations", len(src), len(dst))
-	}
-	for m := range src {
-		if s, d := src[m], dst[m]; s < 0 || int(s) >= n || d < 0 || int(d) >= n {
-			return fmt.Errorf("random-walk encoding: edge %d (%d→%d) points outside the %d nodes", m, s, d, n)
-		}
+	if err := checkGraph(n, src, dst, k, out); err != nil {
+		return fmt.Errorf("random-walk encoding: %w", err)
 	}
 	w.build(n, src, dst)
 	for lo := 0; lo < n; lo += rwBlock {
