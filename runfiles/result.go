@@ -16,9 +16,12 @@ type Epoch struct {
 	ValLoss     float64 `json:"val_loss"`
 	ValMetric   float64 `json:"val_metric"`
 	TestMetric  float64 `json:"test_metric"`
-	Seconds     float64 `json:"seconds"`         // training part of the epoch (evaluation excluded)
-	EvalSeconds float64 `json:"eval_seconds"`    // evaluation of val and test
-	Elapsed     float64 `json:"elapsed_seconds"` // wall time since the run started (preprocessing included)
+	// TestLoss is the test split's loss in evaluation mode (the same reduction as val_loss);
+	// absent for a run without a test split and in files written before runs recorded it.
+	TestLoss    *float64 `json:"test_loss,omitempty"`
+	Seconds     float64  `json:"seconds"`         // training part of the epoch (evaluation excluded)
+	EvalSeconds float64  `json:"eval_seconds"`    // evaluation of val and test
+	Elapsed     float64  `json:"elapsed_seconds"` // wall time since the run started (preprocessing included)
 	// PeakBytes is the most memory the run had held by the epoch's end, a measurement like the
 	// timings: on a GPU the bytes its device allocator had handed out at once, on the CPU the
 	// process's peak resident set (shared by the seeds of -parallel); absent where the system
@@ -37,12 +40,20 @@ func (e *Epoch) CheckFinite() error {
 		name string
 		x    float64
 	}{{"train_loss", e.TrainLoss}, {"train_metric", e.TrainMetric}, {"val_loss", e.ValLoss},
-		{"val_metric", e.ValMetric}, {"test_metric", e.TestMetric}} {
+		{"val_metric", e.ValMetric}, {"test_metric", e.TestMetric}, {"test_loss", deref(e.TestLoss)}} {
 		if math.IsNaN(v.x) || math.IsInf(v.x, 0) {
 			return fmt.Errorf("%s is %v", v.name, v.x)
 		}
 	}
 	return nil
+}
+
+// deref is *x, or 0 for an absent value.
+func deref(x *float64) float64 {
+	if x == nil {
+		return 0
+	}
+	return *x
 }
 
 // Result is result.json: the final metrics of a finished run.

@@ -10,8 +10,9 @@ the hparams plugin summaries decoded with TensorBoard's HParamsPluginData, and t
 A folder named tb inside a run directory (one holding metrics.jsonl) is compared with that
 metrics.jsonl: each epoch must appear exactly once under each tag, with the value of its line as a
 float32 (tags: train/loss, train/<metric>, val/loss, val/<metric>, test/<metric>, lr,
-time/epoch_seconds, time/eval_seconds, time/elapsed_seconds, memory/peak_bytes; val and test only
-where the run has those splits, the peak only where metrics.jsonl records it). The exit status is 1 when any problem is found, 2 on a usage error.
+time/epoch_seconds, time/eval_seconds, time/elapsed_seconds, memory/peak_bytes, test/loss; val and
+test only where the run has those splits, the peak and the test loss only where metrics.jsonl
+records them). The exit status is 1 when any problem is found, 2 on a usage error.
 
 Needs TensorBoard's Python package (pip install tensorboard); the GPU machines have it.
 """
@@ -33,6 +34,7 @@ TAGS = {
     "val/loss": "val_loss",
     "val/<m>": "val_metric",
     "test/<m>": "test_metric",
+    "test/loss": "test_loss",
     "lr": "lr",
     "time/epoch_seconds": "seconds",
     "time/eval_seconds": "eval_seconds",
@@ -110,7 +112,7 @@ def compare(run_dir, scalars):
         return ["no metric name (no result.json, no train/<metric> tag)"]
     for pattern, key in TAGS.items():
         tag = pattern.replace("<m>", m)
-        if key == "peak_bytes" and not any(key in ep for ep in epochs):
+        if key in ("peak_bytes", "test_loss") and not any(key in ep for ep in epochs):
             continue
         if tag not in scalars:
             if not tag.startswith(("val/", "test/")):
@@ -118,12 +120,14 @@ def compare(run_dir, scalars):
             continue
         got = dict((s, v) for s, v in scalars[tag])
         for ep in epochs:
-            want = float(np.float32(ep.get(key, 0)))
+            if key in ("peak_bytes", "test_loss") and key not in ep:
+                continue  # a record written before runs kept it
+            want = float(np.float32(ep[key]))
             if ep["epoch"] not in got:
                 problems.append(f"{tag}: epoch {ep['epoch']} is missing")
             elif got[ep["epoch"]] != want:
                 problems.append(f"{tag}: epoch {ep['epoch']}: {got[ep['epoch']]} != metrics.jsonl {want}")
-        extra = sorted(set(got) - {ep["epoch"] for ep in epochs})
+        extra = sorted(set(got) - {ep["epoch"] for ep in epochs if key in ep})
         if extra:
             problems.append(f"{tag}: steps {extra} are not in metrics.jsonl")
     return problems

@@ -34,6 +34,9 @@ func epochScalars(ep runfiles.Epoch, metric string, hasVal, hasTest bool) []tfev
 	}
 	if hasTest {
 		s = append(s, tfevents.Scalar{Tag: "test/" + metric, Value: ep.TestMetric})
+		if ep.TestLoss != nil { // absent in records written before runs kept it
+			s = append(s, tfevents.Scalar{Tag: "test/loss", Value: *ep.TestLoss})
+		}
 	}
 	s = append(s, tfevents.Scalar{Tag: "lr", Value: ep.LR}, tfevents.Scalar{Tag: "time/epoch_seconds", Value: ep.Seconds},
 		tfevents.Scalar{Tag: "time/eval_seconds", Value: ep.EvalSeconds}, tfevents.Scalar{Tag: "time/elapsed_seconds", Value: ep.Elapsed})

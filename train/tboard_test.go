@@ -53,6 +53,15 @@ func TestBoardMatchesMetrics(t *testing.T) {
 			}
 			b := wantBoardMatchesMetrics(t, dir, res.Metric, tc.hasVal, true)
 			wantEnd(t, b.End, res, c.RunName(), 1)
+			eps, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, ep := range eps { // NeighborsMatch has a test split: every record keeps its loss, under test/loss
+				if ep.TestLoss == nil || !(*ep.TestLoss > 0) || b.Epochs[int64(ep.Epoch)]["test/loss"] != float32(*ep.TestLoss) {
+					t.Fatalf("epoch %d: test loss %v in metrics.jsonl, %v in the tb folder", ep.Epoch, ep.TestLoss, b.Epochs[int64(ep.Epoch)]["test/loss"])
+				}
+			}
 		})
 	}
 }

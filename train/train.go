@@ -395,7 +395,8 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 		if err != nil {
 			return ep, fmt.Errorf("epoch %d: test: %w", r.loop.Epoch, err)
 		}
-		ep.TestMetric = m.Value()
+		loss := m.Loss()
+		ep.TestMetric, ep.TestLoss = m.Value(), &loss
 	}
 	if err := ep.CheckFinite(); err != nil { // evaluation mode can diverge where training did not
 		return ep, fmt.Errorf("epoch %d: %w: %v", r.loop.Epoch, ErrNaN, err)

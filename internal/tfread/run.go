@@ -70,6 +70,9 @@ func MatchMetrics(dir, metric string, hasVal, hasTest bool) (*Run, error) {
 		}
 		if hasTest {
 			want["test/"+metric] = ep.TestMetric
+			if ep.TestLoss != nil {
+				want["test/loss"] = *ep.TestLoss
+			}
 		}
 		if ep.PeakBytes > 0 {
 			want["memory/peak_bytes"] = float64(ep.PeakBytes)
