@@ -25,24 +25,9 @@ type peptideGraph struct {
 // labels, a missing one as NaN.
 func TestPeptidesDistributions(t *testing.T) {
 	want := fixtureJSON[map[string]map[string][]peptideGraph](t, "peptides.json")
-	for _, name := range []string{"peptides-func", "peptides-struct"} {
-		if got := SourceOf(pygDir, name); got != SourcePyG {
-			t.Fatalf("%s: source %q, want pyg", name, got)
-		}
-		for _, split := range []string{"train", "val", "test"} {
-			gs, _, err := LoadSplit(pygDir, name, split)
-			if err != nil {
-				t.Fatalf("%s %s: %v", name, split, err)
-			}
-			w := want[name][split]
-			if len(gs) != len(w) {
-				t.Fatalf("%s %s: %d graphs, want %d", name, split, len(gs), len(w))
-			}
-			for i, g := range gs {
-				checkPeptide(t, name+" "+split, i, g, w[i])
-			}
-		}
-	}
+	checkFixtures(t, want, []string{"peptides-func", "peptides-struct"}, func(label string, i int, g *Graph, w peptideGraph, _ *Spec) {
+		checkPeptide(t, label, i, g, w)
+	})
 	gs, _, err := LoadSplit(pygDir, "peptides-func", "train")
 	if err != nil {
 		t.Fatal(err)

@@ -23,6 +23,31 @@ type pygGraph struct {
 	Label    int32     `json:"label"`
 }
 
+// checkFixtures reads every split of the named datasets of the fixture folder through
+// LoadSplit, as a run does, checks their source is the public distribution and their graph
+// counts those of want, and calls check on each graph with the graph the fixture script wrote.
+func checkFixtures[G any](t *testing.T, want map[string]map[string][]G, names []string, check func(label string, i int, g *Graph, w G, spec *Spec)) {
+	t.Helper()
+	for _, name := range names {
+		if got := SourceOf(pygDir, name); got != SourcePyG {
+			t.Fatalf("%s: source %q, want pyg", name, got)
+		}
+		for _, split := range []string{"train", "val", "test"} {
+			gs, spec, err := LoadSplit(pygDir, name, split)
+			if err != nil {
+				t.Fatalf("%s %s: %v", name, split, err)
+			}
+			w := want[name][split]
+			if len(gs) != len(w) {
+				t.Fatalf("%s %s: %d graphs, want %d", name, split, len(gs), len(w))
+			}
+			for i, g := range gs {
+				check(name+" "+split, i, g, w[i], spec)
+			}
+		}
+	}
+}
+
 // fixtureJSON reads the JSON file name of the fixture folder pygDir into a T: the graphs the
 // fixture script wrote (scripts/pyfixtures).
 func fixtureJSON[T any](t *testing.T, name string) T {
@@ -42,24 +67,9 @@ func fixtureJSON[T any](t *testing.T, name string) T {
 // does, and compares every field of every graph with the values the fixture script wrote.
 func TestPyGDistributions(t *testing.T) {
 	want := fixtureJSON[map[string]map[string][]pygGraph](t, "expected.json")
-	for _, name := range []string{"zinc", "aqsol", "mnist", "cifar10"} {
-		if got := SourceOf(pygDir, name); got != SourcePyG {
-			t.Fatalf("%s: source %q, want pyg", name, got)
-		}
-		for _, split := range []string{"train", "val", "test"} {
-			gs, spec, err := LoadSplit(pygDir, name, split)
-			if err != nil {
-				t.Fatalf("%s %s: %v", name, split, err)
-			}
-			w := want[name][split]
-			if len(gs) != len(w) {
-				t.Fatalf("%s %s: %d graphs, want %d", name, split, len(gs), len(w))
-			}
-			for i, g := range gs {
-				checkPyGGraph(t, name+" "+split, i, g, w[i], spec)
-			}
-		}
-	}
+	checkFixtures(t, want, []string{"zinc", "aqsol", "mnist", "cifar10"}, func(label string, i int, g *Graph, w pygGraph, spec *Spec) {
+		checkPyGGraph(t, label, i, g, w, spec)
+	})
 }
 
 func checkPyGGraph(t *testing.T, what string, i int, g *Graph, w pygGraph, spec *Spec) {
