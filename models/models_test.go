@@ -11,7 +11,7 @@ import (
 )
 
 var (
-	gcn   = config.Model{Name: "gatedgcn", Layers: 4, Hidden: 70, BatchNorm: true, Residual: true}
+	ggcn  = config.Model{Name: "gatedgcn", Layers: 4, Hidden: 70, BatchNorm: true, Residual: true}
 	mon   = config.Model{Name: "monet", Layers: 4, Hidden: 90, Own: map[string]any{"kernels": 3, "pseudo_dim": 2}, BatchNorm: true, Residual: true}
 	trans = config.Model{Name: "transformer", Layers: 4, Hidden: 48, Own: map[string]any{"heads": 6, "norm": "pre_bn"}}
 )
@@ -38,24 +38,24 @@ func TestParamCounts(t *testing.T) {
 		noEdge  bool
 		want    int
 	}{
-		{"zinc", gcn, Encoding{Name: "none"}, false, 105875},
-		{"aqsol", gcn, Encoding{Name: "none"}, false, 108535},
-		{"cluster", gcn, Encoding{Name: "none"}, false, 104355},
-		{"pattern", gcn, Encoding{Name: "none"}, false, 104003},
-		{"mnist", gcn, Encoding{Name: "none"}, false, 104217},
-		{"cifar10", gcn, Encoding{Name: "none"}, false, 104357},
-		{"zinc", gcn, Encoding{Name: "adj", R: 4, CLS: true}, false, 105875 + 70 + 5*70},
-		{"zinc", gcn, Encoding{Name: "short", R: 3}, false, 105875 + 5*70},
-		{"zinc", gcn, Encoding{Name: "lp", Q: 8, CLS: true}, false, 105875 + 70 + 9*70},
-		{"mnist", gcn, Encoding{Name: "lp", Q: 8, CLS: true}, false, 104217 + 9*70}, // float inputs: CLS adds no row
-		{"zinc", gcn, Encoding{Name: "rwse", RWSteps: 16, CLS: true}, false, 105875 + 70 + 17*70},
+		{"zinc", ggcn, Encoding{Name: "none"}, false, 105875},
+		{"aqsol", ggcn, Encoding{Name: "none"}, false, 108535},
+		{"cluster", ggcn, Encoding{Name: "none"}, false, 104355},
+		{"pattern", ggcn, Encoding{Name: "none"}, false, 104003},
+		{"mnist", ggcn, Encoding{Name: "none"}, false, 104217},
+		{"cifar10", ggcn, Encoding{Name: "none"}, false, 104357},
+		{"zinc", ggcn, Encoding{Name: "adj", R: 4, CLS: true}, false, 105875 + 70 + 5*70},
+		{"zinc", ggcn, Encoding{Name: "short", R: 3}, false, 105875 + 5*70},
+		{"zinc", ggcn, Encoding{Name: "lp", Q: 8, CLS: true}, false, 105875 + 70 + 9*70},
+		{"mnist", ggcn, Encoding{Name: "lp", Q: 8, CLS: true}, false, 104217 + 9*70}, // float inputs: CLS adds no row
+		{"zinc", ggcn, Encoding{Name: "rwse", RWSteps: 16, CLS: true}, false, 105875 + 70 + 17*70},
 		{"zinc", trans, Encoding{Name: "rwse", RWSteps: 20}, false, 107857 + 21*48},
 		{"zinc", mon, Encoding{Name: "none"}, true, 106002},
 		{"aqsol", mon, Encoding{Name: "none"}, true, 109332},
 		{"aqsol", mon, Encoding{Name: "adj", R: 1}, false, 109332 + 5*90 + 2*90 + 4*(90*3+3)},
 		{"zinc", trans, Encoding{Name: "none"}, false, 107857},
 		{"cluster", trans, Encoding{Name: "none"}, false, 106818},
-		{"neighborsmatch-2", gcn, Encoding{Name: "adj", R: 2}, false, 0}, // checked below
+		{"neighborsmatch-2", ggcn, Encoding{Name: "adj", R: 2}, false, 0}, // checked below
 	}
 	for _, c := range cases {
 		spec, err := data.OpenSpec(dir, c.dataset)
@@ -148,7 +148,7 @@ func TestPeptidesInputLayer(t *testing.T) {
 		if !slices.Equal(io.EdgeVocabs, []int{6, 7, 3}) || io.NodeVocab != 0 || io.NodeCols != 0 || io.EdgeVocab != 0 {
 			t.Errorf("cls %v: bond tables %v (shared forms %d %d %d)", cls, io.EdgeVocabs, io.NodeVocab, io.NodeCols, io.EdgeVocab)
 		}
-		_, got, err := Build(gcn, io)
+		_, got, err := Build(ggcn, io)
 		if err != nil {
 			t.Fatal(err)
 		}

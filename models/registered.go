@@ -3,16 +3,22 @@
 package models
 
 import (
+	"github.com/rewiregnn/rewiregnn/models/gat"
 	"github.com/rewiregnn/rewiregnn/models/gatedgcn"
+	"github.com/rewiregnn/rewiregnn/models/gcn"
 	"github.com/rewiregnn/rewiregnn/models/gin"
 	"github.com/rewiregnn/rewiregnn/models/monet"
+	"github.com/rewiregnn/rewiregnn/models/sage"
 	"github.com/rewiregnn/rewiregnn/models/transformer"
 )
 
 // init registers every package under models/ by its folder's name.
 func init() {
+	Register("gat", gat.New)
 	Register("gatedgcn", gatedgcn.New)
+	Register("gcn", gcn.New)
 	Register("gin", gin.New)
 	Register("monet", monet.New)
+	Register("sage", sage.New)
 	Register("transformer", transformer.New)
 }

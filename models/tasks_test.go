@@ -85,11 +85,19 @@ func cacheEnc(name string) string {
 }
 
 // Small is the model called name at its defaults (its own keys' included) with 2 layers of
-// width 12 (which the Transformer's default 6 heads divide): every registered model in a size
-// that finite differences check quickly.
+// width 12: every registered model in a size that finite differences check quickly. A model
+// whose default heads do not divide 12 (GAT's 8) gets 4 heads; the Transformer keeps its 6.
 func Small(t *testing.T, name string) config.Model {
 	t.Helper()
-	r, err := config.Load("", []string{"dataset.name=zinc", "model.name=" + name, "model.layers=2", "model.hidden=12"})
+	set := []string{"dataset.name=zinc", "model.name=" + name, "model.layers=2"}
+	r, err := config.Load("", set)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if h := r.Model.Int("heads"); h > 0 && 12%h != 0 {
+		set = append(set, "model.heads=4")
+	}
+	r, err = config.Load("", append(set, "model.hidden=12"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -246,6 +246,16 @@ func (b *Builder) PropagateEdges(m *gorgonia.Node, in *Inputs) *gorgonia.Node {
 	return b.ScatterAdd(m, in.Dst, in.B.Nodes)
 }
 
+// SegmentMax is the column-wise max of x's rows per destination: x [edges, d] → [nodes, d],
+// 0 for a node no edge reaches (ops.SegmentMax).
+func (b *Builder) SegmentMax(x *gorgonia.Node, dst *ops.Index, rows int) *gorgonia.Node {
+	if b.err != nil {
+		return nil
+	}
+	y, err := ops.SegmentMax(x, dst, rows)
+	return b.ok(y, err, "segment max")
+}
+
 func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *ops.Index, rows int) *gorgonia.Node {
 	if b.err != nil {
 		return nil
@@ -262,8 +272,15 @@ func (b *Builder) Mul(x, y *gorgonia.Node) *gorgonia.Node {
 func (b *Builder) Div(x, y *gorgonia.Node) *gorgonia.Node {
 	return b.bin(gorgonia.HadamardDiv, x, y, "div")
 }
+
+// MatMul is the matrix product x·y (ops.MatMul).
 func (b *Builder) MatMul(x, y *gorgonia.Node) *gorgonia.Node {
-	return b.bin(gorgonia.Mul, x, y, "matmul")
+	return b.bin(ops.MatMul, x, y, "matmul")
+}
+
+// HeadScale multiplies the k-th column block of every row of x by w's column k (ops.HeadScale).
+func (b *Builder) HeadScale(x, w *gorgonia.Node) *gorgonia.Node {
+	return b.bin(ops.HeadScale, x, w, "head scale")
 }
 func (b *Builder) Relu(x *gorgonia.Node) *gorgonia.Node { return b.un(ops.Relu, x, "relu") }
 func (b *Builder) Sigmoid(x *gorgonia.Node) *gorgonia.Node {

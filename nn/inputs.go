@@ -125,10 +125,21 @@ type Inputs struct {
 	Classes   int
 	GraphW    *tensor.Dense // [Graphs, T] weights of Y's entries in the loss (TargetWeights)
 	DegSrc    *tensor.Dense // [Edges, 2]: MoNet pseudo-coordinates (nil unless asked)
-	deg       []float64     // scratch for the pseudo-coordinates
-	pseudo    []float32
-	scratch   []float32
-	counts    []int
+	// Degree-weighted aggregation, from the in-degree d_v of every node of the batch's graph
+	// (the rewired graph the model reads, CLS edges included); nil unless the model asks
+	// (InputSpec.GCNNorm, MeanAgg, DegScale):
+	//   - GCNDst: each edge's destination, weighted 1/√((d_src+1)(d_dst+1)) (GCN's symmetric
+	//     normalisation with self-loops); GCNSelf: each node itself, weighted 1/(d_v+1);
+	//   - MeanDst: each edge's destination, weighted 1/d_dst (the mean over in-neighbours);
+	//   - DegScale [Nodes, 3]: PNA's scalers (1, log(d+1)/δ, δ/log(d+1)) with d clamped at 1
+	//     and δ = AvgLogDeg; zero rows on padding.
+	GCNDst, GCNSelf, MeanDst *ops.Index
+	DegScale                 *tensor.Dense
+	AvgLogDeg                float64
+	deg                      []float64 // scratch: in-degrees
+	pseudo                   []float32
+	scratch                  []float32
+	counts                   []int
 }
 
 // InputSpec says which optional inputs a model reads.
@@ -143,7 +154,10 @@ type InputSpec struct {
 	LapSign             bool   // the node encoding takes the Laplacian sign flip (lp only)
 	Loss                string // LossL1 and LossBCE read Y; LossCE and LossSBM read Labels
 	Classes             int
-	Targets             int // columns of Y (L1: targets, BCE: labels per graph); 0 means 1
+	Targets             int     // columns of Y (L1: targets, BCE: labels per graph); 0 means 1
+	GCNNorm, MeanAgg    bool    // the degree-weighted destination indexes GCNDst/GCNSelf and MeanDst
+	DegScale            bool    // PNA's degree scalers, with AvgLogDeg as δ
+	AvgLogDeg           float64 // PNA's δ (IO.AvgLogDeg)
 }
 
 // NewInputs allocates the holders for bucket b.
@@ -204,6 +218,20 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 	if s.Pseudo {
 		in.DegSrc = mat(b.Edges, 2)
 	}
+	weighted := func(name string, n int) *ops.Index {
+		ix := ops.NewIndex(name, n)
+		ix.W = make([]float64, n)
+		return ix
+	}
+	if s.GCNNorm {
+		in.GCNDst, in.GCNSelf = weighted("gcn dst", b.Edges), weighted("gcn self", b.Nodes)
+	}
+	if s.MeanAgg {
+		in.MeanDst = weighted("mean dst", b.Edges)
+	}
+	if s.DegScale {
+		in.DegScale, in.AvgLogDeg = mat(b.Nodes, 3), s.AvgLogDeg
+	}
 	switch s.Loss {
 	case LossCE, LossSBM:
 		in.NodeLevel = s.Loss == LossSBM
@@ -233,7 +261,7 @@ func (in *Inputs) Load(bt *data.Batch) error {
 		return fmt.Errorf("inputs: %w", err)
 	}
 	n, m := u.N, u.NumEdges()
-	for _, ix := range slices.Concat([]*ops.Index{in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}, in.NodeCat, in.EdgeCat) {
+	for _, ix := range in.indexes() {
 		if ix != nil {
 			ix.Clear()
 		}
@@ -310,6 +338,66 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	if in.DegSrc != nil {
 		in.pseudoCoords(u)
 	}
+	return in.degreeWeights(u)
+}
+
+// indexes lists the index holders (nil where unused).
+func (in *Inputs) indexes() []*ops.Index {
+	return slices.Concat([]*ops.Index{in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels, in.GCNDst, in.GCNSelf, in.MeanDst}, in.NodeCat, in.EdgeCat)
+}
+
+// inDegrees returns the in-degree of every node of u (a scratch slice, valid until the next call).
+func (in *Inputs) inDegrees(u *data.Graph) []float64 {
+	if cap(in.deg) < u.N {
+		in.deg = make([]float64, in.B.Nodes)
+	}
+	deg := in.deg[:u.N]
+	clear(deg)
+	for _, d := range u.Dst {
+		deg[d]++
+	}
+	return deg
+}
+
+// degreeWeights fills the degree-weighted indexes and PNA's scalers the model reads.
+func (in *Inputs) degreeWeights(u *data.Graph) error {
+	if in.GCNDst == nil && in.MeanDst == nil && in.DegScale == nil {
+		return nil
+	}
+	deg := in.inDegrees(u)
+	if in.GCNDst != nil {
+		for e := range u.Dst {
+			in.GCNDst.Idx[e], in.GCNDst.W[e] = u.Dst[e], 1/math.Sqrt((deg[u.Src[e]]+1)*(deg[u.Dst[e]]+1))
+		}
+		for v := range deg {
+			in.GCNSelf.Idx[v], in.GCNSelf.W[v] = int32(v), 1/(deg[v]+1)
+		}
+	}
+	if in.MeanDst != nil {
+		for e, d := range u.Dst {
+			in.MeanDst.Idx[e], in.MeanDst.W[e] = d, 1/deg[d]
+		}
+	}
+	if in.DegScale != nil {
+		return in.degreeScalers(deg)
+	}
+	return nil
+}
+
+// degreeScalers writes PNA's scalers (1, log(d+1)/δ, δ/log(d+1)) per node, d clamped at 1, in
+// float64 and rounded once to the element type.
+func (in *Inputs) degreeScalers(deg []float64) error {
+	delta := in.AvgLogDeg
+	if !(delta > 0) || math.IsInf(delta, 1) {
+		return fmt.Errorf("inputs: the degree scalers need δ, the training split's mean log(d+1), got %g", delta)
+	}
+	in.scratch = growF32(in.scratch, 3*len(deg))
+	vals := in.scratch[:3*len(deg)]
+	for v, d := range deg {
+		l := math.Log(max(d, 1) + 1)
+		vals[3*v], vals[3*v+1], vals[3*v+2] = 1, float32(l/delta), float32(delta/l)
+	}
+	fill(in.DegScale, vals)
 	return nil
 }
 
@@ -433,14 +521,7 @@ func TargetWeights[T kern.Float](y, w []T, bt *data.Batch, cols int, bce bool) e
 // pseudoCoords writes MoNet's pseudo-coordinates (1/√(deg src + 1), 1/√(deg dst + 1)) per
 // edge, with in-degrees of the graph fed to the model (docs/protocol.md §"MoNet layer").
 func (in *Inputs) pseudoCoords(u *data.Graph) {
-	if cap(in.deg) < u.N {
-		in.deg = make([]float64, in.B.Nodes)
-	}
-	deg := in.deg[:u.N]
-	clear(deg)
-	for _, d := range u.Dst {
-		deg[d]++
-	}
+	deg := in.inDegrees(u)
 	if cap(in.pseudo) < 2*u.NumEdges() {
 		in.pseudo = make([]float32, 2*in.B.Edges)
 	}
@@ -456,7 +537,7 @@ func (in *Inputs) pseudoCoords(u *data.Graph) {
 // allocated by NewInputs.
 func (in *Inputs) Bytes() int64 {
 	var n int64
-	for _, ix := range slices.Concat(in.NodeCat, in.EdgeCat, []*ops.Index{in.SP, in.Src, in.Dst, in.NodeGraph, in.CLS, in.Root, in.Labels}) {
+	for _, ix := range in.indexes() {
 		if ix != nil {
 			n += 4*int64(len(ix.Idx)) + 8*int64(len(ix.W))
 		}
@@ -466,7 +547,7 @@ func (in *Inputs) Bytes() int64 {
 			n += int64(len(m.Keep))
 		}
 	}
-	for _, t := range []*tensor.Dense{in.NodeFloat, in.EdgeFloat, in.SPValue, in.Adj, in.NodePE, in.Y, in.GraphW, in.DegSrc} {
+	for _, t := range []*tensor.Dense{in.NodeFloat, in.EdgeFloat, in.SPValue, in.Adj, in.NodePE, in.Y, in.GraphW, in.DegSrc, in.DegScale} {
 		if t != nil {
 			n += int64(t.Shape().TotalSize()) * int64(t.Dtype().Size())
 		}
@@ -485,7 +566,7 @@ func (in *Inputs) dense() map[*tensor.Dense]string {
 		name string
 	}{{in.NodeFloat, "node features"}, {in.EdgeFloat, "edge features"}, {in.SPValue, "shortest-path values"},
 		{in.Adj, "adjacency powers"}, {in.NodePE, "node encoding"}, {in.Y, "targets"}, {in.GraphW, "graph weights"},
-		{in.DegSrc, "pseudo-coordinates"}} {
+		{in.DegSrc, "pseudo-coordinates"}, {in.DegScale, "degree scalers"}} {
 		if x.t != nil {
 			m[x.t] = x.name
 		}

@@ -2,6 +2,7 @@ package nn
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -49,6 +50,34 @@ type IO struct {
 	// and EdgeVocab; nil when the columns share one vocabulary.
 	NodeVocabs []int // the CLS id included
 	EdgeVocabs []int
+
+	// AvgLogDeg is the mean of log(d+1) over the training split's nodes, d the in-degree in the
+	// graph the model reads (PNA's δ, which its degree scalers divide by). The trainer sets it
+	// from the training graphs (AvgLogDegree); 0 where no data is loaded (a memory plan).
+	AvgLogDeg float64
+}
+
+// AvgLogDegree is the mean of log(d+1) over the nodes of gs, d each node's in-degree (PNA's δ,
+// as PyTorch Geometric computes it from the training split's degree histogram: nodes without
+// in-edges count with log 1 = 0), summed in float64 in graph and node order; 0 for no nodes.
+func AvgLogDegree(gs []*data.Graph) float64 {
+	var sum float64
+	var n int
+	var deg []int
+	for _, g := range gs {
+		deg = append(deg[:0], make([]int, g.N)...)
+		for _, d := range g.Dst {
+			deg[d]++
+		}
+		for _, d := range deg {
+			sum += math.Log(float64(d) + 1)
+		}
+		n += g.N
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
 }
 
 // NodeTables returns the rows of every categorical node table, one per column: NodeVocabs, or
@@ -150,6 +179,7 @@ func (io IO) InputSpec() InputSpec {
 		SP: io.SPRows > 0 && !io.SPLinear, SPLinear: io.SPLinear, CLS: io.Readout == ReadoutCLS, Root: io.Readout == ReadoutRoot,
 		AdjDim: io.AdjDim, NodePE: io.nodePE().width, LapSign: io.LapQ > 0, Loss: io.Loss,
 		Classes: io.Out * btoi(io.Loss == LossCE || io.Loss == LossSBM), Targets: io.Out * btoi(io.Loss == LossL1 || io.Loss == LossBCE),
+		AvgLogDeg: io.AvgLogDeg,
 	}
 }
 

@@ -120,11 +120,21 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 	return pl, nil
 }
 
-// model returns the run's BuildFunc (and sets its IO and parameter count).
+// model returns the run's BuildFunc (and sets its IO and parameter count), on the training
+// graphs' degree statistics once they are loaded.
 func (r *run) model() (nn.BuildFunc, error) {
 	var build nn.BuildFunc
 	var err error
 	if r.io, build, r.params, err = models.FromConfig(r.cfg, r.spec); err != nil {
+		return nil, fmt.Errorf("model: %w", err)
+	}
+	if r.train == nil { // a memory plan, or the guard before the graphs are loaded
+		return build, nil
+	}
+	// The network reads the training graphs' degree statistics (PNA's δ); every model is built
+	// on them, the others ignore them.
+	r.io.AvgLogDeg = nn.AvgLogDegree(r.train)
+	if build, _, err = models.Build(r.cfg.Model, r.io); err != nil {
 		return nil, fmt.Errorf("model: %w", err)
 	}
 	return build, nil

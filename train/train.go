@@ -185,6 +185,9 @@ func (r *run) prepare() error {
 		if err := r.loadData(); err != nil {
 			return err
 		}
+		if build, err = r.model(); err != nil { // now on the training graphs' degrees
+			return err
+		}
 	}
 	if err := r.checkSplits(); err != nil {
 		return err

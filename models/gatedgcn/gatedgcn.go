@@ -117,29 +117,6 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 		return ops.GatedAggregate(ehat, bh, in.Src, in.Dst, n)
 	})
 	hhat := b.Add(ah, agg)
-	hhat, ehat = normAct(b, c, hhat, name+".bn_h", in.NodeMask, h), normAct(b, c, ehat, name+".bn_e", in.EdgeMask, e)
-	return b.Dropout(hhat, name+".drop_h", c.Dropout), b.Dropout(ehat, name+".drop_e", c.Dropout)
-}
-
-// normAct is x → BN → ReLU (+ res with the residual), batch norm and residual as c says; with
-// batch norm it is one fused op (ops.BatchNormRelu).
-func normAct(b *nn.Builder, c Config, x *gorgonia.Node, name string, mask *ops.Mask, res *gorgonia.Node) *gorgonia.Node {
-	if !c.Residual {
-		res = nil
-	}
-	if !c.BatchNorm {
-		y := b.Relu(x)
-		if res != nil {
-			y = b.Add(res, y)
-		}
-		return y
-	}
-	if b.Err() != nil {
-		return nil
-	}
-	d := x.Shape()[1]
-	gamma, beta := b.Param(name+".gamma", nn.Const(1), d), b.Param(name+".beta", nn.Const(0), d)
-	return b.Apply(name, func() (*gorgonia.Node, error) {
-		return ops.BatchNormRelu(x, gamma, beta, b.P.BNState(name, d), mask, res)
-	})
+	end := nn.End{BatchNorm: c.BatchNorm, Residual: c.Residual, Dropout: c.Dropout}
+	return b.LayerEnd(end, hhat, h, in.NodeMask, name+".bn_h", name+".drop_h"), b.LayerEnd(end, ehat, e, in.EdgeMask, name+".bn_e", name+".drop_e")
 }
