@@ -87,7 +87,15 @@ var modelSets = func() [][]string {
 	var out [][]string
 	for _, name := range models.Names() {
 		base := []string{"model.name=" + name, "model.layers=2", "model.hidden=16"}
-		if name != "transformer" {
+		switch name {
+		case "sage": // both aggregators: the mean's weighted index, the max's segment max
+			out = append(out, append(slices.Clone(base), "model.aggregator=max"), append(slices.Clone(base), "model.aggregator=mean"))
+			continue
+		case "gat":
+			out = append(out, append(slices.Clone(base), "model.heads=4"))
+			continue
+		case "transformer":
+		default:
 			out = append(out, base)
 			continue
 		}
