@@ -88,6 +88,9 @@ func (c *call[T]) Sigmoid(out, x []T, _ int, scalar bool) error {
 }
 func (c *call[T]) Exp(out, x []T, _ int, scalar bool) error { return unary(kern.OpExp, out, x, scalar) }
 func (c *call[T]) Abs(out, x []T, _ int, scalar bool) error { return unary(kern.OpAbs, out, x, scalar) }
+func (c *call[T]) Sqrt(out, x []T, _ int, scalar bool) error {
+	return unary(kern.OpSqrt, out, x, scalar)
+}
 
 // unary is one of Gorgonia's unary operators: on a tensor kern.Unary, on a scalar value
 // kern.UnaryScalar (Gorgonia's per-value functions).

@@ -333,7 +333,7 @@ func testElementwise[T kern.Float](t *testing.T) {
 	unops := []struct {
 		op prog.Op
 		f  func(a *gorgonia.Node) (*gorgonia.Node, error)
-	}{{prog.Tanh, gorgonia.Tanh}, {prog.Sigmoid, gorgonia.Sigmoid}, {prog.Exp, gorgonia.Exp}, {prog.Abs, gorgonia.Abs}}
+	}{{prog.Tanh, gorgonia.Tanh}, {prog.Sigmoid, gorgonia.Sigmoid}, {prog.Exp, gorgonia.Exp}, {prog.Abs, gorgonia.Abs}, {prog.Sqrt, gorgonia.Sqrt}}
 	xs := append([]int{a, one}, scalars...)
 	for range 60 { // scalars: float32 tanh differs on a scalar node for some
 		xs = append(xs, g.in(nil, []T{T(g.rng.NormFloat64())}))

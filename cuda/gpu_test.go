@@ -831,6 +831,11 @@ func TestGPUBiasColSumAdd(t *testing.T) {
 	}
 }
 
+// TestGPUElementwise checks each unary map and its gradient against the CPU twin (Gorgonia's op
+// and gorgonia.Grad), and the twin against the function and derivative written by hand. sqrt
+// runs on positive arguments of magnitude 2⁻²² to 2²³, and its results must have the twin's
+// bits: sqrtf is correctly rounded, as are the twin's float32 sqrt and both sides' division,
+// and its gradient is the twin's own g ÷ (2 ⊙ y) (ew_scalar, then ew_div).
 func TestGPUElementwise(t *testing.T) {
 	defer skipWithoutGPU(t)
 	type unary struct {
@@ -839,19 +844,29 @@ func TestGPUElementwise(t *testing.T) {
 		fwd  func(k *Kernels, out, x DevPtr, n int) error
 		bwd  func(k *Kernels, dx, x, y, g DevPtr, n int) error
 		ref  func(x float64) (y, dydx float64) // the function and its derivative, by hand
+		// positive: arguments |x| + 0.25 scaled by 2^(j mod 41 − 20); bits: the device's
+		// results (forward and backward) have the twin's bits
+		positive, bits bool
 	}
 	sig := func(x float64) float64 { return 1 / (1 + math.Exp(-x)) }
+	var two DevPtr // the device scalar 2 of sqrt's gradient (uploaded by each subtest)
 	ops := []unary{
 		{"relu", ops.Relu, (*Kernels).Relu, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.ReluBackward(dx, y, g, n) },
-			func(x float64) (float64, float64) { return max(x, 0), map[bool]float64{true: 1, false: 0}[x > 0] }},
+			func(x float64) (float64, float64) { return max(x, 0), map[bool]float64{true: 1, false: 0}[x > 0] }, false, false},
 		{"sigmoid", gorgonia.Sigmoid, (*Kernels).Sigmoid, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.SigmoidBackward(dx, y, g, n) },
-			func(x float64) (float64, float64) { return sig(x), sig(x) * (1 - sig(x)) }},
+			func(x float64) (float64, float64) { return sig(x), sig(x) * (1 - sig(x)) }, false, false},
 		{"tanh", gorgonia.Tanh, (*Kernels).Tanh, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.TanhBackward(dx, y, g, n) },
-			func(x float64) (float64, float64) { return math.Tanh(x), 1 - math.Tanh(x)*math.Tanh(x) }},
+			func(x float64) (float64, float64) { return math.Tanh(x), 1 - math.Tanh(x)*math.Tanh(x) }, false, false},
 		{"exp", gorgonia.Exp, (*Kernels).Exp, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.Mul(dx, y, g, n) },
-			func(x float64) (float64, float64) { return math.Exp(x), math.Exp(x) }},
+			func(x float64) (float64, float64) { return math.Exp(x), math.Exp(x) }, false, false},
 		{"abs", gorgonia.Abs, (*Kernels).Abs, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.AbsBackward(dx, x, g, n) },
-			func(x float64) (float64, float64) { return math.Abs(x), float64(sign(x)) }},
+			func(x float64) (float64, float64) { return math.Abs(x), float64(sign(x)) }, false, false},
+		{"sqrt", gorgonia.Sqrt, (*Kernels).Sqrt, func(k *Kernels, dx, x, y, g DevPtr, n int) error {
+			if err := k.ScalarOp(dx, y, two, n, ScalarMul, true); err != nil { // 2 ⊙ y
+				return err
+			}
+			return k.Div(dx, g, dx, n) // g ÷ (2 ⊙ y)
+		}, func(x float64) (float64, float64) { return math.Sqrt(x), 0.5 / math.Sqrt(x) }, true, true},
 	}
 	for _, op := range ops {
 		for i, sz := range sizes {
@@ -859,6 +874,11 @@ func TestGPUElementwise(t *testing.T) {
 				tw := newTwin(t, uint64(120+i))
 				tw.forwardFirst = true
 				xv, dy := tw.randn(sz.n*sz.d), tw.randn(sz.n*sz.d)
+				if op.positive {
+					for j, v := range xv {
+						xv[j] = float32(math.Ldexp(0.25+math.Abs(float64(v)), j%41-20))
+					}
+				}
 				x := tw.mat("x", xv, sz.n, sz.d)
 				y := tw.ok(op.cpu(x))
 				want, grads := tw.run(y, dy, x)
@@ -875,12 +895,18 @@ func TestGPUElementwise(t *testing.T) {
 				d, k := gpu(t)
 				g := dev{t, d}
 				n := sz.n * sz.d
+				two = g.up([]float32{2})
 				dx, out := g.up(xv), g.poison(n)
 				must(t, op.fwd(k, out, dx, n))
-				near(t, op.name, g.down(out, n), want, reduce)
 				gx := g.poison(n)
 				must(t, op.bwd(k, gx, dx, out, g.up(dy), n))
-				near(t, op.name+" backward", g.down(gx, n), grads[0], reduce)
+				if op.bits {
+					sameBits32(t, op.name, g.down(out, n), want)
+					sameBits32(t, op.name+" backward", g.down(gx, n), grads[0])
+				} else {
+					near(t, op.name, g.down(out, n), want, reduce)
+					near(t, op.name+" backward", g.down(gx, n), grads[0], reduce)
+				}
 			})
 		}
 	}

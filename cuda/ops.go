@@ -753,6 +753,11 @@ func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
 	return k.binary("ew_abs_grad", "abs backward", dx, x, g, n)
 }
 
+// Sqrt writes out = √x (correctly rounded: the CPU twin's bits; NaN for x < 0). CPU twin:
+// gorgonia.Sqrt. Gradient: gorgonia's g ÷ (2 ⊙ y), ScalarOp (ScalarMul, the scalar left), then
+// Div.
+func (k *Kernels) Sqrt(out, x DevPtr, n int) error { return k.unary("ew_sqrt", "sqrt", out, x, n) }
+
 // Dropout writes out = x·float32(1/(1 − rate)) where ops.DropKeep(seed, i, rate), else 0: the
 // ops' inverted dropout with seed = ops.DropState.StepSeed() of the step = base ⊕ the Mix of
 // the step scalars sc on the device (base is the node's DropState.Seed). The backward pass is

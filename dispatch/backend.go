@@ -72,6 +72,7 @@ type Kernels[F, X, M any] interface {
 	Sigmoid(out, x F, n int, scalar bool) error
 	Exp(out, x F, n int, scalar bool) error
 	Abs(out, x F, n int, scalar bool) error
+	Sqrt(out, x F, n int, scalar bool) error
 	Relu(out, x F, n int) error
 	ReluGrad(dx, y, g F, n int) error
 

@@ -72,6 +72,7 @@ func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.Sigmoid: unary(B.Sigmoid),
 		prog.Exp:     unary(B.Exp),
 		prog.Abs:     unary(B.Abs),
+		prog.Sqrt:    unary(B.Sqrt),
 		prog.Relu: func(b B, _ prog.Op, _ *prog.Node) error {
 			return b.Relu(b.Out(0), b.In(primary(b), 0), b.OutElems(0))
 		},

@@ -58,6 +58,11 @@ func (f *fake) Scalar(op prog.Op, out, x, s, n int, left bool) error {
 	return f.record("Scalar", op, out, x, s, n, left)
 }
 func (f *fake) Scalars(op prog.Op, out, a, b int) error { return f.record("Scalars", op, out, a, b) }
+func (f *fake) Tanh(o, x, n int, s bool) error          { return f.record("Tanh", o, x, n, s) }
+func (f *fake) Sigmoid(o, x, n int, s bool) error       { return f.record("Sigmoid", o, x, n, s) }
+func (f *fake) Exp(o, x, n int, s bool) error           { return f.record("Exp", o, x, n, s) }
+func (f *fake) Abs(o, x, n int, s bool) error           { return f.record("Abs", o, x, n, s) }
+func (f *fake) Sqrt(o, x, n int, s bool) error          { return f.record("Sqrt", o, x, n, s) }
 func (f *fake) ScatterAdd(out, x, idx, m, rows, cols int) error {
 	return f.record("ScatterAdd", out, x, idx, m, rows, cols)
 }
@@ -156,6 +161,28 @@ func TestBinaryOperands(t *testing.T) {
 		f := &fake{p: &prog.Program{}, ins: [][]int{{c.a, c.b}}, outs: []int{c.out}, shapes: shapes, scalar: scalar}
 		if got := f.run(t, prog.Sub, prog.Node{}); got != c.want {
 			t.Errorf("%d − %d: %s, want %s", c.a, c.b, got, c.want)
+		}
+	}
+}
+
+// TestUnaryOperands checks that each of Gorgonia's unary operators reaches its own kernel with
+// its operand, the result's size and whether the operand is a scalar value (whose function may
+// round differently).
+func TestUnaryOperands(t *testing.T) {
+	shapes := map[int][2]int{1: {4, 3}, 3: {1, 1}, 10: {4, 3}, 11: {1, 1}}
+	scalar := map[int]bool{3: true}
+	for _, c := range []struct {
+		op   prog.Op
+		name string
+	}{{prog.Tanh, "Tanh"}, {prog.Sigmoid, "Sigmoid"}, {prog.Exp, "Exp"}, {prog.Abs, "Abs"}, {prog.Sqrt, "Sqrt"}} {
+		for _, x := range []struct {
+			in, out int
+			want    string
+		}{{1, 10, "[10 1 12 false]"}, {3, 11, "[11 3 1 true]"}} {
+			f := &fake{p: &prog.Program{}, ins: [][]int{{x.in}}, outs: []int{x.out}, shapes: shapes, scalar: scalar}
+			if got := f.run(t, c.op, prog.Node{}); got != c.name+x.want {
+				t.Errorf("%s of %d: %s, want %s", c.op, x.in, got, c.name+x.want)
+			}
 		}
 	}
 }

@@ -53,6 +53,7 @@ type Launchers interface {
 	Tanh(out, x cuda.DevPtr, n int) error
 	Exp(out, x cuda.DevPtr, n int) error
 	Abs(out, x cuda.DevPtr, n int) error
+	Sqrt(out, x cuda.DevPtr, n int) error
 	Dropout(out, x cuda.DevPtr, n int, rate float64, base uint64, sc cuda.DevPtr) error
 	MaskedL1(out, p, y, w cuda.DevPtr, n int) error
 	MaskedL1Backward(dp, p, y, w, g cuda.DevPtr, n int) error

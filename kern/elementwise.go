@@ -8,7 +8,8 @@ import (
 	"github.com/chewxy/math32"
 )
 
-// Gorgonia's own element-wise operators (a + b, a − b, a ⊙ b, a ÷ b, tanh, sigmoid, exp, abs),
+// Gorgonia's own element-wise operators (a + b, a − b, a ⊙ b, a ÷ b, tanh, sigmoid, exp, abs,
+// sqrt),
 // computed exactly as gorgonia.org/gorgonia v0.9.18 on gorgonia.org/tensor v0.9.24 computes
 // them on the CPU when the op's Do runs (the call the CPU executor makes), bit for bit in
 // float32 and float64 (a NaN result is a NaN; its payload follows the hardware, see below).
@@ -36,7 +37,7 @@ import (
 // a scalar by a tensor of more than one element with plain IEEE division (3 ÷ −0 = −Inf).
 // These kernels follow Do, the path the project's executor takes.
 //
-// Unary operators on a tensor (tensor's StdEng Tanh, Exp, Abs, and Apply for sigmoid):
+// Unary operators on a tensor (tensor's StdEng Tanh, Exp, Abs, Sqrt, and Apply for sigmoid):
 //
 //   - float32 tanh: math32.Tanh (chewxy/math32's Cephes tanhf, with its polynomial for
 //     |x| < 0.625, 1 − 2/(math32.Exp(2|x|) + 1) above, ±1 beyond |x| > 44.01, and tanh(±0) = ±0),
@@ -54,10 +55,16 @@ import (
 //     NaN. No tanh form.
 //   - abs: math32.Abs and math.Abs, which clear the sign bit: abs(−0) = +0, abs(±Inf) = +Inf,
 //     and abs(NaN) is the NaN with its sign cleared and payload kept.
+//   - sqrt: math32.Sqrt (on amd64 and arm64 one instruction of its own assembly, SQRTSS /
+//     FSQRTS) and math.Sqrt: IEEE square roots, correctly rounded in float32 and in float64
+//     (so float32 sqrt equals float32(math.Sqrt(float64(x))), and CUDA's sqrtf, which is
+//     correctly rounded without fast-math); sqrt(±0) = ±0, sqrt(+Inf) = +Inf, and a NaN for
+//     x < 0 (−Inf included) and for NaN. Gorgonia's gradient of it is gradY ÷ (2 ⊙ y), its own
+//     ⊙ with the scalar on the left and ÷ (on tensors, +Inf wherever y = 0).
 //
 // Unary operators on a scalar node (a *gorgonia.F32 or *F64, not a tensor) use Gorgonia's own
-// per-value functions: the same as above except float32 tanh, which is
-// float32(math.Tanh(float64(x))) there (UnaryScalar).
+// per-value functions: the same as above (sqrt's are math32.Sqrt and math.Sqrt too) except
+// float32 tanh, which is float32(math.Tanh(float64(x))) there (UnaryScalar).
 //
 // A scalar ⊙ scalar node is plain Go arithmetic on the two values; there is no kernel for it.
 //
@@ -108,6 +115,7 @@ const (
 	OpSigmoid
 	OpExp
 	OpAbs
+	OpSqrt
 )
 
 func (op UnaryOp) String() string {
@@ -120,6 +128,8 @@ func (op UnaryOp) String() string {
 		return "exp"
 	case OpAbs:
 		return "abs"
+	case OpSqrt:
+		return "sqrt"
 	}
 	return fmt.Sprintf("UnaryOp(%d)", uint8(op))
 }
@@ -242,10 +252,10 @@ func binaryST[T Float](op BinaryOp, dst []T, s T, b []T) {
 	}
 }
 
-// Unary sets dst = op(x) element-wise for a tensor x, as Gorgonia does (float32 tanh and exp
-// through chewxy/math32).
+// Unary sets dst = op(x) element-wise for a tensor x, as Gorgonia does (float32 tanh, exp and
+// sqrt through chewxy/math32).
 func Unary[T Float](op UnaryOp, dst, x []T) {
-	if op > OpAbs {
+	if op > OpSqrt {
 		panic(fmt.Sprintf("kern.Unary: %v", op))
 	}
 	n := len(dst)
@@ -304,6 +314,16 @@ func unary[T Float](op UnaryOp, dst, x []T) {
 		} else {
 			for i, v := range x {
 				dst[i] = T(math.Abs(float64(v)))
+			}
+		}
+	case OpSqrt:
+		if f32 {
+			for i, v := range x {
+				dst[i] = T(math32.Sqrt(float32(v)))
+			}
+		} else {
+			for i, v := range x {
+				dst[i] = T(math.Sqrt(float64(v)))
 			}
 		}
 	default:

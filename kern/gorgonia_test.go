@@ -143,10 +143,11 @@ func near[T float](xs ...float64) []T {
 // every branch point of Gorgonia's functions (sigmoid's −88/15 and −709/19, tanh's 0.625 and
 // 44.01 (math32) or 22 (math), exp's overflow and underflow (math32.Exp's own on amd64 too: its
 // +Inf from 88.37627, 0 below −87.68313 and from 1.4885222e9) and the float32 subnormal range),
-// the first fixed of them, then a sweep of [−120, 120] and of [−750, 750], and randoms.
+// sqrt's exact squares 1, 4 and 2²⁰ and float32's largest value, the first fixed of them, then
+// a sweep of [−120, 120] and of [−750, 750], and randoms.
 func unaryInputs[T float](rng *rand.Rand) (xs []T, fixed int) {
 	xs = specials[T]()
-	points := []float64{88, 15, 709, 19, 0.625, 0.5 * 88.02969187150841, 22, 88.72283935546875, 87.33654475, 103.97208, 709.782712893384, 708.3964185322641, 745.1332191019411, 1.0 / (1 << 28), 1e-8, 88.37627, 87.68313, 1.4885222e9}
+	points := []float64{88, 15, 709, 19, 0.625, 0.5 * 88.02969187150841, 22, 88.72283935546875, 87.33654475, 103.97208, 709.782712893384, 708.3964185322641, 745.1332191019411, 1.0 / (1 << 28), 1e-8, 88.37627, 87.68313, 1.4885222e9, 1, 4, 1 << 20, math.MaxFloat32}
 	for _, p := range points {
 		xs = append(xs, near[T](p, -p)...)
 	}
@@ -168,7 +169,7 @@ var binaryOps = []struct {
 var unaryOps = []struct {
 	op kern.UnaryOp
 	g  func(a *gorgonia.Node) (*gorgonia.Node, error)
-}{{kern.OpTanh, gorgonia.Tanh}, {kern.OpSigmoid, gorgonia.Sigmoid}, {kern.OpExp, gorgonia.Exp}, {kern.OpAbs, gorgonia.Abs}}
+}{{kern.OpTanh, gorgonia.Tanh}, {kern.OpSigmoid, gorgonia.Sigmoid}, {kern.OpExp, gorgonia.Exp}, {kern.OpAbs, gorgonia.Abs}, {kern.OpSqrt, gorgonia.Sqrt}}
 
 // operand forms of a binary op
 const (
@@ -353,7 +354,7 @@ func testBinary[T float](t *testing.T) {
 
 func describe[T float](v T) string { return fmt.Sprintf("%v (%#x)", v, bitsOf(v)) }
 
-// TestUnaryMatchesGorgonia checks tanh, sigmoid, exp, abs in float32 and float64 on tensors
+// TestUnaryMatchesGorgonia checks tanh, sigmoid, exp, abs, sqrt in float32 and float64 on tensors
 // (specials, the branch points, sweeps, randoms; long enough to run in parallel), and on
 // scalar nodes (UnaryScalar) and one-element tensors for the specials, the branch points and a
 // sample of the rest.
@@ -416,6 +417,45 @@ func testUnary[T float](t *testing.T) {
 	}
 	if is32[T]() {
 		t.Logf("float32 tanh: a scalar node's and a tensor's differ on %d of the arguments", scalarTanhDiffers)
+	}
+}
+
+// TestSqrtCorrectlyRounded checks float32 sqrt against an independent reference: the float64
+// square root rounded to float32, which is the correctly rounded float32 result (float64 has more
+// than 2·24 + 2 bits, so the double rounding is exact), as CUDA's sqrtf is without fast-math, so
+// the GPU kernel may be held to the same bits. It takes every 251st bit pattern (all exponents,
+// subnormals, negatives, infinities, NaNs), and checks sqrt(−0) = −0 and a NaN below zero.
+func TestSqrtCorrectlyRounded(t *testing.T) {
+	const stride = 251
+	xs := make([]float32, 0, 1<<32/stride+1)
+	for b := uint64(0); b < 1<<32; b += stride {
+		xs = append(xs, math.Float32frombits(uint32(b)))
+	}
+	got := make([]float32, len(xs))
+	kern.Unary(kern.OpSqrt, got, xs)
+	bad := 0
+	for i, x := range xs {
+		want := float32(math.Sqrt(float64(x)))
+		if isNaN(want) && isNaN(got[i]) {
+			continue
+		}
+		if bitsOf(got[i]) != bitsOf(want) {
+			if bad++; bad <= 5 {
+				t.Errorf("sqrt(%s) = %s, correctly rounded %s", describe(x), describe(got[i]), describe(want))
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%d of %d values differ", bad, len(xs))
+	}
+	negZero := float32(math.Copysign(0, -1))
+	if y := kern.UnaryScalar(kern.OpSqrt, negZero); bitsOf(y) != bitsOf(negZero) {
+		t.Errorf("sqrt(−0) = %s, want −0", describe(y))
+	}
+	for _, x := range []float64{-1, -1e-300, math.Inf(-1)} {
+		if y := kern.UnaryScalar(kern.OpSqrt, x); !isNaN(y) {
+			t.Errorf("sqrt(%v) = %v, want NaN", x, y)
+		}
 	}
 }
 

@@ -10,8 +10,9 @@ import (
 )
 
 // Gorgonia's element-wise operators as the project names them. Models reach them through the
-// builder (Tanh, Sigmoid, Exp, …) and gorgonia.Grad adds them when it differentiates those or
-// adds gradient contributions up.
+// builder (Tanh, Sigmoid, Exp, Sqrt, …) and gorgonia.Grad adds them when it differentiates those
+// or adds gradient contributions up (sqrt's gradient is gradY ÷ (2 ⊙ y): a ⊙ with a scalar
+// constant on the left, and a ÷).
 const (
 	KindAdd     = "+"
 	KindSub     = "-"
@@ -21,6 +22,7 @@ const (
 	KindSigmoid = "sigmoid"
 	KindExp     = "exp"
 	KindAbs     = "abs"
+	KindSqrt    = "sqrt"
 	KindConst   = "const" // a constant (scalar or tensor)
 )
 
@@ -32,7 +34,8 @@ var (
 	unaryKinds = []struct {
 		kind string
 		op   func(a *gorgonia.Node) (*gorgonia.Node, error)
-	}{{KindTanh, gorgonia.Tanh}, {KindSigmoid, gorgonia.Sigmoid}, {KindExp, gorgonia.Exp}, {KindAbs, gorgonia.Abs}}
+	}{{KindTanh, gorgonia.Tanh}, {KindSigmoid, gorgonia.Sigmoid}, {KindExp, gorgonia.Exp}, {KindAbs, gorgonia.Abs},
+		{KindSqrt, gorgonia.Sqrt}}
 )
 
 // Kinds recognises Gorgonia's own ops in a graph without looking at Gorgonia's internal type

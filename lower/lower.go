@@ -39,7 +39,7 @@ type Graph struct {
 // operators maps Gorgonia's element-wise operators (Kinds) to program ops.
 var operators = map[string]prog.Op{
 	KindAdd: prog.Add, KindSub: prog.Sub, KindMul: prog.Mul, KindDiv: prog.Div,
-	KindTanh: prog.Tanh, KindSigmoid: prog.Sigmoid, KindExp: prog.Exp, KindAbs: prog.Abs,
+	KindTanh: prog.Tanh, KindSigmoid: prog.Sigmoid, KindExp: prog.Exp, KindAbs: prog.Abs, KindSqrt: prog.Sqrt,
 }
 
 // Binding connects a program to the front end's holders, by the program's input and state

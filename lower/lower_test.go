@@ -128,3 +128,51 @@ func TestLowerEval(t *testing.T) {
 		t.Errorf("Program on another parameter set: %v", err)
 	}
 }
+
+// TestLowerSqrt checks that a square root and Gorgonia's gradient of it, gradY ÷ (2 ⊙ y), lower
+// to the program's ops: a Sqrt node, a ⊙ of the scalar constant 2 (on the left) and the Sqrt's
+// result, and a ÷ by that product, in float32 and float64.
+func TestLowerSqrt(t *testing.T) {
+	for _, dt := range []tensor.Dtype{tensor.Float32, tensor.Float64} {
+		p, err := nn.NewParams(dt, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bd := nn.NewBuilder(p)
+		in := nn.NewInputs(nn.Bucket{Nodes: 4, Edges: 1, Graphs: 2}, dt, nn.InputSpec{NodeFloat: 2, Loss: nn.LossL1})
+		z := bd.Linear(bd.Input("x", in.NodeFloat), "lin", 2, 3)
+		h := bd.Sqrt(bd.AddConst(bd.Mul(z, z), 1e-5))
+		pred := bd.Linear(bd.ScatterAdd(h, in.NodeGraph, 2), "out", 3, 1)
+		net, err := nn.Finish(bd, in, pred, bd.L1(pred, in), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pg, _, err := net.Program(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sqrt, twice, div := -1, -1, -1
+		for _, n := range pg.Nodes {
+			switch {
+			case n.Op == prog.Sqrt:
+				sqrt = n.Out
+			case n.Op == prog.Mul && sqrt >= 0 && n.In[1] == sqrt && isConst(pg, n.In[0], 2):
+				twice = n.Out
+			case n.Op == prog.Div && twice >= 0 && n.In[1] == twice:
+				div = n.Out
+			}
+		}
+		if sqrt < 0 || twice < 0 || div < 0 {
+			t.Errorf("%v: sqrt %d, 2 ⊙ sqrt %d, ÷ (2 ⊙ sqrt) %d (want all lowered)\n%s", dt, sqrt, twice, div, pg)
+		}
+	}
+}
+
+// isConst reports whether value v is the scalar constant c.
+func isConst(pg *prog.Program, v int, c float64) bool {
+	val := pg.Vals[v]
+	if val.Kind != prog.Const || !val.Scalar() {
+		return false
+	}
+	return (len(val.F32) == 1 && float64(val.F32[0]) == c) || (len(val.F64) == 1 && val.F64[0] == c)
+}

@@ -290,6 +290,11 @@ func (b *Builder) Abs(x *gorgonia.Node) *gorgonia.Node  { return b.un(gorgonia.A
 func (b *Builder) Exp(x *gorgonia.Node) *gorgonia.Node  { return b.un(gorgonia.Exp, x, "exp") }
 func (b *Builder) Tanh(x *gorgonia.Node) *gorgonia.Node { return b.un(gorgonia.Tanh, x, "tanh") }
 
+// Sqrt is the element-wise square root (gorgonia.Sqrt: NaN below zero). Its gradient is
+// Gorgonia's, gradY ÷ (2 ⊙ y), which is not finite where y = 0: keep the argument away from zero
+// (PNA's std is sqrt(relu(E[x²] − E[x]²) + ε)).
+func (b *Builder) Sqrt(x *gorgonia.Node) *gorgonia.Node { return b.un(gorgonia.Sqrt, x, "sqrt") }
+
 // AddConst adds the scalar c to every entry of x.
 func (b *Builder) AddConst(x *gorgonia.Node, c float64) *gorgonia.Node {
 	return b.withConst(gorgonia.Add, x, c, "add constant")

@@ -20,6 +20,7 @@ const (
 	Sigmoid
 	Exp
 	Abs
+	Sqrt
 	Relu
 	ReluGrad // (y, g): g where y > 0
 
@@ -111,7 +112,7 @@ type Spec struct {
 var specs = [numOps]Spec{
 	Add: {Name: "+", Arity: 2, InPlace: []int{0, 1}}, Sub: {Name: "-", Arity: 2}, Mul: {Name: "⊙", Arity: 2}, Div: {Name: "÷", Arity: 2},
 	GradSum: {Name: "Σ", Arity: 2, InPlace: []int{0, 1}}, Tanh: {Name: "tanh", Arity: 1}, Sigmoid: {Name: "sigmoid", Arity: 1},
-	Exp: {Name: "exp", Arity: 1}, Abs: {Name: "abs", Arity: 1}, Relu: {Name: "Relu", Arity: 1, InPlace: []int{0}},
+	Exp: {Name: "exp", Arity: 1}, Abs: {Name: "abs", Arity: 1}, Sqrt: {Name: "sqrt", Arity: 1}, Relu: {Name: "Relu", Arity: 1, InPlace: []int{0}},
 	ReluGrad: {Name: "ReluGrad", Arity: 2, InPlace: []int{1}},
 	Gather:   {Name: "Gather", Arity: 1}, ScatterAdd: {Name: "ScatterAdd", Arity: 1},
 	SegmentSoftmax: {Name: "SegmentSoftmax", Arity: 1}, SegmentSoftmaxGrad: {Name: "SegmentSoftmaxGrad", Arity: 2},

@@ -1,12 +1,16 @@
 // elementwise.cu: element-wise maps, row bias and column sums.
 //
 // CPU twins: ops.Add, ops.Relu (reluKernel, reluGrad) in ops/elementwise.go; ops.AddBias and
-// ops.ColSum (kern.AddBias, kern.ColSum in kern/rows.go); gorgonia.Sigmoid, gorgonia.Tanh, gorgonia.Exp and
-// gorgonia.Abs with their gorgonia gradients (nn.Builder's Sigmoid, Tanh, Exp, Abs).
+// ops.ColSum (kern.AddBias, kern.ColSum in kern/rows.go); gorgonia.Sigmoid, gorgonia.Tanh, gorgonia.Exp,
+// gorgonia.Abs and gorgonia.Sqrt with their gorgonia gradients (nn.Builder's Sigmoid, Tanh, Exp,
+// Abs, Sqrt; kern.Unary).
 //
 // Element-wise kernels take n elements; gradients of maps whose derivative is a function of
 // the output take y = f(x), as the CPU ops do:
-//   relu' = [y > 0], sigmoid' = y(1 − y), tanh' = 1 − y², exp' = y (ew_mul), abs' = sign(x).
+//   relu' = [y > 0], sigmoid' = y(1 − y), tanh' = 1 − y², exp' = y (ew_mul), abs' = sign(x),
+//   sqrt' = 1/(2y): gorgonia's g ÷ (2 ⊙ y) (ew_scalar, then ew_div).
+// sqrtf is correctly rounded (NVRTC's default -prec-sqrt=true, no fast-math), so ew_sqrt has
+// the bits of the CPU's float32 sqrt (math32.Sqrt); a NaN for x < 0.
 #include "common.cuh"
 #include "sums.cuh"
 
@@ -114,6 +118,10 @@ extern "C" __global__ void ew_abs(float* out, const float* x, int n) {
 // ew_abs_grad: dx = g·sign(x), with sign(0) = 0.
 extern "C" __global__ void ew_abs_grad(float* dx, const float* x, const float* g, int n) {
   RW_FOR(i, n) dx[i] = x[i] > 0.0f ? g[i] : (x[i] < 0.0f ? -g[i] : 0.0f);
+}
+
+extern "C" __global__ void ew_sqrt(float* out, const float* x, int n) {
+  RW_FOR(i, n) out[i] = sqrtf(x[i]);
 }
 
 // add_bias: out [rows, d] = x + b for b [d] on every row. Gradient: dx = g, db = col_sum(g).

@@ -60,6 +60,7 @@ var Sigs = []Sig{
 	{"elementwise.cu", "ew_exp", "ppi"},
 	{"elementwise.cu", "ew_abs", "ppi"},
 	{"elementwise.cu", "ew_abs_grad", "pppi"},
+	{"elementwise.cu", "ew_sqrt", "ppi"},
 	{"elementwise.cu", "add_bias", "pppii"},
 	{"elementwise.cu", "broadcast_rows", "ppii"},
 	{"elementwise.cu", "col_sum", "ppppiii"},
