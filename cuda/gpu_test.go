@@ -708,6 +708,10 @@ func TestGPUKernelMix(t *testing.T) {
 			must(t, k.KernelMixBackward(gx, gw, dx, dw, g.up(dy), sz.n, kk, sz.d))
 			near(t, "kernel mix dx", g.down(gx, sz.n*kk*sz.d), grads[0], exact)
 			near(t, "kernel mix dw", g.down(gw, sz.n*kk), grads[1], reduce)
+			// dx alone, the weights an input (PNA's degree scalers): no x, no dw
+			gx = g.poison(sz.n * kk * sz.d)
+			must(t, k.KernelMixBackward(gx, 0, 0, dw, g.up(dy), sz.n, kk, sz.d))
+			near(t, "kernel mix dx alone", g.down(gx, sz.n*kk*sz.d), grads[0], exact)
 		})
 	}
 }

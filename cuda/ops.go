@@ -547,13 +547,23 @@ func (k *Kernels) KernelMix(out, x, w DevPtr, m, kk, d int) error {
 	})
 }
 
-// KernelMixBackward writes dx [m, kk·d] and dw [m, kk] from the output gradient g [m, d].
+// KernelMixBackward writes dx [m, kk·d] and dw [m, kk] from the output gradient g [m, d]: either
+// or both (a gradient not wanted is 0, and so is x without dw). CPU twin:
+// kern.KernelMixBackward.
 func (k *Kernels) KernelMixBackward(dx, dw, x, w, g DevPtr, m, kk, d int) error {
-	c := k.check("kernel mix backward").sizes("m, k, d", m, kk, d).buf("dx", dx, m*kk*d).buf("dw", dw, m*kk).
-		buf("x", x, m*kk*d).buf("w", w, m*kk).buf("g", g, m*d)
+	c := k.check("kernel mix backward").sizes("m, k, d", m, kk, d).cond(dx != 0 || dw != 0, "neither gradient is wanted").
+		opt("dx", dx, m*kk*d).opt("dw", dw, m*kk).buf("w", w, m*kk).buf("g", g, m*d)
+	if dw != 0 {
+		c = c.buf("x", x, m*kk*d)
+	}
 	return k.run(c, func() error {
-		if err := k.launch("kernel_mix_grad_x", k.grid1(int64(m)*int64(kk)*int64(d)), block1, aP(dx), aP(g), aP(w), aI(m), aI(kk), aI(d)); err != nil {
-			return err
+		if dx != 0 {
+			if err := k.launch("kernel_mix_grad_x", k.grid1(int64(m)*int64(kk)*int64(d)), block1, aP(dx), aP(g), aP(w), aI(m), aI(kk), aI(d)); err != nil {
+				return err
+			}
+		}
+		if dw == 0 {
+			return nil
 		}
 		return k.launch("kernel_mix_grad_w", k.gridWarps(int64(m)*int64(kk)), block1, aP(dw), aP(x), aP(g), aI(m), aI(kk), aI(d))
 	})

@@ -140,7 +140,14 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 		t.Fatalf("config %v: %v", all, err)
 	}
 	spec := specFor(t, e.dataset)
-	io, build, _, err := models.FromConfig(r, spec)
+	io, _, _, err := models.FromConfig(r, spec)
+	if err != nil {
+		t.Fatalf("model %v: %v", all, err)
+	}
+	// PNA's δ, which a run takes from its training split: any positive value serves a comparison
+	// of the devices on the same network.
+	io.AvgLogDeg = 1.1
+	build, _, err := models.Build(r.Model, io)
 	if err != nil {
 		t.Fatalf("model %v: %v", all, err)
 	}

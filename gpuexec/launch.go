@@ -256,11 +256,9 @@ func (c *call) KernelMix(out, x, w cuda.DevPtr, m, k, d int) error {
 	return c.b.KernelMix(out, x, w, m, k, d)
 }
 
-// KernelMixGrad computes both gradients in one launch: the device pairs them.
+// KernelMixGrad computes the gradients the step needs in one call: dx, dw or both (dw is 0 when
+// the weights are an input, as PNA's degree scalers are).
 func (c *call) KernelMixGrad(dx, dw, x, w, g cuda.DevPtr, m, k, d int) error {
-	if dx == 0 || dw == 0 {
-		return fmt.Errorf("kernel mix gradient: both gradients are needed together")
-	}
 	return c.b.KernelMixBackward(dx, dw, x, w, g, m, k, d)
 }
 

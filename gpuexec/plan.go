@@ -582,9 +582,6 @@ func (c *compiler) fillGroups() error {
 				return fmt.Errorf("gpu: a %s group without its first member (%s)", st.Kind, pl.Vals[firstOut(st)].Name)
 			}
 		}
-		if st.Kind == prog.KernelMixGradX && st.Ins[1] == nil {
-			return fmt.Errorf("gpu: a kernel mix gradient without the weights' gradient (%s)", pl.Vals[firstOut(st)].Name)
-		}
 		sizes, err := groupShapes(st, pl.Vals)
 		if err != nil {
 			return err
@@ -644,7 +641,10 @@ func groupShapes(st *Step, vals []Value) ([]int, error) {
 		return []int{st.Node.Rows * vals[ins[0]].Cols, st.Node.Rows * vals[ins[0]].Cols}, nil
 	case prog.GaussianWeightsGrad: // (u, μ, 1/σ, w, g)
 		return []int{vals[ins[0]].Elems, vals[ins[1]].Elems, vals[ins[2]].Elems}, nil
-	case prog.KernelMixGradX: // X (g [M, d], w [M, K]), W (x, g, w)
+	case prog.KernelMixGradX: // X (g [M, d], w [M, K]), W (x, g, w); without W (the weights an input): dx only
+		if st.Ins[1] == nil {
+			return []int{vals[st.Outs[0]].Elems, vals[st.Ins[0][1]].Elems}, nil
+		}
 		x, w := st.Ins[1][0], st.Ins[1][2]
 		return []int{vals[x].Elems, vals[w].Elems}, nil
 	}

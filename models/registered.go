@@ -8,6 +8,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/models/gcn"
 	"github.com/rewiregnn/rewiregnn/models/gin"
 	"github.com/rewiregnn/rewiregnn/models/monet"
+	"github.com/rewiregnn/rewiregnn/models/pna"
 	"github.com/rewiregnn/rewiregnn/models/sage"
 	"github.com/rewiregnn/rewiregnn/models/transformer"
 )
@@ -19,6 +20,7 @@ func init() {
 	Register("gcn", gcn.New)
 	Register("gin", gin.New)
 	Register("monet", monet.New)
+	Register("pna", pna.New)
 	Register("sage", sage.New)
 	Register("transformer", transformer.New)
 }

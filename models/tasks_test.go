@@ -7,6 +7,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
+	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/prep"
 )
 
@@ -63,6 +64,7 @@ func TestEveryTask(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		io.AvgLogDeg = nn.AvgLogDegree(gs) // PNA's δ, as the trainer sets it
 		for _, name := range Names() {
 			build, _, err := Build(small[name], io)
 			if err != nil {

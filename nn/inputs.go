@@ -384,21 +384,27 @@ func (in *Inputs) degreeWeights(u *data.Graph) error {
 	return nil
 }
 
-// degreeScalers writes PNA's scalers (1, log(d+1)/δ, δ/log(d+1)) per node, d clamped at 1, in
-// float64 and rounded once to the element type.
+// degreeScalers writes PNA's scalers (1, log(d+1)/δ, δ/log(d+1)) per node, d clamped at 1,
+// computed in float64 and rounded once to the element type; padding rows are zero.
 func (in *Inputs) degreeScalers(deg []float64) error {
 	delta := in.AvgLogDeg
 	if !(delta > 0) || math.IsInf(delta, 1) {
 		return fmt.Errorf("inputs: the degree scalers need δ, the training split's mean log(d+1), got %g", delta)
 	}
-	in.scratch = growF32(in.scratch, 3*len(deg))
-	vals := in.scratch[:3*len(deg)]
+	if in.DegScale.Dtype() == tensor.Float64 {
+		writeScalers(in.DegScale.Float64s(), deg, delta)
+	} else {
+		writeScalers(in.DegScale.Float32s(), deg, delta)
+	}
+	return nil
+}
+
+func writeScalers[T kern.Float](dst []T, deg []float64, delta float64) {
 	for v, d := range deg {
 		l := math.Log(max(d, 1) + 1)
-		vals[3*v], vals[3*v+1], vals[3*v+2] = 1, float32(l/delta), float32(delta/l)
+		dst[3*v], dst[3*v+1], dst[3*v+2] = 1, T(l/delta), T(delta/l)
 	}
-	fill(in.DegScale, vals)
-	return nil
+	clear(dst[3*len(deg):])
 }
 
 // checkWidths reports the first input the model reads that the batch lacks or shapes differently.
