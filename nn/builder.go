@@ -265,6 +265,7 @@ func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *ops.Index, rows int) *go
 }
 
 func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(ops.Add, x, y, "add") }
+
 // Sub is x − y, formed as x + (−1)·y (the same bits: negation is exact), because Gorgonia
 // differentiates its own subtraction with a negation op the executors do not run.
 func (b *Builder) Sub(x, y *gorgonia.Node) *gorgonia.Node { return b.Add(x, b.Scale(y, -1)) }
