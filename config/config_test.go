@@ -216,7 +216,7 @@ func TestRejected(t *testing.T) {
 		{"device gpu", "dataset: {name: zinc}\ndevice: gpu\n", nil, nil, []string{"x.yaml:2:", `device: unknown device "gpu"`}},
 		{"norm", "dataset: {name: zinc}\nmodel: {name: transformer, norm: batch}\n", nil, nil, []string{`model.norm: unknown norm "batch"`}},
 		{"norm on gatedgcn", "dataset: {name: zinc}\nmodel: {norm: pre_bn}\n", nil, nil, []string{"model.norm: is a transformer setting"}},
-		{"heads on gatedgcn", "dataset: {name: zinc}\nmodel: {heads: 6}\n", nil, nil, []string{"model.heads: is a transformer setting"}},
+		{"heads on gatedgcn", "dataset: {name: zinc}\nmodel: {heads: 6}\n", nil, nil, []string{"model.heads: is a gat or transformer setting"}},
 		{"kernels on transformer", "dataset: {name: zinc}\nmodel: {name: transformer, kernels: 3}\n", nil, nil, []string{"model.kernels: is a monet setting"}},
 		{"heads 0 transformer", "dataset: {name: zinc}\nmodel: {name: transformer, heads: 0}\n", nil, nil, []string{"model.heads: want at least 1"}},
 		{"monet kernels 0", "dataset: {name: aqsol}\nmodel: {name: monet, kernels: 0}\n", nil, nil, []string{"model.kernels: want at least 1"}},

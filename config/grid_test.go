@@ -104,7 +104,7 @@ func TestGridRejected(t *testing.T) {
 		{"singular", "dataset: zinc\n" + base[17:], nil, nil, []string{"g.yaml:1:", `did you mean "datasets"`}, false},
 		{"missing key", "datasets: [zinc]\nmodels: [gatedgcn]\ncls: [false]\nr: 1\n", nil, nil, []string{`missing key "encodings"`}, false},
 		{"unknown dataset", strings.Replace(base, "[zinc]", "[zinc, zync]", 1), nil, nil, []string{"g.yaml:1:", `unknown dataset "zync"`}, false},
-		{"unknown model", strings.Replace(base, "[gatedgcn]", "[gcn]", 1), nil, nil, []string{"g.yaml:2:", `unknown model "gcn"`}, false},
+		{"unknown model", strings.Replace(base, "[gatedgcn]", "[gcnn]", 1), nil, nil, []string{"g.yaml:2:", `unknown model "gcnn"`}, false},
 		{"unknown encoding", strings.Replace(base, "[adj]", "[adjj]", 1), nil, nil, []string{"g.yaml:3:", `unknown encoding "adjj"`}, false},
 		{"bad cls", strings.Replace(base, "[false]", "[no, maybe]", 1), nil, nil, []string{"g.yaml:4:", `"no" is not true or false`}, false},
 		{"r 0", strings.Replace(base, "1-2", "0-2", 1), nil, nil, []string{"g.yaml:5:", `r: "0-2" is not a radius`}, false},

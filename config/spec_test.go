@@ -36,7 +36,7 @@ func TestSpecs(t *testing.T) {
 func TestOwnKeys(t *testing.T) {
 	for _, tc := range []struct{ file, want string }{
 		{"dataset: {name: zinc}\nmodel: {eps: 0.5}\n", `x.yaml:2: model.eps: is a gin setting; model.name is gatedgcn (leave it out)`},
-		{"dataset: {name: zinc}\nmodel: {name: gin, heads: 2}\n", `model.heads: is a transformer setting; model.name is gin`},
+		{"dataset: {name: zinc}\nmodel: {name: gin, heads: 2}\n", `model.heads: is a gat or transformer setting; model.name is gin`},
 		{"dataset: {name: zinc}\nmodel: {name: gin, eps: -1}\n", `model.eps: want ε ≥ 0, got -1`},
 		{"dataset: {name: zinc}\nmodel: {name: gin, epss: 1}\n", `unknown key "model.epss" (did you mean "model.eps"?)`},
 		{"dataset: {name: zinc}\nmodel: {name: gin, eps: x}\n", `model.eps: "x" is not a finite number`},
