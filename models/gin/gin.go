@@ -1,7 +1,6 @@
 // Package gin is the smallest model: GIN (Xu et al., "How Powerful are Graph Neural Networks?"),
 // with GINE's edge term (Hu et al., 2020) when the edges carry inputs (features and the paper's
-// edge encodings). An example of a model added as one package (docs/design.md §"Adding a
-// model"); not one of the paper's settings.
+// edge encodings). One of the models beyond the paper's (docs/models.md).
 package gin
 
 import (
