@@ -273,8 +273,14 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		all.WriteString(t.Markdown())
 		all.WriteString("\n")
 	}
+	var models string
+	if gridTable == "table:results" { // a grid of models (configs/grids/model-agnostic.yaml)
+		res, _ := pf.Table("table:results")
+		models = (&report.ModelTable{Paper: res, Groups: groups}).Markdown()
+		all.WriteString(models)
+	}
 	var summary string
-	if res, ok := pf.Table("table:results"); ok && (*table == "table:results" || (*table == "" && *grid == "" && anyDataset(groups, res.Columns))) {
+	if res, ok := pf.Table("table:results"); ok && gridTable == "" && (*table == "table:results" || (*table == "" && *grid == "" && anyDataset(groups, res.Columns))) {
 		summary = (&report.Summary{Paper: res, Tables: pf, Groups: groups}).Markdown()
 		all.WriteString(summary)
 	}
@@ -311,6 +317,11 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	}
 	if summary != "" {
 		if err := write("results.md", summary); err != nil {
+			return err
+		}
+	}
+	if models != "" {
+		if err := write("models.md", models); err != nil {
 			return err
 		}
 	}
