@@ -1,6 +1,8 @@
 package nn
 
 import (
+	"fmt"
+
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
 )
@@ -45,4 +47,33 @@ func (b *Builder) NormAct(e End, x, res *gorgonia.Node, mask *ops.Mask, bn strin
 // LeakyRelu is max(x, slope·x) for 0 ≤ slope ≤ 1, formed as slope·x + (1 − slope)·ReLU(x).
 func (b *Builder) LeakyRelu(x *gorgonia.Node, slope float64) *gorgonia.Node {
 	return b.Add(b.Scale(x, slope), b.Scale(b.Relu(x), 1-slope))
+}
+
+// LayerFunc adds one message-passing layer called name (layer0, layer1, …) on node states h and
+// the embedded edge inputs e (nil without edge inputs), reading the batch through in, and
+// returns the new node states.
+type LayerFunc func(b *Builder, in *Inputs, name string, h, e *gorgonia.Node) *gorgonia.Node
+
+// Stack builds the usual network for bucket bk on parameters p: the shared input layer of io at
+// width d, layers layers (each output a checkpoint), the head and, with train, the gradients.
+// spec is what the network reads from a batch: io's inputs (io.InputSpec) and the weighted
+// indexes or scalers its layers ask for.
+func Stack(p *Params, bk Bucket, train bool, io IO, spec InputSpec, d, layers int, layer LayerFunc) (*Net, error) {
+	b, in := NewBuilder(p), NewInputs(bk, p.Dtype, spec)
+	h, e := b.NodeInput(in, io, d), b.EdgeInput(in, io, d)
+	for l := 0; l < layers; l++ {
+		h = layer(b, in, fmt.Sprintf("layer%d", l), h, e)
+		b.Checkpoint(h)
+	}
+	pred, loss := b.Head(in, io, h, d)
+	return Finish(b, in, pred, loss, train)
+}
+
+// CheckEdgeEncodings reports the edge encodings (shortest path, adjacency powers) of a network
+// whose edges carry no input: they would have nowhere to enter.
+func (io IO) CheckEdgeEncodings() error {
+	if (io.SPRows > 0 || io.AdjDim > 0) && !io.HasEdgeInput() {
+		return fmt.Errorf("the edge encodings need edge inputs (model.edge_feat)")
+	}
+	return nil
 }

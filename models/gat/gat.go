@@ -31,8 +31,9 @@ func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	switch {
 	case c.Layers < 1 || c.Hidden < 4 || c.Heads < 1 || c.Hidden%c.Heads != 0:
 		return nil, 0, fmt.Errorf("gat: layers %d, hidden %d, heads %d (want ≥ 1, ≥ 4, hidden a multiple of heads)", c.Layers, c.Hidden, c.Heads)
-	case (c.SPRows > 0 || c.AdjDim > 0) && !c.HasEdgeInput():
-		return nil, 0, fmt.Errorf("gat: the edge encodings need edge inputs (model.edge_feat)")
+	}
+	if err := c.CheckEdgeEncodings(); err != nil {
+		return nil, 0, fmt.Errorf("gat: %w", err)
 	}
 	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
 	return build, c.Params(), c.IO.Validate()
@@ -62,19 +63,11 @@ func (c Config) Params() int {
 // batch norm, ReLU, residual and dropout. benchmarking-gnns' GAT uses ELU after batch norm; ReLU
 // here, like every other model of this package tree.
 func Build(c Config, p *nn.Params, bk nn.Bucket, train bool) (*nn.Net, error) {
-	b, d := nn.NewBuilder(p), c.Hidden
-	in := nn.NewInputs(bk, p.Dtype, c.InputSpec())
-	h, e := b.NodeInput(in, c.IO, d), b.EdgeInput(in, c.IO, d)
-	for l := 0; l < c.Layers; l++ {
-		h = layer(b, in, c, fmt.Sprintf("layer%d", l), h, e)
-		b.Checkpoint(h)
-	}
-	pred, loss := b.Head(in, c.IO, h, d)
-	return nn.Finish(b, in, pred, loss, train)
+	return nn.Stack(p, bk, train, c.IO, c.InputSpec(), c.Hidden, c.Layers, c.layer)
 }
 
 // layer is one GATv2 layer on node states h and the embedded edge inputs e (nil without).
-func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.Node) *gorgonia.Node {
+func (c Config) layer(b *nn.Builder, in *nn.Inputs, name string, h, e *gorgonia.Node) *gorgonia.Node {
 	d, n := c.Hidden, in.B.Nodes
 	xs := b.Sources(b.Linear(h, name+".src", d, d), in)
 	z := b.Add(xs, b.Targets(b.Linear(h, name+".dst", d, d), in))

@@ -25,8 +25,8 @@ func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	if c.Layers < 1 || c.Hidden < 4 {
 		return nil, 0, fmt.Errorf("gcn: layers %d, hidden %d (want ≥ 1, ≥ 4)", c.Layers, c.Hidden)
 	}
-	if (c.SPRows > 0 || c.AdjDim > 0) && !c.HasEdgeInput() {
-		return nil, 0, fmt.Errorf("gcn: the edge encodings need edge inputs (model.edge_feat)")
+	if err := c.CheckEdgeEncodings(); err != nil {
+		return nil, 0, fmt.Errorf("gcn: %w", err)
 	}
 	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
 	return build, c.Params(), c.IO.Validate()
@@ -55,19 +55,11 @@ func (c Config) Params() int {
 func Build(c Config, p *nn.Params, bk nn.Bucket, train bool) (*nn.Net, error) {
 	spec := c.InputSpec()
 	spec.GCNNorm = true
-	b, d := nn.NewBuilder(p), c.Hidden
-	in := nn.NewInputs(bk, p.Dtype, spec)
-	h, e := b.NodeInput(in, c.IO, d), b.EdgeInput(in, c.IO, d)
-	for l := 0; l < c.Layers; l++ {
-		h = layer(b, in, c, fmt.Sprintf("layer%d", l), h, e)
-		b.Checkpoint(h)
-	}
-	pred, loss := b.Head(in, c.IO, h, d)
-	return nn.Finish(b, in, pred, loss, train)
+	return nn.Stack(p, bk, train, c.IO, spec, c.Hidden, c.Layers, c.layer)
 }
 
 // layer is one GCN layer on node states h and the embedded edge inputs e (nil without).
-func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.Node) *gorgonia.Node {
+func (c Config) layer(b *nn.Builder, in *nn.Inputs, name string, h, e *gorgonia.Node) *gorgonia.Node {
 	x := b.Linear(h, name+".W", c.Hidden, c.Hidden)
 	m := b.Sources(x, in)
 	if e != nil {

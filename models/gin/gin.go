@@ -45,30 +45,28 @@ func (c Config) Params() int {
 //
 // with MLP = Linear → ReLU → Linear, then batch norm, ReLU, residual and dropout as configured.
 func Build(c Config, p *nn.Params, bk nn.Bucket, train bool) (*nn.Net, error) {
-	b, in, d := nn.NewBuilder(p), nn.NewInputs(bk, p.Dtype, c.InputSpec()), c.Hidden
-	h, e := b.NodeInput(in, c.IO, d), b.EdgeInput(in, c.IO, d)
-	for l := 0; l < c.Layers; l++ {
-		name := fmt.Sprintf("layer%d", l)
-		var sum *gorgonia.Node
-		if e == nil {
-			sum = b.Propagate(h, in)
-		} else {
-			sum = b.PropagateEdges(b.Relu(b.Add(b.Sources(h, in), e)), in)
-		}
-		self := h
-		if c.Eps != 0 {
-			self = b.Scale(h, 1+c.Eps)
-		}
-		x := b.Linear(b.Relu(b.Linear(b.Add(self, sum), name+".mlp0", d, d)), name+".mlp1", d, d)
-		if c.BatchNorm {
-			x = b.BatchNorm(x, name+".bn", in.NodeMask)
-		}
-		if x = b.Relu(x); c.Residual {
-			x = b.Add(h, x)
-		}
-		h = b.Dropout(x, name+".drop", c.Dropout)
-		b.Checkpoint(h)
+	return nn.Stack(p, bk, train, c.IO, c.InputSpec(), c.Hidden, c.Layers, c.layer)
+}
+
+// layer is one GIN layer on node states h and the embedded edge inputs e (nil without).
+func (c Config) layer(b *nn.Builder, in *nn.Inputs, name string, h, e *gorgonia.Node) *gorgonia.Node {
+	d := c.Hidden
+	var sum *gorgonia.Node
+	if e == nil {
+		sum = b.Propagate(h, in)
+	} else {
+		sum = b.PropagateEdges(b.Relu(b.Add(b.Sources(h, in), e)), in)
 	}
-	pred, loss := b.Head(in, c.IO, h, d)
-	return nn.Finish(b, in, pred, loss, train)
+	self := h
+	if c.Eps != 0 {
+		self = b.Scale(h, 1+c.Eps)
+	}
+	x := b.Linear(b.Relu(b.Linear(b.Add(self, sum), name+".mlp0", d, d)), name+".mlp1", d, d)
+	if c.BatchNorm {
+		x = b.BatchNorm(x, name+".bn", in.NodeMask)
+	}
+	if x = b.Relu(x); c.Residual {
+		x = b.Add(h, x)
+	}
+	return b.Dropout(x, name+".drop", c.Dropout)
 }

@@ -39,8 +39,8 @@ func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	if c.Layers < 1 || c.Hidden < 4 {
 		return nil, 0, fmt.Errorf("pna: layers %d, hidden %d (want ≥ 1, ≥ 4)", c.Layers, c.Hidden)
 	}
-	if (c.SPRows > 0 || c.AdjDim > 0) && !c.HasEdgeInput() {
-		return nil, 0, fmt.Errorf("pna: the edge encodings need edge inputs (model.edge_feat)")
+	if err := c.CheckEdgeEncodings(); err != nil {
+		return nil, 0, fmt.Errorf("pna: %w", err)
 	}
 	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
 	return build, c.Params(), c.IO.Validate()
@@ -73,23 +73,15 @@ func (c Config) Params() int {
 func Build(c Config, p *nn.Params, bk nn.Bucket, train bool) (*nn.Net, error) {
 	spec := c.InputSpec()
 	spec.MeanAgg, spec.DegScale = true, true
-	b, d := nn.NewBuilder(p), c.Hidden
-	in := nn.NewInputs(bk, p.Dtype, spec)
-	h, e := b.NodeInput(in, c.IO, d), b.EdgeInput(in, c.IO, d)
-	scale := b.Input("degree scalers", in.DegScale)
-	for l := 0; l < c.Layers; l++ {
-		h = layer(b, in, c, fmt.Sprintf("layer%d", l), h, e, scale)
-		b.Checkpoint(h)
-	}
-	pred, loss := b.Head(in, c.IO, h, d)
-	return nn.Finish(b, in, pred, loss, train)
+	return nn.Stack(p, bk, train, c.IO, spec, c.Hidden, c.Layers, c.layer)
 }
 
-// layer is one PNA layer on node states h, the embedded edge inputs e (nil without) and the
-// degree scalers [nodes, 3]. Every piece of a transformation is drawn with the bound of the one
-// linear map PNA has (1/√fan-in of its concatenated input), its bias once.
-func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e, scale *gorgonia.Node) *gorgonia.Node {
+// layer is one PNA layer on node states h and the embedded edge inputs e (nil without), with
+// the batch's degree scalers [nodes, 3]. Every piece of a transformation is drawn with the bound
+// of the one linear map PNA has (1/√fan-in of its concatenated input), its bias once.
+func (c Config) layer(b *nn.Builder, in *nn.Inputs, name string, h, e *gorgonia.Node) *gorgonia.Node {
 	d, n := c.Hidden, in.B.Nodes
+	scale := b.Input("degree scalers", in.DegScale)
 	pre := piece(b, d, 2+btoi(e != nil))
 	m := b.Add(b.Sources(pre(h, name+".pre_src", d), in), b.Targets(pre(h, name+".pre_dst", d), in))
 	if e != nil {

@@ -34,8 +34,9 @@ func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 		return nil, 0, fmt.Errorf("sage: layers %d, hidden %d (want ≥ 1, ≥ 4)", c.Layers, c.Hidden)
 	case c.Aggregator != Mean && c.Aggregator != Max:
 		return nil, 0, fmt.Errorf("sage: aggregator %q, want mean or max", c.Aggregator)
-	case (c.SPRows > 0 || c.AdjDim > 0) && !c.HasEdgeInput():
-		return nil, 0, fmt.Errorf("sage: the edge encodings need edge inputs (model.edge_feat)")
+	}
+	if err := c.CheckEdgeEncodings(); err != nil {
+		return nil, 0, fmt.Errorf("sage: %w", err)
 	}
 	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
 	return build, c.Params(), c.IO.Validate()
@@ -68,19 +69,11 @@ func (c Config) Params() int {
 func Build(c Config, p *nn.Params, bk nn.Bucket, train bool) (*nn.Net, error) {
 	spec := c.InputSpec()
 	spec.MeanAgg = c.Aggregator == Mean
-	b, d := nn.NewBuilder(p), c.Hidden
-	in := nn.NewInputs(bk, p.Dtype, spec)
-	h, e := b.NodeInput(in, c.IO, d), b.EdgeInput(in, c.IO, d)
-	for l := 0; l < c.Layers; l++ {
-		h = layer(b, in, c, fmt.Sprintf("layer%d", l), h, e)
-		b.Checkpoint(h)
-	}
-	pred, loss := b.Head(in, c.IO, h, d)
-	return nn.Finish(b, in, pred, loss, train)
+	return nn.Stack(p, bk, train, c.IO, spec, c.Hidden, c.Layers, c.layer)
 }
 
 // layer is one GraphSAGE layer on node states h and the embedded edge inputs e (nil without).
-func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.Node) *gorgonia.Node {
+func (c Config) layer(b *nn.Builder, in *nn.Inputs, name string, h, e *gorgonia.Node) *gorgonia.Node {
 	d := c.Hidden
 	var agg *gorgonia.Node
 	if c.Aggregator == Max {
