@@ -41,6 +41,8 @@ var gridCounts = map[string]struct {
 
 	"lrgb-peptides-func.yaml":   {"table:peptides-func", 16, 64},
 	"lrgb-peptides-struct.yaml": {"table:peptides-struct", 16, 64},
+
+	"model-agnostic.yaml": {"table:results", 20, 80},
 }
 
 func TestGridCounts(t *testing.T) {
