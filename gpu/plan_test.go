@@ -84,8 +84,7 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 	t.Logf("%d nets; step kinds used: %s", nets, strings.Join(ks, " "))
 	for _, k := range gpuexec.Kinds() {
 		switch k {
-		case prog.Div, prog.Sigmoid, prog.Exp, prog.Abs, prog.KernelMixGradW, // builder helpers no model uses; fused into the KernelMixGradX step
-			prog.SegmentMax, prog.SegmentMaxGrad, prog.Sqrt: // for the next models (TestSegmentMaxStepMatchesCPU, TestSqrtStepMatchesCPU)
+		case prog.Sigmoid, prog.Exp, prog.Abs, prog.KernelMixGradW: // builder helpers no model uses; fused into the KernelMixGradX step
 			continue
 		}
 		if used[k] == 0 {
