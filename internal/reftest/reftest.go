@@ -268,3 +268,29 @@ func jitter(p *nn.Params) {
 		}
 	}
 }
+
+// IO is the input layer and head the references cover: node types from a vocabulary of 5 and,
+// with edges, edge types from 3 and the adjacency encoding of width 2; the mean readout and the
+// L1 loss of one target.
+func IO(edges bool) nn.IO {
+	io := nn.IO{NodeVocab: 5, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}
+	if edges {
+		io.EdgeVocab, io.AdjDim = 3, 2
+	}
+	return io
+}
+
+// EachVariant runs check as subtests (prefix/edges=…/bn=…) on the Irregular batch for the four
+// variants of a reference test: with and without edge inputs, with and without batch norm.
+func EachVariant(t *testing.T, prefix string, check func(t *testing.T, bt *data.Batch, edges, bn bool)) {
+	t.Helper()
+	bt, err := Irregular()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, edges := range []bool{false, true} {
+		for _, bn := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%sedges=%t/bn=%t", prefix, edges, bn), func(t *testing.T) { check(t, bt, edges, bn) })
+		}
+	}
+}

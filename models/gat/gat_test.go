@@ -12,13 +12,9 @@ import (
 	"github.com/rewiregnn/rewiregnn/nn"
 )
 
-// small is a small GATv2 on node types, with edge types and the adjacency encoding (edges).
+// small is a 2-layer GATv2 of width 16 with heads heads on the reference's inputs.
 func small(heads int, edges, bn bool) Config {
-	io := nn.IO{NodeVocab: 5, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}
-	if edges {
-		io.EdgeVocab, io.AdjDim = 3, 2
-	}
-	return Config{Layers: 2, Hidden: 16, IO: io, End: nn.End{BatchNorm: bn, Residual: true}, Heads: heads}
+	return Config{Layers: 2, Hidden: 16, IO: reftest.IO(edges), End: nn.End{BatchNorm: bn, Residual: true}, Heads: heads}
 }
 
 // refLoss is the network's loss with plain loops: per layer and head k (features
@@ -92,24 +88,16 @@ func refLoss(c Config, p *nn.Params, bt *data.Batch) float64 {
 // unequal degrees (a node without in-edges among them), with 1 and 4 heads, with and without
 // edge inputs and batch norm.
 func TestAgainstReference(t *testing.T) {
-	bt, err := reftest.Irregular()
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, heads := range []int{1, 4} {
-		for _, edges := range []bool{false, true} {
-			for _, bn := range []bool{false, true} {
-				c := small(heads, edges, bn)
-				t.Run(fmt.Sprintf("heads=%d/edges=%t/bn=%t", heads, edges, bn), func(t *testing.T) {
-					m := config.Model{Name: "gat", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true, Own: map[string]any{"heads": heads}}
-					build, params, err := New(m, c.IO)
-					if err != nil {
-						t.Fatal(err)
-					}
-					reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
-				})
+		reftest.EachVariant(t, fmt.Sprintf("heads=%d/", heads), func(t *testing.T, bt *data.Batch, edges, bn bool) {
+			c := small(heads, edges, bn)
+			m := config.Model{Name: "gat", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true, Own: map[string]any{"heads": heads}}
+			build, params, err := New(m, c.IO)
+			if err != nil {
+				t.Fatal(err)
 			}
-		}
+			reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
+		})
 	}
 }
 

@@ -12,14 +12,9 @@ import (
 	"github.com/rewiregnn/rewiregnn/nn"
 )
 
-// small is a small GCN on node and edge types with the adjacency encoding (edges false: node
-// types only).
+// small is a 2-layer GCN of width 16 on the reference's inputs.
 func small(edges, bn bool) Config {
-	io := nn.IO{NodeVocab: 5, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}
-	if edges {
-		io.EdgeVocab, io.AdjDim = 3, 2
-	}
-	return Config{Layers: 2, Hidden: 16, IO: io, End: nn.End{BatchNorm: bn, Residual: true}}
+	return Config{Layers: 2, Hidden: 16, IO: reftest.IO(edges), End: nn.End{BatchNorm: bn, Residual: true}}
 }
 
 // refLoss is the network's loss with plain loops: per layer, x = W h + β,
@@ -56,22 +51,14 @@ func refLoss(c Config, p *nn.Params, bt *data.Batch) float64 {
 // TestAgainstReference compares the loss and every gradient with the reference on graphs of
 // unequal degrees, with and without edge inputs and batch norm.
 func TestAgainstReference(t *testing.T) {
-	bt, err := reftest.Irregular()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, edges := range []bool{false, true} {
-		for _, bn := range []bool{false, true} {
-			c := small(edges, bn)
-			t.Run(fmt.Sprintf("edges=%t/bn=%t", edges, bn), func(t *testing.T) {
-				build, params, err := New(config.Model{Name: "gcn", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}, c.IO)
-				if err != nil {
-					t.Fatal(err)
-				}
-				reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
-			})
+	reftest.EachVariant(t, "", func(t *testing.T, bt *data.Batch, edges, bn bool) {
+		c := small(edges, bn)
+		build, params, err := New(config.Model{Name: "gcn", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}, c.IO)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
+		reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
+	})
 }
 
 // TestTrainZINC trains the default model on 64 molecules and checks that the loss falls.

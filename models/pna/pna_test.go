@@ -14,13 +14,10 @@ import (
 	"gorgonia.org/tensor"
 )
 
-// small is a small PNA on node types, with edge types and the adjacency encoding (edges), and δ
-// the batch's own mean log(d+1).
+// small is a 2-layer PNA of width 12 on the reference's inputs, with δ delta.
 func small(edges, bn bool, delta float64) Config {
-	io := nn.IO{NodeVocab: 5, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1, AvgLogDeg: delta}
-	if edges {
-		io.EdgeVocab, io.AdjDim = 3, 2
-	}
+	io := reftest.IO(edges)
+	io.AvgLogDeg = delta
 	return Config{Layers: 2, Hidden: 12, IO: io, End: nn.End{BatchNorm: bn, Residual: true}}
 }
 
@@ -93,28 +90,20 @@ func refLoss(c Config, p *nn.Params, bt *data.Batch) float64 {
 
 // TestAgainstReference compares the loss and every gradient with the reference on graphs of
 // unequal degrees (a node without in-edges among them), with and without edge inputs and
-// batch norm.
+// batch norm, δ the batch's own mean log(d+1).
 func TestAgainstReference(t *testing.T) {
-	bt, err := reftest.Irregular()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var delta float64
-	for _, dg := range reftest.InDegrees(&bt.Union) {
-		delta += math.Log(dg+1) / float64(bt.Union.N)
-	}
-	for _, edges := range []bool{false, true} {
-		for _, bn := range []bool{false, true} {
-			c := small(edges, bn, delta)
-			t.Run(fmt.Sprintf("edges=%t/bn=%t", edges, bn), func(t *testing.T) {
-				build, params, err := New(config.Model{Name: "pna", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}, c.IO)
-				if err != nil {
-					t.Fatal(err)
-				}
-				reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
-			})
+	reftest.EachVariant(t, "", func(t *testing.T, bt *data.Batch, edges, bn bool) {
+		var delta float64
+		for _, dg := range reftest.InDegrees(&bt.Union) {
+			delta += math.Log(dg+1) / float64(bt.Union.N)
 		}
-	}
+		c := small(edges, bn, delta)
+		build, params, err := New(config.Model{Name: "pna", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}, c.IO)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
+	})
 }
 
 // TestNeedsDelta checks that a network built without the training split's δ refuses a batch
