@@ -434,6 +434,37 @@ func TestYAMLRoundTrip(t *testing.T) {
 	}
 }
 
+// TestPortableYAML checks that the portable form names no place of the machine (out, data and
+// cache folders), keeps a cache turned off, leaves the run itself unchanged (no key Hash covers
+// differs after reloading it) and leaves the Run it was called on as it was.
+func TestPortableYAML(t *testing.T) {
+	for _, cache := range []string{"/home/u/.cache/prep", "off"} {
+		r := mustLoad(t, "", "dataset.name=zinc", "dataset.dir=/work/data", "dataset.cache="+cache, "out=/scratch/runs", "dataset.r=3")
+		y, err := r.PortableYAML()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, place := range []string{"/work/data", "/home/u", "/scratch/runs"} {
+			if strings.Contains(string(y), place) {
+				t.Errorf("portable YAML names %s:\n%s", place, y)
+			}
+		}
+		back, err := Load(writeTemp(t, "config.yaml", string(y)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d := back.DiffKeys(r); len(d) > 0 || back.Hash() != r.Hash() {
+			t.Errorf("portable YAML changed the run: %v", d)
+		}
+		if want := map[bool]string{true: "off", false: "auto"}[cache == "off"]; back.Dataset.Cache != want || back.Out != "runs" || back.Dataset.Dir != "" {
+			t.Errorf("places %q %q %q, want runs, \"\", %s", back.Out, back.Dataset.Dir, back.Dataset.Cache, want)
+		}
+		if r.Out != "/scratch/runs" || r.Dataset.Dir != "/work/data" {
+			t.Errorf("PortableYAML changed its receiver: %q %q", r.Out, r.Dataset.Dir)
+		}
+	}
+}
+
 func TestRunNameAndDir(t *testing.T) {
 	r := mustLoad(t, "", "dataset.name=zinc", "dataset.encoding=adj", "dataset.cls=true", "dataset.r=4")
 	if got := r.RunName(); got != "zinc-gatedgcn-adj-cls-r4" {

@@ -80,6 +80,19 @@ func (r *Run) Dir(seed int64) string {
 	return filepath.Join(r.Out, r.RunName(), "seed"+strconv.FormatInt(seed, 10))
 }
 
+// PortableYAML is YAML with the places of this machine left out: out, dataset.dir and
+// dataset.cache at their defaults (runs, "", auto; a cache turned off stays off). They do not
+// change the trained model (Hash leaves them out), and a file that may travel to another
+// machine or into the repository, such as a parked run's checkpoint, must not name them.
+func (r *Run) PortableYAML() ([]byte, error) {
+	c := *r
+	c.Out, c.Dataset.Dir = "runs", ""
+	if c.Dataset.Cache != "off" && c.Dataset.Cache != "" {
+		c.Dataset.Cache = "auto"
+	}
+	return c.YAML()
+}
+
 // YAML writes the whole config, every key in a fixed order (that of layoutV1, then keys added
 // since), durations as 12h / 90m; the own keys of other models are left out, but for those in
 // layoutV1 (written at zero, as they always were), and so are the keys of leftOutAtDefault at

@@ -451,7 +451,7 @@ func (r *run) checkpoint() error {
 	lp.RNG = st
 	lp.Elapsed = r.elapsed()
 	ck := Capture(r.cfg.RunName(), r.o.Seed, r.p, r.tr.Opt, lp)
-	if ck.Config, err = r.cfg.YAML(); err != nil {
+	if ck.Config, err = r.cfg.PortableYAML(); err != nil { // no path of this machine: parked checkpoints travel
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck)

@@ -9,6 +9,7 @@ import (
 	"reflect"
 	"runtime"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
@@ -105,6 +106,9 @@ func resumeIsExact(t *testing.T, sets []string, e, b, ahead int) {
 	ck, err := ReadCheckpoint(filepath.Join(cut.Dir(95), runfiles.CheckpointFile))
 	if err != nil || ck.Loop.Epoch != e || ck.Loop.Next != b+1+ahead {
 		t.Fatalf("checkpoint at epoch %d batch %d (%v), want %d, %d", ck.Loop.Epoch, ck.Loop.Next, err, e, b+1+ahead)
+	}
+	if strings.Contains(string(ck.Config), cut.Out) { // a parked checkpoint travels to other machines
+		t.Errorf("the checkpoint's config names the run folder %s:\n%s", cut.Out, ck.Config)
 	}
 	if _, err := trainRun(t, cut, 95, true, nil); err != nil {
 		t.Fatal(err)
