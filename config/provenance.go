@@ -152,15 +152,26 @@ func budgetProvenance(defs, proto stack) *provenance {
 // Departures are the budget keys whose value differs from the configured protocol's, in
 // BudgetKeys order.
 func (r *Run) Departures() []runfiles.Departure {
+	var out []runfiles.Departure
+	for _, d := range r.Budget() {
+		if d.Protocol != d.Used {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// Budget is every budget key with its configured protocol's value and the value used, in
+// BudgetKeys order, departed or not (nil for a Run that Load did not make): what a resumed
+// session gives runfiles.RunDepartures, so that a key back at the value of the config.yaml it
+// loaded is known to be so even where the session that put it back recorded no epoch.
+func (r *Run) Budget() []runfiles.Departure {
 	if r.prov == nil {
 		return nil
 	}
 	var out []runfiles.Departure
 	for _, b := range r.prov.budgets {
-		used := formatValue(schemaByKey[b.key].get(r))
-		if proto := formatValue(b.protocol); proto != used {
-			out = append(out, runfiles.Departure{Key: b.key, Protocol: proto, Used: used})
-		}
+		out = append(out, runfiles.Departure{Key: b.key, Protocol: formatValue(b.protocol), Used: formatValue(schemaByKey[b.key].get(r))})
 	}
 	return out
 }

@@ -171,12 +171,14 @@ func isHexHash(s string) bool {
 }
 
 // RunDepartures are a run's departures over all its sessions: the epochs already recorded (a
-// resumed run's earlier sessions) and now, the departures of the current session measured from
-// the config it loaded (on resume, the run directory's config.yaml, which holds the earlier
-// sessions' values). Each key keeps the protocol value of its first record and takes the value
-// used now (now's, else the latest epoch's: an epoch with a config hash lists every departure in
-// force, so a key it lacks was back at its protocol value); a key back at its protocol value is
-// no departure.
+// resumed run's earlier sessions) and now, the current session's budget keys measured from the
+// config it loaded (on resume, the run directory's config.yaml, which holds the values of the
+// session before). now may list every budget key, departed or not (config.Run.Budget): an entry
+// whose Protocol equals its Used says the key is now at the loaded config's value. That matters
+// where the session before rewrote config.yaml and was stopped before it recorded an epoch.
+// Each key keeps the protocol value of its first record and takes the value used now (now's,
+// else the latest epoch's: an epoch with a config hash lists every departure in force, so a key
+// it lacks was back at its protocol value); a key back at its protocol value is no departure.
 // Keys come in order of first record.
 func RunDepartures(earlier []Epoch, now []Departure) []Departure {
 	var keys []string

@@ -82,6 +82,11 @@ func TestRunDeparturesAcrossSessions(t *testing.T) {
 		{"legacy epochs", []Epoch{{}, {}}, nil, nil},
 		{"extended back to the protocol in an earlier session", []Epoch{ep(sub("0", "1000")), ep()}, nil, nil},
 		{"legacy epoch after a departure", []Epoch{ep(sub("0", "1000")), {}}, nil, []Departure{sub("0", "1000")}},
+		{"a first session's keys at their protocol values", nil, []Departure{sub("0", "0")}, nil},
+		{"resumed from a config.yaml put back at the protocol by a session that recorded no epoch",
+			[]Epoch{ep(sub("0", "1000"))}, []Departure{sub("0", "0")}, nil},
+		{"resumed, every key listed, the departure baked into config.yaml",
+			[]Epoch{ep(sub("0", "1000"))}, []Departure{sub("1000", "1000")}, []Departure{sub("0", "1000")}},
 		{"a new key on resume", []Epoch{ep(sub("0", "10"))}, []Departure{{Key: "device", Protocol: "cpu", Used: "cuda"}},
 			[]Departure{sub("0", "10"), {Key: "device", Protocol: "cpu", Used: "cuda"}}},
 	} {

@@ -1,12 +1,15 @@
 package train
 
 import (
+	"context"
+	"errors"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
+	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -76,5 +79,53 @@ func TestRunsRecordDataSource(t *testing.T) {
 	res, err := trainRun(t, nm2(t, "train.max_epochs=1"), 41, false, nil)
 	if err != nil || res.DataSource != "" {
 		t.Errorf("generated dataset: data source %q (%v)", res.DataSource, err)
+	}
+}
+
+// TestResumeBackToProtocolWithoutAnEpoch: a run that departs (train.max_epochs 1), is resumed at
+// the protocol's value and interrupted before that session records an epoch, then resumed again
+// from its config.yaml (which the interrupted session rewrote at the protocol's value), records
+// no departure from then on: the interrupted session left no epoch to say the key was back.
+func TestResumeBackToProtocolWithoutAnEpoch(t *testing.T) {
+	c := nm2(t, "train.batch_size=32", "train.max_epochs=1")
+	protocol := strconv.Itoa(nm2(t).Train.MaxEpochs)
+	if _, err := trainRun(t, c, 41, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	dir := c.Dir(41)
+	session := func(sets []string, stopEpoch int) *runfiles.Result {
+		t.Helper()
+		c, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), sets)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		o := Options{Run: c, Seed: 41, Dir: dir, Resume: true, Workers: 1, AfterBatch: func(ep, bt int, _ *nn.Params) {
+			if ep == stopEpoch && bt == 0 {
+				cancel()
+			}
+		}}
+		res, err := Train(ctx, o)
+		if err != nil && !errors.Is(err, context.Canceled) {
+			t.Fatal(err)
+		}
+		if res.StoppedBy != runfiles.StopSignal || res.Epochs != stopEpoch {
+			t.Fatalf("session stopped by %s after %d epochs, want signal after %d", res.StoppedBy, res.Epochs, stopEpoch)
+		}
+		return res
+	}
+	session([]string{"train.max_epochs=" + protocol}, 1) // back at the protocol, no epoch recorded
+	res := session(nil, 2)                               // from the rewritten config.yaml: one epoch
+	eps, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile))
+	if err != nil || len(eps) != 2 {
+		t.Fatalf("%d epochs (%v), want 2", len(eps), err)
+	}
+	want := []runfiles.Departure{{Key: "train.max_epochs", Protocol: protocol, Used: "1"}}
+	if !reflect.DeepEqual(eps[0].Departures, want) {
+		t.Errorf("epoch 0 departures %+v, want %+v", eps[0].Departures, want)
+	}
+	if eps[1].Departures != nil || res.Departures != nil {
+		t.Errorf("after the return to the protocol: epoch 1 departures %+v, result %+v; want none", eps[1].Departures, res.Departures)
 	}
 }

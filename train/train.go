@@ -385,7 +385,7 @@ func (r *run) batchesPerEpoch() int {
 func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	t0 := time.Now()
 	ep := runfiles.Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs,
-		ConfigHash: r.cfg.Hash(), Departures: runfiles.RunDepartures(r.epochs, r.cfg.Departures())}
+		ConfigHash: r.cfg.Hash(), Departures: runfiles.RunDepartures(r.epochs, r.cfg.Budget())}
 	if r.val != nil {
 		m, err := r.evaluateSplit("val", r.val, r.valB)
 		if err != nil {
@@ -475,7 +475,7 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
 		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
 		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess,
-		ConfigHash: c.Hash(), Departures: runfiles.RunDepartures(r.epochs, c.Departures()), DataSource: r.dataSource}
+		ConfigHash: c.Hash(), Departures: runfiles.RunDepartures(r.epochs, c.Budget()), DataSource: r.dataSource}
 	res.Reductions = runfiles.WithoutKeys(c.Reductions(), res.Departures)
 	if r.loop.Epoch > 0 {
 		res.SecondsPerEpoch = r.loop.TrainSecs / float64(r.loop.Epoch)
