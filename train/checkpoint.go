@@ -43,6 +43,12 @@ type Checkpoint struct {
 	// Config is the resolved config the run was trained with (config.Run.YAML), so that a resume
 	// under another one is refused by name; empty in checkpoints written before it was added.
 	Config []byte
+	// ConfigHash and Departures are the run's provenance when the checkpoint was written: its
+	// config hash and the departures in force over its sessions so far. A session stopped
+	// before it recorded an epoch leaves them nowhere else, and the config.yaml it rewrote
+	// holds its values, not the protocol's. Empty in checkpoints written before they were added.
+	ConfigHash string
+	Departures []runfiles.Departure
 }
 
 // Capture copies the model and optimiser state.

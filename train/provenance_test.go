@@ -82,6 +82,61 @@ func TestRunsRecordDataSource(t *testing.T) {
 	}
 }
 
+// TestResumeInTheFirstEpochKeepsDepartures: a run with a departure (train.max_epochs 3),
+// interrupted inside its first epoch, has recorded no epoch; resumed from its config.yaml (which
+// holds 3, so the loaded config departs from nothing), it records the departure from the
+// protocol on every epoch and in its result all the same, as the uninterrupted run does: the
+// checkpoint carries the departures in force.
+func TestResumeInTheFirstEpochKeepsDepartures(t *testing.T) {
+	sets := []string{"train.batch_size=8", "train.max_epochs=3"}
+	whole := nm2(t, sets...)
+	if _, err := trainRun(t, whole, 41, false, nil); err != nil {
+		t.Fatal(err)
+	}
+	cut := nm2(t, sets...)
+	dir := cut.Dir(41)
+	if res := interrupted(t, cut, dir, 0); res.Epochs != 0 {
+		t.Fatalf("interrupted after %d epochs, want 0", res.Epochs)
+	}
+	c, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := c.Departures(); d != nil {
+		t.Fatalf("the config.yaml reloaded departs by itself: %+v", d)
+	}
+	if _, err := trainRun(t, c, 41, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameRuns(t, whole.Dir(41), dir)
+	eps, err := runfiles.ReadMetrics(filepath.Join(dir, runfiles.MetricsFile))
+	want := []runfiles.Departure{{Key: "train.max_epochs", Protocol: strconv.Itoa(nm2(t).Train.MaxEpochs), Used: "3"}}
+	if err != nil || len(eps) != 3 || !reflect.DeepEqual(eps[0].Departures, want) {
+		t.Errorf("resumed run's first epoch: %+v (%v), want departures %+v", eps, err, want)
+	}
+}
+
+// interrupted trains c in dir (resuming it if resume) and cancels it after the first batch of
+// epoch stopEpoch, as SIGINT does; the run must stop by the signal there.
+func interrupted(t *testing.T, c *config.Run, dir string, stopEpoch int, resume ...bool) *runfiles.Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := Options{Run: c, Seed: 41, Dir: dir, Resume: len(resume) > 0 && resume[0], Workers: 1, AfterBatch: func(ep, bt int, _ *nn.Params) {
+		if ep == stopEpoch && bt == 0 {
+			cancel()
+		}
+	}}
+	res, err := Train(ctx, o)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if res.StoppedBy != runfiles.StopSignal || res.Epochs != stopEpoch {
+		t.Fatalf("stopped by %s after %d epochs, want signal after %d", res.StoppedBy, res.Epochs, stopEpoch)
+	}
+	return res
+}
+
 // TestResumeBackToProtocolWithoutAnEpoch: a run that departs (train.max_epochs 1), is resumed at
 // the protocol's value and interrupted before that session records an epoch, then resumed again
 // from its config.yaml (which the interrupted session rewrote at the protocol's value), records
@@ -99,21 +154,7 @@ func TestResumeBackToProtocolWithoutAnEpoch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ctx, cancel := context.WithCancel(context.Background())
-		defer cancel()
-		o := Options{Run: c, Seed: 41, Dir: dir, Resume: true, Workers: 1, AfterBatch: func(ep, bt int, _ *nn.Params) {
-			if ep == stopEpoch && bt == 0 {
-				cancel()
-			}
-		}}
-		res, err := Train(ctx, o)
-		if err != nil && !errors.Is(err, context.Canceled) {
-			t.Fatal(err)
-		}
-		if res.StoppedBy != runfiles.StopSignal || res.Epochs != stopEpoch {
-			t.Fatalf("session stopped by %s after %d epochs, want signal after %d", res.StoppedBy, res.Epochs, stopEpoch)
-		}
-		return res
+		return interrupted(t, c, dir, stopEpoch, true)
 	}
 	session([]string{"train.max_epochs=" + protocol}, 1) // back at the protocol, no epoch recorded
 	res := session(nil, 2)                               // from the rewritten config.yaml: one epoch

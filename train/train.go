@@ -89,6 +89,7 @@ type run struct {
 	rng              *rand.Rand
 	loop             Loop
 	epochs           []runfiles.Epoch
+	prior            []runfiles.Epoch // the provenance a resumed session starts from (departures)
 	metric           string
 	start            time.Time
 	base             float64 // run seconds before this session
@@ -281,7 +282,17 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return err
 	}
 	r.epochs = eps
+	r.prior = slices.Clone(eps)
+	if ckpt.ConfigHash != "" {
+		r.prior = append(r.prior, runfiles.Epoch{ConfigHash: ckpt.ConfigHash, Departures: ckpt.Departures})
+	}
 	return nil
+}
+
+// departures are the run's departures over all its sessions (runfiles.RunDepartures): the
+// earlier sessions' as their epochs and the checkpoint recorded them, then this session's.
+func (r *run) departures() []runfiles.Departure {
+	return runfiles.RunDepartures(r.prior, r.cfg.Budget())
 }
 
 // elapsed is the run's wall time so far, earlier sessions included.
@@ -385,7 +396,7 @@ func (r *run) batchesPerEpoch() int {
 func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	t0 := time.Now()
 	ep := runfiles.Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs,
-		ConfigHash: r.cfg.Hash(), Departures: runfiles.RunDepartures(r.epochs, r.cfg.Budget())}
+		ConfigHash: r.cfg.Hash(), Departures: r.departures()}
 	if r.val != nil {
 		m, err := r.evaluateSplit("val", r.val, r.valB)
 		if err != nil {
@@ -454,6 +465,7 @@ func (r *run) checkpoint() error {
 	if ck.Config, err = r.cfg.PortableYAML(); err != nil { // no path of this machine: parked checkpoints travel
 		return fmt.Errorf("checkpoint: %w", err)
 	}
+	ck.ConfigHash, ck.Departures = r.cfg.Hash(), r.departures()
 	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck)
 }
 
@@ -475,7 +487,7 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
 		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
 		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess,
-		ConfigHash: c.Hash(), Departures: runfiles.RunDepartures(r.epochs, c.Budget()), DataSource: r.dataSource}
+		ConfigHash: c.Hash(), Departures: r.departures(), DataSource: r.dataSource}
 	res.Reductions = runfiles.WithoutKeys(c.Reductions(), res.Departures)
 	if r.loop.Epoch > 0 {
 		res.SecondsPerEpoch = r.loop.TrainSecs / float64(r.loop.Epoch)

@@ -159,6 +159,9 @@ func sameTraining(t *testing.T, a, b string, anyProvenance bool) {
 	if ra.TestMetric != rb.TestMetric || ra.TrainMetric != rb.TrainMetric || ra.ValMetric != rb.ValMetric || ra.Epochs != rb.Epochs || ra.FinalLR != rb.FinalLR {
 		t.Fatalf("results differ:\n%+v\n%+v", ra, rb)
 	}
+	if !anyProvenance && (ra.ConfigHash != rb.ConfigHash || !reflect.DeepEqual(ra.Departures, rb.Departures)) {
+		t.Fatalf("results' provenance differs: %s %+v and %s %+v", ra.ConfigHash, ra.Departures, rb.ConfigHash, rb.Departures)
+	}
 	ca, err := ReadCheckpoint(filepath.Join(a, runfiles.CheckpointFile))
 	if err != nil {
 		t.Fatal(err)
