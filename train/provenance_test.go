@@ -1,15 +1,12 @@
 package train
 
 import (
-	"context"
-	"errors"
 	"path/filepath"
 	"reflect"
 	"strconv"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
-	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -95,9 +92,7 @@ func TestResumeInTheFirstEpochKeepsDepartures(t *testing.T) {
 	}
 	cut := nm2(t, sets...)
 	dir := cut.Dir(41)
-	if res := interrupted(t, cut, dir, 0); res.Epochs != 0 {
-		t.Fatalf("interrupted after %d epochs, want 0", res.Epochs)
-	}
+	interrupt(t, cut, 0, 0, false)
 	c, err := config.Load(filepath.Join(dir, runfiles.ConfigFile), nil)
 	if err != nil {
 		t.Fatal(err)
@@ -114,27 +109,6 @@ func TestResumeInTheFirstEpochKeepsDepartures(t *testing.T) {
 	if err != nil || len(eps) != 3 || !reflect.DeepEqual(eps[0].Departures, want) {
 		t.Errorf("resumed run's first epoch: %+v (%v), want departures %+v", eps, err, want)
 	}
-}
-
-// interrupted trains c in dir (resuming it if resume) and cancels it after the first batch of
-// epoch stopEpoch, as SIGINT does; the run must stop by the signal there.
-func interrupted(t *testing.T, c *config.Run, dir string, stopEpoch int, resume ...bool) *runfiles.Result {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	o := Options{Run: c, Seed: 41, Dir: dir, Resume: len(resume) > 0 && resume[0], Workers: 1, AfterBatch: func(ep, bt int, _ *nn.Params) {
-		if ep == stopEpoch && bt == 0 {
-			cancel()
-		}
-	}}
-	res, err := Train(ctx, o)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
-	if res.StoppedBy != runfiles.StopSignal || res.Epochs != stopEpoch {
-		t.Fatalf("stopped by %s after %d epochs, want signal after %d", res.StoppedBy, res.Epochs, stopEpoch)
-	}
-	return res
 }
 
 // TestResumeBackToProtocolWithoutAnEpoch: a run that departs (train.max_epochs 1), is resumed at
@@ -154,7 +128,7 @@ func TestResumeBackToProtocolWithoutAnEpoch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return interrupted(t, c, dir, stopEpoch, true)
+		return interrupt(t, c, stopEpoch, 0, true)
 	}
 	session([]string{"train.max_epochs=" + protocol}, 1) // back at the protocol, no epoch recorded
 	res := session(nil, 2)                               // from the rewritten config.yaml: one epoch

@@ -2,16 +2,12 @@ package train
 
 import (
 	"bytes"
-	"context"
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/tfread"
-	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/tfevents"
 )
@@ -117,7 +113,7 @@ func TestBoardResume(t *testing.T) {
 	}
 	cut := nm2(t, sets...)
 	dir := cut.Dir(41)
-	interrupt(t, cut, 2, 3)
+	interrupt(t, cut, 2, 3, false)
 	files, _ := tfread.Files(filepath.Join(dir, runfiles.TBDir))
 	if len(files) != 1 {
 		t.Fatalf("event files %v", files)
@@ -161,7 +157,7 @@ func TestBoardResume(t *testing.T) {
 func TestBoardBackfillAndFailure(t *testing.T) {
 	c := nm2(t, "train.batch_size=8", "train.max_epochs=3")
 	dir := c.Dir(41)
-	interrupt(t, c, 2, 1)
+	interrupt(t, c, 2, 1, false)
 	if err := os.RemoveAll(filepath.Join(dir, runfiles.TBDir)); err != nil {
 		t.Fatal(err)
 	}
@@ -188,24 +184,5 @@ func TestBoardBackfillAndFailure(t *testing.T) {
 	}
 	if eps, err := runfiles.ReadMetrics(filepath.Join(dir2, runfiles.MetricsFile)); err != nil || len(eps) != 2 {
 		t.Fatalf("metrics: %d epochs, %v", len(eps), err)
-	}
-}
-
-// interrupt trains seed 41 of c until batch b of epoch e, where it is cancelled as SIGINT does.
-func interrupt(t *testing.T, c *config.Run, e, b int) {
-	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	o := Options{Run: c, Seed: 41, Dir: c.Dir(41), Workers: 1, AfterBatch: func(ep, bt int, _ *nn.Params) {
-		if ep == e && bt == b {
-			cancel()
-		}
-	}}
-	res, err := Train(ctx, o)
-	if err != nil && !errors.Is(err, context.Canceled) {
-		t.Fatal(err)
-	}
-	if res.StoppedBy != runfiles.StopSignal || res.Epochs != e {
-		t.Fatalf("interrupted run stopped by %s after %d epochs", res.StoppedBy, res.Epochs)
 	}
 }

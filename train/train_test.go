@@ -44,6 +44,27 @@ func trainRun(t *testing.T, c *config.Run, seed int64, resume bool, hook func(in
 	return Train(ctx, o)
 }
 
+// interrupt trains seed 41 of c (resuming its run directory if resume) and cancels it after
+// batch b of epoch e, as SIGINT does; the run must stop by the signal there, after e epochs.
+func interrupt(t *testing.T, c *config.Run, e, b int, resume bool) *runfiles.Result {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	o := Options{Run: c, Seed: 41, Dir: c.Dir(41), Resume: resume, Workers: 1, AfterBatch: func(ep, bt int, _ *nn.Params) {
+		if ep == e && bt == b {
+			cancel()
+		}
+	}}
+	res, err := Train(ctx, o)
+	if err != nil && !errors.Is(err, context.Canceled) {
+		t.Fatal(err)
+	}
+	if res.StoppedBy != runfiles.StopSignal || res.Epochs != e {
+		t.Fatalf("interrupted run stopped by %s after %d epochs, want the signal after %d", res.StoppedBy, res.Epochs, e)
+	}
+	return res
+}
+
 // TestNeighborsMatchLearns: the GatedGCN reaches 100% training accuracy at problem radius 2
 // (Alon & Yahav's over-squashing measure) within 120 epochs, and the run stops there
 // (train.stop_accuracy 100, NeighborsMatch's default).

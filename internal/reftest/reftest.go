@@ -10,6 +10,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -185,6 +186,18 @@ func Check(t *testing.T, build nn.BuildFunc, params int, bt *data.Batch, ref fun
 		t.Logf("seed %d: every gradient is zero (silent head); drawing again", seed)
 	}
 	t.Fatal("every gradient is zero for 5 parameter draws")
+}
+
+// CheckModel is Check on the network that a model's registry constructor (its package's New)
+// makes of m and io.
+func CheckModel(t *testing.T, newModel func(config.Model, nn.IO) (nn.BuildFunc, int, error), m config.Model, io nn.IO,
+	bt *data.Batch, ref func(p *nn.Params) float64) {
+	t.Helper()
+	build, params, err := newModel(m, io)
+	if err != nil {
+		t.Fatalf("%s: %v", m.Name, err)
+	}
+	Check(t, build, params, bt, ref)
 }
 
 // check is Check with the parameters drawn from seed; false when every gradient is zero.

@@ -92,11 +92,7 @@ func TestAgainstReference(t *testing.T) {
 		reftest.EachVariant(t, fmt.Sprintf("heads=%d/", heads), func(t *testing.T, bt *data.Batch, edges, bn bool) {
 			c := small(heads, edges, bn)
 			m := config.Model{Name: "gat", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true, Own: map[string]any{"heads": heads}}
-			build, params, err := New(m, c.IO)
-			if err != nil {
-				t.Fatal(err)
-			}
-			reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
+			reftest.CheckModel(t, New, m, c.IO, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
 		})
 	}
 }

@@ -53,11 +53,8 @@ func refLoss(c Config, p *nn.Params, bt *data.Batch) float64 {
 func TestAgainstReference(t *testing.T) {
 	reftest.EachVariant(t, "", func(t *testing.T, bt *data.Batch, edges, bn bool) {
 		c := small(edges, bn)
-		build, params, err := New(config.Model{Name: "gcn", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}, c.IO)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
+		m := config.Model{Name: "gcn", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}
+		reftest.CheckModel(t, New, m, c.IO, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
 	})
 }
 

@@ -98,11 +98,8 @@ func TestAgainstReference(t *testing.T) {
 			delta += math.Log(dg+1) / float64(bt.Union.N)
 		}
 		c := small(edges, bn, delta)
-		build, params, err := New(config.Model{Name: "pna", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}, c.IO)
-		if err != nil {
-			t.Fatal(err)
-		}
-		reftest.Check(t, build, params, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
+		m := config.Model{Name: "pna", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}
+		reftest.CheckModel(t, New, m, c.IO, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
 	})
 }
 
