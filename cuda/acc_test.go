@@ -193,7 +193,7 @@ func TestGPUFusedStats(t *testing.T) {
 			check := func(what string, n int, keep DevPtr, plain func(x DevPtr), fused func(x DevPtr, st BNStats)) {
 				bufs := func() (BatchNormBufs, BNStats) {
 					b := BatchNormBufs{X: g.poison(n * dd), Gamma: gamma, Beta: beta, Keep: keep, RunMean: g.up(run0), RunVar: g.up(var0),
-						Out: g.poison(n * dd), Xhat: g.poison(n * dd), Mean: g.poison(dd), InvStd: g.poison(dd)}
+						Out: g.poison(n * dd), Mean: g.poison(dd), InvStd: g.poison(dd)}
 					return b, BNStats{Mean: b.Mean, InvStd: b.InvStd, RunMean: b.RunMean, RunVar: b.RunVar, Keep: keep}
 				}
 				want, _ := bufs()

@@ -129,7 +129,7 @@ func TestGPUColReduceChunkOrder(t *testing.T) {
 			}
 			gdy, gxh, gk := g.up(dy), g.up(xh), g.upI(keep)
 			ones := g.up(onesF32(d))
-			bn := BatchNormBufs{Xhat: gxh, InvStd: ones, Gamma: ones, Keep: gk}
+			bn := BatchNormBufs{X: gxh, Mean: g.up(make([]float32, d)), InvStd: ones, Gamma: ones, Keep: gk} // x̂ = (x − 0)·1 = x
 			for launch := 1; launch <= 2; launch++ {
 				dx, dg, db := g.poison(n), g.poison(d), g.poison(d)
 				must(t, k.BatchNormBackward(dx, dg, db, gdy, bn, rows, d, true))

@@ -238,12 +238,13 @@ const (
 
 // BatchNormBufs are the buffers of one masked batch norm: inputs X [rows, d], Gamma, Beta [d],
 // Keep [rows] (int32, non-zero for real rows); state RunMean, RunVar [d] (updated in
-// training); outputs Out, Xhat [rows, d], Mean, InvStd [d] (Xhat and InvStd are kept for the
-// backward pass).
+// training); outputs Out [rows, d], Mean, InvStd [d]. The backward pass reads X, Mean and
+// InvStd, and recomputes the normalised x̂ = (X − Mean)·InvStd from them where it needs it, with
+// the forward pass's bits (rw_bn_xhat), rather than the forward pass storing a [rows, d] x̂.
 type BatchNormBufs struct {
 	X, Gamma, Beta, Keep DevPtr
 	RunMean, RunVar      DevPtr
-	Out, Xhat            DevPtr
+	Out                  DevPtr
 	Mean, InvStd         DevPtr
 	Res                  DevPtr // BatchNormRelu: the residual added after the ReLU (0 for none)
 	// StatsDone: in training, the producer of X computed Mean, InvStd and the running
@@ -255,7 +256,7 @@ type BatchNormBufs struct {
 func (b BatchNormBufs) check(c *check, rows, d int) *check {
 	return c.sizes("rows, d", rows, d).buf("X", b.X, rows*d).buf("Gamma", b.Gamma, d).buf("Beta", b.Beta, d).
 		buf("Keep", b.Keep, rows).buf("RunMean", b.RunMean, d).buf("RunVar", b.RunVar, d).
-		buf("Out", b.Out, rows*d).buf("Xhat", b.Xhat, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d)
+		buf("Out", b.Out, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d)
 }
 
 // BatchNorm is the forward pass of ops.BatchNorm: in training, statistics of the kept rows and
@@ -288,13 +289,13 @@ func (k *Kernels) batchNorm(op string, b BatchNormBufs, rows, d int, training, r
 		if err != nil {
 			return err
 		}
-		return k.launch("bn_apply", k.grid1(int64(rows)*int64(d)), block1, aP(b.Out), aP(b.Xhat), aP(b.X), aP(b.Mean), aP(b.InvStd),
+		return k.launch("bn_apply", k.grid1(int64(rows)*int64(d)), block1, aP(b.Out), aP(b.X), aP(b.Mean), aP(b.InvStd),
 			aP(b.Gamma), aP(b.Beta), aP(b.Keep), aP(b.Res), aI(rows), aI(d), aI(btoi(relu)))
 	})
 }
 
 // BatchNormBackward writes dx [rows, d], dgamma, dbeta [d] from dy and the forward pass's
-// buffers: one launch of bn_backward with one row chunk, else bn_backward (the sums, combined
+// buffers (b.X, b.Mean, b.InvStd, b.Gamma, b.Keep; b.Beta for the ReLU): one launch of bn_backward with one row chunk, else bn_backward (the sums, combined
 // by the last block of each column tile) and the element-wise bn_backward_dx.
 func (k *Kernels) BatchNormBackward(dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training bool) error {
 	return k.batchNormBackward("batch norm backward", dx, dgamma, dbeta, dy, b, rows, d, training, false)
@@ -310,7 +311,8 @@ func (k *Kernels) BatchNormReluBackward(dx, dgamma, dbeta, g DevPtr, b BatchNorm
 
 func (k *Kernels) batchNormBackward(op string, dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training, relu bool) error {
 	c := k.check(op).sizes("rows, d", rows, d).buf("dx", dx, rows*d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
-		buf("dy", dy, rows*d).buf("Xhat", b.Xhat, rows*d).buf("InvStd", b.InvStd, d).buf("Gamma", b.Gamma, d).buf("Keep", b.Keep, rows)
+		buf("dy", dy, rows*d).buf("X", b.X, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d).buf("Gamma", b.Gamma, d).
+		buf("Keep", b.Keep, rows)
 	beta := DevPtr(0) // the ReLU's gate, for relu only
 	if relu {
 		c.buf("Beta", b.Beta, d)
@@ -328,13 +330,13 @@ func (k *Kernels) batchNormBackward(op string, dx, dgamma, dbeta, dy DevPtr, b B
 		}
 		defer r.free()
 		if err := k.launch("bn_backward", r.grid, blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(r.tot), aP(r.part), aP(r.count),
-			aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(beta), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t)); err != nil {
+			aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t)); err != nil {
 			return err
 		}
 		if r.grid.y == 1 {
 			return nil // the block wrote dx as well
 		}
-		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.Xhat), aP(b.InvStd), aP(b.Gamma), aP(beta),
+		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta),
 			aP(b.Keep), aP(r.tot), aI(rows), aI(d), aI(t))
 	})
 }

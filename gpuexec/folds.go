@@ -14,7 +14,7 @@ import (
 
 // FoldedStats are the training statistics of a batch norm that the producer of its input takes
 // in its own pass (foldStats): the batch norm's state (its running statistics and training
-// switch), its mask of kept rows, and its mean and 1/σ buffers (the batch norm's Aux 1 and 2).
+// switch), its mask of kept rows, and its mean and 1/σ buffers (the batch norm's Aux 0 and 1).
 type FoldedStats struct {
 	State, Mask  int
 	Mean, InvStd int
@@ -35,7 +35,7 @@ func (pl *Plan) foldStats() {
 	}
 	for bi := range pl.Steps {
 		b := &pl.Steps[bi]
-		if (b.Kind != prog.BatchNorm && b.Kind != prog.BatchNormRelu) || b.StatsDone || b.Batch || len(b.Aux) < 3 {
+		if (b.Kind != prog.BatchNorm && b.Kind != prog.BatchNormRelu) || b.StatsDone || b.Batch || len(b.Aux) < 2 {
 			continue
 		}
 		nd := &b.Node
@@ -51,8 +51,8 @@ func (pl *Plan) foldStats() {
 		if !pl.statsProducer(p, x) {
 			continue
 		}
-		p.Stats = &FoldedStats{State: nd.State, Mask: nd.Mask, Mean: b.Aux[1], InvStd: b.Aux[2]}
-		p.Aux = append(slices.Clip(p.Aux), b.Aux[1], b.Aux[2])
+		p.Stats = &FoldedStats{State: nd.State, Mask: nd.Mask, Mean: b.Aux[0], InvStd: b.Aux[1]}
+		p.Aux = append(slices.Clip(p.Aux), b.Aux[0], b.Aux[1])
 		b.StatsDone = true
 	}
 	pl.redefine()

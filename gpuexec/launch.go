@@ -199,21 +199,22 @@ func (c *call) SegmentMaxGrad(dx, g cuda.DevPtr, seg devIndex, m, d, nodes int) 
 	return c.b.SegmentMaxBackward(dx, g, c.aux(0), seg.idx, m, d, nodes)
 }
 
-// BatchNorm keeps x̂, the mean and 1/σ in aux 0–2; BatchNormRelu adds a ReLU and the residual
-// in the same pass.
+// BatchNorm keeps the mean and 1/σ in aux 0 and 1 (not x̂: the gradient recomputes it from x,
+// which it reads); BatchNormRelu adds a ReLU and the residual in the same pass.
 func (c *call) BatchNorm(out, x, gamma, beta, res, keep cuda.DevPtr, rows, d int, training, relu bool) error {
 	s := c.pr.bn[c.st.Node.State]
 	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, RunMean: s.Mean, RunVar: s.Var,
-		Out: out, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2), Res: res, StatsDone: c.st.StatsDone}
+		Out: out, Mean: c.aux(0), InvStd: c.aux(1), Res: res, StatsDone: c.st.StatsDone}
 	if relu {
 		return c.b.BatchNormRelu(b, rows, d, training)
 	}
 	return c.b.BatchNorm(b, rows, d, training)
 }
 
-// BatchNormGrad takes the ReLU's gradient inside the backward kernels for relu.
-func (c *call) BatchNormGrad(dx, dgamma, dbeta, _, gamma, beta, dy, keep cuda.DevPtr, rows, d int, training, relu bool) error {
-	b := cuda.BatchNormBufs{Gamma: gamma, Beta: beta, Keep: keep, Xhat: c.aux(0), Mean: c.aux(1), InvStd: c.aux(2)}
+// BatchNormGrad takes the ReLU's gradient inside the backward kernels for relu, and recomputes
+// x̂ from the forward pass's input x.
+func (c *call) BatchNormGrad(dx, dgamma, dbeta, x, gamma, beta, dy, keep cuda.DevPtr, rows, d int, training, relu bool) error {
+	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, Mean: c.aux(0), InvStd: c.aux(1)}
 	if relu {
 		return c.b.BatchNormReluBackward(dx, dgamma, dbeta, dy, b, rows, d, training)
 	}

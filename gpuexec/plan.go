@@ -485,8 +485,8 @@ func (c *compiler) node(i int) error {
 	what := pl.Prog.Describe(out)
 	switch n.Op { // what forward ops keep for their gradients
 	case prog.BatchNorm, prog.BatchNormRelu:
-		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + what, Elems: rows * cols}),
-			c.addVal(Value{Name: "mean of " + what, Elems: cols}), c.addVal(Value{Name: "1/σ of " + what, Elems: cols})}
+		// x̂ is not kept: the backward recomputes it from x (which it reads) and these two.
+		st.Aux = []int{c.addVal(Value{Name: "mean of " + what, Elems: cols}), c.addVal(Value{Name: "1/σ of " + what, Elems: cols})}
 	case prog.LayerNorm:
 		st.Aux = []int{c.addVal(Value{Name: "x̂ of " + what, Elems: rows * cols}), c.addVal(Value{Name: "1/σ of " + what, Elems: rows})}
 	case prog.GatedAggregate: // η is recomputed from ê by the backward kernel

@@ -6,7 +6,7 @@
 // rows and updates the running statistics with momentum 0.1 and the unbiased variance; evaluation
 // uses the running statistics. Dropped rows come out as zeros and get no gradient.
 //
-// Shapes: x, xhat, out, dy, dx [rows, d]; keep [rows] int32 (non-zero: a real row);
+// Shapes: x, out, dy, dx [rows, d]; keep [rows] int32 (non-zero: a real row);
 // gamma, beta, mean, invstd, run_mean, run_var, dgamma, dbeta [d].
 // Column kernels run on blocks of RW_COL_X × RW_COL_Y threads, one block per RW_COL_X columns
 // and row chunk: threadIdx.x picks the column (coalesced reads), threadIdx.y strides over the
@@ -43,23 +43,18 @@ extern "C" __global__ void bn_eval_stats(float* mean, float* invstd, const float
   }
 }
 
-// bn_apply: xhat = (x − mean)·invstd and out = gamma·xhat + beta on kept rows, zeros elsewhere;
-// with relu, out = max(out, 0) and then + res where res is given: nn.BatchNormRelu's
-// res + ReLU(BN(x)) in one pass, the same float operations as ew_relu and ew_add after it.
-extern "C" __global__ void bn_apply(float* out, float* xhat, const float* x, const float* mean,
+// bn_apply: out = gamma·xhat + beta on kept rows, with xhat = (x − mean)·invstd
+// (rw_bn_xhat), zeros elsewhere; with relu, out = max(out, 0) and then + res where res is
+// given: nn.BatchNormRelu's res + ReLU(BN(x)) in one pass, the same float operations as ew_relu
+// and ew_add after it. xhat is not stored: the backward kernels recompute it from x.
+extern "C" __global__ void bn_apply(float* out, const float* x, const float* mean,
                                     const float* invstd, const float* gamma, const float* beta,
                                     const int* keep, const float* res, int rows, int d, int relu) {
   RW_FOR(e, (long long)rows * d) {
     int r = (int)(e / d);
     int c = (int)(e - (long long)r * d);
     float y = 0.0f;
-    if (!keep[r]) {
-      xhat[e] = 0.0f;
-    } else {
-      float xh = (float)(((double)x[e] - mean[c]) * invstd[c]);
-      xhat[e] = xh;
-      y = gamma[c] * xh + beta[c];
-    }
+    if (keep[r]) y = gamma[c] * rw_bn_xhat(x[e], mean[c], invstd[c]) + beta[c];
     if (relu) y = fmaxf(y, 0.0f);
     out[e] = res ? y + res[e] : y;
   }
@@ -72,14 +67,15 @@ extern "C" __global__ void bn_apply(float* out, float* xhat, const float* x, con
 // With several, each block writes its chunk's part[(chunk·3 + j)·d + c] (j = 0: Σ dy,
 // 1: Σ dy·xhat, 2: count of kept rows), the last block of a column tile adds them in chunk
 // order into tot[j·d + c] (double) and writes dgamma and dbeta, and bn_backward_dx, launched
-// next, is the element-wise pass over every row that reads tot.
+// next, is the element-wise pass over every row that reads tot. xhat is recomputed from the
+// forward pass's input x and its mean and invstd (rw_bn_xhat: the bits bn_apply used).
 //
 // With beta given (nn.BatchNormRelu), dy is the gradient g of the ReLU's output gated by the
 // forward pass's sign, g where gamma·xhat + beta > 0, else 0 (rw_relu_dy), computed where it is
 // read instead of stored.
 extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, double* tot,
                                        double* part, unsigned* count, const float* dy,
-                                       const float* xhat, const float* invstd,
+                                       const float* x, const float* mean, const float* invstd,
                                        const float* gamma, const float* beta, const int* keep,
                                        int rows, int d, int rpc, int training) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
@@ -88,7 +84,8 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[3];
-  rw_col_dy_sums(dy, xhat, gamma, beta, keep, r0, r1, d, c, sh, &v[0], &v[1], &v[2]);
+  XhatOfX xs{x, mean, invstd};
+  rw_col_dy_sums(dy, xs, gamma, beta, keep, r0, r1, d, c, sh, &v[0], &v[1], &v[2]);
   bool mine = rw_chunk_combine(v, part, count, d, c, &last, sh);
   if (mine) {
     dgamma[c] = (float)v[1];
@@ -107,14 +104,19 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
   double n = v[2] > 0.0 ? v[2] : 1.0;
   for (int r = threadIdx.y; r < rows; r += RW_COL_Y) {
     long long e = (long long)r * d + c;
-    dx[e] = keep[r] ? bn_dx(scale, rw_relu_dy(dy, xhat, gamma, beta, e, c), xhat[e], v[0], v[1], n, training) : 0.0f;
+    if (!keep[r]) {
+      dx[e] = 0.0f;
+      continue;
+    }
+    float xh = xs.at(e, c);
+    dx[e] = bn_dx(scale, rw_relu_dy(dy, xh, gamma, beta, e, c), xh, v[0], v[1], n, training);
   }
 }
 
 // bn_backward_dx: dx = bn_dx(…) on kept rows, zeros elsewhere, from the sums tot that
 // bn_backward's chunked launch left (grid-stride over every element).
-extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const float* xhat,
-                                          const float* invstd, const float* gamma,
+extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const float* x,
+                                          const float* mean, const float* invstd, const float* gamma,
                                           const float* beta, const int* keep, const double* tot,
                                           int rows, int d, int training) {
   RW_FOR(e, (long long)rows * d) {
@@ -126,6 +128,7 @@ extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const floa
     }
     double scale = (double)gamma[c] * invstd[c];
     double n = tot[2 * d + c] > 0.0 ? tot[2 * d + c] : 1.0;
-    dx[e] = bn_dx(scale, rw_relu_dy(dy, xhat, gamma, beta, e, c), xhat[e], tot[c], tot[d + c], n, training);
+    float xh = rw_bn_xhat(x[e], mean[c], invstd[c]);
+    dx[e] = bn_dx(scale, rw_relu_dy(dy, xh, gamma, beta, e, c), xh, tot[c], tot[d + c], n, training);
   }
 }

@@ -147,21 +147,42 @@ __device__ __forceinline__ double rw_col_sum_rows(const float* x, int r0, int r1
   return rw_col_reduce(s, sh);
 }
 
-// rw_relu_dy is element e (column c) of the output gradient of a batch norm: dy[e], or, when
-// beta is given (a batch norm followed by a ReLU, nn.BatchNormRelu), the ReLU's output gradient
-// dy[e] where the normalised output gamma·xhat + beta is positive and 0 elsewhere (CPU twin:
-// nn.BatchNormRelu's backward). Dropped rows have xhat = 0 and get no gradient anyway.
-__device__ __forceinline__ float rw_relu_dy(const float* dy, const float* xhat, const float* gamma,
-                                            const float* beta, long long e, int c) {
-  if (!beta) return dy[e];
-  return gamma[c] * xhat[e] + beta[c] > 0.0f ? dy[e] : 0.0f;
+// rw_bn_xhat is a batch norm's normalised value (x − mean)·invstd, in double and rounded once:
+// bn_apply's x̂, which the backward kernels recompute from x where they read it instead of the
+// forward pass storing it (the same expression, so the same bits).
+__device__ __forceinline__ float rw_bn_xhat(float x, float mean, float invstd) {
+  return (float)(((double)x - mean) * invstd);
 }
 
-// rw_col_dy_sums sets *s1 = Σ dy and *s2 = Σ dy·xhat over the kept rows in [r0, r1) of column c
+// The x̂ a column reduction reads at element e (column c): XhatStored reads a stored x̂ (layer
+// norm keeps its own), XhatOfX recomputes a batch norm's from its input x and its column
+// statistics (rw_bn_xhat). A dropped row's x̂ is stored as 0 but recomputed as whatever its x
+// gives; every reader skips dropped rows, so it is never used.
+struct XhatStored {
+  const float* xhat;
+  __device__ __forceinline__ float at(long long e, int) const { return xhat[e]; }
+};
+struct XhatOfX {
+  const float *x, *mean, *invstd;
+  __device__ __forceinline__ float at(long long e, int c) const { return rw_bn_xhat(x[e], mean[c], invstd[c]); }
+};
+
+// rw_relu_dy is element e (column c) of the output gradient of a batch norm whose x̂ there is
+// xh: dy[e], or, when beta is given (a batch norm followed by a ReLU, nn.BatchNormRelu), the
+// ReLU's output gradient dy[e] where the normalised output gamma·xh + beta is positive and 0
+// elsewhere (CPU twin: nn.BatchNormRelu's backward). Dropped rows get no gradient anyway.
+__device__ __forceinline__ float rw_relu_dy(const float* dy, float xh, const float* gamma,
+                                            const float* beta, long long e, int c) {
+  if (!beta) return dy[e];
+  return gamma[c] * xh + beta[c] > 0.0f ? dy[e] : 0.0f;
+}
+
+// rw_col_dy_sums sets *s1 = Σ dy and *s2 = Σ dy·x̂ over the kept rows in [r0, r1) of column c
 // (0 for c ≥ d), and *cnt = their count unless cnt is null, each summed over the block's column
 // (every thread of the block must call it): the parameter gradients of batch and layer norm.
-// dy is read through rw_relu_dy (beta null: as it is).
-__device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xhat, const float* gamma,
+// x̂ is read through xsrc (XhatStored or XhatOfX), dy through rw_relu_dy (beta null: as it is).
+template <class X>
+__device__ __forceinline__ void rw_col_dy_sums(const float* dy, X xsrc, const float* gamma,
                                                const float* beta, const int* keep, int r0, int r1,
                                                int d, int c, double (*sh)[RW_COL_X + 1],
                                                double* s1, double* s2, double* cnt) {
@@ -177,8 +198,8 @@ __device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xha
         int ru = r + u * RW_COL_Y;
         long long e = (long long)ru * d + c;
         ks[u] = keep[ru];
-        gs[u] = rw_relu_dy(dy, xhat, gamma, beta, e, c);
-        xs[u] = xhat[e];
+        xs[u] = xsrc.at(e, c);
+        gs[u] = rw_relu_dy(dy, xs[u], gamma, beta, e, c);
       }
       for (int u = 0; u < RW_UNROLL; u++)
         if (ks[u]) {
@@ -190,9 +211,10 @@ __device__ __forceinline__ void rw_col_dy_sums(const float* dy, const float* xha
     for (; r < r1; r += RW_COL_Y)
       if (keep[r]) {
         long long e = (long long)r * d + c;
-        float g = rw_relu_dy(dy, xhat, gamma, beta, e, c);
+        float xh = xsrc.at(e, c);
+        float g = rw_relu_dy(dy, xh, gamma, beta, e, c);
         a += g;
-        b += (double)g * xhat[e];
+        b += (double)g * xh;
         n += 1.0;
       }
   }

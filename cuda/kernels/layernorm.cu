@@ -83,7 +83,7 @@ extern "C" __global__ void ln_backward_params(float* dgamma, float* dbeta, doubl
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[2];
-  rw_col_dy_sums(dy, xhat, nullptr, nullptr, keep, r0, r1, d, c, sh, &v[0], &v[1], nullptr);
+  rw_col_dy_sums(dy, XhatStored{xhat}, nullptr, nullptr, keep, r0, r1, d, c, sh, &v[0], &v[1], nullptr);
   if (!rw_chunk_combine(v, part, count, d, c, &last, sh)) return;
   dbeta[c] = (float)v[0];
   dgamma[c] = (float)v[1];
