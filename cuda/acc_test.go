@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -138,6 +139,41 @@ func TestGPUGatedFolds(t *testing.T) {
 			plain.AccDe = true
 			must(t, k.GatedAggregateBackward(acc, g.poison(rows*dd), dy, plain, m, rows, rows, dd))
 			sameBits32(t, "dê added into a buffer", g.down(acc, m*dd), g.down(want, m*dd))
+
+			// The edge sum's gradients (DSrc, DDst) in the same pass, prefilled or not, against
+			// EdgeSumBackward over the dê the plain launch wrote: dê bit for bit; dbh and the
+			// scatters are atomics, so within rounding here (the op tests run the emulator's
+			// concurrent schedule); whole training steps on its deterministic schedule compare
+			// bit for bit (gpu.TestStepMatchesCPU, the fold's plan against the plain one).
+			for _, pre := range []bool{false, true} {
+				for _, accDe := range []bool{false, true} {
+					what := fmt.Sprintf("prefilled %v, dê added %v", pre, accDe)
+					start := tw.randn(m * dd)
+					deW, dbhW := g.up(start), g.poison(rows*dd)
+					sep := plain
+					sep.AccDe = accDe
+					must(t, k.GatedAggregateBackward(deW, dbhW, dy, sep, m, rows, rows, dd))
+					dsW, dtW := g.poison(rows*dd), g.poison(rows*dd)
+					must(t, k.EdgeSumBackward(dsW, dtW, deW, src, dst, m, rows, dd))
+					fused := sep
+					fused.SRows, fused.Prefilled = rows, pre
+					deG, dbhG := g.up(start), g.poison(rows*dd)
+					fused.DSrc, fused.DDst = g.poison(rows*dd), g.poison(rows*dd)
+					if pre {
+						dbhG, fused.DSrc, fused.DDst = g.up(make([]float32, rows*dd)), g.up(make([]float32, rows*dd)), g.up(make([]float32, rows*dd))
+					}
+					must(t, k.GatedAggregateBackward(deG, dbhG, dy, fused, m, rows, rows, dd))
+					sameBits32(t, what+": dê", g.down(deG, m*dd), g.down(deW, m*dd))
+					near(t, what+": dbh", g.down(dbhG, rows*dd), g.down(dbhW, rows*dd), reduce)
+					near(t, what+": the edge sum's d src", g.down(fused.DSrc, rows*dd), g.down(dsW, rows*dd), reduce)
+					near(t, what+": the edge sum's d dst", g.down(fused.DDst, rows*dd), g.down(dtW, rows*dd), reduce)
+				}
+			}
+			bad := plain
+			bad.DSrc, bad.SRows = g.poison(rows*dd), rows
+			if err := k.GatedAggregateBackward(g.poison(m*dd), g.poison(rows*dd), dy, bad, m, rows, rows, dd); err == nil || !strings.Contains(err.Error(), "DDst") {
+				t.Errorf("DSrc without DDst: %v, want an error naming DDst", err)
+			}
 		})
 	}
 }

@@ -473,8 +473,14 @@ type GatedBufs struct {
 	// the backward divides where it reads it.
 	Raw bool
 	// Prefilled: the caller filled the accumulators (Out with 0 and Den with GatedEps forward,
-	// dbh with 0 backward), so the launchers do not.
+	// dbh, and DSrc and DDst where given, with 0 backward), so the launchers do not.
 	Prefilled bool
+	// DSrc and DDst, where not 0, are the gradients [SRows, d] of the edge sum whose output Ehat
+	// is: the backward adds each edge's final dê row into DSrc at row Src and into DDst at row
+	// Dst (EdgeSumBackward's pass over dê, folded into this one; the same bits on the
+	// emulator's schedule).
+	DSrc, DDst DevPtr
+	SRows      int
 }
 
 // GatedAggregate is ops.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
@@ -504,17 +510,23 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 	c := k.check("gated aggregate backward").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("de", de, m*d).buf("dbh", dbh, nbh*d).
 		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).buf("Ehat", b.Ehat, m*d).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m).opt("BhBias", b.BhBias, d)
+	scatter := b.DSrc != 0 || b.DDst != 0
+	if scatter {
+		c.sizes("SRows", b.SRows).buf("DSrc", b.DSrc, b.SRows*d).buf("DDst", b.DDst, b.SRows*d)
+	}
 	return k.run(c, func() error {
 		if !b.Prefilled {
 			if err := k.d.fillLocked(dbh, nbh*d, 0); err != nil {
 				return err
 			}
+			if scatter {
+				if err := k.fill2(b.DSrc, 0, b.DDst, 0, b.SRows*d); err != nil {
+					return err
+				}
+			}
 		}
-		acc := 0
-		if b.AccDe {
-			acc = 1
-		}
-		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(g), aP(b.Bh), aP(b.BhBias), aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes), aI(acc), aI(btoi(b.Raw)))
+		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(b.DSrc), aP(b.DDst), aP(g), aP(b.Bh), aP(b.BhBias),
+			aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes), aI(b.SRows), aI(btoi(b.AccDe)), aI(btoi(b.Raw)))
 	})
 }
 

@@ -73,6 +73,9 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 			if gk, ok := gpuexec.LossGrad(st.Kind); ok && st.WithGrad { // the loss's gradient, computed by the loss step
 				used[gk]++
 			}
+			if st.Scatter { // the edge sum's gradient, computed by the gated aggregation's gradient step
+				used[prog.EdgeSumGrad]++
+			}
 		}
 	})
 	var ks []string
@@ -276,6 +279,23 @@ func TestPlanFolds(t *testing.T) {
 	t.Logf("%d statistics folded into producers, %d divisions into additions, %d losses with their gradient, %d fill steps", stats, divs, withGrad, fills)
 	if stats != 2*3 || divs != 3 || withGrad != 1 || fills != 2 {
 		t.Errorf("%d statistics, %d divisions, %d losses with gradients, %d fill steps folded; want 6, 3, 1, 2", stats, divs, withGrad, fills)
+	}
+	// Per layer, the edge sum's gradient (the scatter of dê along src and dst) in the gated
+	// aggregation gradient's pass.
+	scatters, edgeSumGrads := 0, 0
+	for _, st := range pl.Steps {
+		if st.Scatter {
+			scatters++
+			if len(st.Outs) != 4 || st.ScatterRows != pl.Vals[st.Outs[2]].Rows {
+				t.Errorf("a gated gradient step scattering into %d outputs over %d rows", len(st.Outs), st.ScatterRows)
+			}
+		}
+		if st.Kind == prog.EdgeSumGrad {
+			edgeSumGrads++
+		}
+	}
+	if scatters != 3 || edgeSumGrads != 0 {
+		t.Errorf("%d edge-sum gradients folded into the gated gradient, %d left as steps; want 3 and 0", scatters, edgeSumGrads)
 	}
 	// Per layer, the node products A, B, D, E, their weights' gradients and their biases'
 	// gradients: three batched launches of four.

@@ -98,6 +98,33 @@ func (pl *Plan) foldLossGrad() {
 	pl.redefine()
 }
 
+// foldEdgeScatter runs the edge sum's gradient (its output gradient dê scattered along src and
+// along dst: scatter_add_pair, one more pass over dê) inside the gated aggregation gradient's
+// pass that writes dê's last term, when that step comes right before it, computes the dê it
+// reads, and both use the same src and dst: GatedGCN's ê = Ce + Dh_src + Eh_dst is read by the
+// gated aggregation (and its batch norm), so the gated aggregation's gradient finishes dê
+// (cuda GatedBufs.DSrc, DDst). Each gradient buffer receives its additions in the order the
+// scatter pass gave them (the same grid over dê's elements).
+func (pl *Plan) foldEdgeScatter() {
+	for gi := 0; gi+1 < len(pl.Steps); gi++ {
+		g, s := &pl.Steps[gi], &pl.Steps[gi+1]
+		if g.Kind != prog.GatedAggregateGrad || s.Kind != prog.EdgeSumGrad || g.Batch || s.Batch || g.Scatter || s.Acc || len(g.Outs) != 2 || len(s.Outs) != 2 {
+			continue
+		}
+		if in := primary(s); len(in) != 1 || in[0] != g.Outs[0] || g.Outs[0] < 0 {
+			continue
+		}
+		if s.Node.Src != g.Node.Src || s.Node.Dst != g.Node.Dst || slices.Contains(s.Outs, -1) {
+			continue
+		}
+		g.Ins = append(g.Ins, s.Ins...)
+		g.Outs = append(g.Outs, s.Outs...)
+		g.Scatter, g.ScatterRows = true, s.Node.Rows
+		pl.Steps = slices.Delete(pl.Steps, gi+1, gi+2)
+	}
+	pl.redefine()
+}
+
 // lossFolds are the element-wise losses foldLossGrad can run with their gradient in one launch:
 // each loss kind's gradient kind and the backend's fused launch.
 var lossFolds = map[prog.Op]struct {

@@ -238,11 +238,16 @@ func (c *call) GatedAggregate(out, ehat, bh cuda.DevPtr, src, dst devIndex, m, n
 		Prefilled: c.st.Prefilled, Raw: c.st.Raw}, m, nbh, nodes, d)
 }
 
-// GatedAggregateGrad adds Bh's folded bias, and adds dê into its buffer in a step that folds a
-// gradient sum (Step.Acc).
+// GatedAggregateGrad adds Bh's folded bias, adds dê into its buffer in a step that folds a
+// gradient sum (Step.Acc), and scatters dê into the edge sum's gradients in a step that folds
+// them (Step.Scatter: members 2 and 3).
 func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
-	return c.b.GatedAggregateBackward(dehat, dbh, g, cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx,
-		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled, Raw: c.st.Raw}, m, nbh, nodes, d)
+	b := cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx,
+		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled, Raw: c.st.Raw}
+	if c.st.Scatter {
+		b.DSrc, b.DDst, b.SRows = c.Out(2), c.Out(3), c.st.ScatterRows
+	}
+	return c.b.GatedAggregateBackward(dehat, dbh, g, b, m, nbh, nodes, d)
 }
 
 func (c *call) GaussianWeights(w, u, mu, is cuda.DevPtr, m, k, p int) error {

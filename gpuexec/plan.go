@@ -82,8 +82,9 @@ type Step struct {
 	// Ins[w] are the input value ids of member w (for single ops Ins[0]); a member may read
 	// another member's output (the ops that copy out what the first one computed).
 	Ins [][]int
-	// Aux are buffers a forward op keeps for its gradient ops (batch and layer norm: x̂, mean
-	// and 1/σ; gated aggregation: the denominators), shared with its gradient step.
+	// Aux are buffers a forward op keeps for its gradient ops (batch norm: the mean and 1/σ;
+	// layer norm: x̂ and 1/σ; gated aggregation: the denominators), shared with its gradient
+	// step.
 	Aux []int
 	// Acc: the step adds its result into its output, which holds the gradient sum the step's
 	// result is the last term of (foldSums); the output is written by an earlier step first.
@@ -114,6 +115,11 @@ type Step struct {
 	// WithGrad: an element-wise loss step (L1, BCE) computing its gradient too (member 1:
 	// foldLossGrad).
 	WithGrad bool
+	// Scatter: a gated aggregation's gradient step that also scatters its final dê along its
+	// src and dst into the gradients of the edge sum that computed ê, Outs[2] and Outs[3]
+	// ([ScatterRows, d] each; members 2 and 3, the edge sum gradient's: foldEdgeScatter).
+	Scatter     bool
+	ScatterRows int
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -156,6 +162,7 @@ func Compile(p *prog.Program) (*Plan, error) {
 	pl.foldDivs()
 	pl.foldStats()
 	pl.foldLossGrad()
+	pl.foldEdgeScatter()
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	pl.batchSteps()

@@ -61,8 +61,11 @@ func (pl *Plan) accumulators(si int, st *Step) ([]int, []uint32) {
 	switch st.Kind {
 	case prog.GatedAggregate: // the sums and the denominators (GatedEps)
 		vals, bits = []int{st.Outs[0], st.Aux[0]}, []uint32{0, math.Float32bits(cuda.GatedEps)}
-	case prog.GatedAggregateGrad: // dBh (dê is written, or added into a sum: Step.Acc)
-		vals, bits = []int{st.Outs[1]}, []uint32{0}
+	case prog.GatedAggregateGrad:
+		// dBh (dê is written, or added into a sum: Step.Acc), and the edge sum's gradients
+		// that it scatters dê into (Step.Scatter)
+		vals = slices.Clone(st.Outs[1:])
+		bits = make([]uint32, len(vals))
 	case prog.EdgeSumGrad:
 		vals, bits = []int{st.Outs[0], st.Outs[1]}, []uint32{0, 0}
 	case prog.ScatterAdd:

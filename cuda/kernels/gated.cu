@@ -22,6 +22,12 @@
 // bb, where not null, is a bias [d] the executor folded in: bh's rows are read as bh + bb (the
 // bits of an add_bias before). With acc, gated_backward adds de into the buffer instead (the
 // last term of a gradient sum the executor folded in: the bits of the ew_add it replaces).
+// ds and dt, where not null, are the gradients [srows, d] of the edge sum whose output ê is
+// (GatedGCN's Ce + Dh_src + Eh_dst): gated_backward then also adds each edge's final dê row
+// into ds at row src and into dt at row dst (an index of -1 adds nothing), as scatter_add_pair
+// would in a pass of its own over dê; the executor folds that pass in (into buffers a fill step
+// zeroed). Each buffer receives its atomic additions in the order scatter_add_pair's
+// would, on the same grid: the emulator's schedule gives the same bits.
 #include "common.cuh"
 
 // rw_bh is element se (column c) of bh, plus bb[c] where a bias was folded in.
@@ -48,10 +54,11 @@ extern "C" __global__ void gated_div(float* out, const float* den, int nodes, in
   RW_FOR(e, (long long)nodes * d) out[e] = out[e] / den[e];
 }
 
-extern "C" __global__ void gated_backward(float* de, float* dbh, const float* g, const float* bh,
-                                          const float* bb, const float* out, const float* den,
-                                          const float* ehat, const int* src, const int* dst, int m,
-                                          int d, int nbh, int nodes, int acc, int raw) {
+extern "C" __global__ void gated_backward(float* de, float* dbh, float* ds, float* dt,
+                                          const float* g, const float* bh, const float* bb,
+                                          const float* out, const float* den, const float* ehat,
+                                          const int* src, const int* dst, int m, int d, int nbh,
+                                          int nodes, int srows, int acc, int raw) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
@@ -67,6 +74,13 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, const float* g,
       v = gd * (rw_bh(bh, bb, se, c) - o) * h * (1.0f - h);
       atomicAdd(&dbh[se], gd * h);
     }
-    de[e] = acc ? de[e] + v : v;
+    float w = acc ? de[e] + v : v;
+    de[e] = w;
+    if (ds) {
+      int ss = rw_valid(src[k], srows);
+      int ts = rw_valid(dst[k], srows);
+      if (ss >= 0) atomicAdd(&ds[(long long)ss * d + c], w);
+      if (ts >= 0) atomicAdd(&dt[(long long)ts * d + c], w);
+    }
   }
 }

@@ -34,7 +34,7 @@ var Sigs = []Sig{
 	{"layernorm.cu", "ln_backward_params", "pppppppiii"},
 	{"gated.cu", "gated_edges", "pppppppiiii"},
 	{"gated.cu", "gated_div", "ppii"},
-	{"gated.cu", "gated_backward", "ppppppppppiiiiii"},
+	{"gated.cu", "gated_backward", "ppppppppppppiiiiiii"},
 	{"gaussian.cu", "gauss_weights", "ppppiii"},
 	{"gaussian.cu", "gauss_grad_u", "ppppppiii"},
 	{"gaussian.cu", "gauss_grad_params", "pppppppiii"},
