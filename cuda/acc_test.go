@@ -311,3 +311,71 @@ func TestGPUMaskedBCEWithGrad(t *testing.T) {
 		})
 	}
 }
+
+// TestGPUGatedBNFold: the batch norm that reads ê leaving its column sums (BatchNormBufs.Tot)
+// and the gated aggregation's gradient computing that batch norm's dx as dê's first term
+// (GatedBufs.BN), against BatchNorm(Relu)Backward writing dx and the gated gradient adding into
+// it (AccDe): dê, dγ and dβ bit for bit (no atomics in them), dbh and the edge sum's gradients
+// within rounding (atomics; the op tests run the emulator's concurrent schedule). With and
+// without the ReLU, in training and evaluation, on one row chunk and on several (m = 2600).
+func TestGPUGatedBNFold(t *testing.T) {
+	defer skipWithoutGPU(t)
+	for i, sz := range sizes[1:] {
+		for _, relu := range []bool{false, true} {
+			for _, training := range []bool{true, false} {
+				t.Run(fmt.Sprintf("m%d_nodes%d_d%d_relu%v_train%v", sz.n, sz.rows, sz.d, relu, training), func(t *testing.T) {
+					tw := newTwin(t, uint64(1400+i))
+					d, k := gpu(t)
+					g := dev{t, d}
+					m, rows, dd := sz.n, sz.rows, sz.d
+					src, dst := g.upI(randIndex(tw.rng, m, rows)), g.upI(randIndex(tw.rng, m, usedRows(rows)))
+					ehat, bh, dy, dyE := g.up(tw.randn(m*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(m*dd))
+					_, ki := randKeep(tw.rng, m)
+					ones := make([]float32, dd)
+					for c := range ones {
+						ones[c] = 1
+					}
+					b := BatchNormBufs{X: ehat, Gamma: g.up(tw.randn(dd)), Beta: g.up(tw.randn(dd)), Keep: g.upI(ki),
+						RunMean: g.up(make([]float32, dd)), RunVar: g.up(ones), Out: g.poison(m * dd), Mean: g.poison(dd), InvStd: g.poison(dd)}
+					forward, backward := k.BatchNorm, k.BatchNormBackward
+					if relu {
+						forward, backward = k.BatchNormRelu, k.BatchNormReluBackward
+					}
+					must(t, forward(b, m, dd, training))
+					gated := GatedBufs{Ehat: ehat, Bh: bh, Src: src, Dst: dst, Out: g.poison(rows * dd), Den: g.poison(rows * dd)}
+					must(t, k.GatedAggregate(gated, m, rows, rows, dd))
+
+					deW, dgW, dbW := g.poison(m*dd), g.poison(dd), g.poison(dd)
+					must(t, backward(deW, dgW, dbW, dyE, b, m, dd, training))
+					sep := gated
+					sep.AccDe, sep.SRows, sep.DSrc, sep.DDst = true, rows, g.poison(rows*dd), g.poison(rows*dd)
+					dbhW := g.poison(rows * dd)
+					must(t, k.GatedAggregateBackward(deW, dbhW, dy, sep, m, rows, rows, dd))
+
+					sums := b
+					sums.Tot = g.poison(TotElems(dd))
+					dgF, dbF := g.poison(dd), g.poison(dd)
+					must(t, backward(0, dgF, dbF, dyE, sums, m, dd, training))
+					fused := gated
+					fused.BN = &GatedBN{Dy: dyE, B: sums, Training: training, Relu: relu}
+					fused.SRows, fused.DSrc, fused.DDst = rows, g.poison(rows*dd), g.poison(rows*dd)
+					deF, dbhF := g.poison(m*dd), g.poison(rows*dd)
+					must(t, k.GatedAggregateBackward(deF, dbhF, dy, fused, m, rows, rows, dd))
+
+					sameBits32(t, "dê", g.down(deF, m*dd), g.down(deW, m*dd))
+					sameBits32(t, "dγ", g.down(dgF, dd), g.down(dgW, dd))
+					sameBits32(t, "dβ", g.down(dbF, dd), g.down(dbW, dd))
+					near(t, "dbh", g.down(dbhF, rows*dd), g.down(dbhW, rows*dd), reduce)
+					near(t, "the edge sum's d src", g.down(fused.DSrc, rows*dd), g.down(sep.DSrc, rows*dd), reduce)
+					near(t, "the edge sum's d dst", g.down(fused.DDst, rows*dd), g.down(sep.DDst, rows*dd), reduce)
+
+					both := fused
+					both.AccDe = true
+					if err := k.GatedAggregateBackward(deF, dbhF, dy, both, m, rows, rows, dd); err == nil || !strings.Contains(err.Error(), "AccDe") {
+						t.Errorf("BN with AccDe: %v, want an error naming AccDe", err)
+					}
+				})
+			}
+		}
+	}
+}

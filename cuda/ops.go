@@ -251,7 +251,14 @@ type BatchNormBufs struct {
 	// statistics in its own pass (EdgeSumBiasedStats, AddBiasedDivStats), so only the
 	// normalising pass runs.
 	StatsDone bool
+	// Tot, where given, makes the backward write dγ, dβ and its column sums into Tot (3·d
+	// float64: Σ dy, Σ dy·x̂ and the count of kept rows, TotElems(d) float32 elements) and no
+	// dx: the gated aggregation's gradient computes dx where it reads it (GatedBufs.BN).
+	Tot DevPtr
 }
+
+// TotElems is the size of a batch norm's column sums (BatchNormBufs.Tot) in float32 elements.
+func TotElems(d int) int { return 6 * d }
 
 func (b BatchNormBufs) check(c *check, rows, d int) *check {
 	return c.sizes("rows, d", rows, d).buf("X", b.X, rows*d).buf("Gamma", b.Gamma, d).buf("Beta", b.Beta, d).
@@ -310,9 +317,15 @@ func (k *Kernels) BatchNormReluBackward(dx, dgamma, dbeta, g DevPtr, b BatchNorm
 }
 
 func (k *Kernels) batchNormBackward(op string, dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training, relu bool) error {
-	c := k.check(op).sizes("rows, d", rows, d).buf("dx", dx, rows*d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
+	c := k.check(op).sizes("rows, d", rows, d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
 		buf("dy", dy, rows*d).buf("X", b.X, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d).buf("Gamma", b.Gamma, d).
 		buf("Keep", b.Keep, rows)
+	sumsOnly := b.Tot != 0
+	if sumsOnly {
+		c.buf("Tot", b.Tot, TotElems(d))
+	} else {
+		c.buf("dx", dx, rows*d)
+	}
 	beta := DevPtr(0) // the ReLU's gate, for relu only
 	if relu {
 		c.buf("Beta", b.Beta, d)
@@ -329,12 +342,16 @@ func (k *Kernels) batchNormBackward(op string, dx, dgamma, dbeta, dy DevPtr, b B
 			return err
 		}
 		defer r.free()
-		if err := k.launch("bn_backward", r.grid, blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(r.tot), aP(r.part), aP(r.count),
-			aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t)); err != nil {
+		tot := r.tot
+		if sumsOnly {
+			tot = b.Tot
+		}
+		if err := k.launch("bn_backward", r.grid, blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(tot), aP(r.part), aP(r.count),
+			aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t), aI(btoi(sumsOnly))); err != nil {
 			return err
 		}
-		if r.grid.y == 1 {
-			return nil // the block wrote dx as well
+		if r.grid.y == 1 || sumsOnly {
+			return nil // the block wrote dx as well, or the sums are for the gated aggregation's gradient
 		}
 		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta),
 			aP(b.Keep), aP(r.tot), aI(rows), aI(d), aI(t))
@@ -481,6 +498,20 @@ type GatedBufs struct {
 	// emulator's schedule).
 	DSrc, DDst DevPtr
 	SRows      int
+	// BN, where given, is the batch norm that reads Ehat (its rows the m edges): the backward
+	// computes dê's first term as that batch norm's dx, from its output gradient Dy and the sums
+	// its backward left in BN.Tot, instead of reading it from de (AccDe: bn_backward_dx's pass,
+	// folded into this one; the same bits).
+	BN *GatedBN
+}
+
+// GatedBN is a batch norm whose dx GatedAggregateBackward computes (GatedBufs.BN): its output
+// gradient Dy [m, d], its buffers (X, Mean, InvStd, Gamma, Keep, Tot; Beta for Relu), and its
+// mode.
+type GatedBN struct {
+	Dy             DevPtr
+	B              BatchNormBufs
+	Training, Relu bool
 }
 
 // GatedAggregate is ops.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
@@ -514,6 +545,17 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 	if scatter {
 		c.sizes("SRows", b.SRows).buf("DSrc", b.DSrc, b.SRows*d).buf("DDst", b.DDst, b.SRows*d)
 	}
+	var bn GatedBN
+	var beta DevPtr // the ReLU's gate, for Relu only
+	if b.BN != nil {
+		bn = *b.BN
+		c.buf("BN.Dy", bn.Dy, m*d).buf("BN.X", bn.B.X, m*d).buf("BN.Mean", bn.B.Mean, d).buf("BN.InvStd", bn.B.InvStd, d).
+			buf("BN.Gamma", bn.B.Gamma, d).buf("BN.Keep", bn.B.Keep, m).buf("BN.Tot", bn.B.Tot, TotElems(d)).cond(!b.AccDe, "BN and AccDe both set (dê's first term is the batch norm's dx or de's contents, not both)")
+		if bn.Relu {
+			c.buf("BN.Beta", bn.B.Beta, d)
+			beta = bn.B.Beta
+		}
+	}
 	return k.run(c, func() error {
 		if !b.Prefilled {
 			if err := k.d.fillLocked(dbh, nbh*d, 0); err != nil {
@@ -526,7 +568,8 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 			}
 		}
 		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(b.DSrc), aP(b.DDst), aP(g), aP(b.Bh), aP(b.BhBias),
-			aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes), aI(b.SRows), aI(btoi(b.AccDe)), aI(btoi(b.Raw)))
+			aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aP(bn.Dy), aP(bn.B.X), aP(bn.B.Mean), aP(bn.B.InvStd), aP(bn.B.Gamma), aP(beta),
+			aP(bn.B.Keep), aP(bn.B.Tot), aI(m), aI(d), aI(nbh), aI(nodes), aI(b.SRows), aI(btoi(b.AccDe)), aI(btoi(b.Raw)), aI(btoi(bn.Training)))
 	})
 }
 

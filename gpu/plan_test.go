@@ -297,6 +297,24 @@ func TestPlanFolds(t *testing.T) {
 	if scatters != 3 || edgeSumGrads != 0 {
 		t.Errorf("%d edge-sum gradients folded into the gated gradient, %d left as steps; want 3 and 0", scatters, edgeSumGrads)
 	}
+	// The edges' batch norm's dx in the gated gradient's pass, in every layer but the last (whose
+	// ê no later layer reads, so its batch norm has no gradient): the batch norm's step leaves its
+	// column sums in dx's place.
+	bnFolds, sumsOnly := 0, 0
+	for _, st := range pl.Steps {
+		if st.BN != nil {
+			bnFolds++
+			if st.Acc || pl.Vals[st.BN.Tot].Def >= pl.Vals[st.Outs[0]].Def {
+				t.Errorf("a gated gradient computing a batch norm's dx: Acc %v, its sums defined at step %d, dê at %d", st.Acc, pl.Vals[st.BN.Tot].Def, pl.Vals[st.Outs[0]].Def)
+			}
+		}
+		if st.SumsOnly {
+			sumsOnly++
+		}
+	}
+	if bnFolds != 2 || sumsOnly != 2 {
+		t.Errorf("%d batch-norm dx passes folded into the gated gradient, %d sums-only batch norms; want 2 and 2", bnFolds, sumsOnly)
+	}
 	// Per layer, the node products A, B, D, E, their weights' gradients and their biases'
 	// gradients: three batched launches of four.
 	t.Logf("batched steps (members by kind): %v", batched)

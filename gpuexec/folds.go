@@ -125,6 +125,76 @@ func (pl *Plan) foldEdgeScatter() {
 	pl.redefine()
 }
 
+// FoldedBN is the batch norm whose dx a gated aggregation's gradient step computes as dê's
+// first term (foldBNDx): the inputs of the batch norm's gradient (x, γ, β, dy), its forward
+// pass's mean and 1/σ, the column sums its gradient step leaves (Tot), its state (for the
+// training switch) and mask, and whether a ReLU follows it.
+type FoldedBN struct {
+	X, Gamma, Beta, Dy int
+	Mean, InvStd, Tot  int
+	State, Mask        int
+	Relu               bool
+}
+
+// foldBNDx moves a batch norm's dx pass (bn_backward_dx, or the dx that bn_backward writes on
+// one row chunk) into the gated aggregation gradient that adds its own term into that dx
+// (Step.Acc): GatedGCN's ê is read by the edges' batch norm and by the gated aggregation, so
+// dê = the batch norm's dx + the gated term. The batch norm's gradient step then writes its
+// column sums (SumsOnly: a temporary of cuda.TotElems in dx's place) and the gated gradient
+// computes the dx element where it adds to it (cuda GatedBufs.BN): the same float operations,
+// so the same bits, without storing dx and reading it back. It folds only where the two steps
+// are the only writers of dê and no step between them reads it. The gated step's Aux gains
+// what it reads for that (x, dy, the mean, 1/σ and the sums), so they live until it runs.
+func (pl *Plan) foldBNDx() {
+	writers := map[int][]int{}
+	for si, st := range pl.Steps {
+		for _, o := range st.Outs {
+			writers[o] = append(writers[o], si)
+		}
+	}
+	readers := pl.readers()
+	for gi := range pl.Steps {
+		g := &pl.Steps[gi]
+		if g.Kind != prog.GatedAggregateGrad || !g.Acc || g.Batch || g.BN != nil {
+			continue
+		}
+		de := g.Outs[0]
+		w := writers[de]
+		if len(w) != 2 || w[1] != gi {
+			continue
+		}
+		bi := w[0]
+		b := &pl.Steps[bi]
+		if (b.Kind != prog.BatchNormGrad && b.Kind != prog.BatchNormReluGrad) || b.Batch || b.SumsOnly || b.Outs[0] != de || len(b.Ins) == 0 || len(b.Ins[0]) != 4 || len(b.Aux) < 2 {
+			continue
+		}
+		if slices.ContainsFunc(readers[de], func(r int) bool { return r > bi && r < gi }) {
+			continue
+		}
+		in := b.Ins[0] // (x, γ, β, dy)
+		tot := pl.addVal(Value{Name: "column sums of " + pl.Vals[de].Name, Elems: cuda.TotElems(pl.Vals[de].Cols)})
+		// The batch norm's step writes the sums in dx's place (its member 0), and its dγ and
+		// dβ members, which name dx as copied from it, name the sums; dê is written first by
+		// the gated gradient.
+		b.Outs = slices.Clone(b.Outs)
+		b.Outs[0] = tot
+		for w := 1; w < len(b.Ins); w++ {
+			b.Ins[w] = slices.Clone(b.Ins[w])
+			for i, v := range b.Ins[w] {
+				if v == de {
+					b.Ins[w][i] = tot
+				}
+			}
+		}
+		b.SumsOnly = true
+		g.BN = &FoldedBN{X: in[0], Gamma: in[1], Beta: in[2], Dy: in[3], Mean: b.Aux[0], InvStd: b.Aux[1], Tot: tot,
+			State: b.Node.State, Mask: b.Node.Mask, Relu: b.Kind == prog.BatchNormReluGrad}
+		g.Acc = false
+		g.Aux = append(slices.Clip(g.Aux), in[0], in[3], b.Aux[0], b.Aux[1], tot)
+	}
+	pl.redefine()
+}
+
 // lossFolds are the element-wise losses foldLossGrad can run with their gradient in one launch:
 // each loss kind's gradient kind and the backend's fused launch.
 var lossFolds = map[prog.Op]struct {

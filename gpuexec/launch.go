@@ -215,6 +215,9 @@ func (c *call) BatchNorm(out, x, gamma, beta, res, keep cuda.DevPtr, rows, d int
 // x̂ from the forward pass's input x.
 func (c *call) BatchNormGrad(dx, dgamma, dbeta, x, gamma, beta, dy, keep cuda.DevPtr, rows, d int, training, relu bool) error {
 	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, Mean: c.aux(0), InvStd: c.aux(1)}
+	if c.st.SumsOnly { // member 0 is the column sums for the gated gradient that computes dx (Step.BN)
+		b.Tot, dx = dx, 0
+	}
 	if relu {
 		return c.b.BatchNormReluBackward(dx, dgamma, dbeta, dy, b, rows, d, training)
 	}
@@ -246,6 +249,11 @@ func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src,
 		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled, Raw: c.st.Raw}
 	if c.st.Scatter {
 		b.DSrc, b.DDst, b.SRows = c.Out(2), c.Out(3), c.st.ScatterRows
+	}
+	if f := c.st.BN; f != nil {
+		p := func(v int) cuda.DevPtr { return c.e.Ptr(c.pr, v) }
+		b.BN = &cuda.GatedBN{Dy: p(f.Dy), Training: c.pr.Feed.Training(f.State), Relu: f.Relu,
+			B: cuda.BatchNormBufs{X: p(f.X), Gamma: p(f.Gamma), Beta: p(f.Beta), Keep: c.Mask(f.Mask), Mean: p(f.Mean), InvStd: p(f.InvStd), Tot: p(f.Tot)}}
 	}
 	return c.b.GatedAggregateBackward(dehat, dbh, g, b, m, nbh, nodes, d)
 }

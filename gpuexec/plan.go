@@ -120,6 +120,12 @@ type Step struct {
 	// ([ScatterRows, d] each; members 2 and 3, the edge sum gradient's: foldEdgeScatter).
 	Scatter     bool
 	ScatterRows int
+	// BN, where set, makes a gated aggregation's gradient step compute dê's first term as the
+	// dx of the batch norm reading ê (foldBNDx; its values are in Aux too, for their
+	// lifetimes), and SumsOnly marks that batch norm's gradient step, which then writes its
+	// column sums (BN.Tot) as its member 0, in dx's place.
+	BN       *FoldedBN
+	SumsOnly bool
 }
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
@@ -166,6 +172,7 @@ func Compile(p *prog.Program) (*Plan, error) {
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	pl.batchSteps()
+	pl.foldBNDx()
 	pl.prefill()
 	pl.layoutTable()
 	if err := pl.lifetimes(); err != nil {
@@ -429,7 +436,10 @@ type compiler struct {
 	fwdStep map[int]int      // forward group → its step
 }
 
-func (c *compiler) addVal(v Value) int {
+func (c *compiler) addVal(v Value) int { return c.pl.addVal(v) }
+
+// addVal adds a value (a program value or a temporary) and returns its id.
+func (pl *Plan) addVal(v Value) int {
 	v.Slot, v.Last = -1, -1
 	v.Rows, v.Cols = 1, max(v.Elems, 1)
 	switch len(v.Shape) {
@@ -438,8 +448,8 @@ func (c *compiler) addVal(v Value) int {
 	case 2:
 		v.Rows, v.Cols = v.Shape[0], v.Shape[1]
 	}
-	c.pl.Vals = append(c.pl.Vals, v)
-	return len(c.pl.Vals) - 1
+	pl.Vals = append(pl.Vals, v)
+	return len(pl.Vals) - 1
 }
 
 // value adds program value v (not run where the node computing it is not needed).

@@ -18,13 +18,6 @@
 #include "common.cuh"
 #include "bnstats.cuh"
 
-// bn_dx is one element of bn_backward's dx, from the column sums s1, s2 over n kept rows.
-__device__ __forceinline__ float bn_dx(double scale, float dy, float xh, double s1, double s2,
-                                       double n, int training) {
-  if (training) return (float)(scale * (dy - s1 / n - xh * s2 / n));
-  return (float)(scale * dy);
-}
-
 // bn_train_stats: the training statistics of a stored x (bn_stats_pass, bnstats.cuh).
 extern "C" __global__ void bn_train_stats(float* mean, float* invstd, float* run_mean,
                                           float* run_var, double* part, unsigned* count,
@@ -67,8 +60,11 @@ extern "C" __global__ void bn_apply(float* out, const float* x, const float* mea
 // With several, each block writes its chunk's part[(chunk·3 + j)·d + c] (j = 0: Σ dy,
 // 1: Σ dy·xhat, 2: count of kept rows), the last block of a column tile adds them in chunk
 // order into tot[j·d + c] (double) and writes dgamma and dbeta, and bn_backward_dx, launched
-// next, is the element-wise pass over every row that reads tot. xhat is recomputed from the
-// forward pass's input x and its mean and invstd (rw_bn_xhat: the bits bn_apply used).
+// next, is the element-wise pass over every row that reads tot. With sums_only every launch
+// (one chunk too) writes tot, into the caller's buffer, and no dx: the executor folded the dx
+// pass into the gated aggregation's gradient (gated.cu), which reads tot. xhat is recomputed
+// from the forward pass's input x and its mean and invstd (rw_bn_xhat: the bits bn_apply
+// used).
 //
 // With beta given (nn.BatchNormRelu), dy is the gradient g of the ReLU's output gated by the
 // forward pass's sign, g where gamma·xhat + beta > 0, else 0 (rw_relu_dy), computed where it is
@@ -77,7 +73,7 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
                                        double* part, unsigned* count, const float* dy,
                                        const float* x, const float* mean, const float* invstd,
                                        const float* gamma, const float* beta, const int* keep,
-                                       int rows, int d, int rpc, int training) {
+                                       int rows, int d, int rpc, int training, int sums_only) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
   __shared__ int last;
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
@@ -91,7 +87,7 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
     dgamma[c] = (float)v[1];
     dbeta[c] = (float)v[0];
   }
-  if (gridDim.y > 1) { // the sums for bn_backward_dx
+  if (gridDim.y > 1 || sums_only) { // the sums for bn_backward_dx (or gated_backward)
     if (mine) {
       tot[c] = v[0];
       tot[d + c] = v[1];
@@ -109,12 +105,12 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
       continue;
     }
     float xh = xs.at(e, c);
-    dx[e] = bn_dx(scale, rw_relu_dy(dy, xh, gamma, beta, e, c), xh, v[0], v[1], n, training);
+    dx[e] = rw_bn_dx(scale, rw_relu_dy(dy, xh, gamma, beta, e, c), xh, v[0], v[1], n, training);
   }
 }
 
-// bn_backward_dx: dx = bn_dx(…) on kept rows, zeros elsewhere, from the sums tot that
-// bn_backward's chunked launch left (grid-stride over every element).
+// bn_backward_dx: dx = rw_bn_dx(…) on kept rows, zeros elsewhere, from the sums tot that
+// bn_backward's chunked launch left (grid-stride over every element: rw_bn_dx_at).
 extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const float* x,
                                           const float* mean, const float* invstd, const float* gamma,
                                           const float* beta, const int* keep, const double* tot,
@@ -122,13 +118,6 @@ extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const floa
   RW_FOR(e, (long long)rows * d) {
     int r = (int)(e / d);
     int c = (int)(e - (long long)r * d);
-    if (!keep[r]) {
-      dx[e] = 0.0f;
-      continue;
-    }
-    double scale = (double)gamma[c] * invstd[c];
-    double n = tot[2 * d + c] > 0.0 ? tot[2 * d + c] : 1.0;
-    float xh = rw_bn_xhat(x[e], mean[c], invstd[c]);
-    dx[e] = bn_dx(scale, rw_relu_dy(dy, xh, gamma, beta, e, c), xh, tot[c], tot[d + c], n, training);
+    dx[e] = rw_bn_dx_at(dy, x, mean, invstd, gamma, beta, keep, tot, r, e, c, d, training);
   }
 }

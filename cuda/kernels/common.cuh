@@ -177,6 +177,31 @@ __device__ __forceinline__ float rw_relu_dy(const float* dy, float xh, const flo
   return gamma[c] * xh + beta[c] > 0.0f ? dy[e] : 0.0f;
 }
 
+// rw_bn_dx is one element of a batch norm's dx, from its output gradient dy (through the ReLU:
+// rw_relu_dy), its x̂ and the column sums s1 = Σ dy, s2 = Σ dy·x̂ over n kept rows:
+// γ·1/σ·(dy − s1/n − x̂·s2/n) in training (scale = γ·1/σ), scale·dy in evaluation.
+__device__ __forceinline__ float rw_bn_dx(double scale, float dy, float xh, double s1, double s2,
+                                          double n, int training) {
+  if (training) return (float)(scale * (dy - s1 / n - xh * s2 / n));
+  return (float)(scale * dy);
+}
+
+// rw_bn_dx_at is element e (row r, column c) of a batch norm's dx from the column sums tot
+// that bn_backward left ([3][d] doubles: Σ dy, Σ dy·x̂ and the count of kept rows), with x̂
+// recomputed from x: 0 on a dropped row. bn_backward_dx's element, and gated_backward's first
+// term where the executor folded the batch norm's dx pass into it.
+__device__ __forceinline__ float rw_bn_dx_at(const float* dy, const float* x, const float* mean,
+                                             const float* invstd, const float* gamma,
+                                             const float* beta, const int* keep,
+                                             const double* tot, int r, long long e, int c, int d,
+                                             int training) {
+  if (!keep[r]) return 0.0f;
+  double scale = (double)gamma[c] * invstd[c];
+  double n = tot[2 * d + c] > 0.0 ? tot[2 * d + c] : 1.0;
+  float xh = rw_bn_xhat(x[e], mean[c], invstd[c]);
+  return rw_bn_dx(scale, rw_relu_dy(dy, xh, gamma, beta, e, c), xh, tot[c], tot[d + c], n, training);
+}
+
 // rw_col_dy_sums sets *s1 = Σ dy and *s2 = Σ dy·x̂ over the kept rows in [r0, r1) of column c
 // (0 for c ≥ d), and *cnt = their count unless cnt is null, each summed over the block's column
 // (every thread of the block must call it): the parameter gradients of batch and layer norm.

@@ -28,6 +28,10 @@
 // would in a pass of its own over dê; the executor folds that pass in (into buffers a fill step
 // zeroed). Each buffer receives its atomic additions in the order scatter_add_pair's
 // would, on the same grid: the emulator's schedule gives the same bits.
+// bdy, where not null, makes dê's first term the dx of the batch norm that reads ê
+// (rw_bn_dx_at over bdy, bx, …, btot: the column sums bn_backward left with sums_only), in
+// place of bn_backward_dx storing it and acc adding v to it: the same float addition, so the
+// same bits, and one pass over dê less (the executor's Plan.foldBNDx).
 #include "common.cuh"
 
 // rw_bh is element se (column c) of bh, plus bb[c] where a bias was folded in.
@@ -57,8 +61,12 @@ extern "C" __global__ void gated_div(float* out, const float* den, int nodes, in
 extern "C" __global__ void gated_backward(float* de, float* dbh, float* ds, float* dt,
                                           const float* g, const float* bh, const float* bb,
                                           const float* out, const float* den, const float* ehat,
-                                          const int* src, const int* dst, int m, int d, int nbh,
-                                          int nodes, int srows, int acc, int raw) {
+                                          const int* src, const int* dst, const float* bdy,
+                                          const float* bx, const float* bmean, const float* binv,
+                                          const float* bgamma, const float* bbeta,
+                                          const int* bkeep, const double* btot, int m, int d,
+                                          int nbh, int nodes, int srows, int acc, int raw,
+                                          int btrain) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
@@ -74,7 +82,11 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, float* ds, floa
       v = gd * (rw_bh(bh, bb, se, c) - o) * h * (1.0f - h);
       atomicAdd(&dbh[se], gd * h);
     }
-    float w = acc ? de[e] + v : v;
+    float w;
+    if (bdy)
+      w = rw_bn_dx_at(bdy, bx, bmean, binv, bgamma, bbeta, bkeep, btot, k, e, c, d, btrain) + v;
+    else
+      w = acc ? de[e] + v : v;
     de[e] = w;
     if (ds) {
       int ss = rw_valid(src[k], srows);
