@@ -218,6 +218,31 @@ func TestPlanBuffers(t *testing.T) {
 	t.Logf("activation memory with shared slots: %.1f%% of one buffer per value", 100*float64(shared)/float64(naive))
 }
 
+// TestPlanEdgeFoldsOff: with REWIREGNN_EDGE_FOLDS=0 the plan keeps the edge sum's gradient and
+// the batch norm's dx as steps of their own (what gpu-speed.sh's nofold step measures).
+func TestPlanEdgeFoldsOff(t *testing.T) {
+	t.Setenv(gpuexec.EnvEdgeFolds, "0")
+	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=3", "model.hidden=8")
+	gs := synthetic(t, c.spec, c.key, 8, 3)
+	tr, net := trainingNet(t, c, bucketOf(batchesOf(t, gs, 8)[0]), tensor.Float32)
+	pl, err := Compile(net, tr.P)
+	if err != nil {
+		t.Fatal(err)
+	}
+	edgeSumGrads, folded := 0, 0
+	for _, st := range pl.Steps {
+		if st.Kind == prog.EdgeSumGrad {
+			edgeSumGrads++
+		}
+		if st.Scatter || st.BN != nil || st.SumsOnly {
+			folded++
+		}
+	}
+	if edgeSumGrads != 3 || folded != 0 {
+		t.Errorf("folds off: %d edge-sum gradient steps, %d folded steps; want 3 and 0", edgeSumGrads, folded)
+	}
+}
+
 // TestPlanFolds: in GatedGCN's training plan the gradient of a layer's input h sums the dx of
 // its four node products (A, B, D, E); each of those products adds its dx into the sum's buffer
 // (Step.Acc, β = 1) instead of a pairwise sum launch. The biases of the C, D and E products go

@@ -2,7 +2,9 @@ package gpuexec
 
 import (
 	"fmt"
+	"os"
 	"slices"
+	"strings"
 
 	"github.com/rewiregnn/rewiregnn/prog"
 )
@@ -128,6 +130,16 @@ type Step struct {
 	SumsOnly bool
 }
 
+// EnvEdgeFolds set to 0 leaves out the folds of GatedGCN's edge backward pass into the gated
+// aggregation's gradient (foldEdgeScatter, foldBNDx): the plan then queues scatter_add_pair and
+// bn_backward_dx as before them. A switch for measuring on a GPU, within one build, what they
+// save (scripts/gpu-speed.sh's nofold step); the results are the same bits either way on the
+// deterministic emulated GPU.
+const EnvEdgeFolds = "REWIREGNN_EDGE_FOLDS"
+
+// EdgeFolds reports whether Compile folds the edge backward pass: unless EnvEdgeFolds is 0.
+func EdgeFolds() bool { return strings.TrimSpace(os.Getenv(EnvEdgeFolds)) != "0" }
+
 // fused gradient groups: the ops whose members one launcher computes together, and the number
 // of members (the kernel mix's two gradient ops are one group of two, keyed by their inputs).
 func groupSize(o prog.Op) int {
@@ -168,11 +180,16 @@ func Compile(p *prog.Program) (*Plan, error) {
 	pl.foldDivs()
 	pl.foldStats()
 	pl.foldLossGrad()
-	pl.foldEdgeScatter()
+	edges := EdgeFolds()
+	if edges {
+		pl.foldEdgeScatter()
+	}
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	pl.batchSteps()
-	pl.foldBNDx()
+	if edges {
+		pl.foldBNDx()
+	}
 	pl.prefill()
 	pl.layoutTable()
 	if err := pl.lifetimes(); err != nil {

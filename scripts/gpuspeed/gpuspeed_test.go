@@ -71,7 +71,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 		}
 		return rs
 	}
-	for _, v := range []string{"graphs", "eager", "base", "unroll1", "tf32"} {
+	for _, v := range []string{"graphs", "eager", "base", "unroll1", "nofold", "tf32"} {
 		rs := rows(v)
 		if len(rs) != 2 {
 			t.Errorf("%s: %d rows, want zinc and superpixel", v, len(rs))
@@ -82,6 +82,9 @@ func TestBundleRunsEmulated(t *testing.T) {
 			}
 			if want := map[bool]string{true: "tf32", false: "fp32"}[v == "tf32"]; v != "base" && r["precision"] != want {
 				t.Errorf("%s %v: precision %v, want %s", v, r["suite"], r["precision"], want)
+			}
+			if v != "base" && r["edge_folds"] != (v != "nofold") {
+				t.Errorf("%s %v: edge_folds %v", v, r["suite"], r["edge_folds"])
 			}
 		}
 	}
@@ -114,7 +117,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 
 	// -skip leaves out the steps it names, and refuses a name that is no step.
 	out2 := filepath.Join(tmp, "out2")
-	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,torch,profile-graphs,profile-eager,concurrent,tf32"); err != nil {
+	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,nofold,torch,profile-graphs,profile-eager,concurrent,tf32"); err != nil {
 		t.Fatalf("run -skip: %v\n%s", err, log)
 	}
 	got, err := filepath.Glob(filepath.Join(out2, "gpubench-*.jsonl"))
