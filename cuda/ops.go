@@ -257,6 +257,19 @@ type BatchNormBufs struct {
 	Tot DevPtr
 }
 
+// checkBackward adds what a batch norm's backward reads to c, naming each buffer with prefix:
+// its output gradient dy and X [rows, d], Mean, InvStd, Gamma [d], Keep [rows], and Beta [d]
+// for the ReLU's gate. It returns the Beta the kernels take (0 without the ReLU).
+func (b BatchNormBufs) checkBackward(c *check, prefix string, dy DevPtr, rows, d int, relu bool) DevPtr {
+	c.buf(prefix+"dy", dy, rows*d).buf(prefix+"X", b.X, rows*d).buf(prefix+"Mean", b.Mean, d).buf(prefix+"InvStd", b.InvStd, d).
+		buf(prefix+"Gamma", b.Gamma, d).buf(prefix+"Keep", b.Keep, rows)
+	if !relu {
+		return 0
+	}
+	c.buf(prefix+"Beta", b.Beta, d)
+	return b.Beta
+}
+
 // TotElems is the size of a batch norm's column sums (BatchNormBufs.Tot) in float32 elements.
 func TotElems(d int) int { return 6 * d }
 
@@ -317,19 +330,13 @@ func (k *Kernels) BatchNormReluBackward(dx, dgamma, dbeta, g DevPtr, b BatchNorm
 }
 
 func (k *Kernels) batchNormBackward(op string, dx, dgamma, dbeta, dy DevPtr, b BatchNormBufs, rows, d int, training, relu bool) error {
-	c := k.check(op).sizes("rows, d", rows, d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d).
-		buf("dy", dy, rows*d).buf("X", b.X, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d).buf("Gamma", b.Gamma, d).
-		buf("Keep", b.Keep, rows)
+	c := k.check(op).sizes("rows, d", rows, d).buf("dgamma", dgamma, d).buf("dbeta", dbeta, d)
+	beta := b.checkBackward(c, "", dy, rows, d, relu) // the ReLU's gate, for relu only
 	sumsOnly := b.Tot != 0
 	if sumsOnly {
 		c.buf("Tot", b.Tot, TotElems(d))
 	} else {
 		c.buf("dx", dx, rows*d)
-	}
-	beta := DevPtr(0) // the ReLU's gate, for relu only
-	if relu {
-		c.buf("Beta", b.Beta, d)
-		beta = b.Beta
 	}
 	t := btoi(training)
 	return k.run(c, func() error {
@@ -549,12 +556,8 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 	var beta DevPtr // the ReLU's gate, for Relu only
 	if b.BN != nil {
 		bn = *b.BN
-		c.buf("BN.Dy", bn.Dy, m*d).buf("BN.X", bn.B.X, m*d).buf("BN.Mean", bn.B.Mean, d).buf("BN.InvStd", bn.B.InvStd, d).
-			buf("BN.Gamma", bn.B.Gamma, d).buf("BN.Keep", bn.B.Keep, m).buf("BN.Tot", bn.B.Tot, TotElems(d)).cond(!b.AccDe, "BN and AccDe both set (dê's first term is the batch norm's dx or de's contents, not both)")
-		if bn.Relu {
-			c.buf("BN.Beta", bn.B.Beta, d)
-			beta = bn.B.Beta
-		}
+		beta = bn.B.checkBackward(c, "BN.", bn.Dy, m, d, bn.Relu)
+		c.buf("BN.Tot", bn.B.Tot, TotElems(d)).cond(!b.AccDe, "BN and AccDe both set (dê's first term is the batch norm's dx or de's contents, not both)")
 	}
 	return k.run(c, func() error {
 		if !b.Prefilled {

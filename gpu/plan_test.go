@@ -218,10 +218,10 @@ func TestPlanBuffers(t *testing.T) {
 	t.Logf("activation memory with shared slots: %.1f%% of one buffer per value", 100*float64(shared)/float64(naive))
 }
 
-// TestPlanEdgeFoldsOff: with REWIREGNN_EDGE_FOLDS=0 the plan keeps the edge sum's gradient and
-// the batch norm's dx as steps of their own (what gpu-speed.sh's nofold step measures).
-func TestPlanEdgeFoldsOff(t *testing.T) {
-	t.Setenv(gpuexec.EnvEdgeFolds, "0")
+// gatedPlan is the training plan of a three-layer GatedGCN (ZINC, adjacency encoding, r = 1,
+// width 8) on a batch of eight synthetic graphs.
+func gatedPlan(t *testing.T) *gpuexec.Plan {
+	t.Helper()
 	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=3", "model.hidden=8")
 	gs := synthetic(t, c.spec, c.key, 8, 3)
 	tr, net := trainingNet(t, c, bucketOf(batchesOf(t, gs, 8)[0]), tensor.Float32)
@@ -229,6 +229,14 @@ func TestPlanEdgeFoldsOff(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return pl
+}
+
+// TestPlanEdgeFoldsOff: with REWIREGNN_EDGE_FOLDS=0 the plan keeps the edge sum's gradient and
+// the batch norm's dx as steps of their own (what gpu-speed.sh's nofold step measures).
+func TestPlanEdgeFoldsOff(t *testing.T) {
+	t.Setenv(gpuexec.EnvEdgeFolds, "0")
+	pl := gatedPlan(t)
 	edgeSumGrads, folded := 0, 0
 	for _, st := range pl.Steps {
 		if st.Kind == prog.EdgeSumGrad {
@@ -249,13 +257,7 @@ func TestPlanEdgeFoldsOff(t *testing.T) {
 // into the edge sum and A's into the residual addition (Step.Bias) instead of bias launches.
 // TestPlanBuffers checks that the buffers stay valid, TestStepMatchesCPU the numbers.
 func TestPlanFolds(t *testing.T) {
-	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=3", "model.hidden=8")
-	gs := synthetic(t, c.spec, c.key, 8, 3)
-	tr, net := trainingNet(t, c, bucketOf(batchesOf(t, gs, 8)[0]), tensor.Float32)
-	pl, err := Compile(net, tr.P)
-	if err != nil {
-		t.Fatal(err)
-	}
+	pl := gatedPlan(t)
 	acc, sums, biases, adds := 0, 0, 0, 0
 	batched := map[prog.Op][]int{} // by kind, the members of each batched step
 	for _, st := range pl.Steps {
@@ -311,8 +313,8 @@ func TestPlanFolds(t *testing.T) {
 	for _, st := range pl.Steps {
 		if st.Scatter {
 			scatters++
-			if len(st.Outs) != 4 || st.ScatterRows != pl.Vals[st.Outs[2]].Rows {
-				t.Errorf("a gated gradient step scattering into %d outputs over %d rows", len(st.Outs), st.ScatterRows)
+			if len(st.Outs) != 4 || pl.Vals[st.Outs[2]].Elems != pl.Vals[st.Outs[1]].Elems || pl.Vals[st.Outs[3]].Elems != pl.Vals[st.Outs[1]].Elems {
+				t.Errorf("a gated gradient step scattering into %d outputs, not two of dBh's size", len(st.Outs))
 			}
 		}
 		if st.Kind == prog.EdgeSumGrad {

@@ -119,7 +119,7 @@ func (pl *Plan) foldEdgeScatter() {
 		}
 		g.Ins = append(g.Ins, s.Ins...)
 		g.Outs = append(g.Outs, s.Outs...)
-		g.Scatter, g.ScatterRows = true, s.Node.Rows
+		g.Scatter = true
 		pl.Steps = slices.Delete(pl.Steps, gi+1, gi+2)
 	}
 	pl.redefine()
@@ -176,10 +176,9 @@ func (pl *Plan) foldBNDx() {
 		// The batch norm's step writes the sums in dx's place (its member 0), and its dγ and
 		// dβ members, which name dx as copied from it, name the sums; dê is written first by
 		// the gated gradient.
-		b.Outs = slices.Clone(b.Outs)
 		b.Outs[0] = tot
 		for w := 1; w < len(b.Ins); w++ {
-			b.Ins[w] = slices.Clone(b.Ins[w])
+			b.Ins[w] = slices.Clone(b.Ins[w]) // the program node's own inputs otherwise
 			for i, v := range b.Ins[w] {
 				if v == de {
 					b.Ins[w][i] = tot

@@ -248,7 +248,7 @@ func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src,
 	b := cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx,
 		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled, Raw: c.st.Raw}
 	if c.st.Scatter {
-		b.DSrc, b.DDst, b.SRows = c.Out(2), c.Out(3), c.st.ScatterRows
+		b.DSrc, b.DDst, b.SRows = c.Out(2), c.Out(3), c.OutElems(2)/d
 	}
 	if f := c.st.BN; f != nil {
 		p := func(v int) cuda.DevPtr { return c.e.Ptr(c.pr, v) }

@@ -119,9 +119,8 @@ type Step struct {
 	WithGrad bool
 	// Scatter: a gated aggregation's gradient step that also scatters its final dê along its
 	// src and dst into the gradients of the edge sum that computed ê, Outs[2] and Outs[3]
-	// ([ScatterRows, d] each; members 2 and 3, the edge sum gradient's: foldEdgeScatter).
-	Scatter     bool
-	ScatterRows int
+	// ([rows, d] each; members 2 and 3, the edge sum gradient's: foldEdgeScatter).
+	Scatter bool
 	// BN, where set, makes a gated aggregation's gradient step compute dê's first term as the
 	// dx of the batch norm reading ê (foldBNDx; its values are in Aux too, for their
 	// lifetimes), and SumsOnly marks that batch norm's gradient step, which then writes its
