@@ -122,11 +122,11 @@ type Train struct {
 	// StopAccuracy ends a classification run once an epoch's training accuracy (on the fly, %)
 	// reaches it (NeighborsMatch: 100, Alon & Yahav's rule); 0 never.
 	StopAccuracy float64 `mapstructure:"stop_accuracy" yaml:"stop_accuracy"`
-	// Precision is the arithmetic of the GPU's matrix products: fp32 (the default, the
-	// protocol's) or tf32 (cuBLAS on the TF32 tensor cores: inputs rounded to 10 mantissa
-	// bits, float32 sums; the project's own kernels stay float32). bf16 is a known value that
-	// is refused: its storage is not built yet. The CPU computes in float32 only, so the
-	// trainer refuses tf32 there (docs/gpu.md §"Precision").
+	// Precision is the GPU's arithmetic and storage: fp32 (the default, the protocol's), tf32
+	// (cuBLAS on the TF32 tensor cores: inputs rounded to 10 mantissa bits, float32 sums; the
+	// project's own kernels stay float32) or bf16 (GatedGCN's edge sums ê stored in bf16 and
+	// read back as float32; float32 arithmetic and products). The CPU computes and stores in
+	// float32 only, so the trainer refuses tf32 and bf16 there (docs/gpu.md §"Precision").
 	Precision string `mapstructure:"precision" yaml:"precision"`
 }
 
@@ -135,7 +135,7 @@ const (
 	KeyPrecision  = "train.precision"
 	PrecisionFP32 = "fp32" // float32 throughout (the default, the protocol's)
 	PrecisionTF32 = "tf32" // TF32 tensor-core matrix products on the GPU
-	PrecisionBF16 = "bf16" // bf16 storage of edge-width activations: not built yet, refused
+	PrecisionBF16 = "bf16" // bf16 storage of GatedGCN's edge sums on the GPU
 )
 
 // PaperSeeds are the four seeds of docs/protocol.md §"Seeds" (benchmarking-gnns' seeds; the

@@ -14,7 +14,7 @@ var (
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}
 	Readouts   = []string{"mean", "cls", "node", "root"}
-	Precisions = []string{PrecisionFP32, PrecisionTF32} // train.precision; bf16 is known but refused (not built yet)
+	Precisions = []string{PrecisionFP32, PrecisionTF32, PrecisionBF16} // train.precision (gpu.Precisions)
 )
 
 // ReadoutAuto is the config-file value of model.readout that Load replaces by the dataset's
@@ -219,11 +219,7 @@ func (r *Run) Validate() error {
 	if t.Buckets < 1 {
 		bad("train.buckets", "want at least 1 shape bucket, got %d", t.Buckets)
 	}
-	if t.Precision == PrecisionBF16 {
-		bad(KeyPrecision, "bf16 (bf16 storage of edge-width activations, float32 sums) is not built yet; use %s", orList(Precisions))
-	} else {
-		oneOf(KeyPrecision, t.Precision, Precisions, "precision")
-	}
+	oneOf(KeyPrecision, t.Precision, Precisions, "precision")
 	if oneOf("train.monitor", t.Monitor, Monitors, "monitor") && dsKnown && noVal && t.Monitor == "val_loss" && d.ValFraction == 0 {
 		bad("train.monitor", "val_loss needs a validation split, which %s lacks: set dataset.val_fraction (e.g. 0.1) or monitor train_loss", d.Name)
 	}

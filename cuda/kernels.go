@@ -359,6 +359,7 @@ type bufReq struct {
 	name  string
 	p     DevPtr
 	elems int
+	bf16  bool // elements of 2 bytes (bf16 storage), not 4
 }
 
 func (k *Kernels) check(op string) *check { return &check{op: op, d: k.d} }
@@ -378,7 +379,11 @@ func (c *check) sizes(names string, vals ...int) *check {
 }
 
 // buf requires p to hold at least elems 4-byte elements (when elems > 0).
-func (c *check) buf(name string, p DevPtr, elems int) *check {
+func (c *check) buf(name string, p DevPtr, elems int) *check { return c.stored(name, p, elems, false) }
+
+// stored is buf for a tensor whose elements are stored in bf16 (2 bytes each: common.cuh)
+// where bf16 is set, else in float32.
+func (c *check) stored(name string, p DevPtr, elems int, bf16 bool) *check {
 	if elems <= 0 {
 		return c
 	}
@@ -386,7 +391,7 @@ func (c *check) buf(name string, p DevPtr, elems int) *check {
 		c.errs = append(c.errs, fmt.Sprintf("%s is nil (needs %d elements)", name, elems))
 		return c
 	}
-	c.bufs = append(c.bufs, bufReq{name, p, elems})
+	c.bufs = append(c.bufs, bufReq{name, p, elems, bf16})
 	return c
 }
 
@@ -408,8 +413,12 @@ func (c *check) cond(ok bool, format string, a ...any) *check {
 // err reports every problem; the caller holds the device (the allocator's sizes are read).
 func (c *check) err() error {
 	for _, b := range c.bufs {
-		if sz, ok := c.d.alloc.size[b.p]; ok && sz < 4*b.elems {
-			c.errs = append(c.errs, fmt.Sprintf("%s holds %d bytes, needs %d elements", b.name, sz, b.elems))
+		size, kind := 4, ""
+		if b.bf16 {
+			size, kind = 2, " bf16"
+		}
+		if sz, ok := c.d.alloc.size[b.p]; ok && sz < size*b.elems {
+			c.errs = append(c.errs, fmt.Sprintf("%s holds %d bytes, needs %d%s elements", b.name, sz, b.elems, kind))
 		}
 	}
 	if len(c.errs) == 0 {

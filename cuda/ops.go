@@ -88,18 +88,20 @@ func (k *Kernels) fill2(a DevPtr, va float32, b DevPtr, vb float32, n int) error
 // [rows, d] (an index of -1 adds nothing). CPU twin: ops.EdgeSum. Its gradients are the output
 // gradient for e and ScatterAdd along src and along dst for hs and ht.
 func (k *Kernels) EdgeSum(out, e, hs, ht, src, dst DevPtr, m, rows, d int) error {
-	return k.EdgeSumBiased(out, e, 0, hs, 0, ht, 0, src, dst, m, rows, d)
+	return k.EdgeSumBiased(out, e, 0, hs, 0, ht, 0, src, dst, m, rows, d, false)
 }
 
 // EdgeSumBiased is EdgeSum of operands that each may carry a bias [d] (be, bs, bt; 0 for none)
-// added to them first, bit for bit as AddBias before EdgeSum would give.
-func (k *Kernels) EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int) error {
-	c := k.check("edge sum").sizes("m, rows, d", m, rows, d).buf("out", out, m*d).buf("e", e, m*d).
+// added to them first, bit for bit as AddBias before EdgeSum would give. With outBF16, out is
+// stored in bf16 (m·d elements of 2 bytes, each the float32 sum rounded to nearest even:
+// RoundBF16's bits; train.precision bf16).
+func (k *Kernels) EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool) error {
+	c := k.check("edge sum").sizes("m, rows, d", m, rows, d).stored("out", out, m*d, outBF16).buf("e", e, m*d).
 		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m).
 		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
 	return k.run(c, func() error {
 		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt),
-			aP(src), aP(dst), aI(m), aI(rows), aI(d))
+			aP(src), aP(dst), aI(m), aI(rows), aI(d), aI(btoi(outBF16)))
 	})
 }
 
@@ -255,13 +257,16 @@ type BatchNormBufs struct {
 	// float64: Σ dy, Σ dy·x̂ and the count of kept rows, TotElems(d) float32 elements) and no
 	// dx: the gated aggregation's gradient computes dx where it reads it (GatedBufs.BN).
 	Tot DevPtr
+	// XBF16: X is stored in bf16 (2 bytes an element: EdgeSumBiased's outBF16); every other
+	// buffer, and every pass's arithmetic, stays float32.
+	XBF16 bool
 }
 
 // checkBackward adds what a batch norm's backward reads to c, naming each buffer with prefix:
 // its output gradient dy and X [rows, d], Mean, InvStd, Gamma [d], Keep [rows], and Beta [d]
 // for the ReLU's gate. It returns the Beta the kernels take (0 without the ReLU).
 func (b BatchNormBufs) checkBackward(c *check, prefix string, dy DevPtr, rows, d int, relu bool) DevPtr {
-	c.buf(prefix+"dy", dy, rows*d).buf(prefix+"X", b.X, rows*d).buf(prefix+"Mean", b.Mean, d).buf(prefix+"InvStd", b.InvStd, d).
+	c.buf(prefix+"dy", dy, rows*d).stored(prefix+"X", b.X, rows*d, b.XBF16).buf(prefix+"Mean", b.Mean, d).buf(prefix+"InvStd", b.InvStd, d).
 		buf(prefix+"Gamma", b.Gamma, d).buf(prefix+"Keep", b.Keep, rows)
 	if !relu {
 		return 0
@@ -274,7 +279,7 @@ func (b BatchNormBufs) checkBackward(c *check, prefix string, dy DevPtr, rows, d
 func TotElems(d int) int { return 6 * d }
 
 func (b BatchNormBufs) check(c *check, rows, d int) *check {
-	return c.sizes("rows, d", rows, d).buf("X", b.X, rows*d).buf("Gamma", b.Gamma, d).buf("Beta", b.Beta, d).
+	return c.sizes("rows, d", rows, d).stored("X", b.X, rows*d, b.XBF16).buf("Gamma", b.Gamma, d).buf("Beta", b.Beta, d).
 		buf("Keep", b.Keep, rows).buf("RunMean", b.RunMean, d).buf("RunVar", b.RunVar, d).
 		buf("Out", b.Out, rows*d).buf("Mean", b.Mean, d).buf("InvStd", b.InvStd, d)
 }
@@ -310,7 +315,7 @@ func (k *Kernels) batchNorm(op string, b BatchNormBufs, rows, d int, training, r
 			return err
 		}
 		return k.launch("bn_apply", k.grid1(int64(rows)*int64(d)), block1, aP(b.Out), aP(b.X), aP(b.Mean), aP(b.InvStd),
-			aP(b.Gamma), aP(b.Beta), aP(b.Keep), aP(b.Res), aI(rows), aI(d), aI(btoi(relu)))
+			aP(b.Gamma), aP(b.Beta), aP(b.Keep), aP(b.Res), aI(rows), aI(d), aI(btoi(relu)), aI(btoi(b.XBF16)))
 	})
 }
 
@@ -354,14 +359,14 @@ func (k *Kernels) batchNormBackward(op string, dx, dgamma, dbeta, dy DevPtr, b B
 			tot = b.Tot
 		}
 		if err := k.launch("bn_backward", r.grid, blockCol, aP(dx), aP(dgamma), aP(dbeta), aP(tot), aP(r.part), aP(r.count),
-			aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t), aI(btoi(sumsOnly))); err != nil {
+			aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aI(t), aI(btoi(sumsOnly)), aI(btoi(b.XBF16))); err != nil {
 			return err
 		}
 		if r.grid.y == 1 || sumsOnly {
 			return nil // the block wrote dx as well, or the sums are for the gated aggregation's gradient
 		}
 		return k.launch("bn_backward_dx", k.grid1(int64(rows)*int64(d)), block1, aP(dx), aP(dy), aP(b.X), aP(b.Mean), aP(b.InvStd), aP(b.Gamma), aP(beta),
-			aP(b.Keep), aP(r.tot), aI(rows), aI(d), aI(t))
+			aP(b.Keep), aP(r.tot), aI(rows), aI(d), aI(t), aI(btoi(b.XBF16)))
 	})
 }
 
@@ -388,13 +393,15 @@ func (st BNStats) check(c *check, rows, d int) *check {
 // EdgeSumBiasedStats is EdgeSumBiased (out [m, d]) that also takes the training statistics of
 // the batch norm reading out over its kept rows, in the same pass: the bits of EdgeSumBiased,
 // then BatchNorm's statistics (whose launch then only normalises: BatchNormBufs.StatsDone).
-func (k *Kernels) EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, st BNStats) error {
-	c := k.check("edge sum with batch-norm statistics").sizes("m, rows, d", m, rows, d).buf("out", out, m*d).buf("e", e, m*d).
+// With outBF16, out is stored in bf16 (as EdgeSumBiased's) and the statistics are those of the
+// stored (rounded) values, as BatchNorm would take them from out.
+func (k *Kernels) EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, st BNStats) error {
+	c := k.check("edge sum with batch-norm statistics").sizes("m, rows, d", m, rows, d).stored("out", out, m*d, outBF16).buf("e", e, m*d).
 		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m).
 		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
 	st.check(c, m, d)
 	return k.run(c, func() error {
-		return k.launchWithStats("edge_sum_stats", m, d, st, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst),
+		return k.launchWithStats("edge_sum_stats", m, d, st, []arg{aI(btoi(outBF16))}, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst),
 			aI(m), aI(rows), aI(d))
 	})
 }
@@ -406,14 +413,14 @@ func (k *Kernels) AddBiasedDivStats(out, a, ba, b, bb, db DevPtr, rows, d int, s
 		buf("b", b, rows*d).opt("ba", ba, d).opt("bb", bb, d).opt("db", db, rows*d)
 	st.check(c, rows, d)
 	return k.run(c, func() error {
-		return k.launchWithStats("add_biased_stats", rows, d, st, aP(out), aP(a), aP(ba), aP(b), aP(bb), aP(db), aI(rows), aI(d))
+		return k.launchWithStats("add_biased_stats", rows, d, st, nil, aP(out), aP(a), aP(ba), aP(b), aP(bb), aP(db), aI(rows), aI(d))
 	})
 }
 
 // launchWithStats launches a producer of fused.cu over rows × d with its own arguments, then
-// those of the batch norm's statistics, on the grid of a column reduction (bn_train_stats's).
-// The caller holds the device.
-func (k *Kernels) launchWithStats(kernel string, rows, d int, st BNStats, args ...arg) error {
+// those of the batch norm's statistics, then tail, on the grid of a column reduction
+// (bn_train_stats's). The caller holds the device.
+func (k *Kernels) launchWithStats(kernel string, rows, d int, st BNStats, tail []arg, args ...arg) error {
 	if d == 0 {
 		return nil
 	}
@@ -424,7 +431,7 @@ func (k *Kernels) launchWithStats(kernel string, rows, d int, st BNStats, args .
 	defer r.free()
 	args = append(args, aP(st.Mean), aP(st.InvStd), aP(st.RunMean), aP(st.RunVar), aP(r.part), aP(r.count), aP(st.Keep),
 		aI(r.rpc), aF(BNEps), aF(BNMomentum))
-	return k.launch(kernel, r.grid, blockCol, args...)
+	return k.launch(kernel, r.grid, blockCol, append(args, tail...)...)
 }
 
 // bnTrainStats queues the training statistics of BatchNorm: one launch of bn_train_stats,
@@ -439,7 +446,7 @@ func (k *Kernels) bnTrainStats(b BatchNormBufs, rows, d int) error {
 	}
 	defer r.free()
 	return k.launch("bn_train_stats", r.grid, blockCol, aP(b.Mean), aP(b.InvStd), aP(b.RunMean), aP(b.RunVar), aP(r.part), aP(r.count),
-		aP(b.X), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aF(BNEps), aF(BNMomentum))
+		aP(b.X), aP(b.Keep), aI(rows), aI(d), aI(r.rpc), aF(BNEps), aF(BNMomentum), aI(btoi(b.XBF16)))
 }
 
 // LayerNormBufs are the buffers of one masked layer norm: inputs X [rows, d], Gamma, Beta [d],
@@ -508,8 +515,10 @@ type GatedBufs struct {
 	// BN, where given, is the batch norm that reads Ehat (its rows the m edges): the backward
 	// computes dê's first term as that batch norm's dx, from its output gradient Dy and the sums
 	// its backward left in BN.Tot, instead of reading it from de (AccDe: bn_backward_dx's pass,
-	// folded into this one; the same bits).
+	// folded into this one; the same bits). Its B.XBF16 says how its X is stored.
 	BN *GatedBN
+	// EhatBF16: Ehat is stored in bf16 (EdgeSumBiased's outBF16); the gradients stay float32.
+	EhatBF16 bool
 }
 
 // GatedBN is a batch norm whose dx GatedAggregateBackward computes (GatedBufs.BN): its output
@@ -524,7 +533,7 @@ type GatedBN struct {
 // GatedAggregate is ops.GatedAggregate's forward pass: the sigmoid edge gate and both sums in
 // one pass over the edges, then one division.
 func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
-	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("Ehat", b.Ehat, m*d).buf("Bh", b.Bh, nbh*d).
+	c := k.check("gated aggregate").sizes("m, nbh, nodes, d", m, nbh, nodes, d).stored("Ehat", b.Ehat, m*d, b.EhatBF16).buf("Bh", b.Bh, nbh*d).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).opt("BhBias", b.BhBias, d)
 	return k.run(c, func() error {
 		if !b.Prefilled {
@@ -532,7 +541,7 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 				return err
 			}
 		}
-		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.BhBias), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes)); err != nil {
+		if err := k.launch("gated_edges", k.grid1(int64(m)*int64(d)), block1, aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Bh), aP(b.BhBias), aP(b.Src), aP(b.Dst), aI(m), aI(d), aI(nbh), aI(nodes), aI(btoi(b.EhatBF16))); err != nil {
 			return err
 		}
 		if b.Raw {
@@ -546,7 +555,7 @@ func (k *Kernels) GatedAggregate(b GatedBufs, m, nbh, nodes, d int) error {
 // the output gradient g [nodes, d] in one fused pass over the edges.
 func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh, nodes, d int) error {
 	c := k.check("gated aggregate backward").sizes("m, nbh, nodes, d", m, nbh, nodes, d).buf("de", de, m*d).buf("dbh", dbh, nbh*d).
-		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).buf("Ehat", b.Ehat, m*d).
+		buf("g", g, nodes*d).buf("Bh", b.Bh, nbh*d).buf("Out", b.Out, nodes*d).buf("Den", b.Den, nodes*d).stored("Ehat", b.Ehat, m*d, b.EhatBF16).
 		buf("Src", b.Src, m).buf("Dst", b.Dst, m).opt("BhBias", b.BhBias, d)
 	scatter := b.DSrc != 0 || b.DDst != 0
 	if scatter {
@@ -572,7 +581,8 @@ func (k *Kernels) GatedAggregateBackward(de, dbh, g DevPtr, b GatedBufs, m, nbh,
 		}
 		return k.launch("gated_backward", k.grid1(int64(m)*int64(d)), block1, aP(de), aP(dbh), aP(b.DSrc), aP(b.DDst), aP(g), aP(b.Bh), aP(b.BhBias),
 			aP(b.Out), aP(b.Den), aP(b.Ehat), aP(b.Src), aP(b.Dst), aP(bn.Dy), aP(bn.B.X), aP(bn.B.Mean), aP(bn.B.InvStd), aP(bn.B.Gamma), aP(beta),
-			aP(bn.B.Keep), aP(bn.B.Tot), aI(m), aI(d), aI(nbh), aI(nodes), aI(b.SRows), aI(btoi(b.AccDe)), aI(btoi(b.Raw)), aI(btoi(bn.Training)))
+			aP(bn.B.Keep), aP(bn.B.Tot), aI(m), aI(d), aI(nbh), aI(nodes), aI(b.SRows), aI(btoi(b.AccDe)), aI(btoi(b.Raw)), aI(btoi(bn.Training)),
+			aI(btoi(b.EhatBF16)), aI(btoi(bn.B.XBF16)))
 	})
 }
 

@@ -120,47 +120,67 @@ func oneLine(err error) string {
 }
 
 // Precisions are the values of train.precision that train (config.Precisions): fp32, the
-// default, leaves the device as opened; tf32 runs its matrix products on the TF32 tensor cores.
-var Precisions = []string{"fp32", "tf32"}
+// default, leaves the device as opened; tf32 runs its matrix products on the TF32 tensor cores;
+// bf16 stores GatedGCN's edge sums in bf16 (PlanOptions), its arithmetic float32.
+var Precisions = []string{"fp32", "tf32", "bf16"}
 
-// MathMode is the device math mode of a train.precision value.
+// MathMode is the device math mode of a train.precision value (bf16 changes storage, not the
+// products: float32).
 func MathMode(precision string) (cuda.MathMode, error) {
 	switch precision {
-	case "fp32":
+	case "fp32", "bf16":
 		return cuda.MathFP32, nil
 	case "tf32":
 		return cuda.MathTF32, nil
 	}
-	return 0, fmt.Errorf("train.precision %q: want %s", precision, strings.Join(Precisions, " or "))
+	return 0, fmt.Errorf("train.precision %q: want %s", precision, orList(Precisions))
 }
+
+// orList is "a, b or c".
+func orList(xs []string) string {
+	if len(xs) < 2 {
+		return strings.Join(xs, "")
+	}
+	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+}
+
+// PlanOptions are the program layout options of a train.precision value (Trainer.Layout): bf16
+// stores the edge sums ê of GatedGCN in bf16 (gpuexec.Options.BF16); fp32 and tf32 store
+// everything in float32.
+func PlanOptions(precision string) gpuexec.Options { return gpuexec.Options{BF16: precision == "bf16"} }
 
 // SetPrecision applies train.precision to the chosen device before anything runs on it. fp32
 // leaves the device as it was opened (float32 products: nothing is called). tf32 switches its
-// cuBLAS products to TF32 (cuda.MathTF32); the project's own kernels stay float32. The CPU
-// (device cpu, or auto without a GPU) computes in float32 only, so tf32 is refused there,
+// cuBLAS products to TF32 (cuda.MathTF32); the project's own kernels stay float32. bf16 leaves
+// the products in float32; its storage is the trainer's (PlanOptions). The CPU (device cpu, or
+// auto without a GPU) computes and stores in float32 only, so tf32 and bf16 are refused there,
 // naming the key and the device. note is a line for the run's log ("" for fp32).
 func (c Choice) SetPrecision(precision string) (note string, err error) {
-	mode, err := MathMode(precision)
-	if err != nil || mode == cuda.MathFP32 {
+	if _, err := MathMode(precision); err != nil || precision == "fp32" {
 		return "", err
 	}
 	if c.Backend == nil {
-		return "", fmt.Errorf("train.precision %s: the run would train on the CPU (%s), which computes in float32 only: "+
+		return "", fmt.Errorf("train.precision %s: the run would train on the CPU (%s), which computes and stores in float32 only: "+
 			"%s needs a GPU (-device cuda, or emu to check it on the emulated GPU); or set train.precision=fp32", precision, c.Note, precision)
 	}
 	return SetBackendPrecision(c.Backend, precision)
 }
 
 // SetBackendPrecision sets the math mode of a device backend (a GPU or the emulated GPU) for
-// train.precision, as SetPrecision does; note says what the mode does on that device.
+// train.precision, as SetPrecision does; note says what the mode does on that device. For bf16
+// the trainer must also lay its programs out with PlanOptions(precision).
 func SetBackendPrecision(b gpuexec.Backend, precision string) (note string, err error) {
 	mode, err := MathMode(precision)
 	if err != nil {
 		return "", err
 	}
+	bf16 := "train.precision bf16: GatedGCN's edge sums ê stored in bf16 (rounded to nearest even, 8 significant bits) and read back as float32; float32 arithmetic and matrix products"
 	cu, ok := b.(*gpuexec.CUDA)
 	if !ok {
 		if mode == cuda.MathFP32 {
+			if precision == "bf16" {
+				return bf16, nil
+			}
 			return "", nil // every backend computes float32 products
 		}
 		return "", fmt.Errorf("train.precision %s: %v cannot change the precision of its matrix products", precision, b)
@@ -169,6 +189,8 @@ func SetBackendPrecision(b gpuexec.Backend, precision string) (note string, err 
 		return "", fmt.Errorf("train.precision %s: %w", precision, err)
 	}
 	switch {
+	case precision == "bf16":
+		return bf16, nil
 	case mode == cuda.MathFP32:
 		return "train.precision fp32: float32 matrix products", nil
 	case !cu.Dev.TF32():

@@ -110,22 +110,33 @@ func TestOneLineIsWhole(t *testing.T) {
 	}
 }
 
-// TestSetPrecision: fp32 leaves any device alone; tf32 is refused on the CPU (naming the key
-// and the device), refused by a backend without a math mode, and switches the (emulated)
-// GPU's products to TF32; an unknown precision is refused.
+// TestSetPrecision: fp32 leaves any device alone; tf32 and bf16 are refused on the CPU (naming
+// the key and the device); tf32 is refused by a backend without a math mode and switches the
+// (emulated) GPU's products to TF32; bf16 leaves the products in float32 and lays programs out
+// with bf16 storage (PlanOptions); an unknown precision is refused.
 func TestSetPrecision(t *testing.T) {
 	for _, note := range []string{"device cpu", "device auto: no usable GPU (…); training on the CPU"} {
 		cpu := Choice{Note: note}
 		if n, err := cpu.SetPrecision("fp32"); err != nil || n != "" {
 			t.Errorf("fp32 on %q: %q, %v", note, n, err)
 		}
-		_, err := cpu.SetPrecision("tf32")
-		if err == nil || !strings.Contains(err.Error(), "train.precision tf32: the run would train on the CPU ("+note+"), which computes in float32 only") {
-			t.Errorf("tf32 on %q: %v", note, err)
+		for _, p := range []string{"tf32", "bf16"} {
+			_, err := cpu.SetPrecision(p)
+			if err == nil || !strings.Contains(err.Error(), "train.precision "+p+": the run would train on the CPU ("+note+"), which computes and stores in float32 only") {
+				t.Errorf("%s on %q: %v", p, note, err)
+			}
 		}
 	}
-	if _, err := (Choice{}).SetPrecision("bf16"); err == nil || !strings.Contains(err.Error(), `train.precision "bf16": want fp32 or tf32`) {
-		t.Errorf("bf16: %v", err)
+	if _, err := (Choice{}).SetPrecision("fp16"); err == nil || !strings.Contains(err.Error(), `train.precision "fp16": want fp32, tf32 or bf16`) {
+		t.Errorf("fp16: %v", err)
+	}
+	for p, want := range map[string]bool{"fp32": false, "tf32": false, "bf16": true} {
+		if got := PlanOptions(p).BF16; got != want {
+			t.Errorf("PlanOptions(%s).BF16 = %t", p, got)
+		}
+	}
+	if n, err := SetBackendPrecision(fakeBackend{}, "bf16"); err != nil || !strings.Contains(n, "stored in bf16") {
+		t.Errorf("bf16 on a backend without a math mode: %q, %v", n, err)
 	}
 	if _, err := SetBackendPrecision(fakeBackend{}, "tf32"); err == nil || !strings.Contains(err.Error(), "cannot change the precision") {
 		t.Errorf("tf32 on a backend without a math mode: %v", err)
@@ -134,6 +145,12 @@ func TestSetPrecision(t *testing.T) {
 	ch := Choice{Backend: sim, Note: "device emu"}
 	if n, err := ch.SetPrecision("tf32"); err != nil || !strings.Contains(n, "TF32 tensor cores") || sim.Dev.MathMode() != cuda.MathTF32 {
 		t.Fatalf("tf32 on the emulated GPU: note %q, %v, mode %v", n, err, sim.Dev.MathMode())
+	}
+	if n, err := ch.SetPrecision("bf16"); err != nil || !strings.Contains(n, "stored in bf16") || sim.Dev.MathMode() != cuda.MathFP32 {
+		t.Fatalf("bf16 on the emulated GPU: note %q, %v, mode %v", n, err, sim.Dev.MathMode())
+	}
+	if _, err := SetBackendPrecision(sim, "tf32"); err != nil {
+		t.Fatal(err)
 	}
 	if _, err := SetBackendPrecision(sim, "fp32"); err != nil || sim.Dev.MathMode() != cuda.MathFP32 {
 		t.Fatalf("back to fp32: %v, mode %v", err, sim.Dev.MathMode())

@@ -50,6 +50,9 @@ type Trainer struct {
 	// trainer then queues every step launch by launch).
 	Log       io.Writer
 	graphNote bool
+	// Layout are the options of every program the trainer compiles (PlanOptions of
+	// train.precision: bf16 storage); set them before the first step.
+	Layout gpuexec.Options
 }
 
 // program is a bucket's executor program and the net whose holders feed it.
@@ -369,12 +372,15 @@ func (t *Trainer) program(i int, train bool) (*program, error) {
 
 // Compile lowers a net built on parameters p (nn.Net.Program) and lays it out for the device
 // (gpuexec.Compile): float32 only.
-func Compile(net *nn.Net, p *nn.Params) (*gpuexec.Plan, error) {
-	pl, _, err := compileNet(net, p)
+func Compile(net *nn.Net, p *nn.Params) (*gpuexec.Plan, error) { return CompileWith(net, p, gpuexec.Options{}) }
+
+// CompileWith is Compile with the layout options o (PlanOptions).
+func CompileWith(net *nn.Net, p *nn.Params, o gpuexec.Options) (*gpuexec.Plan, error) {
+	pl, _, err := compileNet(net, p, o)
 	return pl, err
 }
 
-func compileNet(net *nn.Net, p *nn.Params) (*gpuexec.Plan, *lower.Binding, error) {
+func compileNet(net *nn.Net, p *nn.Params, o gpuexec.Options) (*gpuexec.Plan, *lower.Binding, error) {
 	if p.Dtype != tensor.Float32 {
 		return nil, nil, fmt.Errorf("gpu: parameters are %v; the device executor runs float32 only", p.Dtype)
 	}
@@ -382,7 +388,7 @@ func compileNet(net *nn.Net, p *nn.Params) (*gpuexec.Plan, *lower.Binding, error
 	if err != nil {
 		return nil, nil, fmt.Errorf("gpu: %w", err)
 	}
-	pl, err := gpuexec.Compile(pg)
+	pl, err := gpuexec.CompileWith(pg, o)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -392,7 +398,7 @@ func compileNet(net *nn.Net, p *nn.Params) (*gpuexec.Plan, *lower.Binding, error
 // newProgram compiles a net, puts the parameters and batch-norm statistics it reads on the
 // device and allocates its buffers.
 func (t *Trainer) newProgram(net *nn.Net) (*program, error) {
-	pl, bind, err := compileNet(net, t.T.P)
+	pl, bind, err := compileNet(net, t.T.P, t.Layout)
 	if err != nil {
 		return nil, err
 	}

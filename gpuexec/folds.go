@@ -269,3 +269,71 @@ func (pl *Plan) readsRaw(st, g *Step, o int) bool {
 	}
 	return false
 }
+
+// storeBF16 marks the values Options.BF16 stores in bf16: the output of every edge sum (GatedGCN's
+// ê = Ce + Dh_src + Eh_dst, the widest tensor its layer keeps for the backward pass) that the host
+// does not read and that only steps whose kernels read bf16 read there (readsBF16): the gated
+// aggregation and its gradient as their ê, a batch norm and its gradient as their x. The edge
+// sum rounds each float32 sum to bf16 as it stores it (its statistics, where folded, are those of
+// the rounded values), the readers convert back to float32, and the gradients stay float32: the
+// backward pass is that of the forward pass on the rounded ê, with the rounding's own derivative
+// taken as 1.
+func (pl *Plan) storeBF16() {
+	outs := map[int]bool{}
+	for _, v := range pl.Prog.Outputs() {
+		outs[v] = true
+	}
+	readers := pl.readers()
+	for _, st := range pl.Steps {
+		if st.Kind != prog.EdgeSum || st.Batch || st.Acc || len(st.Outs) != 1 {
+			continue
+		}
+		v := st.Outs[0]
+		if outs[v] || pl.Vals[v].Src != FromStep || len(readers[v]) == 0 {
+			continue
+		}
+		if !slices.ContainsFunc(readers[v], func(r int) bool { return !readsBF16(&pl.Steps[r], v) }) {
+			pl.Vals[v].BF16 = true
+		}
+	}
+}
+
+// readsBF16 reports whether step st reads value v only where its kernels can read it stored in
+// bf16: as a gated aggregation's ê (input 0 of its members that read (ê, Bh, out, g); the scatter
+// members fold in read dê) or as a batch norm's x (input 0), forward or backward.
+func readsBF16(st *Step, v int) bool {
+	if slices.Contains(st.Bias, v) || slices.Contains(st.Div, v) || (slices.Contains(st.Aux, v) && (st.BN == nil || st.BN.X != v)) {
+		return false // read as a bias, a divisor, or a buffer kept for it other than a folded batch norm's x
+	}
+	only := func(ins []int, k int) bool { // v is read at position k of ins or not at all
+		for i, x := range ins {
+			if x == v && i != k {
+				return false
+			}
+		}
+		return true
+	}
+	switch st.Kind {
+	case prog.GatedAggregate, prog.BatchNorm, prog.BatchNormRelu:
+		return len(st.Ins) == 1 && only(st.Ins[0], 0)
+	case prog.GatedAggregateGrad:
+		for w, ins := range st.Ins {
+			k := 0
+			if w >= 2 {
+				k = -1
+			}
+			if !only(ins, k) {
+				return false
+			}
+		}
+		return true
+	case prog.BatchNormGrad, prog.BatchNormReluGrad:
+		for _, ins := range st.Ins {
+			if !only(ins, 0) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}

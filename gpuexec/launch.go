@@ -61,6 +61,10 @@ func (c *call) bias(k int) cuda.DevPtr {
 	return c.e.Ptr(c.pr, c.st.Bias[k])
 }
 
+// firstBF16 reports whether the first input of the step's launcher (primary: a batch norm's x,
+// a gated aggregation's ê) is stored in bf16 (Value.BF16).
+func (c *call) firstBF16() bool { return c.pr.Plan.Vals[primary(c.st)[0]].BF16 }
+
 // aux is a step's planned buffer i: what a forward op keeps for its gradient step (Step.Aux).
 func (c *call) aux(i int) cuda.DevPtr { return c.e.Ptr(c.pr, c.st.Aux[i]) }
 
@@ -175,10 +179,11 @@ func (c *call) SegmentSoftmaxGrad(dx, y, dy cuda.DevPtr, seg devIndex, m, h, nod
 // EdgeSum adds the biases folded into it (Step.Bias) to its operands first, and takes the
 // statistics of a batch norm folded into it (Step.Stats) in training.
 func (c *call) EdgeSum(out, e, hs, ht cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
+	bf := c.pr.Plan.Vals[c.st.Outs[0]].BF16
 	if st, ok := c.stats(); ok {
-		return c.b.EdgeSumBiasedStats(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, st)
+		return c.b.EdgeSumBiasedStats(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, bf, st)
 	}
-	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d)
+	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, bf)
 }
 
 // EdgeSumGrad is the scatter-adds of g along src and along dst, in one pass (into buffers a
@@ -204,7 +209,7 @@ func (c *call) SegmentMaxGrad(dx, g cuda.DevPtr, seg devIndex, m, d, nodes int) 
 func (c *call) BatchNorm(out, x, gamma, beta, res, keep cuda.DevPtr, rows, d int, training, relu bool) error {
 	s := c.pr.bn[c.st.Node.State]
 	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, RunMean: s.Mean, RunVar: s.Var,
-		Out: out, Mean: c.aux(0), InvStd: c.aux(1), Res: res, StatsDone: c.st.StatsDone}
+		Out: out, Mean: c.aux(0), InvStd: c.aux(1), Res: res, StatsDone: c.st.StatsDone, XBF16: c.firstBF16()}
 	if relu {
 		return c.b.BatchNormRelu(b, rows, d, training)
 	}
@@ -214,7 +219,7 @@ func (c *call) BatchNorm(out, x, gamma, beta, res, keep cuda.DevPtr, rows, d int
 // BatchNormGrad takes the ReLU's gradient inside the backward kernels for relu, and recomputes
 // x̂ from the forward pass's input x.
 func (c *call) BatchNormGrad(dx, dgamma, dbeta, x, gamma, beta, dy, keep cuda.DevPtr, rows, d int, training, relu bool) error {
-	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, Mean: c.aux(0), InvStd: c.aux(1)}
+	b := cuda.BatchNormBufs{X: x, Gamma: gamma, Beta: beta, Keep: keep, Mean: c.aux(0), InvStd: c.aux(1), XBF16: c.firstBF16()}
 	if c.st.SumsOnly { // member 0 is the column sums for the gated gradient that computes dx (Step.BN)
 		b.Tot, dx = dx, 0
 	}
@@ -238,7 +243,7 @@ func (c *call) LayerNormGrad(dx, dgamma, dbeta, gamma, dy, keep cuda.DevPtr, row
 // GatedAggregate keeps the denominators in aux 0 and adds Bh's folded bias (Step.Bias).
 func (c *call) GatedAggregate(out, ehat, bh cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
 	return c.b.GatedAggregate(cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx, Out: out, Den: c.aux(0),
-		Prefilled: c.st.Prefilled, Raw: c.st.Raw}, m, nbh, nodes, d)
+		Prefilled: c.st.Prefilled, Raw: c.st.Raw, EhatBF16: c.firstBF16()}, m, nbh, nodes, d)
 }
 
 // GatedAggregateGrad adds Bh's folded bias, adds dê into its buffer in a step that folds a
@@ -246,14 +251,15 @@ func (c *call) GatedAggregate(out, ehat, bh cuda.DevPtr, src, dst devIndex, m, n
 // them (Step.Scatter: members 2 and 3).
 func (c *call) GatedAggregateGrad(dehat, dbh, ehat, bh, out, g cuda.DevPtr, src, dst devIndex, m, nbh, nodes, d int) error {
 	b := cuda.GatedBufs{Ehat: ehat, Bh: bh, BhBias: c.bias(1), Src: src.idx, Dst: dst.idx,
-		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled, Raw: c.st.Raw}
+		Out: out, Den: c.aux(0), AccDe: c.st.Acc, Prefilled: c.st.Prefilled, Raw: c.st.Raw, EhatBF16: c.firstBF16()}
 	if c.st.Scatter {
 		b.DSrc, b.DDst, b.SRows = c.Out(2), c.Out(3), c.OutElems(2)/d
 	}
 	if f := c.st.BN; f != nil {
 		p := func(v int) cuda.DevPtr { return c.e.Ptr(c.pr, v) }
 		b.BN = &cuda.GatedBN{Dy: p(f.Dy), Training: c.pr.Feed.Training(f.State), Relu: f.Relu,
-			B: cuda.BatchNormBufs{X: p(f.X), Gamma: p(f.Gamma), Beta: p(f.Beta), Keep: c.Mask(f.Mask), Mean: p(f.Mean), InvStd: p(f.InvStd), Tot: p(f.Tot)}}
+			B: cuda.BatchNormBufs{X: p(f.X), Gamma: p(f.Gamma), Beta: p(f.Beta), Keep: c.Mask(f.Mask), Mean: p(f.Mean), InvStd: p(f.InvStd), Tot: p(f.Tot),
+				XBF16: c.pr.Plan.Vals[f.X].BF16}}
 	}
 	return c.b.GatedAggregateBackward(dehat, dbh, g, b, m, nbh, nodes, d)
 }

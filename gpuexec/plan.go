@@ -17,7 +17,8 @@ type Plan struct {
 	Prog  *prog.Program
 	Vals  []Value
 	Steps []Step
-	// Slots are the activation buffers, in float32 elements. A slot is shared by values whose
+	// Slots are the activation buffers, in float32 elements (4-byte words: a value stored in
+	// bf16 takes half as many, Value.Words). A slot is shared by values whose
 	// lifetimes do not overlap (a value is live from the step that writes it to the last step
 	// that reads it; outputs, losses and gradients until the end).
 	Slots []int
@@ -68,8 +69,11 @@ type Value struct {
 	Host  []float32 // FromStatic: the contents
 	Slot  int       // FromStep: activation slot; -1 otherwise
 	Off   int       // FromGrads, FromResult: the offset in its buffer, in elements
-	Def   int       // FromStep, FromGrads, FromResult: the step writing it
-	Last  int       // the last step reading it (len(Steps) when the host reads it after the run)
+	// BF16: the value is stored in bf16, 2 bytes an element (Options.BF16, storeBF16); every
+	// step reading or writing it knows (its kernels' bf16 flags).
+	BF16 bool
+	Def  int // FromStep, FromGrads, FromResult: the step writing it
+	Last int // the last step reading it (len(Steps) when the host reads it after the run)
 }
 
 // Step is one launch group: a program node, or the gradient nodes of one op that one pass
@@ -149,8 +153,18 @@ func groupSize(o prog.Op) int {
 	return o.Spec().Members
 }
 
-// Compile lays out a program: float32 only.
-func Compile(p *prog.Program) (*Plan, error) {
+// Options are the choices Compile makes beyond the program itself.
+type Options struct {
+	// BF16 stores GatedGCN's edge sums ê in bf16 (train.precision bf16: storeBF16); every other
+	// value, and all arithmetic, stays float32.
+	BF16 bool
+}
+
+// Compile lays out a program in float32 (Options{}).
+func Compile(p *prog.Program) (*Plan, error) { return CompileWith(p, Options{}) }
+
+// CompileWith lays out a program with the options o.
+func CompileWith(p *prog.Program, o Options) (*Plan, error) {
 	if p.Loss < 0 || p.Pred < 0 {
 		return nil, fmt.Errorf("gpu: program has no loss or prediction")
 	}
@@ -191,6 +205,9 @@ func Compile(p *prog.Program) (*Plan, error) {
 	}
 	pl.prefill()
 	pl.layoutTable()
+	if o.BF16 {
+		pl.storeBF16()
+	}
 	if err := pl.lifetimes(); err != nil {
 		return nil, err
 	}
@@ -750,7 +767,7 @@ func (pl *Plan) lifetimes() error {
 		if v.Last < v.Def {
 			v.Last = v.Def
 		}
-		lives = append(lives, prog.Life{Size: int64(max(v.Elems, 1)), Def: v.Def, Last: v.Last})
+		lives = append(lives, prog.Life{Size: int64(max(v.Words(), 1)), Def: v.Def, Last: v.Last})
 		ids = append(ids, i)
 	}
 	l, err := prog.AssignSlots(lives, end)
@@ -765,6 +782,15 @@ func (pl *Plan) lifetimes() error {
 		pl.Slots = append(pl.Slots, int(s.Size))
 	}
 	return nil
+}
+
+// Words is the size of the value's buffer in 4-byte words: its elements, or half of them
+// (rounded up) stored in bf16.
+func (v *Value) Words() int {
+	if v.BF16 {
+		return (v.Elems + 1) / 2
+	}
+	return v.Elems
 }
 
 // Bytes is the device memory of the plan's activation slots and gradient buffer.

@@ -55,7 +55,7 @@ func probeDefault() (gpuexec.Backend, error) {
 
 // chooseDevice resolves the config's device before the data is loaded, so that -device cuda
 // without a GPU (or -device emu without a C++ compiler) fails at once.
-// train.precision is applied to the device here too: tf32 on the CPU (device cpu, or auto
+// train.precision is applied to the device here too: tf32 or bf16 on the CPU (device cpu, or auto
 // without a GPU) is refused before anything else happens.
 func (r *run) chooseDevice() error {
 	ch, err := gpu.Choose(r.cfg.Device, probeGPU, probeEmu)
@@ -78,6 +78,7 @@ func (r *run) attachDevice() error {
 		return fmt.Errorf("%s: %w", r.choice.Note, err)
 	}
 	g.Log = r.log
+	g.Layout = gpu.PlanOptions(r.cfg.Train.Precision)
 	r.gpu, r.step = g, g
 	return nil
 }

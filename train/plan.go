@@ -157,7 +157,7 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
 			if err != nil {
 				return g, fmt.Errorf("memory plan, bucket %v: %w", b, err)
 			}
-			pl, err := gpu.Compile(n, p)
+			pl, err := gpu.CompileWith(n, p, gpu.PlanOptions(r.cfg.Train.Precision))
 			if err != nil {
 				return g, fmt.Errorf("memory plan, bucket %v: %w", b, err)
 			}
@@ -175,7 +175,7 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
 		if err != nil {
 			return g, fmt.Errorf("memory plan, large evaluation bucket %v: %w", b, err)
 		}
-		pl, err := gpu.Compile(n, p)
+		pl, err := gpu.CompileWith(n, p, gpu.PlanOptions(r.cfg.Train.Precision))
 		if err != nil {
 			return g, fmt.Errorf("memory plan, large evaluation bucket %v: %w", b, err)
 		}

@@ -271,6 +271,7 @@ func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o optio
 		if t.g, err = gpu.NewTrainer(t.tr, t.b); err != nil {
 			return t, 0, err
 		}
+		t.g.Layout = gpu.PlanOptions(precision)
 		t.step = t.g
 	}
 	return t, params, nil

@@ -18,7 +18,8 @@
 // status 1 (-device emu runs the suite on the emulated GPU, the real kernels compiled for the
 // CPU, slowly, to check the command; it needs a C++ compiler). -precision measures each setting
 // under each train.precision listed (fp32, the default; tf32: the matrix products on the TF32
-// tensor cores), the rows saying which; the CPU computes in float32 only.
+// tensor cores; bf16: GatedGCN's edge sums stored in bf16), the rows saying which; the CPU
+// computes in float32 only.
 package main
 
 import (
@@ -56,7 +57,8 @@ type setting struct {
 	Suite string `json:"suite"` // zinc | superpixel
 	R     int    `json:"r"`
 	CLS   bool   `json:"cls"`
-	// Precision is the train.precision the setting trains under (gpu.Precisions): fp32 or tf32.
+	// Precision is the train.precision the setting trains under (gpu.Precisions): fp32, tf32 or
+	// bf16.
 	Precision string `json:"precision"`
 }
 
@@ -148,7 +150,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fs.IntVar(&o.evalBatch, "eval-batch", train.DefaultEvalBatch, "with -eval: graphs per large evaluation batch (rounded down to whole batches of -batch)")
 	seed := fs.Uint64("seed", 41, "parameter and data seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
-	precision := fs.String("precision", "fp32", "comma-separated train.precision values to measure each setting under: fp32 (float32 throughout) and tf32 (the matrix products on the TF32 tensor cores; GPU only)")
+	precision := fs.String("precision", "fp32", "comma-separated train.precision values to measure each setting under: fp32 (float32 throughout), tf32 (the matrix products on the TF32 tensor cores) and bf16 (GatedGCN's edge sums stored in bf16); tf32 and bf16 on a GPU (or emu) only")
 	concurrent := fs.String("concurrent", "", "runs sharing the device: for each count K of this list (e.g. 1,4,8; 1 is always measured, first), train K trainers of each setting at once, each on its own device (stream), and report their graphs/s together against K times one trainer's")
 	if err := fs.Parse(args); err != nil {
 		return 2
@@ -300,7 +302,7 @@ func withPrecisions(settings []setting, list, device string) ([]setting, error) 
 	for _, f := range strings.Split(list, ",") {
 		p := strings.TrimSpace(f)
 		if _, err := gpu.MathMode(p); err != nil {
-			return nil, fmt.Errorf("-precision %q: %q is no train.precision (want %s, comma-separated)", list, p, strings.Join(gpu.Precisions, " or "))
+			return nil, fmt.Errorf("-precision %q: %q is no train.precision (want %s, comma-separated)", list, p, strings.Join(gpu.Precisions, ", "))
 		}
 		if device == "cpu" && p != "fp32" {
 			return nil, fmt.Errorf("-precision %s with -device cpu: the CPU trainer computes in float32 only (%s needs a GPU: -device cuda, or emu)", p, p)
@@ -382,6 +384,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 			return fail(err)
 		}
 		defer g.Close()
+		g.Layout = gpu.PlanOptions(s.Precision)
 		step = g
 		graphs = g.Graphs
 		evaluator = g

@@ -166,11 +166,16 @@ func TestPrecisions(t *testing.T) {
 	if want := "1/fp32 1/tf32 4/fp32 4/tf32"; strings.Join(names, " ") != want {
 		t.Fatalf("settings %s, want %s", strings.Join(names, " "), want)
 	}
-	if _, err := withPrecisions(base, "fp32,bf16", "cuda"); err == nil || !strings.Contains(err.Error(), `"bf16" is no train.precision (want fp32 or tf32`) {
-		t.Errorf("bf16: %v", err)
+	if _, err := withPrecisions(base, "fp32,fp16", "cuda"); err == nil || !strings.Contains(err.Error(), `"fp16" is no train.precision (want fp32, tf32, bf16`) {
+		t.Errorf("fp16: %v", err)
 	}
-	if _, err := withPrecisions(base, "tf32", "cpu"); err == nil || !strings.Contains(err.Error(), "-precision tf32 with -device cpu: the CPU trainer computes in float32 only") {
-		t.Errorf("tf32 on the CPU: %v", err)
+	if got, err := withPrecisions(base, "bf16", "emu"); err != nil || len(got) != 2 || got[0].Precision != "bf16" {
+		t.Errorf("bf16: %v, %v", got, err)
+	}
+	for _, p := range []string{"tf32", "bf16"} {
+		if _, err := withPrecisions(base, p, "cpu"); err == nil || !strings.Contains(err.Error(), "-precision "+p+" with -device cpu: the CPU trainer computes in float32 only") {
+			t.Errorf("%s on the CPU: %v", p, err)
+		}
 	}
 	var out, errw bytes.Buffer
 	if code := run([]string{"-device", "cpu", "-precision", "tf32"}, &out, &errw); code != 2 || !strings.Contains(errw.String(), "-device cpu") {

@@ -15,6 +15,8 @@
 // launch: bn_train_stats is one launch, bn_backward one launch for the sums and one
 // (bn_backward_dx) for the element-wise pass that uses them. With one chunk bn_backward writes
 // dx in the same block, as the sums are there.
+// xbf: x is stored in bf16 (common.cuh; the executor's train.precision bf16 stores GatedGCN's ê,
+// the edges' batch norm's x, so); everything else stays float32.
 #include "common.cuh"
 #include "bnstats.cuh"
 
@@ -22,8 +24,8 @@
 extern "C" __global__ void bn_train_stats(float* mean, float* invstd, float* run_mean,
                                           float* run_var, double* part, unsigned* count,
                                           const float* x, const int* keep, int rows, int d,
-                                          int rpc, float eps, float momentum) {
-  bn_stats_pass<false>(BnLoad{x, d}, BnStats{mean, invstd, run_mean, run_var, part, count, keep, eps, momentum},
+                                          int rpc, float eps, float momentum, int xbf) {
+  bn_stats_pass<false>(BnLoad{x, d, xbf}, BnStats{mean, invstd, run_mean, run_var, part, count, keep, eps, momentum},
                        rows, d, rpc);
 }
 
@@ -42,12 +44,13 @@ extern "C" __global__ void bn_eval_stats(float* mean, float* invstd, const float
 // and ew_add after it. xhat is not stored: the backward kernels recompute it from x.
 extern "C" __global__ void bn_apply(float* out, const float* x, const float* mean,
                                     const float* invstd, const float* gamma, const float* beta,
-                                    const int* keep, const float* res, int rows, int d, int relu) {
+                                    const int* keep, const float* res, int rows, int d, int relu,
+                                    int xbf) {
   RW_FOR(e, (long long)rows * d) {
     int r = (int)(e / d);
     int c = (int)(e - (long long)r * d);
     float y = 0.0f;
-    if (keep[r]) y = gamma[c] * rw_bn_xhat(x[e], mean[c], invstd[c]) + beta[c];
+    if (keep[r]) y = gamma[c] * rw_bn_xhat(rw_ld(x, xbf, e), mean[c], invstd[c]) + beta[c];
     if (relu) y = fmaxf(y, 0.0f);
     out[e] = res ? y + res[e] : y;
   }
@@ -73,14 +76,15 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
                                        double* part, unsigned* count, const float* dy,
                                        const float* x, const float* mean, const float* invstd,
                                        const float* gamma, const float* beta, const int* keep,
-                                       int rows, int d, int rpc, int training, int sums_only) {
+                                       int rows, int d, int rpc, int training, int sums_only,
+                                       int xbf) {
   __shared__ double sh[RW_COL_Y][RW_COL_X + 1];
   __shared__ int last;
   int c = blockIdx.x * RW_COL_X + threadIdx.x;
   int r0, r1;
   rw_chunk_rows(rows, rpc, &r0, &r1);
   double v[3];
-  XhatOfX xs{x, mean, invstd};
+  XhatOfX xs{x, mean, invstd, xbf};
   rw_col_dy_sums(dy, xs, gamma, beta, keep, r0, r1, d, c, sh, &v[0], &v[1], &v[2]);
   bool mine = rw_chunk_combine(v, part, count, d, c, &last, sh);
   if (mine) {
@@ -114,10 +118,10 @@ extern "C" __global__ void bn_backward(float* dx, float* dgamma, float* dbeta, d
 extern "C" __global__ void bn_backward_dx(float* dx, const float* dy, const float* x,
                                           const float* mean, const float* invstd, const float* gamma,
                                           const float* beta, const int* keep, const double* tot,
-                                          int rows, int d, int training) {
+                                          int rows, int d, int training, int xbf) {
   RW_FOR(e, (long long)rows * d) {
     int r = (int)(e / d);
     int c = (int)(e - (long long)r * d);
-    dx[e] = rw_bn_dx_at(dy, x, mean, invstd, gamma, beta, keep, tot, r, e, c, d, training);
+    dx[e] = rw_bn_dx_at(dy, x, xbf, mean, invstd, gamma, beta, keep, tot, r, e, c, d, training);
   }
 }

@@ -129,11 +129,12 @@ __device__ __forceinline__ void bn_chunks_merge(const double* part, int d, int c
       bn_merge(n, mu, m2, sh[0][y][threadIdx.x], sh[1][y][threadIdx.x], sh[2][y][threadIdx.x]);
 }
 
-// BnLoad reads x [rows, d]: bn_train_stats's source (nothing to store).
+// BnLoad reads x [rows, d] (stored in bf16 where bf): bn_train_stats's source (nothing to
+// store).
 struct BnLoad {
   const float* x;
-  int d;
-  __device__ __forceinline__ float at(int r, int c) const { return x[(long long)r * d + c]; }
+  int d, bf;
+  __device__ __forceinline__ float at(int r, int c) const { return rw_ld(x, bf, (long long)r * d + c); }
   __device__ __forceinline__ void put(int, int, float) const {}
 };
 

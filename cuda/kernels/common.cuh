@@ -57,6 +57,42 @@ __device__ __forceinline__ float rw_neg_inf() { return __int_as_float(0xff800000
 
 __device__ __forceinline__ float rw_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 
+// bf16 storage (train.precision bf16): a tensor the executor stores in bf16 holds each element
+// as the upper 16 bits of its float32, rounded to nearest with ties to even (a NaN stays a quiet
+// NaN, a value past bf16's largest finite one becomes ±Inf), in an unsigned short; kernels read
+// it back as the float32 those bits are and compute in float32 (sums in double) as ever. A kernel
+// that can read or write such a tensor takes a flag beside its pointer (…bf; the pointer keeps
+// its float type): with the flag 0 it reads and writes float32, bit for bit as before the flag.
+// CPU twin of the rounding: emu.RoundBF16.
+__device__ __forceinline__ unsigned short rw_bf16_bits(float x) {
+  unsigned u = (unsigned)__float_as_int(x);
+  if ((u & 0x7fffffffu) > 0x7f800000u) return (unsigned short)((u >> 16) | 0x40u);
+  u += 0x7fffu + ((u >> 16) & 1u);
+  return (unsigned short)(u >> 16);
+}
+
+// rw_bf16_float is the float32 of bf16 bits h (exact).
+__device__ __forceinline__ float rw_bf16_float(unsigned short h) {
+  return __int_as_float((int)((unsigned)h << 16));
+}
+
+// rw_round_bf16 is x rounded to bf16, as a float32: what storing x in bf16 and reading it back
+// gives.
+__device__ __forceinline__ float rw_round_bf16(float x) { return rw_bf16_float(rw_bf16_bits(x)); }
+
+// rw_ld is element e of p, a float32 tensor or (bf) a bf16 one.
+__device__ __forceinline__ float rw_ld(const float* p, int bf, long long e) {
+  return bf ? rw_bf16_float(reinterpret_cast<const unsigned short*>(p)[e]) : p[e];
+}
+
+// rw_st stores v as element e of p, a float32 tensor or (bf) a bf16 one (v rounded).
+__device__ __forceinline__ void rw_st(float* p, int bf, long long e, float v) {
+  if (bf)
+    reinterpret_cast<unsigned short*>(p)[e] = rw_bf16_bits(v);
+  else
+    p[e] = v;
+}
+
 // rw_valid maps an index entry to itself when it lies in [0, n) and to -1 otherwise.
 __device__ __forceinline__ int rw_valid(int j, int n) { return (j >= 0 && j < n) ? j : -1; }
 
@@ -164,7 +200,8 @@ struct XhatStored {
 };
 struct XhatOfX {
   const float *x, *mean, *invstd;
-  __device__ __forceinline__ float at(long long e, int c) const { return rw_bn_xhat(x[e], mean[c], invstd[c]); }
+  int bf; // x is stored in bf16
+  __device__ __forceinline__ float at(long long e, int c) const { return rw_bn_xhat(rw_ld(x, bf, e), mean[c], invstd[c]); }
 };
 
 // rw_relu_dy is element e (column c) of the output gradient of a batch norm whose x̂ there is
@@ -188,9 +225,9 @@ __device__ __forceinline__ float rw_bn_dx(double scale, float dy, float xh, doub
 
 // rw_bn_dx_at is element e (row r, column c) of a batch norm's dx from the column sums tot
 // that bn_backward left ([3][d] doubles: Σ dy, Σ dy·x̂ and the count of kept rows), with x̂
-// recomputed from x: 0 on a dropped row. bn_backward_dx's element, and gated_backward's first
+// recomputed from x (bf16 where xbf): 0 on a dropped row. bn_backward_dx's element, and gated_backward's first
 // term where the executor folded the batch norm's dx pass into it.
-__device__ __forceinline__ float rw_bn_dx_at(const float* dy, const float* x, const float* mean,
+__device__ __forceinline__ float rw_bn_dx_at(const float* dy, const float* x, int xbf, const float* mean,
                                              const float* invstd, const float* gamma,
                                              const float* beta, const int* keep,
                                              const double* tot, int r, long long e, int c, int d,
@@ -198,7 +235,7 @@ __device__ __forceinline__ float rw_bn_dx_at(const float* dy, const float* x, co
   if (!keep[r]) return 0.0f;
   double scale = (double)gamma[c] * invstd[c];
   double n = tot[2 * d + c] > 0.0 ? tot[2 * d + c] : 1.0;
-  float xh = rw_bn_xhat(x[e], mean[c], invstd[c]);
+  float xh = rw_bn_xhat(rw_ld(x, xbf, e), mean[c], invstd[c]);
   return rw_bn_dx(scale, rw_relu_dy(dy, xh, gamma, beta, e, c), xh, tot[c], tot[d + c], n, training);
 }
 

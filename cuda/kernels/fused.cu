@@ -12,16 +12,18 @@
 #include "sums.cuh"
 
 // EdgeSumSrc computes edge_sum's element (r, c) (at; it reads only row r of e) and stores it
-// (put).
+// (put). With bf the output is stored in bf16, and at gives the rounded value, so that the
+// statistics are those of the stored values, as bn_train_stats would take them.
 struct EdgeSumSrc {
   float* out;
   const float *e, *be, *hs, *bs, *ht, *bt;
   const int *src, *dst;
-  int rows, d;
+  int rows, d, bf;
   __device__ __forceinline__ float at(int r, int c) const {
-    return rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, r, c, rows, d);
+    float v = rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, r, c, rows, d);
+    return bf ? rw_round_bf16(v) : v;
   }
-  __device__ __forceinline__ void put(int r, int c, float v) const { out[(long long)r * d + c] = v; }
+  __device__ __forceinline__ void put(int r, int c, float v) const { rw_st(out, bf, (long long)r * d + c, v); }
 };
 
 // AddBiasedSrc computes add_biased's element (r, c) (at; it reads only element (r, c) of a and
@@ -36,15 +38,16 @@ struct AddBiasedSrc {
   __device__ __forceinline__ void put(int r, int c, float v) const { out[(long long)r * d + c] = v; }
 };
 
-// edge_sum_stats: edge_sum over m edges, then bn_train_stats of its output over the kept edges.
+// edge_sum_stats: edge_sum over m edges, then bn_train_stats of its output over the kept edges;
+// with obf the output is stored in bf16 (edge_sum's obf).
 extern "C" __global__ void edge_sum_stats(float* out, const float* e, const float* be,
                                           const float* hs, const float* bs, const float* ht,
                                           const float* bt, const int* src, const int* dst, int m,
                                           int rows, int d, float* mean, float* invstd,
                                           float* run_mean, float* run_var, double* part,
                                           unsigned* count, const int* keep, int rpc, float eps,
-                                          float momentum) {
-  bn_stats_pass<true>(EdgeSumSrc{out, e, be, hs, bs, ht, bt, src, dst, rows, d},
+                                          float momentum, int obf) {
+  bn_stats_pass<true>(EdgeSumSrc{out, e, be, hs, bs, ht, bt, src, dst, rows, d, obf},
                       BnStats{mean, invstd, run_mean, run_var, part, count, keep, eps, momentum}, m, d, rpc);
 }
 

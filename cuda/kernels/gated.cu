@@ -32,6 +32,8 @@
 // (rw_bn_dx_at over bdy, bx, …, btot: the column sums bn_backward left with sums_only), in
 // place of bn_backward_dx storing it and acc adding v to it: the same float addition, so the
 // same bits, and one pass over dê less (the executor's Plan.foldBNDx).
+// ebf (both passes) and bxbf: ê (ehat) and the batch norm's x (bx) are stored in bf16 (common.cuh; the
+// executor's train.precision bf16); the gradients stay float32.
 #include "common.cuh"
 
 // rw_bh is element se (column c) of bh, plus bb[c] where a bias was folded in.
@@ -41,14 +43,14 @@ __device__ __forceinline__ float rw_bh(const float* bh, const float* bb, long lo
 
 extern "C" __global__ void gated_edges(float* out, float* den, const float* ehat, const float* bh,
                                        const float* bb, const int* src, const int* dst, int m, int d,
-                                       int nbh, int nodes) {
+                                       int nbh, int nodes, int ebf) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
     int s = rw_valid(src[k], nbh);
     int t = rw_valid(dst[k], nodes);
     if (s < 0 || t < 0) continue;
-    float g = rw_sigmoid(ehat[e]);
+    float g = rw_sigmoid(rw_ld(ehat, ebf, e));
     atomicAdd(&out[(long long)t * d + c], g * rw_bh(bh, bb, (long long)s * d + c, c));
     atomicAdd(&den[(long long)t * d + c], g);
   }
@@ -66,7 +68,7 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, float* ds, floa
                                           const float* bgamma, const float* bbeta,
                                           const int* bkeep, const double* btot, int m, int d,
                                           int nbh, int nodes, int srows, int acc, int raw,
-                                          int btrain) {
+                                          int btrain, int ebf, int bxbf) {
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
@@ -76,7 +78,7 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, float* ds, floa
     if (s >= 0 && t >= 0) {
       long long te = (long long)t * d + c;
       long long se = (long long)s * d + c;
-      float h = rw_sigmoid(ehat[e]);
+      float h = rw_sigmoid(rw_ld(ehat, ebf, e));
       float gd = g[te] / den[te];
       float o = raw ? out[te] / den[te] : out[te];
       v = gd * (rw_bh(bh, bb, se, c) - o) * h * (1.0f - h);
@@ -84,7 +86,7 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, float* ds, floa
     }
     float w;
     if (bdy)
-      w = rw_bn_dx_at(bdy, bx, bmean, binv, bgamma, bbeta, bkeep, btot, k, e, c, d, btrain) + v;
+      w = rw_bn_dx_at(bdy, bx, bxbf, bmean, binv, bgamma, bbeta, bkeep, btot, k, e, c, d, btrain) + v;
     else
       w = acc ? de[e] + v : v;
     de[e] = w;

@@ -62,12 +62,14 @@ extern "C" __global__ void scatter_add_pair(float* ds, float* dt, const float* g
 // gradients are the output gradient for e and scatter_add_rows along src and dst. Each operand
 // may carry a bias [d] (be, bs, bt; null for none) added to it first, as add_bias would have
 // (a row of -1 adds nothing, bias included): the executor folds the products' bias adds here.
+// With obf, out is stored in bf16 (common.cuh: the executor's train.precision bf16 for ê).
 extern "C" __global__ void edge_sum(float* out, const float* e, const float* be, const float* hs,
                                     const float* bs, const float* ht, const float* bt,
-                                    const int* src, const int* dst, int m, int rows, int d) {
+                                    const int* src, const int* dst, int m, int rows, int d,
+                                    int obf) {
   RW_FOR(x, (long long)m * d) {
     int k = (int)(x / d);
     int c = (int)(x - (long long)k * d);
-    out[x] = rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, k, c, rows, d);
+    rw_st(out, obf, x, rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, k, c, rows, d));
   }
 }
