@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"errors"
+	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -17,7 +18,9 @@ import (
 // evaluation, the Adam update in the graph, two buckets sharing the activation arena): the
 // losses, predictions, evaluations and final parameters, moments and statistics agree bit for
 // bit, and the replays cost four host calls a step. A third run, without the edge folds
-// (REWIREGNN_EDGE_FOLDS=0), agrees bit for bit too.
+// (REWIREGNN_EDGE_FOLDS=0), agrees bit for bit too. With the edge sums stored in bf16
+// (train.precision bf16: gpuexec.Options.BF16) the same three runs agree with each other bit
+// for bit, and differ from float32's, by no more than the rounding of ê explains.
 func TestGraphReplayEqualsEager(t *testing.T) {
 	c := newCase(t, encodings[1], append(modelSet(t, "gatedgcn"), "model.dropout=0.2")...)
 	gs := synthetic(t, c.spec, c.key, 14, 21)
@@ -31,9 +34,10 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 		preds  [][]float64
 		state  map[string][]float32
 	}
-	run := func(graphs bool) trace {
+	run := func(graphs bool, layout gpuexec.Options) trace {
 		pr := newPairBuckets(t, c, emuExact(t), buckets)
 		pr.g.SetGraphs(graphs)
+		pr.g.Layout = layout
 		dev := pr.g.Backend().(*gpuexec.CUDA).Dev
 		var tr trace
 		// The large bucket first, so that the arena does not grow after its capture and that
@@ -75,7 +79,8 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 		}
 		return tr
 	}
-	eager, replay := run(false), run(true)
+	fp32, bf16 := gpuexec.Options{}, gpuexec.Options{BF16: true}
+	eager, replay := run(false, fp32), run(true, fp32)
 	same := func(what string, got, want trace) {
 		t.Helper()
 		if !slices.Equal(want.losses, got.losses) {
@@ -98,8 +103,25 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 	same("replayed", replay, eager)
 	// Without the edge folds (the edge sum's gradient and the edges' batch norm's dx in the
 	// gated gradient's pass) the plan queues their launches as before: the same bits.
+	bfEager, bfReplay := run(false, bf16), run(true, bf16)
+	same("replayed in bf16", bfReplay, bfEager)
 	t.Setenv(gpuexec.EnvEdgeFolds, "0")
-	same("replayed without the edge folds", run(true), eager)
+	same("replayed without the edge folds", run(true, fp32), eager)
+	same("replayed in bf16 without the edge folds", run(true, bf16), bfEager)
+
+	// bf16 storage is another run: its losses differ from float32's, but by about what
+	// rounding ê to 8 significant bits (a relative 2⁻⁹) does to a few steps of training.
+	differ := false
+	for i, l := range eager.losses {
+		b := bfEager.losses[i]
+		differ = differ || b != l
+		if d := math.Abs(b-l) / math.Max(math.Abs(l), 1e-3); d > 0.05 {
+			t.Errorf("loss %d: %v in bf16, %v in float32 (%.3g relative)", i, b, l, d)
+		}
+	}
+	if !differ {
+		t.Errorf("the bf16 run's losses equal float32's bit for bit: is ê stored in bf16 at all?")
+	}
 }
 
 // noCapture is a device whose driver cannot capture graphs.

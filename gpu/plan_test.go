@@ -351,3 +351,143 @@ func TestPlanFolds(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanBF16: with gpuexec.Options.BF16 (train.precision bf16) every model's plan, training
+// and evaluation, stores in bf16 exactly its edge sums' outputs (GatedGCN's ê, one a layer) that
+// only kernels reading bf16 read, and nothing else: each such value is an edge sum's output the
+// host does not read, each step reading it is a gated aggregation (or its gradient) reading it as
+// ê or a batch norm (or its gradient) reading it as x. Two such values live at once share a slot
+// of their size in float32s, one in each half, and nothing else shares a slot with a value while
+// it lives; the plan is otherwise the float32 plan (the same steps), its activation bytes never
+// more. In training GatedGCN's ê of every layer lives until its backward pass, so they pair up,
+// and an eight-layer net's training plan needs three fewer edge-sized slots of the 17 its
+// float32 plan has (the four pairs save four at the start of the backward pass, less one the
+// backward's temporaries take while a pair's second ê waits for its layer); its evaluation plan,
+// whose ê die within their layers, is as large as float32's.
+func TestPlanBF16(t *testing.T) {
+	seen := 0
+	eachNet(t, func(t *testing.T, name string, net *nn.Net, p *nn.Params) {
+		want, err := Compile(net, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		pl, err := CompileWith(net, p, gpuexec.Options{BF16: true})
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if len(pl.Steps) != len(want.Steps) {
+			t.Fatalf("%s: %d steps in bf16, %d in float32", name, len(pl.Steps), len(want.Steps))
+		}
+		outs := map[int]bool{}
+		for _, v := range pl.Prog.Outputs() {
+			outs[v] = true
+		}
+		edgeSums, marked := 0, 0
+		for si, st := range pl.Steps {
+			if st.Kind == prog.EdgeSum {
+				edgeSums++
+			}
+			for _, o := range st.Outs {
+				if o >= 0 && pl.Vals[o].BF16 && (st.Kind != prog.EdgeSum || outs[o]) {
+					t.Errorf("%s: step %d (%s) writes %s, stored in bf16", name, si, st.Kind, pl.Vals[o].Name)
+				}
+			}
+			for w, ins := range st.Ins {
+				for i, v := range ins {
+					if !pl.Vals[v].BF16 {
+						continue
+					}
+					ok := i == 0 && (st.Kind == prog.BatchNorm || st.Kind == prog.BatchNormRelu || st.Kind == prog.BatchNormGrad ||
+						st.Kind == prog.BatchNormReluGrad || st.Kind == prog.GatedAggregate || (st.Kind == prog.GatedAggregateGrad && w < 2))
+					if !ok {
+						t.Errorf("%s: step %d (%s) member %d reads %s, stored in bf16, as its input %d", name, si, st.Kind, w, pl.Vals[v].Name, i)
+					}
+				}
+			}
+			for _, b := range slices.Concat(st.Bias, st.Div) {
+				if b >= 0 && pl.Vals[b].BF16 {
+					t.Errorf("%s: step %d (%s) reads %s, stored in bf16, as a bias or divisor", name, si, st.Kind, pl.Vals[b].Name)
+				}
+			}
+		}
+		bySlot := map[int][]int{}
+		for i := range pl.Vals {
+			v := &pl.Vals[i]
+			if v.Src == gpuexec.FromStep {
+				bySlot[v.Slot] = append(bySlot[v.Slot], i)
+			}
+			if v.BF16 {
+				marked++
+			}
+		}
+		pairs := 0
+		for slot, vs := range bySlot {
+			for a := 0; a < len(vs); a++ {
+				for b := a + 1; b < len(vs); b++ {
+					va, vb := pl.Vals[vs[a]], pl.Vals[vs[b]]
+					if va.Def > vb.Last || vb.Def > va.Last {
+						continue
+					}
+					if !va.BF16 || !vb.BF16 || va.Elems != vb.Elems || pl.Slots[slot] != va.Elems || va.SlotByte+vb.SlotByte != 2*va.Elems {
+						t.Fatalf("%s: slot %d of %d holds %s (bf16 %t, byte %d) and %s (bf16 %t, byte %d) at once", name, slot, pl.Slots[slot],
+							va.Name, va.BF16, va.SlotByte, vb.Name, vb.BF16, vb.SlotByte)
+					}
+					pairs++
+				}
+			}
+		}
+		train := !strings.HasSuffix(name, "/eval")
+		if strings.Contains(name, "gatedgcn") {
+			if edgeSums == 0 || marked != edgeSums || (train && pairs == 0) {
+				t.Errorf("%s: %d of %d edge sums stored in bf16, %d pairs sharing a slot; want every one, and in training pairs", name, marked, edgeSums, pairs)
+			}
+			seen++
+		}
+		if pl.Bytes() > want.Bytes() {
+			t.Errorf("%s: %d bytes in bf16, more than float32's %d", name, pl.Bytes(), want.Bytes())
+		}
+	})
+	if seen == 0 {
+		t.Fatal("no GatedGCN net among the plans")
+	}
+
+	// An eight-layer GatedGCN: training needs three edge-sized slots fewer, evaluation none.
+	c := newCase(t, encodingCase{"zinc", "adj", 4, false, false}, "model.name=gatedgcn", "model.layers=8", "model.hidden=8")
+	gs := synthetic(t, c.spec, c.key, 8, 3)
+	b := bucketOf(batchesOf(t, gs, 8)[0])
+	for _, train := range []bool{true, false} {
+		p, err := nn.NewParams(tensor.Float32, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		net, err := c.build(p, b, train)
+		if err != nil {
+			t.Fatal(err)
+		}
+		edge := b.Edges * 8 // ê's elements: [edges, hidden]
+		count := func(o gpuexec.Options) (int, int64) {
+			pl, err := CompileWith(net, p, o)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for _, s := range pl.Slots {
+				if s == edge {
+					n++
+				}
+			}
+			return n, pl.Bytes()
+		}
+		n32, b32 := count(gpuexec.Options{})
+		n16, b16 := count(gpuexec.Options{BF16: true})
+		t.Logf("eight layers, training %t: %d edge-sized slots (%d bytes) in float32, %d (%d bytes) with ê in bf16", train, n32, b32, n16, b16)
+		want := n32
+		if train {
+			want = n32 - 3
+		}
+		if n16 != want || b32-b16 != int64(4*edge*(n32-n16)) {
+			t.Errorf("training %t: %d edge-sized slots with ê in bf16, want %d (of %d in float32); %d bytes against %d", train, n16, want, n32, b16, b32)
+		}
+		net.Close()
+	}
+}

@@ -594,7 +594,7 @@ func (e *Exec) Ptr(pr *Program, v int) cuda.DevPtr {
 	val := &pr.Plan.Vals[v]
 	switch val.Src {
 	case FromStep:
-		return pr.slots[val.Slot]
+		return pr.slots[val.Slot] + cuda.DevPtr(val.SlotByte)
 	case FromParam:
 		return e.Params[val.Param].X
 	case FromGrads:

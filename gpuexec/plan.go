@@ -17,8 +17,8 @@ type Plan struct {
 	Prog  *prog.Program
 	Vals  []Value
 	Steps []Step
-	// Slots are the activation buffers, in float32 elements (4-byte words: a value stored in
-	// bf16 takes half as many, Value.Words). A slot is shared by values whose
+	// Slots are the activation buffers, in float32 elements (two values stored in bf16 that are
+	// live at once may share one: Value.SlotByte). A slot is shared by values whose
 	// lifetimes do not overlap (a value is live from the step that writes it to the last step
 	// that reads it; outputs, losses and gradients until the end).
 	Slots []int
@@ -70,10 +70,13 @@ type Value struct {
 	Slot  int       // FromStep: activation slot; -1 otherwise
 	Off   int       // FromGrads, FromResult: the offset in its buffer, in elements
 	// BF16: the value is stored in bf16, 2 bytes an element (Options.BF16, storeBF16); every
-	// step reading or writing it knows (its kernels' bf16 flags).
-	BF16 bool
-	Def  int // FromStep, FromGrads, FromResult: the step writing it
-	Last int // the last step reading it (len(Steps) when the host reads it after the run)
+	// step reading or writing it knows (its kernels' bf16 flags). SlotByte is where it lies in
+	// its slot, in bytes: 0, or 2·Elems for the second of two bf16 values sharing a slot of
+	// their Elems float32s (slotGroups).
+	BF16     bool
+	SlotByte int
+	Def      int // FromStep, FromGrads, FromResult: the step writing it
+	Last     int // the last step reading it (len(Steps) when the host reads it after the run)
 }
 
 // Step is one launch group: a program node, or the gradient nodes of one op that one pass
@@ -754,8 +757,6 @@ func (pl *Plan) lifetimes() error {
 	for _, v := range pl.Prog.Outputs() {
 		use(v, end)
 	}
-	var lives []prog.Life
-	var ids []int
 	for i := range pl.Vals {
 		v := &pl.Vals[i]
 		if v.Src != FromStep {
@@ -767,15 +768,24 @@ func (pl *Plan) lifetimes() error {
 		if v.Last < v.Def {
 			v.Last = v.Def
 		}
-		lives = append(lives, prog.Life{Size: int64(max(v.Words(), 1)), Def: v.Def, Last: v.Last})
-		ids = append(ids, i)
+	}
+	groups := pl.slotGroups()
+	lives := make([]prog.Life, len(groups))
+	for k, g := range groups {
+		v := &pl.Vals[g[0]]
+		lives[k] = prog.Life{Size: int64(max(v.Elems, 1)), Def: v.Def, Last: v.Last}
+		for _, i := range g[1:] {
+			lives[k].Def, lives[k].Last = min(lives[k].Def, pl.Vals[i].Def), max(lives[k].Last, pl.Vals[i].Last)
+		}
 	}
 	l, err := prog.AssignSlots(lives, end)
 	if err != nil {
 		return fmt.Errorf("gpu: %w", err)
 	}
-	for k, i := range ids {
-		pl.Vals[i].Slot = l.Of[k]
+	for k, g := range groups {
+		for j, i := range g {
+			pl.Vals[i].Slot, pl.Vals[i].SlotByte = l.Of[k], 2*pl.Vals[i].Elems*j
+		}
 	}
 	pl.Slots = pl.Slots[:0]
 	for _, s := range l.Slots {
@@ -784,13 +794,37 @@ func (pl *Plan) lifetimes() error {
 	return nil
 }
 
-// Words is the size of the value's buffer in 4-byte words: its elements, or half of them
-// (rounded up) stored in bf16.
-func (v *Value) Words() int {
-	if v.BF16 {
-		return (v.Elems + 1) / 2
+// slotGroups groups the computed values by the slot they share: each value alone, but for pairs
+// of values stored in bf16 of one size that are live at once (in the order they are written,
+// each with the next that is written before it is last read), which take one slot of their size
+// in float32s, one in each half (Value.SlotByte): GatedGCN's ê of two layers, kept until their
+// backward passes, in the room of one. A bf16 value without such a partner takes a float32 slot
+// of its size on its own, which values of that size share as before, so storing ê in bf16 never
+// costs the plan more memory than float32.
+func (pl *Plan) slotGroups() [][]int {
+	var groups [][]int
+	open := map[int]int{} // by size, a bf16 value waiting for a partner
+	for i := range pl.Vals {
+		v := &pl.Vals[i]
+		if v.Src != FromStep {
+			continue
+		}
+		if !v.BF16 {
+			groups = append(groups, []int{i})
+			continue
+		}
+		if k, ok := open[v.Elems]; ok {
+			a := &pl.Vals[groups[k][0]]
+			if a.Def <= v.Last && v.Def <= a.Last {
+				groups[k] = append(groups[k], i)
+				delete(open, v.Elems)
+				continue
+			}
+		}
+		open[v.Elems] = len(groups)
+		groups = append(groups, []int{i})
 	}
-	return v.Elems
+	return groups
 }
 
 // Bytes is the device memory of the plan's activation slots and gradient buffer.
