@@ -205,7 +205,8 @@ func TestHashOfLaterKeys(t *testing.T) {
 // TestPrecisionKey: train.precision defaults to fp32, which leaves the hash and config.yaml as
 // they were before the key existed (no precision line; the serialisation of
 // TestHashIsTheDigestOfTheDocumentedSerialisation unchanged); tf32 is hashed, written, read
-// back, named by Diff (what a resume checks) and in the derived run name.
+// back, named by Diff (what a resume checks) and in the derived run name; bf16 hashes apart
+// from both and is named …-bf16.
 func TestPrecisionKey(t *testing.T) {
 	file := writeTemp(t, "c.yaml", zincFile)
 	fp32 := mustLoad(t, file)
@@ -242,6 +243,13 @@ func TestPrecisionKey(t *testing.T) {
 	}
 	if a, b := fp32.RunName(), tf32.RunName(); a != "zinc-gatedgcn-adj-r2" || b != "zinc-gatedgcn-adj-r2-tf32" {
 		t.Errorf("run names %s (fp32), %s (tf32)", a, b)
+	}
+	bf16 := mustLoad(t, file, "train.precision=bf16")
+	if bf16.Hash() == fp32.Hash() || bf16.Hash() == tf32.Hash() || bf16.RunName() != "zinc-gatedgcn-adj-r2-bf16" {
+		t.Errorf("bf16: hash like fp32 %t, like tf32 %t; run name %s", bf16.Hash() == fp32.Hash(), bf16.Hash() == tf32.Hash(), bf16.RunName())
+	}
+	if d := bf16.Diff(tf32); len(d) != 1 || d[0] != "train.precision bf16 (want tf32)" {
+		t.Errorf("Diff %q", d)
 	}
 }
 

@@ -18,7 +18,9 @@ import (
 // state, scratch, results outside the plan), normal and recomputed (docs/memory.md). It
 // requires GatedGCN's targets: at most 4 edge-width values (4·d bytes) per edge per layer
 // held for the backward pass normally and at most 1.5 with recomputation; its peak slots
-// hold what the backward pass keeps plus the transients of one layer, so they bound it.
+// hold what the backward pass keeps plus the transients of one layer, so they bound it. The GPU
+// plan is given in float32 and with train.precision bf16's storage (ê in bf16), which must not
+// need more.
 func TestActivationMemoryPerEdge(t *testing.T) {
 	const layers = 8
 	b := nn.Bucket{Nodes: 2000, Edges: 40000, Graphs: 16}
@@ -65,7 +67,14 @@ func TestActivationMemoryPerEdge(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				dev = fmt.Sprintf("%.0f B", float64(pl.Bytes())/float64(b.Edges*layers))
+				bf, err := gpu.CompileWith(n, p, gpu.PlanOptions("bf16"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if bf.Bytes() > pl.Bytes() {
+					t.Errorf("%s: the GPU plan needs %d bytes with ê in bf16, more than float32's %d", tc.name, bf.Bytes(), pl.Bytes())
+				}
+				dev = fmt.Sprintf("%.0f B (bf16 %.0f B)", float64(pl.Bytes())/float64(b.Edges*layers), float64(bf.Bytes())/float64(b.Edges*layers))
 			}
 			per := float64(b.Edges * layers)
 			width := float64(4 * tc.hidden) // one edge-width value: d float32

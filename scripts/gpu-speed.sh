@@ -24,13 +24,14 @@
 #   concurrent  runs sharing the GPU: K = 1, 4, 8 trainers of ZINC r = 1 at once in one
 #           process, each on its own stream (gpubench -concurrent; one warm-up epoch, one timed)
 #   tf32    this build with train.precision tf32 (matrix products on the TF32 tensor cores)
+#   bf16    this build with train.precision bf16 (GatedGCN's edge sums ê stored in bf16)
 #   evalbig ZINC's validation split evaluated batch by batch and in large batches (-eval)
 # Rows go to OUTDIR/gpubench-VARIANT.jsonl and OUTDIR/torch.jsonl, logs to OUTDIR/*.log, and
 # OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks) and
 # the runs sharing the GPU (graphs/s of K at once against K times one's).
 # -emu: the emulated GPU (tiny settings, no PyTorch): how the script is tested without a GPU.
 # -skip LIST: leave out these steps (comma-separated: graphs, eager, base, unroll1, nofold, torch,
-# profile-graphs, profile-eager, concurrent, tf32, evalbig), e.g. the PyTorch rows of a window
+# profile-graphs, profile-eager, concurrent, tf32, bf16, evalbig), e.g. the PyTorch rows of a window
 # when an earlier window measured them on the same kind of GPU.
 set -u -o pipefail
 
@@ -78,7 +79,7 @@ build() {
 }
 
 # STEPS are the steps of run, in order, as -skip names them.
-STEPS="graphs eager base unroll1 nofold torch profile-graphs profile-eager concurrent tf32 evalbig"
+STEPS="graphs eager base unroll1 nofold torch profile-graphs profile-eager concurrent tf32 bf16 evalbig"
 
 # skipped STEP: whether -skip names STEP.
 skipped() { case ",$SKIP," in *",$1,"*) return 0 ;; esac; return 1; }
@@ -190,6 +191,9 @@ run() {
 	# train.precision tf32, after everything the float32 comparison needs: what TF32 products save.
 	bench tf32 gpubench zinc 1 -precision tf32
 	bench tf32 gpubench superpixel 4 -precision tf32
+	# train.precision bf16: what storing ê in bf16 saves (time and peak memory).
+	bench bf16 gpubench zinc 1 -precision bf16
+	bench bf16 gpubench superpixel 4 -precision bf16
 	# Evaluation of ZINC's validation split batch by batch (as the CPU) and in large batches (as
 	# a GPU run evaluates since 2026-11-27): seconds and device operations of each.
 	if [ $emu = 1 ]; then
@@ -222,7 +226,7 @@ if os.path.exists(os.path.join(out, "torch.jsonl")):
             except (IndexError, ValueError):
                 continue
         rows.setdefault((suite, rr), {})["torch-" + r.get("mode", "eager")] = r
-cols = ["graphs", "eager", "base", "unroll1", "nofold", "torch-eager", "torch-compile", "tf32"]
+cols = ["graphs", "eager", "base", "unroll1", "nofold", "torch-eager", "torch-compile", "tf32", "bf16"]
 print("| setting | " + " | ".join(f"{c} s/epoch (peak MiB)" for c in cols) + " |")
 print("|---|" + "---:|" * len(cols))
 for (suite, r), v in sorted(rows.items()):

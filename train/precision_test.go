@@ -15,8 +15,8 @@ import (
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
-// TestPrecisionOnTheCPUIsRefused: train.precision tf32 on device cpu, and on auto without a
-// GPU, fails before the run directory is made, naming the key and the device.
+// TestPrecisionOnTheCPUIsRefused: train.precision tf32 or bf16 on device cpu, and on auto
+// without a GPU, fails before the run directory is made, naming the key and the device.
 func TestPrecisionOnTheCPUIsRefused(t *testing.T) {
 	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
 	withProbe(t, func() (gpuexec.Backend, error) { return nil, none })
@@ -24,29 +24,34 @@ func TestPrecisionOnTheCPUIsRefused(t *testing.T) {
 		{"cpu", "(device cpu)"},
 		{"auto", "(device auto: no usable GPU"},
 	} {
-		r := nm2(t, "train.max_epochs=1", "device="+c.device, "train.precision=tf32")
-		_, err := trainRun(t, r, 41, false, nil)
-		if err == nil || !strings.Contains(err.Error(), "train.precision tf32: the run would train on the CPU "+c.want) ||
-			!strings.Contains(err.Error(), "computes in float32 only") {
-			t.Fatalf("device %s with tf32: %v", c.device, err)
-		}
-		if _, err := os.Stat(r.Dir(41)); !os.IsNotExist(err) {
-			t.Fatalf("device %s with tf32: the run directory was made (%v)", c.device, err)
+		for _, p := range []string{"tf32", "bf16"} {
+			r := nm2(t, "train.max_epochs=1", "device="+c.device, "train.precision="+p)
+			_, err := trainRun(t, r, 41, false, nil)
+			if err == nil || !strings.Contains(err.Error(), "train.precision "+p+": the run would train on the CPU "+c.want) ||
+				!strings.Contains(err.Error(), "computes and stores in float32 only") {
+				t.Fatalf("device %s with %s: %v", c.device, p, err)
+			}
+			if _, err := os.Stat(r.Dir(41)); !os.IsNotExist(err) {
+				t.Fatalf("device %s with %s: the run directory was made (%v)", c.device, p, err)
+			}
 		}
 	}
 }
 
-// TestPrecisionTF32 trains one epoch on the emulated GPU in fp32 and in tf32: tf32 is logged
-// and written to config.yaml (fp32 is not), its losses differ from fp32's but closely, and a
-// run resumed under the other precision is refused.
+// TestPrecisionTF32 trains one epoch of GatedGCN on the emulated GPU in fp32, in tf32 and in
+// bf16: tf32 and bf16 are logged and written to config.yaml (fp32 is not), their losses differ
+// from fp32's but closely, and a run resumed under another precision is refused.
 func TestPrecisionTF32(t *testing.T) {
 	needEmu(t)
 	withProbe(t, emulated)
 	sets := []string{"train.max_epochs=1", "train.batch_size=16", "device=cuda"}
 	fp32 := nm2(t, sets...)
 	tf32 := nm2(t, append(sets, "train.precision=tf32")...)
-	var results [2]runfiles.Epoch
-	for i, r := range []*config.Run{fp32, tf32} {
+	bf16 := nm2(t, append(sets, "train.precision=bf16")...)
+	notes := map[string]string{config.PrecisionTF32: "train.precision tf32: matrix products on the TF32 tensor cores",
+		config.PrecisionBF16: "train.precision bf16: GatedGCN's edge sums ê stored in bf16"}
+	var results [3]runfiles.Epoch
+	for i, r := range []*config.Run{fp32, tf32, bf16} {
 		var log bytes.Buffer
 		if _, err := Train(context.Background(), Options{Run: r, Seed: 41, Dir: r.Dir(41), Workers: 1, Log: &log}); err != nil {
 			t.Fatalf("%s: %v\n%s", r.Train.Precision, err, log.String())
@@ -60,20 +65,25 @@ func TestPrecisionTF32(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		noted := strings.Contains(log.String(), "train.precision tf32: matrix products on the TF32 tensor cores")
-		written := strings.Contains(string(y), "precision: tf32")
-		if want := r.Train.Precision == config.PrecisionTF32; noted != want || written != want || strings.Contains(string(y), "precision: fp32") {
-			t.Fatalf("%s: logged %t, config.yaml names it %t; log:\n%s\nconfig.yaml:\n%s", r.Train.Precision, noted, written, log.String(), y)
+		for p, note := range notes {
+			noted := strings.Contains(log.String(), note)
+			written := strings.Contains(string(y), "precision: "+p)
+			if want := r.Train.Precision == p; noted != want || written != want || strings.Contains(string(y), "precision: fp32") {
+				t.Fatalf("%s: logged %s %t, config.yaml names it %t; log:\n%s\nconfig.yaml:\n%s", r.Train.Precision, p, noted, written, log.String(), y)
+			}
 		}
 	}
-	a, b := results[0], results[1]
-	t.Logf("train loss %.7f (fp32) / %.7f (tf32), val loss %.7f / %.7f", a.TrainLoss, b.TrainLoss, a.ValLoss, b.ValLoss)
-	if a.TrainLoss == b.TrainLoss && a.ValLoss == b.ValLoss {
-		t.Error("tf32 trained exactly as fp32: the precision did not reach the device")
-	}
-	for _, p := range [][2]float64{{a.TrainLoss, b.TrainLoss}, {a.ValLoss, b.ValLoss}} {
-		if math.Abs(p[0]-p[1]) > 1e-2*math.Abs(p[0])+1e-4 {
-			t.Errorf("losses %v (fp32) and %v (tf32) are far apart", p[0], p[1])
+	a := results[0]
+	for i, p := range []string{"tf32", "bf16"} {
+		b := results[1+i]
+		t.Logf("train loss %.7f (fp32) / %.7f (%s), val loss %.7f / %.7f", a.TrainLoss, b.TrainLoss, p, a.ValLoss, b.ValLoss)
+		if a.TrainLoss == b.TrainLoss && a.ValLoss == b.ValLoss {
+			t.Errorf("%s trained exactly as fp32: the precision did not reach the device", p)
+		}
+		for _, l := range [][2]float64{{a.TrainLoss, b.TrainLoss}, {a.ValLoss, b.ValLoss}} {
+			if math.Abs(l[0]-l[1]) > 1e-2*math.Abs(l[0])+1e-4 {
+				t.Errorf("losses %v (fp32) and %v (%s) are far apart", l[0], l[1], p)
+			}
 		}
 	}
 

@@ -17,8 +17,9 @@ import (
 // the base so a shallow clone serves) and runs it on the emulated GPU: every variant writes
 // its rows, the graphs variant replayed graphs and the eager one did not, the profiles count
 // the same device operations with 4 host calls against one per operation, the concurrency
-// step has its rows for K = 1 and 2, the tf32 variant its two rows in tf32, the summary has
-// both settings and the runs sharing the GPU, and a second run into the same folder is
+// step has its rows for K = 1 and 2, the tf32 and bf16 variants their two rows in their
+// precision, the summary has both settings and the runs sharing the GPU, and a second run into
+// the same folder is
 // refused; -skip leaves out the steps it names and refuses an unknown one. About a minute on
 // 2 cores; skipped under -short.
 func TestBundleRunsEmulated(t *testing.T) {
@@ -71,7 +72,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 		}
 		return rs
 	}
-	for _, v := range []string{"graphs", "eager", "base", "unroll1", "nofold", "tf32"} {
+	for _, v := range []string{"graphs", "eager", "base", "unroll1", "nofold", "tf32", "bf16"} {
 		rs := rows(v)
 		if len(rs) != 2 {
 			t.Errorf("%s: %d rows, want zinc and superpixel", v, len(rs))
@@ -80,7 +81,11 @@ func TestBundleRunsEmulated(t *testing.T) {
 			if v != "base" && r["cuda_graphs"] != (v != "eager") {
 				t.Errorf("%s %v: cuda_graphs %v", v, r["suite"], r["cuda_graphs"])
 			}
-			if want := map[bool]string{true: "tf32", false: "fp32"}[v == "tf32"]; v != "base" && r["precision"] != want {
+			want := "fp32"
+			if v == "tf32" || v == "bf16" {
+				want = v
+			}
+			if v != "base" && r["precision"] != want {
 				t.Errorf("%s %v: precision %v, want %s", v, r["suite"], r["precision"], want)
 			}
 			if v != "base" && r["edge_folds"] != (v != "nofold") {
@@ -106,7 +111,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "| tf32 s/epoch (peak MiB) |", "profile-graphs zinc r = 1", "Runs sharing the GPU", "| zinc r = 1 | 2 |", "evaluation zinc r = 1: 12 graphs in 4 batches"} {
+	for _, want := range []string{"| zinc r = 1 |", "| superpixel r = 4 |", "| tf32 s/epoch (peak MiB) |", "| bf16 s/epoch (peak MiB) |", "profile-graphs zinc r = 1", "Runs sharing the GPU", "| zinc r = 1 | 2 |", "evaluation zinc r = 1: 12 graphs in 4 batches"} {
 		if !strings.Contains(string(sum), want) {
 			t.Errorf("summary.md lacks %q:\n%s", want, sum)
 		}
@@ -117,7 +122,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 
 	// -skip leaves out the steps it names, and refuses a name that is no step.
 	out2 := filepath.Join(tmp, "out2")
-	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,nofold,torch,profile-graphs,profile-eager,concurrent,tf32"); err != nil {
+	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,nofold,torch,profile-graphs,profile-eager,concurrent,tf32,bf16"); err != nil {
 		t.Fatalf("run -skip: %v\n%s", err, log)
 	}
 	got, err := filepath.Glob(filepath.Join(out2, "gpubench-*.jsonl"))
