@@ -19,7 +19,8 @@ import (
 // graphs (85–150 nodes, 8 nearest neighbours; the real split's files are not here): the
 // worst-case bucket holds the 128 largest of 1024 graphs, as a 45,000-graph split's would hold
 // 128 graphs of 150 nodes. It reports the activations on the CPU, normal and recomputed, and on
-// the GPU (docs/memory.md), and requires the recomputed CPU net under 16 GiB at r = 4.
+// the GPU (docs/memory.md; in float32 and with ê in bf16, which must need less), and requires
+// the recomputed CPU net under 16 GiB at r = 4.
 func TestCIFAR10SizedPlan(t *testing.T) {
 	if testing.Short() {
 		t.Skip("rewires 1024 graphs at r = 3 and 4")
@@ -66,9 +67,16 @@ func TestCIFAR10SizedPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		bf, err := gpu.CompileWith(n, p, gpu.PlanOptions("bf16"))
+		if err != nil {
+			t.Fatal(err)
+		}
 		f := memlimit.Format
-		t.Logf("r = %d, bucket %v: CPU net %s (activations %s), recomputed %s (%s); GPU activations %s, inputs %s",
-			r, b, f(cpu[0].Total()), f(cpu[0].Shared), f(cpu[1].Total()), f(cpu[1].Shared), f(pl.Bytes()), f(n.In.Bytes()))
+		t.Logf("r = %d, bucket %v: CPU net %s (activations %s), recomputed %s (%s); GPU activations %s (ê in bf16: %s), inputs %s",
+			r, b, f(cpu[0].Total()), f(cpu[0].Shared), f(cpu[1].Total()), f(cpu[1].Shared), f(pl.Bytes()), f(bf.Bytes()), f(n.In.Bytes()))
+		if bf.Bytes() >= pl.Bytes() {
+			t.Errorf("r = %d: GPU activations %s with ê in bf16, not fewer than float32's %s", r, f(bf.Bytes()), f(pl.Bytes()))
+		}
 		if r == 4 && cpu[1].Total() >= 16<<30 {
 			t.Errorf("r = 4: the recomputed training net needs %s, not under 16 GiB", f(cpu[1].Total()))
 		}
