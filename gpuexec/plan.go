@@ -795,12 +795,14 @@ func (pl *Plan) lifetimes() error {
 }
 
 // slotGroups groups the computed values by the slot they share: each value alone, but for pairs
-// of values stored in bf16 of one size that are live at once (in the order they are written,
-// each with the next that is written before it is last read), which take one slot of their size
-// in float32s, one in each half (Value.SlotByte): GatedGCN's ê of two layers, kept until their
-// backward passes, in the room of one. A bf16 value without such a partner takes a float32 slot
-// of its size on its own, which values of that size share as before, so storing ê in bf16 never
-// costs the plan more memory than float32.
+// of values stored in bf16 of one size that are live at once (in the order of the plan's
+// values, each waiting value with the next one live at the same step), which take one slot of
+// their size in float32s, one in each half (Value.SlotByte): GatedGCN's ê of two layers, kept
+// until their backward passes, in the room of one. A pair lives while either of its values does.
+// A bf16 value without a partner takes a float32 slot of its size on its own, which values of
+// that size share as before. So at no step do more groups of a size live than values did
+// without the pairs, and AssignSlots, which needs as many slots of a size as the most that live
+// at once, never lays out more memory than for float32.
 func (pl *Plan) slotGroups() [][]int {
 	var groups [][]int
 	open := map[int]int{} // by size, a bf16 value waiting for a partner
