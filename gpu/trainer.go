@@ -372,7 +372,9 @@ func (t *Trainer) program(i int, train bool) (*program, error) {
 
 // Compile lowers a net built on parameters p (nn.Net.Program) and lays it out for the device
 // (gpuexec.Compile): float32 only.
-func Compile(net *nn.Net, p *nn.Params) (*gpuexec.Plan, error) { return CompileWith(net, p, gpuexec.Options{}) }
+func Compile(net *nn.Net, p *nn.Params) (*gpuexec.Plan, error) {
+	return CompileWith(net, p, gpuexec.Options{})
+}
 
 // CompileWith is Compile with the layout options o (PlanOptions).
 func CompileWith(net *nn.Net, p *nn.Params, o gpuexec.Options) (*gpuexec.Plan, error) {
