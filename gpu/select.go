@@ -133,15 +133,7 @@ func MathMode(precision string) (cuda.MathMode, error) {
 	case "tf32":
 		return cuda.MathTF32, nil
 	}
-	return 0, fmt.Errorf("train.precision %q: want %s", precision, orList(Precisions))
-}
-
-// orList is "a, b or c".
-func orList(xs []string) string {
-	if len(xs) < 2 {
-		return strings.Join(xs, "")
-	}
-	return strings.Join(xs[:len(xs)-1], ", ") + " or " + xs[len(xs)-1]
+	return 0, fmt.Errorf("train.precision %q: want one of %s", precision, strings.Join(Precisions, ", "))
 }
 
 // PlanOptions are the program layout options of a train.precision value (Trainer.Layout): bf16

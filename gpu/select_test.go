@@ -127,7 +127,7 @@ func TestSetPrecision(t *testing.T) {
 			}
 		}
 	}
-	if _, err := (Choice{}).SetPrecision("fp16"); err == nil || !strings.Contains(err.Error(), `train.precision "fp16": want fp32, tf32 or bf16`) {
+	if _, err := (Choice{}).SetPrecision("fp16"); err == nil || !strings.Contains(err.Error(), `train.precision "fp16": want one of fp32, tf32, bf16`) {
 		t.Errorf("fp16: %v", err)
 	}
 	for p, want := range map[string]bool{"fp32": false, "tf32": false, "bf16": true} {
