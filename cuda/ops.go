@@ -401,8 +401,8 @@ func (k *Kernels) EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst DevPtr
 		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
 	st.check(c, m, d)
 	return k.run(c, func() error {
-		return k.launchWithStats("edge_sum_stats", m, d, st, []arg{aI(btoi(outBF16))}, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst),
-			aI(m), aI(rows), aI(d))
+		return k.launchWithStats("edge_sum_stats", m, d, st, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst),
+			aI(m), aI(rows), aI(d), aI(btoi(outBF16)))
 	})
 }
 
@@ -413,14 +413,14 @@ func (k *Kernels) AddBiasedDivStats(out, a, ba, b, bb, db DevPtr, rows, d int, s
 		buf("b", b, rows*d).opt("ba", ba, d).opt("bb", bb, d).opt("db", db, rows*d)
 	st.check(c, rows, d)
 	return k.run(c, func() error {
-		return k.launchWithStats("add_biased_stats", rows, d, st, nil, aP(out), aP(a), aP(ba), aP(b), aP(bb), aP(db), aI(rows), aI(d))
+		return k.launchWithStats("add_biased_stats", rows, d, st, aP(out), aP(a), aP(ba), aP(b), aP(bb), aP(db), aI(rows), aI(d))
 	})
 }
 
 // launchWithStats launches a producer of fused.cu over rows × d with its own arguments, then
-// those of the batch norm's statistics, then tail, on the grid of a column reduction
-// (bn_train_stats's). The caller holds the device.
-func (k *Kernels) launchWithStats(kernel string, rows, d int, st BNStats, tail []arg, args ...arg) error {
+// those of the batch norm's statistics, on the grid of a column reduction (bn_train_stats's).
+// The caller holds the device.
+func (k *Kernels) launchWithStats(kernel string, rows, d int, st BNStats, args ...arg) error {
 	if d == 0 {
 		return nil
 	}
@@ -431,7 +431,7 @@ func (k *Kernels) launchWithStats(kernel string, rows, d int, st BNStats, tail [
 	defer r.free()
 	args = append(args, aP(st.Mean), aP(st.InvStd), aP(st.RunMean), aP(st.RunVar), aP(r.part), aP(r.count), aP(st.Keep),
 		aI(r.rpc), aF(BNEps), aF(BNMomentum))
-	return k.launch(kernel, r.grid, blockCol, append(args, tail...)...)
+	return k.launch(kernel, r.grid, blockCol, args...)
 }
 
 // bnTrainStats queues the training statistics of BatchNorm: one launch of bn_train_stats,

@@ -43,10 +43,10 @@ struct AddBiasedSrc {
 extern "C" __global__ void edge_sum_stats(float* out, const float* e, const float* be,
                                           const float* hs, const float* bs, const float* ht,
                                           const float* bt, const int* src, const int* dst, int m,
-                                          int rows, int d, float* mean, float* invstd,
+                                          int rows, int d, int obf, float* mean, float* invstd,
                                           float* run_mean, float* run_var, double* part,
                                           unsigned* count, const int* keep, int rpc, float eps,
-                                          float momentum, int obf) {
+                                          float momentum) {
   bn_stats_pass<true>(EdgeSumSrc{out, e, be, hs, bs, ht, bt, src, dst, rows, d, obf},
                       BnStats{mean, invstd, run_mean, run_var, part, count, keep, eps, momentum}, m, d, rpc);
 }

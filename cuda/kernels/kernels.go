@@ -67,7 +67,7 @@ var Sigs = []Sig{
 	{"elementwise.cu", "col_sum_batch", "ppppiii"},
 	{"elementwise.cu", "fill_batch", "p"},
 	{"elementwise.cu", "relu_biased", "pppii"},
-	{"fused.cu", "edge_sum_stats", "pppppppppiiipppppppiffi"},
+	{"fused.cu", "edge_sum_stats", "pppppppppiiiipppppppiff"},
 	{"fused.cu", "add_biased_stats", "ppppppiipppppppiff"},
 	{"dropout.cu", "dropout", "ppifupu"},
 	{"loss.cu", "masked_l1", "ppppi"},
