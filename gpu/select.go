@@ -166,23 +166,20 @@ func SetBackendPrecision(b gpuexec.Backend, precision string) (note string, err 
 	if err != nil {
 		return "", err
 	}
-	bf16 := "train.precision bf16: GatedGCN's edge sums ê stored in bf16 (rounded to nearest even, 8 significant bits) and read back as float32; float32 arithmetic and matrix products"
 	cu, ok := b.(*gpuexec.CUDA)
-	if !ok {
-		if mode == cuda.MathFP32 {
-			if precision == "bf16" {
-				return bf16, nil
-			}
-			return "", nil // every backend computes float32 products
+	switch {
+	case ok:
+		if err := cu.Dev.SetMathMode(mode); err != nil {
+			return "", fmt.Errorf("train.precision %s: %w", precision, err)
 		}
+	case mode != cuda.MathFP32:
 		return "", fmt.Errorf("train.precision %s: %v cannot change the precision of its matrix products", precision, b)
-	}
-	if err := cu.Dev.SetMathMode(mode); err != nil {
-		return "", fmt.Errorf("train.precision %s: %w", precision, err)
 	}
 	switch {
 	case precision == "bf16":
-		return bf16, nil
+		return "train.precision bf16: GatedGCN's edge sums ê stored in bf16 (rounded to nearest even, 8 significant bits) and read back as float32; float32 arithmetic and matrix products", nil
+	case !ok:
+		return "", nil // every backend computes float32 products
 	case mode == cuda.MathFP32:
 		return "train.precision fp32: float32 matrix products", nil
 	case !cu.Dev.TF32():
