@@ -68,7 +68,7 @@ func TestGPUBiasedSums(t *testing.T) {
 				}
 				want, got := g.poison(m*dd), g.poison(m*dd)
 				must(t, k.EdgeSum(want, biased(e, m, b[0]), biased(hs, rows, b[1]), biased(ht, rows, b[2]), gs, gd, m, rows, dd))
-				must(t, k.EdgeSumBiased(got, e, b[0], hs, b[1], ht, b[2], gs, gd, m, rows, dd, false))
+				must(t, k.EdgeSumBiased(got, e, b[0], hs, b[1], ht, b[2], gs, gd, m, rows, dd, false, nil))
 				sameBits32(t, fmt.Sprintf("edge sum, biases %03b", mask), g.down(got, m*dd), g.down(want, m*dd))
 				if mask < 4 {
 					want, got := g.poison(rows*dd), g.poison(rows*dd)
@@ -253,9 +253,9 @@ func TestGPUFusedStats(t *testing.T) {
 			e, hs, ht := g.up(tw.randn(m*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd))
 			be, bt := g.up(tw.randn(dd)), g.up(tw.randn(dd))
 			check("edge sum", m, keepOf(m), func(x DevPtr) {
-				must(t, k.EdgeSumBiased(x, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, false))
+				must(t, k.EdgeSumBiased(x, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, false, nil))
 			}, func(x DevPtr, st BNStats) {
-				must(t, k.EdgeSumBiasedStats(x, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, false, st))
+				must(t, k.EdgeSumBiasedStats(x, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, false, nil, st))
 			})
 			a, b, den := g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd)), g.up(tw.randn(rows*dd))
 			check("add", rows, keepOf(rows), func(x DevPtr) {

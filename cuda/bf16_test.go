@@ -64,7 +64,7 @@ func TestGPUBF16Rounding(t *testing.T) {
 	}
 	e, ix := g.up(xs), g.upI(none)
 	out := g.poison(bf16Words(n))
-	must(t, k.EdgeSumBiased(out, e, 0, g.up([]float32{0}), 0, g.up([]float32{0}), 0, ix, ix, n, 1, 1, true))
+	must(t, k.EdgeSumBiased(out, e, 0, g.up([]float32{0}), 0, g.up([]float32{0}), 0, ix, ix, n, 1, 1, true, nil))
 	got := g.downBF16(out, n)
 	for i, b := range bits {
 		if want := emu.RoundBF16Bits(xs[i]); got[i] != want {
@@ -110,18 +110,18 @@ func TestGPUBF16Storage(t *testing.T) {
 
 			// The edge sum: float32, then stored in bf16.
 			x32 := g.poison(m * dd)
-			must(t, k.EdgeSumBiased(x32, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, false))
+			must(t, k.EdgeSumBiased(x32, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, false, nil))
 			sums := g.down(x32, m*dd)
 			xr := g.up(rounded(sums)) // the rounded values as float32: the float32 path's input
 			xb := g.poison(bf16Words(m * dd))
-			must(t, k.EdgeSumBiased(xb, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, true))
+			must(t, k.EdgeSumBiased(xb, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, true, nil))
 			sameBF16(t, "edge sum in bf16", g.downBF16(xb, m*dd), sums)
 
 			// With the statistics: the same bits stored, and the statistics of the rounded values.
 			want := bn(xr, false)
 			must(t, k.BatchNormRelu(want, m, dd, true))
 			got := bn(g.poison(bf16Words(m*dd)), true)
-			must(t, k.EdgeSumBiasedStats(got.X, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, true,
+			must(t, k.EdgeSumBiasedStats(got.X, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, true, nil,
 				BNStats{Mean: got.Mean, InvStd: got.InvStd, RunMean: got.RunMean, RunVar: got.RunVar, Keep: keep}))
 			sameBF16(t, "edge sum with statistics in bf16", g.downBF16(got.X, m*dd), sums)
 			got.StatsDone = true
@@ -189,7 +189,7 @@ func TestGPUBF16Storage(t *testing.T) {
 			short, err := d.Alloc(4 * (bf16Words(m*dd) - 1))
 			must(t, err)
 			t.Cleanup(func() { d.Free(short) })
-			if err := k.EdgeSumBiased(short, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, true); err == nil || !strings.Contains(err.Error(), "bf16 elements") {
+			if err := k.EdgeSumBiased(short, e, be, hs, 0, ht, bt, src, dst, m, rows, dd, true, nil); err == nil || !strings.Contains(err.Error(), "bf16 elements") {
 				t.Errorf("a short bf16 output: %v, want an error naming bf16 elements", err)
 			}
 		})

@@ -45,7 +45,7 @@ var emuMutants = map[string]mutant{
 		test: "TestGPUColReduceChunkOrder", evidence: "col_sum launch 2: column sum"},
 	// A plain add where an atomic one is needed: GatedGCN's gate sums, updated by many edges
 	// of the same destination at once.
-	"plain-add": {file: "gated.cu", old: "atomicAdd(&den[(long long)t * d + c], g);", new: "den[(long long)t * d + c] += g;",
+	"plain-add": {file: "gate.cuh", old: "atomicAdd(&den[(long long)t * d + c], g);", new: "den[(long long)t * d + c] += g;",
 		test: "TestGPUGatedAggregate", evidence: "ThreadSanitizer: data race", tsan: true},
 }
 

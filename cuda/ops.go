@@ -88,21 +88,60 @@ func (k *Kernels) fill2(a DevPtr, va float32, b DevPtr, vb float32, n int) error
 // [rows, d] (an index of -1 adds nothing). CPU twin: ops.EdgeSum. Its gradients are the output
 // gradient for e and ScatterAdd along src and along dst for hs and ht.
 func (k *Kernels) EdgeSum(out, e, hs, ht, src, dst DevPtr, m, rows, d int) error {
-	return k.EdgeSumBiased(out, e, 0, hs, 0, ht, 0, src, dst, m, rows, d, false)
+	return k.EdgeSumBiased(out, e, 0, hs, 0, ht, 0, src, dst, m, rows, d, false, nil)
+}
+
+// EdgeGate is a gated aggregation of the edge sum's output ê that the edge sum's pass computes
+// too (GatedGCN's ê = Ce + Dh_src + Eh_dst, gated along the same src and dst: the executor's
+// Plan.foldGate): as it stores each element of ê it adds σ(ê)·Bh[src] into Out[dst] and σ(ê)
+// into Den[dst], as GatedAggregate's pass over ê would (with GatedBufs.Prefilled and Raw). The
+// caller fills Out [Nodes, d] with 0 and Den [Nodes, d] with GatedEps first, and divides
+// later (AddBiasedDiv); Bh is [NBh, d], BhBias a bias [d] folded into it or 0. ê's value is the
+// one stored (rounded, with outBF16).
+type EdgeGate struct {
+	Bh, BhBias, Out, Den DevPtr
+	NBh, Nodes           int
+}
+
+// check adds the gate's buffers to c (nothing for no gate).
+func (g *EdgeGate) check(c *check, d int) {
+	if g != nil {
+		c.sizes("gate NBh, Nodes", g.NBh, g.Nodes).buf("gate Bh", g.Bh, g.NBh*d).buf("gate Out", g.Out, g.Nodes*d).
+			buf("gate Den", g.Den, g.Nodes*d).opt("gate BhBias", g.BhBias, d)
+	}
+}
+
+// args are the gate's kernel arguments (gout, gden, gbh, gbb, nbh, nodes): null pointers for
+// no gate.
+func (g *EdgeGate) args() []arg {
+	if g == nil {
+		return []arg{aP(0), aP(0), aP(0), aP(0), aI(0), aI(0)}
+	}
+	return []arg{aP(g.Out), aP(g.Den), aP(g.Bh), aP(g.BhBias), aI(g.NBh), aI(g.Nodes)}
 }
 
 // EdgeSumBiased is EdgeSum of operands that each may carry a bias [d] (be, bs, bt; 0 for none)
 // added to them first, bit for bit as AddBias before EdgeSum would give. With outBF16, out is
 // stored in bf16 (m·d elements of 2 bytes, each the float32 sum rounded to nearest even:
-// RoundBF16's bits; train.precision bf16).
-func (k *Kernels) EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool) error {
-	c := k.check("edge sum").sizes("m, rows, d", m, rows, d).stored("out", out, m*d, outBF16).buf("e", e, m*d).
+// RoundBF16's bits; train.precision bf16). With gate, the gated aggregation of out is added
+// into the gate's sums in the same pass, on gated_edges's grid (so in its order on the
+// emulator's deterministic schedule: the same bits as EdgeSumBiased, then GatedAggregate).
+func (k *Kernels) EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, gate *EdgeGate) error {
+	c := k.edgeSumCheck("edge sum", out, e, be, hs, bs, ht, bt, src, dst, m, rows, d, outBF16, gate)
+	return k.run(c, func() error {
+		args := append([]arg{aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst), aI(m), aI(rows), aI(d),
+			aI(btoi(outBF16))}, gate.args()...)
+		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, args...)
+	})
+}
+
+// edgeSumCheck is the check of EdgeSumBiased's and EdgeSumBiasedStats's buffers.
+func (k *Kernels) edgeSumCheck(what string, out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, gate *EdgeGate) *check {
+	c := k.check(what).sizes("m, rows, d", m, rows, d).stored("out", out, m*d, outBF16).buf("e", e, m*d).
 		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m).
 		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
-	return k.run(c, func() error {
-		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt),
-			aP(src), aP(dst), aI(m), aI(rows), aI(d), aI(btoi(outBF16)))
-	})
+	gate.check(c, d)
+	return c
 }
 
 // AddBiased writes out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (0 for none),
@@ -394,15 +433,18 @@ func (st BNStats) check(c *check, rows, d int) *check {
 // the batch norm reading out over its kept rows, in the same pass: the bits of EdgeSumBiased,
 // then BatchNorm's statistics (whose launch then only normalises: BatchNormBufs.StatsDone).
 // With outBF16, out is stored in bf16 (as EdgeSumBiased's) and the statistics are those of the
-// stored (rounded) values, as BatchNorm would take them from out.
-func (k *Kernels) EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, st BNStats) error {
-	c := k.check("edge sum with batch-norm statistics").sizes("m, rows, d", m, rows, d).stored("out", out, m*d, outBF16).buf("e", e, m*d).
-		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m).
-		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
+// stored (rounded) values, as BatchNorm would take them from out. With gate, the gated
+// aggregation of out is added into the gate's sums in the same pass (as EdgeSumBiased's), in
+// the order of the statistics' grid: on the emulator's deterministic schedule the sums then
+// differ from GatedAggregate's in the last bits (a float sum in another order), as any two
+// runs' do on a GPU.
+func (k *Kernels) EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, gate *EdgeGate, st BNStats) error {
+	c := k.edgeSumCheck("edge sum with batch-norm statistics", out, e, be, hs, bs, ht, bt, src, dst, m, rows, d, outBF16, gate)
 	st.check(c, m, d)
 	return k.run(c, func() error {
-		return k.launchWithStats("edge_sum_stats", m, d, st, aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst),
-			aI(m), aI(rows), aI(d), aI(btoi(outBF16)))
+		args := append([]arg{aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst), aI(m), aI(rows), aI(d),
+			aI(btoi(outBF16))}, gate.args()...)
+		return k.launchWithStats("edge_sum_stats", m, d, st, args...)
 	})
 }
 

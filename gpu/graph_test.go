@@ -17,10 +17,13 @@ import (
 // captured graph (with dropout, whose masks change every step, batch norm in training and
 // evaluation, the Adam update in the graph, two buckets sharing the activation arena): the
 // losses, predictions, evaluations and final parameters, moments and statistics agree bit for
-// bit, and the replays cost four host calls a step. A third run, without the edge folds
-// (REWIREGNN_EDGE_FOLDS=0), agrees bit for bit too. With the edge sums stored in bf16
-// (train.precision bf16: gpuexec.Options.BF16) the same three runs agree with each other bit
-// for bit, and differ from float32's, by no more than the rounding of ê explains.
+// bit, and the replays cost four host calls a step. A third run, without the folds of the
+// edge backward pass (REWIREGNN_EDGE_FOLDS=scatter,bndx), agrees bit for bit too. With the
+// edge sums stored in bf16 (train.precision bf16: gpuexec.Options.BF16) the same three runs
+// agree with each other bit for bit, and differ from float32's, by no more than the rounding of
+// ê explains. Without any edge fold (REWIREGNN_EDGE_FOLDS=0) the gated aggregation's sums are
+// added in another order (in training the gate's fold adds them in the statistics grid's order):
+// the losses agree within float rounding.
 func TestGraphReplayEqualsEager(t *testing.T) {
 	c := newCase(t, encodings[1], append(modelSet(t, "gatedgcn"), "model.dropout=0.2")...)
 	gs := synthetic(t, c.spec, c.key, 14, 21)
@@ -101,13 +104,26 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 		}
 	}
 	same("replayed", replay, eager)
-	// Without the edge folds (the edge sum's gradient and the edges' batch norm's dx in the
-	// gated gradient's pass) the plan queues their launches as before: the same bits.
+	// Without the folds of the edge backward pass (the edge sum's gradient and the edges' batch
+	// norm's dx in the gated gradient's pass) the plan queues their launches as before: the
+	// same bits.
 	bfEager, bfReplay := run(false, bf16), run(true, bf16)
 	same("replayed in bf16", bfReplay, bfEager)
+	t.Setenv(gpuexec.EnvEdgeFolds, "scatter,bndx")
+	same("replayed without the edge backward folds", run(true, fp32), eager)
+	same("replayed in bf16 without the edge backward folds", run(true, bf16), bfEager)
 	t.Setenv(gpuexec.EnvEdgeFolds, "0")
-	same("replayed without the edge folds", run(true, fp32), eager)
-	same("replayed in bf16 without the edge folds", run(true, bf16), bfEager)
+	for _, c := range []struct {
+		what      string
+		got, want trace
+	}{{"float32", run(true, fp32), eager}, {"bf16", run(true, bf16), bfEager}} {
+		for i, l := range c.want.losses {
+			if g := c.got.losses[i]; math.Abs(g-l) > 1e-4*math.Abs(l) {
+				t.Errorf("%s without any edge fold: loss %d is %v, %v with them (beyond float rounding)", c.what, i, g, l)
+			}
+		}
+	}
+	t.Setenv(gpuexec.EnvEdgeFolds, "")
 
 	// bf16 storage is another run: its losses differ from float32's, but by about what
 	// rounding ê to 8 significant bits (a relative 2⁻⁹) does to a few steps of training.
@@ -154,5 +170,29 @@ func TestGraphCaptureFailsOver(t *testing.T) {
 	}
 	if n := strings.Count(log.String(), "not supported"); n != 1 {
 		t.Errorf("the log says %d times why graphs are off, want once: %q", n, log.String())
+	}
+}
+
+// TestGateFoldEvalIsExact: in evaluation the gated aggregation folded into the edge sum
+// (gpuexec's foldGate) adds its sums on gated_edges's own grid, so in its order: on the
+// deterministic schedule the model evaluates to the same bits with the fold as without it
+// (REWIREGNN_EDGE_FOLDS=gate).
+func TestGateFoldEvalIsExact(t *testing.T) {
+	c := newCase(t, encodings[1], modelSet(t, "gatedgcn")...)
+	gs := synthetic(t, c.spec, c.key, 10, 31)
+	bt := batchesOf(t, gs, 10)[0]
+	eval := func() (float64, []float64) {
+		pr := newPair(t, c, emuExact(t), bucketOf(bt))
+		l, p, err := pr.g.Eval(bt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return l, slices.Clone(p)
+	}
+	l, p := eval()
+	t.Setenv(gpuexec.EnvEdgeFolds, "gate")
+	lOff, pOff := eval()
+	if l != lOff || !slices.Equal(p, pOff) {
+		t.Errorf("evaluation with the gate folded: loss %v, without %v (predictions equal: %v)", l, lOff, slices.Equal(p, pOff))
 	}
 }

@@ -76,6 +76,9 @@ func TestEveryModelOpHasAKernel(t *testing.T) {
 			if st.Scatter { // the edge sum's gradient, computed by the gated aggregation's gradient step
 				used[prog.EdgeSumGrad]++
 			}
+			if st.Gate != nil { // the gated aggregation, computed by the edge sum step
+				used[prog.GatedAggregate]++
+			}
 		}
 	})
 	var ks []string
@@ -242,12 +245,87 @@ func TestPlanEdgeFoldsOff(t *testing.T) {
 		if st.Kind == prog.EdgeSumGrad {
 			edgeSumGrads++
 		}
-		if st.Scatter || st.BN != nil || st.SumsOnly {
+		if st.Scatter || st.BN != nil || st.SumsOnly || st.Gate != nil {
 			folded++
 		}
 	}
 	if edgeSumGrads != 3 || folded != 0 {
 		t.Errorf("folds off: %d edge-sum gradient steps, %d folded steps; want 3 and 0", edgeSumGrads, folded)
+	}
+}
+
+// TestPlanGateFold: in every GatedGCN plan (every dataset kind and encoding, training and
+// evaluation) each gated aggregation's pass over ê runs in the edge sum step that computes ê
+// (Step.Gate: foldGate), so no gated aggregation step is left; its sums and denominators come
+// from a fill step before it and live on, and Bh is computed before it. With
+// REWIREGNN_EDGE_FOLDS=gate the plan keeps the gated steps (one more step for each fold), and a
+// fold name the variable does not know is refused, naming it.
+func TestPlanGateFold(t *testing.T) {
+	folds := 0
+	eachNet(t, func(t *testing.T, name string, net *nn.Net, p *nn.Params) {
+		pl, err := Compile(net, p)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		gates := 0
+		for si, st := range pl.Steps {
+			if st.Kind == prog.GatedAggregate {
+				t.Errorf("%s: step %d is a gated aggregation: not folded into its edge sum", name, si)
+			}
+			f := st.Gate
+			if f == nil {
+				continue
+			}
+			gates++
+			if st.Kind != prog.EdgeSum {
+				t.Fatalf("%s: step %d (%s) has a gate", name, si, st.Kind)
+			}
+			for _, v := range []int{f.Out, f.Den} {
+				val := pl.Vals[v]
+				if val.Def >= si || pl.Steps[val.Def].Fills == nil || !slices.Contains(pl.Steps[val.Def].Outs, v) || val.Last < si {
+					t.Errorf("%s: step %d adds into %s, which lives over steps [%d, %d], not filled before it", name, si, val.Name, val.Def, val.Last)
+				}
+			}
+			if bh := pl.Vals[f.Bh]; bh.Src == gpuexec.FromStep && (bh.Def >= si || bh.Last < si) {
+				t.Errorf("%s: step %d reads %s, which lives over steps [%d, %d]", name, si, bh.Name, bh.Def, bh.Last)
+			}
+		}
+		t.Setenv(gpuexec.EnvEdgeFolds, "gate")
+		off, err := Compile(net, p)
+		t.Setenv(gpuexec.EnvEdgeFolds, "")
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		gated := 0
+		for _, st := range off.Steps {
+			if st.Gate != nil {
+				t.Fatalf("%s: a gate folded with the fold off", name)
+			}
+			if st.Kind == prog.GatedAggregate {
+				gated++
+			}
+		}
+		if gated != gates || len(off.Steps) != len(pl.Steps)+gates {
+			t.Errorf("%s: %d gated steps and %d steps with the fold off; %d folds in %d steps with it on", name, gated, len(off.Steps), gates, len(pl.Steps))
+		}
+		folds += gates
+	})
+	if folds == 0 {
+		t.Fatal("no gate folded in any plan")
+	}
+	t.Setenv(gpuexec.EnvEdgeFolds, "scatter,gates")
+	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=1", "model.hidden=4")
+	p, err := nn.NewParams(tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := c.build(p, nn.Bucket{Nodes: 10, Edges: 20, Graphs: 2}, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer net.Close()
+	if _, err := Compile(net, p); err == nil || !strings.Contains(err.Error(), gpuexec.EnvEdgeFolds) || !strings.Contains(err.Error(), `"gates"`) {
+		t.Errorf("REWIREGNN_EDGE_FOLDS=scatter,gates: %v, want an error naming the variable and gates", err)
 	}
 }
 

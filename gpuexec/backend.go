@@ -12,12 +12,12 @@ import (
 type Launchers interface {
 	Gather(out, x, idx, w cuda.DevPtr, n, rows, d int) error
 	ScatterAdd(out, x, idx, w cuda.DevPtr, n, rows, d int) error
-	EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst cuda.DevPtr, m, rows, d int, outBF16 bool) error
+	EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst cuda.DevPtr, m, rows, d int, outBF16 bool, gate *cuda.EdgeGate) error
 	EdgeSumBackward(ds, dt, g, src, dst cuda.DevPtr, m, rows, d int) error
 	AddBiased(out, a, ba, b, bb cuda.DevPtr, rows, d int) error
 	AddBiasedDiv(out, a, ba, b, bb, db cuda.DevPtr, rows, d int) error
 	AddBiasedDivStats(out, a, ba, b, bb, db cuda.DevPtr, rows, d int, st cuda.BNStats) error
-	EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst cuda.DevPtr, m, rows, d int, outBF16 bool, st cuda.BNStats) error
+	EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst cuda.DevPtr, m, rows, d int, outBF16 bool, gate *cuda.EdgeGate, st cuda.BNStats) error
 	SegmentSoftmax(y, s, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentSoftmaxBackward(dx, y, dy, seg cuda.DevPtr, m, h, nodes int) error
 	SegmentMax(out, arg, x, seg cuda.DevPtr, m, d, nodes int) error

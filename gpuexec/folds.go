@@ -194,6 +194,89 @@ func (pl *Plan) foldBNDx() {
 	pl.redefine()
 }
 
+// FoldedGate is the gated aggregation that an edge sum step computes in its pass (foldGate):
+// its gated values Bh (and Bh's folded bias, -1 for none), its undivided sums Out and its
+// denominators Den (the gated step's output and Aux 0), and the rows of Bh and of Out.
+type FoldedGate struct {
+	Bh, BhBias, Out, Den int
+	NBh, Nodes           int
+}
+
+// foldGate moves a gated aggregation's pass over ê (gated_edges: σ(ê) and both sums) into the
+// edge sum step that computes ê (GatedGCN's Ce + Dh_src + Eh_dst, gated along the same src and
+// dst): the edge sum adds each element into the sums as it stores it (cuda.EdgeGate), which
+// saves the gated step's read of ê and its launch. It folds a gated step only where nothing is
+// left of it: its sums were filled by a fill step (Prefilled) and are divided by their readers
+// (Raw). Bh and its bias must be computed before the edge sum, and no step between the two may
+// touch the sums. The edge sum's Aux gains Bh, its bias, the sums and the denominators, so they
+// live until it runs. In evaluation (edge_sum) the sums get gated_edges's additions in its
+// order, so the same bits on the emulator's deterministic schedule; in training
+// (edge_sum_stats) they come in the statistics grid's order, so they may differ in the last
+// bits from the launch they replace there (as any two runs' do on a GPU).
+func (pl *Plan) foldGate() {
+	for gi := len(pl.Steps) - 1; gi >= 0; gi-- {
+		g := &pl.Steps[gi]
+		if g.Kind != prog.GatedAggregate || g.Batch || !g.Raw || !g.Prefilled || len(g.Ins) != 1 || len(g.Ins[0]) != 2 || len(g.Aux) != 1 {
+			continue
+		}
+		ehat, bh := g.Ins[0][0], g.Ins[0][1]
+		e := &pl.Vals[ehat]
+		if e.Src != FromStep || e.Def < 0 || e.Def >= gi {
+			continue
+		}
+		pi := e.Def
+		p := &pl.Steps[pi]
+		if p.Kind != prog.EdgeSum || p.Batch || p.Acc || p.Gate != nil || len(p.Outs) != 1 || p.Outs[0] != ehat ||
+			p.Node.Src != g.Node.Src || p.Node.Dst != g.Node.Dst {
+			continue
+		}
+		f := FoldedGate{Bh: bh, BhBias: -1, Out: g.Outs[0], Den: g.Aux[0], NBh: pl.Vals[bh].Rows, Nodes: g.Node.Rows}
+		if g.Bias != nil {
+			f.BhBias = g.Bias[1]
+		}
+		if !pl.computedBefore(pi, bh, f.BhBias) || pl.touched(pi+1, gi, f.Out, f.Den) {
+			continue
+		}
+		p.Gate = &f
+		p.Aux = append(slices.Clip(p.Aux), bh, f.Out, f.Den)
+		if f.BhBias >= 0 {
+			p.Aux = append(p.Aux, f.BhBias)
+		}
+		pl.Steps = slices.Delete(pl.Steps, gi, gi+1)
+	}
+	pl.redefine()
+}
+
+// computedBefore reports whether each of the values vs (-1: none) is available when step si
+// runs: not computed by a step, or computed by an earlier one.
+func (pl *Plan) computedBefore(si int, vs ...int) bool {
+	for _, v := range vs {
+		if v < 0 {
+			continue
+		}
+		switch pl.Vals[v].Src {
+		case FromStep, FromGrads, FromResult:
+			if pl.Vals[v].Def < 0 || pl.Vals[v].Def >= si {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// touched reports whether a step in [from, to) reads or writes one of the values vs.
+func (pl *Plan) touched(from, to int, vs ...int) bool {
+	for si := from; si < to; si++ {
+		st := &pl.Steps[si]
+		for _, list := range [][]int{slices.Concat(st.Ins...), st.Outs, st.Aux, st.Bias, st.Div} {
+			if slices.ContainsFunc(list, func(v int) bool { return slices.Contains(vs, v) }) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // lossFolds are the element-wise losses foldLossGrad can run with their gradient in one launch:
 // each loss kind's gradient kind and the backend's fused launch.
 var lossFolds = map[prog.Op]struct {

@@ -180,10 +180,25 @@ func (c *call) SegmentSoftmaxGrad(dx, y, dy cuda.DevPtr, seg devIndex, m, h, nod
 // statistics of a batch norm folded into it (Step.Stats) in training.
 func (c *call) EdgeSum(out, e, hs, ht cuda.DevPtr, src, dst devIndex, m, rows, d int) error {
 	bf := c.pr.Plan.Vals[c.st.Outs[0]].BF16
+	gate := c.gate()
 	if st, ok := c.stats(); ok {
-		return c.b.EdgeSumBiasedStats(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, bf, st)
+		return c.b.EdgeSumBiasedStats(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, bf, gate, st)
 	}
-	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, bf)
+	return c.b.EdgeSumBiased(out, e, c.bias(0), hs, c.bias(1), ht, c.bias(2), src.idx, dst.idx, m, rows, d, bf, gate)
+}
+
+// gate returns the buffers of the gated aggregation folded into the step (Step.Gate), nil for
+// none.
+func (c *call) gate() *cuda.EdgeGate {
+	f := c.st.Gate
+	if f == nil {
+		return nil
+	}
+	g := &cuda.EdgeGate{Bh: c.e.Ptr(c.pr, f.Bh), Out: c.e.Ptr(c.pr, f.Out), Den: c.e.Ptr(c.pr, f.Den), NBh: f.NBh, Nodes: f.Nodes}
+	if f.BhBias >= 0 {
+		g.BhBias = c.e.Ptr(c.pr, f.BhBias)
+	}
+	return g
 }
 
 // EdgeSumGrad is the scatter-adds of g along src and along dst, in one pass (into buffers a

@@ -134,17 +134,64 @@ type Step struct {
 	// column sums (BN.Tot) as its member 0, in dx's place.
 	BN       *FoldedBN
 	SumsOnly bool
+	// Gate, where set, makes an edge sum step also compute the gated aggregation that reads its
+	// output, in place of that aggregation's step (foldGate; its values are in Aux too, for
+	// their lifetimes).
+	Gate *FoldedGate
 }
 
-// EnvEdgeFolds set to 0 leaves out the folds of GatedGCN's edge backward pass into the gated
-// aggregation's gradient (foldEdgeScatter, foldBNDx): the plan then queues scatter_add_pair and
-// bn_backward_dx as before them. A switch for measuring on a GPU, within one build, what they
-// save (scripts/gpu-speed.sh's nofold step); the results are the same bits either way on the
-// deterministic emulated GPU.
+// EnvEdgeFolds turns GatedGCN's edge folds off, for measuring on a GPU, within one build, what
+// they save (scripts/gpu-speed.sh's nofold and nogate steps): 0 turns them all off, and a list
+// of fold names separated by commas turns those off: scatter (the edge sum's gradient in the
+// gated gradient's pass: foldEdgeScatter), bndx (the edges' batch norm's dx there: foldBNDx),
+// gate (the gated aggregation in the edge sum's pass: foldGate). Unset or empty: all on.
 const EnvEdgeFolds = "REWIREGNN_EDGE_FOLDS"
 
-// EdgeFolds reports whether Compile folds the edge backward pass: unless EnvEdgeFolds is 0.
-func EdgeFolds() bool { return strings.TrimSpace(os.Getenv(EnvEdgeFolds)) != "0" }
+// EdgeFoldSet says which of GatedGCN's edge folds Compile makes.
+type EdgeFoldSet struct{ Scatter, BNDx, Gate bool }
+
+// edgeFoldNames are EnvEdgeFolds's fold names, in EdgeFoldSet's order.
+var edgeFoldNames = []string{"scatter", "bndx", "gate"}
+
+func (s *EdgeFoldSet) on() []*bool { return []*bool{&s.Scatter, &s.BNDx, &s.Gate} }
+
+// All reports whether every edge fold is on.
+func (s EdgeFoldSet) All() bool { return s.Scatter && s.BNDx && s.Gate }
+
+// Off lists the folds that are off, by EnvEdgeFolds's names ("" for none).
+func (s EdgeFoldSet) Off() string {
+	var off []string
+	for i, b := range s.on() {
+		if !*b {
+			off = append(off, edgeFoldNames[i])
+		}
+	}
+	return strings.Join(off, ",")
+}
+
+// EdgeFolds returns the edge folds Compile makes: all, unless EnvEdgeFolds turns some off. A
+// name it does not know is an error that names the variable and the names it knows.
+func EdgeFolds() (EdgeFoldSet, error) {
+	all := EdgeFoldSet{true, true, true}
+	v := strings.TrimSpace(os.Getenv(EnvEdgeFolds))
+	switch v {
+	case "":
+		return all, nil
+	case "0":
+		return EdgeFoldSet{}, nil
+	}
+	s := all
+	on := s.on()
+	for _, name := range strings.Split(v, ",") {
+		i := slices.Index(edgeFoldNames, strings.TrimSpace(name))
+		if i < 0 {
+			return all, fmt.Errorf("%s=%q: %q is not a fold; give 0 (all off) or folds to turn off, separated by commas: %s",
+				EnvEdgeFolds, v, strings.TrimSpace(name), strings.Join(edgeFoldNames, ", "))
+		}
+		*on[i] = false
+	}
+	return s, nil
+}
 
 // fused gradient groups: the ops whose members one launcher computes together, and the number
 // of members (the kernel mix's two gradient ops are one group of two, keyed by their inputs).
@@ -196,17 +243,23 @@ func CompileWith(p *prog.Program, o Options) (*Plan, error) {
 	pl.foldDivs()
 	pl.foldStats()
 	pl.foldLossGrad()
-	edges := EdgeFolds()
-	if edges {
+	edges, err := EdgeFolds()
+	if err != nil {
+		return nil, err
+	}
+	if edges.Scatter {
 		pl.foldEdgeScatter()
 	}
 	pl.gradBuffer()
 	pl.resultBuffer(p.Loss, p.Pred)
 	pl.batchSteps()
-	if edges {
+	if edges.BNDx {
 		pl.foldBNDx()
 	}
 	pl.prefill()
+	if edges.Gate {
+		pl.foldGate()
+	}
 	pl.layoutTable()
 	if o.BF16 {
 		pl.storeBF16()

@@ -82,9 +82,11 @@ type Row struct {
 	// off with REWIREGNN_CUDA_GRAPHS=0, or where the device could not capture: GraphsOff says why).
 	CUDAGraphs bool   `json:"cuda_graphs"`
 	GraphsOff  string `json:"graphs_off,omitempty"`
-	// EdgeFolds: GatedGCN's edge backward pass folded into the gated aggregation's gradient
-	// (gpuexec.EdgeFolds; off with REWIREGNN_EDGE_FOLDS=0).
-	EdgeFolds bool `json:"edge_folds"`
+	// EdgeFolds: all of GatedGCN's edge folds were on (gpuexec.EdgeFolds: the edge backward
+	// pass folded into the gated aggregation's gradient, the gated aggregation into the edge
+	// sum); EdgeFoldsOff names those REWIREGNN_EDGE_FOLDS turned off (0: all).
+	EdgeFolds    bool   `json:"edge_folds"`
+	EdgeFoldsOff string `json:"edge_folds_off,omitempty"`
 	// Profile: -profile N steps with every GPU operation timed (cuda.ProfileReport).
 	Profile *cuda.ProfileReport `json:"profile,omitempty"`
 	// Eval: -eval N graphs evaluated after the timed epochs, batch by batch and in large batches.
@@ -428,7 +430,11 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: epoch %d %.2fs\n", s.Suite, s.R, s.CLS, e, secs)
 	}
 	row.CUDAGraphs, row.GraphsOff = graphs() // of the timed epochs (a profile refuses captures)
-	row.EdgeFolds = gpuexec.EdgeFolds()
+	folds, err := gpuexec.EdgeFolds()
+	if err != nil {
+		return fail(err)
+	}
+	row.EdgeFolds, row.EdgeFoldsOff = folds.All(), folds.Off()
 	if c, ok := b.(*gpuexec.CUDA); ok && o.profile > 0 {
 		rep, err := profileSteps(c.Dev, step, gs, o)
 		if err != nil {

@@ -35,24 +35,16 @@
 // ebf (both passes) and bxbf: ê (ehat) and the batch norm's x (bx) are stored in bf16 (common.cuh; the
 // executor's train.precision bf16); the gradients stay float32.
 #include "common.cuh"
-
-// rw_bh is element se (column c) of bh, plus bb[c] where a bias was folded in.
-__device__ __forceinline__ float rw_bh(const float* bh, const float* bb, long long se, int c) {
-  return bb ? bh[se] + bb[c] : bh[se];
-}
+#include "gate.cuh"
 
 extern "C" __global__ void gated_edges(float* out, float* den, const float* ehat, const float* bh,
                                        const float* bb, const int* src, const int* dst, int m, int d,
                                        int nbh, int nodes, int ebf) {
+  RwGate gate{out, den, bh, bb, src, dst, d, nbh, nodes};
   RW_FOR(e, (long long)m * d) {
     int k = (int)(e / d);
     int c = (int)(e - (long long)k * d);
-    int s = rw_valid(src[k], nbh);
-    int t = rw_valid(dst[k], nodes);
-    if (s < 0 || t < 0) continue;
-    float g = rw_sigmoid(rw_ld(ehat, ebf, e));
-    atomicAdd(&out[(long long)t * d + c], g * rw_bh(bh, bb, (long long)s * d + c, c));
-    atomicAdd(&den[(long long)t * d + c], g);
+    gate.add(k, c, rw_ld(ehat, ebf, e));
   }
 }
 

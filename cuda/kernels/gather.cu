@@ -7,6 +7,7 @@
 // pointer: weight 1).
 #include "common.cuh"
 #include "sums.cuh"
+#include "gate.cuh"
 
 // gather_rows: out [n, d], out[i,:] = w[i]·x[idx[i],:], a zero row where idx[i] = -1.
 // One thread per output element; fully overwrites out.
@@ -63,13 +64,21 @@ extern "C" __global__ void scatter_add_pair(float* ds, float* dt, const float* g
 // may carry a bias [d] (be, bs, bt; null for none) added to it first, as add_bias would have
 // (a row of -1 adds nothing, bias included): the executor folds the products' bias adds here.
 // With obf, out is stored in bf16 (common.cuh: the executor's train.precision bf16 for ê).
+// With gout not null, the gated aggregation reading ê is folded in (the executor's
+// Plan.foldGate): each element, as stored, is also added into the gate's sums gout and
+// denominators gden [nodes, d] along the same src and dst, with gbh [nbh, d] (and its bias gbb
+// or null) the gated values: gated_edges's additions (gate.cuh), on its grid, in its order.
 extern "C" __global__ void edge_sum(float* out, const float* e, const float* be, const float* hs,
                                     const float* bs, const float* ht, const float* bt,
                                     const int* src, const int* dst, int m, int rows, int d,
-                                    int obf) {
+                                    int obf, float* gout, float* gden, const float* gbh,
+                                    const float* gbb, int nbh, int nodes) {
+  RwGate gate{gout, gden, gbh, gbb, src, dst, d, nbh, nodes};
   RW_FOR(x, (long long)m * d) {
     int k = (int)(x / d);
     int c = (int)(x - (long long)k * d);
-    rw_st(out, obf, x, rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, k, c, rows, d));
+    float v = rw_edge_sum_at(e, be, hs, bs, ht, bt, src, dst, k, c, rows, d);
+    rw_st(out, obf, x, v);
+    if (gout) gate.add(k, c, obf ? rw_round_bf16(v) : v);
   }
 }

@@ -14,7 +14,7 @@ type Sig struct {
 var Sigs = []Sig{
 	{"gather.cu", "gather_rows", "ppppiii"},
 	{"gather.cu", "scatter_add_rows", "ppppiii"},
-	{"gather.cu", "edge_sum", "pppppppppiiii"},
+	{"gather.cu", "edge_sum", "pppppppppiiiippppii"},
 	{"softmax.cu", "seg_softmax_max", "pppiii"},
 	{"softmax.cu", "seg_softmax_exp", "pppppiii"},
 	{"softmax.cu", "seg_softmax_div", "pppiii"},
@@ -67,7 +67,7 @@ var Sigs = []Sig{
 	{"elementwise.cu", "col_sum_batch", "ppppiii"},
 	{"elementwise.cu", "fill_batch", "p"},
 	{"elementwise.cu", "relu_biased", "pppii"},
-	{"fused.cu", "edge_sum_stats", "pppppppppiiiipppppppiff"},
+	{"fused.cu", "edge_sum_stats", "pppppppppiiiippppiipppppppiff"},
 	{"fused.cu", "add_biased_stats", "ppppppiipppppppiff"},
 	{"dropout.cu", "dropout", "ppifupu"},
 	{"loss.cu", "masked_l1", "ppppi"},
