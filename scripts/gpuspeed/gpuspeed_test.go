@@ -72,7 +72,8 @@ func TestBundleRunsEmulated(t *testing.T) {
 		}
 		return rs
 	}
-	for _, v := range []string{"graphs", "eager", "base", "unroll1", "nofold", "tf32", "bf16"} {
+	offs := map[string]string{"nofold": "scatter,bndx,gate", "nogate": "gate"} // the folds each variant turns off
+	for _, v := range []string{"graphs", "eager", "base", "unroll1", "nofold", "nogate", "tf32", "bf16"} {
 		rs := rows(v)
 		if len(rs) != 2 {
 			t.Errorf("%s: %d rows, want zinc and superpixel", v, len(rs))
@@ -88,8 +89,8 @@ func TestBundleRunsEmulated(t *testing.T) {
 			if v != "base" && r["precision"] != want {
 				t.Errorf("%s %v: precision %v, want %s", v, r["suite"], r["precision"], want)
 			}
-			if v != "base" && r["edge_folds"] != (v != "nofold") {
-				t.Errorf("%s %v: edge_folds %v", v, r["suite"], r["edge_folds"])
+			if off, _ := r["edge_folds_off"].(string); v != "base" && (r["edge_folds"] != (offs[v] == "") || off != offs[v]) {
+				t.Errorf("%s %v: edge_folds %v, edge_folds_off %q; want the folds off to be %q", v, r["suite"], r["edge_folds"], off, offs[v])
 			}
 		}
 	}
@@ -122,7 +123,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 
 	// -skip leaves out the steps it names, and refuses a name that is no step.
 	out2 := filepath.Join(tmp, "out2")
-	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,nofold,torch,profile-graphs,profile-eager,concurrent,tf32,bf16"); err != nil {
+	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,nofold,nogate,torch,profile-graphs,profile-eager,concurrent,tf32,bf16"); err != nil {
 		t.Fatalf("run -skip: %v\n%s", err, log)
 	}
 	got, err := filepath.Glob(filepath.Join(out2, "gpubench-*.jsonl"))
