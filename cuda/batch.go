@@ -110,6 +110,9 @@ func (k *Kernels) MatMulGradWBatch(t *PtrTable, off, n, m, a, b int) error {
 	c := k.check("batched matmul weight gradient").sizes("n, m, a, b", n, m, a, b)
 	t.lists(c, off, n, []string{"x", "g", "dw"}, []int{m * a, m * b, a * b})
 	return k.run(c, func() error {
+		if n > 0 && k.narrowGradW(m, a, b) {
+			return k.narrowGradWBatchLocked(t, off, n, m, a, b)
+		}
 		return k.d.gemmBatchedLocked(true, false, a, b, m, t, off, off+n, off+2*n, n)
 	})
 }

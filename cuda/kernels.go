@@ -54,6 +54,8 @@ type Kernels struct {
 	mods   []uintptr
 	// count holds the arrival counters of the chunked column reductions (colCounters).
 	count DevPtr
+	// narrowGW: narrow products' weight gradients on gemm.cu's kernels (EnvNarrowGradW).
+	narrowGW bool
 }
 
 // Kernels compiles (or takes from the disk cache) every kernel for this device and loads
@@ -297,9 +299,14 @@ func (k *Kernels) colReduceN(rows, d, q, n int) (colReduction, error) {
 
 // prepareLocked allocates what the launchers keep for the device's lifetime, now rather than
 // at first use, which may come inside a capture (whose graph would then redo it with every
-// replay): the column reductions' counters. The caller holds the device.
+// replay): the column reductions' counters. It also reads EnvNarrowGradW (an unknown value is an
+// error). The caller holds the device.
 func (k *Kernels) prepareLocked() error {
-	_, err := k.colCounters(1)
+	var err error
+	if k.narrowGW, err = narrowGradWFromEnv(); err != nil {
+		return err
+	}
+	_, err = k.colCounters(1)
 	return err
 }
 

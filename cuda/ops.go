@@ -725,10 +725,13 @@ func (k *Kernels) MatMulBackward(dx, dw, x, w, g DevPtr, m, a, b int) error {
 				return err
 			}
 		}
-		if dw != 0 {
-			return k.d.gemmLocked(true, false, a, b, m, x, g, dw)
+		if dw == 0 {
+			return nil
 		}
-		return nil
+		if k.narrowGradW(m, a, b) {
+			return k.narrowGradWLocked(dw, x, g, m, a, b)
+		}
+		return k.d.gemmLocked(true, false, a, b, m, x, g, dw)
 	})
 }
 

@@ -22,6 +22,8 @@
 #           before 2026-11-27)
 #   nogate  this build without the gate's fold alone (REWIREGNN_EDGE_FOLDS=gate: the gated
 #           aggregation's pass over ê as a launch of its own: what the fold saves)
+#   gradw   this build with the narrow products' weight gradients on its own two-pass kernels
+#           instead of cuBLAS (REWIREGNN_NARROW_GRADW=1; off by default until measured)
 #   torch   eager PyTorch on the exported batches, then torch.compile
 #   profile this build on ZINC r = 1, 20 steps, with and without graphs (-profile)
 #   concurrent  runs sharing the GPU: K = 1, 4, 8 trainers of ZINC r = 1 at once in one
@@ -33,7 +35,7 @@
 # OUTDIR/summary.md is the table (seconds per epoch after a warm-up epoch, allocator peaks) and
 # the runs sharing the GPU (graphs/s of K at once against K times one's).
 # -emu: the emulated GPU (tiny settings, no PyTorch): how the script is tested without a GPU.
-# -skip LIST: leave out these steps (comma-separated: graphs, eager, base, unroll1, nofold, nogate, torch,
+# -skip LIST: leave out these steps (comma-separated: graphs, eager, base, unroll1, nofold, nogate, gradw, torch,
 # profile-graphs, profile-eager, concurrent, tf32, bf16, evalbig), e.g. the PyTorch rows of a window
 # when an earlier window measured them on the same kind of GPU.
 set -u -o pipefail
@@ -82,7 +84,7 @@ build() {
 }
 
 # STEPS are the steps of run, in order, as -skip names them.
-STEPS="graphs eager base unroll1 nofold nogate torch profile-graphs profile-eager concurrent tf32 bf16 evalbig"
+STEPS="graphs eager base unroll1 nofold nogate gradw torch profile-graphs profile-eager concurrent tf32 bf16 evalbig"
 
 # skipped STEP: whether -skip names STEP.
 skipped() { case ",$SKIP," in *",$1,"*) return 0 ;; esac; return 1; }
@@ -167,6 +169,8 @@ run() {
 	REWIREGNN_EDGE_FOLDS=0 bench nofold gpubench superpixel 4
 	REWIREGNN_EDGE_FOLDS=gate bench nogate gpubench zinc 1
 	REWIREGNN_EDGE_FOLDS=gate bench nogate gpubench superpixel 4
+	REWIREGNN_NARROW_GRADW=1 bench gradw gpubench zinc 1
+	REWIREGNN_NARROW_GRADW=1 bench gradw gpubench superpixel 4
 	if skipped torch; then
 		echo "gpu-speed: torch: skipped (-skip)" >>"$OUT/run.log"
 	elif [ $emu = 0 ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>>"$OUT/torch.log"; then
@@ -231,7 +235,7 @@ if os.path.exists(os.path.join(out, "torch.jsonl")):
             except (IndexError, ValueError):
                 continue
         rows.setdefault((suite, rr), {})["torch-" + r.get("mode", "eager")] = r
-cols = ["graphs", "eager", "base", "unroll1", "nofold", "nogate", "torch-eager", "torch-compile", "tf32", "bf16"]
+cols = ["graphs", "eager", "base", "unroll1", "nofold", "nogate", "gradw", "torch-eager", "torch-compile", "tf32", "bf16"]
 print("| setting | " + " | ".join(f"{c} s/epoch (peak MiB)" for c in cols) + " |")
 print("|---|" + "---:|" * len(cols))
 for (suite, r), v in sorted(rows.items()):

@@ -87,6 +87,9 @@ type Row struct {
 	// sum); EdgeFoldsOff names those REWIREGNN_EDGE_FOLDS turned off (0: all).
 	EdgeFolds    bool   `json:"edge_folds"`
 	EdgeFoldsOff string `json:"edge_folds_off,omitempty"`
+	// NarrowGradW: the narrow products' weight gradients ran on the project's own kernels
+	// instead of cuBLAS (REWIREGNN_NARROW_GRADW=1: cuda.Kernels.NarrowGradW).
+	NarrowGradW bool `json:"narrow_gradw,omitempty"`
 	// Profile: -profile N steps with every GPU operation timed (cuda.ProfileReport).
 	Profile *cuda.ProfileReport `json:"profile,omitempty"`
 	// Eval: -eval N graphs evaluated after the timed epochs, batch by batch and in large batches.
@@ -435,6 +438,11 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		return fail(err)
 	}
 	row.EdgeFolds, row.EdgeFoldsOff = folds.All(), folds.Off()
+	if c, ok := b.(*gpuexec.CUDA); ok {
+		if k, err := c.Dev.Kernels(); err == nil {
+			row.NarrowGradW = k.NarrowGradW()
+		}
+	}
 	if c, ok := b.(*gpuexec.CUDA); ok && o.profile > 0 {
 		rep, err := profileSteps(c.Dev, step, gs, o)
 		if err != nil {

@@ -73,7 +73,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 		return rs
 	}
 	offs := map[string]string{"nofold": "scatter,bndx,gate", "nogate": "gate"} // the folds each variant turns off
-	for _, v := range []string{"graphs", "eager", "base", "unroll1", "nofold", "nogate", "tf32", "bf16"} {
+	for _, v := range []string{"graphs", "eager", "base", "unroll1", "nofold", "nogate", "gradw", "tf32", "bf16"} {
 		rs := rows(v)
 		if len(rs) != 2 {
 			t.Errorf("%s: %d rows, want zinc and superpixel", v, len(rs))
@@ -91,6 +91,9 @@ func TestBundleRunsEmulated(t *testing.T) {
 			}
 			if off, _ := r["edge_folds_off"].(string); v != "base" && (r["edge_folds"] != (offs[v] == "") || off != offs[v]) {
 				t.Errorf("%s %v: edge_folds %v, edge_folds_off %q; want the folds off to be %q", v, r["suite"], r["edge_folds"], off, offs[v])
+			}
+			if narrow, _ := r["narrow_gradw"].(bool); narrow != (v == "gradw") {
+				t.Errorf("%s %v: narrow_gradw %v", v, r["suite"], r["narrow_gradw"])
 			}
 		}
 	}
@@ -123,7 +126,7 @@ func TestBundleRunsEmulated(t *testing.T) {
 
 	// -skip leaves out the steps it names, and refuses a name that is no step.
 	out2 := filepath.Join(tmp, "out2")
-	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,nofold,nogate,torch,profile-graphs,profile-eager,concurrent,tf32,bf16"); err != nil {
+	if log, err := sh("run", filepath.Join(tmp, "bundle", "gpu-speed.tar.xz"), out2, "-emu", "-skip", "graphs,eager,base,unroll1,nofold,nogate,gradw,torch,profile-graphs,profile-eager,concurrent,tf32,bf16"); err != nil {
 		t.Fatalf("run -skip: %v\n%s", err, log)
 	}
 	got, err := filepath.Glob(filepath.Join(out2, "gpubench-*.jsonl"))
