@@ -127,21 +127,34 @@ func (g *EdgeGate) args() []arg {
 // into the gate's sums in the same pass, on gated_edges's grid (so in its order on the
 // emulator's deterministic schedule: the same bits as EdgeSumBiased, then GatedAggregate).
 func (k *Kernels) EdgeSumBiased(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, gate *EdgeGate) error {
-	c := k.edgeSumCheck("edge sum", out, e, be, hs, bs, ht, bt, src, dst, m, rows, d, outBF16, gate)
-	return k.run(c, func() error {
-		args := append([]arg{aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst), aI(m), aI(rows), aI(d),
-			aI(btoi(outBF16))}, gate.args()...)
-		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, args...)
+	s := edgeSumOperands{out, e, be, hs, bs, ht, bt, src, dst, m, rows, d, outBF16, gate}
+	return k.run(s.check(k.check("edge sum")), func() error {
+		return k.launch("edge_sum", k.grid1(int64(m)*int64(d)), block1, s.args()...)
 	})
 }
 
-// edgeSumCheck is the check of EdgeSumBiased's and EdgeSumBiasedStats's buffers.
-func (k *Kernels) edgeSumCheck(what string, out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, gate *EdgeGate) *check {
-	c := k.check(what).sizes("m, rows, d", m, rows, d).stored("out", out, m*d, outBF16).buf("e", e, m*d).
-		buf("hs", hs, rows*d).buf("ht", ht, rows*d).buf("src", src, m).buf("dst", dst, m).
-		opt("be", be, d).opt("bs", bs, d).opt("bt", bt, d)
-	gate.check(c, d)
+// edgeSumOperands are the arguments of EdgeSumBiased and EdgeSumBiasedStats, in the order of
+// the edge_sum kernels' parameters.
+type edgeSumOperands struct {
+	out, e, be, hs, bs, ht, bt, src, dst DevPtr
+	m, rows, d                           int
+	outBF16                              bool
+	gate                                 *EdgeGate
+}
+
+// check adds the operands' sizes and buffers to c.
+func (s edgeSumOperands) check(c *check) *check {
+	c.sizes("m, rows, d", s.m, s.rows, s.d).stored("out", s.out, s.m*s.d, s.outBF16).buf("e", s.e, s.m*s.d).
+		buf("hs", s.hs, s.rows*s.d).buf("ht", s.ht, s.rows*s.d).buf("src", s.src, s.m).buf("dst", s.dst, s.m).
+		opt("be", s.be, s.d).opt("bs", s.bs, s.d).opt("bt", s.bt, s.d)
+	s.gate.check(c, s.d)
 	return c
+}
+
+// args are the edge_sum kernels' arguments (out … obf, then the gate's).
+func (s edgeSumOperands) args() []arg {
+	return append([]arg{aP(s.out), aP(s.e), aP(s.be), aP(s.hs), aP(s.bs), aP(s.ht), aP(s.bt), aP(s.src), aP(s.dst),
+		aI(s.m), aI(s.rows), aI(s.d), aI(btoi(s.outBF16))}, s.gate.args()...)
 }
 
 // AddBiased writes out [rows, d] = (a + ba) + (b + bb), each bias [d] optional (0 for none),
@@ -439,12 +452,9 @@ func (st BNStats) check(c *check, rows, d int) *check {
 // differ from GatedAggregate's in the last bits (a float sum in another order), as any two
 // runs' do on a GPU.
 func (k *Kernels) EdgeSumBiasedStats(out, e, be, hs, bs, ht, bt, src, dst DevPtr, m, rows, d int, outBF16 bool, gate *EdgeGate, st BNStats) error {
-	c := k.edgeSumCheck("edge sum with batch-norm statistics", out, e, be, hs, bs, ht, bt, src, dst, m, rows, d, outBF16, gate)
-	st.check(c, m, d)
-	return k.run(c, func() error {
-		args := append([]arg{aP(out), aP(e), aP(be), aP(hs), aP(bs), aP(ht), aP(bt), aP(src), aP(dst), aI(m), aI(rows), aI(d),
-			aI(btoi(outBF16))}, gate.args()...)
-		return k.launchWithStats("edge_sum_stats", m, d, st, args...)
+	s := edgeSumOperands{out, e, be, hs, bs, ht, bt, src, dst, m, rows, d, outBF16, gate}
+	return k.run(st.check(s.check(k.check("edge sum with batch-norm statistics")), m, d), func() error {
+		return k.launchWithStats("edge_sum_stats", m, d, st, s.args()...)
 	})
 }
 

@@ -315,16 +315,8 @@ func TestPlanGateFold(t *testing.T) {
 	}
 	t.Setenv(gpuexec.EnvEdgeFolds, "scatter,gates")
 	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=1", "model.hidden=4")
-	p, err := nn.NewParams(tensor.Float32, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	net, err := c.build(p, nn.Bucket{Nodes: 10, Edges: 20, Graphs: 2}, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer net.Close()
-	if _, err := Compile(net, p); err == nil || !strings.Contains(err.Error(), gpuexec.EnvEdgeFolds) || !strings.Contains(err.Error(), `"gates"`) {
+	tr, net := trainingNet(t, c, nn.Bucket{Nodes: 10, Edges: 20, Graphs: 2}, tensor.Float32)
+	if _, err := Compile(net, tr.P); err == nil || !strings.Contains(err.Error(), gpuexec.EnvEdgeFolds) || !strings.Contains(err.Error(), `"gates"`) {
 		t.Errorf("REWIREGNN_EDGE_FOLDS=scatter,gates: %v, want an error naming the variable and gates", err)
 	}
 }

@@ -36,6 +36,7 @@
 // executor's train.precision bf16); the gradients stay float32.
 #include "common.cuh"
 #include "gate.cuh"
+#include "sums.cuh"
 
 extern "C" __global__ void gated_edges(float* out, float* den, const float* ehat, const float* bh,
                                        const float* bb, const int* src, const int* dst, int m, int d,
@@ -82,11 +83,6 @@ extern "C" __global__ void gated_backward(float* de, float* dbh, float* ds, floa
     else
       w = acc ? de[e] + v : v;
     de[e] = w;
-    if (ds) {
-      int ss = rw_valid(src[k], srows);
-      int ts = rw_valid(dst[k], srows);
-      if (ss >= 0) atomicAdd(&ds[(long long)ss * d + c], w);
-      if (ts >= 0) atomicAdd(&dt[(long long)ts * d + c], w);
-    }
+    if (ds) rw_edge_sum_grad_add(ds, dt, src, dst, k, c, srows, d, w);
   }
 }

@@ -50,11 +50,7 @@ extern "C" __global__ void scatter_add_pair(float* ds, float* dt, const float* g
   RW_FOR(e, (long long)m * d) {
     int i = (int)(e / d);
     int c = (int)(e - (long long)i * d);
-    int s = rw_valid(src[i], rows);
-    int t = rw_valid(dst[i], rows);
-    float v = g[e];
-    if (s >= 0) atomicAdd(&ds[(long long)s * d + c], v);
-    if (t >= 0) atomicAdd(&dt[(long long)t * d + c], v);
+    rw_edge_sum_grad_add(ds, dt, src, dst, i, c, rows, d, g[e]);
   }
 }
 

@@ -1,6 +1,7 @@
 // sums.cuh: the element of each biased sum kernel, shared by the kernel that only stores it
 // (gather.cu's edge_sum, elementwise.cu's add_biased) and the kernel that also takes a batch
-// norm's statistics of it in the same pass (fused.cu), so both store the same bits. NVRTC
+// norm's statistics of it in the same pass (fused.cu), so both store the same bits; and the
+// edge sum's gradient element, shared by scatter_add_pair and gated_backward. NVRTC
 // receives it as a named header.
 #pragma once
 #include "common.cuh"
@@ -29,4 +30,17 @@ __device__ __forceinline__ float rw_add_biased_at(const float* a, const float* b
   float y = db ? b[x] / db[x] : b[x];
   if (bb) y = y + bb[c];
   return u + y;
+}
+
+// rw_edge_sum_grad_add adds v, element (k, c) of an edge sum's output gradient, into that sum's
+// gradients ds at row src[k] and dt at row dst[k] ([rows, d] each; an index of -1 adds
+// nothing): scatter_add_pair's element, and gated_backward's where the executor folded that
+// pass into it (the same additions, so the same bits on the emulator's schedule).
+__device__ __forceinline__ void rw_edge_sum_grad_add(float* ds, float* dt, const int* src,
+                                                     const int* dst, int k, int c, int rows,
+                                                     int d, float v) {
+  int s = rw_valid(src[k], rows);
+  int t = rw_valid(dst[k], rows);
+  if (s >= 0) atomicAdd(&ds[(long long)s * d + c], v);
+  if (t >= 0) atomicAdd(&dt[(long long)t * d + c], v);
 }
