@@ -9,6 +9,8 @@
 #   campaign.sh run BUNDLE OUT -b SECONDS [-k K] [-m MARGIN] [-s MINSTART] [-d DEVICE]   # there
 #   scripts/campaign.sh collect PACKDIR                   # here: merge what came back
 #   scripts/campaign.sh adopt SRC GRID [RESULTS-DIR]      # here: merge CPU runs (train -out SRC)
+#   scripts/campaign.sh cpu start (-b BUDGET | -u END) [-k K] [-q QUEUE]   # here, in the background
+#   scripts/campaign.sh cpu status | cpu stop | cpu collect
 #
 # jobs, bundle (need Go): the queue's lines expanded, in order, into (grid, run, seed) jobs; a job
 # whose run is finished anywhere under the results root (RESULTS/*/runs/<run>/seed<seed>) or
@@ -38,6 +40,19 @@
 # run given -max-time 60m) is parked too, and resumed with the grid's cap (-max-time 12h). The
 # window's summary and log go to RESULTS/campaign/windows/. adopt merges the runs of a local runs
 # folder the same way.
+#
+# cpu (the CPU mode, for a development machine's idle cores): start bundles the CPU queue
+# (configs/campaign/cpu.txt; -q another) into CAMPAIGN_CPU_DIR (default .campaign/cpu) and runs
+# it there in the background with -d cpu: K trainers (default 2, at most one per core) at nice 19,
+# each single-threaded (GOMAXPROCS=1), until -b BUDGET (seconds, 90m, 2h30m: counted from the
+# trainers' start, after the bundle) or -u END (a time date(1) reads: the window's end, bundle
+# included); SIGTERM -m seconds before the end (default 60), no job starting with under -s seconds
+# left (default 120), then the pack. Every trainer checkpoints after each epoch and at least every
+# 10 minutes inside one. start is refused while a window runs (a flock held by the runner and its
+# trainers) and while the last window is not collected. status: what runs, and each run's epochs.
+# stop: SIGTERM now (the trainers checkpoint, the window packs). collect: merges the pack as
+# collect does, and prints what changed; a window whose machine stopped abruptly (no pack) is
+# packed first from each run's last checkpoint.
 # Both unfinished/ and the windows are committed: a GPU window's next chance may come in another
 # session, on a fresh clone. Then make the tables: scripts/tables.sh -r RESULTS/GRID/runs GRID.
 #
@@ -208,7 +223,7 @@ cmd_bundle() {
 	plan_jobs "$b" "$MAX" || exit
 	echo "campaign: go build ./cmd/train (CGO_ENABLED=0)"
 	CGO_ENABLED=0 "$GO" build -trimpath -ldflags='-s -w' -o "$b/train" ./cmd/train || die "go build ./cmd/train failed"
-	gzip -9 "$b/train" || die "gzip the trainer" # 19 MB to 8; run unpacks it
+	gzip -6 "$b/train" || die "gzip the trainer" # 21 MB to 7.4 (-9: 7.36, three times as long); run unpacks it
 	cp "${BASH_SOURCE[0]}" "$b/campaign.sh" && chmod +x "$b/campaign.sh" || die "copy the script"
 	local grid name seed mode results parked args ds
 	while IFS=$'\t' read -r grid name seed mode results parked args; do
@@ -303,11 +318,24 @@ cmd_run() {
 		log "gpu: $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader 2>/dev/null | head -1)"
 	cd "$bundle" || die "cd $bundle"
 	touch .window-start
+	echo $$ >"$out/runner.pid"
 	export REWIREGNN_DATA=$bundle/data
 	local cache=${CAMPAIGN_CACHE:-$bundle/cache}
 
 	declare -A job_of start_of
 	local running=0 grid name seed mode results parked args left pid rc
+	# SIGTERM to the runner (cpu stop) is the budget's end brought forward: no job starts any
+	# more, and every trainer gets SIGTERM through its timeout, checkpoints and exits; then the
+	# window packs as at its planned end.
+	STOPPING=0
+	trap 'stop_now' TERM INT
+	stop_now() {
+		((STOPPING)) && return 0
+		STOPPING=1
+		log "stop  requested (SIGTERM to the runner): the trainers checkpoint, no job starts"
+		local p
+		for p in "${!job_of[@]}"; do pkill -TERM -P "$p" 2>/dev/null; done
+	}
 	finish_one() { # waits for one trainer and logs how it ended
 		local p=
 		wait -n -p p
@@ -315,6 +343,7 @@ cmd_run() {
 		[[ -n $p ]] || return 0
 		running=$((running - 1))
 		local j=${job_of[$p]} dir res
+		unset "job_of[$p]"
 		dir=runs/$j
 		res=$dir/result.json
 		log "end   $j rc $rc after $(($(now) - ${start_of[$p]}))s: stopped_by $(field "$res" stopped_by), epochs $(field "$res" epochs), test $(field "$res" test_metric), preprocess $(field "$res" preprocess_seconds)s"
@@ -322,6 +351,10 @@ cmd_run() {
 	while IFS=$'\t' read -r grid name seed mode results parked args; do
 		while ((running >= k)); do finish_one; done
 		left=$((stop - $(now)))
+		if ((STOPPING)); then
+			log "skip  $grid/$name/seed$seed: stopped"
+			continue
+		fi
 		if ((left < minstart)); then
 			log "skip  $grid/$name/seed$seed: ${left}s to the stop, under $minstart"
 			continue
@@ -466,7 +499,7 @@ window_dir() {
 # capped DIR: whether DIR's run stopped at a wall-clock cap shorter than its protocol's (a CPU
 # run given -max-time 60m, say): not a result, but a run to extend, on the GPU.
 capped() {
-	grep -qE '"stopped_by": *"max_time"' "$1/result.json" && grep -q '"key": *"train.max_time"' "$1/result.json"
+	grep -qsE '"stopped_by": *"max_time"' "$1/result.json" && grep -qs '"key": *"train.max_time"' "$1/result.json"
 }
 
 # merge_run D RESULTS NAME SEED FROM: one run folder into RESULTS (counting into NF, NU, ND and
@@ -474,7 +507,9 @@ capped() {
 # (capped) with its checkpoint into unfinished/ (never over a parked copy with more epochs).
 merge_run() {
 	local d=$1 results=$2 name=$3 seed=$4 from=$5 to have
-	[[ -f $d/config.yaml && -f $d/result.json ]] || return 0
+	# a run without result.json was killed without a word (its machine stopped): parked from its
+	# last checkpoint like an interrupted one
+	[[ -f $d/config.yaml && (-f $d/result.json || -f $d/checkpoint.bin) ]] || return 0
 	# a run stopped (or diverged) inside its first epoch has written no metrics.jsonl yet
 	[[ -f $d/metrics.jsonl ]] || : >"$d/metrics.jsonl"
 	if finished "$d" && ! capped "$d"; then
@@ -495,7 +530,7 @@ merge_run() {
 		echo "finished: $to ($(field "$d/result.json" stopped_by), $(field "$d/result.json" epochs) epochs, test $(field "$d/result.json" test_metric))"
 		have=$results/unfinished/$name/seed$seed
 		[[ ! -d $have ]] || { rm -r "$have"; echo "  unparked $have"; }
-	elif grep -qE '"stopped_by": *"nan"' "$d/result.json"; then
+	elif grep -qsE '"stopped_by": *"nan"' "$d/result.json"; then
 		to=$results/diverged/$name/seed$seed
 		[[ -e $to ]] && { echo "already collected: $to"; return 0; }
 		copy_run "$d" "$to" train.log
@@ -541,6 +576,174 @@ cmd_adopt() {
 	return $BAD
 }
 
+# ------------------------------------------------------------------ here: the CPU mode ----
+
+# The CPU mode runs the same windows on this machine's idle cores, in the background: a bundle
+# of CPU_QUEUE's jobs in CPU_DIR/campaign, run with -d cpu by K single-threaded trainers at nice
+# 19, packed into CPU_DIR/out; collect merges it as it merges a GPU window's pack. CPU_DIR/lock is
+# held (flock) by the runner and its trainers for the window's life, so a second start is refused
+# while one runs, and a runner killed with its machine leaves no stale lock.
+CPU_QUEUE=configs/campaign/cpu.txt
+
+cpu_dir() {
+	CPU_DIR=${CAMPAIGN_CPU_DIR:-.campaign/cpu}
+	mkdir -p "$CPU_DIR" || die "cannot create $CPU_DIR"
+	CPU_DIR=$(cd "$CPU_DIR" && pwd)
+}
+
+# cpu_running: whether a CPU window holds CPU_DIR/lock.
+cpu_running() {
+	[[ -f $CPU_DIR/lock ]] && ! flock -n "$CPU_DIR/lock" true 2>/dev/null
+}
+
+# seconds_of SPEC: 5400, 90m, 1h30m or 2h as whole seconds, or nothing.
+seconds_of() {
+	local s=$1 t=0
+	[[ $s =~ ^[0-9]+$ ]] && { echo "$s"; return 0; }
+	[[ $s =~ ^(([0-9]+)h)?(([0-9]+)m)?(([0-9]+)s)?$ && -n $s ]] || return 1
+	t=$((${BASH_REMATCH[2]:-0} * 3600 + ${BASH_REMATCH[4]:-0} * 60 + ${BASH_REMATCH[6]:-0}))
+	echo "$t"
+}
+
+cmd_cpu() {
+	[[ $# -ge 1 ]] || die "cpu start|status|stop|collect (-h prints the usage)"
+	local verb=$1
+	shift
+	cpu_dir
+	case $verb in
+	start) cpu_start "$@" ;;
+	status) [[ $# -eq 0 ]] || die "cpu status takes no argument"; cpu_status ;;
+	stop) [[ $# -eq 0 ]] || die "cpu stop takes no argument"; cpu_stop ;;
+	collect) [[ $# -eq 0 ]] || die "cpu collect takes no argument"; cpu_collect ;;
+	*) die "cpu $verb: want cpu start, status, stop or collect" ;;
+	esac
+}
+
+cpu_start() {
+	local opt OPTIND=1 budget= until= k=2 margin=60 minstart=120 end v
+	QUEUE=${CAMPAIGN_QUEUE:-$CPU_QUEUE} MAX=100
+	while getopts "b:u:k:m:s:q:n:" opt; do
+		case $opt in
+		b) budget=$(seconds_of "$OPTARG") || die "-b $OPTARG: want seconds, or a span like 90m, 2h or 2h30m" ;;
+		u) until=$(date -d "$OPTARG" +%s 2>/dev/null) || die "-u $OPTARG: not a time date(1) reads (try 01:05 or '2026-12-02 01:05')" ;;
+		k) k=$OPTARG ;;
+		m) margin=$OPTARG ;;
+		s) minstart=$OPTARG ;;
+		q) QUEUE=$OPTARG ;;
+		n) MAX=$OPTARG ;;
+		*) exit 2 ;;
+		esac
+	done
+	shift $((OPTIND - 1))
+	[[ $# -eq 0 ]] || die "cpu start: unexpected argument $1"
+	[[ -n $budget || -n $until ]] || die "cpu start needs -b BUDGET (seconds, 90m, 2h30m) or -u END-TIME: the time this machine stays in use, less 15 minutes"
+	[[ -z $budget || -z $until ]] || die "cpu start: -b and -u both given; want one"
+	for v in k margin minstart; do
+		[[ ${!v} =~ ^[0-9]+$ ]] || die "-${v:0:1} ${!v}: want a whole number"
+	done
+	((k >= 1 && k <= $(nproc))) || die "-k $k: want 1 to $(nproc) trainers (one core each)"
+	command -v flock >/dev/null || die "the CPU mode needs flock(1) (util-linux)"
+	exec 9>>"$CPU_DIR/lock"
+	flock -n 9 || die "a CPU campaign is running ($(<"$CPU_DIR/lock")); scripts/campaign.sh cpu status, or cpu stop"
+	if [[ -d $CPU_DIR/campaign && ! -f $CPU_DIR/collected ]]; then
+		die "the last CPU window in $CPU_DIR is not collected: scripts/campaign.sh cpu collect, then start again"
+	fi
+	# -b counts from the trainers' start (after the bundle); -u is the window's end, bundle included
+	end=${until:-$(($(now) + budget))}
+	((end - $(now) > margin + minstart)) || die "the window would end at $(date -d "@$end" +%H:%M:%S), too soon for a job (-m $margin -s $minstart)"
+	rm -rf "$CPU_DIR/campaign" "$CPU_DIR/out" "$CPU_DIR/collected"
+	(cmd_bundle "$CPU_DIR" -q "$QUEUE" -n "$MAX") || die "cpu start: the bundle failed"
+	local b=$CPU_DIR/campaign left
+	[[ -z $budget ]] || end=$(($(now) + budget))
+	left=$((end - $(now)))
+	((left > margin + minstart)) || die "cpu start: after bundling, ${left}s are left: too few"
+	echo "runner started $(stamp), ends $(date -u -d "@$end" +%Y-%m-%dT%H:%M:%SZ), $k trainers, queue $QUEUE" >"$CPU_DIR/lock"
+	# The runner inherits fd 9 (the lock) and gives it to its trainers; setsid keeps a terminal's
+	# hangup or Ctrl-C from reaching it.
+	(cd "$b" && exec setsid nice -n 19 env GOMAXPROCS=1 bash "$b/campaign.sh" run "$b" "$CPU_DIR/out" \
+		-b "$left" -k "$k" -m "$margin" -s "$minstart" -d cpu) </dev/null >"$CPU_DIR/runner.log" 2>&1 &
+	exec 9>&-
+	echo "campaign: CPU window started in the background: $(wc -l <"$b/jobs.txt") jobs, $k trainers (nice 19, one thread each),"
+	echo "  SIGTERM at $(date -d "@$((end - margin))" +%H:%M:%S), packed by $(date -d "@$end" +%H:%M:%S); its log: $CPU_DIR/out/campaign.log"
+	echo "  scripts/campaign.sh cpu status | cpu stop | cpu collect"
+}
+
+cpu_status() {
+	local b=$CPU_DIR/campaign d n
+	if cpu_running; then
+		echo "running: $(<"$CPU_DIR/lock")"
+	elif [[ -d $b && ! -f $CPU_DIR/collected ]]; then
+		echo "not running; the last window is not collected: scripts/campaign.sh cpu collect"
+	elif [[ -d $b ]]; then
+		echo "not running; the last window is collected ($(<"$CPU_DIR/collected"))"
+		return 0
+	else
+		echo "no CPU window in $CPU_DIR"
+		return 0
+	fi
+	[[ -f $CPU_DIR/out/campaign.log ]] && grep -E ' (start|end|stop|skip) ' "$CPU_DIR/out/campaign.log" | tail -n 12
+	[[ -f $b/.window-start ]] || return 0
+	echo "run folders of this window (epochs in metrics.jsonl):"
+	while IFS= read -r d; do
+		n=0
+		[[ -f $b/$d/metrics.jsonl ]] && n=$(wc -l <"$b/$d/metrics.jsonl")
+		printf '  %-60s %4s epochs  %s\n' "${d#runs/}" "$n" "$(tail -n 1 "$b/$d/train.log" 2>/dev/null | cut -c1-60)"
+	done < <(cd "$b" && touched)
+}
+
+cpu_stop() {
+	cpu_running || die "no CPU window is running ($CPU_DIR)"
+	local pid
+	pid=$(<"$CPU_DIR/out/runner.pid") || die "no $CPU_DIR/out/runner.pid: the runner has not started yet; try again in a minute"
+	kill -TERM "$pid" || die "kill -TERM $pid (the runner) failed"
+	echo "campaign: stopping the CPU window (runner $pid): its trainers checkpoint, then it packs"
+	exec 9>>"$CPU_DIR/lock"
+	flock -w 180 9 || die "the window still runs 3 minutes after the stop; see $CPU_DIR/out/campaign.log"
+	echo "campaign: stopped; scripts/campaign.sh cpu collect merges it"
+}
+
+cpu_collect() {
+	local b=$CPU_DIR/campaign out=$CPU_DIR/out
+	[[ -d $b ]] || die "no CPU window in $CPU_DIR to collect"
+	exec 9>>"$CPU_DIR/lock"
+	flock -n 9 || die "the CPU window is running ($(<"$CPU_DIR/lock")): cpu stop first, or collect after it ends"
+	local d
+	while IFS= read -r d; do
+		held "$b/$d" 2>/dev/null && die "a trainer still holds $b/$d: the window is running (not started by cpu start?); stop it first"
+	done < <(cd "$b" && touched 2>/dev/null)
+	[[ ! -f $CPU_DIR/collected ]] || echo "campaign: this window was collected before ($(<"$CPU_DIR/collected")); collecting again changes nothing"
+	if ! ls "$out"/pack.tar.gz.* >/dev/null 2>&1; then
+		# The runner did not reach its pack: the machine (or the runner) was stopped abruptly.
+		# Each run's last checkpoint is what is left: pack the run folders as the runner would.
+		mkdir -p "$out"
+		(
+			cd "$b" || exit 2
+			LOG=$out/campaign.log
+			log "collect: the window ended without its pack (stopped abruptly); packing its run folders from their last checkpoints"
+			pack "$out" >/dev/null 2>&1
+			summarize "$out" "$(stat -c %Y .window-start)" >/dev/null
+		) || die "cannot pack $b's run folders"
+	fi
+	local before rc
+	before=$(cpu_results_state)
+	(cmd_collect "$out")
+	rc=$?
+	stamp >"$CPU_DIR/collected"
+	echo "what changed under $RESULTS:"
+	diff <(echo "$before") <(cpu_results_state) | sed -n 's/^> /  /p'
+	return $rc
+}
+
+# cpu_results_state: one line per run folder under RESULTS (kind, run, seed, epochs, result).
+cpu_results_state() {
+	local d
+	for d in "$RESULTS"/*/{runs,unfinished,diverged}/*/seed*; do
+		[[ -d $d ]] || continue
+		printf '%s  %s epochs, %s, test %s\n' "${d#"$RESULTS"/}" "$(cat "$d/metrics.jsonl" 2>/dev/null | wc -l)" \
+			"$(field "$d/result.json" stopped_by)" "$(field "$d/result.json" test_metric)"
+	done
+}
+
 # ------------------------------------------------------------------ main ----
 
 [[ $# -ge 1 ]] || { usage; exit 2; }
@@ -552,6 +755,7 @@ bundle) repo_root; cmd_bundle "$@" ;;
 run) cmd_run "$@" ;;
 collect) repo_root; cmd_collect "$@" ;;
 adopt) repo_root; cmd_adopt "$@" ;;
+cpu) repo_root; cmd_cpu "$@" ;;
 -h | help) usage ;;
-*) die "unknown verb $verb: want jobs, bundle, run, collect or adopt (-h prints the usage)" ;;
+*) die "unknown verb $verb: want jobs, bundle, run, collect, adopt or cpu (-h prints the usage)" ;;
 esac

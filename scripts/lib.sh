@@ -60,9 +60,11 @@ need_data() {
 copy_run() {
 	local from=$1 to=$2 f extra=()
 	shift 2
-	for f in "$@"; do if [[ -f $from/$f ]]; then extra+=("$from/$f"); fi; done
+	# result.json too is optional: a trainer killed without a word (its machine stopped) leaves
+	# only its metrics and its last checkpoint
+	for f in result.json "$@"; do if [[ -f $from/$f ]]; then extra+=("$from/$f"); fi; done
 	mkdir -p "$to"
-	cp "$from/metrics.jsonl" "$from/result.json" "${extra[@]}" "$to/"
+	cp "$from/metrics.jsonl" "${extra[@]}" "$to/"
 	sed -e 's#^  dir: .*#  dir: ""#' -e 's#^  cache: .*#  cache: auto#' -e 's#^out: /.*#out: runs#' "$from/config.yaml" >"$to/config.yaml"
 }
 
