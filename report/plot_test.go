@@ -4,8 +4,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/report/results"
@@ -71,6 +74,45 @@ func TestPlots(t *testing.T) {
 		for _, p := range []string{metric, timep, curves} {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(filepath.Join(os.Getenv("REPORT_KEEP_PLOTS"), filepath.Base(p)), b, 0o644)
+		}
+	}
+}
+
+// TestValueTicks: the value axis writes each labelled tick exactly (gonum's default writes 1.05
+// as "1.1" on an axis of MAEs), every label of an axis with the same decimals.
+func TestValueTicks(t *testing.T) {
+	for _, c := range []struct {
+		vals []float64
+		want int
+	}{
+		{[]float64{0.9500000000000001, 1.05, 1.1500000000000001}, 2},
+		{[]float64{1, 1.1, 1.2000000000000002}, 1},
+		{[]float64{1.12, 1.2400000000000002, 1.36}, 2},
+		{[]float64{70, 75, 80}, 0},
+		{[]float64{0.25}, 2},
+	} {
+		if got := tickDecimals(c.vals); got != c.want {
+			t.Errorf("tickDecimals(%v) = %d, want %d", c.vals, got, c.want)
+		}
+	}
+	for _, r := range [][2]float64{{0.918, 1.2}, {1.1, 1.4}, {0.8, 1.2}, {0.93, 1.22}, {70, 80}, {0.91, 0.99}} {
+		dec := -1
+		for _, tk := range (valueTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(tk.Label, 64)
+			if err != nil || math.Abs(v-tk.Value) > 1e-9 {
+				t.Errorf("%v: tick %g labelled %q", r, tk.Value, tk.Label)
+			}
+			d := 0
+			if _, frac, ok := strings.Cut(tk.Label, "."); ok {
+				d = len(frac)
+			}
+			if dec >= 0 && d != dec {
+				t.Errorf("%v: label %q has %d decimals, another %d", r, tk.Label, d, dec)
+			}
+			dec = d
 		}
 	}
 }
