@@ -6,6 +6,7 @@ import (
 	"image/color"
 	"math"
 	"sort"
+	"strconv"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -54,6 +55,57 @@ func rAxis(p *plot.Plot, rows []int) {
 	}
 	p.X.Tick.Marker = plot.ConstantTicks(ticks)
 	p.X.Min, p.X.Max = float64(rows[0])-0.25, float64(rows[len(rows)-1])+0.25
+}
+
+// valueTicks is gonum's default ticker with every label written exactly, all with the same
+// number of decimals: the default writes too few for an axis of MAEs (1.05 as "1.1", 1.24 as
+// "1.2"). For the value axis of the metric plots.
+type valueTicks struct{}
+
+// Ticks implements plot.Ticker.
+func (valueTicks) Ticks(lo, hi float64) []plot.Tick {
+	ticks := plot.DefaultTicks{}.Ticks(lo, hi)
+	var vals []float64
+	for _, t := range ticks {
+		if t.Label != "" {
+			vals = append(vals, t.Value)
+		}
+	}
+	dec := tickDecimals(vals)
+	for i := range ticks {
+		if ticks[i].Label != "" {
+			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', dec, 64)
+		}
+	}
+	return ticks
+}
+
+// tickDecimals is the fewest decimals (at most 6) that write each of vals exactly, to within a
+// millionth of the smallest gap between them (the ticks are sums of a step and carry rounding
+// error).
+func tickDecimals(vals []float64) int {
+	tol := math.Inf(1)
+	for i := 1; i < len(vals); i++ {
+		tol = math.Min(tol, math.Abs(vals[i]-vals[i-1])*1e-6)
+	}
+	if math.IsInf(tol, 1) || tol == 0 {
+		tol = 1e-9
+	}
+	const most = 6
+	for dec := 0; dec < most; dec++ {
+		exact := true
+		for _, v := range vals {
+			back, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', dec, 64), 64)
+			if err != nil || math.Abs(back-v) > tol {
+				exact = false
+				break
+			}
+		}
+		if exact {
+			return dec
+		}
+	}
+	return most
 }
 
 // variant is a setting without its model: adj, adj-cls, …
@@ -112,6 +164,7 @@ func PlotMetric(t *Table, path string) error {
 		p.Title.Text = fmt.Sprintf("%s %s", DatasetTitle(t.Dataset), modelTitle(m))
 		p.X.Label.Text = "r"
 		p.Y.Label.Text = MetricTitle(t.Metric)
+		p.Y.Tick.Marker = valueTicks{}
 		p.Legend.Top = runfiles.LowerIsBetter(t.Metric)
 		p.Add(plotter.NewGrid())
 		rAxis(p, t.Rows)

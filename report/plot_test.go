@@ -4,9 +4,15 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
 
 	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -72,5 +78,182 @@ func TestPlots(t *testing.T) {
 			b, _ := os.ReadFile(p)
 			os.WriteFile(filepath.Join(os.Getenv("REPORT_KEEP_PLOTS"), filepath.Base(p)), b, 0o644)
 		}
+	}
+}
+
+// TestValueTicks: the value axis writes each labelled tick exactly (gonum's default writes 1.05
+// as "1.1" on an axis of MAEs), every label of an axis with the same decimals.
+func TestValueTicks(t *testing.T) {
+	for _, c := range []struct {
+		vals []float64
+		want int
+	}{
+		{[]float64{0.9500000000000001, 1.05, 1.1500000000000001}, 2},
+		{[]float64{1, 1.1, 1.2000000000000002}, 1},
+		{[]float64{1.12, 1.2400000000000002, 1.36}, 2},
+		{[]float64{70, 75, 80}, 0},
+		{[]float64{0.25}, 2},
+	} {
+		if got := tickDecimals(c.vals); got != c.want {
+			t.Errorf("tickDecimals(%v) = %d, want %d", c.vals, got, c.want)
+		}
+	}
+	for _, r := range [][2]float64{{0.918, 1.2}, {1.1, 1.4}, {0.8, 1.2}, {0.93, 1.22}, {70, 80}, {0.91, 0.99}} {
+		dec := -1
+		for _, tk := range (valueTicks{}).Ticks(r[0], r[1]) {
+			if tk.Label == "" {
+				continue
+			}
+			v, err := strconv.ParseFloat(tk.Label, 64)
+			if err != nil || math.Abs(v-tk.Value) > 1e-9 {
+				t.Errorf("%v: tick %g labelled %q", r, tk.Value, tk.Label)
+			}
+			d := 0
+			if _, frac, ok := strings.Cut(tk.Label, "."); ok {
+				d = len(frac)
+			}
+			if dec >= 0 && d != dec {
+				t.Errorf("%v: label %q has %d decimals, another %d", r, tk.Label, d, dec)
+			}
+			dec = d
+		}
+	}
+}
+
+// trendRun is one finished ZINC run of a setting at r with its test MAE.
+func trendRun(model, enc string, cls bool, r int, seed int64, test float64) *results.Run {
+	res := &runfiles.Result{Name: fmt.Sprintf("zinc-%s-%s-%v-r%d", model, enc, cls, r), Dataset: "zinc", Model: model, Encoding: enc,
+		CLS: cls, R: r, Seed: seed, Metric: runfiles.MetricMAE, TestMetric: test, ValMetric: test, TrainMetric: test,
+		Epochs: 100, SecondsPerEpoch: 1, TotalSeconds: 100, Params: 100000, Device: "cpu", StoppedBy: runfiles.StopMinLR, ConfigHash: protocolHash}
+	return &results.Run{Dir: filepath.Join("runs", res.Name, fmt.Sprintf("seed%d", seed)), Result: res}
+}
+
+// pngSize decodes a PNG's dimensions.
+func pngSize(t *testing.T, path string) (w, h int) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	cfg, err := png.DecodeConfig(f)
+	if err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	return cfg.Width, cfg.Height
+}
+
+// TestRTrend: a panel for each column with runs at three or more r (gcn-adj-cls at r = 1, 2, 3),
+// none for a column at one r (gcn-adj); each panel's points are the runs' test metrics, its line
+// the means over the seeds, its band the paper's mean ± std; no file without such a column.
+func TestRTrend(t *testing.T) {
+	runs := []*results.Run{
+		trendRun("gatedgcn", "adj", true, 1, 41, 0.30), trendRun("gatedgcn", "adj", true, 1, 95, 0.26), trendRun("gatedgcn", "adj", true, 1, 12, 0.28),
+		trendRun("gatedgcn", "adj", true, 2, 41, 0.21), trendRun("gatedgcn", "adj", true, 2, 95, 0.19),
+		trendRun("gatedgcn", "adj", true, 3, 41, 0.15), trendRun("gatedgcn", "adj", true, 3, 95, 0.17), trendRun("gatedgcn", "adj", true, 3, 12, 0.16),
+		trendRun("gatedgcn", "adj", true, 3, 35, 0.12),
+		trendRun("gatedgcn", "adj", false, 1, 41, 0.33), trendRun("gatedgcn", "adj", false, 1, 95, 0.35),
+	}
+	table := func(runs []*results.Run) *Table {
+		t.Helper()
+		groups, err := results.Aggregate(runs, results.Options{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tb, err := Build("table:zinc", groups, smallZinc(t), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return tb
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) < 1e-12 }
+	tb := table(runs)
+	cols := TrendColumns(tb)
+	if len(cols) != 1 || cols[0].Setting != "gcn-adj-cls" {
+		t.Fatalf("columns %+v, want gcn-adj-cls alone", cols)
+	}
+	c := cols[0]
+	// seeds by r, then by seed (12, 35, 41, 95)
+	seeds := []plotter.XY{{X: 1, Y: 0.28}, {X: 1, Y: 0.30}, {X: 1, Y: 0.26}, {X: 2, Y: 0.21}, {X: 2, Y: 0.19},
+		{X: 3, Y: 0.16}, {X: 3, Y: 0.12}, {X: 3, Y: 0.15}, {X: 3, Y: 0.17}}
+	if len(c.Seeds) != len(seeds) {
+		t.Fatalf("seed points %v, want %v", c.Seeds, seeds)
+	}
+	for i, p := range seeds {
+		if c.Seeds[i] != p {
+			t.Errorf("seed point %d: %v, want %v", i, c.Seeds[i], p)
+		}
+	}
+	mean := []plotter.XY{{X: 1, Y: 0.28}, {X: 2, Y: 0.20}, {X: 3, Y: 0.15}} // (.30+.26+.28)/3, (.21+.19)/2, (.15+.17+.16+.12)/4
+	if len(c.Mean) != len(mean) {
+		t.Fatalf("mean line %v, want %v", c.Mean, mean)
+	}
+	for i, p := range mean {
+		if c.Mean[i].X != p.X || !near(c.Mean[i].Y, p.Y) {
+			t.Errorf("mean at r=%g: %v, want %v", p.X, c.Mean[i], p)
+		}
+	}
+	// the paper's gcn-adj-cls: 0.287±0.010, 0.198±0.011, 0.152±0.007
+	band := []TrendBand{{1, 0.287, 0.277, 0.297}, {2, 0.198, 0.187, 0.209}, {3, 0.152, 0.145, 0.159}}
+	if len(c.Paper) != len(band) {
+		t.Fatalf("paper band %v, want %v", c.Paper, band)
+	}
+	for i, b := range band {
+		g := c.Paper[i]
+		if g.R != b.R || !near(g.Mean, b.Mean) || !near(g.Low, b.Low) || !near(g.High, b.High) {
+			t.Errorf("paper band at r=%g: %+v, want %+v", b.R, g, b)
+		}
+	}
+
+	dir := t.TempDir()
+	// the panel size of the layout: savePanels with blank plots
+	refSize := func(n int) (int, int) {
+		var ps []*plot.Plot
+		for range n {
+			ps = append(ps, plot.New())
+		}
+		p := filepath.Join(dir, fmt.Sprintf("ref%d.png", n))
+		if err := savePanels(p, ps); err != nil {
+			t.Fatal(err)
+		}
+		return pngSize(t, p)
+	}
+	w1, h1 := refSize(1)
+	path := filepath.Join(dir, "zinc-rtrend.png")
+	if wrote, err := PlotRTrend(tb, path); err != nil || !wrote {
+		t.Fatalf("PlotRTrend: wrote %v, %v", wrote, err)
+	}
+	if w, h := pngSize(t, path); w != w1 || h != h1 {
+		t.Errorf("one column: %dx%d, want one panel's %dx%d", w, h, w1, h1)
+	}
+	// a column the paper lacks, at r = 1, 2, 3: a second panel, without a band
+	more := append(runs[:len(runs):len(runs)], trendRun("gatedgcn", "none", false, 1, 41, 0.6),
+		trendRun("gatedgcn", "none", false, 2, 41, 0.5), trendRun("gatedgcn", "none", false, 3, 41, 0.55))
+	if cols := TrendColumns(table(more)); len(cols) != 2 || cols[1].Setting != "gcn-none" || len(cols[1].Paper) != 0 || len(cols[1].Seeds) != 3 {
+		t.Errorf("with gcn-none: %+v", cols)
+	}
+	two := filepath.Join(dir, "two.png")
+	if wrote, err := PlotRTrend(table(more), two); err != nil || !wrote {
+		t.Fatalf("PlotRTrend with two columns: wrote %v, %v", wrote, err)
+	}
+	w2, h2 := refSize(2)
+	if w, h := pngSize(t, two); w != w2 || h != h2 || w2 <= w1 {
+		t.Errorf("two columns: %dx%d, want two panels' %dx%d", w, h, w2, h2)
+	}
+	if os.Getenv("REPORT_KEEP_PLOTS") != "" {
+		for _, p := range []string{path, two} {
+			b, _ := os.ReadFile(p)
+			os.WriteFile(filepath.Join(os.Getenv("REPORT_KEEP_PLOTS"), "rtrend-"+filepath.Base(p)), b, 0o644)
+		}
+	}
+
+	// without r = 3 no column has three r: no file, no error
+	none := filepath.Join(dir, "none-rtrend.png")
+	wrote, err := PlotRTrend(table(runs[:5]), none)
+	if err != nil || wrote {
+		t.Errorf("no qualifying column: wrote %v, %v", wrote, err)
+	}
+	if _, err := os.Stat(none); !os.IsNotExist(err) {
+		t.Errorf("no qualifying column: %s exists (%v)", none, err)
 	}
 }

@@ -2,7 +2,7 @@
 // them over seeds, report/paper holds the paper's published tables, and report itself lays the
 // aggregated runs out like the paper's tables — rows r, columns model-encoding[-cls], a density
 // column — with the paper's published number beside each of ours, as Markdown and LaTeX, and
-// draws the plots (plot.go).
+// draws the plots (plot.go; the r-trend figure, rtrend.go).
 package report
 
 import (

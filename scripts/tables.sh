@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # tables.sh: aggregate finished runs (result.json, metrics.jsonl) into the paper-shaped tables:
 # mean ± population std over seeds, the paper's value beside each cell, Markdown, LaTeX, plots
-# (metric vs r, seconds per epoch and density vs r, validation curves), results.md, tables.md
+# (metric vs r, the r-trend per setting with runs at three or more r, seconds per epoch and
+# density vs r, validation curves), results.md, tables.md
 # and summary.json (cmd/tables).
 #
 #   scripts/tables.sh [-o OUT] [-r RUNS] [-s STATS.json …] [-R] [-k KEY=VALUE …] GRID   # one grid's table

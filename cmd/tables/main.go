@@ -22,9 +22,11 @@
 // predictions.bin that train -predict writes into each run directory.
 //
 // Without -out the Markdown goes to standard output. With -out it writes, per table (zinc for
-// table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png, and
-// for all tables together tables.md, results.md (the paper's table:results with our rows) and
-// summary.json (every aggregated cell).
+// table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png,
+// zinc-rtrend.png (only when some setting has finished runs at three or more r: a panel per such
+// setting, each run a point, the mean over seeds a line, the paper's mean ± std a dashed line in
+// a band), and for all tables together tables.md, results.md (the paper's table:results with our
+// rows) and summary.json (every aggregated cell). -plots=false writes no PNG.
 package main
 
 import (
@@ -335,7 +337,8 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	return write(summaryFile, string(js)+"\n")
 }
 
-// plotTable draws the metric, time and learning-curve plots of a table that has runs.
+// plotTable draws the metric, r-trend (where a setting has runs at three or more r), time and
+// learning-curve plots of a table that has runs.
 func plotTable(t *report.Table, groups []*results.Group, out, short string, stdout io.Writer) error {
 	bySetting := map[string][]*results.Group{}
 	for _, g := range groups {
@@ -351,6 +354,14 @@ func plotTable(t *report.Table, groups []*results.Group, out, short string, stdo
 		return err
 	}
 	fmt.Fprintln(stdout, "wrote", p)
+	p = filepath.Join(out, short+"-rtrend.png")
+	wrote, err := report.PlotRTrend(t, p)
+	if err != nil {
+		return err
+	}
+	if wrote {
+		fmt.Fprintln(stdout, "wrote", p)
+	}
 	p = filepath.Join(out, short+"-time.png")
 	if err := report.PlotTime(t, p); err != nil {
 		return err

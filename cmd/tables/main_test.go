@@ -95,6 +95,30 @@ func TestTablesCommand(t *testing.T) {
 	if !strings.Contains(string(res), "77.600 ± 0.100 †2/4 (gcn-lp r=3)") {
 		t.Errorf("results.md:\n%s", res)
 	}
+	// the r-trend figure needs a setting with runs at three r: none at r = 1, 2; one with r = 3
+	rtrend := filepath.Join(out, "zinc-rtrend.png")
+	if _, err := os.Stat(rtrend); !os.IsNotExist(err) {
+		t.Errorf("%s with runs at two r: %v", rtrend, err)
+	}
+	for _, seed := range []string{"seed41", "seed95"} {
+		r3, err := runfiles.ReadResult(filepath.Join(runs, "zinc-gatedgcn-adj-cls-r2", seed, runfiles.ResultFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r3.Name, r3.R, r3.TestMetric = "zinc-gatedgcn-adj-cls-r3", 3, 0.16
+		if err := runfiles.WriteResult(filepath.Join(runs, r3.Name, seed, runfiles.ResultFile), r3); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if code := run([]string{"-runs", runs, "-out", out, "-stats", stats}, &so, &se); code != 0 {
+		t.Fatalf("exit %d: %s", code, se.String())
+	}
+	if _, err := os.Stat(rtrend); err != nil || !strings.Contains(so.String(), "wrote "+rtrend) {
+		t.Errorf("with runs at r = 1, 2, 3: %v; stdout:\n%s", err, so.String())
+	}
+	if _, err := os.Stat(filepath.Join(out, "cluster-rtrend.png")); !os.IsNotExist(err) {
+		t.Errorf("cluster-rtrend.png with runs at one r: %v", err)
+	}
 
 	// one table to standard output
 	so.Reset()
