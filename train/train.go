@@ -59,7 +59,15 @@ type Options struct {
 	// Lock, if set, is the caller's lock on Dir (LockRun), held until Train returns; without it
 	// Train locks Dir itself, so a second trainer on the same directory fails at once.
 	Lock *RunLock
+	// CheckpointEvery is the longest a run trains without writing a checkpoint: besides the one
+	// after every epoch, one inside an epoch once this much time has passed since the last
+	// (0: DefaultCheckpointEvery; negative: after every epoch only). Results are the same
+	// either way; a run killed without a word loses at most this much of its training.
+	CheckpointEvery time.Duration
 }
+
+// DefaultCheckpointEvery bounds what a run killed without a word (its machine stopped) loses.
+const DefaultCheckpointEvery = 10 * time.Minute
 
 // ErrNaN is returned (wrapped) when a loss is not finite: a training batch's, or an epoch's
 // evaluation of the validation or test split.
@@ -92,7 +100,8 @@ type run struct {
 	prior            []runfiles.Epoch // the provenance a resumed session starts from (departures)
 	metric           string
 	start            time.Time
-	base             float64 // run seconds before this session
+	lastCheckpoint   time.Time // when this session last wrote one (its start before the first)
+	base             float64   // run seconds before this session
 	log              io.Writer
 	board            *tfevents.Writer // this session's TensorBoard event file (nil: none, tboard.go)
 }
@@ -103,7 +112,8 @@ type run struct {
 // runfiles.StopSignal; a non-finite loss stops with runfiles.StopNaN, keeping the last good
 // checkpoint, and returns ErrNaN.
 func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
-	r := &run{o: o, cfg: o.Run, start: time.Now(), log: o.Log}
+	now := time.Now()
+	r := &run{o: o, cfg: o.Run, start: now, lastCheckpoint: now, log: o.Log}
 	if r.log == nil {
 		r.log = io.Discard
 	}
@@ -317,6 +327,13 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		t0 := time.Now()
 		bar := newProgress(r.log, r.o.Progress, r.loop.Epoch, nb, r.loop.Next)
 		for b := r.loop.Next; b < nb; b++ {
+			due := r.checkpointDue()
+			if due && b > 0 && !r.launchedAhead(b) {
+				if err := r.checkpointInEpoch(b, t0); err != nil {
+					return "", err
+				}
+				due = false
+			}
 			if ctx.Err() != nil && !r.launchedAhead(b) { // a launched step is counted first
 				r.loop.EpochSecs += time.Since(t0).Seconds()
 				r.loop.Next = b
@@ -327,7 +344,7 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 				fmt.Fprintf(r.log, "interrupted in epoch %d at batch %d of %d: checkpoint written, continue with -resume %s\n", r.loop.Epoch, b, nb, r.o.Dir)
 				return runfiles.StopSignal, r.checkpoint()
 			}
-			bt, loss, pred, err := r.trainStep(b, nb, ctx.Err() == nil)
+			bt, loss, pred, err := r.trainStep(b, nb, ctx.Err() == nil && !due) // a due checkpoint waits for no step ahead
 			if err != nil {
 				return "", err
 			}
@@ -449,6 +466,30 @@ func (r *run) evaluate(bs []*data.Batch) (*Meter, error) {
 	return m, nil
 }
 
+// checkpointDue says whether the time since the last checkpoint has reached
+// Options.CheckpointEvery.
+func (r *run) checkpointDue() bool {
+	every := r.o.CheckpointEvery
+	if every == 0 {
+		every = DefaultCheckpointEvery
+	}
+	return every > 0 && time.Since(r.lastCheckpoint) >= every
+}
+
+// checkpointInEpoch writes a checkpoint before training batch b of this epoch (started at t0),
+// as an interrupt would, and trains on: a run resumed from it continues as this one does.
+func (r *run) checkpointInEpoch(b int, t0 time.Time) error {
+	secs, next := r.loop.EpochSecs, r.loop.Next
+	r.loop.EpochSecs += time.Since(t0).Seconds()
+	r.loop.Next = b
+	if err := r.dropAhead(); err != nil {
+		return err
+	}
+	err := r.checkpoint()
+	r.loop.EpochSecs, r.loop.Next = secs, next
+	return err
+}
+
 // checkpoint writes the current state.
 func (r *run) checkpoint() error {
 	st, err := r.pcg.MarshalBinary()
@@ -466,7 +507,11 @@ func (r *run) checkpoint() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	ck.ConfigHash, ck.Departures = r.cfg.Hash(), r.departures()
-	return runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck)
+	if err := runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck); err != nil {
+		return err
+	}
+	r.lastCheckpoint = time.Now()
+	return nil
 }
 
 func (r *run) logLine(ep runfiles.Epoch) string {

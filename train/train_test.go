@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
@@ -319,4 +320,56 @@ func assertDiverged(t *testing.T, dir string, err error, epochs int) {
 	if rerr != nil || res.StoppedBy != runfiles.StopNaN || res.Epochs != epochs {
 		t.Fatalf("result %+v (%v)", res, rerr)
 	}
+}
+
+// TestCheckpointInEpoch: with Options.CheckpointEvery due at every batch, the run writes a
+// checkpoint inside each epoch and trains on exactly as a run checkpointing after epochs only;
+// a copy of its run folder taken mid-epoch (what a machine stopped without a word leaves) resumes
+// to the same run bit for bit.
+func TestCheckpointInEpoch(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(max(2, runtime.GOMAXPROCS(0))))
+	sets := []string{"train.batch_size=8", "train.max_epochs=4", "model.dropout=0.1"}
+	whole := nm2(t, sets...)
+	ctx := context.Background()
+	if _, err := Train(ctx, Options{Run: whole, Seed: 95, Dir: whole.Dir(95), Workers: 1, CheckpointEvery: -1}); err != nil {
+		t.Fatal(err)
+	}
+	const e, b = 2, 3 // the copy is taken after batch b of epoch e: its checkpoint is before batch b
+	often := nm2(t, sets...)
+	killed := nm2(t, sets...)
+	var copied bool
+	o := Options{Run: often, Seed: 95, Dir: often.Dir(95), Workers: 1, CheckpointEvery: time.Nanosecond,
+		AfterBatch: func(ep, bt int, _ *nn.Params) {
+			if ep != e || bt != b {
+				return
+			}
+			if err := os.MkdirAll(killed.Dir(95), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for _, f := range []string{runfiles.ConfigFile, runfiles.MetricsFile, runfiles.CheckpointFile} {
+				data, err := os.ReadFile(filepath.Join(often.Dir(95), f))
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := os.WriteFile(filepath.Join(killed.Dir(95), f), data, 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			copied = true
+		}}
+	if _, err := Train(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if !copied {
+		t.Fatal("the hook never ran")
+	}
+	sameRuns(t, whole.Dir(95), often.Dir(95))
+	ck, err := ReadCheckpoint(filepath.Join(killed.Dir(95), runfiles.CheckpointFile))
+	if err != nil || ck.Loop.Epoch != e || ck.Loop.Next != b {
+		t.Fatalf("the mid-epoch checkpoint: epoch %d, next batch %d (%v); want %d, %d", ck.Loop.Epoch, ck.Loop.Next, err, e, b)
+	}
+	if _, err := trainRun(t, killed, 95, true, nil); err != nil {
+		t.Fatal(err)
+	}
+	sameRuns(t, whole.Dir(95), killed.Dir(95))
 }

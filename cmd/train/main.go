@@ -108,6 +108,7 @@ func run(args []string) (code int) {
 	resume := fs.String("resume", "", "continue the run in this run directory (a finished one with a larger -epochs or -max-time, a solved one with -set train.stop_accuracy=0)")
 	restart := fs.Bool("restart", false, "move the run directory's files into DIR/.old-<UTC time>/ and start afresh (with -config, or with -resume DIR)")
 	maxTime := fs.Duration("max-time", 0, "wall-clock cap per seed, e.g. 10m, more than 0 (overrides train.max_time)")
+	ckEvery := fs.Duration("checkpoint-every", train.DefaultCheckpointEvery, "besides the checkpoint after every epoch, write one inside an epoch once this long has passed since the last, so that a run killed without a signal (its machine stopped) loses at most this much; 0: after every epoch only (results are the same either way)")
 	epochs := fs.Int("epochs", 0, "at most this many epochs, at least 1 (overrides train.max_epochs)")
 	workers := fs.Int("workers", 0, "preprocessing workers (default: all cores)")
 	evalBatch := fs.Int("eval-batch", train.DefaultEvalBatch, "on the GPU, evaluate up to this many graphs in one batch (rounded down to whole batches of train.batch_size, fewer where device memory is short; below two batches: batch by batch); the metrics are still formed per batch of train.batch_size, and the CPU always evaluates batch by batch")
@@ -159,6 +160,10 @@ func run(args []string) (code int) {
 		fmt.Fprintf(os.Stderr, "train: -eval-batch %d: want 1 or more graphs (up to one batch of train.batch_size evaluates batch by batch)\n", *evalBatch)
 		return exitUsage
 	}
+	if *ckEvery < 0 {
+		fmt.Fprintf(os.Stderr, "train: -checkpoint-every %v: want 0 (after every epoch only) or more\n", *ckEvery)
+		return exitUsage
+	}
 	if flagSet(fs, "max-time") {
 		overrides.Add("train.max_time", maxTime.String())
 	}
@@ -168,7 +173,11 @@ func run(args []string) (code int) {
 	if flagSet(fs, "epochs") {
 		overrides.Add("train.max_epochs", strconv.Itoa(*epochs))
 	}
-	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard, Restart: *restart, EvalBatch: *evalBatch}
+	opt := train.Options{Log: os.Stderr, Progress: !*quiet && isTerminal(os.Stderr), Workers: *workers, NoMemoryGuard: *noGuard, Restart: *restart, EvalBatch: *evalBatch,
+		CheckpointEvery: *ckEvery}
+	if *ckEvery == 0 {
+		opt.CheckpointEvery = -1 // Options: negative is after every epoch only
+	}
 	if *memory != "" {
 		b, err := memlimit.ParseSize(*memory)
 		if err != nil {
