@@ -113,31 +113,30 @@ finished() {
 # the trainer's arguments (relative to the bundle). Writes the resolved configs under
 # WORKDIR/runs/<grid>/.sweep/configs. Prints one line per queue job with its state.
 plan_jobs() {
-	local work=$1 max=$2 sweepbin line lineno=0 grid re seeds results sets tok
-	[[ -f $QUEUE ]] || die "no queue file $QUEUE"
+	local work=$1 max=$2 sweepbin line where grid re seeds results sets tok
+	queue_lines "$QUEUE" >"$work/queue.lines" || exit 2
 	sweepbin=$work/.sweep-bin
 	CGO_ENABLED=0 "$GO" build -o "$sweepbin" ./cmd/sweep || die "go build ./cmd/sweep failed"
 	local resume=() fresh=() seen=" "
-	while IFS= read -r line || [[ -n $line ]]; do
-		lineno=$((lineno + 1))
+	while IFS=$'\t' read -r where line; do
 		line=${line%%#*}
 		read -r -a toks <<<"$line"
 		[[ ${#toks[@]} -gt 0 ]] || continue
-		[[ ${#toks[@]} -ge 2 ]] || die "$QUEUE:$lineno: want GRID RUN-REGEX [SEEDS] [key=value ...] [results=DIR]"
+		[[ ${#toks[@]} -ge 2 ]] || die "$where: want GRID RUN-REGEX [SEEDS] [key=value ...] [results=DIR], or include FILE"
 		grid=${toks[0]} re=${toks[1]} seeds=all results=$RESULTS/${toks[0]} sets=()
-		[[ -f configs/grids/$grid.yaml ]] || die "$QUEUE:$lineno: no grid configs/grids/$grid.yaml"
+		[[ -f configs/grids/$grid.yaml ]] || die "$where: no grid configs/grids/$grid.yaml"
 		for tok in "${toks[@]:2}"; do
 			case $tok in
 			results=*) results=${tok#results=} ;;
 			*=*) sets+=(-set "$tok") ;;
 			all | [0-9]*) seeds=$tok ;;
-			*) die "$QUEUE:$lineno: $tok is neither SEEDS, key=value nor results=DIR" ;;
+			*) die "$where: $tok is neither SEEDS, key=value nor results=DIR" ;;
 			esac
 		done
-		[[ $seeds == all || $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "$QUEUE:$lineno: seeds $seeds: want all or 41,95,…"
+		[[ $seeds == all || $seeds =~ ^[0-9]+(,[0-9]+)*$ ]] || die "$where: seeds $seeds: want all or 41,95,…"
 		local dry n=0
 		dry=$(cd "$work" && "$sweepbin" -grid "$OLDPWD/configs/grids/$grid.yaml" -out "runs/$grid" "${sets[@]}" -dry-run -write-configs 2>&1) ||
-			die "$QUEUE:$lineno: sweep -grid configs/grids/$grid.yaml -dry-run failed: $dry"
+			die "$where: sweep -grid configs/grids/$grid.yaml -dry-run failed: $dry"
 		# Job lines and their trainer command lines alternate: "[i/n] state NAME seed S …", "train ARGS".
 		local name= seed= args
 		while IFS= read -r l; do
@@ -172,8 +171,9 @@ plan_jobs() {
 				fresh+=("$(printf '%s\t%s\t%s\tnew\t%s\t-\t%s' "$grid" "$this" "$s" "$results" "$args")")
 			fi
 		done <<<"$dry"
-		((n > 0)) || die "$QUEUE:$lineno: no run of grid $grid matches ^($re)\$ with seeds $seeds"
-	done <"$QUEUE"
+		((n > 0)) || die "$where: no run of grid $grid matches ^($re)\$ with seeds $seeds"
+	done <"$work/queue.lines"
+	rm -f "$work/queue.lines"
 	rm -f "$sweepbin"
 	: >"$work/jobs.txt"
 	local j k=0
@@ -183,6 +183,25 @@ plan_jobs() {
 		k=$((k + 1))
 	done
 	echo "jobs: ${#resume[@]} to resume, ${#fresh[@]} new; the window's list holds $k (at most $max)"
+}
+
+# queue_lines FILE [DEPTH]: FILE's lines, each as "FILE:LINE<tab>text", with every "include OTHER"
+# line replaced by OTHER's lines (OTHER relative to the repository root; nested at most 4 deep):
+# the GPU queue takes the CPU queue's jobs first by including it.
+queue_lines() {
+	local f=$1 depth=${2:-0} n=0 line
+	[[ -f $f ]] || die "no queue file $f"
+	((depth <= 4)) || die "$f: includes nested more than 4 deep (an include cycle?)"
+	while IFS= read -r line || [[ -n $line ]]; do
+		n=$((n + 1))
+		if [[ $line =~ ^[[:space:]]*include([[:space:]]+([^[:space:]#]*))?[[:space:]]*(#.*)?$ ]]; then
+			[[ -n ${BASH_REMATCH[2]} ]] || die "$f:$n: include needs a FILE"
+			[[ -f ${BASH_REMATCH[2]} ]] || die "$f:$n: no queue file ${BASH_REMATCH[2]} to include"
+			queue_lines "${BASH_REMATCH[2]}" $((depth + 1))
+			continue
+		fi
+		printf '%s:%d\t%s\n' "$f" "$n" "$line"
+	done <"$f"
 }
 
 # queue_opts ARGS: the -q QUEUE and -n N of jobs and bundle, into QUEUE and MAX.
