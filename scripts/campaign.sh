@@ -644,7 +644,13 @@ cpu_start() {
 	while getopts "b:u:k:m:s:q:n:" opt; do
 		case $opt in
 		b) budget=$(seconds_of "$OPTARG") || die "-b $OPTARG: want seconds, or a span like 90m, 2h or 2h30m" ;;
-		u) until=$(date -d "$OPTARG" +%s 2>/dev/null) || die "-u $OPTARG: not a time date(1) reads (try 01:05 or '2026-12-02 01:05')" ;;
+		u)
+			until=$(date -d "$OPTARG" +%s 2>/dev/null) || die "-u $OPTARG: not a time date(1) reads (try 01:05 or '2026-12-02 01:05')"
+			# a time of day already past today is tomorrow's (01:05 said at 22:30)
+			if ((until <= $(now))) && [[ $OPTARG =~ ^[0-9]{1,2}:[0-9]{2}(:[0-9]{2})?$ ]]; then
+				until=$(date -d "$OPTARG tomorrow" +%s)
+			fi
+			;;
 		k) k=$OPTARG ;;
 		m) margin=$OPTARG ;;
 		s) minstart=$OPTARG ;;
@@ -671,7 +677,7 @@ cpu_start() {
 	end=${until:-$(($(now) + budget))}
 	((end - $(now) > margin + minstart)) || die "the window would end at $(date -d "@$end" +%H:%M:%S), too soon for a job (-m $margin -s $minstart)"
 	rm -rf "$CPU_DIR/campaign" "$CPU_DIR/out" "$CPU_DIR/collected"
-	(cmd_bundle "$CPU_DIR" -q "$QUEUE" -n "$MAX") || die "cpu start: the bundle failed"
+	(cmd_bundle "$CPU_DIR" -q "$QUEUE" -n "$MAX") | grep -v '^there: ' || die "cpu start: the bundle failed"
 	local b=$CPU_DIR/campaign left
 	[[ -z $budget ]] || end=$(($(now) + budget))
 	left=$((end - $(now)))
@@ -759,7 +765,7 @@ cpu_results_state() {
 	for d in "$RESULTS"/*/{runs,unfinished,diverged}/*/seed*; do
 		[[ -d $d ]] || continue
 		printf '%s  %s epochs, %s, test %s\n' "${d#"$RESULTS"/}" "$(cat "$d/metrics.jsonl" 2>/dev/null | wc -l)" \
-			"$(field "$d/result.json" stopped_by)" "$(field "$d/result.json" test_metric)"
+			"$(field "$d/result.json" stopped_by)" "$(num "$(field "$d/result.json" test_metric)" 4)"
 	done
 }
 
