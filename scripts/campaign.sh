@@ -676,8 +676,12 @@ cpu_start() {
 	# -b counts from the trainers' start (after the bundle); -u is the window's end, bundle included
 	end=${until:-$(($(now) + budget))}
 	((end - $(now) > margin + minstart)) || die "the window would end at $(date -d "@$end" +%H:%M:%S), too soon for a job (-m $margin -s $minstart)"
+	echo "bundling since $(stamp) (cpu start, pid $$)" >"$CPU_DIR/lock"
 	rm -rf "$CPU_DIR/campaign" "$CPU_DIR/out" "$CPU_DIR/collected"
-	(cmd_bundle "$CPU_DIR" -q "$QUEUE" -n "$MAX") | grep -v '^there: ' || die "cpu start: the bundle failed"
+	if ! (cmd_bundle "$CPU_DIR" -q "$QUEUE" -n "$MAX") | grep -v '^there: '; then
+		rm -rf "$CPU_DIR/campaign" # nothing ran: no window to collect
+		die "cpu start: the bundle failed"
+	fi
 	local b=$CPU_DIR/campaign left
 	[[ -z $budget ]] || end=$(($(now) + budget))
 	left=$((end - $(now)))
