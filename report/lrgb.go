@@ -16,6 +16,9 @@ import (
 // published cells beside ours, but reference rows from other papers).
 var LRGBDatasets = map[string]bool{"peptides-func": true}
 
+// lrgbMetrics are the LRGB datasets' metrics, for a table without runs yet.
+var lrgbMetrics = map[string]string{"peptides-func": runfiles.MetricAP}
+
 // lrgbColumns are the rewired settings always shown (the columns of configs/grids/
 // lrgb-peptides-func.yaml), lrgbRows the radii always shown (its r), lrgbBaselines our reference
 // settings always shown (configs/grids/lrgb-peptides-func-baselines.yaml), with their labels.
@@ -74,6 +77,9 @@ func isLRGBBaseline(g *results.Group) bool {
 // runs' metrics.jsonl; a run without readable epochs is left out of that statistic only.
 func BuildLRGB(t *Table, ext *paper.External) (*LRGBTable, error) {
 	lt := &LRGBTable{T: t, best: map[string]int{}, bestVal: map[*results.Group]results.Stat{}}
+	if t.Metric == "" {
+		t.Metric = lrgbMetrics[t.Dataset]
+	}
 	rows := map[int]bool{}
 	for _, r := range lrgbRows {
 		rows[r] = true

@@ -188,3 +188,28 @@ func TestLRGBTableWithoutExternal(t *testing.T) {
 		t.Errorf("markdown:\n%s", md)
 	}
 }
+
+// A table without runs yet (a fresh clone, or a grid not run) lists its rows and the published
+// ones, with the dataset's metric.
+func TestLRGBTableWithoutRuns(t *testing.T) {
+	tab, err := Build("table:peptides-func", nil, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab.Dataset = "peptides-func"
+	ext, err := paper.LoadExternal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := BuildLRGB(tab, ext)
+	if err != nil {
+		t.Fatal(err)
+	}
+	md := lt.Markdown()
+	for _, want := range []string{"test AP (higher is better)", "| 8 | – | – |", "| GatedGCN, this framework (gcn-none, r = 1) | – | – | – | this framework | – |",
+		"| GatedGCN | – | 0.5864 ± 0.0077 | 509,368 | [1] | |", "No runs of this table have finished."} {
+		if !strings.Contains(md, want) {
+			t.Errorf("lacks %q:\n%s", want, md)
+		}
+	}
+}
