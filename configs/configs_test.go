@@ -39,8 +39,9 @@ var gridCounts = map[string]struct {
 	"table-zincT.yaml":      {"table:zincT", 20, 80},
 	"table-clusterT.yaml":   {"table:clusterT", 12, 48},
 
-	"lrgb-peptides-func.yaml":   {"table:peptides-func", 16, 64},
-	"lrgb-peptides-struct.yaml": {"table:peptides-struct", 16, 64},
+	"lrgb-peptides-func.yaml":           {"table:peptides-func", 16, 64},
+	"lrgb-peptides-func-baselines.yaml": {"table:peptides-func", 2, 8},
+	"lrgb-peptides-struct.yaml":         {"table:peptides-struct", 16, 64},
 
 	"model-agnostic.yaml": {"table:results", 20, 80},
 }
@@ -135,6 +136,20 @@ func TestGridSettings(t *testing.T) {
 	})
 	check("erdosrenyi-gatedgcn-adj-r10", func(r *config.Run) bool {
 		return r.Train.MaxEpochs == 250 && r.Train.MinLR == 0 && r.Train.Patience >= 250
+	})
+	// LRGB's protocol (configs/grids/lrgb-peptides-func*.yaml): the rewiring grid keeps the
+	// self-loops, the baselines are the molecular graph as it is
+	lrgb := func(r *config.Run) bool {
+		return r.Model.Layers == 5 && r.Model.Hidden == 135 && r.Train.BatchSize == 128 && r.Train.LR == 0.001 &&
+			r.Train.LRFactor == 0.5 && r.Train.Patience == 20 && r.Train.MinLR == 1e-5 && r.Train.MaxEpochs == 500 &&
+			r.Train.Monitor == "val_loss" && r.Model.Dropout == 0 && r.Model.Residual && r.Model.BatchNorm
+	}
+	check("peptides-func-gatedgcn-adj-cls-r8", func(r *config.Run) bool { return lrgb(r) && r.Dataset.SelfLoops && r.Model.Readout == "cls" })
+	check("peptides-func-gatedgcn-none-r1", func(r *config.Run) bool {
+		return lrgb(r) && !r.Dataset.SelfLoops && r.Dataset.R == 1 && !r.Dataset.CLS && r.Model.Readout == "mean"
+	})
+	check("peptides-func-gatedgcn-rwse-r1", func(r *config.Run) bool {
+		return lrgb(r) && !r.Dataset.SelfLoops && r.Dataset.R == 1 && r.Dataset.RWSteps == 16 && r.Model.Readout == "mean"
 	})
 
 	g, err := config.LoadGrid("grids/zinc-reduced.yaml", nil)

@@ -5,10 +5,12 @@
 # density vs r, validation curves), results.md, tables.md
 # and summary.json (cmd/tables).
 #
-#   scripts/tables.sh [-o OUT] [-r RUNS] [-s STATS.json …] [-R] [-k KEY=VALUE …] GRID   # one grid's table
+#   scripts/tables.sh [-o OUT] [-r RUNS] [-s STATS.json …] [-R] [-k KEY=VALUE …] GRID [GRID …]  # one table's grids
 #   scripts/tables.sh [-o OUT] [-r RUNS] [-R] -a                                         # every table found under RUNS
 #
-#   GRID  a grid name or file: zinc-reduced, zinc-gpu, table-zinc, … (configs/grids/GRID.yaml)
+#   GRID  a grid name or file: zinc-reduced, zinc-gpu, table-zinc, … (configs/grids/GRID.yaml);
+#         more than one for grids that fill one table (lrgb-peptides-func
+#         lrgb-peptides-func-baselines): the first names the default OUT and RUNS
 #   -a    every run under RUNS (default runs), into OUT (default docs/results); RUNS must exist
 #         (a fresh clone has no runs/: sweep first, or give -r)
 #   -o    output folder (default docs/results/GRID for a grid); "-" prints Markdown only
@@ -37,6 +39,8 @@
 #   scripts/tables.sh zinc-gpu                         # docs/results/zinc-gpu from its runs/ folder
 #   scripts/tables.sh -o /tmp/t zinc-gpu               # the same, elsewhere
 #   scripts/tables.sh -a                               # every table under runs/ into docs/results
+#   scripts/tables.sh lrgb-peptides-func lrgb-peptides-func-baselines   # table:peptides-func: the
+#                                                      # rewired settings and LRGB's baselines
 # Paths are relative to the repository root.
 #
 # Environment: GO.
@@ -66,19 +70,23 @@ if ((all)); then
 	[[ -d $runs ]] || die "-a: no runs folder $runs (a fresh clone has none: sweep a grid first, scripts/sweep.sh GRID, or give -r RUNS)"
 	args+=(-runs "$runs")
 else
-	[[ $# -eq 1 ]] || die "give one grid, or -a (see -h)"
-	grid=$1
-	if [[ ! -f $grid ]]; then
-		grid=configs/grids/${grid%.yaml}.yaml
-	fi
-	[[ -f $grid ]] || die "no grid $1 (looked for $grid)"
-	name=$(basename "$grid" .yaml)
+	[[ $# -ge 1 ]] || die "give a grid (or more, of one table), or -a (see -h)"
+	name=
+	for g in "$@"; do
+		grid=$g
+		if [[ ! -f $grid ]]; then
+			grid=configs/grids/${grid%.yaml}.yaml
+		fi
+		[[ -f $grid ]] || die "no grid $g (looked for $grid)"
+		name=${name:-$(basename "$grid" .yaml)}
+		args+=(-grid "$grid")
+	done
 	home=docs/results/$name
 	out=${out:-$home}
 	if [[ -z $runs && -d $home/runs ]]; then
 		runs=$home/runs
 	fi
-	args+=(-grid "$grid" "${sets[@]}")
+	args+=("${sets[@]}")
 	[[ -z $runs ]] || args+=(-runs "$runs")
 fi
 

@@ -2,8 +2,20 @@
 // population std — into tables laid out like the paper's, with the paper's numbers beside ours,
 // as Markdown and LaTeX, plus plots.
 //
-//	tables -runs runs [-table table:zinc] [-grid configs/grids/zinc.yaml] [-out docs/results/zinc]
-//	       [-stats zinc-stats.json …] [-seeds 4] [-paper FILE] [-plots=true] [-include-reduced]
+//	tables -runs runs [-table table:zinc] [-grid configs/grids/zinc.yaml …] [-out docs/results/zinc]
+//	       [-stats zinc-stats.json …] [-seeds 4] [-paper FILE] [-external FILE] [-plots=true]
+//	       [-include-reduced]
+//
+// -grid may be given more than once for grids that fill one table: table:peptides-func is
+// configs/grids/lrgb-peptides-func.yaml (the rewired settings) and
+// lrgb-peptides-func-baselines.yaml (LRGB's GatedGCN and GatedGCN+RWSE, trained here).
+//
+// A dataset beyond the paper with a table of its own layout (report.LRGBDatasets:
+// peptides-func) is written as report.LRGBTable: our rewired settings by r, each cell the
+// final-epoch test metric and, in brackets, the test metric at each seed's best validation
+// epoch (LRGB's selection, from metrics.jsonl); then our baselines and the published results of
+// other papers (report/paper/external.json, or -external FILE), numbered with their sources; then
+// the differences between the two frameworks as a footnote.
 //
 // Only runs of the paper's protocol are aggregated: runs stopped by a signal or on a non-finite
 // loss, and runs of a reduced budget (result.json's departures from the configured protocol,
@@ -79,13 +91,15 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(stderr)
 	var sets, stats multiFlag
 	runsDir := fs.String("runs", "runs", "folder searched for result.json files (with -grid: replaces the grid's out folder)")
-	grid := fs.String("grid", "", "grid config: only its runs, in its out folder, form its table (planned seeds from the grid)")
+	var grids multiFlag
+	fs.Var(&grids, "grid", "grid config: only its runs, in its out folder, form its table (planned seeds from the grid); repeatable for grids that fill one table (lrgb-peptides-func and lrgb-peptides-func-baselines)")
 	fs.Var(&sets, "set", "key=value override for -grid, as given to sweep (repeatable)")
 	table := fs.String("table", "", "only this table id (e.g. table:zinc); default all tables found")
 	out := fs.String("out", "", "folder for the Markdown, LaTeX, plots and summary.json (default: Markdown to standard output)")
 	fs.Var(&stats, "stats", "JSON of `go run ./cmd/stats -json` for the density measured here (repeatable; the dataset and r of each entry place it)")
 	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
 	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
+	externalFile := fs.String("external", "", "published results of other papers for the tables beyond the paper (default: the file compiled in, report/paper/external.json)")
 	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
 	homophilyReport := fs.Bool("homophily", false, "the homophily analysis (table:cluster_homo, table:pattern_homo) of the CLUSTER and PATTERN runs under -runs instead of the tables: each run's test predictions (predictions.bin, from train -predict DIR) in three parts by edge homophily")
 	figure := fs.String("figure", "", "a plotted figure of the paper instead of the tables (fig:random_erdos, fig:neighborplot): our curves from the runs under -runs beside its points")
@@ -106,7 +120,8 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	if *table != "" && !strings.HasPrefix(*table, "table:") {
 		return usageError{fmt.Errorf("-table %q: a table id looks like table:zinc", *table)}
 	}
-	if len(sets) > 0 && *grid == "" {
+	grid := len(grids) > 0
+	if len(sets) > 0 && !grid {
 		return usageError{errors.New("-set needs -grid")}
 	}
 
@@ -120,14 +135,23 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	var ext *paper.External
+	if *externalFile != "" {
+		ext, err = paper.LoadExternalFile(*externalFile)
+	} else {
+		ext, err = paper.LoadExternal()
+	}
+	if err != nil {
+		return err
+	}
 	if *homophilyReport {
-		if *grid != "" || *table != "" || *figure != "" {
+		if grid || *table != "" || *figure != "" {
 			return usageError{errors.New("-homophily takes its runs from -runs; drop -grid, -table and -figure")}
 		}
 		return homophilyMain(pf, *runsDir, *out, *includeReduced, stdout, stderr)
 	}
 	if *figure != "" {
-		if *grid != "" || *table != "" {
+		if grid || *table != "" {
 			return usageError{errors.New("-figure takes its runs from -runs; drop -grid and -table")}
 		}
 		return figureMain(pf, *figure, *runsDir, *out, *plots, *includeReduced, stdout, stderr)
@@ -142,38 +166,51 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	var gridLeft []results.LeftOut // unreadable results; runs in the grid's directories of another config
 	var gridTable string
 	opt := results.Options{DefaultPlanned: *seeds}
-	if *grid == "" {
+	if !grid {
 		if runs, gridLeft, err = results.Scan(*runsDir); err != nil {
 			return fmt.Errorf("-runs: %w", err)
 		}
 	} else {
-		// The grid's runs only, found where the grid puts them (its out, or -runs if given).
+		// The grids' runs only, found where each grid puts them (its out, or -runs if given).
 		over := ""
 		if runsGiven {
 			over = *runsDir
 		}
-		plan, err := sweep.LoadPlan(*grid, sets, over, "")
-		if err != nil {
-			return err
-		}
-		tid := plan.Table
-		if tid == "" {
-			tid = "table:" + plan.Grid
-		}
-		if *table != "" && *table != tid {
-			return usageError{fmt.Errorf("-table %s, but grid %s fills %s", *table, plan.Grid, tid)}
-		}
+		var tid string
+		var names []string
 		planned := map[string]int{}
 		jobDir := map[string]sweep.Job{}
+		jobGrid := map[string]string{}
 		roots := map[string]bool{}
-		for _, j := range plan.Jobs {
-			planned[j.Name]++
-			abs, err := filepath.Abs(j.Dir)
+		for _, gp := range grids {
+			plan, err := sweep.LoadPlan(gp, sets, over, "")
 			if err != nil {
 				return err
 			}
-			jobDir[abs] = j
-			roots[j.Out] = true
+			id := plan.Table
+			if id == "" {
+				id = "table:" + plan.Grid
+			}
+			if *table != "" && *table != id {
+				return usageError{fmt.Errorf("-table %s, but grid %s fills %s", *table, plan.Grid, id)}
+			}
+			if tid != "" && id != tid {
+				return usageError{fmt.Errorf("grid %s fills %s, grid %s %s: give grids of one table", names[0], tid, plan.Grid, id)}
+			}
+			tid = id
+			names = append(names, plan.Grid)
+			for _, j := range plan.Jobs {
+				abs, err := filepath.Abs(j.Dir)
+				if err != nil {
+					return err
+				}
+				if other, dup := jobGrid[abs]; dup {
+					return usageError{fmt.Errorf("grids %s and %s both run %s seed %d (%s)", other, plan.Grid, j.Name, j.Seed, j.Dir)}
+				}
+				planned[j.Name]++
+				jobDir[abs], jobGrid[abs] = j, plan.Grid
+				roots[j.Out] = true
+			}
 		}
 		for root := range roots {
 			found, bad, err := results.Scan(root)
@@ -218,7 +255,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		}
 		opt.Planned = func(k results.Key) int { return byKey[k] }
 		if len(runs) == 0 {
-			fmt.Fprintf(stderr, "tables: no finished runs of grid %s yet\n", plan.Grid)
+			fmt.Fprintf(stderr, "tables: no finished runs of grid %s yet\n", strings.Join(names, ", "))
 		}
 	}
 	runs, left := results.Select(runs, *includeReduced)
@@ -247,7 +284,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		order = append(order, id)
 	}
 	sort.Strings(order)
-	if len(order) == 0 && *table != "table:results" && *grid == "" {
+	if len(order) == 0 && *table != "table:results" && !grid {
 		if len(left) > 0 {
 			return fmt.Errorf("no run under %s to tabulate: all %d were left out (listed above)", *runsDir, len(left))
 		}
@@ -255,7 +292,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	}
 
 	var all strings.Builder
-	var tables []*report.Table
+	var tables []rendered
 	for _, id := range order {
 		pt, _ := pf.Table(id)
 		if pt != nil && pt.RowKey != "r" {
@@ -270,9 +307,23 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		if err != nil {
 			return err
 		}
+		if t.Dataset == "" {
+			t.Dataset = ds // a table without runs yet
+		}
 		t.LeftOut = leftOutOf(left, t, gridTable != "")
-		tables = append(tables, t)
-		all.WriteString(t.Markdown())
+		r := rendered{t: t}
+		if pt == nil && report.LRGBDatasets[t.Dataset] {
+			// beyond the paper: our runs beside LRGB's published rows (report/paper/external.json)
+			lt, err := report.BuildLRGB(t, ext)
+			if err != nil {
+				return err
+			}
+			r.md, r.tex = lt.Markdown(), lt.LaTeX()
+		} else {
+			r.md, r.tex = t.Markdown(), t.LaTeX()
+		}
+		tables = append(tables, r)
+		all.WriteString(r.md)
 		all.WriteString("\n")
 	}
 	var models string
@@ -282,7 +333,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		all.WriteString(models)
 	}
 	var summary string
-	if res, ok := pf.Table("table:results"); ok && gridTable == "" && (*table == "table:results" || (*table == "" && *grid == "" && anyDataset(groups, res.Columns))) {
+	if res, ok := pf.Table("table:results"); ok && gridTable == "" && (*table == "table:results" || (*table == "" && !grid && anyDataset(groups, res.Columns))) {
 		summary = (&report.Summary{Paper: res, Tables: pf, Groups: groups}).Markdown()
 		all.WriteString(summary)
 	}
@@ -302,12 +353,13 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stdout, "wrote", p)
 		return nil
 	}
-	for _, t := range tables {
+	for _, r := range tables {
+		t := r.t
 		short := strings.TrimPrefix(t.ID, "table:")
-		if err := write(short+".md", t.Markdown()); err != nil {
+		if err := write(short+".md", r.md); err != nil {
 			return err
 		}
-		if err := write(short+".tex", t.LaTeX()); err != nil {
+		if err := write(short+".tex", r.tex); err != nil {
 			return err
 		}
 		if !*plots {
@@ -335,6 +387,13 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		return err
 	}
 	return write(summaryFile, string(js)+"\n")
+}
+
+// rendered is one table and its Markdown and LaTeX: the paper-shaped table's, or for a dataset
+// beyond the paper (report.LRGBDatasets) the LRGB table's.
+type rendered struct {
+	t       *report.Table
+	md, tex string
 }
 
 // plotTable draws the metric, r-trend (where a setting has runs at three or more r), time and
