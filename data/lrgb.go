@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 
 	"github.com/rewiregnn/rewiregnn/pyfile"
@@ -29,14 +30,16 @@ func OGBAtomVocabs() []int { return append([]int(nil), ogbAtomVocabs...) }
 // OGBBondVocabs returns OGB's bond feature vocabularies (get_bond_feature_dims).
 func OGBBondVocabs() []int { return append([]int(nil), ogbBondVocabs...) }
 
-// peptides are the two datasets: the folder their archive unpacks to, their task and the
-// width of y.
+// peptides are the two datasets: the folder their archive unpacks to, their task, the width of
+// y, and whether the data folder may hold them as JSON Lines (<data>/<name>/<split>.jsonl.gz,
+// lrgb_jsonl.go). Peptides-struct has no JSON Lines files: its targets were not obtainable.
 var peptides = map[string]struct {
 	folder string
 	task   Task
 	width  int
+	jsonl  bool
 }{
-	"peptides-func":   {folder: "peptidesfunc", task: GraphMultiLabel, width: 10},
+	"peptides-func":   {folder: "peptidesfunc", task: GraphMultiLabel, width: 10, jsonl: true},
 	"peptides-struct": {folder: "peptidesstruct", task: GraphRegression, width: 11},
 }
 
@@ -73,6 +76,34 @@ func freshIDs(vocabs []int) []int32 {
 // peptidesFile is where one split of a peptide dataset lies under its pyg folder.
 func peptidesFile(name string) func(split string) string {
 	return func(split string) string { return filepath.Join(peptides[name].folder, split+".pt") }
+}
+
+// peptidesJSONLPath is where one split of a peptide dataset lies as JSON Lines in the data
+// folder dir.
+func peptidesJSONLPath(dir, name, split string) string {
+	return filepath.Join(dir, name, split+".jsonl.gz")
+}
+
+// hasPeptidesJSONL reports whether dir holds a peptide dataset as JSON Lines: the dataset takes
+// them and its training split is there.
+func hasPeptidesJSONL(dir, name string) bool {
+	if !peptides[name].jsonl {
+		return false
+	}
+	_, err := os.Stat(peptidesJSONLPath(dir, name, "train"))
+	return err == nil
+}
+
+// loadPeptidesJSONL reads one split of a peptide dataset's JSON Lines files, the first limit
+// graphs only when limit > 0.
+func loadPeptidesJSONL(dir string, spec *Spec, split string, limit int) ([]*Graph, error) {
+	path := peptidesJSONLPath(dir, spec.Name, split)
+	gs, err := readPeptidesJSONLFile(path, peptides[spec.Name].width, spec.Task == GraphMultiLabel, limit)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %s not found, though %s is there (the JSON Lines files are read when the training split is present): is the folder complete?",
+			spec.Name, path, peptidesJSONLPath(dir, spec.Name, "train"))
+	}
+	return gs, err
 }
 
 // ReadPeptidesPT reads one split file of LRGB's Peptides-func or Peptides-struct (raw holds the
