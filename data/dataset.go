@@ -147,9 +147,9 @@ const DefaultGenSeed uint64 = 41
 // LoadSplit loads one split ("train", "val" or "test") of a dataset: molecules from their JSON
 // Lines files in dir (or their public distribution), MNIST from dir/mnist and CIFAR-10 from
 // dir/cifar10 (superpixel graphs computed on the fly; see the preprocessing cache), the LRGB
-// peptides from their public distribution in dir/peptides-func/pyg and
-// dir/peptides-struct/pyg, CLUSTER, PATTERN, NeighborsMatch and
-// Erdős–Rényi generated with DefaultGenSeed.
+// peptides from dir/peptides-func/{train,val,test}.jsonl.gz when there (Peptides-func only; see
+// SourceOf) or their public distribution in dir/peptides-func/pyg and dir/peptides-struct/pyg,
+// CLUSTER, PATTERN, NeighborsMatch and Erdős–Rényi generated with DefaultGenSeed.
 func LoadSplit(dir, name, split string) ([]*Graph, *Spec, error) {
 	return LoadSplitSeed(dir, name, split, DefaultGenSeed)
 }
@@ -178,7 +178,14 @@ func loadSplit(dir, name, split string, seed uint64, limit int) ([]*Graph, *Spec
 	if !contains(spec.Splits, split) {
 		return nil, nil, fmt.Errorf("%s: unknown split %q (have %s)", name, split, strings.Join(spec.Splits, ", "))
 	}
-	if SourceOf(dir, spec.Name) == SourcePyG {
+	switch src := SourceOf(dir, spec.Name); {
+	case src == SourceJSONL && peptides[spec.Name].jsonl: // streamed: a subset reads its lines only
+		gs, err := loadPeptidesJSONL(dir, spec, split, limit)
+		if err != nil {
+			return nil, nil, err
+		}
+		return gs, spec, nil
+	case src == SourcePyG:
 		gs, err := loadPyG(dir, spec, split)
 		if err != nil {
 			return nil, nil, err

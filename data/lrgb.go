@@ -1,8 +1,10 @@
 package data
 
 import (
+	"errors"
 	"fmt"
 	"math"
+	"os"
 	"path/filepath"
 
 	"github.com/rewiregnn/rewiregnn/pyfile"
@@ -28,14 +30,16 @@ func OGBAtomVocabs() []int { return append([]int(nil), ogbAtomVocabs...) }
 // OGBBondVocabs returns OGB's bond feature vocabularies (get_bond_feature_dims).
 func OGBBondVocabs() []int { return append([]int(nil), ogbBondVocabs...) }
 
-// peptides are the two datasets: the folder their archive unpacks to, their task and the
-// width of y.
+// peptides are the two datasets: the folder their archive unpacks to, their task, the width of
+// y, and whether the data folder may hold them as JSON Lines (<data>/<name>/<split>.jsonl.gz,
+// lrgb_jsonl.go). Peptides-struct has no JSON Lines files: its targets were not obtainable.
 var peptides = map[string]struct {
 	folder string
 	task   Task
 	width  int
+	jsonl  bool
 }{
-	"peptides-func":   {folder: "peptidesfunc", task: GraphMultiLabel, width: 10},
+	"peptides-func":   {folder: "peptidesfunc", task: GraphMultiLabel, width: 10, jsonl: true},
 	"peptides-struct": {folder: "peptidesstruct", task: GraphRegression, width: 11},
 }
 
@@ -74,6 +78,34 @@ func peptidesFile(name string) func(split string) string {
 	return func(split string) string { return filepath.Join(peptides[name].folder, split+".pt") }
 }
 
+// peptidesJSONLPath is where one split of a peptide dataset lies as JSON Lines in the data
+// folder dir.
+func peptidesJSONLPath(dir, name, split string) string {
+	return filepath.Join(dir, name, split+".jsonl.gz")
+}
+
+// hasPeptidesJSONL reports whether dir holds a peptide dataset as JSON Lines: the dataset takes
+// them and its training split is there.
+func hasPeptidesJSONL(dir, name string) bool {
+	if !peptides[name].jsonl {
+		return false
+	}
+	_, err := os.Stat(peptidesJSONLPath(dir, name, "train"))
+	return err == nil
+}
+
+// loadPeptidesJSONL reads one split of a peptide dataset's JSON Lines files, the first limit
+// graphs only when limit > 0.
+func loadPeptidesJSONL(dir string, spec *Spec, split string, limit int) ([]*Graph, error) {
+	path := peptidesJSONLPath(dir, spec.Name, split)
+	gs, err := readPeptidesJSONLFile(path, peptides[spec.Name].width, spec.Task == GraphMultiLabel, limit)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("%s: %s not found, though %s is there (the JSON Lines files are read when the training split is present): is the folder complete?",
+			spec.Name, path, peptidesJSONLPath(dir, spec.Name, "train"))
+	}
+	return gs, err
+}
+
 // ReadPeptidesPT reads one split file of LRGB's Peptides-func or Peptides-struct (raw holds the
 // file at path): a torch.save of a list of tuples (x, edge_attr, edge_index, y) with x the
 // atoms' OGB features (integers, N×9), edge_attr the bonds' (integers, E×3), edge_index 2×E
@@ -110,9 +142,8 @@ func peptideRecord(rec any, width int, labels bool) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	n := len(x) / len(ogbAtomVocabs)
-	if n == 0 {
-		return nil, fmt.Errorf("x: no atoms")
+	if len(x) == 0 {
+		return nil, errNoAtoms
 	}
 	ei, err := pyfile.AsArray(items[2])
 	if err != nil || len(ei.Shape) != 2 || ei.Shape[0] != 2 || (ei.IsFloat() && ei.Len() > 0) {
@@ -123,19 +154,43 @@ func peptideRecord(rec any, width int, labels bool) (*Graph, error) {
 	if err != nil {
 		return nil, err
 	}
-	g := &Graph{N: n, Node: Features{CatDim: len(ogbAtomVocabs), Cat: x}, Edge: Features{CatDim: len(ogbBondVocabs), Cat: attr},
-		Src: make([]int32, e), Dst: make([]int32, e)}
-	for k := 0; k < e; k++ {
-		s, d := ei.Int[k], ei.Int[e+k]
-		if s < 0 || d < 0 || s >= int64(n) || d >= int64(n) {
-			return nil, fmt.Errorf("edge_index: edge %d (%d→%d) outside the %d atoms", k, s, d, n)
-		}
-		g.Src[k], g.Dst[k] = int32(s), int32(d)
+	src, dst, err := peptideEdges(ei.Int[:e], ei.Int[e:2*e], len(x)/len(ogbAtomVocabs))
+	if err != nil {
+		return nil, fmt.Errorf("edge_index: %w", err)
 	}
-	if g.Y, err = peptideTargets(items[3], width, labels); err != nil {
+	y, err := peptideTargets(items[3], width, labels)
+	if err != nil {
 		return nil, err
 	}
+	return newPeptide(x, attr, src, dst, y)
+}
+
+var errNoAtoms = errors.New("x: no atoms")
+
+// newPeptide assembles a peptide graph from its checked parts (x: N rows of the atom columns,
+// attr: E rows of the bond columns, the E edges, y) and validates it; both readers build their
+// graphs here, so the two formats give identical graphs.
+func newPeptide(x, attr, src, dst []int32, y []float32) (*Graph, error) {
+	n := len(x) / len(ogbAtomVocabs)
+	if n == 0 {
+		return nil, errNoAtoms
+	}
+	g := &Graph{N: n, Node: Features{CatDim: len(ogbAtomVocabs), Cat: x}, Edge: Features{CatDim: len(ogbBondVocabs), Cat: attr},
+		Src: src, Dst: dst, Y: y}
 	return g, g.Validate()
+}
+
+// peptideEdges checks the edges src[k]→dst[k] against the n atoms and returns them as int32.
+func peptideEdges(src, dst []int64, n int) ([]int32, []int32, error) {
+	s32, d32 := make([]int32, len(src)), make([]int32, len(src))
+	for k := range src {
+		s, d := src[k], dst[k]
+		if s < 0 || d < 0 || s >= int64(n) || d >= int64(n) {
+			return nil, nil, fmt.Errorf("edge %d (%d→%d) outside the %d atoms", k, s, d, n)
+		}
+		s32[k], d32[k] = int32(s), int32(d)
+	}
+	return s32, d32, nil
 }
 
 // idMatrix reads a rows×len(vocabs) integer tensor of categorical ids (rows < 0: any number of
@@ -151,8 +206,16 @@ func idMatrix(v any, field string, rows int, columns []string, vocabs []int) ([]
 		}
 		return nil, fmt.Errorf("%s: want a %s integer tensor, got %s", field, want, pyfile.TypeName(v))
 	}
-	ids := make([]int32, a.Len())
-	for i, id := range a.Int {
+	return ogbIDs(field, a.Int, columns, vocabs)
+}
+
+// ogbIDs checks row-major categorical ids, len(vocabs) per row, against their columns'
+// vocabularies (column c takes ids 0..vocabs[c]-1) and returns them as int32; an error names the
+// field, the row, the column and the vocabulary.
+func ogbIDs(field string, vals []int64, columns []string, vocabs []int) ([]int32, error) {
+	cols := len(vocabs)
+	ids := make([]int32, len(vals))
+	for i, id := range vals {
 		c := i % cols
 		if id < 0 || id >= int64(vocabs[c]) {
 			return nil, fmt.Errorf("%s[%d][%d] = %d: %s takes ids 0..%d (OGB)", field, i/cols, c, id, columns[c], vocabs[c]-1)
@@ -162,24 +225,32 @@ func idMatrix(v any, field string, rows int, columns []string, vocabs []int) ([]
 	return ids, nil
 }
 
-// peptideTargets reads y: width numbers as a 1×width (or flat) tensor; binary labels (0, 1 or
-// NaN for a missing label) when labels is set, finite targets otherwise.
+// peptideTargets reads y: width numbers as a 1×width (or flat) tensor, checked by
+// peptideValues.
 func peptideTargets(v any, width int, labels bool) ([]float32, error) {
 	a, err := pyfile.AsArray(v)
 	if err != nil || a.Len() != width || !(len(a.Shape) == 1 || (len(a.Shape) == 2 && a.Shape[0] == 1)) {
 		return nil, fmt.Errorf("y: want a 1×%d tensor, got %s", width, pyfile.TypeName(v))
 	}
-	y := make([]float32, width)
-	for k := range y {
-		var f float64
+	vals := make([]float64, width)
+	for k := range vals {
 		if a.IsFloat() {
-			f = a.Float[k]
+			vals[k] = a.Float[k]
 		} else {
-			f = float64(a.Int[k])
+			vals[k] = float64(a.Int[k])
 		}
+	}
+	return peptideValues(vals, labels)
+}
+
+// peptideValues checks a graph's targets: binary labels (0, 1, or NaN for a missing label) when
+// labels is set, finite numbers otherwise.
+func peptideValues(vals []float64, labels bool) ([]float32, error) {
+	y := make([]float32, len(vals))
+	for k, f := range vals {
 		switch {
 		case labels && !(f == 0 || f == 1 || math.IsNaN(f)):
-			return nil, fmt.Errorf("y[%d] = %g: want a label 0 or 1 (NaN: missing)", k, f)
+			return nil, fmt.Errorf("y[%d] = %g: want a label 0 or 1 (NaN or null: missing)", k, f)
 		case !labels && (math.IsNaN(f) || math.IsInf(f, 0)):
 			return nil, fmt.Errorf("y[%d] = %g: want a finite target", k, f)
 		}

@@ -14,11 +14,12 @@ import (
 
 // The public distributions (docs/datasets.md): the files PyTorch Geometric's ZINC, AQSOL,
 // GNNBenchmarkDataset and LRGBDataset classes download, unpacked under <data>/<dataset>/pyg/
-// (cmd/data fetches them). When present they are read instead of the folder's substitute files;
-// the LRGB peptides have no other source.
+// (cmd/data fetches them). When present they are read instead of the folder's substitute files,
+// except for Peptides-func, whose JSON Lines files come first (SourceOf); Peptides-struct has no
+// other source.
 const (
 	SourcePyG       = "pyg"       // the public distribution's raw files, read natively
-	SourceJSONL     = "jsonl"     // the molecule JSON Lines files of the shared data folder
+	SourceJSONL     = "jsonl"     // the JSON Lines files of the shared data folder (the molecules, Peptides-func)
 	SourceSLIC      = "slic"      // superpixels computed here from the raw images
 	SourceGenerated = "generated" // drawn from the dataset's recipe (CLUSTER, PATTERN, NeighborsMatch, Erdős–Rényi)
 )
@@ -38,10 +39,19 @@ var pygFiles = map[string]func(split string) string{
 func PyGDir(dir, name string) string { return filepath.Join(dir, strings.ToLower(name), "pyg") }
 
 // SourceOf says which files LoadSplit reads for a dataset in dir: SourcePyG when the public
-// distribution's training file is there (always for the LRGB peptides, which have no other
-// source), else the dataset's other source.
+// distribution's training file is there, else the dataset's other source.
+//
+// Peptides-func is the exception: its JSON Lines files (SourceJSONL, <data>/peptides-func/
+// train.jsonl.gz present) come first, before the public distribution. They are the files of the
+// shared data folder, pinned by their SHA-256 sums (cmd/data list checks them), while the PyG
+// archive has no published sum; so a folder that gains the archive later does not change the
+// graphs its runs read. Without either it is SourcePyG (Peptides-struct always is), and
+// LoadSplit's error names both places.
 func SourceOf(dir, name string) string {
 	name = strings.ToLower(name)
+	if hasPeptidesJSONL(dir, name) {
+		return SourceJSONL
+	}
 	if f, ok := pygFiles[name]; ok {
 		if _, err := os.Stat(filepath.Join(PyGDir(dir, name), f("train"))); err == nil {
 			return SourcePyG
@@ -65,6 +75,9 @@ func DescribeSource(dir, name string) string {
 	case SourcePyG:
 		return fmt.Sprintf("%s from its public distribution in %s (exact)", name, PyGDir(dir, name))
 	case SourceJSONL:
+		if _, ok := peptides[name]; ok {
+			return fmt.Sprintf("%s from the JSON Lines files in %s (built from LRGB's raw CSV and split with OGB's smiles2graph rules, RDKit 2022.09.3; read before the public distribution)", name, filepath.Join(dir, name))
+		}
 		return fmt.Sprintf("%s from the JSON Lines files in %s (see its README for which splits are exact)", name, filepath.Join(dir, name))
 	case SourceSLIC:
 		return fmt.Sprintf("%s superpixels computed here (SLIC) from the images in %s (approximate; `go run ./cmd/data get %s` fetches the exact graphs)", name, filepath.Join(dir, name), name)
@@ -72,11 +85,36 @@ func DescribeSource(dir, name string) string {
 	return name + " generated from its recipe"
 }
 
+// LoadPublicSplit reads one split of a dataset's public distribution in dir/<name>/pyg, whatever
+// SourceOf prefers (Peptides-func's JSON Lines files come first in LoadSplit): cmd/data checks
+// the files it fetched with it, and the tests compare the two formats.
+func LoadPublicSplit(dir, name, split string) ([]*Graph, *Spec, error) {
+	spec, err := OpenSpec(dir, name)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, ok := pygFiles[spec.Name]; !ok {
+		return nil, nil, fmt.Errorf("%s has no public distribution", spec.Name)
+	}
+	if !contains(spec.Splits, split) {
+		return nil, nil, fmt.Errorf("%s: unknown split %q (have %s)", spec.Name, split, strings.Join(spec.Splits, ", "))
+	}
+	gs, err := loadPyG(dir, spec, split)
+	if err != nil {
+		return nil, nil, err
+	}
+	return gs, spec, nil
+}
+
 // loadPyG reads one split of a dataset's public distribution.
 func loadPyG(dir string, spec *Spec, split string) ([]*Graph, error) {
 	path := filepath.Join(PyGDir(dir, spec.Name), pygFiles[spec.Name](split))
 	raw, err := os.ReadFile(path)
 	if errors.Is(err, os.ErrNotExist) {
+		if peptides[spec.Name].jsonl && !hasPeptidesJSONL(dir, spec.Name) {
+			return nil, fmt.Errorf("%s: %s not found, nor the JSON Lines files (%s): copy them (train, val, test) into %s, or fetch the public distribution with `go run ./cmd/data get -data %s %s`",
+				spec.Name, path, peptidesJSONLPath(dir, spec.Name, split), filepath.Join(dir, spec.Name), dir, spec.Name)
+		}
 		return nil, fmt.Errorf("%s: %s not found: fetch the public distribution with `go run ./cmd/data get -data %s %s`", spec.Name, path, dir, spec.Name)
 	}
 	if err != nil {

@@ -222,3 +222,44 @@ func TestPublicAQSOLMatchesExactFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestGetBesideJSONL: fetching Peptides-func's public distribution into a folder that holds its
+// JSON Lines files (which runs read first) reads and checks the fetched files and says that
+// runs read the JSON Lines files; nothing is cached for graphs no run reads.
+func TestGetBesideJSONL(t *testing.T) {
+	archive := zipFolder(t, filepath.Join(fixtures, "peptides-func", "pyg"), "peptidesfunc/train.pt", "peptidesfunc/val.pt", "peptidesfunc/test.pt")
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.ServeContent(w, r, r.URL.Path, time.Time{}, bytes.NewReader(archive))
+	}))
+	t.Cleanup(srv.Close)
+	oldOf := archivesOf
+	t.Cleanup(func() { archivesOf = oldOf })
+	archivesOf = func(name string) ([]download.Archive, error) {
+		as, err := download.Archives(name)
+		for i := range as {
+			as[i].URL, as[i].SHA256, as[i].Size = srv.URL+"/"+as[i].Name, sum(archive), int64(len(archive))
+		}
+		return as, err
+	}
+	root, cache := t.TempDir(), t.TempDir()
+	os.MkdirAll(filepath.Join(root, "peptides-func"), 0o755)
+	for _, split := range []string{"train", "val", "test"} {
+		b, err := os.ReadFile(filepath.Join("..", "..", "data", "testdata", "jsonl", "peptides-func", split+".jsonl.gz"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		os.WriteFile(filepath.Join(root, "peptides-func", split+".jsonl.gz"), b, 0o644)
+	}
+	var so, se bytes.Buffer
+	if code := run([]string{"get", "-data", root, "-cache", cache, "-retries", "0", "peptides-func"}, &so, &se); code != 0 {
+		t.Fatalf("exit %d\n%s\n%s", code, so.String(), se.String())
+	}
+	want := "peptides-func: read train 3, val 1, test 2 graphs from the public distribution in " + data.PyGDir(root, "peptides-func") +
+		" (not cached: runs read peptides-func from the JSON Lines files in " + filepath.Join(root, "peptides-func")
+	if !strings.Contains(so.String(), want) {
+		t.Errorf("stdout lacks %q:\n%s", want, so.String())
+	}
+	if entries, _ := os.ReadDir(cache); len(entries) != 0 {
+		t.Errorf("%d cache entries, want none", len(entries))
+	}
+}

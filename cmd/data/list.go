@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path"
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/download"
@@ -45,8 +46,40 @@ func list(args []string, stdout io.Writer) error {
 				errs = append(errs, err)
 			}
 		}
+		for _, f := range localFilesOf(name) {
+			if err := listLocal(stdout, root, f); err != nil {
+				errs = append(errs, err)
+			}
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// listLocal prints a file of the data folder that is not fetched (Peptides-func's JSON Lines
+// files and LRGB's raw files), where it comes from, and whether it is there and matches its sum.
+func listLocal(w io.Writer, root string, f download.LocalFile) error {
+	st, err := download.InspectLocal(root, f)
+	fmt.Fprintf(w, "  %s (%s; not fetched)\n", path.Join(f.Dest, f.Name), f.Kind)
+	fmt.Fprintf(w, "    from:   %s\n", f.Origin)
+	fmt.Fprintf(w, "    size:   %d bytes (%s)\n", f.Size, download.FormatSize(f.Size))
+	fmt.Fprintf(w, "    sha256: %s\n", f.SHA256)
+	var state string
+	bad := false
+	switch {
+	case err != nil:
+		state, bad = "cannot be checked: "+err.Error(), true
+	case !st.Present:
+		state = "missing (" + st.Path + ")"
+	case st.Verified:
+		state = "present, verified"
+	default:
+		state, bad = fmt.Sprintf("present but does NOT match (sha256 %s, %d bytes): copy it again from its source", st.SHA256, st.Size), true
+	}
+	fmt.Fprintf(w, "    state:  %s\n", state)
+	if bad {
+		return fmt.Errorf("%s: %s: %s", f.Dataset, st.Path, state)
+	}
+	return nil
 }
 
 // listDataDir is the data folder list reads: -data, else $REWIREGNN_DATA, else the default;

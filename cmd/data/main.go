@@ -1,5 +1,7 @@
 // Command data fetches the public archives of the benchmark datasets (as PyTorch Geometric
-// distributes them) into the data folder, and lists what the folder holds of them.
+// distributes them) into the data folder, and lists what the folder holds of them and of the
+// files it cannot fetch (Peptides-func's JSON Lines files and LRGB's raw files, checked against
+// their recorded SHA-256 sums).
 //
 //	go run ./cmd/data get [-data DIR] [-retries N] zinc aqsol mnist cifar10 peptides-func peptides-struct | all
 //	go run ./cmd/data list [-data DIR]
@@ -40,6 +42,7 @@ var afterFetch = convert
 // The registry; tests point these at a local server.
 var (
 	archivesOf   = download.Archives
+	localFilesOf = download.LocalFiles // listed and checked, never fetched
 	datasetNames = download.Datasets
 	allDatasets  = download.PaperDatasets // what "all" fetches
 )

@@ -9,11 +9,13 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/download"
+	"github.com/rewiregnn/rewiregnn/internal/testdata"
 )
 
 func TestUsageErrors(t *testing.T) {
@@ -194,5 +196,97 @@ func TestPeptidesOffline(t *testing.T) {
 		if !strings.Contains(so.String(), w) {
 			t.Errorf("list lacks %q:\n%s", w, so.String())
 		}
+	}
+}
+
+// TestListLocalFiles: list shows the files that are not fetched, with where they come from,
+// their size and sum, and whether they are there and match: a matching file is verified, a
+// missing one is only reported, a mismatch fails the command (status 1) naming the file.
+func TestListLocalFiles(t *testing.T) {
+	root := t.TempDir()
+	dir := filepath.Join(root, "peptides-func")
+	os.MkdirAll(dir, 0o755)
+	good, bad := []byte("good graphs\n"), []byte("bad graphs\n")
+	os.WriteFile(filepath.Join(dir, "good.jsonl.gz"), good, 0o644)
+	os.WriteFile(filepath.Join(dir, "bad.jsonl.gz"), bad, 0o644)
+	old := localFilesOf
+	t.Cleanup(func() { localFilesOf = old })
+	localFilesOf = func(name string) []download.LocalFile {
+		if name != "peptides-func" {
+			return nil
+		}
+		f := download.LocalFile{Dataset: name, Dest: "peptides-func", Kind: "JSON Lines graphs", Origin: "built here"}
+		g, b, m := f, f, f
+		g.Name, g.Size, g.SHA256 = "good.jsonl.gz", int64(len(good)), sum(good)
+		b.Name, b.Size, b.SHA256 = "bad.jsonl.gz", int64(len(good)), sum(good)
+		m.Name, m.Size, m.SHA256 = "gone.jsonl.gz", 1, sum(nil)
+		return []download.LocalFile{g, b, m}
+	}
+	var so, se bytes.Buffer
+	if code := run([]string{"list", "-data", root}, &so, &se); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s\n%s", code, so.String(), se.String())
+	}
+	for _, w := range []string{
+		"  peptides-func/good.jsonl.gz (JSON Lines graphs; not fetched)\n    from:   built here\n    size:   12 bytes (12 B)\n    sha256: " + sum(good) + "\n    state:  present, verified\n",
+		"  peptides-func/bad.jsonl.gz (JSON Lines graphs; not fetched)", "state:  present but does NOT match (sha256 " + sum(bad) + ", 11 bytes)",
+		"state:  missing (" + filepath.Join(dir, "gone.jsonl.gz") + ")",
+	} {
+		if !strings.Contains(so.String(), w) {
+			t.Errorf("list lacks %q:\n%s", w, so.String())
+		}
+	}
+	if !strings.Contains(se.String(), "peptides-func: "+filepath.Join(dir, "bad.jsonl.gz")+": present but does NOT match") || strings.Contains(se.String(), "good.jsonl.gz") {
+		t.Errorf("stderr %s", se.String())
+	}
+
+	// the registry's own files: small fake copies do not match the recorded sums
+	localFilesOf = old
+	for _, split := range []string{"train", "val", "test"} {
+		os.WriteFile(filepath.Join(dir, split+".jsonl.gz"), []byte("fake "+split), 0o644)
+	}
+	so.Reset()
+	se.Reset()
+	if code := run([]string{"list", "-data", root}, &so, &se); code != 1 {
+		t.Fatalf("exit %d, want 1\n%s", code, so.String())
+	}
+	for _, split := range []string{"train", "val", "test"} {
+		if !strings.Contains(se.String(), filepath.Join(dir, split+".jsonl.gz")+": present but does NOT match") {
+			t.Errorf("no mismatch reported for %s:\n%s", split, se.String())
+		}
+	}
+	for _, w := range []string{"peptides-func/train.jsonl.gz (JSON Lines graphs, read before the archive's files; not fetched)",
+		"OGB's smiles2graph rules", "not downloadable from these machines", "sha256: 9b89015830dfafe88952d67c2738cbeb53eee00ca18c860ef0b3f6ca843add8c",
+		"size:   6259048 bytes", "peptides-func/raw/peptide_multi_class_dataset.csv.gz (LRGB raw CSV; not fetched)", "missing (" + filepath.Join(dir, "raw", "peptide_multi_class_dataset.csv.gz") + ")"} {
+		if !strings.Contains(so.String(), w) {
+			t.Errorf("list lacks %q", w)
+		}
+	}
+	if strings.Contains(so.String(), "peptides-struct/train.jsonl.gz") {
+		t.Error("peptides-struct lists JSON Lines files")
+	}
+}
+
+// TestListSharedPeptides: the shared data folder's Peptides-func files match the sums of the
+// registry. Skipped where the folder does not hold them.
+func TestListSharedPeptides(t *testing.T) {
+	dir := testdata.Dir(t)
+	if _, err := os.Stat(filepath.Join(dir, "peptides-func", "train.jsonl.gz")); err != nil {
+		t.Skipf("no Peptides-func JSON Lines files in %s", dir)
+	}
+	var so, se bytes.Buffer
+	run([]string{"list", "-data", dir}, &so, &se) // other datasets' files are not this test's
+	for _, f := range download.LocalFiles("peptides-func") {
+		head := path.Join(f.Dest, f.Name) + " (" + f.Kind + "; not fetched)\n"
+		i := strings.Index(so.String(), head)
+		if i < 0 {
+			t.Errorf("list lacks %q", head)
+			continue
+		}
+		if lines := strings.Split(so.String()[i:], "\n"); len(lines) < 5 || lines[4] != "    state:  present, verified" {
+			t.Errorf("%s: %q, want present, verified", f.Name, lines[min(4, len(lines)-1)])
+		}
+	}
+	if strings.Contains(se.String(), "peptides-func") {
+		t.Errorf("stderr %s", se.String())
 	}
 }
