@@ -758,8 +758,8 @@ cpu_collect() {
 	(cmd_collect "$out")
 	rc=$?
 	stamp >"$CPU_DIR/collected"
-	echo "what changed under $RESULTS:"
-	diff <(echo "$before") <(cpu_results_state) | sed -n 's/^> /  /p'
+	echo "what changed under $RESULTS (+ added or changed, - gone):"
+	diff <(echo "$before") <(cpu_results_state) | sed -n -e 's/^> /  + /p' -e 's/^< /  - /p'
 	return $rc
 }
 
