@@ -170,11 +170,10 @@ func TestCampaignCPUMode(t *testing.T) {
 	}
 	col := e.sh(e.script(), "cpu", "collect")
 	t.Logf("window 1:\n%s", col)
-	if !strings.Contains(col, "collected: 1 finished, 1 unfinished") || !strings.Contains(col, "what changed under") {
-		t.Fatalf("window 1's collect: want the quick run finished and the long one parked:\n%s", col)
-	}
-	if r := result(t, e.runDir("runs", quick)); r["stopped_by"] != "max_epochs" {
-		t.Errorf("quick run: stopped_by %v", r["stopped_by"])
+	// the quick run (3 epochs) finishes here unless the machine is very slow; then window 3 does
+	if !(strings.Contains(col, "collected: 1 finished, 1 unfinished") || strings.Contains(col, "collected: 0 finished, 2 unfinished")) ||
+		!strings.Contains(col, "what changed under") {
+		t.Fatalf("window 1's collect: want the long run parked (and the quick one finished or parked):\n%s", col)
 	}
 	parked := e.runDir("unfinished", long)
 	if r := result(t, parked); r["stopped_by"] != "signal" {
@@ -198,7 +197,7 @@ func TestCampaignCPUMode(t *testing.T) {
 	col = e.sh(e.script(), "cpu", "collect")
 	t.Logf("window 2:\n%s", col)
 	eps2 := lines(t, filepath.Join(parked, "metrics.jsonl"))
-	if !strings.Contains(col, "collected: 0 finished, 1 unfinished") || eps2 < eps1+2 || eps2 >= longEps {
+	if !strings.Contains(col, "unfinished: "+parked) || eps2 < eps1+2 || eps2 >= longEps {
 		t.Fatalf("window 2's collect: want the long run parked with %d to %d epochs, has %d:\n%s", eps1+2, longEps-1, eps2, col)
 	}
 
@@ -216,6 +215,9 @@ func TestCampaignCPUMode(t *testing.T) {
 	waitIdle(t, dir, 120*time.Second)
 	col = e.sh(e.script(), "cpu", "collect")
 	t.Logf("window 3:\n%s", col)
+	if r := result(t, e.runDir("runs", quick)); r["stopped_by"] != "max_epochs" {
+		t.Errorf("quick run: stopped_by %v, want max_epochs", r["stopped_by"])
+	}
 	fin := e.runDir("runs", long)
 	if r := result(t, fin); r["stopped_by"] != "max_epochs" || r["epochs"] != float64(longEps) || r["resumed"] != float64(2) {
 		t.Fatalf("long run after window 3: stopped_by %v, epochs %v, resumed %v; want max_epochs, %d, twice",
