@@ -4,7 +4,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io/fs"
 	"path/filepath"
 	"strings"
 )
@@ -86,14 +85,9 @@ func InspectLocal(dataDir string, f LocalFile) (Status, error) {
 	if err := f.validate(); err != nil {
 		return st, err
 	}
-	size, sum, err := hashFile(st.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
+	if err := st.hash(); err != nil || !st.Present {
 		return st, err
 	}
-	st.Present, st.Size, st.SHA256 = true, size, sum
-	st.Verified = sum == st.Want && size == f.Size
+	st.Verified = st.SHA256 == st.Want && st.Size == f.Size
 	return st, nil
 }

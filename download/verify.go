@@ -141,17 +141,27 @@ func Inspect(dataDir string, a Archive) (Status, error) {
 	if fi, err := os.Stat(st.Path + partSuffix); err == nil {
 		st.Partial = fi.Size()
 	}
-	size, sum, err := hashFile(st.Path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return st, nil
-	}
-	if err != nil {
+	if err := st.hash(); err != nil || !st.Present {
 		return st, err
 	}
-	st.Present, st.Size, st.SHA256 = true, size, sum
+	size, sum := st.Size, st.SHA256
 	st.Verified = want != "" && sum == want && (a.Size == 0 || size == a.Size)
 	if b, err := os.ReadFile(st.Path + unpackedSuffix); err == nil && strings.TrimSpace(string(b)) == sum {
 		st.Unpacked = true
 	}
 	return st, nil
+}
+
+// hash fills Present, Size and SHA256 from the file at st.Path; a missing file leaves Present
+// false and is no error.
+func (st *Status) hash() error {
+	size, sum, err := hashFile(st.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	st.Present, st.Size, st.SHA256 = true, size, sum
+	return nil
 }

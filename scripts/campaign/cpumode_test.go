@@ -53,29 +53,45 @@ func waitIdle(t *testing.T, dir string, limit time.Duration) {
 	}
 }
 
+// proc is one process of /proc: its pid, command name, session and nice value.
+type proc struct {
+	pid, sid, nice int
+	comm           string
+}
+
+// procs reads every process's /proc/PID/stat (pid (comm) state ppid pgrp session … nice is
+// field 19; comm may hold spaces).
+func procs() []proc {
+	var out []proc
+	dirs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range dirs {
+		st, err := os.ReadFile(filepath.Join(p, "stat"))
+		i, j := bytes.IndexByte(st, '('), bytes.LastIndexByte(st, ')')
+		if err != nil || i < 0 || j < i {
+			continue
+		}
+		f := strings.Fields(string(st[j+2:]))
+		if len(f) < 17 {
+			continue
+		}
+		pid, _ := strconv.Atoi(filepath.Base(p))
+		sid, _ := strconv.Atoi(f[3])
+		n, _ := strconv.Atoi(f[16])
+		out = append(out, proc{pid: pid, sid: sid, nice: n, comm: string(st[i+1 : j])})
+	}
+	return out
+}
+
 // trainers lists the processes of the session sid whose command is the bundle's trainer, with
 // each one's nice value and environment.
 func trainers(t *testing.T, sid int) (pids []int, nice []int, environ []string) {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		st, err := os.ReadFile(filepath.Join(p, "stat"))
-		if err != nil {
+	for _, p := range procs() {
+		if p.sid != sid || p.comm != "train" {
 			continue
 		}
-		// pid (comm) state ppid pgrp session … nice is field 19; comm may hold spaces
-		i := bytes.LastIndexByte(st, ')')
-		if i < 0 || !bytes.HasPrefix(st[bytes.IndexByte(st, '(')+1:], []byte("train)")) {
-			continue
-		}
-		f := strings.Fields(string(st[i+2:]))
-		if s, _ := strconv.Atoi(f[3]); s != sid {
-			continue
-		}
-		pid, _ := strconv.Atoi(filepath.Base(p))
-		n, _ := strconv.Atoi(f[16])
-		env, _ := os.ReadFile(filepath.Join(p, "environ"))
-		pids, nice, environ = append(pids, pid), append(nice, n), append(environ, string(env))
+		env, _ := os.ReadFile(filepath.Join("/proc", strconv.Itoa(p.pid), "environ"))
+		pids, nice, environ = append(pids, p.pid), append(nice, p.nice), append(environ, string(env))
 	}
 	return pids, nice, environ
 }
@@ -83,20 +99,9 @@ func trainers(t *testing.T, sid int) (pids []int, nice []int, environ []string) 
 // killSession kills every process of session sid at once with SIGKILL: the machine stops.
 func killSession(t *testing.T, sid int) {
 	t.Helper()
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		st, err := os.ReadFile(filepath.Join(p, "stat"))
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(st, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(st[i+2:]))
-		if s, _ := strconv.Atoi(f[3]); s == sid {
-			pid, _ := strconv.Atoi(filepath.Base(p))
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+	for _, p := range procs() {
+		if p.sid == sid {
+			_ = syscall.Kill(p.pid, syscall.SIGKILL)
 		}
 	}
 }
