@@ -43,7 +43,8 @@ var LRGBDifferences = []string{
 		"RWSE (walks of 1..16 steps in both): ours adds Linear(16 → 135) to the atom embedding, without BatchNorm; LRGB concatenates BatchNorm + Linear(16 → 20) to a 118-wide atom embedding. Effect: small, mostly early in training.",
 	"Graph: our rewired columns add a self-loop to every node at every r (r = 1 is the molecule plus self-loops plus a 1-column adjacency encoding) and, with CLS, a virtual node that is read out instead of the mean; " +
 		"our reference rows and LRGB's GatedGCN use the molecule as it is. Effect: the r = 1 row is not LRGB's GatedGCN; compare r = 1 with our GatedGCN row.",
-	"Encodings: our columns encode adjacency powers on the edges of the rewired graph; LRGB's long-range rows (Transformer+LapPE, SAN+RWSE) are full-attention models with Laplacian or random-walk node encodings. Effect: a comparison of approaches at one budget, not of encodings.",
+	"Encodings: our columns encode adjacency powers on the edges of the rewired graph; LRGB's long-range rows (Transformer+LapPE, SAN+RWSE) and GraphGPS are full-attention models with Laplacian or random-walk node encodings. " +
+		"The virtual-node row adds RWSE to a node joined to every node (our CLS column without RWSE); DRew rewires per layer (layer l reaches the l-hop neighbours, with a delay) where ours joins all r-hop pairs before the first layer. Effect: a comparison of approaches at one budget, not of encodings.",
 	"Seeds: ours 41, 95, 12, 35; LRGB's 0..3; four each, mean ± population std in both (GraphGym's np.std). Effect: seed noise only.",
 }
 
@@ -304,7 +305,7 @@ func (lt *LRGBTable) Markdown() string {
 		b.WriteString("\n")
 	}
 	b.WriteString("\nReference rows: our GatedGCN without rewiring, and published results of other papers (not the reproduced paper's), with their sources below. " +
-		"Published values are LRGB's selection, so they stand in the best-validation column.\n\n")
+		"Published values stand in the best-validation column: LRGB's rows are its best-validation selection; for the others, their source below says what is known of theirs.\n\n")
 	b.WriteString("| model | test, final epoch | test, best-validation epoch | parameters | source | ours against the published row |\n|---|---|---|---:|---|---|\n")
 	for _, s := range lt.Baselines {
 		g := lt.baseline(s)

@@ -95,7 +95,7 @@ func TestLRGBTableLayout(t *testing.T) {
 	if bv := lt.BestVal(lt.T.Group("gcn-rwse", 1)); bv.N != 3 {
 		t.Errorf("gcn-rwse: %d seeds with epochs, want 3", bv.N)
 	}
-	if len(lt.External) != 4 || len(lt.Sources) != 1 || lt.Sources[0].ID != "lrgb" {
+	if len(lt.External) != 7 || len(lt.Sources) != 4 || lt.Sources[0].ID != "lrgb" || lt.Sources[3].ID != "drew" {
 		t.Errorf("external rows %d, sources %+v", len(lt.External), lt.Sources)
 	}
 }
@@ -115,6 +115,10 @@ func TestLRGBTableMarkdown(t *testing.T) {
 		"| GatedGCN+RWSE | – | 0.6069 ± 0.0035 | 506,280 | [1] | |",
 		"| Transformer+LapPE | – | 0.6326 ± 0.0126 | 488,426 | [1] | |",
 		"| SAN+RWSE | – | 0.6439 ± 0.0075 | 499,822 | [1] | |",
+		"| GraphGPS | – | 0.6535 ± 0.0041 | – | [2] | |",
+		"| GatedGCN+RWSE+virtual node | – | 0.6685 ± 0.0062 | – | [3] | |",
+		"| DRew-GCN+LapPE | – | 0.7150 ± 0.0044 | – | [4] | |",
+		"[4] B. Gutteridge et al., \"DRew: Dynamically Rewired Message Passing with Delay\", ICML 2023",
 		// the source and the differences
 		"[1] V. P. Dwivedi, L. Rampášek, M. Galkin, A. Parviz, G. Wolf, A. T. Luu, D. Beaini, \"Long Range Graph Benchmark\"",
 		"d48dd4462019bd26c367a1ab303a1c07349e40d8, aggr_results/results-peptides-func.json",
@@ -129,8 +133,8 @@ func TestLRGBTableMarkdown(t *testing.T) {
 			t.Errorf("lacks %q:\n%s", want, md)
 		}
 	}
-	if n := strings.Count(md, "\n| GatedGCN"); n != 4 {
-		t.Errorf("%d GatedGCN reference rows, want 4 (ours and LRGB's, plain and +RWSE)", n)
+	if n := strings.Count(md, "\n| GatedGCN"); n != 5 {
+		t.Errorf("%d GatedGCN reference rows, want 5 (ours and LRGB's, plain and +RWSE; Cai et al.'s with a virtual node)", n)
 	}
 }
 
