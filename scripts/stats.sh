@@ -15,7 +15,7 @@
 #   after --: more cmd/stats flags, e.g. -cls, -q 8, -self-loops=false, -repeat 1
 #
 # Examples:
-#   scripts/stats.sh                                   # ZINC test, r = 1..10: the README's table
+#   scripts/stats.sh                                   # ZINC test, r = 1..10: the table in docs/usage.md
 #   scripts/stats.sh -s all -r 1-4 -j -o /tmp/zinc-stats.json   # the input of tables -stats
 #   scripts/stats.sh -d aqsol -s val -r 1-3 -- -repeat 1
 #

@@ -29,6 +29,9 @@
 #         same runs as the sweep: a run swept with -set train.max_time=4m is another config
 #         than the grid's, listed as "not the grid's run" unless given -k train.max_time=4m
 #
+# When OUT is under docs/results, the figures the docs quote from the committed runs are then
+# rewritten where they changed (go run ./cmd/docfacts -w; a test fails while a doc disagrees).
+#
 # OUT's tables are never replaced by tables of fewer runs than OUT/summary.json records
 # (cmd/tables refuses, exit status 1): in a fresh clone, whose runs/ is empty, the committed
 # tables stay as they are.
@@ -105,3 +108,8 @@ done
 ((reduced == 0)) || args+=(-include-reduced)
 
 run "$GO" run ./cmd/tables "${args[@]}"
+# The figures the docs quote from committed runs (README's results table, the results READMEs'
+# epochs and parked runs) follow the runs: rewrite those that changed (cmd/docfacts).
+if [[ $out == docs/results* ]]; then
+	run "$GO" run ./cmd/docfacts -w
+fi

@@ -33,6 +33,7 @@ var Kinds = map[string]string{
 	"runs":        "the finished runs (result.json, no checkpoint.bin) under the folders",
 	"epochs":      "the range of the finished runs' epochs under the folders",
 	"test":        "the range of the finished runs' test metrics under the folders, 3 decimals",
+	"cell":        "the finished runs' test metrics under the folders as mean ± population std, 3 decimals (one run: its value)",
 	"minutes":     "the range of the finished runs' total_seconds under the folders, in whole minutes",
 	"parked":      "the range of epochs logged (metrics.jsonl lines) by the parked runs (with checkpoint.bin) under the folders",
 	"unfinished":  "the number of parked runs (with checkpoint.bin) under the folders",
@@ -212,6 +213,13 @@ func Value(root, kind, arg string) (string, error) {
 			}
 		}
 		return span(xs, "%.3f")
+	case "cell":
+		for _, r := range runs.results {
+			if r.Reportable() == "" {
+				xs = append(xs, r.TestMetric)
+			}
+		}
+		return meanStd(xs)
 	case "minutes":
 		for _, r := range runs.results {
 			xs = append(xs, math.Round(r.TotalSeconds/60))
@@ -247,6 +255,25 @@ func span(xs []float64, format string) (string, error) {
 		return a, nil
 	}
 	return a + "–" + b, nil
+}
+
+// meanStd formats xs as "mean ± std" (population std, the tables' statistic), or the one value.
+func meanStd(xs []float64) (string, error) {
+	if len(xs) == 0 {
+		return "", fmt.Errorf("no runs to take it from")
+	}
+	if len(xs) == 1 {
+		return fmt.Sprintf("%.3f", xs[0]), nil
+	}
+	var sum, sq float64
+	for _, x := range xs {
+		sum += x
+	}
+	mean := sum / float64(len(xs))
+	for _, x := range xs {
+		sq += (x - mean) * (x - mean)
+	}
+	return fmt.Sprintf("%.3f ± %.3f", mean, math.Sqrt(sq/float64(len(xs)))), nil
 }
 
 // countConfigs counts the per-setting config files.

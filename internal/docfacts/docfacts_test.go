@@ -81,6 +81,8 @@ func TestValues(t *testing.T) {
 		{"epochs", "docs/results/g/runs", "197–249"},
 		{"test", "docs/results/g/runs", "0.376–0.380"},
 		{"minutes", "docs/results/g/runs", "16–53"},
+		{"cell", "docs/results/g/runs", "0.378 ± 0.002"}, // (0.3804+0.3756)/2, |d|/2 = 0.0024
+		{"cell", "docs/results/g/runs/zinc-a/seed41", "0.380"},
 		{"parked", "docs/results/*/unfinished", "20–29"},
 		{"parked", "docs/results/g/unfinished", "20"},
 		{"unfinished", "docs/results/g/unfinished docs/results/h/unfinished", "2"},
