@@ -217,7 +217,7 @@ func (f *Figure) Markdown() string {
 // Plot draws our curves (solid, with a band of ± one std) and the paper's points (dashed, hollow
 // markers) in the same colour per series.
 func (f *Figure) Plot(path string) error {
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = fmt.Sprintf("%s: ours (solid) and the paper (dashed)", f.ID)
 	p.X.Label.Text = f.X
 	p.Y.Label.Text = f.Y
