@@ -178,7 +178,7 @@ func (f *Figure) Markdown() string {
 	fmt.Fprintf(&b, "%s per %s, ours (mean ± std over seeds) / the paper's; %s.\n\n", f.Y, f.X, f.Paper.Note)
 	b.WriteString("| " + f.X + " |")
 	for _, c := range f.Curves {
-		fmt.Fprintf(&b, " %s (%s r=%d) |", c.Label, c.Setting, c.R)
+		fmt.Fprintf(&b, " %s (%s r=%d) |", c.Label, results.RegistrySetting(c.Setting), c.R)
 	}
 	b.WriteString("\n|---|")
 	for range f.Curves {

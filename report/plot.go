@@ -143,17 +143,8 @@ func variant(setting string) (model, rest string) {
 	return model, rest
 }
 
-func modelTitle(m string) string {
-	switch m {
-	case "gcn":
-		return "GatedGCN"
-	case "mon":
-		return "MoNet"
-	case "trans":
-		return "Transformer"
-	}
-	return m
-}
+// modelTitle is the name in prose of a column key's model label (gcn: GatedGCN).
+func modelTitle(m string) string { return modelName(results.RegistryModel(m)) }
 
 // style gives each variant (encoding, cls) one colour and glyph across all panels and plots.
 func style(variants []string, v string) (color.Color, draw.GlyphDrawer) {
@@ -280,7 +271,7 @@ func PlotTime(t *Table, path string) error {
 		l.Color, s.Color, s.Shape = col, col, glyph
 		l.Dashes = plotutil.Dashes(modelIndex(m))
 		p.Add(l, s)
-		p.Legend.Add(c, l, s)
+		p.Legend.Add(results.RegistrySetting(c), l, s)
 	}
 	if !drew {
 		return fmt.Errorf("%s: no finished runs of %s to time", path, t.ID)
@@ -342,11 +333,11 @@ func modelIndex(m string) int {
 // epoch, one line per r, each the mean over the seeds up to the shortest seed's last epoch.
 func PlotCurves(dataset, metric, setting string, groups []*results.Group, path string) error {
 	loss := newPlot()
-	loss.Title.Text = fmt.Sprintf("%s %s: validation loss", DatasetTitle(dataset), setting)
+	loss.Title.Text = fmt.Sprintf("%s %s: validation loss", DatasetTitle(dataset), results.RegistrySetting(setting))
 	loss.X.Label.Text = "epoch"
 	loss.Y.Label.Text = "val loss (mean over seeds)"
 	met := newPlot()
-	met.Title.Text = fmt.Sprintf("%s %s: validation metric", DatasetTitle(dataset), setting)
+	met.Title.Text = fmt.Sprintf("%s %s: validation metric", DatasetTitle(dataset), results.RegistrySetting(setting))
 	met.X.Label.Text = "epoch"
 	met.Y.Label.Text = "val " + strings.TrimPrefix(MetricTitle(metric), "test ")
 	met.Legend.Top = !runfiles.LowerIsBetter(metric)
