@@ -33,11 +33,11 @@ var hashExcluded = map[string]bool{
 var hashLater = map[string]string{"model.relative": "", "train.stop_accuracy": formatValue(0.0)}
 
 // leftOutAtDefault are keys added since layoutV1 whose default is not their zero value, with
-// that default (as formatValue writes it): Hash and YAML leave such a key out while it holds
-// its default, so a run at the default hashes as before the key existed and writes the same
-// config.yaml, byte for byte (scripts/bitcheck.sh compares them); loading that file gives the
-// default back from configs/defaults/base.yaml. A run that sets another value hashes it and
-// writes it.
+// that default (as formatValue writes it): Hash leaves such a key out while it holds its
+// default, so a run at the default hashes as before the key existed, and RunName names it only
+// when it differs (nameSuffixes). YAML writes it always (config.yaml holds every key a run
+// used); loading a config.yaml written before the key existed gives the default back from
+// configs/defaults/base.yaml.
 var leftOutAtDefault = map[string]string{KeyPrecision: PrecisionFP32, KeyRWSteps: formatValue(DefaultRWSteps)}
 
 // atLeftOutDefault reports whether key f is one of leftOutAtDefault holding its default.

@@ -202,9 +202,9 @@ func TestHashOfLaterKeys(t *testing.T) {
 	}
 }
 
-// TestPrecisionKey: train.precision defaults to fp32, which leaves the hash and config.yaml as
-// they were before the key existed (no precision line; the serialisation of
-// TestHashIsTheDigestOfTheDocumentedSerialisation unchanged); tf32 is hashed, written, read
+// TestPrecisionKey: train.precision defaults to fp32, which leaves the hash as it was before the
+// key existed (the serialisation of TestHashIsTheDigestOfTheDocumentedSerialisation unchanged)
+// while config.yaml writes it (precision: fp32); tf32 is hashed, written, read
 // back, named by Diff (what a resume checks) and in the derived run name; bf16 hashes apart
 // from both and is named …-bf16.
 func TestPrecisionKey(t *testing.T) {
@@ -220,8 +220,8 @@ func TestPrecisionKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(y), "precision") {
-		t.Errorf("config.yaml of an fp32 run names the precision:\n%s", y)
+	if !strings.Contains(string(y), "  stop_accuracy: 0.0\n  precision: fp32\n") {
+		t.Errorf("config.yaml of an fp32 run: want precision: fp32 after the last train key:\n%s", y)
 	}
 	tf32 := mustLoad(t, file, "train.precision=tf32")
 	if tf32.Hash() == fp32.Hash() {
@@ -253,9 +253,10 @@ func TestPrecisionKey(t *testing.T) {
 	}
 }
 
-// TestRWStepsKey: dataset.rw_steps defaults to 16, which leaves the hash and config.yaml as they
-// were before the key existed; another k is hashed, written, read back and named by Diff; the
-// run name of an rwse run is <dataset>-<model>-rwse[-cls]-r<r>; other encodings accept any k ≥ 0
+// TestRWStepsKey: dataset.rw_steps defaults to 16, which leaves the hash as it was before the
+// key existed while config.yaml writes it; another k is hashed, written, read back and named by
+// Diff; the run name of an rwse run is <dataset>-<model>-rwse[-cls]-r<r>, with -rw<k> when k is
+// not 16 (so that k = 8 and k = 16 do not share a folder); other encodings accept any k ≥ 0
 // and ignore it, as they do dataset.q.
 func TestRWStepsKey(t *testing.T) {
 	file := writeTemp(t, "c.yaml", "dataset:\n  name: zinc\n  encoding: rwse\n  r: 2\n")
@@ -270,8 +271,8 @@ func TestRWStepsKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(y), "rw_steps") {
-		t.Errorf("config.yaml of a k = 16 run names rw_steps:\n%s", y)
+	if !strings.Contains(string(y), "  subset: 0\n  rw_steps: 16\nmodel:\n") {
+		t.Errorf("config.yaml of a k = 16 run: want rw_steps: 16 after the last dataset key:\n%s", y)
 	}
 	k8 := mustLoad(t, file, "dataset.rw_steps=8")
 	if k8.Hash() == k16.Hash() {
@@ -292,6 +293,9 @@ func TestRWStepsKey(t *testing.T) {
 	}
 	if a, b := k16.RunName(), mustLoad(t, file, "dataset.cls=true").RunName(); a != "zinc-gatedgcn-rwse-r2" || b != "zinc-gatedgcn-rwse-cls-r2" {
 		t.Errorf("run names %s, %s", a, b)
+	}
+	if a, b := k8.RunName(), mustLoad(t, file, "dataset.rw_steps=8", "train.precision=tf32").RunName(); a != "zinc-gatedgcn-rwse-r2-rw8" || b != "zinc-gatedgcn-rwse-r2-rw8-tf32" {
+		t.Errorf("run names of k = 8: %s, with tf32 %s", a, b)
 	}
 	if adj := mustLoad(t, writeTemp(t, "adj.yaml", zincFile), "dataset.rw_steps=0"); adj.Dataset.RWSteps != 0 {
 		t.Errorf("adj with rw_steps 0: %d", adj.Dataset.RWSteps)

@@ -14,20 +14,29 @@ import (
 )
 
 // RunName is Name, or when Name is empty the name derived from the setting:
-// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>[-<precision>], e.g.
-// zinc-gatedgcn-adj-cls-r4, zinc-transformer+learned-short-cls-r2, zinc-gatedgcn-adj-cls-r4-tf32
-// (train.precision only when it is not fp32: a tf32 run is another run, in its own folder, and
-// the GPU campaign tells it from the fp32 run of its setting by name).
+// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>[-rw<k>][-<precision>], e.g.
+// zinc-gatedgcn-adj-cls-r4, zinc-transformer+learned-short-cls-r2, zinc-gatedgcn-rwse-r1-rw8,
+// zinc-gatedgcn-adj-cls-r4-tf32. The keys of nameSuffixes are named only when they are not at
+// their default, so that the runs at the defaults keep the names they had before the key
+// existed, and a run that sets another value is another run, in its own folder.
 func (r *Run) RunName() string {
 	if r.Name != "" {
 		return r.Name
 	}
 	name := SettingName(r.Dataset.Name, r.modelLabel(), r.Dataset.Encoding, r.Dataset.CLS, r.Dataset.R)
-	if f := schemaByKey[KeyPrecision]; !r.atLeftOutDefault(f) {
-		name += "-" + r.Train.Precision
+	for _, s := range nameSuffixes {
+		if f := schemaByKey[s.key]; !r.atLeftOutDefault(f) {
+			name += "-" + s.prefix + formatValue(f.get(r))
+		}
 	}
 	return name
 }
+
+// nameSuffixes are the keys of leftOutAtDefault (added since layoutV1, with a default other
+// than their zero value), in the order RunName appends them, each with the prefix of its value:
+// dataset.rw_steps 8 as -rw8, train.precision tf32 as -tf32. Every such key must be here: two
+// runs that differ only in one would otherwise share a folder.
+var nameSuffixes = []struct{ key, prefix string }{{KeyRWSteps, "rw"}, {KeyPrecision, ""}}
 
 // modelLabel is the model's name in run names and setting files: the model, with "+<value>"
 // for each of its own keys marked in_name that is set (transformer+learned: the
@@ -45,12 +54,9 @@ func (r *Run) modelLabel() string {
 }
 
 // writes reports whether YAML writes key f for the run: every key but the own keys of other
-// models, which are written (at their zero value) only where layoutV1 has them, and the keys of
-// leftOutAtDefault at their default.
+// models, which are written (at their zero value) only where layoutV1 has them. The keys of
+// leftOutAtDefault are written at their default too: config.yaml holds every key the run used.
 func (r *Run) writes(f *field) bool {
-	if r.atLeftOutDefault(f) {
-		return false
-	}
 	if f.own == "" || inLayoutV1[f.key] {
 		return true
 	}
@@ -95,8 +101,8 @@ func (r *Run) PortableYAML() ([]byte, error) {
 
 // YAML writes the whole config, every key in a fixed order (that of layoutV1, then keys added
 // since), durations as 12h / 90m; the own keys of other models are left out, but for those in
-// layoutV1 (written at zero, as they always were), and so are the keys of leftOutAtDefault at
-// their default (train.precision fp32). Loading the output gives the same Run back.
+// layoutV1 (written at zero, as they always were). Every other key is written, those of
+// leftOutAtDefault at their default included. Loading the output gives the same Run back.
 func (r *Run) YAML() ([]byte, error) {
 	root := &yaml.Node{Kind: yaml.MappingNode}
 	sectionNodes := map[string]*yaml.Node{}

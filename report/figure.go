@@ -178,7 +178,7 @@ func (f *Figure) Markdown() string {
 	fmt.Fprintf(&b, "%s per %s, ours (mean ± std over seeds) / the paper's; %s.\n\n", f.Y, f.X, f.Paper.Note)
 	b.WriteString("| " + f.X + " |")
 	for _, c := range f.Curves {
-		fmt.Fprintf(&b, " %s (%s r=%d) |", c.Label, c.Setting, c.R)
+		fmt.Fprintf(&b, " %s (%s r=%d) |", c.Label, results.RegistrySetting(c.Setting), c.R)
 	}
 	b.WriteString("\n|---|")
 	for range f.Curves {
@@ -217,7 +217,7 @@ func (f *Figure) Markdown() string {
 // Plot draws our curves (solid, with a band of ± one std) and the paper's points (dashed, hollow
 // markers) in the same colour per series.
 func (f *Figure) Plot(path string) error {
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = fmt.Sprintf("%s: ours (solid) and the paper (dashed)", f.ID)
 	p.X.Label.Text = f.X
 	p.Y.Label.Text = f.Y

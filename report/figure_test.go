@@ -80,7 +80,7 @@ func TestErdosFigure(t *testing.T) {
 	}
 	md := fig.Markdown()
 	for _, want := range []string{
-		"| epoch | Laplacian (gcn-lp r=5) | Shortest (gcn-short r=5) | Adj-5 (gcn-adj r=5) | Adj-10 (gcn-adj r=10) |",
+		"| epoch | Laplacian (gatedgcn-lp r=5) | Shortest (gatedgcn-short r=5) | Adj-5 (gatedgcn-adj r=5) | Adj-10 (gatedgcn-adj r=10) |",
 		"| 100 | 0.07 ± 0.00 (1) / 0.10 | 0.30 ± 0.10 (2) / 0.35 | – / 0.40 | – / 0.02 |",
 	} {
 		if !strings.Contains(md, want) {

@@ -250,12 +250,17 @@ func (lt *LRGBTable) bestValText(g *results.Group, sep string) string {
 	return s
 }
 
+// Legend names the labels of the table's columns and reference rows: the model registry's names.
+func (lt *LRGBTable) Legend() string {
+	return RegistryLegend(registryColumns(append(append([]string(nil), lt.Columns...), lt.Baselines...)))
+}
+
 // baselineLabel names one of our reference rows.
 func baselineLabel(s string) string {
 	if l, ok := lrgbLabels[s]; ok {
-		return l + ", this framework (" + s + ", r = 1)"
+		return l + ", this framework (" + results.RegistrySetting(s) + ", r = 1)"
 	}
-	return s + ", this framework (r = 1)"
+	return results.RegistrySetting(s) + ", this framework (r = 1)"
 }
 
 // versusPublished compares our best-validation mean with the published row of the same model:
@@ -292,7 +297,7 @@ func (lt *LRGBTable) Markdown() string {
 	b.WriteString("| r |")
 	align := "|---:|"
 	for _, c := range lt.Columns {
-		b.WriteString(" " + c + " |")
+		b.WriteString(" " + results.RegistrySetting(c) + " |")
 		align += "---|"
 	}
 	b.WriteString("\n" + align + "\n")
@@ -304,6 +309,7 @@ func (lt *LRGBTable) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	b.WriteString("\n" + lt.Legend() + "\n")
 	b.WriteString("\nReference rows: our GatedGCN without rewiring, and published results of other papers (not the reproduced paper's), with their sources below. " +
 		"Published values stand in the best-validation column: LRGB's rows are its best-validation selection; for the others, their source below says what is known of theirs.\n\n")
 	b.WriteString("| model | test, final epoch | test, best-validation epoch | parameters | source | ours against the published row |\n|---|---|---|---:|---|---|\n")
@@ -362,7 +368,7 @@ func (lt *LRGBTable) LaTeX() string {
 	b.WriteString("\\begin{center}\n\\begin{adjustbox}{max width=\\textwidth}\n")
 	b.WriteString("\\begin{tabular}{" + strings.TrimSpace(strings.Repeat("l ", n+1)) + "}\n\\hline\nr")
 	for _, c := range lt.Columns {
-		b.WriteString(" & " + texEscape(c))
+		b.WriteString(" & " + texEscape(results.RegistrySetting(c)))
 	}
 	b.WriteString(" \\\\\n\\hline\n")
 	for _, r := range lt.Rows {
@@ -393,7 +399,7 @@ func (lt *LRGBTable) LaTeX() string {
 		span(fmt.Sprintf("%s [%d]", texEscape(row.Method), lt.sourceIndex(row.Source)), v)
 	}
 	b.WriteString("\\hline\n\\end{tabular}\n\\end{adjustbox}\n\\end{center}\n")
-	b.WriteString("{\\footnotesize\n")
+	b.WriteString("{\\footnotesize\n" + texText(lt.Legend()) + "\\par\n")
 	for i, s := range lt.Sources {
 		fmt.Fprintf(&b, "[%d] %s: %s. Selection: %s. Checked %s\\par\n", i+1, texText(s.Citation), texText(s.Where), texText(s.Selection), texText(s.Checked))
 	}

@@ -104,13 +104,13 @@ func TestLRGBTableMarkdown(t *testing.T) {
 	md := peptidesTable(t).Markdown()
 	for _, want := range []string{
 		"## table:peptides-func: peptides-func, test AP (higher is better)",
-		"| r | gcn-adj | gcn-adj-cls |",
+		"| r | gatedgcn-adj | gatedgcn-adj-cls |",
 		"| 1 | 0.615 ± 0.011 [0.635 ± 0.011] | – |",
 		"| 4 | **0.640 ± 0.000** [0.660 ± 0.000] | 0.655 ± 0.005 †2/4 [0.675 ± 0.005] |",
 		"| 8 | – | – |",
 		// our baselines, against LRGB's published rows
-		"| GatedGCN, this framework (gcn-none, r = 1) | 0.580 ± 0.000 | 0.590 ± 0.000 | 499,046 | this framework, peptides-func-gatedgcn-none-r1 | within 2σ of GatedGCN [1] (Δ +0.0036, 2σ 0.0154) |",
-		"| GatedGCN+RWSE, this framework (gcn-rwse, r = 1) | 0.605 ± 0.005 | 0.623 ± 0.005, 3 of 4 seeds | 501,341 | this framework, peptides-func-gatedgcn-rwse-r1 | outside 2σ of GatedGCN+RWSE [1] (Δ +0.0164, 2σ 0.0070) |",
+		"| GatedGCN, this framework (gatedgcn-none, r = 1) | 0.580 ± 0.000 | 0.590 ± 0.000 | 499,046 | this framework, peptides-func-gatedgcn-none-r1 | within 2σ of GatedGCN [1] (Δ +0.0036, 2σ 0.0154) |",
+		"| GatedGCN+RWSE, this framework (gatedgcn-rwse, r = 1) | 0.605 ± 0.005 | 0.623 ± 0.005, 3 of 4 seeds | 501,341 | this framework, peptides-func-gatedgcn-rwse-r1 | outside 2σ of GatedGCN+RWSE [1] (Δ +0.0164, 2σ 0.0070) |",
 		"| GatedGCN | – | 0.5864 ± 0.0077 | 509,368 | [1] | |",
 		"| GatedGCN+RWSE | – | 0.6069 ± 0.0035 | 506,280 | [1] | |",
 		"| Transformer+LapPE | – | 0.6326 ± 0.0126 | 488,426 | [1] | |",
@@ -127,7 +127,7 @@ func TestLRGBTableMarkdown(t *testing.T) {
 		"LRGB's min_lr 1e-5 is a floor",
 		"Alike: the splits",
 		// the run statistics
-		"| gcn-adj | 1 | 4/4 |",
+		"| gatedgcn-adj | 1 | 4/4 |",
 	} {
 		if !strings.Contains(md, want) {
 			t.Errorf("lacks %q:\n%s", want, md)
@@ -142,10 +142,10 @@ func TestLRGBTableLaTeX(t *testing.T) {
 	tex := peptidesTable(t).LaTeX()
 	for _, want := range []string{
 		"\\begin{tabular}{l l l}",
-		"r & gcn-adj & gcn-adj-cls \\\\",
+		"r & gatedgcn-adj & gatedgcn-adj-cls \\\\",
 		"r=1 & 0.615$\\pm$0.011 [0.635$\\pm$0.011] & -- \\\\",
 		"r=4 & \\textbf{0.640$\\pm$0.000} [0.660$\\pm$0.000] & 0.655$\\pm$0.005$^{\\dagger 2/4}$ [0.675$\\pm$0.005] \\\\",
-		"GatedGCN, this framework (gcn-none, r = 1) & \\multicolumn{2}{l}{0.580$\\pm$0.000 [0.590$\\pm$0.000], 499,046 parameters} \\\\",
+		"GatedGCN, this framework (gatedgcn-none, r = 1) & \\multicolumn{2}{l}{0.580$\\pm$0.000 [0.590$\\pm$0.000], 499,046 parameters} \\\\",
 		"GatedGCN [1] & \\multicolumn{2}{l}{-- [0.5864$\\pm$0.0077], 509,368 parameters} \\\\",
 		"SAN+RWSE [1] & \\multicolumn{2}{l}{-- [0.6439$\\pm$0.0075], 499,822 parameters} \\\\",
 		"aggr\\_results/results-peptides-func.json",
@@ -210,7 +210,7 @@ func TestLRGBTableWithoutRuns(t *testing.T) {
 		t.Fatal(err)
 	}
 	md := lt.Markdown()
-	for _, want := range []string{"test AP (higher is better)", "| 8 | – | – |", "| GatedGCN, this framework (gcn-none, r = 1) | – | – | – | this framework | – |",
+	for _, want := range []string{"test AP (higher is better)", "| 8 | – | – |", "| GatedGCN, this framework (gatedgcn-none, r = 1) | – | – | – | this framework | – |",
 		"| GatedGCN | – | 0.5864 ± 0.0077 | 509,368 | [1] | |", "No runs of this table have finished."} {
 		if !strings.Contains(md, want) {
 			t.Errorf("lacks %q:\n%s", want, md)

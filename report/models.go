@@ -43,7 +43,8 @@ func (m *ModelTable) Markdown() string {
 	sort.Strings(datasets)
 	var b strings.Builder
 	b.WriteString("## The method on any GNN: each model at r = 1 and rewired with CLS\n\n")
-	b.WriteString("Test metric, mean ± population std over the seeds that finished (n); \"literature\" is the model's row in the paper's table:results (benchmarking-gnns' training of it, without rewiring or encodings); \"change\" is rewired against r = 1, relative. Marks as in the per-dataset tables.\n")
+	b.WriteString("Test metric, mean ± population std over the seeds that finished (n); \"literature\" is the model's row in the paper's table:results (benchmarking-gnns' training of it, without rewiring or encodings); \"change\" is rewired against r = 1, relative. Marks as in the per-dataset tables. " +
+		"Models by the model registry's names (models/models.go): " + registryModelList(m.Groups) + ".\n")
 	for _, d := range datasets {
 		gs := byData[d]
 		metric := gs[0].Metric
@@ -169,4 +170,13 @@ func relChange(base, rew *results.Group) string {
 		word = "same"
 	}
 	return fmt.Sprintf("%+.1f%% (%s)", d, word)
+}
+
+// registryModelList names the models of gs, registry name = name in prose, in table order.
+func registryModelList(gs []*results.Group) string {
+	var parts []string
+	for _, m := range sortedModels(gs) {
+		parts = append(parts, m+" = "+modelName(m))
+	}
+	return strings.Join(parts, ", ")
 }

@@ -57,9 +57,20 @@ func rAxis(p *plot.Plot, rows []int) {
 	p.X.Min, p.X.Max = float64(rows[0])-0.25, float64(rows[len(rows)-1])+0.25
 }
 
-// valueTicks is gonum's default ticker with every label written exactly, all with the same
-// number of decimals: the default writes too few for an axis of MAEs (1.05 as "1.1", 1.24 as
-// "1.2"). For the value axis of the metric plots.
+// newPlot is plot.New with valueTicks on both axes: every figure of the project starts here
+// (TestEveryPlotUsesValueTicks), so that no axis is labelled by gonum's default ticker, which
+// writes two significant digits (a tick at 1.25 labelled "1.2"). An axis of whole r values
+// replaces its ticks with rAxis.
+func newPlot() *plot.Plot {
+	p := plot.New()
+	p.X.Tick.Marker = valueTicks{}
+	p.Y.Tick.Marker = valueTicks{}
+	return p
+}
+
+// valueTicks is gonum's default ticker (where the ticks go) with every label written exactly,
+// all with the same number of decimals, as many as the ticks' spacing needs: 0.95, 1.10, 1.25
+// on an axis of MAEs from 0.92 to 1.28; 200, 600, 1000 on an axis of epochs.
 type valueTicks struct{}
 
 // Ticks implements plot.Ticker.
@@ -71,41 +82,59 @@ func (valueTicks) Ticks(lo, hi float64) []plot.Tick {
 			vals = append(vals, t.Value)
 		}
 	}
-	dec := tickDecimals(vals)
+	dec, tol := tickDecimals(vals)
 	for i := range ticks {
 		if ticks[i].Label != "" {
-			ticks[i].Label = strconv.FormatFloat(ticks[i].Value, 'f', dec, 64)
+			ticks[i].Label = tickLabel(ticks[i].Value, dec, tol)
 		}
 	}
 	return ticks
 }
 
-// tickDecimals is the fewest decimals (at most 6) that write each of vals exactly, to within a
-// millionth of the smallest gap between them (the ticks are sums of a step and carry rounding
-// error).
-func tickDecimals(vals []float64) int {
-	tol := math.Inf(1)
+// tickLabel writes v with dec decimals; a value within tol of zero (a sum of steps that should
+// have come to zero) as zero, never "-0.0".
+func tickLabel(v float64, dec int, tol float64) string {
+	if math.Abs(v) <= tol {
+		v = 0
+	}
+	return strconv.FormatFloat(v, 'f', dec, 64)
+}
+
+// maxTickDecimals bounds tickDecimals: enough for the ticks of any range a figure draws (a
+// spacing of 1e-12 needs 13).
+const maxTickDecimals = 20
+
+// tickDecimals is the fewest decimals (at most maxTickDecimals) that write each of vals
+// exactly, to within tol: a millionth of the smallest gap between them (the ticks are sums of a
+// step and carry rounding error), or a billionth of the value itself for a single tick.
+func tickDecimals(vals []float64) (dec int, tol float64) {
+	tol = math.Inf(1)
 	for i := 1; i < len(vals); i++ {
 		tol = math.Min(tol, math.Abs(vals[i]-vals[i-1])*1e-6)
 	}
 	if math.IsInf(tol, 1) || tol == 0 {
 		tol = 1e-9
-	}
-	const most = 6
-	for dec := 0; dec < most; dec++ {
-		exact := true
-		for _, v := range vals {
-			back, err := strconv.ParseFloat(strconv.FormatFloat(v, 'f', dec, 64), 64)
-			if err != nil || math.Abs(back-v) > tol {
-				exact = false
-				break
-			}
-		}
-		if exact {
-			return dec
+		if len(vals) == 1 && vals[0] != 0 {
+			tol = math.Abs(vals[0]) * 1e-9
 		}
 	}
-	return most
+	for dec = 0; dec < maxTickDecimals; dec++ {
+		if writesExactly(vals, dec, tol) {
+			return dec, tol
+		}
+	}
+	return maxTickDecimals, tol
+}
+
+// writesExactly reports whether every value, written with dec decimals, reads back within tol.
+func writesExactly(vals []float64, dec int, tol float64) bool {
+	for _, v := range vals {
+		back, err := strconv.ParseFloat(tickLabel(v, dec, tol), 64)
+		if err != nil || math.Abs(back-v) > tol {
+			return false
+		}
+	}
+	return true
 }
 
 // variant is a setting without its model: adj, adj-cls, …
@@ -114,17 +143,8 @@ func variant(setting string) (model, rest string) {
 	return model, rest
 }
 
-func modelTitle(m string) string {
-	switch m {
-	case "gcn":
-		return "GatedGCN"
-	case "mon":
-		return "MoNet"
-	case "trans":
-		return "Transformer"
-	}
-	return m
-}
+// modelTitle is the name in prose of a column key's model label (gcn: GatedGCN).
+func modelTitle(m string) string { return modelName(results.RegistryModel(m)) }
 
 // style gives each variant (encoding, cls) one colour and glyph across all panels and plots.
 func style(variants []string, v string) (color.Color, draw.GlyphDrawer) {
@@ -160,11 +180,10 @@ func PlotMetric(t *Table, path string) error {
 	models, variants := t.variants()
 	var plots []*plot.Plot
 	for _, m := range models {
-		p := plot.New()
+		p := newPlot()
 		p.Title.Text = fmt.Sprintf("%s %s", DatasetTitle(t.Dataset), modelTitle(m))
 		p.X.Label.Text = "r"
 		p.Y.Label.Text = MetricTitle(t.Metric)
-		p.Y.Tick.Marker = valueTicks{}
 		p.Legend.Top = runfiles.LowerIsBetter(t.Metric)
 		p.Add(plotter.NewGrid())
 		rAxis(p, t.Rows)
@@ -224,7 +243,7 @@ func PlotMetric(t *Table, path string) error {
 // panel the density against r (the paper's, and ours when measured).
 func PlotTime(t *Table, path string) error {
 	_, variants := t.variants()
-	p := plot.New()
+	p := newPlot()
 	p.Title.Text = DatasetTitle(t.Dataset) + ": seconds per training epoch"
 	p.X.Label.Text = "r"
 	p.Y.Label.Text = "s / epoch (mean over seeds)"
@@ -252,12 +271,12 @@ func PlotTime(t *Table, path string) error {
 		l.Color, s.Color, s.Shape = col, col, glyph
 		l.Dashes = plotutil.Dashes(modelIndex(m))
 		p.Add(l, s)
-		p.Legend.Add(c, l, s)
+		p.Legend.Add(results.RegistrySetting(c), l, s)
 	}
 	if !drew {
 		return fmt.Errorf("%s: no finished runs of %s to time", path, t.ID)
 	}
-	d := plot.New()
+	d := newPlot()
 	d.Title.Text = DatasetTitle(t.Dataset) + ": density |E'_r| / |V|^2"
 	d.X.Label.Text = "r"
 	d.Y.Label.Text = "density"
@@ -313,12 +332,12 @@ func modelIndex(m string) int {
 // PlotCurves draws the learning curves of one setting: validation loss and validation metric per
 // epoch, one line per r, each the mean over the seeds up to the shortest seed's last epoch.
 func PlotCurves(dataset, metric, setting string, groups []*results.Group, path string) error {
-	loss := plot.New()
-	loss.Title.Text = fmt.Sprintf("%s %s: validation loss", DatasetTitle(dataset), setting)
+	loss := newPlot()
+	loss.Title.Text = fmt.Sprintf("%s %s: validation loss", DatasetTitle(dataset), results.RegistrySetting(setting))
 	loss.X.Label.Text = "epoch"
 	loss.Y.Label.Text = "val loss (mean over seeds)"
-	met := plot.New()
-	met.Title.Text = fmt.Sprintf("%s %s: validation metric", DatasetTitle(dataset), setting)
+	met := newPlot()
+	met.Title.Text = fmt.Sprintf("%s %s: validation metric", DatasetTitle(dataset), results.RegistrySetting(setting))
 	met.X.Label.Text = "epoch"
 	met.Y.Label.Text = "val " + strings.TrimPrefix(MetricTitle(metric), "test ")
 	met.Legend.Top = !runfiles.LowerIsBetter(metric)

@@ -3,6 +3,9 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
 	"image/png"
 	"math"
 	"os"
@@ -94,18 +97,20 @@ func TestValueTicks(t *testing.T) {
 		{[]float64{70, 75, 80}, 0},
 		{[]float64{0.25}, 2},
 	} {
-		if got := tickDecimals(c.vals); got != c.want {
+		if got, _ := tickDecimals(c.vals); got != c.want {
 			t.Errorf("tickDecimals(%v) = %d, want %d", c.vals, got, c.want)
 		}
 	}
-	for _, r := range [][2]float64{{0.918, 1.2}, {1.1, 1.4}, {0.8, 1.2}, {0.93, 1.22}, {70, 80}, {0.91, 0.99}} {
+	for _, r := range [][2]float64{{0.918, 1.2}, {1.1, 1.4}, {0.8, 1.2}, {0.93, 1.22}, {70, 80}, {0.91, 0.99},
+		{0.92, 1.28}, {0, 1}, {0, 1.05}, {0.0001, 0.0003}, {100, 1000}, {0, 250}, {12345, 12399}, {2e7, 9e7}, {1e-8, 3e-8},
+		{-1.28, -0.92}, {-0.3, 0.7}, {-1, 1}, {-1000, -100}, {-0.0003, -0.0001}} {
 		dec := -1
 		for _, tk := range (valueTicks{}).Ticks(r[0], r[1]) {
 			if tk.Label == "" {
 				continue
 			}
 			v, err := strconv.ParseFloat(tk.Label, 64)
-			if err != nil || math.Abs(v-tk.Value) > 1e-9 {
+			if err != nil || math.Abs(v-tk.Value) > 1e-6*(r[1]-r[0]) || strings.HasPrefix(tk.Label, "-0") && v == 0 {
 				t.Errorf("%v: tick %g labelled %q", r, tk.Value, tk.Label)
 			}
 			d := 0
@@ -255,5 +260,55 @@ func TestRTrend(t *testing.T) {
 	}
 	if _, err := os.Stat(none); !os.IsNotExist(err) {
 		t.Errorf("no qualifying column: %s exists (%v)", none, err)
+	}
+}
+
+// TestEveryPlotUsesValueTicks reads the package's source: plot.New is called in newPlot only,
+// so that every figure drawn here (metric, r-trend, time and density, curves, the paper's
+// figures) labels both axes with valueTicks, not gonum's default ticker.
+func TestEveryPlotUsesValueTicks(t *testing.T) {
+	fset := token.NewFileSet()
+	files, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, path := range files {
+		if strings.HasSuffix(path, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(fset, path, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			fn, ok := d.(*ast.FuncDecl)
+			if !ok {
+				continue
+			}
+			ast.Inspect(fn, func(x ast.Node) bool {
+				sel, ok := x.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "New" {
+					return true
+				}
+				if id, ok := sel.X.(*ast.Ident); ok && id.Name == "plot" {
+					n++
+					if fn.Name.Name != "newPlot" {
+						t.Errorf("%s: %s calls plot.New: use newPlot", fset.Position(sel.Pos()), fn.Name.Name)
+					}
+				}
+				return true
+			})
+		}
+	}
+	if n != 1 {
+		t.Errorf("plot.New called %d times, want once (in newPlot)", n)
+	}
+	p := newPlot()
+	if _, ok := p.X.Tick.Marker.(valueTicks); !ok {
+		t.Error("newPlot: X axis without valueTicks")
+	}
+	if _, ok := p.Y.Tick.Marker.(valueTicks); !ok {
+		t.Error("newPlot: Y axis without valueTicks")
 	}
 }

@@ -90,11 +90,10 @@ func PlotRTrend(t *Table, path string) (wrote bool, err error) {
 	var plots []*plot.Plot
 	for _, c := range cols {
 		m, v := variant(c.Setting)
-		p := plot.New()
+		p := newPlot()
 		p.Title.Text = fmt.Sprintf("%s %s %s", DatasetTitle(t.Dataset), modelTitle(m), variantTitle(v))
 		p.X.Label.Text = "r"
 		p.Y.Label.Text = MetricTitle(t.Metric)
-		p.Y.Tick.Marker = valueTicks{}
 		p.Legend.Top = runfiles.LowerIsBetter(t.Metric)
 		p.Add(plotter.NewGrid())
 		rAxis(p, t.Rows)

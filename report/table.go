@@ -143,6 +143,23 @@ func countOurs(t *Table, col string) int {
 	return n
 }
 
+// colLabel is a column's label: the paper's (the key itself) in a table that reproduces one of
+// the paper's, else the model registry's (labels.go).
+func (t *Table) colLabel(c string) string {
+	if t.Paper != nil {
+		return c
+	}
+	return results.RegistrySetting(c)
+}
+
+// Legend names every column label of the table (labels.go).
+func (t *Table) Legend() string {
+	if t.Paper != nil {
+		return PaperLegend(t.Columns)
+	}
+	return RegistryLegend(registryColumns(t.Columns))
+}
+
 // Group returns our group of a cell, nil if not run.
 func (t *Table) Group(setting string, r int) *results.Group { return t.Ours[cell{setting, r}] }
 
@@ -230,7 +247,7 @@ func (t *Table) Markdown() string {
 		align += "---:|"
 	}
 	for _, c := range t.Columns {
-		h := c
+		h := t.colLabel(c)
 		if t.Paper != nil && t.Paper.ColumnNotes[c] != "" {
 			h += "*"
 		}
@@ -259,7 +276,7 @@ func (t *Table) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
-	b.WriteString("\n")
+	b.WriteString("\n" + t.Legend() + "\n\n")
 	b.WriteString(t.statsMarkdown())
 	b.WriteString(t.provenanceMarkdown())
 	return b.String()
@@ -277,7 +294,7 @@ func (t *Table) provenanceMarkdown() string {
 			if b.Len() == 0 {
 				b.WriteString("\n§ Reduced budget (not the paper's protocol; included by -include-reduced):\n\n")
 			}
-			fmt.Fprintf(&b, "- %s r=%d, %d of %s: %s\n", c, r, g.Reduced, plural.Count(len(g.Seeds), "seed"), strings.Join(g.Budgets, "; "))
+			fmt.Fprintf(&b, "- %s r=%d, %d of %s: %s\n", results.RegistrySetting(c), r, g.Reduced, plural.Count(len(g.Seeds), "seed"), strings.Join(g.Budgets, "; "))
 		}
 	}
 	if len(t.LeftOut) > 0 {
@@ -310,7 +327,7 @@ func (t *Table) mdCell(c string, r int) string {
 // the result.json fields of docs/protocol.md §"Final evaluation", averaged as §"Reporting" says).
 func (t *Table) statsMarkdown() string {
 	var b strings.Builder
-	b.WriteString("Runs: seeds finished, validation and training metric (final model, eval mode), epochs, seconds per training epoch, total hours (preprocessing included), parameters, device, stop reasons, " +
+	b.WriteString("Runs (settings by the model registry's names): seeds finished, validation and training metric (final model, eval mode), epochs, seconds per training epoch, total hours (preprocessing included), parameters, device, stop reasons, " +
 		"and our test mean against the paper's: Δ = ours − paper, \"within 2σ\" when |Δ| ≤ 2 × the paper's standard deviation over its seeds.\n\n")
 	b.WriteString("| setting | r | seeds | val | train | epochs | s/epoch | hours | params | device | stopped by | vs paper |\n")
 	b.WriteString("|---|---:|---|---|---|---:|---:|---:|---:|---|---|---|\n")
@@ -327,7 +344,7 @@ func (t *Table) statsMarkdown() string {
 				stops = append(stops, fmt.Sprintf("%s %d", k, g.StoppedBy[k]))
 			}
 			fmt.Fprintf(&b, "| %s | %d | %d/%d | %s ± %s | %s ± %s | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
-				c, r, len(g.Seeds), g.Planned, f3(g.Val.Mean), f3(g.Val.Std), f3(g.Train.Mean), f3(g.Train.Std),
+				results.RegistrySetting(c), r, len(g.Seeds), g.Planned, f3(g.Val.Mean), f3(g.Val.Std), f3(g.Train.Mean), f3(g.Train.Std),
 				g.Epochs.Mean, g.SecondsPerEpoch.Mean, g.Hours.Mean, g.Params, strings.Join(g.Devices, ","), strings.Join(stops, ", "),
 				t.versusPaper(c, r, g))
 		}
@@ -404,7 +421,7 @@ func (t *Table) LaTeX() string {
 		b.WriteString(" & density (ours)")
 	}
 	for _, c := range t.Columns {
-		b.WriteString(" & " + texEscape(c))
+		b.WriteString(" & " + texEscape(t.colLabel(c)))
 		if t.Paper != nil && t.Paper.ColumnNotes[c] != "" {
 			b.WriteString("*")
 		}
@@ -432,6 +449,7 @@ func (t *Table) LaTeX() string {
 		b.WriteString(" \\\\\n")
 	}
 	b.WriteString("\\hline\n\\end{tabular}\n\\end{adjustbox}\n\\end{center}\n")
+	b.WriteString("{\\footnotesize " + texText(t.Legend()) + "\\par}\n")
 	fmt.Fprintf(&b, "\\label{ours:%s}\n\\end{table*}\n", t.ID)
 	return b.String()
 }
@@ -504,11 +522,13 @@ func (s *Summary) Markdown() string {
 		}
 		b.WriteString("\n")
 	}
+	var used []string // the settings named in our rows, for the legend
 	b.WriteString("| here, paper's setting |")
 	for _, c := range s.Paper.Columns {
 		txt := "–"
 		if oursPaper != nil {
 			if set, r, ok := paperChoice(s.Tables, c, oursPaper.Cells[c]); ok {
+				used = append(used, set)
 				txt = fmt.Sprintf("– (%s r=%d)", set, r)
 				for _, g := range s.Groups {
 					if g.Dataset == c && g.Table == "table:"+c && g.Setting() == set && g.R == r {
@@ -534,10 +554,14 @@ func (s *Summary) Markdown() string {
 		if best == nil {
 			b.WriteString(" – |")
 		} else {
+			used = append(used, best.Setting())
 			fmt.Fprintf(&b, " %s ± %s%s (%s r=%d) |", f3(best.Test.Mean), f3(best.Test.Std), mdMarks(best), best.Setting(), best.R)
 		}
 	}
 	b.WriteString("\n")
+	if len(used) > 0 {
+		b.WriteString("\n" + PaperLegend(used) + "\n")
+	}
 	return b.String()
 }
 

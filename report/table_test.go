@@ -176,7 +176,7 @@ func TestReducedAndLeftOutRuns(t *testing.T) {
 	md := tb.Markdown()
 	for _, want := range []string{
 		"**0.200 ± 0.007** §3 (0.198 ± 0.011)",
-		"- gcn-adj-cls r=2, 3 of 4 seeds: dataset.subset 1000 (protocol 0)",
+		"- gatedgcn-adj-cls r=2, 3 of 4 seeds: dataset.subset 1000 (protocol 0)",
 		"| " + runs[0].Dir + " | " + fmt.Sprint(runs[0].Result.Seed) + " | stopped by a signal",
 	} {
 		if !strings.Contains(md, want) {

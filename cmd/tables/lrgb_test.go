@@ -64,7 +64,7 @@ func TestTablesPeptidesFunc(t *testing.T) {
 	if code := run([]string{"-runs", runs, "-out", out}, &so, &se); code != 0 {
 		t.Fatalf("exit %d: %s", code, se.String())
 	}
-	for _, f := range []string{"peptides-func.md", "peptides-func.tex", "peptides-func-metric.png", "peptides-func-curves-gcn-adj.png", "zinc.md"} {
+	for _, f := range []string{"peptides-func.md", "peptides-func.tex", "peptides-func-metric.png", "peptides-func-curves-gatedgcn-adj.png", "zinc.md"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
@@ -72,11 +72,11 @@ func TestTablesPeptidesFunc(t *testing.T) {
 	md, _ := os.ReadFile(filepath.Join(out, "peptides-func.md"))
 	for _, want := range []string{
 		"## table:peptides-func: peptides-func, test AP (higher is better)",
-		"| r | gcn-adj | gcn-adj-cls |",
+		"| r | gatedgcn-adj | gatedgcn-adj-cls |",
 		"| 1 | 0.615 ± 0.011 [0.635 ± 0.011] | – |",
 		"| 8 | – | 0.640 ± 0.000 [0.660 ± 0.000] |",
-		"| GatedGCN, this framework (gcn-none, r = 1) | 0.585 ± 0.011 | 0.600 ± 0.011 | 499,046 | this framework, peptides-func-gatedgcn-none-r1 | within 2σ of GatedGCN [1] (Δ +0.0136, 2σ 0.0154) |",
-		"| GatedGCN+RWSE, this framework (gcn-rwse, r = 1) | 0.600 ± 0.000 †1/4 | 0.610 ± 0.000 |",
+		"| GatedGCN, this framework (gatedgcn-none, r = 1) | 0.585 ± 0.011 | 0.600 ± 0.011 | 499,046 | this framework, peptides-func-gatedgcn-none-r1 | within 2σ of GatedGCN [1] (Δ +0.0136, 2σ 0.0154) |",
+		"| GatedGCN+RWSE, this framework (gatedgcn-rwse, r = 1) | 0.600 ± 0.000 †1/4 | 0.610 ± 0.000 |",
 		"| GatedGCN | – | 0.5864 ± 0.0077 | 509,368 | [1] | |",
 		"| GatedGCN+RWSE | – | 0.6069 ± 0.0035 | 506,280 | [1] | |",
 		"| Transformer+LapPE | – | 0.6326 ± 0.0126 | 488,426 | [1] | |",
@@ -110,7 +110,7 @@ func TestTablesPeptidesFunc(t *testing.T) {
 		t.Fatalf("-external: exit %d: %s", code, se.String())
 	}
 	if s := so.String(); !strings.Contains(s, "| Other | – | 0.7000 ± 0.0100 | – | [1] | |") || !strings.Contains(s, "[1] A. Author, \"A Paper\": its Table 9.") ||
-		strings.Contains(s, "0.5864") || !strings.Contains(s, "| GatedGCN, this framework (gcn-none, r = 1) | 0.585 ± 0.011 | 0.600 ± 0.011 | 499,046 | this framework, peptides-func-gatedgcn-none-r1 | – |") {
+		strings.Contains(s, "0.5864") || !strings.Contains(s, "| GatedGCN, this framework (gatedgcn-none, r = 1) | 0.585 ± 0.011 | 0.600 ± 0.011 | 499,046 | this framework, peptides-func-gatedgcn-none-r1 | – |") {
 		t.Errorf("-external:\n%s", s)
 	}
 	os.WriteFile(ext, []byte(`{"note":"n","sources":[],"rows":[{"table":"table:peptides-func","method":"Other","mean":"0.7","std":"0.01","source":"x","checked":"k"}]}`), 0o644)
@@ -146,8 +146,8 @@ func TestTablesPeptidesFuncTwoGrids(t *testing.T) {
 	md := so.String()
 	for _, want := range []string{
 		"| 4 | – | 0.650 ± 0.000 †2/4 [0.670 ± 0.000] |",
-		"| GatedGCN, this framework (gcn-none, r = 1) | 0.580 ± 0.000 †2/4 | 0.590 ± 0.000 |",
-		"| GatedGCN+RWSE, this framework (gcn-rwse, r = 1) | 0.600 ± 0.000 | 0.605 ± 0.000 | 499,046 | this framework, peptides-func-gatedgcn-rwse-r1 | within 2σ of GatedGCN+RWSE [1] (Δ -0.0019, 2σ 0.0070) |",
+		"| GatedGCN, this framework (gatedgcn-none, r = 1) | 0.580 ± 0.000 †2/4 | 0.590 ± 0.000 |",
+		"| GatedGCN+RWSE, this framework (gatedgcn-rwse, r = 1) | 0.600 ± 0.000 | 0.605 ± 0.000 | 499,046 | this framework, peptides-func-gatedgcn-rwse-r1 | within 2σ of GatedGCN+RWSE [1] (Δ -0.0019, 2σ 0.0070) |",
 		"| GatedGCN | – | 0.5864 ± 0.0077 | 509,368 | [1] | |",
 		"| " + filepath.Join(runs, "peptides-func-gatedgcn-none-r1", "seed12") + " | 12 | not the grid's run",
 	} {

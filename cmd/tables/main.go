@@ -34,7 +34,8 @@
 // predictions.bin that train -predict writes into each run directory.
 //
 // Without -out the Markdown goes to standard output. With -out it writes, per table (zinc for
-// table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png,
+// table:zinc): zinc.md, zinc.tex, zinc-metric.png, zinc-time.png, zinc-curves-<setting>.png (the
+// setting by the model registry's names: zinc-curves-gatedgcn-adj-cls.png),
 // zinc-rtrend.png (only when some setting has finished runs at three or more r: a panel per such
 // setting, each run a point, the mean over seeds a line, the paper's mean ± std a dashed line in
 // a band), and for all tables together tables.md, results.md (the paper's table:results with our
@@ -431,7 +432,7 @@ func plotTable(t *report.Table, groups []*results.Group, out, short string, stdo
 		if len(gs) == 0 {
 			continue
 		}
-		p := filepath.Join(out, short+"-curves-"+c+".png")
+		p := filepath.Join(out, short+"-curves-"+results.RegistrySetting(c)+".png")
 		err := report.PlotCurves(t.Dataset, t.Metric, c, gs, p)
 		if err != nil && strings.Contains(err.Error(), "no metrics.jsonl") {
 			continue // runs without epoch logs: no curves

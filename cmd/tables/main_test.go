@@ -71,8 +71,8 @@ func TestTablesCommand(t *testing.T) {
 	if code := run([]string{"-runs", runs, "-out", out, "-stats", stats}, &so, &se); code != 0 {
 		t.Fatalf("exit %d: %s", code, se.String())
 	}
-	for _, f := range []string{"zinc.md", "zinc.tex", "zinc-metric.png", "zinc-time.png", "zinc-curves-gcn-adj-cls.png",
-		"cluster.md", "cluster.tex", "cluster-curves-gcn-lp.png", "results.md", "tables.md", "summary.json"} {
+	for _, f := range []string{"zinc.md", "zinc.tex", "zinc-metric.png", "zinc-time.png", "zinc-curves-gatedgcn-adj-cls.png",
+		"cluster.md", "cluster.tex", "cluster-curves-gatedgcn-lp.png", "results.md", "tables.md", "summary.json"} {
 		if _, err := os.Stat(filepath.Join(out, f)); err != nil {
 			t.Error(err)
 		}
@@ -187,7 +187,7 @@ overrides:
 	}
 	md := so.String()
 	// r=1: seeds 41 and 95 of the three planned; r=2: 41, 95, 12 (35 is not in the grid)
-	for _, want := range []string{"0.285 ± 0.005 †2/3 (0.287 ± 0.010)", "**0.200 ± 0.000** ‡1 (0.198 ± 0.011)", "| gcn-adj-cls | 2 | 3/3 |"} {
+	for _, want := range []string{"0.285 ± 0.005 †2/3 (0.287 ± 0.010)", "**0.200 ± 0.000** ‡1 (0.198 ± 0.011)", "| gatedgcn-adj-cls | 2 | 3/3 |"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("lacks %q:\n%s", want, md)
 		}
@@ -260,8 +260,8 @@ func TestTablesLeaveOutReducedAndUnfinishedRuns(t *testing.T) {
 	for _, want := range []string{
 		"**0.283 ± 0.012** †3/4 §1 (0.287 ± 0.010)", // r=1: .28 .30 .27, the one without hash marked
 		"0.515 ± 0.546 ‡1 §1",                       // r=2 with the subset run: pop std of 1.461 .2 .2 .2
-		"- gcn-adj-cls r=2, 1 of 4 seeds: dataset.subset 1000 (protocol 0); train.max_epochs 2 (protocol 1000)",
-		"- gcn-adj-cls r=1, 1 of 3 seeds: unknown provenance",
+		"- gatedgcn-adj-cls r=2, 1 of 4 seeds: dataset.subset 1000 (protocol 0); train.max_epochs 2 (protocol 1000)",
+		"- gatedgcn-adj-cls r=1, 1 of 3 seeds: unknown provenance",
 		"| " + cls1(95) + " | 95 | stopped by a signal",
 	} {
 		if !strings.Contains(so.String(), want) {

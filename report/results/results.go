@@ -66,30 +66,59 @@ func Scan(root string) (runs []*Run, bad []LeftOut, err error) {
 	return runs, bad, nil
 }
 
-// ModelKey is the paper's short model name: gcn (GatedGCN), mon, trans; kgcn for the model
-// called gcn (Kipf and Welling's), which the paper did not train, so that its runs never land
-// in GatedGCN's columns; any other model keeps its name.
-func ModelKey(model string) string {
-	switch strings.ToLower(model) {
-	case "gatedgcn":
-		return "gcn"
-	case "gcn":
-		return "kgcn"
-	case "monet", "mon":
-		return "mon"
-	case "transformer", "trans":
-		return "trans"
+// paperModels maps the model registry's names (models/models.go) to the paper's short model
+// labels, for the models whose label differs: the paper writes gcn for GatedGCN, mon for MoNet
+// and trans for the Transformer; Kipf and Welling's GCN, which the paper did not train and the
+// registry calls gcn, is kgcn here so that its runs never land in GatedGCN's columns.
+var paperModels = map[string]string{"gatedgcn": "gcn", "gcn": "kgcn", "monet": "mon", "transformer": "trans"}
+
+// registryModels is paperModels inverted: the registry's name of each paper label.
+var registryModels = func() map[string]string {
+	m := map[string]string{}
+	for reg, pap := range paperModels {
+		m[pap] = reg
 	}
-	return strings.ToLower(model)
+	return m
+}()
+
+// ModelKey is the paper's short model label of a registry model name (paperModels); a model
+// the paper has no label for keeps its name. A paper label (mon, trans) is returned as it is.
+func ModelKey(model string) string {
+	m := strings.ToLower(model)
+	if k, ok := paperModels[m]; ok {
+		return k
+	}
+	return m
 }
 
-// Setting is the paper's column key of a run: model-encoding[-cls], e.g. gcn-adj-cls.
+// RegistryModel is the registry's name of a paper label (gcn → gatedgcn, kgcn → gcn, mon →
+// monet, trans → transformer); any other label is a registry name already.
+func RegistryModel(key string) string {
+	if m, ok := registryModels[key]; ok {
+		return m
+	}
+	return key
+}
+
+// Setting is the paper's column key of a run: model-encoding[-cls], e.g. gcn-adj-cls, with the
+// paper's model label (ModelKey). Tables that reproduce the paper's are keyed and labelled by it.
 func Setting(model, encoding string, cls bool) string {
 	s := ModelKey(model) + "-" + encoding
 	if cls {
 		s += "-cls"
 	}
 	return s
+}
+
+// RegistrySetting is a column key (Setting) with the model registry's name in place of the
+// paper's label: gcn-adj-cls → gatedgcn-adj-cls, kgcn-adj → gcn-adj. Everything that does not
+// reproduce a table of the paper (our own tables, figures, the statistics) is labelled by it.
+func RegistrySetting(setting string) string {
+	model, rest, ok := strings.Cut(setting, "-")
+	if !ok {
+		return RegistryModel(setting)
+	}
+	return RegistryModel(model) + "-" + rest
 }
 
 // Key identifies a table cell: the runs of one configuration over seeds.
