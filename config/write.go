@@ -176,7 +176,7 @@ func WriteFile(path string, r *Run) error {
 	if err != nil {
 		return err
 	}
-	if err := runfiles.WriteAtomic(path, data, 0o644); err != nil {
+	if err := runfiles.WriteAtomic(path, data, runfiles.FilePerm); err != nil {
 		return fmt.Errorf("config: %w", err)
 	}
 	return nil

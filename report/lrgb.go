@@ -185,12 +185,13 @@ func (lt *LRGBTable) BestVal(g *results.Group) results.Stat { return lt.bestVal[
 
 // bestValStat reads the group's runs' epochs: per run the test metric of the first epoch whose
 // validation metric is best. A run whose metrics.jsonl is missing or unreadable is left out of
-// the statistic (its N counts the runs read; the table says "k of n seeds").
+// the statistic (its N counts the runs read; the table says "k of n seeds"), as is one without
+// validation figures (no validation split: no best epoch).
 func bestValStat(g *results.Group) results.Stat {
 	var xs []float64
 	for _, r := range g.Runs {
 		eps, err := r.Epochs()
-		if err != nil || len(eps) == 0 {
+		if err != nil || len(eps) == 0 || !hasVal(eps) {
 			continue
 		}
 		bi := 0

@@ -353,7 +353,7 @@ func PlotCurves(dataset, metric, setting string, groups []*results.Group, path s
 			if err != nil {
 				return err
 			}
-			if len(e) > 0 {
+			if len(e) > 0 && hasVal(e) { // a run without a validation split has no curve here
 				hist = append(hist, e)
 			}
 		}
@@ -391,7 +391,18 @@ func PlotCurves(dataset, metric, setting string, groups []*results.Group, path s
 		lines++
 	}
 	if lines == 0 {
-		return fmt.Errorf("%s: no metrics.jsonl for %s", path, setting)
+		return fmt.Errorf("%s: no metrics.jsonl with validation figures for %s", path, setting)
 	}
 	return savePanels(path, []*plot.Plot{loss, met})
+}
+
+// hasVal reports whether every epoch of a run's metrics.jsonl has the validation figures (a
+// run without a validation split has none: runfiles.Epoch.NoVal).
+func hasVal(eps []runfiles.Epoch) bool {
+	for _, e := range eps {
+		if e.NoVal {
+			return false
+		}
+	}
+	return true
 }

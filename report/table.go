@@ -323,6 +323,15 @@ func (t *Table) mdCell(c string, r int) string {
 	return s
 }
 
+// valCell is the validation metric's mean ± std over the seeds, or "–" for a setting without a
+// validation split (no value: results.Stat.N is 0).
+func valCell(s results.Stat) string {
+	if s.N == 0 {
+		return "–"
+	}
+	return f3(s.Mean) + " ± " + f3(s.Std)
+}
+
 // statsMarkdown is the per-setting run statistics (params, epochs, hours, seconds per epoch:
 // the result.json fields of docs/protocol.md §"Final evaluation", averaged as §"Reporting" says).
 func (t *Table) statsMarkdown() string {
@@ -343,8 +352,8 @@ func (t *Table) statsMarkdown() string {
 			for _, k := range sortedKeys(g.StoppedBy) {
 				stops = append(stops, fmt.Sprintf("%s %d", k, g.StoppedBy[k]))
 			}
-			fmt.Fprintf(&b, "| %s | %d | %d/%d | %s ± %s | %s ± %s | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
-				results.RegistrySetting(c), r, len(g.Seeds), g.Planned, f3(g.Val.Mean), f3(g.Val.Std), f3(g.Train.Mean), f3(g.Train.Std),
+			fmt.Fprintf(&b, "| %s | %d | %d/%d | %s | %s ± %s | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
+				results.RegistrySetting(c), r, len(g.Seeds), g.Planned, valCell(g.Val), f3(g.Train.Mean), f3(g.Train.Std),
 				g.Epochs.Mean, g.SecondsPerEpoch.Mean, g.Hours.Mean, g.Params, strings.Join(g.Devices, ","), strings.Join(stops, ", "),
 				t.versusPaper(c, r, g))
 		}

@@ -22,7 +22,7 @@ func WriteCheckpoint(path string, state any) error {
 	if err != nil {
 		return fmt.Errorf("checkpoint %s: %w", path, err)
 	}
-	return WriteAtomic(path, b, filePerm)
+	return WriteAtomic(path, b, FilePerm)
 }
 
 // EncodeCheckpoint returns the container's bytes for state: magic, gob encoding, CRC-32C.

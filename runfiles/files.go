@@ -9,17 +9,13 @@ import (
 	"os"
 )
 
-// filePerm is the mode of result.json, metrics.jsonl and checkpoint.bin: readable by their
-// owner only, as the trainer has always written them.
-const filePerm os.FileMode = 0o600
-
 // WriteResult writes result.json atomically.
 func WriteResult(path string, r *Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
 	}
-	return WriteAtomic(path, append(b, '\n'), filePerm)
+	return WriteAtomic(path, append(b, '\n'), FilePerm)
 }
 
 // ReadResult reads and verifies a result.json: it must parse as a Result with no unknown keys
@@ -57,7 +53,7 @@ func WriteMetrics(path string, eps []Epoch) error {
 			return fmt.Errorf("%s: epoch %d: %w", path, eps[i].Epoch, err)
 		}
 	}
-	return WriteAtomic(path, buf.Bytes(), filePerm)
+	return WriteAtomic(path, buf.Bytes(), FilePerm)
 }
 
 // ReadMetrics reads a metrics.jsonl file (one Epoch per line, blank lines skipped), rejecting

@@ -1,6 +1,7 @@
 package runfiles
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,9 +14,11 @@ type Epoch struct {
 	LR          float64 `json:"lr"`    // learning rate used during this epoch
 	TrainLoss   float64 `json:"train_loss"`
 	TrainMetric float64 `json:"train_metric"`
-	ValLoss     float64 `json:"val_loss"`
-	ValMetric   float64 `json:"val_metric"`
-	TestMetric  float64 `json:"test_metric"`
+	// ValLoss and ValMetric are the validation split's figures; a run without a validation
+	// split (NoVal) leaves both keys out of its lines, and they read as 0.
+	ValLoss    float64 `json:"val_loss"`
+	ValMetric  float64 `json:"val_metric"`
+	TestMetric float64 `json:"test_metric"`
 	// TestLoss is the test split's loss in evaluation mode (the same reduction as val_loss);
 	// absent for a run without a test split and in files written before runs recorded it.
 	TestLoss    *float64 `json:"test_loss,omitempty"`
@@ -31,6 +34,46 @@ type Epoch struct {
 	// changed its budget); absent in files written before runs recorded them.
 	ConfigHash string      `json:"config_hash,omitempty"`
 	Departures []Departure `json:"departures,omitempty"`
+	// NoVal marks the epoch of a run without a validation split (NeighborsMatch without
+	// dataset.val_fraction): its line has no val_loss and no val_metric, and a line without
+	// them reads with NoVal set.
+	NoVal bool `json:"-"`
+}
+
+// epochJSON is Epoch without its methods, so that MarshalJSON and UnmarshalJSON can use the
+// default encoding.
+type epochJSON Epoch
+
+// epochLine is a metrics.jsonl line as read, and as written without a validation split: the
+// validation keys, shadowed by these pointers, are left out when nil and nil when absent.
+type epochLine struct {
+	epochJSON
+	ValLoss   *float64 `json:"val_loss,omitempty"`
+	ValMetric *float64 `json:"val_metric,omitempty"`
+}
+
+// MarshalJSON writes the epoch's line; without the validation keys when NoVal.
+func (e Epoch) MarshalJSON() ([]byte, error) {
+	if e.NoVal {
+		return json.Marshal(epochLine{epochJSON: epochJSON(e)})
+	}
+	return json.Marshal(epochJSON(e)) // the keys in their order of old
+}
+
+// UnmarshalJSON reads a line strictly (an unknown key is an error naming it, as ParseMetrics
+// wants); a line with neither val_loss nor val_metric is an epoch without a validation split
+// (NoVal).
+func (e *Epoch) UnmarshalJSON(b []byte) error {
+	var l epochLine
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&l); err != nil {
+		return err
+	}
+	*e = Epoch(l.epochJSON)
+	e.NoVal = l.ValLoss == nil && l.ValMetric == nil
+	e.ValLoss, e.ValMetric = deref(l.ValLoss), deref(l.ValMetric)
+	return nil
 }
 
 // CheckFinite names the first of the epoch's losses and metrics that is not finite (metrics.jsonl
@@ -100,7 +143,8 @@ type Result struct {
 	Departures []Departure `json:"departures,omitempty"`
 	Reductions []Reduction `json:"reductions,omitempty"`
 	// ValSplit is "none" when the run had no validation split (NeighborsMatch without
-	// dataset.val_fraction), so val_metric means nothing; empty otherwise.
+	// dataset.val_fraction): result.json then has no val_metric (ValMetric reads 0, and means
+	// nothing); empty otherwise.
 	ValSplit string `json:"val_split,omitempty"`
 	// DataSource is "pyg" when the run read its dataset from the public distribution
 	// (docs/datasets.md); empty for the dataset's other source (the data folder's files, computed
@@ -172,13 +216,24 @@ type divergedJSON struct {
 }
 
 // MarshalJSON writes the result; a diverged one without test_metric, val_metric and
-// train_metric (and the balanced accuracies), since it has no final metrics.
+// train_metric (and the balanced accuracies), since it has no final metrics, and one without a
+// validation split (ValSplit "none") without val_metric.
 func (r Result) MarshalJSON() ([]byte, error) {
-	if !r.Diverged() {
-		return json.Marshal(resultJSON(r))
+	switch {
+	case r.Diverged():
+		r.clearMetrics()
+		return json.Marshal(divergedJSON{resultJSON: resultJSON(r)})
+	case r.ValSplit == "none":
+		return json.Marshal(noValJSON{resultJSON: resultJSON(r)})
 	}
-	r.clearMetrics()
-	return json.Marshal(divergedJSON{resultJSON: resultJSON(r)})
+	return json.Marshal(resultJSON(r))
+}
+
+// noValJSON is the result of a run without a validation split (ValSplit "none") as
+// result.json holds it: val_metric, shadowed by this nil field, is left out.
+type noValJSON struct {
+	resultJSON
+	ValMetric *float64 `json:"val_metric,omitempty"`
 }
 
 // clearMetrics zeroes the final metrics (a diverged result has none).

@@ -11,8 +11,8 @@ A folder named tb inside a run directory (one holding metrics.jsonl) is compared
 metrics.jsonl: each epoch must appear exactly once under each tag, with the value of its line as a
 float32 (tags: train/loss, train/<metric>, val/loss, val/<metric>, test/<metric>, lr,
 time/epoch_seconds, time/eval_seconds, time/elapsed_seconds, memory/peak_bytes, test/loss; val and
-test only where the run has those splits, the peak and the test loss only where metrics.jsonl
-records them). The exit status is 1 when any problem is found, 2 on a usage error.
+test only where the run has those splits, the peak, the test loss and the validation figures
+only where metrics.jsonl records them). The exit status is 1 when any problem is found, 2 on a usage error.
 
 Needs TensorBoard's Python package (pip install tensorboard); the GPU machines have it.
 """
@@ -41,6 +41,10 @@ TAGS = {
     "time/elapsed_seconds": "elapsed_seconds",
     "memory/peak_bytes": "peak_bytes",
 }
+
+# keys a metrics.jsonl line may lack: peak_bytes and test_loss in records written before runs
+# kept them, val_loss and val_metric in the records of a run without a validation split.
+OPTIONAL = ("peak_bytes", "test_loss", "val_loss", "val_metric")
 
 
 def event_folders(root):
@@ -112,7 +116,7 @@ def compare(run_dir, scalars):
         return ["no metric name (no result.json, no train/<metric> tag)"]
     for pattern, key in TAGS.items():
         tag = pattern.replace("<m>", m)
-        if key in ("peak_bytes", "test_loss") and not any(key in ep for ep in epochs):
+        if key in OPTIONAL and not any(key in ep for ep in epochs):
             continue
         if tag not in scalars:
             if not tag.startswith(("val/", "test/")):
@@ -120,8 +124,8 @@ def compare(run_dir, scalars):
             continue
         got = dict((s, v) for s, v in scalars[tag])
         for ep in epochs:
-            if key in ("peak_bytes", "test_loss") and key not in ep:
-                continue  # a record written before runs kept it
+            if key in OPTIONAL and key not in ep:
+                continue  # a record written before runs kept it, or of a run without a validation split
             want = float(np.float32(ep[key]))
             if ep["epoch"] not in got:
                 problems.append(f"{tag}: epoch {ep['epoch']} is missing")

@@ -418,7 +418,7 @@ func (r *Runner) runOne(ctx context.Context, j Job, resume bool, gpu string, gpu
 		return err
 	}
 	logPath := filepath.Join(j.Dir, LogFile)
-	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	lf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, runfiles.FilePerm)
 	if err != nil {
 		r.logf("%s FAILED %s: %v", tag, j, err)
 		return err

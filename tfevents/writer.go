@@ -34,8 +34,9 @@ func cleanHost(host string) string {
 	return host
 }
 
-// FilePerm is the mode of the event files: readable by their owner only, as a run's other files.
-const FilePerm os.FileMode = 0o600
+// FilePerm is the mode the event files are created with, before the umask: that of a run's
+// other files (runfiles.FilePerm), so that the umask decides who may read them.
+const FilePerm os.FileMode = 0o666
 
 // Writer appends events to one event file. Each event is one write to the file, unbuffered,
 // so a process killed at any point leaves whole records and at most one torn last record.

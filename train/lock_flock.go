@@ -8,6 +8,8 @@ import (
 	"io"
 	"os"
 	"syscall"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // takesOverStale says whether acquire tells a dead holder's lock file from a live one's.
@@ -19,7 +21,7 @@ const takesOverStale = true
 // releasing it) is opened again.
 func acquire(path string) (*os.File, []byte, error) {
 	for range 100 {
-		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+		f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, runfiles.FilePerm)
 		if err != nil {
 			return nil, nil, err
 		}

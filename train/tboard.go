@@ -23,7 +23,9 @@ import (
 //
 // TensorBoard is a view of the run, not part of it: an error writing it is reported once in
 // the run's log and the session trains on without events; the next -resume writes the epochs
-// the folder lacks from metrics.jsonl.
+// the folder lacks from metrics.jsonl, and for a run that is over (none will resume it)
+// `train -rebuild-tb DIR` (RebuildBoard) writes the whole folder anew from metrics.jsonl and
+// result.json.
 
 // epochScalars are the TensorBoard scalars of one metrics.jsonl record, the same values under
 // TensorBoard's tags (step: the record's epoch); the splits a run lacks are left out.
@@ -119,22 +121,26 @@ func (r *run) boardEnd(res *runfiles.Result) {
 	if r.board == nil || res.StoppedBy == runfiles.StopSignal {
 		return
 	}
-	now := time.Now()
-	wall := tfevents.Wall(now)
-	start := tfevents.Wall(now.Add(-time.Duration(res.TotalSeconds * float64(time.Second))))
-	evs := [][]byte{tfevents.SessionStartEvent(wall, hparamsOf(r.cfg, r.o.Seed), r.cfg.RunName(), start)}
-	status := tfevents.StatusFailure
-	if !res.Diverged() {
-		status = tfevents.StatusSuccess
-		evs = append(evs, tfevents.ScalarEvent(wall, int64(res.Epochs), finalScalars(res)))
-	}
-	evs = append(evs, tfevents.SessionEndEvent(wall, status, wall))
-	for _, ev := range evs {
+	for _, ev := range endEvents(r.cfg, r.o.Seed, res, time.Now()) {
 		if err := r.board.Write(ev); err != nil {
 			r.boardFailed(err)
 			return
 		}
 	}
+}
+
+// endEvents are the events boardEnd writes at now for the run of config c and seed whose
+// result is res.
+func endEvents(c *config.Run, seed int64, res *runfiles.Result, now time.Time) [][]byte {
+	wall := tfevents.Wall(now)
+	start := tfevents.Wall(now.Add(-time.Duration(res.TotalSeconds * float64(time.Second))))
+	evs := [][]byte{tfevents.SessionStartEvent(wall, hparamsOf(c, seed), c.RunName(), start)}
+	status := tfevents.StatusFailure
+	if !res.Diverged() {
+		status = tfevents.StatusSuccess
+		evs = append(evs, tfevents.ScalarEvent(wall, int64(res.Epochs), finalScalars(res)))
+	}
+	return append(evs, tfevents.SessionEndEvent(wall, status, wall))
 }
 
 // finalScalars are result.json's final figures, of the splits the run had:
@@ -165,7 +171,8 @@ func hparamsOf(c *config.Run, seed int64) map[string]tfevents.HValue {
 // boardFailed reports an error of the TensorBoard files once and stops writing them for the
 // rest of the session; training goes on.
 func (r *run) boardFailed(err error) {
-	fmt.Fprintf(r.log, "tensorboard: %v; training goes on without TensorBoard events (a -resume writes the missing epochs from %s)\n", err, runfiles.MetricsFile)
+	fmt.Fprintf(r.log, "tensorboard: %v; training goes on without TensorBoard events (a -resume writes the missing epochs from %s; once the run is over, %s rebuilds its %s folder from %s and %s)\n",
+		err, runfiles.MetricsFile, suggest("-rebuild-tb", r.o.Dir), runfiles.TBDir, runfiles.MetricsFile, runfiles.ResultFile)
 	r.closeBoard()
 }
 

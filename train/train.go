@@ -414,6 +414,7 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	t0 := time.Now()
 	ep := runfiles.Epoch{Epoch: r.loop.Epoch, LR: r.loop.Plateau.LR, TrainLoss: r.loop.Train.Loss(), TrainMetric: r.loop.Train.Value(), Seconds: trainSecs,
 		ConfigHash: r.cfg.Hash(), Departures: r.departures()}
+	ep.NoVal = r.val == nil // metrics.jsonl leaves the validation keys out
 	if r.val != nil {
 		m, err := r.evaluateSplit("val", r.val, r.valB)
 		if err != nil {
@@ -534,6 +535,9 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess,
 		ConfigHash: c.Hash(), Departures: r.departures(), DataSource: r.dataSource}
 	res.Reductions = runfiles.WithoutKeys(c.Reductions(), res.Departures)
+	if r.val == nil {
+		res.ValSplit = "none" // also for a run stopped by a signal or a non-finite loss
+	}
 	if r.loop.Epoch > 0 {
 		res.SecondsPerEpoch = r.loop.TrainSecs / float64(r.loop.Epoch)
 	}
@@ -577,9 +581,6 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 			b := m.Balanced()
 			*s.dst = &b
 		}
-	}
-	if r.val == nil {
-		res.ValSplit = "none"
 	}
 	if r.test == nil {
 		res.TestSplit = "train"

@@ -56,6 +56,13 @@
 //
 //	train -predict runs/cluster-gatedgcn-adj-r1/seed41
 //
+// -rebuild-tb DIR trains nothing: it writes the run directory's TensorBoard folder DIR/tb anew
+// from its metrics.jsonl and result.json, for a run that is over whose folder lacks epochs (a
+// session that could not write it says so in its log) or holds a torn file; the old folder is
+// moved into DIR/.old-<UTC time>/. (An unfinished run's gaps are filled by its -resume.)
+//
+//	train -rebuild-tb runs/neighborsmatch-2-gatedgcn-adj-r2/seed41
+//
 // -cpuprofile FILE writes a CPU profile of the whole command (preprocessing, training and
 // evaluation; an interrupted run's too) to FILE, which must not exist yet:
 //
@@ -118,6 +125,7 @@ func run(args []string) (code int) {
 	noGuard := fs.Bool("no-memory-guard", false, "skip the memory guard (a run larger than memory is then killed by the kernel)")
 	plan := fs.Bool("plan", false, "do not train: print the run's planned memory on the CPU (with and without model.recompute) and the GPU, and the largest batch size that fits -budget")
 	predict := fs.String("predict", "", "do not train: predict the test split with the run directory's checkpoint and write DIR/predictions.bin (what tables -homophily reads)")
+	rebuildTB := fs.String("rebuild-tb", "", "do not train: write the run directory's TensorBoard folder DIR/tb anew from its metrics.jsonl and result.json (a run that is over; the old folder goes to DIR/.old-<UTC time>/)")
 	budget := fs.String("budget", "", "with -plan: the memory to fit, e.g. 16GiB (default: what this machine makes available)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole command to this new file (read it with go tool pprof)")
 	parallel := fs.Int("parallel", 1, "train up to K seeds of train.seeds at once in this process, each with its own trainer, run directory and (on a GPU) its own stream; the memory guard gives each run 1/K of the budget, and the CPU runs share the cores (results unchanged); log lines start with the seed; 1 trains the seeds one after another")
@@ -205,6 +213,9 @@ func run(args []string) (code int) {
 		}
 		fmt.Println("wrote", path)
 		return 0
+	}
+	if *rebuildTB != "" {
+		return rebuildBoard(fs, *rebuildTB)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()

@@ -247,7 +247,9 @@ func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
 			res := r.Result
 			g.Seeds = append(g.Seeds, res.Seed)
 			test = append(test, res.TestMetric)
-			val = append(val, res.ValMetric)
+			if res.ValSplit != "none" {
+				val = append(val, res.ValMetric)
+			}
 			tr = append(tr, res.TrainMetric)
 			spe = append(spe, res.SecondsPerEpoch)
 			ep = append(ep, float64(res.Epochs))
@@ -269,6 +271,9 @@ func Aggregate(runs []*Run, opt Options) ([]*Group, error) {
 		}
 		sort.Strings(g.Devices)
 		g.Test, g.Val, g.Train = MeanStd(test), MeanStd(val), MeanStd(tr)
+		if len(val) == 0 {
+			g.Val = Stat{} // no run had a validation split: N 0, and tables show "–"
+		}
 		g.SecondsPerEpoch, g.Epochs, g.Hours = MeanStd(spe), MeanStd(ep), MeanStd(hrs)
 		g.Planned = opt.DefaultPlanned
 		if opt.Planned != nil {
