@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -129,12 +130,12 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	if err := Resolve(r.cfg); err != nil {
 		return nil, err
 	}
-	unlock, err := r.lockDir()
+	unlock, ckpt, build, err := r.setUp()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := r.prepare(); err != nil {
+	if err := r.prepare(ckpt, build); err != nil {
 		return nil, err
 	}
 	defer r.tr.Close()
@@ -151,35 +152,88 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	return res, err
 }
 
-// prepare checks the run directory, loads and preprocesses the data, builds the model and
-// restores a checkpoint when resuming.
-func (r *run) prepare() error {
-	c := r.cfg
-	ckpt, err := r.checkDir()
+// setUp makes every check that can be made before training and readies the run directory: it
+// returns the lock's release, the checkpoint to resume (nil for a fresh start) and the model.
+// A run directory that exists already (a resume, a restart, a fresh start over a run) is locked
+// first, so that what it holds is refused before the data is read; a new one is created only
+// once the data, the model and the memory guard have passed, so that a run that cannot train
+// leaves no folder behind. A restart moves the old files aside only then, too.
+func (r *run) setUp() (unlock func(), ckpt *Checkpoint, build nn.BuildFunc, err error) {
+	release := func() {}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	early := r.o.Lock != nil || isDir(r.o.Dir)
+	if early {
+		if release, err = r.lockOrNothing(); err != nil {
+			return nil, nil, nil, err
+		}
+		if !r.o.Restart {
+			if ckpt, err = r.checkDir(); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	if build, err = r.loadChecked(); err != nil {
+		return nil, nil, nil, err
+	}
+	if !early {
+		if release, err = r.lockOrNothing(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if !early || r.o.Restart {
+		if ckpt, err = r.checkDir(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if err = config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), r.cfg); err != nil {
+		return nil, nil, nil, err
+	}
+	return release, ckpt, build, nil
+}
+
+// lockOrNothing is lockDir with a release that does nothing when locking fails.
+func (r *run) lockOrNothing() (func(), error) {
+	unlock, err := r.lockDir()
 	if err != nil {
-		return err
+		return func() {}, err
 	}
-	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {
-		return err
-	}
+	return unlock, nil
+}
+
+// isDir says whether path is a folder.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// loadChecked loads and preprocesses the data and checks the run against it: the model, the
+// accuracy stop, the memory guard and the splits the metric scores. It writes nothing into
+// the run directory.
+func (r *run) loadChecked() (nn.BuildFunc, error) {
+	c := r.cfg
 	// With the cache, the guard reads the graphs' sizes first (building the cache files chunk by
 	// chunk where they are missing) and refuses a run that does not fit before its graphs are
 	// loaded; without it (or with a subset), it checks the loaded graphs. A run the guard does
 	// not check (a GPU run, -no-memory-guard) skips that pass over the cache files.
 	presized := false
+	var err error
 	if r.guarded() {
 		if presized, err = r.presize(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if !presized {
 		if err := r.loadData(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	build, err := r.model()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.metric = metricFor(r.io)
 	if c.Train.StopAccuracy > 0 && !runfiles.IsAccuracy(r.metric) {
@@ -187,22 +241,25 @@ func (r *run) prepare() error {
 		if r.metric != runfiles.MetricMAE {
 			what = "scored by " + r.metric
 		}
-		return fmt.Errorf("train.stop_accuracy %g: %s is %s, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name, what)
+		return nil, fmt.Errorf("train.stop_accuracy %g: %s is %s, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name, what)
 	}
 	if err := r.checkMemory(build); err != nil {
-		return err
+		return nil, err
 	}
 	if presized {
 		if err := r.loadData(); err != nil {
-			return err
+			return nil, err
 		}
 		if build, err = r.model(); err != nil { // now on the training graphs' degrees
-			return err
+			return nil, err
 		}
 	}
-	if err := r.checkSplits(); err != nil {
-		return err
-	}
+	return build, r.checkSplits()
+}
+
+// prepare builds the trainer on the loaded data and restores the checkpoint ckpt when resuming.
+func (r *run) prepare(ckpt *Checkpoint, build nn.BuildFunc) error {
+	c := r.cfg
 	prepSecs := time.Since(r.start).Seconds()
 	if err := r.buildTrainer(build); err != nil {
 		return err

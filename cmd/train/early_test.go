@@ -1,0 +1,89 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// fixtures is the data package's test data: small copies of the public distributions (pyg/) and
+// of Peptides-func's JSON Lines files (jsonl/).
+const fixtures = "../../data/testdata"
+
+// copyFixture copies the folder fixtures/from to to.
+func copyFixture(t *testing.T, from, to string) {
+	t.Helper()
+	if err := os.CopyFS(to, os.DirFS(filepath.Join(fixtures, from))); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// wantNoRunDirectory fails if out holds anything: a run that cannot train fails before it
+// creates its run directory (not even <out>/<run name>).
+func wantNoRunDirectory(t *testing.T, out string) {
+	t.Helper()
+	ents, err := os.ReadDir(out)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	if len(ents) > 0 {
+		t.Fatalf("the failed run left %s in %s", ents[0].Name(), out)
+	}
+}
+
+// TestEarlyFailuresLeaveNoRunDirectory: every check that can be made before training (the
+// radius against the graphs, the data's presence and validity, the memory guard) fails with a
+// message naming what is wrong, and leaves no run directory under -out.
+func TestEarlyFailuresLeaveNoRunDirectory(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		setup func(t *testing.T, data string) []string // the command's arguments but -out
+		parts func(data string) []string               // what the message must name
+	}{
+		{"dataset.r=1000 with the adjacency encoding",
+			func(t *testing.T, data string) []string {
+				copyFixture(t, "pyg/zinc", filepath.Join(data, "zinc"))
+				return []string{"-set", "dataset.name=zinc", "-set", "dataset.encoding=adj", "-set", "dataset.r=1000", "-data", data, "-cache", t.TempDir()}
+			},
+			func(string) []string { return []string{"dataset.r", "r must be at most"} }},
+		{"a missing Peptides-func file",
+			func(t *testing.T, data string) []string {
+				dir := filepath.Join(data, "peptides-func")
+				copyFixture(t, "jsonl/peptides-func", dir)
+				if err := os.Remove(filepath.Join(dir, "val.jsonl.gz")); err != nil {
+					t.Fatal(err)
+				}
+				return []string{"-set", "dataset.name=peptides-func", "-data", data, "-cache", "off"}
+			},
+			func(data string) []string {
+				return []string{filepath.Join(data, "peptides-func", "val.jsonl.gz") + " not found"}
+			}},
+		{"a missing dataset folder",
+			func(t *testing.T, data string) []string {
+				return []string{"-set", "dataset.name=zinc", "-data", data}
+			},
+			func(data string) []string { return []string{filepath.Join(data, "zinc")} }},
+		{"a damaged .pt file",
+			func(t *testing.T, data string) []string {
+				copyFixture(t, "pyg/peptides-func", filepath.Join(data, "peptides-func"))
+				path := filepath.Join(data, "peptides-func", "pyg", "peptidesfunc", "train.pt")
+				edit(t, path, func(s string) string { return s[:len(s)/2] })
+				return []string{"-set", "dataset.name=peptides-func", "-data", data, "-cache", "off"}
+			},
+			func(data string) []string {
+				return []string{filepath.Join(data, "peptides-func", "pyg", "peptidesfunc", "train.pt")}
+			}},
+		{"a run the memory guard refuses",
+			func(t *testing.T, data string) []string {
+				return []string{"-set", "dataset.name=neighborsmatch-2", "-memory", "1MiB"}
+			},
+			func(string) []string { return []string{"memory: this run needs", "(-memory)"} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			data, out := t.TempDir(), filepath.Join(t.TempDir(), "runs")
+			args := append(c.setup(t, data), "-seed", "41", "-epochs", "1", "-quiet", "-out", out)
+			wantRun(t, 1, c.parts(data), args...)
+			wantNoRunDirectory(t, out)
+		})
+	}
+}
