@@ -102,6 +102,7 @@ type run struct {
 	metric           string
 	start            time.Time
 	lastCheckpoint   time.Time // when this session last wrote one (its start before the first)
+	savedAt          string    // where the run's last checkpoint stands (checkpointPlace; "": none written)
 	base             float64   // run seconds before this session
 	log              io.Writer
 	board            *tfevents.Writer // this session's TensorBoard event file (nil: none, tboard.go)
@@ -337,6 +338,7 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return r.misfit(err)
 	}
 	r.loop = ckpt.Loop
+	r.savedAt = checkpointPlace(ckpt.Loop)
 	if err := r.loop.CheckLoop(len(r.train), r.batchesPerEpoch(), NewMeter(r.metric, r.io.Out)); err != nil {
 		return r.misfit(err)
 	}
@@ -407,8 +409,8 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			}
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
 				bar.clear()
-				fmt.Fprintf(r.log, "epoch %d batch %d: loss %v; stopping, the last good checkpoint (end of epoch %d) is kept\n", r.loop.Epoch, b, loss, r.loop.Epoch-1)
-				return runfiles.StopNaN, fmt.Errorf("epoch %d batch %d: %w (%v)", r.loop.Epoch, b, ErrNaN, loss)
+				fmt.Fprintf(r.log, "epoch %d batch %d: loss %v; stopping\n", r.loop.Epoch, b, loss)
+				return runfiles.StopNaN, r.diverged(fmt.Errorf("epoch %d batch %d: %w (%v)", r.loop.Epoch, b, ErrNaN, loss))
 			}
 			r.loop.Train.Add(loss, pred, bt)
 			bar.update(b+1, time.Since(t0).Seconds(), r.loop.Train.Loss())
@@ -419,8 +421,8 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		bar.clear()
 		ep, err := r.endEpoch(r.loop.EpochSecs + time.Since(t0).Seconds())
 		if errors.Is(err, ErrNaN) {
-			fmt.Fprintf(r.log, "%v; stopping, the last good checkpoint (end of epoch %d) is kept\n", err, r.loop.Epoch-1)
-			return runfiles.StopNaN, err
+			fmt.Fprintf(r.log, "%v; stopping\n", err)
+			return runfiles.StopNaN, r.diverged(err)
 		}
 		if err != nil {
 			return "", err
@@ -568,6 +570,7 @@ func (r *run) checkpoint() error {
 		return err
 	}
 	r.lastCheckpoint = time.Now()
+	r.savedAt = checkpointPlace(lp)
 	return nil
 }
 
