@@ -190,8 +190,11 @@ func (r *run) setUp() (unlock func(), ckpt *Checkpoint, build nn.BuildFunc, err 
 			return nil, nil, nil, err
 		}
 	}
+	if ckpt != nil {
+		r.savedAt = checkpointPlace(ckpt.Loop)
+	}
 	if err = config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), r.cfg); err != nil {
-		return nil, nil, nil, err
+		return nil, nil, nil, r.wrote(err)
 	}
 	return release, ckpt, build, nil
 }
@@ -506,7 +509,7 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	r.loop.Last = &ep
 	r.epochs = append(r.epochs, ep)
 	if err := runfiles.WriteMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile), r.epochs); err != nil {
-		return ep, err
+		return ep, r.wrote(err)
 	}
 	r.boardEpoch(ep)
 	return ep, nil
@@ -566,8 +569,8 @@ func (r *run) checkpoint() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	ck.ConfigHash, ck.Departures = r.cfg.Hash(), r.departures()
-	if err := runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck); err != nil {
-		return err
+	if err := writeCheckpointFile(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck); err != nil {
+		return r.wrote(err)
 	}
 	r.lastCheckpoint = time.Now()
 	r.savedAt = checkpointPlace(lp)
@@ -651,7 +654,7 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	res.TotalSeconds = r.elapsed()
 	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
-		return err
+		return r.wrote(err)
 	}
 	r.boardEnd(res)
 	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %s (%.1fs per epoch); %s\n",

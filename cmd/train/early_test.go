@@ -18,6 +18,11 @@ func copyFixture(t *testing.T, from, to string) {
 	}
 }
 
+// getCommand is the command that fetches a dataset into the data folder dir, as a way out names it.
+func getCommand(dir, name string) string {
+	return "`go run ./cmd/data get -data " + dir + " " + name + "`"
+}
+
 // wantNoRunDirectory fails if out holds anything: a run that cannot train fails before it
 // creates its run directory (not even <out>/<run name>).
 func wantNoRunDirectory(t *testing.T, out string) {
@@ -33,7 +38,8 @@ func wantNoRunDirectory(t *testing.T, out string) {
 
 // TestEarlyFailuresLeaveNoRunDirectory: every check that can be made before training (the
 // radius against the graphs, the data's presence and validity, the memory guard) fails with a
-// message naming what is wrong, and leaves no run directory under -out.
+// message naming what is wrong and the way out (a missing or damaged data file: the command
+// that fetches it), and leaves no run directory under -out.
 func TestEarlyFailuresLeaveNoRunDirectory(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -56,13 +62,15 @@ func TestEarlyFailuresLeaveNoRunDirectory(t *testing.T) {
 				return []string{"-set", "dataset.name=peptides-func", "-data", data, "-cache", "off"}
 			},
 			func(data string) []string {
-				return []string{filepath.Join(data, "peptides-func", "val.jsonl.gz") + " not found"}
+				return []string{filepath.Join(data, "peptides-func", "val.jsonl.gz") + " not found", getCommand(data, "peptides-func")}
 			}},
 		{"a missing dataset folder",
 			func(t *testing.T, data string) []string {
 				return []string{"-set", "dataset.name=zinc", "-data", data}
 			},
-			func(data string) []string { return []string{filepath.Join(data, "zinc")} }},
+			func(data string) []string {
+				return []string{"has no folder " + filepath.Join(data, "zinc"), getCommand(data, "zinc")}
+			}},
 		{"a damaged .pt file",
 			func(t *testing.T, data string) []string {
 				copyFixture(t, "pyg/peptides-func", filepath.Join(data, "peptides-func"))
@@ -71,7 +79,8 @@ func TestEarlyFailuresLeaveNoRunDirectory(t *testing.T) {
 				return []string{"-set", "dataset.name=peptides-func", "-data", data, "-cache", "off"}
 			},
 			func(data string) []string {
-				return []string{filepath.Join(data, "peptides-func", "pyg", "peptidesfunc", "train.pt")}
+				return []string{filepath.Join(data, "peptides-func", "pyg", "peptidesfunc", "train.pt"), "damaged",
+					"delete the folder " + filepath.Join(data, "peptides-func", "pyg"), getCommand(data, "peptides-func")}
 			}},
 		{"a run the memory guard refuses",
 			func(t *testing.T, data string) []string {
