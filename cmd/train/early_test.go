@@ -3,7 +3,10 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
 // fixtures is the data package's test data: small copies of the public distributions (pyg/) and
@@ -94,5 +97,25 @@ func TestEarlyFailuresLeaveNoRunDirectory(t *testing.T) {
 			wantRun(t, 1, c.parts(data), args...)
 			wantNoRunDirectory(t, out)
 		})
+	}
+}
+
+// TestFailedRestartKeepsTheRun: a -restart that cannot train (here the memory guard refuses it)
+// fails before it moves the old run's files aside: they stay where they were.
+func TestFailedRestartKeepsTheRun(t *testing.T) {
+	out := t.TempDir()
+	trained(t, append(nm2Base(out), "-epochs", "1")...)
+	wantRun(t, 1, []string{"memory: this run needs"}, append(nm2Base(out), "-epochs", "1", "-restart", "-memory", "1MiB")...)
+	ents, err := os.ReadDir(nm2Dir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		if strings.HasPrefix(e.Name(), runfiles.OldPrefix) {
+			t.Fatalf("the failed restart moved the run into %s", e.Name())
+		}
+	}
+	if _, err := runfiles.ReadResult(filepath.Join(nm2Dir(out), runfiles.ResultFile)); err != nil {
+		t.Fatalf("the run's result is gone: %v", err)
 	}
 }
