@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -171,6 +172,12 @@ func LoadFirst(dir, name, split string, n int) ([]*Graph, *Spec, error) {
 }
 
 func loadSplit(dir, name, split string, seed uint64, limit int) ([]*Graph, *Spec, error) {
+	gs, spec, err := loadSplitFiles(dir, name, split, seed, limit)
+	return gs, spec, readFailed(dir, name, err)
+}
+
+// loadSplitFiles is loadSplit without the way out of a damaged file.
+func loadSplitFiles(dir, name, split string, seed uint64, limit int) ([]*Graph, *Spec, error) {
 	spec, err := OpenSpec(dir, name)
 	if err != nil {
 		return nil, nil, err
@@ -222,7 +229,7 @@ func OpenSpec(dir, name string) (*Spec, error) {
 	if SourceOf(dir, name) != SourcePyG {
 		var err error
 		if vocab, err = dictSize(filepath.Join(dir, name, m.dict), m.atomKey); err != nil {
-			return nil, err
+			return nil, readFailed(dir, name, err)
 		}
 	}
 	return &Spec{
@@ -242,7 +249,9 @@ func dictSize(path, key string) (int, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
-			return 0, fmt.Errorf("dictionary %s not found: is the data folder complete?", path)
+			dir, name := filepath.Split(filepath.Dir(path))
+			return 0, fmt.Errorf("dictionary %s not found (%w): the data folder is incomplete; fetch the dataset's public distribution, read in place of its other files, with %s",
+				path, fs.ErrNotExist, GetCommand(filepath.Clean(dir), name))
 		}
 		return 0, err
 	}

@@ -3,6 +3,7 @@ package data
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -100,8 +101,8 @@ func loadPeptidesJSONL(dir string, spec *Spec, split string, limit int) ([]*Grap
 	path := peptidesJSONLPath(dir, spec.Name, split)
 	gs, err := readPeptidesJSONLFile(path, peptides[spec.Name].width, spec.Task == GraphMultiLabel, limit)
 	if errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("%s: %s not found, though %s is there (the JSON Lines files are read when the training split is present): is the folder complete?",
-			spec.Name, path, peptidesJSONLPath(dir, spec.Name, "train"))
+		return nil, fmt.Errorf("%s: %s not found (%w), though %s is there (the JSON Lines files are read when the training split is present): %s",
+			spec.Name, path, fs.ErrNotExist, peptidesJSONLPath(dir, spec.Name, "train"), refetch(dir, spec.Name))
 	}
 	return gs, err
 }

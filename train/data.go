@@ -82,6 +82,9 @@ func RadiusSource(c *config.Run, workers int) (hops.Source, error) {
 	if err != nil && data.NeedsFiles(d.Name) {
 		return hops.Source{}, fmt.Errorf("dataset.r auto: %w", err)
 	}
+	if err := data.CheckFolder(dir, d.Name); err != nil {
+		return hops.Source{}, fmt.Errorf("dataset.r auto: %w", err)
+	}
 	cache, err := cacheFolder(d.Cache)
 	if err != nil {
 		return hops.Source{}, err
@@ -125,6 +128,9 @@ func (r *run) openData(logSource bool) (dir, cache string, err error) {
 	if err != nil && data.NeedsFiles(d.Name) {
 		return "", "", err
 	} // generated datasets need no folder
+	if err := data.CheckFolder(dir, d.Name); err != nil {
+		return "", "", err
+	}
 	spec, err := data.OpenSpec(dir, d.Name)
 	if err != nil {
 		return "", "", err

@@ -51,7 +51,7 @@ func preparedRun(t *testing.T, c *config.Run) *run {
 	if err := Resolve(r.cfg); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.prepare(); err != nil {
+	if err := prepareInPlace(r); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(r.tr.Close)
@@ -326,4 +326,17 @@ func (r *recorder) EvalRows(bt *data.Batch, b nn.Bucket) ([]float64, *nn.Inputs,
 	}
 	r.large = append(r.large, bt.NumGraphs)
 	return r.tr.EvalRows(bt, b)
+}
+
+// prepareInPlace readies r as Train does, without locking its run directory or writing into it.
+func prepareInPlace(r *run) error {
+	ckpt, err := r.checkDir()
+	if err != nil {
+		return err
+	}
+	build, err := r.loadChecked()
+	if err != nil {
+		return err
+	}
+	return r.prepare(ckpt, build)
 }

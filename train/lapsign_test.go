@@ -16,7 +16,7 @@ func TestLapSignsFlipPerTrainingBatch(t *testing.T) {
 		c := nm2(t, "train.batch_size=8", "dataset.encoding=lp", "dataset.q=3")
 		r := &run{o: Options{Run: c, Seed: seed, Dir: c.Dir(seed), Workers: 1}, cfg: c, start: time.Now(), log: io.Discard}
 		defer r.closeDevice()
-		if err := r.prepare(); err != nil {
+		if err := prepareInPlace(r); err != nil {
 			t.Fatal(err)
 		}
 		defer r.tr.Close()

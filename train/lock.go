@@ -61,14 +61,14 @@ func LockRun(dir string, log io.Writer) (*RunLock, error) {
 		return nil, busy
 	}
 	if err != nil {
-		return nil, fmt.Errorf("locking %s: %w", dir, err)
+		return nil, lockFailed(dir, fmt.Errorf("locking %s: %w", dir, err))
 	}
 	if len(prev) > 0 {
 		fmt.Fprintf(log, "%s: stale lock of %s taken over (that process is gone)\n", dir, holderText(prev))
 	}
 	if err := writeHolder(f); err != nil {
 		f.Close()
-		return nil, fmt.Errorf("locking %s: writing %s: %w", dir, path, err)
+		return nil, lockFailed(dir, fmt.Errorf("locking %s: writing %s: %w", dir, path, err))
 	}
 	return &RunLock{dir: dir, path: path, f: f}, nil
 }

@@ -25,9 +25,9 @@ func (r *run) lockDir() (func(), error) {
 		return func() {}, nil
 	}
 	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("run directory: %w", err)
+		return nil, r.wrote(fmt.Errorf("run directory: %w", err))
 	}
-	l, err := LockRun(r.o.Dir, r.log)
+	l, err := LockRun(r.o.Dir, r.log) // its errors name their way out
 	if err != nil {
 		return nil, err
 	}
@@ -301,7 +301,7 @@ func (r *run) moveAside() error {
 	}
 	for _, f := range present {
 		if err := os.Rename(filepath.Join(dir, f), filepath.Join(old, f)); err != nil {
-			return fmt.Errorf("restart %s: %w", dir, err)
+			return r.wrote(fmt.Errorf("restart %s: %w", dir, err))
 		}
 	}
 	fmt.Fprintf(r.log, "restart: %v of %s moved into %s\n", present, dir, old)

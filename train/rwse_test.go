@@ -50,7 +50,7 @@ func TestRWSEHasNoSigns(t *testing.T) {
 	c := nm2(t, "train.batch_size=8", "dataset.encoding=rwse", "dataset.rw_steps=5")
 	r := &run{o: Options{Run: c, Seed: 41, Dir: c.Dir(41), Workers: 1}, cfg: c, start: time.Now(), log: io.Discard}
 	defer r.closeDevice()
-	if err := r.prepare(); err != nil {
+	if err := prepareInPlace(r); err != nil {
 		t.Fatal(err)
 	}
 	defer r.tr.Close()

@@ -36,14 +36,25 @@ func TestScoresShowOnlyTheSplitsRun(t *testing.T) {
 }
 
 // TestDivergedInFirstEpoch: a run whose loss is not finite in epoch 0 writes a result.json that
-// reads back as diverged (epochs 0, no metric key) and its summary line shows no metric.
+// reads back as diverged (epochs 0, no metric key) and its summary line shows no metric; its
+// error names no checkpoint (none was written) but what the folder holds and the way out.
 func TestDivergedInFirstEpoch(t *testing.T) {
 	c := nm2(t, "train.batch_size=16", "train.max_epochs=3")
 	var log bytes.Buffer
 	o := Options{Run: c, Seed: 12, Dir: c.Dir(12), Workers: 1, Log: &log,
 		AfterBatch: func(e, b int, p *nn.Params) { p.T[p.Names[0]].Float32s()[0] = float32(math.NaN()) }}
-	if _, err := Train(context.Background(), o); !errors.Is(err, ErrNaN) {
+	_, err := Train(context.Background(), o)
+	if !errors.Is(err, ErrNaN) {
 		t.Fatalf("error %v, want ErrNaN", err)
+	}
+	// no checkpoint to speak of: the error says what the folder holds and how to start afresh
+	for _, part := range []string{"nothing is resumable", "no checkpoint was written", "config.yaml", "result.json with stopped_by nan", "add `-set train.lr=0.0001 -restart`"} {
+		if !strings.Contains(err.Error(), part) {
+			t.Errorf("the error does not say %q: %v", part, err)
+		}
+	}
+	if s := err.Error() + log.String(); strings.Contains(s, "epoch -1") || strings.Contains(s, "last good checkpoint") {
+		t.Errorf("a checkpoint that does not exist is named: %s", s)
 	}
 	p := filepath.Join(c.Dir(12), runfiles.ResultFile)
 	res, err := runfiles.ReadResult(p)

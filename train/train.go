@@ -10,6 +10,7 @@ import (
 	"io"
 	"math"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -101,6 +102,7 @@ type run struct {
 	metric           string
 	start            time.Time
 	lastCheckpoint   time.Time // when this session last wrote one (its start before the first)
+	savedAt          string    // where the run's last checkpoint stands (checkpointPlace; "": none written)
 	base             float64   // run seconds before this session
 	log              io.Writer
 	board            *tfevents.Writer // this session's TensorBoard event file (nil: none, tboard.go)
@@ -129,12 +131,12 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	if err := Resolve(r.cfg); err != nil {
 		return nil, err
 	}
-	unlock, err := r.lockDir()
+	unlock, ckpt, build, err := r.setUp()
 	if err != nil {
 		return nil, err
 	}
 	defer unlock()
-	if err := r.prepare(); err != nil {
+	if err := r.prepare(ckpt, build); err != nil {
 		return nil, err
 	}
 	defer r.tr.Close()
@@ -151,35 +153,91 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 	return res, err
 }
 
-// prepare checks the run directory, loads and preprocesses the data, builds the model and
-// restores a checkpoint when resuming.
-func (r *run) prepare() error {
-	c := r.cfg
-	ckpt, err := r.checkDir()
+// setUp makes every check that can be made before training and readies the run directory: it
+// returns the lock's release, the checkpoint to resume (nil for a fresh start) and the model.
+// A run directory that exists already (a resume, a restart, a fresh start over a run) is locked
+// first, so that what it holds is refused before the data is read; a new one is created only
+// once the data, the model and the memory guard have passed, so that a run that cannot train
+// leaves no folder behind. A restart moves the old files aside only then, too.
+func (r *run) setUp() (unlock func(), ckpt *Checkpoint, build nn.BuildFunc, err error) {
+	release := func() {}
+	defer func() {
+		if err != nil {
+			release()
+		}
+	}()
+	early := r.o.Lock != nil || isDir(r.o.Dir)
+	if early {
+		if release, err = r.lockOrNothing(); err != nil {
+			return nil, nil, nil, err
+		}
+		if !r.o.Restart {
+			if ckpt, err = r.checkDir(); err != nil {
+				return nil, nil, nil, err
+			}
+		}
+	}
+	if build, err = r.loadChecked(); err != nil {
+		return nil, nil, nil, err
+	}
+	if !early {
+		if release, err = r.lockOrNothing(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if !early || r.o.Restart {
+		if ckpt, err = r.checkDir(); err != nil {
+			return nil, nil, nil, err
+		}
+	}
+	if ckpt != nil {
+		r.savedAt = checkpointPlace(ckpt.Loop)
+	}
+	if err = config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), r.cfg); err != nil {
+		return nil, nil, nil, r.wrote(err)
+	}
+	return release, ckpt, build, nil
+}
+
+// lockOrNothing is lockDir with a release that does nothing when locking fails.
+func (r *run) lockOrNothing() (func(), error) {
+	unlock, err := r.lockDir()
 	if err != nil {
-		return err
+		return func() {}, err
 	}
-	if err := config.WriteFile(filepath.Join(r.o.Dir, runfiles.ConfigFile), c); err != nil {
-		return err
-	}
+	return unlock, nil
+}
+
+// isDir says whether path is a folder.
+func isDir(path string) bool {
+	st, err := os.Stat(path)
+	return err == nil && st.IsDir()
+}
+
+// loadChecked loads and preprocesses the data and checks the run against it: the model, the
+// accuracy stop, the memory guard and the splits the metric scores. It writes nothing into
+// the run directory.
+func (r *run) loadChecked() (nn.BuildFunc, error) {
+	c := r.cfg
 	// With the cache, the guard reads the graphs' sizes first (building the cache files chunk by
 	// chunk where they are missing) and refuses a run that does not fit before its graphs are
 	// loaded; without it (or with a subset), it checks the loaded graphs. A run the guard does
 	// not check (a GPU run, -no-memory-guard) skips that pass over the cache files.
 	presized := false
+	var err error
 	if r.guarded() {
 		if presized, err = r.presize(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	if !presized {
 		if err := r.loadData(); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	build, err := r.model()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	r.metric = metricFor(r.io)
 	if c.Train.StopAccuracy > 0 && !runfiles.IsAccuracy(r.metric) {
@@ -187,22 +245,25 @@ func (r *run) prepare() error {
 		if r.metric != runfiles.MetricMAE {
 			what = "scored by " + r.metric
 		}
-		return fmt.Errorf("train.stop_accuracy %g: %s is %s, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name, what)
+		return nil, fmt.Errorf("train.stop_accuracy %g: %s is %s, it has no training accuracy", c.Train.StopAccuracy, c.Dataset.Name, what)
 	}
 	if err := r.checkMemory(build); err != nil {
-		return err
+		return nil, err
 	}
 	if presized {
 		if err := r.loadData(); err != nil {
-			return err
+			return nil, err
 		}
 		if build, err = r.model(); err != nil { // now on the training graphs' degrees
-			return err
+			return nil, err
 		}
 	}
-	if err := r.checkSplits(); err != nil {
-		return err
-	}
+	return build, r.checkSplits()
+}
+
+// prepare builds the trainer on the loaded data and restores the checkpoint ckpt when resuming.
+func (r *run) prepare(ckpt *Checkpoint, build nn.BuildFunc) error {
+	c := r.cfg
 	prepSecs := time.Since(r.start).Seconds()
 	if err := r.buildTrainer(build); err != nil {
 		return err
@@ -280,6 +341,7 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return r.misfit(err)
 	}
 	r.loop = ckpt.Loop
+	r.savedAt = checkpointPlace(ckpt.Loop)
 	if err := r.loop.CheckLoop(len(r.train), r.batchesPerEpoch(), NewMeter(r.metric, r.io.Out)); err != nil {
 		return r.misfit(err)
 	}
@@ -350,8 +412,8 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 			}
 			if math.IsNaN(loss) || math.IsInf(loss, 0) {
 				bar.clear()
-				fmt.Fprintf(r.log, "epoch %d batch %d: loss %v; stopping, the last good checkpoint (end of epoch %d) is kept\n", r.loop.Epoch, b, loss, r.loop.Epoch-1)
-				return runfiles.StopNaN, fmt.Errorf("epoch %d batch %d: %w (%v)", r.loop.Epoch, b, ErrNaN, loss)
+				fmt.Fprintf(r.log, "epoch %d batch %d: loss %v; stopping\n", r.loop.Epoch, b, loss)
+				return runfiles.StopNaN, r.diverged(fmt.Errorf("epoch %d batch %d: %w (%v)", r.loop.Epoch, b, ErrNaN, loss))
 			}
 			r.loop.Train.Add(loss, pred, bt)
 			bar.update(b+1, time.Since(t0).Seconds(), r.loop.Train.Loss())
@@ -362,8 +424,8 @@ func (r *run) loopEpochs(ctx context.Context) (string, error) {
 		bar.clear()
 		ep, err := r.endEpoch(r.loop.EpochSecs + time.Since(t0).Seconds())
 		if errors.Is(err, ErrNaN) {
-			fmt.Fprintf(r.log, "%v; stopping, the last good checkpoint (end of epoch %d) is kept\n", err, r.loop.Epoch-1)
-			return runfiles.StopNaN, err
+			fmt.Fprintf(r.log, "%v; stopping\n", err)
+			return runfiles.StopNaN, r.diverged(err)
 		}
 		if err != nil {
 			return "", err
@@ -448,7 +510,7 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	r.loop.Last = &ep
 	r.epochs = append(r.epochs, ep)
 	if err := runfiles.WriteMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile), r.epochs); err != nil {
-		return ep, err
+		return ep, r.wrote(err)
 	}
 	r.boardEpoch(ep)
 	return ep, nil
@@ -508,10 +570,11 @@ func (r *run) checkpoint() error {
 		return fmt.Errorf("checkpoint: %w", err)
 	}
 	ck.ConfigHash, ck.Departures = r.cfg.Hash(), r.departures()
-	if err := runfiles.WriteCheckpoint(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck); err != nil {
-		return err
+	if err := writeCheckpointFile(filepath.Join(r.o.Dir, runfiles.CheckpointFile), ck); err != nil {
+		return r.wrote(err)
 	}
 	r.lastCheckpoint = time.Now()
+	r.savedAt = checkpointPlace(lp)
 	return nil
 }
 
@@ -592,7 +655,7 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	res.TotalSeconds = r.elapsed()
 	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
-		return err
+		return r.wrote(err)
 	}
 	r.boardEnd(res)
 	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %s (%.1fs per epoch); %s\n",

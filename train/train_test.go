@@ -213,6 +213,9 @@ func TestNaNStops(t *testing.T) {
 		}
 	})
 	assertDiverged(t, c.Dir(12), err, 1)
+	if want := "the last good checkpoint (end of epoch 0) is kept"; !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), "-restart`") {
+		t.Errorf("the error does not say %q and the way out: %v", want, err)
+	}
 	ck, cerr := ReadCheckpoint(filepath.Join(c.Dir(12), runfiles.CheckpointFile))
 	if cerr != nil || ck.Loop.Epoch != 1 || ck.Loop.Perm != nil {
 		t.Fatalf("checkpoint: %v", cerr)

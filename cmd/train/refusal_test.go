@@ -145,6 +145,10 @@ func refusals() []refusal {
 				os.WriteFile(file, []byte("dataset: {name: neighborsmatch-2, encoding: adj, r: 2}\ntrain: {max_epochs: 3}\n"), 0o644)
 				return map[string]string{"FILE": file}
 			}},
+		{name: "a run that diverged in its first epoch", want: 1, mentions: []string{"nothing is resumable", "no checkpoint was written", "config.yaml"},
+			setup: func(t *testing.T, out string) []string {
+				return append(nm2Base(out), "-epochs", "2", "-set", "train.lr=1e4") // 1e3 trains
+			}},
 		{name: "-restart of a folder not named seed<N>", want: 1, mentions: []string{"not seed<N>"},
 			setup: func(t *testing.T, out string) []string {
 				short(t, out)
