@@ -298,27 +298,39 @@ func (b *Builder) embedColumns(cols []*ops.Index, prefix string, rows []int, d i
 }
 
 // EdgeInput embeds the edge features and adds the edge encodings: e⁰ = Σ_c Emb_c(f_c) (or Linear)
-// [+ SP table or Linear(1→d)] [+ Linear(r→d)(adj)]. It returns nil when edges carry no input.
+// [+ SP table or Linear(1→d)] [+ Linear(r→d)(adj)]: the features, the encoding or both, as io has
+// them. It returns nil when edges carry neither (HasEdgeEmbedding false).
 func (b *Builder) EdgeInput(in *Inputs, io IO, d int) *gorgonia.Node {
-	if !io.HasEdgeInput() {
-		return nil
-	}
 	var e *gorgonia.Node
-	if io.EdgeFloat > 0 {
+	switch {
+	case io.EdgeFloat > 0:
 		e = b.Linear(b.Input("edge_x", in.EdgeFloat), "edge_lin", io.EdgeFloat, d)
-	} else {
+	case len(io.EdgeTables()) > 0:
 		e = b.embedColumns(in.EdgeCat, "edge_emb", io.EdgeTables(), d)
 	}
 	switch {
 	case io.SPLinear:
-		e = b.Add(e, b.Linear(b.Input("sp", in.SPValue), "sp_pe", 1, d))
+		e = b.addOrFirst(e, b.Linear(b.Input("sp", in.SPValue), "sp_pe", 1, d))
 	case io.SPRows > 0:
-		e = b.Add(e, b.Embedding(in.SP, "sp_pe", io.SPRows, d))
+		e = b.addOrFirst(e, b.Embedding(in.SP, "sp_pe", io.SPRows, d))
 	}
 	if io.AdjDim > 0 {
-		e = b.Add(e, b.Linear(b.Input("adj", in.Adj), "adj_pe", io.AdjDim, d))
+		e = b.addOrFirst(e, b.Linear(b.Input("adj", in.Adj), "adj_pe", io.AdjDim, d))
 	}
 	return e
+}
+
+// HasEdgeEmbedding reports whether EdgeInput builds anything: edge features or an edge encoding.
+func (io IO) HasEdgeEmbedding() bool {
+	return io.HasEdgeInput() || io.SPLinear || io.SPRows > 0 || io.AdjDim > 0
+}
+
+// addOrFirst is e + x, or x when e is nil.
+func (b *Builder) addOrFirst(e, x *gorgonia.Node) *gorgonia.Node {
+	if e == nil {
+		return x
+	}
+	return b.Add(e, x)
 }
 
 // Head reads out the final node states h ([Nodes, d]), applies the MLP readout and the loss.

@@ -14,9 +14,10 @@ import (
 	"gorgonia.org/gorgonia"
 )
 
-// Config is the network's shape. Edge inputs (nn.IO's edge vocabulary or float width) are
-// optional: without them this is bgnn's MoNet; with them, the paper's edge embedding enters
-// the kernel weights (docs/protocol.md §"MoNet edge embedding").
+// Config is the network's shape. The edge embedding ε (nn.IO's edge features and edge encoding,
+// as the IO has them) is optional: without either this is bgnn's MoNet; with them, ε enters the
+// kernel weights (docs/protocol.md §"MoNet edge embedding"). EdgeEmbed says which reading of the
+// paper's sentence built the IO's edge part (New).
 type Config struct {
 	Layers, Hidden int
 	Kernels        int // K Gaussian kernels
@@ -26,6 +27,13 @@ type Config struct {
 	Residual  bool
 	Dropout   float64 // after each layer's bias (0 in every paper config)
 }
+
+// EdgeEmbed values (the own key model.edge_embed): which edge inputs make the edge embedding ε
+// (docs/protocol.md §"MoNet edge embedding").
+const (
+	EdgeEmbedAll      = ""         // the edge features (bond types) and the edge encoding: this project's first reading
+	EdgeEmbedEncoding = "encoding" // the edge encoding alone: the rewiring's positional encoding, no bond types
+)
 
 // ZINC is bgnn's 100K MoNet configuration for ZINC (docs/protocol.md
 // §"MoNet configuration"), without edge embedding.
@@ -39,8 +47,6 @@ func (c Config) Validate() error {
 	switch {
 	case c.Layers < 1 || c.Hidden < 4 || c.Kernels < 1 || c.PseudoDim < 1:
 		return fmt.Errorf("monet: layers %d, hidden %d, kernels %d, pseudo dim %d: all must be positive (hidden ≥ 4)", c.Layers, c.Hidden, c.Kernels, c.PseudoDim)
-	case (c.SPRows > 0 || c.AdjDim > 0) && !c.HasEdgeInput():
-		return fmt.Errorf("monet: edge encodings need the edge embedding (an edge input, docs/protocol.md §\"MoNet edge embedding\")")
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("monet: dropout %g outside [0, 1)", c.Dropout)
 	}
@@ -66,7 +72,7 @@ func (c Config) Params() int {
 	if c.BatchNorm {
 		per += 2 * d // γ, β
 	}
-	if c.HasEdgeInput() {
+	if c.HasEdgeEmbedding() {
 		per += d*k + k
 	}
 	return c.Layers*per + c.NodeParams(d) + c.EdgeParams(d) + c.HeadParams(d)
@@ -84,7 +90,7 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
 	d := cfg.Hidden
 	h := bd.NodeInput(in, cfg.IO, d)
-	eps := bd.EdgeInput(in, cfg.IO, d) // static edge embedding ε (docs/protocol.md §"MoNet edge embedding"), nil without edge input
+	eps := bd.EdgeInput(in, cfg.IO, d) // static edge embedding ε (docs/protocol.md §"MoNet edge embedding"), nil without edge input or encoding
 	u := bd.Input("pseudo", in.DegSrc)
 	for l := 0; l < cfg.Layers; l++ {
 		h = layer(bd, in, cfg, fmt.Sprintf("layer%d", l), h, u, eps)
@@ -99,8 +105,16 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 }
 
 // New is the model's constructor for the registry (models.Register): the network a config's
-// model section describes on io (own keys: kernels, pseudo_dim).
+// model section describes on io (own keys: kernels, pseudo_dim, edge_embed: with "encoding" the
+// edge features are left out of ε, which keeps the edge encoding alone).
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
+	switch e := m.Str("edge_embed"); e {
+	case EdgeEmbedAll:
+	case EdgeEmbedEncoding:
+		io.EdgeVocab, io.EdgeVocabs, io.EdgeFloat = 0, nil, 0
+	default:
+		return nil, 0, fmt.Errorf("monet: model.edge_embed %q, want \"\" (features and encoding) or %q", e, EdgeEmbedEncoding)
+	}
 	c := Config{Layers: m.Layers, Hidden: m.Hidden, Kernels: m.Int("kernels"), PseudoDim: m.Int("pseudo_dim"), IO: io,
 		BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
 	if err := c.Validate(); err != nil {
