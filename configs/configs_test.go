@@ -44,6 +44,9 @@ var gridCounts = map[string]struct {
 	"lrgb-peptides-struct.yaml":         {"table:peptides-struct", 16, 64},
 
 	"model-agnostic.yaml": {"table:results", 20, 80},
+
+	"fidelity-monet-aqsol.yaml": {"table:aqsol", 2, 4},
+	"fidelity-monet-plain.yaml": {"table:aqsol", 1, 2},
 }
 
 func TestGridCounts(t *testing.T) {
