@@ -24,7 +24,8 @@ func relTiny(rel string, sp bool) Config {
 // here from the parameter values: for edge j→i and head k,
 // s = ((q_i+u)·k_j + (q_i+v)·r_ij + ce_ijk) / d over the head's columns, with r_ij the table row
 // of the path length, W_R applied to the sinusoids of the path length, or W_R applied to the walk
-// counts. Without a variant the plain score (q_i·k_j + ce_ijk) / d.
+// counts. Without a variant the plain score (q_i·k_j + ce_ijk) / d; with score_scale head the
+// same sums divided by √(d/H) instead.
 func TestRelativeScores(t *testing.T) {
 	bt, err := testgraphs.Tiny()
 	if err != nil {
@@ -33,10 +34,12 @@ func TestRelativeScores(t *testing.T) {
 	u := &bt.Union
 	n, m := u.N, u.NumEdges()
 	for _, tc := range []struct {
-		rel string
-		sp  bool
-	}{{"", true}, {RelLearned, true}, {RelSinusoid, true}, {RelLearned, false}} {
+		rel   string
+		sp    bool
+		scale string
+	}{{"", true, ""}, {RelLearned, true, ""}, {RelSinusoid, true, ""}, {RelLearned, false, ""}, {"", true, ScaleHead}, {RelLearned, true, ScaleHead}} {
 		c := relTiny(tc.rel, tc.sp)
+		c.ScoreScale = tc.scale
 		d, heads, w := c.Hidden, c.Heads, c.Hidden/c.Heads
 		p, err := nn.NewParams(tensor.Float64, 7)
 		if err != nil {
@@ -110,9 +113,13 @@ func TestRelativeScores(t *testing.T) {
 					}
 					want += (qi+param("l0.u")[col])*kv[j*d+col] + (qi+param("l0.v")[col])*r[col]
 				}
-				want /= float64(d)
+				if tc.scale == ScaleHead {
+					want /= math.Sqrt(float64(w))
+				} else {
+					want /= float64(d)
+				}
 				if g := got[e*heads+h]; math.Abs(g-want) > 1e-12*max(1, math.Abs(want)) {
-					t.Errorf("relative %q sp %t, edge %d→%d head %d: score %.15g, dense %.15g", tc.rel, tc.sp, j, i, h, g, want)
+					t.Errorf("relative %q sp %t scale %q, edge %d→%d head %d: score %.15g, dense %.15g", tc.rel, tc.sp, tc.scale, j, i, h, g, want)
 				}
 			}
 		}

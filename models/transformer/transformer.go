@@ -37,6 +37,21 @@ type Config struct {
 	// Relative adds Transformer-XL's relative-position terms to the scores: "" (off), RelLearned
 	// or RelSinusoid (shortest-path table encoding only).
 	Relative string
+	// ScoreScale is what the scores are divided by: "" the width d, as the paper writes it, or
+	// ScaleHead √(d/H), the head width's root of scaled dot-product attention
+	// (docs/protocol.md §"Transformer layer").
+	ScoreScale string
+}
+
+// ScaleHead divides the attention scores by √(d/H) instead of the paper's d (model.score_scale).
+const ScaleHead = "head"
+
+// scoreDivisor is the number the scores are divided by.
+func (c Config) scoreDivisor() float64 {
+	if c.ScoreScale == ScaleHead {
+		return math.Sqrt(float64(c.Hidden / c.Heads))
+	}
+	return float64(c.Hidden)
 }
 
 // ZINC is the 100K ZINC configuration of docs/protocol.md §"Transformer configuration": L = 4,
@@ -64,6 +79,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("transformer: relative positions need the shortest-path table or the adjacency encoding")
 	case c.Relative == RelSinusoid && c.SPRows == 0:
 		return fmt.Errorf("transformer: sinusoid relative positions need the shortest-path table encoding")
+	case c.ScoreScale != "" && c.ScoreScale != ScaleHead:
+		return fmt.Errorf("transformer: score scale %q, want \"\" (the width d) or %s (√(d/H))", c.ScoreScale, ScaleHead)
 	}
 	if err := c.IO.Validate(); err != nil {
 		return fmt.Errorf("transformer: %w", err)
@@ -100,13 +117,14 @@ func (c Config) relParams() int {
 var norms = map[string]string{"pre_bn": PreBN, "post_bn": PostBN, "pre_ln": PreLN, "post_ln": PostLN}
 
 // New is the model's constructor for the registry (models.Register): the network a config's
-// model section describes on io (own keys: heads, norm, relative).
+// model section describes on io (own keys: heads, norm, relative, score_scale).
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	norm, ok := norms[m.Str("norm")]
 	if !ok {
 		return nil, 0, fmt.Errorf("model.norm %q, want pre_bn, post_bn, pre_ln or post_ln", m.Str("norm"))
 	}
-	c := Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Int("heads"), IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Str("relative")}
+	c := Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Int("heads"), IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Str("relative"),
+		ScoreScale: m.Str("score_scale")}
 	if err := c.Validate(); err != nil {
 		return nil, 0, err
 	}
@@ -191,6 +209,8 @@ func attention(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgon
 //	plain:    ((A_k h_i)ᵀ(B_k h_j) + C_k e_ij) / d
 //	relative: ((q_i + u)ᵀ k_j + (q_i + v)ᵀ r_ij + C_k e_ij) / d,  q = A h, k = B h, r_ij = W_R R_ij
 //
+// (divided by √(d/H) instead of d with ScoreScale ScaleHead)
+//
 // per head k on its slice of the d columns; the relative form is Transformer-XL's four terms
 // q·k + q·r + u·k + v·r with u, v learnable per layer. q = A h and k = B h are node rows, ce = C e
 // edge rows (one column per head).
@@ -202,13 +222,13 @@ func scores(b *nn.Builder, in *nn.Inputs, c Config, name string, q, k, ce *gorgo
 		return b.Apply(name+" "+what, func() (*gorgonia.Node, error) { return ops.HeadDot(x, y, heads) })
 	}
 	if c.Relative == "" {
-		return b.Scale(b.Add(headDot(b.Gather(q, in.Dst), ks, "scores"), ce), 1/float64(d))
+		return b.Scale(b.Add(headDot(b.Gather(q, in.Dst), ks, "scores"), ce), 1/c.scoreDivisor())
 	}
 	qu := b.AddBias(q, b.Param(name+".u", bound, d))
 	qv := b.AddBias(q, b.Param(name+".v", bound, d))
 	content := headDot(b.Gather(qu, in.Dst), ks, "content scores")
 	position := headDot(b.Gather(qv, in.Dst), relative(b, in, c, name), "position scores")
-	return b.Scale(b.Add(b.Add(content, position), ce), 1/float64(d))
+	return b.Scale(b.Add(b.Add(content, position), ce), 1/c.scoreDivisor())
 }
 
 // relative is r_ij = W_R R_ij of every edge: a learnable row per shortest-path value (learned,
