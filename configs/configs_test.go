@@ -47,6 +47,7 @@ var gridCounts = map[string]struct {
 
 	"fidelity-monet-aqsol.yaml":      {"table:aqsol", 2, 4},
 	"fidelity-monet-plain.yaml":      {"table:aqsol", 1, 2},
+	"fidelity-gatedgcn-zinc.yaml":    {"table:zinc", 1, 2},
 	"fidelity-transformer-zinc.yaml": {"table:zinc", 1, 2},
 }
 
