@@ -359,7 +359,7 @@ cmd_run() {
 		local p=
 		wait -n -p p
 		rc=$?
-		[[ -n $p ]] || return 0
+		[[ -n ${p:-} ]] || return 0
 		running=$((running - 1))
 		local j=${job_of[$p]} dir res
 		unset "job_of[$p]"

@@ -130,7 +130,7 @@ func lines(t *testing.T, path string) int {
 // TestCampaignCPUMode: the CPU mode end to end. Window 1 starts in the background (a second
 // start is refused while it runs; its trainers run at nice 19 on one thread each), reaches its
 // budget (SIGTERM: the long run checkpoints), packs, and is collected: the quick run finished,
-// the long one parked. Window 2 resumes the long run and is killed without a word (SIGKILL to
+// the long one parked. Window 1b resumes it and is stopped by cpu stop: it packs by itself. Window 2 resumes the long run and is killed without a word (SIGKILL to
 // every process: the machine stopped); start is refused until collect has packed the run
 // folders from their last checkpoints and parked the run again. Window 3 resumes it and
 // finishes; the result equals an uninterrupted run of the same config bit for bit.
@@ -186,6 +186,28 @@ func TestCampaignCPUMode(t *testing.T) {
 	}
 	eps1 := lines(t, filepath.Join(parked, "metrics.jsonl"))
 
+	// Window 1b: stopped by cpu stop once the long run has trained one more epoch: the runner
+	// waits for its trainers' checkpoints, packs, and the collect finds the window's own pack.
+	e.sh(e.script(), "cpu", "start", "-b", "300", "-m", "2", "-s", "1")
+	runnerPid(t, dir)
+	for end := time.Now().Add(60 * time.Second); lines(t, filepath.Join(logDir, "metrics.jsonl")) < eps1+1; time.Sleep(100 * time.Millisecond) {
+		if time.Now().After(end) || !running(dir) {
+			t.Fatalf("window 1b: the long run did not reach epoch %d (running %v)", eps1+1, running(dir))
+		}
+	}
+	if out := e.sh(e.script(), "cpu", "stop"); !strings.Contains(out, "stopped;") {
+		t.Errorf("cpu stop:\n%s", out)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "out", "campaign.log")); err != nil || !strings.Contains(string(b), "trainers done") || !strings.Contains(string(b), "packed at") {
+		t.Errorf("window 1b: the runner did not pack after cpu stop (%v):\n%s", err, b)
+	}
+	col = e.sh(e.script(), "cpu", "collect")
+	t.Logf("window 1b:\n%s", col)
+	if strings.Contains(col, "without its pack") || !strings.Contains(col, "unfinished: "+parked) {
+		t.Fatalf("window 1b's collect: want the window's own pack and the long run parked again:\n%s", col)
+	}
+	eps1 = lines(t, filepath.Join(parked, "metrics.jsonl"))
+
 	// Window 2: killed without a word once the long run has trained two more epochs.
 	e.sh(e.script(), "cpu", "start", "-b", "300", "-m", "2", "-s", "1")
 	sid = runnerPid(t, dir)
@@ -224,8 +246,8 @@ func TestCampaignCPUMode(t *testing.T) {
 		t.Errorf("quick run: stopped_by %v, want max_epochs", r["stopped_by"])
 	}
 	fin := e.runDir("runs", long)
-	if r := result(t, fin); r["stopped_by"] != "max_epochs" || r["epochs"] != float64(longEps) || r["resumed"] != float64(2) {
-		t.Fatalf("long run after window 3: stopped_by %v, epochs %v, resumed %v; want max_epochs, %d, twice",
+	if r := result(t, fin); r["stopped_by"] != "max_epochs" || r["epochs"] != float64(longEps) || r["resumed"] != float64(3) {
+		t.Fatalf("long run after window 3: stopped_by %v, epochs %v, resumed %v; want max_epochs, %d, three times",
 			r["stopped_by"], r["epochs"], r["resumed"], longEps)
 	}
 	if _, err := os.Stat(parked); !os.IsNotExist(err) {
@@ -234,7 +256,7 @@ func TestCampaignCPUMode(t *testing.T) {
 	want := epochs(t, filepath.Join(ref, long, "seed41", "metrics.jsonl"))
 	got := epochs(t, filepath.Join(fin, "metrics.jsonl"))
 	if len(want) != longEps || !reflect.DeepEqual(got, want) {
-		t.Errorf("stopped at a budget, killed, resumed twice: differs from the uninterrupted run:\n got %v\nwant %v", got, want)
+		t.Errorf("stopped at a budget, by cpu stop, killed, resumed three times: differs from the uninterrupted run:\n got %v\nwant %v", got, want)
 	}
 	if st := e.sh(e.script(), "cpu", "status"); !strings.Contains(st, "the last window is collected") {
 		t.Errorf("cpu status after the collect:\n%s", st)
