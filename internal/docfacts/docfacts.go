@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -257,7 +258,8 @@ func span(xs []float64, format string) (string, error) {
 	return a + "–" + b, nil
 }
 
-// meanStd formats xs as "mean ± std" (population std, the tables' statistic), or the one value.
+// meanStd formats xs as "mean ± std" (results.MeanStd: the tables' population std), or the one
+// value.
 func meanStd(xs []float64) (string, error) {
 	if len(xs) == 0 {
 		return "", fmt.Errorf("no runs to take it from")
@@ -265,15 +267,8 @@ func meanStd(xs []float64) (string, error) {
 	if len(xs) == 1 {
 		return fmt.Sprintf("%.3f", xs[0]), nil
 	}
-	var sum, sq float64
-	for _, x := range xs {
-		sum += x
-	}
-	mean := sum / float64(len(xs))
-	for _, x := range xs {
-		sq += (x - mean) * (x - mean)
-	}
-	return fmt.Sprintf("%.3f ± %.3f", mean, math.Sqrt(sq/float64(len(xs)))), nil
+	st := results.MeanStd(xs)
+	return fmt.Sprintf("%.3f ± %.3f", st.Mean, st.Std), nil
 }
 
 // countConfigs counts the per-setting config files.
