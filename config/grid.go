@@ -23,6 +23,8 @@ import (
 //	cls: [false, true]
 //	r: 1-10                   # a number, a list [1, 2, 3], or ranges "1-4,6"
 //	seeds: [41, 95, 12, 35]   # optional; default: train.seeds of the defaults (the paper's)
+//	tag: noloops              # optional: appended to every run name (zinc-gatedgcn-none-r1-noloops),
+//	                          # for a variant whose keys run names leave out (dataset.self_loops)
 //	extra:                    # optional: more products; unset keys are taken from the top
 //	  - cls: [true]
 //	    r: [1]
@@ -35,6 +37,7 @@ type Grid struct {
 	Path     string    // the file it was read from
 	Products []Product // the top-level product first, then each of extra
 	Seeds    []int64   // nil: the defaults' train.seeds
+	Tag      string    // appended to every run name as -<tag>; "" for none
 
 	overrides *layer // the overrides: mapping, as a config-file layer
 	seedsSrc  string
@@ -116,6 +119,12 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 			} else {
 				g.Table = vn.Value
 			}
+		case "tag":
+			if vn.Kind != yaml.ScalarNode || !validTag(vn.Value) {
+				fail(vn.Line, "tag: want lower-case letters and digits (it ends every run name as -<tag>), got %s", describe(vn))
+				continue
+			}
+			g.Tag = vn.Value
 		case "seeds":
 			seeds, err := nodeValue(schemaByKey["train.seeds"], vn)
 			if err != nil {
@@ -177,7 +186,7 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 				}
 				continue
 			}
-			msg := fmt.Sprintf("unknown key %q (a grid takes name, table, datasets, models, encodings, cls, r, seeds, extra, overrides)", key)
+			msg := fmt.Sprintf("unknown key %q (a grid takes name, table, tag, datasets, models, encodings, cls, r, seeds, extra, overrides)", key)
 			if key == "dataset" || key == "model" || key == "encoding" {
 				msg += fmt.Sprintf("; did you mean %q?", key+"s")
 			}
@@ -372,8 +381,8 @@ func (p *Product) inherit(top Product) {
 // Expand resolves every run of the grid, in a stable order (the products in file order, each
 // as datasets × models × encodings × cls × r in list order). Each run is fully resolved and
 // validated as Load would (defaults, the grid's overrides, the run's setting and seeds, the
-// environment, the -set overrides), with Name set to its derived name; two runs with the same
-// name are an error. A sweep makes one job per (run, seed): see Jobs.
+// environment, the -set overrides), with Name set to its derived name (and -<tag>, the grid's
+// tag, if it has one); two runs with the same name are an error. A sweep makes one job per (run, seed): see Jobs.
 func (g *Grid) Expand() ([]*Run, error) {
 	var runs []*Run
 	where := map[string]int{}
@@ -398,6 +407,9 @@ func (g *Grid) Expand() ([]*Run, error) {
 								return nil, fmt.Errorf("grid %s: run %s:\n%w", g.Path, SettingName(ds, m, enc, cls, r), err)
 							}
 							run.Name = run.RunName()
+							if g.Tag != "" {
+								run.Name += "-" + g.Tag
+							}
 							if line, dup := where[run.Name]; dup {
 								return nil, fmt.Errorf("%s:%d: run %s is already in the product on line %d", g.Path, p.Line, run.Name, line)
 							}
@@ -410,6 +422,16 @@ func (g *Grid) Expand() ([]*Run, error) {
 		}
 	}
 	return runs, nil
+}
+
+// validTag says whether s may end a run name: lower-case letters and digits, at least one.
+func validTag(s string) bool {
+	for _, c := range s {
+		if (c < 'a' || c > 'z') && (c < '0' || c > '9') {
+			return false
+		}
+	}
+	return s != ""
 }
 
 // Job is one (run, seed) pair of a sweep.

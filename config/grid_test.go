@@ -1,7 +1,9 @@
 package config
 
 import (
+	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -91,6 +93,41 @@ func TestGridDefaultsSeedsAndName(t *testing.T) {
 	}
 }
 
+// TestGridTag checks that a grid's tag ends every run name, so that a variant whose keys run names
+// leave out (dataset.self_loops) gets names of its own, and that the run keeps its tagged name
+// when its config is written and read back, as a resumed run reads it.
+func TestGridTag(t *testing.T) {
+	g, err := ParseGrid("g.yaml", []byte("datasets: [zinc]\nmodels: [gatedgcn]\nencodings: [none]\ncls: [false]\nr: 1-2\ntag: noloops\noverrides:\n  dataset: {self_loops: false}\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := g.Expand()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, r := range runs {
+		names = append(names, r.Name)
+		if r.Dataset.SelfLoops {
+			t.Errorf("%s: self_loops true, want the override's false", r.Name)
+		}
+	}
+	if want := []string{"zinc-gatedgcn-none-r1-noloops", "zinc-gatedgcn-none-r2-noloops"}; !slices.Equal(names, want) {
+		t.Errorf("names %q, want %q", names, want)
+	}
+	path := filepath.Join(t.TempDir(), "config.yaml")
+	if err := WriteFile(path, runs[0]); err != nil {
+		t.Fatal(err)
+	}
+	back, err := Load(path, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if back.RunName() != names[0] {
+		t.Errorf("read back as %q, want %q", back.RunName(), names[0])
+	}
+}
+
 func TestGridRejected(t *testing.T) {
 	base := "datasets: [zinc]\nmodels: [gatedgcn]\nencodings: [adj]\ncls: [false]\nr: 1-2\n"
 	cases := []struct {
@@ -126,6 +163,8 @@ func TestGridRejected(t *testing.T) {
 		{"extra unknown key", base + "extra:\n  - seeds: [1]\n", nil, nil, []string{"g.yaml:7:", `extra: unknown key "seeds"`}, false},
 		{"impossible run", strings.Replace(base, "[gatedgcn]", "[transformer]", 1) + "overrides:\n  model: {hidden: 50}\n", nil, nil, []string{"run zinc-transformer-adj-r1", "model.hidden: must be divisible"}, true},
 		{"syntax", base + "overrides: [\n", nil, nil, []string{"g.yaml:", "YAML syntax error"}, false},
+		{"bad tag", base + "tag: No-Loops\n", nil, nil, []string{"g.yaml:6:", "tag: want lower-case letters and digits", `"No-Loops"`}, false},
+		{"empty tag", base + "tag: \"\"\n", nil, nil, []string{"g.yaml:6:", "tag: want lower-case letters and digits"}, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
