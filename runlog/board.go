@@ -76,8 +76,11 @@ type Board struct {
 // OpenBoard readies the TensorBoard folder of the run directory dir for this session: it
 // repairs the files there to hold epochs (those the checkpoint covers; none for a new run),
 // starts a new event file and writes into it the covered epochs no file holds. The run is scored
-// by metric and has the splits hasVal and hasTest say; log gets the notices.
+// by metric and has the splits hasVal and hasTest say; log gets the notices (nil: discard).
 func OpenBoard(dir string, epochs []runfiles.Epoch, metric string, hasVal, hasTest bool, log io.Writer) *Board {
+	if log == nil {
+		log = io.Discard
+	}
 	b := &Board{dir: dir, metric: metric, hasVal: hasVal, hasTest: hasTest, log: log}
 	tb := filepath.Join(dir, runfiles.TBDir)
 	seen, err := repairBoard(tb, len(epochs), b.log)
