@@ -1,7 +1,8 @@
 // Package memplan provides a run's memory estimate before anything large is allocated: the live
-// bytes by part that the memory guard checks (Estimate, MemoryError), the buckets a run's batches
-// use (UsedBuckets), the largest batch size that fits a budget (LargestFit), and the plan that
-// `train -plan` prints (Plan, GPUEstimate, Plan.Report).
+// bytes by part that the memory guard checks (Run.Estimate, Estimate, MemoryError), the buckets
+// a run's batches use and nets to measure them on (Run.UsedNets), the largest batch size that
+// fits a budget (LargestFit), and the plan that `train -plan` prints (Plan, GPUEstimate,
+// Plan.Report).
 package memplan
 
 import (

@@ -1,6 +1,9 @@
 // Package train runs the benchmark protocol (docs/protocol.md §"Training protocol"): epochs over
 // shuffled batches, evaluation, the plateau learning-rate schedule, stop rules, metrics,
-// checkpoints and resume. The files it writes into a run directory are those of package runfiles.
+// checkpoints and resume, the memory guard and the device. The files it writes into a run
+// directory are those of package runfiles; the directory's lock and a restart's old folder are
+// package rundir's, metrics.jsonl on resume and the TensorBoard folder package runlog's, and the
+// memory estimate package memplan's.
 package train
 
 import (
