@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -23,7 +24,7 @@ func checkpointPlace(lp Loop) string {
 // lower learning rate (or mended data) and a fresh start.
 func (r *run) diverged(err error) error {
 	lr := r.cfg.Train.LR / 10
-	retry := fmt.Sprintf("lower the learning rate or check the data, then start afresh: add `-set train.lr=%.2g -restart` to this command (%s)", lr, oldDirNote(r.o.Dir))
+	retry := fmt.Sprintf("lower the learning rate or check the data, then start afresh: add `-set train.lr=%.2g -restart` to this command (%s)", lr, rundir.OldDirNote(r.o.Dir))
 	if r.savedAt == "" {
 		return fmt.Errorf("%w; nothing is resumable: no epoch finished and no checkpoint was written (%s holds %s and, once stopped, result.json with stopped_by nan); %s",
 			err, r.o.Dir, r.dirContents(), retry)

@@ -13,12 +13,11 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/config"
-	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/memplan"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
-	"github.com/rewiregnn/rewiregnn/prep"
 )
 
 // childEnv makes the test binary a training child (TestMemoryChild): it holds the -set
@@ -47,7 +46,7 @@ func TestMemoryChild(t *testing.T) {
 }
 
 // estimateOf loads cfg's data and returns the guard's estimate at its batch size.
-func estimateOf(t *testing.T, c *config.Run) MemEstimate {
+func estimateOf(t *testing.T, c *config.Run) memplan.Estimate {
 	t.Helper()
 	r := &run{o: Options{Run: c, Seed: 41, Workers: 1}, cfg: c, log: io.Discard}
 	if err := r.loadData(); err != nil {
@@ -58,7 +57,7 @@ func estimateOf(t *testing.T, c *config.Run) MemEstimate {
 	if r.io, build, r.params, err = models.FromConfig(c, r.spec); err != nil {
 		t.Fatal(err)
 	}
-	est, err := r.estimateMemory(build, c.Train.BatchSize, c.Model.Recompute)
+	est, err := r.mem().Estimate(build, c.Train.BatchSize, c.Model.Recompute)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,10 +121,10 @@ func TestMemoryEstimateMatchesPeak(t *testing.T) {
 func TestMemoryRefusal(t *testing.T) {
 	c := nm2(t, "train.batch_size=64", "train.max_epochs=1")
 	est := estimateOf(t, c)
-	budget := int64(float64(est.Total()-(est.Train+est.Eval)/2) * (1 + gcRoom)) // half the nets' room
+	budget := int64(float64(est.Total()-(est.Train+est.Eval)/2) * (1 + memplan.GCRoom)) // half the nets' room
 	o := Options{Run: c, Seed: 41, Dir: c.Dir(41), Workers: 1, Memory: budget}
 	_, err := Train(context.Background(), o)
-	var me *MemoryError
+	var me *memplan.MemoryError
 	if !errors.As(err, &me) {
 		t.Fatalf("got %v, want a MemoryError", err)
 	}
@@ -152,33 +151,6 @@ func TestMemoryRefusal(t *testing.T) {
 	o.NoMemoryGuard = true
 	if _, err := Train(context.Background(), o); err != nil {
 		t.Fatalf("without the guard: %v", err)
-	}
-}
-
-// TestUsedBuckets: evaluation batches are cut in order and mark exactly their buckets; the
-// training batches of random orders mark the bucket a batch of the two largest graphs needs.
-func TestUsedBuckets(t *testing.T) {
-	g := func(n int) *data.Graph { return &data.Graph{N: n, Src: make([]int32, n), Dst: make([]int32, n)} }
-	gs := sizesOf([]*data.Graph{g(1), g(1), g(1), g(10), g(1), g(10)})
-	buckets := []nn.Bucket{{Nodes: 2, Edges: 2, Graphs: 2}, {Nodes: 11, Edges: 11, Graphs: 2}, {Nodes: 20, Edges: 20, Graphs: 2}}
-	tr, ev, err := usedBuckets(buckets, 2, gs, [][]prep.GraphSize{gs[:4]}, 50, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// in order: (1, 1) → bucket 0, (1, 10) → bucket 1
-	if fmt.Sprint(ev) != "[true true false]" {
-		t.Errorf("evaluation buckets %v", ev)
-	}
-	// 50 random orders pair the two 10-node graphs at least once (p = 1/5 per epoch)
-	if fmt.Sprint(tr) != "[true true true]" {
-		t.Errorf("training buckets %v", tr)
-	}
-	tr, _, err = usedBuckets(buckets, 2, gs[:3], nil, 50, 1)
-	if err != nil || fmt.Sprint(tr) != "[true false false]" {
-		t.Errorf("small graphs only: %v, %v", tr, err)
-	}
-	if _, _, err := usedBuckets(buckets[:1], 2, gs, nil, 1, 1); err == nil {
-		t.Error("a batch that fits no bucket: no error")
 	}
 }
 

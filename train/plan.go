@@ -3,10 +3,10 @@ package train
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
+	"github.com/rewiregnn/rewiregnn/memplan"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/prep"
@@ -17,41 +17,12 @@ import (
 // largest batch size that fits a budget, all from the preprocessed data and the compiled nets'
 // plans, without training.
 
-// MemoryPlan is a run's planned memory.
-type MemoryPlan struct {
-	Name      string
-	BatchSize int
-	Budget    int64
-	Layers    int
-	// CPU and CPURecompute are the memory guard's estimates (live bytes; Need adds the garbage
-	// collector's room); Fits* the largest batch size whose need is within the budget (0: none;
-	// the batch size itself when it fits).
-	CPU, CPURecompute         MemEstimate
-	FitsCPU, FitsCPURecompute int
-	GPU                       GPUEstimate
-	FitsGPU                   int
-}
-
-// GPUEstimate is the device memory of a GPU run: the largest plan's activation slots (a run
-// allocates them and frees them after), the holders of every net's inputs, and the parameters
-// with Adam's moments (float32). The GPU executor does not recompute activations.
-type GPUEstimate struct {
-	Activations, Holders, Params int64
-	// ActEdges is the edge count of the bucket whose plan sets Activations; ActTrain says it is
-	// a training net's.
-	ActEdges int
-	ActTrain bool
-}
-
-// Total is the device memory the run needs.
-func (g GPUEstimate) Total() int64 { return g.Activations + g.Holders + g.Params }
-
 // PlanMemory preprocesses o.Run's data and plans its memory against budget (bytes; 0: what this
 // machine makes available). With the cache it reads only the graphs' sizes (the cache files are
 // built chunk by chunk where missing), so the plan of a split too large for memory can be made;
 // without it, or with a subset, it loads the graphs. Nothing is trained and no run directory is
 // written.
-func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
+func PlanMemory(o Options, budget int64) (*memplan.Plan, error) {
 	c := o.Run
 	r := &run{o: o, cfg: c, log: o.Log}
 	if r.log == nil {
@@ -87,17 +58,17 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 		return nil, err
 	}
 	bs := c.Train.BatchSize
-	pl := &MemoryPlan{Name: c.RunName(), BatchSize: bs, Budget: budget, Layers: c.Model.Layers}
+	pl := &memplan.Plan{Name: c.RunName(), BatchSize: bs, Budget: budget, Layers: c.Model.Layers}
 	for _, rc := range []bool{false, true} {
 		need := func(b int) (int64, error) {
-			e, err := r.estimateMemory(build, b, rc)
+			e, err := r.mem().Estimate(build, b, rc)
 			return e.Need(), err
 		}
-		est, err := r.estimateMemory(build, bs, rc)
+		est, err := r.mem().Estimate(build, bs, rc)
 		if err != nil {
 			return nil, err
 		}
-		fits, err := largestFit(need, bs, est.Need(), budget)
+		fits, err := memplan.LargestFit(need, bs, est.Need(), budget)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +85,7 @@ func PlanMemory(o Options, budget int64) (*MemoryPlan, error) {
 		g, err := r.gpuEstimate(build, b)
 		return g.Total(), err
 	}
-	if pl.FitsGPU, err = largestFit(gneed, bs, pl.GPU.Total(), budget); err != nil {
+	if pl.FitsGPU, err = memplan.LargestFit(gneed, bs, pl.GPU.Total(), budget); err != nil {
 		return nil, err
 	}
 	return pl, nil
@@ -142,9 +113,9 @@ func (r *run) model() (nn.BuildFunc, error) {
 
 // gpuEstimate plans the device memory at batch size bs from the GPU executor's plans of the
 // nets of the buckets the run uses and of its large evaluation batches.
-func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
-	g := GPUEstimate{Params: int64(r.params) * 12} // value and Adam's two moments, float32
-	buckets, train, eval, p, err := r.usedNets(bs)
+func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (memplan.GPUEstimate, error) {
+	g := memplan.GPUEstimate{Params: int64(r.params) * 12} // value and Adam's two moments, float32
+	buckets, train, eval, p, err := r.mem().UsedNets(bs)
 	if err != nil {
 		return g, err
 	}
@@ -186,45 +157,4 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (GPUEstimate, error) {
 		n.Close()
 	}
 	return g, nil
-}
-
-// Report writes the plan as a table.
-func (pl *MemoryPlan) Report(w io.Writer) {
-	f := memlimit.Format
-	perEdge := func(b int64, edges int) string {
-		if edges == 0 || pl.Layers == 0 {
-			return "-"
-		}
-		return fmt.Sprintf("%.0f B", float64(b)/float64(edges)/float64(pl.Layers))
-	}
-	which := func(edges int, train bool) string {
-		if train {
-			return fmt.Sprintf("training, %d edges", edges)
-		}
-		return fmt.Sprintf("evaluation, %d edges", edges)
-	}
-	fits := func(n int) string {
-		switch {
-		case n == pl.BatchSize:
-			return fmt.Sprintf("yes (batch %d)", n)
-		case n == 0:
-			return "no batch size"
-		}
-		return fmt.Sprintf("no; batch %d", n)
-	}
-	c, rc, g := &pl.CPU, &pl.CPURecompute, &pl.GPU
-	fmt.Fprintf(w, "%s, batch size %d: %d buckets, %d used for training\n", pl.Name, pl.BatchSize, c.Buckets, c.TrainBuckets)
-	var b strings.Builder
-	row := func(name string, a, r, g string) { fmt.Fprintf(&b, "%-30s %22s %22s %22s\n", name, a, r, g) }
-	row("", "CPU", "CPU recompute", "GPU")
-	row("activations (largest net)", f(c.Arena), f(rc.Arena), f(g.Activations))
-	row("  that net", which(c.ArenaEdges, c.ArenaTrain), which(rc.ArenaEdges, rc.ArenaTrain), which(g.ActEdges, g.ActTrain))
-	row("  per edge per layer", perEdge(c.Arena, c.ArenaEdges), perEdge(rc.Arena, rc.ArenaEdges), perEdge(g.Activations, g.ActEdges))
-	row("nets' own state and inputs", f(c.Train+c.Eval), f(rc.Train+rc.Eval), f(g.Holders))
-	row("graphs and batches (host)", f(c.Data+c.Batches), f(rc.Data+rc.Batches), "")
-	row("parameters and Adam", f(c.Params), f(rc.Params), f(g.Params))
-	row("live in all", f(c.Total()), f(rc.Total()), f(g.Total()))
-	row("need (CPU: + 25% for the GC)", f(c.Need()), f(rc.Need()), f(g.Total()))
-	row("fits "+f(pl.Budget), fits(pl.FitsCPU), fits(pl.FitsCPURecompute), fits(pl.FitsGPU))
-	io.WriteString(w, b.String())
 }

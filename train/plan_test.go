@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/memplan"
 )
 
 // TestPlanMemory: the plan of a ZINC subset run has the guard's estimate, recomputation plans
@@ -56,7 +57,7 @@ func TestPlanMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	need := func(bs int) int64 {
-		e, err := r.estimateMemory(build, bs, false)
+		e, err := r.mem().Estimate(build, bs, false)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -106,7 +107,7 @@ func TestPresizedPlan(t *testing.T) {
 	log.Reset()
 	o := Options{Run: c2, Seed: 41, Dir: c2.Dir(41), Workers: 1, Memory: pl.CPU.Data, Log: &log}
 	_, err = Train(context.Background(), o)
-	var me *MemoryError
+	var me *memplan.MemoryError
 	if !errors.As(err, &me) {
 		t.Fatalf("got %v, want a MemoryError", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 
 	"github.com/rewiregnn/rewiregnn/nn"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -67,7 +68,7 @@ func Predict(dir string, workers int, log io.Writer) (*runfiles.Predictions, err
 // the directory (runfiles.PredictionsFile), atomically, holding the directory's lock so that no
 // trainer runs there meanwhile.
 func WritePredictions(dir string, workers int, log io.Writer) (string, error) {
-	lock, err := LockRun(dir, log)
+	lock, err := rundir.LockDir(dir, log)
 	if err != nil {
 		return "", err
 	}

@@ -9,14 +9,16 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/internal/tfread"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
+	"github.com/rewiregnn/rewiregnn/runlog"
 )
 
 // rebuild runs RebuildBoard on dir and returns the old folder and the log.
 func rebuild(t *testing.T, dir string) (string, string) {
 	t.Helper()
 	var log bytes.Buffer
-	old, err := RebuildBoard(dir, &log)
+	old, err := runlog.RebuildBoard(dir, &log)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,16 +141,16 @@ func TestRebuildBoardRefusals(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, runfiles.ResultFile)); err != nil {
 		t.Fatal(err)
 	}
-	_, err := RebuildBoard(dir, nil)
+	_, err := runlog.RebuildBoard(dir, nil)
 	if err == nil || !strings.Contains(err.Error(), filepath.Join(dir, runfiles.ResultFile)) || !strings.Contains(err.Error(), "`train -resume "+dir+"`") {
 		t.Errorf("without result.json: %v", err)
 	}
-	l, err := LockRun(dir, nil)
+	l, err := rundir.LockDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
-	if _, err := RebuildBoard(dir, nil); err == nil || !strings.Contains(err.Error(), "in use") {
+	if _, err := runlog.RebuildBoard(dir, nil); err == nil || !strings.Contains(err.Error(), "in use") {
 		t.Errorf("a locked run directory: %v", err)
 	}
 	if now, _ := tfread.Files(tb); !reflect.DeepEqual(now, files) {

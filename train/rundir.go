@@ -12,6 +12,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/plural"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -27,7 +28,7 @@ func (r *run) lockDir() (func(), error) {
 	if err := os.MkdirAll(r.o.Dir, 0o755); err != nil {
 		return nil, r.wrote(fmt.Errorf("run directory: %w", err))
 	}
-	l, err := LockRun(r.o.Dir, r.log) // its errors name their way out
+	l, err := rundir.LockDir(r.o.Dir, r.log) // its errors name their way out
 	if err != nil {
 		return nil, err
 	}
@@ -45,34 +46,11 @@ func (r *run) checkDir() (*Checkpoint, error) {
 	case r.o.Restart && r.o.Resume:
 		return nil, errors.New("resume and restart exclude each other")
 	case r.o.Restart:
-		return nil, r.moveAside()
+		return nil, rundir.MoveAside(r.o.Dir, r.log)
 	case r.o.Resume:
 		return r.resumeCheckpoint()
 	}
 	return nil, r.refuseExisting()
-}
-
-// Every refusal names the way out as a command in backquotes: a whole trainer command
-// ("`train -resume DIR`") or flags to add to the refused command ("add `-restart`"); the tests
-// follow each one.
-
-// suggest is a trainer command line for a message.
-func suggest(args ...string) string { return "`train " + strings.Join(args, " ") + "`" }
-
-// oldDirNote says where a restart keeps the old run's files.
-func oldDirNote(dir string) string {
-	return "the old files go to " + filepath.Join(dir, runfiles.OldPrefix+"<UTC time>") + "/"
-}
-
-// restartAdvice is the way out of a run directory that cannot be continued, for a command that
-// names it with -resume: the same command with -restart starts it afresh.
-func restartAdvice(dir string) string {
-	return fmt.Sprintf("add `-restart` to start it afresh (%s)", oldDirNote(dir))
-}
-
-// freshRestartAdvice is the way out of a run directory that a fresh start finds occupied.
-func freshRestartAdvice(dir string) string {
-	return fmt.Sprintf("add `-restart` to this command to replace it (%s), or choose another -out", oldDirNote(dir))
 }
 
 // resumeMayChange are the keys of the config hash that a resumed run may change: its budget and
@@ -110,20 +88,20 @@ func (r *run) refuseExisting() error {
 	if err == nil {
 		if diff := configDiff(old, r.cfg); len(diff) > 0 {
 			return fmt.Errorf("%s holds a run of another config: %s, where want is this command's value; %s",
-				dir, strings.Join(diff, ", "), freshRestartAdvice(dir))
+				dir, strings.Join(diff, ", "), rundir.FreshRestartAdvice(dir))
 		}
 	}
 	res, err := runfiles.ReadResult(filepath.Join(dir, runfiles.ResultFile))
 	switch {
 	case err == nil && runfiles.Finished(res.StoppedBy):
 		return fmt.Errorf("%s holds a finished run (stopped by %s after %s)%s; %s",
-			dir, res.StoppedBy, plural.Count(res.Epochs, "epoch"), r.resumeExtension(old, res), freshRestartAdvice(dir))
+			dir, res.StoppedBy, plural.Count(res.Epochs, "epoch"), r.resumeExtension(old, res), rundir.FreshRestartAdvice(dir))
 	case err == nil && res.StoppedBy == runfiles.StopNaN:
 		return fmt.Errorf("%s holds a run that diverged (stopped by %s after %s; resuming repeats it); %s",
-			dir, res.StoppedBy, plural.Count(res.Epochs, "epoch"), freshRestartAdvice(dir))
+			dir, res.StoppedBy, plural.Count(res.Epochs, "epoch"), rundir.FreshRestartAdvice(dir))
 	}
 	return fmt.Errorf("%s already holds %s of an unfinished run: %s continues it, or %s",
-		dir, strings.Join(present, " and "), suggest("-resume", dir), freshRestartAdvice(dir))
+		dir, strings.Join(present, " and "), rundir.Suggest("-resume", dir), rundir.FreshRestartAdvice(dir))
 }
 
 // resumeExtension is the clause of refuseExisting on extending a finished run: the -resume
@@ -138,7 +116,7 @@ func (r *run) resumeExtension(old *config.Run, res *runfiles.Result) string {
 	if why != "" {
 		return "; " + why + ", so no budget extends it"
 	}
-	return "; " + suggest(append([]string{"-resume", r.o.Dir}, args...)...) + " extends it"
+	return "; " + rundir.Suggest(append([]string{"-resume", r.o.Dir}, args...)...) + " extends it"
 }
 
 // trainAccuracy is the training accuracy of the loop's last finished epoch (0 for regression or
@@ -185,10 +163,10 @@ func extendArgs(c, want config.Train, lp Loop, acc float64) (args []string, why 
 func ReadRunCheckpoint(dir string) (*Checkpoint, error) {
 	ck, err := ReadCheckpoint(filepath.Join(dir, runfiles.CheckpointFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, fmt.Errorf("resume %s: nothing to resume, no %s: %s", dir, runfiles.CheckpointFile, restartAdvice(dir))
+		return nil, fmt.Errorf("resume %s: nothing to resume, no %s: %s", dir, runfiles.CheckpointFile, rundir.RestartAdvice(dir))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("resume %s: %w: %s", dir, err, restartAdvice(dir))
+		return nil, fmt.Errorf("resume %s: %w: %s", dir, err, rundir.RestartAdvice(dir))
 	}
 	return ck, nil
 }
@@ -206,11 +184,11 @@ func (r *run) resumeCheckpoint() (*Checkpoint, error) {
 	}
 	if name := r.cfg.RunName(); ck.Run != name {
 		return nil, fmt.Errorf("resume %s: the checkpoint is of run %s, the config names %s: undo the edit of %s or the -set that changes the name, or %s",
-			dir, ck.Run, name, filepath.Join(dir, runfiles.ConfigFile), restartAdvice(dir))
+			dir, ck.Run, name, filepath.Join(dir, runfiles.ConfigFile), rundir.RestartAdvice(dir))
 	}
 	if ck.Seed != r.o.Seed {
 		return nil, fmt.Errorf("resume %s: the checkpoint is of seed %d, not %d: drop -seed %d from this command (-resume takes the checkpoint's seed), or %s",
-			dir, ck.Seed, r.o.Seed, r.o.Seed, restartAdvice(dir))
+			dir, ck.Seed, r.o.Seed, r.o.Seed, rundir.RestartAdvice(dir))
 	}
 	return ck, r.checkExtends(ck)
 }
@@ -227,7 +205,7 @@ func (r *run) checkCheckpointConfig(ck *Checkpoint) error {
 	path := filepath.Join(dir, runfiles.CheckpointFile)
 	trained, err := config.Parse(path+" (the config it was trained with)", ck.Config, nil)
 	if err != nil {
-		return fmt.Errorf("resume %s: %w: %s", dir, err, restartAdvice(dir))
+		return fmt.Errorf("resume %s: %w: %s", dir, err, rundir.RestartAdvice(dir))
 	}
 	diff := configDiff(r.cfg, trained)
 	if len(diff) == 0 {
@@ -235,7 +213,7 @@ func (r *run) checkCheckpointConfig(ck *Checkpoint) error {
 	}
 	return fmt.Errorf("resume %s: the config (%s and any -set) differs from the one its checkpoint was trained with: %s (want: the checkpoint's value); "+
 		"a resumed run may change only train.max_epochs, train.max_time and train.stop_accuracy: undo the change, or %s",
-		dir, filepath.Join(dir, runfiles.ConfigFile), strings.Join(diff, ", "), restartAdvice(dir))
+		dir, filepath.Join(dir, runfiles.ConfigFile), strings.Join(diff, ", "), rundir.RestartAdvice(dir))
 }
 
 // checkExtends refuses to resume a finished run (its result.json says min_lr, max_time,
@@ -263,7 +241,7 @@ func (r *run) checkExtends(ck *Checkpoint) error {
 	}
 	args, why := extendArgs(c, c, lp, acc)
 	if why != "" {
-		return fmt.Errorf("%s; %s, so neither -epochs nor -max-time extends it; %s", head, why, restartAdvice(dir))
+		return fmt.Errorf("%s; %s, so neither -epochs nor -max-time extends it; %s", head, why, rundir.RestartAdvice(dir))
 	}
 	var reasons []string
 	if c.StopAccuracy > 0 && acc >= c.StopAccuracy {
@@ -275,72 +253,11 @@ func (r *run) checkExtends(ck *Checkpoint) error {
 	if epochsSpent(c, lp.Epoch) {
 		reasons = append(reasons, fmt.Sprintf("train.max_epochs %d is spent", c.MaxEpochs))
 	}
-	return fmt.Errorf("%s; %s: to extend it, add `%s` to this command; or %s", head, strings.Join(reasons, ", "), strings.Join(args, " "), restartAdvice(dir))
+	return fmt.Errorf("%s; %s: to extend it, add `%s` to this command; or %s", head, strings.Join(reasons, ", "), strings.Join(args, " "), rundir.RestartAdvice(dir))
 }
 
 func seconds(s float64) time.Duration {
 	return time.Duration(s * float64(time.Second)).Round(time.Second)
-}
-
-// moveAside moves everything in the run directory (config.yaml, metrics.jsonl, result.json,
-// checkpoint.bin, predictions.bin, train.log and whatever else is there) into a new folder
-// <dir>/.old-<UTC time>, except the lock, which this process holds, and the .old-* folders of
-// earlier restarts; it deletes nothing. A directory holding nothing else is left as it is.
-func (r *run) moveAside() error {
-	dir := r.o.Dir
-	present, err := oldRunFiles(dir)
-	if err != nil {
-		return err
-	}
-	if len(present) == 0 {
-		return nil
-	}
-	old, err := makeOldDir(dir, time.Now())
-	if err != nil {
-		return err
-	}
-	for _, f := range present {
-		if err := os.Rename(filepath.Join(dir, f), filepath.Join(old, f)); err != nil {
-			return r.wrote(fmt.Errorf("restart %s: %w", dir, err))
-		}
-	}
-	fmt.Fprintf(r.log, "restart: %v of %s moved into %s\n", present, dir, old)
-	return nil
-}
-
-// oldRunFiles are the names in the run directory dir that a restart moves aside: all but the
-// lock and the .old-* folders.
-func oldRunFiles(dir string) ([]string, error) {
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return nil, fmt.Errorf("restart %s: %w", dir, err)
-	}
-	var names []string
-	for _, e := range ents {
-		if n := e.Name(); n != runfiles.LockFile && !strings.HasPrefix(n, runfiles.OldPrefix) {
-			names = append(names, n)
-		}
-	}
-	return names, nil
-}
-
-// makeOldDir creates <dir>/.old-<UTC time>, with a suffix -2, -3, … if that exists already.
-func makeOldDir(dir string, now time.Time) (string, error) {
-	base := filepath.Join(dir, runfiles.OldPrefix+now.UTC().Format("20060102T150405Z"))
-	for i := 1; i <= 100; i++ {
-		p := base
-		if i > 1 {
-			p = fmt.Sprintf("%s-%d", base, i)
-		}
-		err := os.Mkdir(p, 0o755)
-		if err == nil {
-			return p, nil
-		}
-		if !errors.Is(err, fs.ErrExist) {
-			return "", fmt.Errorf("restart %s: %w", dir, err)
-		}
-	}
-	return "", fmt.Errorf("restart %s: %s-2 … -100 all exist", dir, base)
 }
 
 // misfit is the resume error of a checkpoint that does not fit the model or data the config
@@ -348,5 +265,5 @@ func makeOldDir(dir string, now time.Time) (string, error) {
 func (r *run) misfit(err error) error {
 	dir := r.o.Dir
 	return fmt.Errorf("resume %s: %w; the checkpoint does not fit the run that %s (and any -set) describes: undo the change to it, or %s",
-		dir, err, filepath.Join(dir, runfiles.ConfigFile), restartAdvice(dir))
+		dir, err, filepath.Join(dir, runfiles.ConfigFile), rundir.RestartAdvice(dir))
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
 	"github.com/rewiregnn/rewiregnn/internal/tfread"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -45,13 +46,13 @@ func TestTrainRefusesBusyDirectory(t *testing.T) {
 	c := nm2(t, "train.max_epochs=1")
 	dir := c.Dir(41)
 	os.MkdirAll(dir, 0o755)
-	l, err := LockRun(dir, nil)
+	l, err := rundir.LockDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer l.Release()
 	_, err = trainIn(t, c, dir, false, false, nil)
-	var busy *BusyError
+	var busy *rundir.BusyError
 	if !errors.As(err, &busy) {
 		t.Fatalf("got %v, want a BusyError", err)
 	}
@@ -252,7 +253,7 @@ func TestRestartMovesEveryFile(t *testing.T) {
 	if err := os.Mkdir(earlier, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := LockRun(dir, nil)
+	lock, err := rundir.LockDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,9 @@
 // Package train runs the benchmark protocol (docs/protocol.md §"Training protocol"): epochs over
 // shuffled batches, evaluation, the plateau learning-rate schedule, stop rules, metrics,
-// checkpoints and resume. The files it writes into a run directory are those of package runfiles.
+// checkpoints and resume, the memory guard and the device. The files it writes into a run
+// directory are those of package runfiles; the directory's lock and a restart's old folder are
+// package rundir's, metrics.jsonl on resume and the TensorBoard folder package runlog's, and the
+// memory estimate package memplan's.
 package train
 
 import (
@@ -20,11 +23,13 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/internal/plural"
+	"github.com/rewiregnn/rewiregnn/memplan"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/posenc"
 	"github.com/rewiregnn/rewiregnn/prep"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
-	"github.com/rewiregnn/rewiregnn/tfevents"
+	"github.com/rewiregnn/rewiregnn/runlog"
 	"gorgonia.org/tensor"
 )
 
@@ -57,9 +62,9 @@ type Options struct {
 	EvalBatch int
 	// Restart moves Dir's files into Dir/.old-<UTC time>/ and starts afresh (not with Resume).
 	Restart bool
-	// Lock, if set, is the caller's lock on Dir (LockRun), held until Train returns; without it
+	// Lock, if set, is the caller's lock on Dir (rundir.LockDir), held until Train returns; without it
 	// Train locks Dir itself, so a second trainer on the same directory fails at once.
-	Lock *RunLock
+	Lock *rundir.Lock
 	// CheckpointEvery is the longest a run trains without writing a checkpoint: besides the one
 	// after every epoch, one inside an epoch once this much time has passed since the last
 	// (0: DefaultCheckpointEvery; negative: after every epoch only). Results are the same
@@ -83,7 +88,7 @@ type run struct {
 	train, val, test []*data.Graph
 	sizes            [3][]prep.GraphSize // the sizes of train, val and test (the memory guard reads them)
 	valB, testB      []*data.Batch       // fixed evaluation batches
-	est              *MemEstimate        // the memory guard's estimate (nil: not checked)
+	est              *memplan.Estimate   // the memory guard's estimate (nil: not checked)
 	io               nn.IO
 	params           int
 	p                *nn.Params
@@ -105,7 +110,7 @@ type run struct {
 	savedAt          string    // where the run's last checkpoint stands (checkpointPlace; "": none written)
 	base             float64   // run seconds before this session
 	log              io.Writer
-	board            *tfevents.Writer // this session's TensorBoard event file (nil: none, tboard.go)
+	board            *runlog.Board // this session's TensorBoard event file (nil: none)
 }
 
 // Train runs (or resumes) one seed of a config and returns its result, which it also writes to
@@ -140,8 +145,8 @@ func Train(ctx context.Context, o Options) (*runfiles.Result, error) {
 		return nil, err
 	}
 	defer r.tr.Close()
-	r.openBoard()
-	defer r.closeBoard()
+	r.board = runlog.OpenBoard(r.o.Dir, r.epochs, r.metric, r.val != nil, r.test != nil, r.log)
+	defer r.board.Close()
 	stop, err := r.loopEpochs(ctx)
 	if err != nil && !errors.Is(err, ErrNaN) {
 		return nil, err
@@ -349,7 +354,7 @@ func (r *run) restore(ckpt *Checkpoint) error {
 		return fmt.Errorf("resume %s: generator state: %w", r.o.Dir, err)
 	}
 	r.loop.Resumed++
-	eps, err := resumeMetrics(r.o.Dir, r.loop.Epoch, r.log)
+	eps, err := runlog.ResumeMetrics(r.o.Dir, r.loop.Epoch, r.log)
 	if err != nil {
 		return err
 	}
@@ -512,7 +517,7 @@ func (r *run) endEpoch(trainSecs float64) (runfiles.Epoch, error) {
 	if err := runfiles.WriteMetrics(filepath.Join(r.o.Dir, runfiles.MetricsFile), r.epochs); err != nil {
 		return ep, r.wrote(err)
 	}
-	r.boardEpoch(ep)
+	r.board.Epoch(ep)
 	return ep, nil
 }
 
@@ -657,7 +662,7 @@ func (r *run) writeResult(res *runfiles.Result, stop string) error {
 	if err := runfiles.WriteResult(filepath.Join(r.o.Dir, runfiles.ResultFile), res); err != nil {
 		return r.wrote(err)
 	}
-	r.boardEnd(res)
+	r.board.End(r.cfg, r.o.Seed, res)
 	fmt.Fprintf(r.log, "%s seed %d: stopped by %s after %s (%.1fs per epoch); %s\n",
 		res.Name, res.Seed, stop, plural.Count(res.Epochs, "epoch"), res.SecondsPerEpoch, Scores(res))
 	return nil

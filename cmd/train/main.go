@@ -87,6 +87,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/internal/plural"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/train"
 )
@@ -326,7 +327,7 @@ func resumeRun(ctx context.Context, opt train.Options, dir string, overrides con
 		fmt.Fprintf(os.Stderr, "train: -resume %s: not a run directory but a file\n", dir)
 		return 1
 	}
-	lock, err := train.LockRun(dir, os.Stderr)
+	lock, err := rundir.LockDir(dir, os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return 1

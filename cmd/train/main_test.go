@@ -16,8 +16,8 @@ import (
 	"time"
 
 	"github.com/rewiregnn/rewiregnn/internal/tfread"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
-	"github.com/rewiregnn/rewiregnn/train"
 )
 
 // build compiles this command into a temporary folder.
@@ -233,7 +233,7 @@ func TestRecoveryFlags(t *testing.T) {
 	wantRun(t, 1, []string{"not seed<N>", "add `-seed N`"}, "-resume", other, "-restart")
 	wantRun(t, 0, nil, "-resume", other, "-restart", "-seed", "35", "-quiet")
 
-	lock, err := train.LockRun(dir, nil)
+	lock, err := rundir.LockDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

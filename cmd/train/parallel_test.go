@@ -13,8 +13,8 @@ import (
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
-	"github.com/rewiregnn/rewiregnn/train"
 )
 
 // parArgs train three seeds of NeighborsMatch-2 with Laplacian encodings (their random signs
@@ -68,7 +68,7 @@ func TestParallelFailingSeed(t *testing.T) {
 	if err := os.MkdirAll(busy, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	lock, err := train.LockRun(busy, nil)
+	lock, err := rundir.LockDir(busy, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,10 +7,10 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/rewiregnn/rewiregnn/train"
+	"github.com/rewiregnn/rewiregnn/runlog"
 )
 
-// rebuildBoard is -rebuild-tb DIR: it rebuilds DIR's TensorBoard folder (train.RebuildBoard)
+// rebuildBoard is -rebuild-tb DIR: it rebuilds DIR's TensorBoard folder (runlog.RebuildBoard)
 // and refuses any other flag, since it reads everything from the run directory.
 func rebuildBoard(fs *flag.FlagSet, dir string) int {
 	var others []string
@@ -24,7 +24,7 @@ func rebuildBoard(fs *flag.FlagSet, dir string) int {
 		fmt.Fprintf(os.Stderr, "train: -rebuild-tb reads everything from the run directory; drop %s\n", strings.Join(others, ", "))
 		return exitUsage
 	}
-	if _, err := train.RebuildBoard(dir, os.Stderr); err != nil {
+	if _, err := runlog.RebuildBoard(dir, os.Stderr); err != nil {
 		fmt.Fprintf(os.Stderr, "train: %v\n", err)
 		return 1
 	}

@@ -67,7 +67,9 @@ func violations(t *testing.T, rules []rule) []string {
 // TestLayers checks the dependency rules: readers of run files and results never link the
 // training stack, Gorgonia or the CUDA binding; the data stages never import later stages; the
 // model packages and the preprocessing packages never import each other (both read data's
-// types); the CPU kernels know nothing of Gorgonia; the dispatcher knows no backend; the run-files, TensorBoard-events and metric packages and the
+// types); the CPU kernels know nothing of Gorgonia; the dispatcher knows no backend; the parts of
+// a run below the loop (rundir, runlog, memplan) never reach it, and the first two link no
+// Gorgonia; the run-files, TensorBoard-events and metric packages and the
 // program (prog, which the executors run and which knows no Gorgonia) are leaves.
 func TestLayers(t *testing.T) {
 	training := []string{"train", "nn", "ops", "cpuexec", "dispatch", "kern", "prog", "lower", "gpu", "gpuexec", "cuda", "cuda/cudalib", "cuda/emu",
@@ -95,6 +97,12 @@ func TestLayers(t *testing.T) {
 		// a model package builds a network from nn and ops and reads its config; it never
 		// reaches the registry above it, another model, the trainer or a device
 		{modelPackages(t), append([]string{"models", "train", "gpu", "cuda"}, modelPackages(t)...)},
+		// the parts of a run below the protocol loop (train): the run directory and its lock
+		// (rundir) and the run's logs (runlog) read and write run files and link none of the
+		// training stack; the memory estimate (memplan) builds nets on the CPU front end (nn)
+		// but reaches no device, no model registry, no run directory and not the loop
+		{[]string{"rundir", "runlog"}, training},
+		{[]string{"memplan"}, []string{"train", "gpu", "gpuexec", "cuda", "cuda/cudalib", "models", "rundir", "runlog", "github.com/ebitengine/purego"}},
 	}
 	for _, v := range violations(t, rules) {
 		t.Error(v)

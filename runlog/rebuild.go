@@ -1,4 +1,4 @@
-package train
+package runlog
 
 import (
 	"errors"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/plural"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/tfevents"
 )
@@ -31,7 +32,7 @@ func RebuildBoard(dir string, log io.Writer) (old string, err error) {
 	if log == nil {
 		log = io.Discard
 	}
-	lock, err := LockRun(dir, log)
+	lock, err := rundir.LockDir(dir, log)
 	if err != nil {
 		return "", fmt.Errorf("rebuild-tb: %w", err)
 	}
@@ -78,7 +79,7 @@ func readBoardSources(dir string) (*boardSources, error) {
 	res, err := runfiles.ReadResult(resPath)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, fmt.Errorf("%s: no such file: the run has not ended; %s continues it and writes the epochs its %s folder lacks",
-			resPath, suggest("-resume", dir), runfiles.TBDir)
+			resPath, rundir.Suggest("-resume", dir), runfiles.TBDir)
 	}
 	if err != nil {
 		return nil, err
@@ -200,7 +201,7 @@ func swapBoard(dir, tmp string) (string, error) {
 	tb := filepath.Join(dir, runfiles.TBDir)
 	old := ""
 	if _, err := os.Lstat(tb); err == nil {
-		od, err := makeOldDir(dir, time.Now())
+		od, err := rundir.MakeOldDir(dir, time.Now())
 		if err != nil {
 			return "", err
 		}

@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"errors"
@@ -13,20 +13,20 @@ import (
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
-// RunLock is the advisory lock that makes one process the only writer of a run directory: the
+// Lock is the advisory lock that makes one process the only writer of a run directory: the
 // file <dir>/lock (runfiles.LockFile), locked with flock where the system has it, holding its
 // holder's PID, host and start time. The kernel drops a flock when its process dies, so a lock
 // file left behind by a killed trainer is not held and is simply taken over.
 //
 // The lock file is written in place, not through runfiles.WriteAtomic: the lock belongs to the
-// file's inode, which a rename would replace. Nothing reads it but LockRun.
-type RunLock struct {
+// file's inode, which a rename would replace. Nothing reads it but LockDir.
+type Lock struct {
 	dir  string
 	path string
 	f    *os.File
 }
 
-// BusyError is LockRun's error when another process holds the run directory.
+// BusyError is LockDir's error when another process holds the run directory.
 type BusyError struct {
 	Dir    string
 	Holder string // the lock file's record ("process 123 on host, started …"), or why it is unknown
@@ -41,10 +41,10 @@ func (e *BusyError) Error() string {
 	return s
 }
 
-// LockRun locks the existing run directory dir for this process, or fails at once with a
+// LockDir locks the existing run directory dir for this process, or fails at once with a
 // *BusyError naming the holder. A lock file left by a dead process is taken over and said so on
 // log (nil: discard).
-func LockRun(dir string, log io.Writer) (*RunLock, error) {
+func LockDir(dir string, log io.Writer) (*Lock, error) {
 	if log == nil {
 		log = io.Discard
 	}
@@ -70,15 +70,15 @@ func LockRun(dir string, log io.Writer) (*RunLock, error) {
 		f.Close()
 		return nil, lockFailed(dir, fmt.Errorf("locking %s: writing %s: %w", dir, path, err))
 	}
-	return &RunLock{dir: dir, path: path, f: f}, nil
+	return &Lock{dir: dir, path: path, f: f}, nil
 }
 
 // Dir is the locked run directory.
-func (l *RunLock) Dir() string { return l.dir }
+func (l *Lock) Dir() string { return l.dir }
 
 // Release removes the lock file and drops the lock (in that order, so that a process waiting on
 // the old file finds it gone and opens a new one). Releasing a nil or released lock does nothing.
-func (l *RunLock) Release() error {
+func (l *Lock) Release() error {
 	if l == nil || l.f == nil {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package train
+package rundir
 
 import (
 	"bufio"
@@ -24,7 +24,7 @@ func TestHelperHoldLock(t *testing.T) {
 	if dir == "" {
 		t.Skip("helper process of TestLockOfAnotherProcess")
 	}
-	if _, err := LockRun(dir, nil); err != nil {
+	if _, err := LockDir(dir, nil); err != nil {
 		fmt.Println(err)
 		os.Exit(1)
 	}
@@ -36,11 +36,11 @@ func TestHelperHoldLock(t *testing.T) {
 // release the lock file is gone and the directory can be locked again.
 func TestLockIsExclusive(t *testing.T) {
 	dir := t.TempDir()
-	a, err := LockRun(dir, nil)
+	a, err := LockDir(dir, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = LockRun(dir, nil)
+	_, err = LockDir(dir, nil)
 	var busy *BusyError
 	want := fmt.Sprintf("%s is in use by process %d on ", dir, os.Getpid())
 	if !errors.As(err, &busy) || !strings.HasPrefix(err.Error(), want) || !strings.Contains(err.Error(), "wait for it or stop it") {
@@ -53,7 +53,7 @@ func TestLockIsExclusive(t *testing.T) {
 		t.Fatalf("the lock file is left after the release: %v", err)
 	}
 	var log bytes.Buffer
-	b, err := LockRun(dir, &log)
+	b, err := LockDir(dir, &log)
 	if err != nil {
 		t.Fatalf("lock after the release: %v", err)
 	}
@@ -63,7 +63,7 @@ func TestLockIsExclusive(t *testing.T) {
 	}
 }
 
-// TestLockOfAnotherProcess: while another process holds the lock, LockRun fails naming its PID;
+// TestLockOfAnotherProcess: while another process holds the lock, LockDir fails naming its PID;
 // once that process is killed (no release, its lock file left behind), the stale lock is taken
 // over and the log says whose it was.
 func TestLockOfAnotherProcess(t *testing.T) {
@@ -85,7 +85,7 @@ func TestLockOfAnotherProcess(t *testing.T) {
 		t.Fatalf("helper: %q, %v", line, err)
 	}
 	pid := cmd.Process.Pid
-	_, err = LockRun(dir, nil)
+	_, err = LockDir(dir, nil)
 	if want := fmt.Sprintf("in use by process %d on ", pid); err == nil || !strings.Contains(err.Error(), want) {
 		t.Fatalf("lock held by the helper: %v, want %q", err, want)
 	}
@@ -95,7 +95,7 @@ func TestLockOfAnotherProcess(t *testing.T) {
 		t.Fatalf("the killed helper's lock file: %v", err)
 	}
 	var log bytes.Buffer
-	l, err := LockRun(dir, &log)
+	l, err := LockDir(dir, &log)
 	if err != nil {
 		t.Fatalf("lock after the holder died: %v", err)
 	}
@@ -118,7 +118,7 @@ func TestLockStaleFile(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, runfiles.LockFile), []byte("process 999999 on elsewhere, started 2020-01-01T00:00:00Z\n"), 0o644)
 	var log bytes.Buffer
-	l, err := LockRun(dir, &log)
+	l, err := LockDir(dir, &log)
 	if err != nil {
 		t.Fatalf("a stale lock file was not taken over: %v", err)
 	}

@@ -1,4 +1,4 @@
-package train
+package runlog
 
 import (
 	"fmt"
@@ -11,6 +11,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/internal/plural"
+	"github.com/rewiregnn/rewiregnn/rundir"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 	"github.com/rewiregnn/rewiregnn/tfevents"
 )
@@ -62,32 +63,48 @@ func epochEvent(in tfevents.Info) bool {
 	return true
 }
 
-// openBoard readies the run's TensorBoard folder for this session: it repairs the files there
-// to hold the epochs of r.epochs (those the checkpoint covers; none for a new run), starts a new
-// event file and writes into it the covered epochs no file holds.
-func (r *run) openBoard() {
-	dir := filepath.Join(r.o.Dir, runfiles.TBDir)
-	seen, err := repairBoard(dir, len(r.epochs), r.log)
+// Board is a session's TensorBoard event file in a run directory's tb folder; its methods do
+// nothing on a nil Board or once writing failed.
+type Board struct {
+	dir             string // the run directory
+	metric          string
+	hasVal, hasTest bool
+	log             io.Writer
+	w               *tfevents.Writer // nil: none (it failed, or is closed)
+}
+
+// OpenBoard readies the TensorBoard folder of the run directory dir for this session: it
+// repairs the files there to hold epochs (those the checkpoint covers; none for a new run),
+// starts a new event file and writes into it the covered epochs no file holds. The run is scored
+// by metric and has the splits hasVal and hasTest say; log gets the notices (nil: discard).
+func OpenBoard(dir string, epochs []runfiles.Epoch, metric string, hasVal, hasTest bool, log io.Writer) *Board {
+	if log == nil {
+		log = io.Discard
+	}
+	b := &Board{dir: dir, metric: metric, hasVal: hasVal, hasTest: hasTest, log: log}
+	tb := filepath.Join(dir, runfiles.TBDir)
+	seen, err := repairBoard(tb, len(epochs), b.log)
 	if err != nil {
-		r.boardFailed(err)
-		return
+		b.failed(err)
+		return b
 	}
 	host, _ := os.Hostname()
-	if r.board, err = tfevents.Create(dir, time.Now(), host); err != nil {
-		r.boardFailed(err)
-		return
+	if b.w, err = tfevents.Create(tb, time.Now(), host); err != nil {
+		b.failed(err)
+		return b
 	}
 	var missing []int
-	for _, ep := range r.epochs {
+	for _, ep := range epochs {
 		if !seen[int64(ep.Epoch)] {
 			missing = append(missing, ep.Epoch)
-			r.boardEpoch(ep)
+			b.Epoch(ep)
 		}
 	}
 	if len(missing) > 0 {
-		fmt.Fprintf(r.log, "tensorboard: %s: wrote %s from %s (no event file held them)\n",
-			dir, epochRange(missing), runfiles.MetricsFile)
+		fmt.Fprintf(b.log, "tensorboard: %s: wrote %s from %s (no event file held them)\n",
+			tb, epochRange(missing), runfiles.MetricsFile)
 	}
+	return b
 }
 
 // epochRange names a list of epochs: "epoch 3", "epochs 0 to 5", "7 epochs from 2 to 12".
@@ -102,34 +119,34 @@ func epochRange(eps []int) string {
 	return fmt.Sprintf("%s from %d to %d", plural.Count(len(eps), "epoch"), first, last)
 }
 
-// boardEpoch writes one epoch's event, from the record appended to metrics.jsonl.
-func (r *run) boardEpoch(ep runfiles.Epoch) {
-	if r.board == nil {
+// Epoch writes one epoch's event, from the record appended to metrics.jsonl.
+func (b *Board) Epoch(ep runfiles.Epoch) {
+	if b == nil || b.w == nil {
 		return
 	}
-	ev := tfevents.ScalarEvent(tfevents.Wall(time.Now()), int64(ep.Epoch), epochScalars(ep, r.metric, r.val != nil, r.test != nil))
-	if err := r.board.Write(ev); err != nil {
-		r.boardFailed(err)
+	ev := tfevents.ScalarEvent(tfevents.Wall(time.Now()), int64(ep.Epoch), epochScalars(ep, b.metric, b.hasVal, b.hasTest))
+	if err := b.w.Write(ev); err != nil {
+		b.failed(err)
 	}
 }
 
-// boardEnd writes the hparams plugin's summaries of a run that ended (not one stopped by a
-// signal, which a resume continues): the session's hyperparameters (hparamsOf) and start time,
-// the final figures of result.json under final/, and the session's end with its status
-// (success for a finished run, failure for a diverged one).
-func (r *run) boardEnd(res *runfiles.Result) {
-	if r.board == nil || res.StoppedBy == runfiles.StopSignal {
+// End writes the hparams plugin's summaries of a run (of config c and seed) that ended (not one
+// stopped by a signal, which a resume continues): the session's hyperparameters (hparamsOf) and
+// start time, the final figures of result.json under final/, and the session's end with its
+// status (success for a finished run, failure for a diverged one).
+func (b *Board) End(c *config.Run, seed int64, res *runfiles.Result) {
+	if b == nil || b.w == nil || res.StoppedBy == runfiles.StopSignal {
 		return
 	}
-	for _, ev := range endEvents(r.cfg, r.o.Seed, res, time.Now()) {
-		if err := r.board.Write(ev); err != nil {
-			r.boardFailed(err)
+	for _, ev := range endEvents(c, seed, res, time.Now()) {
+		if err := b.w.Write(ev); err != nil {
+			b.failed(err)
 			return
 		}
 	}
 }
 
-// endEvents are the events boardEnd writes at now for the run of config c and seed whose
+// endEvents are the events End writes at now for the run of config c and seed whose
 // result is res.
 func endEvents(c *config.Run, seed int64, res *runfiles.Result, now time.Time) [][]byte {
 	wall := tfevents.Wall(now)
@@ -168,23 +185,23 @@ func hparamsOf(c *config.Run, seed int64) map[string]tfevents.HValue {
 	return hp
 }
 
-// boardFailed reports an error of the TensorBoard files once and stops writing them for the
-// rest of the session; training goes on.
-func (r *run) boardFailed(err error) {
-	fmt.Fprintf(r.log, "tensorboard: %v; training goes on without TensorBoard events (a -resume writes the missing epochs from %s; once the run is over, %s rebuilds its %s folder from %s and %s)\n",
-		err, runfiles.MetricsFile, suggest("-rebuild-tb", r.o.Dir), runfiles.TBDir, runfiles.MetricsFile, runfiles.ResultFile)
-	r.closeBoard()
+// failed reports an error of the TensorBoard files once and stops writing them for the rest of
+// the session; training goes on.
+func (b *Board) failed(err error) {
+	fmt.Fprintf(b.log, "tensorboard: %v; training goes on without TensorBoard events (a -resume writes the missing epochs from %s; once the run is over, %s rebuilds its %s folder from %s and %s)\n",
+		err, runfiles.MetricsFile, rundir.Suggest("-rebuild-tb", b.dir), runfiles.TBDir, runfiles.MetricsFile, runfiles.ResultFile)
+	b.Close()
 }
 
-// closeBoard closes the session's event file.
-func (r *run) closeBoard() {
-	if r.board == nil {
+// Close closes the session's event file.
+func (b *Board) Close() {
+	if b == nil || b.w == nil {
 		return
 	}
-	if err := r.board.Close(); err != nil {
-		fmt.Fprintln(r.log, err)
+	if err := b.w.Close(); err != nil {
+		fmt.Fprintln(b.log, err)
 	}
-	r.board = nil
+	b.w = nil
 }
 
 // repairBoard makes the event files of dir hold the epochs 0 … covered-1 at most once each,
