@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/data"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -286,8 +287,8 @@ func (p *Product) setAxis(key string, n *yaml.Node) error {
 		p.Models = items
 	case "encodings":
 		for _, it := range items {
-			if !contains(Encodings, it) {
-				return fmt.Errorf("encodings: unknown encoding %q (want %s)", it, orList(Encodings))
+			if _, ok := data.LookupEncoding(it); !ok {
+				return fmt.Errorf("encodings: unknown encoding %q (want %s)", it, orList(data.EncodingNames()))
 			}
 		}
 		p.Encodings = items

@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/rewiregnn/rewiregnn/data"
 )
 
 // Allowed values of the enumerated keys.
 var (
-	Encodings  = []string{"none", "adj", "short", "lp", "rwse"}
 	Devices    = []string{"cpu", "cuda", "emu", "auto"} // gpu.Devices; emu: the emulated GPU (slow, for checking)
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}
@@ -116,16 +117,20 @@ func (r *Run) Validate() error {
 	if d.R < 1 && d.R != RAuto {
 		bad("dataset.r", "the rewiring radius must be at least 1 (or auto), got %d", d.R)
 	}
-	encOK := oneOf("dataset.encoding", d.Encoding, Encodings, "encoding")
+	enc, encOK := data.LookupEncoding(d.Encoding)
+	if !encOK {
+		bad("dataset.encoding", "unknown encoding %q (want %s)", d.Encoding, orList(data.EncodingNames()))
+	}
+	needs := encOK && enc.NeedsWidth() && enc.WidthOf(d.encodingParams()) < 1
 	if d.Q < 0 {
 		bad("dataset.q", "the Laplacian width cannot be negative, got %d", d.Q)
-	} else if encOK && d.Encoding == "lp" && d.Q < 1 {
-		bad("dataset.q", "the lp encoding needs at least 1 Laplacian eigenvector, got %d", d.Q)
+	} else if needs && enc.Width == data.WidthQ {
+		bad("dataset.q", "the %s encoding needs %s, got %d", d.Encoding, enc.Need, d.Q)
 	}
 	if d.RWSteps < 0 {
 		bad(KeyRWSteps, "the number of random-walk steps cannot be negative, got %d", d.RWSteps)
-	} else if encOK && d.Encoding == "rwse" && d.RWSteps < 1 {
-		bad(KeyRWSteps, "the rwse encoding needs walks of at least 1 step, got %d", d.RWSteps)
+	} else if needs && enc.Width == data.WidthSteps {
+		bad(KeyRWSteps, "the %s encoding needs %s, got %d", d.Encoding, enc.Need, d.RWSteps)
 	} else if d.RWSteps > MaxRWSteps {
 		bad(KeyRWSteps, "at most %d random-walk steps (the encoding has one column per step), got %d", MaxRWSteps, d.RWSteps)
 	}
@@ -224,6 +229,11 @@ func (r *Run) Validate() error {
 		bad("train.monitor", "val_loss needs a validation split, which %s lacks: set dataset.val_fraction (e.g. 0.1) or monitor train_loss", d.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// encodingParams are the settings an encoding's width may come from.
+func (d *Dataset) encodingParams() data.EncodingParams {
+	return data.EncodingParams{R: d.R, Q: d.Q, Steps: d.RWSteps}
 }
 
 // orList writes "a, b or c".

@@ -109,10 +109,10 @@ func TestIOTasks(t *testing.T) {
 	if _, err := IO(spec, Encoding{Name: "adjj"}); err == nil {
 		t.Error("an unknown encoding was accepted")
 	}
-	if _, err := IO(spec, Encoding{Name: "rwse"}); err == nil || !strings.Contains(err.Error(), "at least 1 random-walk step") {
+	if _, err := IO(spec, Encoding{Name: "rwse"}); err == nil || !strings.Contains(err.Error(), "walks of at least 1 step") {
 		t.Errorf("rwse without steps: %v", err)
 	}
-	if io, err := IO(spec, Encoding{Name: "rwse", RWSteps: 5, Q: 20}); err != nil || io.RWSteps != 5 || io.LapQ != 0 || io.InputSpec().NodePE != 5 || io.InputSpec().LapSign {
+	if io, err := IO(spec, Encoding{Name: "rwse", RWSteps: 5, Q: 20}); err != nil || io.NodeEnc != "rwse" || io.NodePE != 5 || io.InputSpec().NodePE != 5 || io.InputSpec().LapSign {
 		t.Errorf("rwse with k = 5 (and a q it ignores): %+v, %v", io, err)
 	}
 	io, _ := IO(spec, Encoding{Name: "none"})
