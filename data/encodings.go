@@ -11,10 +11,10 @@ type EncodingInput int
 
 // The ways an encoding enters a model.
 const (
-	NoInput   EncodingInput = iota // rewiring only: nothing beyond the graph's own features
-	EdgeSP                         // each edge's shortest-path distance (Graph.SP): a table of r+2 rows, or Linear(1→d) on the value
-	EdgeAdj                        // each edge's adjacency powers (Graph.Adj, width r): Linear(r→d)
-	NodeVector                     // a vector per node computed on the original graph (Graph.NodePE): Linear(width→d)
+	NoInput    EncodingInput = iota // rewiring only: nothing beyond the graph's own features
+	EdgeSP                          // each edge's shortest-path distance (Graph.SP): a table of r+2 rows, or Linear(1→d) on the value
+	EdgeAdj                         // each edge's adjacency powers (Graph.Adj, width r): Linear(r→d)
+	NodeVector                      // a vector per node computed on the original graph (Graph.NodePE): Linear(width→d)
 )
 
 // WidthParam is the setting an encoding's width comes from.

@@ -30,14 +30,14 @@ const (
 // layer (docs/protocol.md §"Input layer and encoders") and the readout, MLP head and loss
 // (§"Readouts", §"MLP readout", §"Losses and metrics"). It is the same for every model.
 type IO struct {
-	NodeVocab int  // rows of each categorical node table when every column shares one vocabulary (the CLS id included); 0 with NodeVocabs or float node features
-	NodeCols  int  // categorical node columns sharing NodeVocab, one table each, summed (NeighborsMatch: key and value); 0 means 1
-	NodeFloat int  // width of float node features, embedded by Linear(NodeFloat→d); 0 without
-	EdgeVocab int  // rows of the table of the one categorical edge column; 0 with EdgeVocabs or without
-	EdgeFloat int  // width of float edge features, embedded by Linear(EdgeFloat→d); 0 without
-	SPRows    int  // rows of the shortest-path table (r+2); 0 without the encoding
-	SPLinear  bool // encode the shortest path by Linear(1→d) on its value instead (docs/protocol.md §"Input layer and encoders")
-	AdjDim    int  // width r of the adjacency-power encoding; 0 without
+	NodeVocab int    // rows of each categorical node table when every column shares one vocabulary (the CLS id included); 0 with NodeVocabs or float node features
+	NodeCols  int    // categorical node columns sharing NodeVocab, one table each, summed (NeighborsMatch: key and value); 0 means 1
+	NodeFloat int    // width of float node features, embedded by Linear(NodeFloat→d); 0 without
+	EdgeVocab int    // rows of the table of the one categorical edge column; 0 with EdgeVocabs or without
+	EdgeFloat int    // width of float edge features, embedded by Linear(EdgeFloat→d); 0 without
+	SPRows    int    // rows of the shortest-path table (r+2); 0 without the encoding
+	SPLinear  bool   // encode the shortest path by Linear(1→d) on its value instead (docs/protocol.md §"Input layer and encoders")
+	AdjDim    int    // width r of the adjacency-power encoding; 0 without
 	NodeEnc   string // the node encoding, a data.NodeVector of data's registry (lp, rwse); "" without
 	NodePE    int    // its width (q, k); 0 without
 	Readout   string
