@@ -274,7 +274,7 @@ func (p *Product) setAxis(key string, n *yaml.Node) error {
 	case "datasets":
 		for _, it := range items {
 			if _, _, ok := datasetFamily(it); !ok {
-				return fmt.Errorf("datasets: unknown dataset %q (known: %s)", it, strings.Join(DatasetNames(), ", "))
+				return fmt.Errorf("datasets: unknown dataset %q (known: %s)", it, strings.Join(data.DatasetNames(), ", "))
 			}
 		}
 		p.Datasets = items

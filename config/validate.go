@@ -22,9 +22,6 @@ var (
 // readout.
 const ReadoutAuto = "auto"
 
-// NeighborsMatchMaxDepth is the deepest NeighborsMatch tree (data.NeighborsMatchMaxDepth).
-const NeighborsMatchMaxDepth = 9
-
 // Task levels: what a dataset predicts, which decides the readouts it allows.
 const (
 	levelGraph = "graph" // one prediction per graph from pooled node features
@@ -32,32 +29,18 @@ const (
 	levelRoot  = "root"  // one prediction per graph read at a designated node (NeighborsMatch)
 )
 
-// datasetLevels is every dataset except NeighborsMatch (see datasetFamily), with its task level.
-var datasetLevels = map[string]string{
-	"zinc":            levelGraph,
-	"aqsol":           levelGraph,
-	"mnist":           levelGraph,
-	"cifar10":         levelGraph,
-	"erdosrenyi":      levelGraph,
-	"peptides-func":   levelGraph, // LRGB: 10 binary labels per graph
-	"peptides-struct": levelGraph, // LRGB: 11 regression targets per graph
-	"cluster":         levelNode,
-	"pattern":         levelNode,
-	"pattern-v1":      levelNode,
-}
-
-// datasetsWithoutVal have no validation split.
-var datasetsWithoutVal = map[string]bool{"neighborsmatch": true, "erdosrenyi": true}
-
+// datasetLevel is the task level of a dataset of data's registry ("" for an unknown one).
 func datasetLevel(name string) string {
-	family, _, ok := datasetFamily(name)
-	if !ok {
+	d, _, ok := data.LookupDataset(name)
+	switch {
+	case !ok:
 		return ""
-	}
-	if family == "neighborsmatch" {
+	case d.Task == data.NodeClass:
+		return levelNode
+	case d.Task == data.RootClass:
 		return levelRoot
 	}
-	return datasetLevels[family]
+	return levelGraph
 }
 
 // autoReadout is the readout "auto" stands for.
@@ -109,10 +92,9 @@ func (r *Run) Validate() error {
 
 	// dataset
 	d := &r.Dataset
-	dsKnown := true
-	if _, _, ok := datasetFamily(d.Name); !ok {
-		bad("dataset.name", "unknown dataset %q (known: %s)", d.Name, strings.Join(DatasetNames(), ", "))
-		dsKnown = false
+	ds, _, dsKnown := data.LookupDataset(d.Name)
+	if !dsKnown {
+		bad("dataset.name", "unknown dataset %q (known: %s)", d.Name, strings.Join(data.DatasetNames(), ", "))
 	}
 	if d.R < 1 && d.R != RAuto {
 		bad("dataset.r", "the rewiring radius must be at least 1 (or auto), got %d", d.R)
@@ -140,8 +122,7 @@ func (r *Run) Validate() error {
 	if d.ValFraction < 0 || d.ValFraction >= 1 {
 		bad("dataset.val_fraction", "want a fraction in [0, 1), got %g", d.ValFraction)
 	}
-	family, _, _ := datasetFamily(d.Name)
-	noVal := datasetsWithoutVal[family]
+	noVal := !contains(ds.Splits, "val")
 	if dsKnown && !noVal && d.ValFraction != 0 {
 		bad("dataset.val_fraction", "%s has a validation split, so it must be 0 (it carves one only from datasets without: neighborsmatch-N, erdosrenyi), got %g", d.Name, d.ValFraction)
 	}
