@@ -29,7 +29,7 @@ var datasets = []Dataset{
 	{Name: "aqsol", Task: GraphRegression, Splits: trainValTest, Files: true},
 	{Name: "mnist", Task: GraphClass, Splits: trainValTest, Files: true},
 	{Name: "cifar10", Task: GraphClass, Splits: trainValTest, Files: true},
-	{Name: "peptides-func", Task: GraphMultiLabel, Splits: trainValTest, Files: true}, // LRGB: 10 binary labels per graph
+	{Name: "peptides-func", Task: GraphMultiLabel, Splits: trainValTest, Files: true},   // LRGB: 10 binary labels per graph
 	{Name: "peptides-struct", Task: GraphRegression, Splits: trainValTest, Files: true}, // LRGB: 11 regression targets per graph
 	{Name: "cluster", Task: NodeClass, Splits: trainValTest},
 	{Name: "pattern", Task: NodeClass, Splits: trainValTest},
