@@ -2,6 +2,7 @@ package registrytest
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -72,7 +73,7 @@ func TestRegisteredEncodingAndDataset(t *testing.T) {
 		t.Errorf("run name %q lacks the dataset or the encoding", name)
 	}
 	key := prep.Key{Dataset: "toy", Split: "train", R: 2, Encoding: "deg", CLS: true, SelfLoops: true, Seed: data.DefaultGenSeed}.WithWidths(3, 5)
-	if err := key.Validate(); err != nil || key.String() != "toy/train/r2/deg/clstrue/q0/selfloopstrue/seed41/v2" {
+	if err := key.Validate(); err != nil || key.String() != fmt.Sprintf("toy/train/r2/deg/clstrue/q0/selfloopstrue/seed41/v%d", prep.PreprocessVersion) {
 		t.Errorf("cache key %s: %v", key, err)
 	}
 	spec, err := data.OpenSpec("", "toy")
