@@ -42,7 +42,7 @@ type EncodingParams struct {
 // and read by the config's validation, the preprocessing cache key and the models' input layer.
 type Encoding struct {
 	Name  string        // its value of dataset.encoding
-	Title string        // its name in messages ("the Laplacian encoding")
+	Title string        // its name in prose: messages and the tables' legends ("the Laplacian encoding")
 	Input EncodingInput // how it enters a model
 	Width WidthParam    // the setting its width comes from
 	Cols  int           // the width with FixedWidth
@@ -97,11 +97,11 @@ func (e Encoding) KeyParams(p EncodingParams) EncodingParams {
 
 // encodings is the registry, in the order messages list them.
 var encodings = []Encoding{
-	{Name: "none", Title: "rewiring only", Input: NoInput},
+	{Name: "none", Title: "no encoding", Input: NoInput},
 	{Name: "adj", Title: "the adjacency-power encoding", Input: EdgeAdj, Width: WidthR},
 	{Name: "short", Title: "the shortest-path encoding", Input: EdgeSP, Width: WidthR},
 	{Name: "lp", Title: "the Laplacian encoding", Input: NodeVector, Width: WidthQ, Need: "at least 1 Laplacian eigenvector", Feed: "lap", Signs: true},
-	{Name: "rwse", Title: "the random-walk encoding", Input: NodeVector, Width: WidthSteps, Need: "walks of at least 1 step", Feed: "rwse"},
+	{Name: "rwse", Title: "the random-walk encoding (RWSE)", Input: NodeVector, Width: WidthSteps, Need: "walks of at least 1 step", Feed: "rwse"},
 }
 
 // RegisterEncoding adds e to the registry (a test's dummy encoding, or a new one declared beside
