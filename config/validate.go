@@ -124,7 +124,7 @@ func (r *Run) Validate() error {
 	}
 	noVal := !contains(ds.Splits, "val")
 	if dsKnown && !noVal && d.ValFraction != 0 {
-		bad("dataset.val_fraction", "%s has a validation split, so it must be 0 (it carves one only from datasets without: neighborsmatch-N, erdosrenyi), got %g", d.Name, d.ValFraction)
+		bad("dataset.val_fraction", "%s has a validation split, so it must be 0 (it carves one only from datasets without: %s), got %g", d.Name, strings.Join(data.WithoutSplit("val"), ", "), d.ValFraction)
 	}
 
 	// model

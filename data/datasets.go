@@ -34,8 +34,8 @@ var datasets = []Dataset{
 	{Name: "cluster", Task: NodeClass, Splits: trainValTest},
 	{Name: "pattern", Task: NodeClass, Splits: trainValTest},
 	{Name: "pattern-v1", Task: NodeClass, Splits: trainValTest},
-	{Name: "erdosrenyi", Task: GraphClass, Splits: []string{"train"}},
 	{Name: "neighborsmatch", Depths: NeighborsMatchMaxDepth, Task: RootClass, Splits: []string{"train", "test"}},
+	{Name: "erdosrenyi", Task: GraphClass, Splits: []string{"train"}},
 }
 
 var trainValTest = []string{"train", "val", "test"}
@@ -96,6 +96,22 @@ func Names() []string {
 	}
 	sort.Strings(ns)
 	return ns
+}
+
+// WithoutSplit lists the registry's datasets that lack the split, a family as "<name>-N"
+// (neighborsmatch-N), in registry order.
+func WithoutSplit(split string) []string {
+	var out []string
+	for _, d := range datasets {
+		switch {
+		case slices.Contains(d.Splits, split):
+		case d.Depths > 0:
+			out = append(out, d.Name+"-N")
+		default:
+			out = append(out, d.Name)
+		}
+	}
+	return out
 }
 
 // NeedsFiles reports whether a dataset is read from the data folder (the molecules, the image
