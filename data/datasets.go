@@ -41,7 +41,8 @@ var datasets = []Dataset{
 var trainValTest = []string{"train", "val", "test"}
 
 // RegisterDataset adds d to the registry (a test's dummy dataset, or a new one with its own
-// loader). It panics on an empty or taken name, or without Open and Load: programming errors.
+// loader), from an init function: the registry is not locked. It panics on an empty or taken
+// name, or without Open and Load: programming errors.
 func RegisterDataset(d Dataset) {
 	if d.Name == "" || slices.ContainsFunc(datasets, func(o Dataset) bool { return o.Name == d.Name }) || d.Open == nil || d.Load == nil {
 		panic(fmt.Sprintf("data.RegisterDataset: %q: empty or taken name, or no Open and Load", d.Name))

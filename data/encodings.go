@@ -105,8 +105,8 @@ var encodings = []Encoding{
 }
 
 // RegisterEncoding adds e to the registry (a test's dummy encoding, or a new one declared beside
-// the others). It panics on an empty or taken name, or a node vector without Feed: programming
-// errors.
+// the others), from an init function: the registry is not locked. It panics on an empty or taken
+// name, or a node vector without Feed: programming errors.
 func RegisterEncoding(e Encoding) {
 	switch _, taken := LookupEncoding(e.Name); {
 	case e.Name == "" || taken:

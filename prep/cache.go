@@ -221,7 +221,8 @@ var nodeEncoders = map[string]func() NodeEncoder{
 }
 
 // RegisterNodeEncoder sets how the node encoding name of data's registry is computed (a test's
-// dummy encoding, or a new one beside those above). It panics on a name already set.
+// dummy encoding, or a new one beside those above), from an init function. It panics on a name
+// already set.
 func RegisterNodeEncoder(name string, newEncoder func() NodeEncoder) {
 	if _, taken := nodeEncoders[name]; taken {
 		panic(fmt.Sprintf("prep.RegisterNodeEncoder: %q already set", name))
