@@ -23,7 +23,7 @@ type Dataset struct {
 	Name      string `mapstructure:"name" yaml:"name"`             // data registry name (zinc, aqsol, cluster, pattern, mnist, cifar10, neighborsmatch-N, erdosrenyi, peptides-func, peptides-struct)
 	Dir       string `mapstructure:"dir" yaml:"dir"`               // data folder; "" → $REWIREGNN_DATA, then ../shared/data
 	R         int    `mapstructure:"r" yaml:"r"`                   // rewiring radius, ≥ 1; RAuto (written auto) until the density rule resolves it
-	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // none | adj | short | lp | rwse
+	Encoding  string `mapstructure:"encoding" yaml:"encoding"`     // an encoding of data's registry: none | adj | short | lp | rwse
 	CLS       bool   `mapstructure:"cls" yaml:"cls"`               // add the CLS node
 	Q         int    `mapstructure:"q" yaml:"q"`                   // Laplacian width for lp (dataset default, docs/protocol.md §"Laplacian encoding")
 	RWSteps   int    `mapstructure:"rw_steps" yaml:"rw_steps"`     // walk lengths 1..k of rwse (default 16, docs/protocol.md §"Random-walk encoding")

@@ -6,7 +6,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +34,7 @@ func mustLoad(t *testing.T, path string, sets ...string) *Run {
 }
 
 func TestDefaultsPerDatasetAndModel(t *testing.T) {
-	for _, ds := range DatasetNames() {
+	for _, ds := range data.DatasetNames() {
 		for _, m := range ModelNames {
 			r := mustLoad(t, "", "dataset.name="+ds, "model.name="+m)
 			if r.Dataset.Name != ds || r.Model.Name != m {
@@ -87,26 +86,6 @@ func TestDefaultsPerDatasetAndModel(t *testing.T) {
 			y, _ := r.YAML()
 			t.Errorf("%s: unexpected values:\n%s", c.what, y)
 		}
-	}
-}
-
-func TestDatasetNamesMatchDataRegistry(t *testing.T) {
-	var want []string
-	for _, n := range data.Names() {
-		if n == "neighborsmatch-1..9" {
-			for d := 1; d <= data.NeighborsMatchMaxDepth; d++ {
-				want = append(want, "neighborsmatch-"+string(rune('0'+d)))
-			}
-			continue
-		}
-		want = append(want, n)
-	}
-	sort.Strings(want)
-	if got := DatasetNames(); !reflect.DeepEqual(got, want) {
-		t.Errorf("config.DatasetNames() = %v, data registry has %v", got, want)
-	}
-	if NeighborsMatchMaxDepth != data.NeighborsMatchMaxDepth {
-		t.Errorf("NeighborsMatchMaxDepth %d, data has %d", NeighborsMatchMaxDepth, data.NeighborsMatchMaxDepth)
 	}
 }
 
@@ -388,7 +367,7 @@ func TestCaseInsensitiveKeys(t *testing.T) {
 
 func TestYAMLRoundTrip(t *testing.T) {
 	var runs []*Run
-	for _, ds := range DatasetNames() {
+	for _, ds := range data.DatasetNames() {
 		for _, m := range ModelNames {
 			runs = append(runs, mustLoad(t, "", "dataset.name="+ds, "model.name="+m, "dataset.encoding=lp", "dataset.r=2"))
 		}
@@ -546,7 +525,7 @@ func TestDefaultsFilesAllUsed(t *testing.T) {
 		t.Fatal(err)
 	}
 	families := map[string]bool{}
-	for _, ds := range DatasetNames() {
+	for _, ds := range data.DatasetNames() {
 		f, _, _ := datasetFamily(ds)
 		families[f] = true
 	}
@@ -641,7 +620,7 @@ func TestValidateZeroRun(t *testing.T) {
 // missing validation split, default Laplacian width) against the data package's descriptions.
 func TestDatasetsAgreeWithDataSpecs(t *testing.T) {
 	levels := map[data.Task]string{data.GraphRegression: levelGraph, data.GraphClass: levelGraph, data.GraphMultiLabel: levelGraph, data.NodeClass: levelNode, data.RootClass: levelRoot}
-	for _, name := range DatasetNames() {
+	for _, name := range data.DatasetNames() {
 		t.Run(name, func(t *testing.T) {
 			dir := ""
 			if name == "zinc" || name == "aqsol" {
@@ -653,11 +632,6 @@ func TestDatasetsAgreeWithDataSpecs(t *testing.T) {
 			}
 			if got := datasetLevel(name); got != levels[spec.Task] {
 				t.Errorf("level %q, data says task %q", got, spec.Task)
-			}
-			family, _, _ := datasetFamily(name)
-			hasVal := contains(spec.Splits, "val")
-			if datasetsWithoutVal[family] == hasVal {
-				t.Errorf("config thinks no validation split: %v; data splits %v", datasetsWithoutVal[family], spec.Splits)
 			}
 			r := mustLoad(t, "", "dataset.name="+name)
 			if r.Dataset.Q != spec.LapQ {

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/data"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -282,7 +283,7 @@ func (p *Product) setAxis(key string, n *yaml.Node) error {
 	case "datasets":
 		for _, it := range items {
 			if _, _, ok := datasetFamily(it); !ok {
-				return fmt.Errorf("datasets: unknown dataset %q (known: %s)", it, strings.Join(DatasetNames(), ", "))
+				return fmt.Errorf("datasets: unknown dataset %q (known: %s)", it, strings.Join(data.DatasetNames(), ", "))
 			}
 		}
 		p.Datasets = items
@@ -295,8 +296,8 @@ func (p *Product) setAxis(key string, n *yaml.Node) error {
 		p.Models = items
 	case "encodings":
 		for _, it := range items {
-			if !contains(Encodings, it) {
-				return fmt.Errorf("encodings: unknown encoding %q (want %s)", it, orList(Encodings))
+			if _, ok := data.LookupEncoding(it); !ok {
+				return fmt.Errorf("encodings: unknown encoding %q (want %s)", it, orList(data.EncodingNames()))
 			}
 		}
 		p.Encodings = items

@@ -6,12 +6,11 @@ import (
 	"io/fs"
 	"os"
 	"path"
-	"sort"
-	"strconv"
 	"strings"
 	"sync"
 
 	"github.com/rewiregnn/rewiregnn/configs"
+	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/spf13/viper"
 	"go.yaml.in/yaml/v3"
 )
@@ -90,10 +89,10 @@ func resolve(user []*layer, env, set *layer) (*Run, error) {
 	ds, _ := upper.top("dataset.name")
 	dsName, _ := ds.val.(string)
 	if dsName == "" {
-		return nil, fmt.Errorf("dataset.name is not set: give it in the config file or with -set dataset.name=NAME (known: %s)", strings.Join(DatasetNames(), ", "))
+		return nil, fmt.Errorf("dataset.name is not set: give it in the config file or with -set dataset.name=NAME (known: %s)", strings.Join(data.DatasetNames(), ", "))
 	}
 	if _, _, ok := datasetFamily(dsName); !ok {
-		return nil, fmt.Errorf("%s: dataset.name: unknown dataset %q (known: %s)", ds.src, dsName, strings.Join(DatasetNames(), ", "))
+		return nil, fmt.Errorf("%s: dataset.name: unknown dataset %q (known: %s)", ds.src, dsName, strings.Join(data.DatasetNames(), ", "))
 	}
 	model, _ := upper.top("model.name")
 	modelName, _ := model.val.(string)
@@ -301,33 +300,11 @@ func parseDefaults(fsys fs.FS, root string) (map[string]*layer, error) {
 	return out, nil
 }
 
-// datasetFamily maps a dataset name to its defaults file name (neighborsmatch-N →
-// neighborsmatch, with depth N).
+// datasetFamily maps a dataset name to its defaults file name, the name of its entry in data's
+// registry (neighborsmatch-N → neighborsmatch, with depth N).
 func datasetFamily(name string) (family string, depth int, ok bool) {
-	if rest, found := strings.CutPrefix(name, "neighborsmatch-"); found {
-		n, err := strconv.Atoi(rest)
-		if err != nil || n < 1 || n > NeighborsMatchMaxDepth || strconv.Itoa(n) != rest {
-			return "", 0, false
-		}
-		return "neighborsmatch", n, true
-	}
-	if _, ok := datasetLevels[name]; ok {
-		return name, 0, true
-	}
-	return "", 0, false
-}
-
-// DatasetNames lists the dataset names a config may give, NeighborsMatch as every depth.
-func DatasetNames() []string {
-	var out []string
-	for n := range datasetLevels {
-		out = append(out, n)
-	}
-	for d := 1; d <= NeighborsMatchMaxDepth; d++ {
-		out = append(out, "neighborsmatch-"+strconv.Itoa(d))
-	}
-	sort.Strings(out)
-	return out
+	d, depth, ok := data.LookupDataset(name)
+	return d.Name, depth, ok
 }
 
 func contains(xs []string, x string) bool {

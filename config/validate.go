@@ -5,11 +5,12 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+
+	"github.com/rewiregnn/rewiregnn/data"
 )
 
 // Allowed values of the enumerated keys.
 var (
-	Encodings  = []string{"none", "adj", "short", "lp", "rwse"}
 	Devices    = []string{"cpu", "cuda", "emu", "auto"} // gpu.Devices; emu: the emulated GPU (slow, for checking)
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}
@@ -21,9 +22,6 @@ var (
 // readout.
 const ReadoutAuto = "auto"
 
-// NeighborsMatchMaxDepth is the deepest NeighborsMatch tree (data.NeighborsMatchMaxDepth).
-const NeighborsMatchMaxDepth = 9
-
 // Task levels: what a dataset predicts, which decides the readouts it allows.
 const (
 	levelGraph = "graph" // one prediction per graph from pooled node features
@@ -31,32 +29,18 @@ const (
 	levelRoot  = "root"  // one prediction per graph read at a designated node (NeighborsMatch)
 )
 
-// datasetLevels is every dataset except NeighborsMatch (see datasetFamily), with its task level.
-var datasetLevels = map[string]string{
-	"zinc":            levelGraph,
-	"aqsol":           levelGraph,
-	"mnist":           levelGraph,
-	"cifar10":         levelGraph,
-	"erdosrenyi":      levelGraph,
-	"peptides-func":   levelGraph, // LRGB: 10 binary labels per graph
-	"peptides-struct": levelGraph, // LRGB: 11 regression targets per graph
-	"cluster":         levelNode,
-	"pattern":         levelNode,
-	"pattern-v1":      levelNode,
-}
-
-// datasetsWithoutVal have no validation split.
-var datasetsWithoutVal = map[string]bool{"neighborsmatch": true, "erdosrenyi": true}
-
+// datasetLevel is the task level of a dataset of data's registry ("" for an unknown one).
 func datasetLevel(name string) string {
-	family, _, ok := datasetFamily(name)
-	if !ok {
+	d, _, ok := data.LookupDataset(name)
+	switch {
+	case !ok:
 		return ""
-	}
-	if family == "neighborsmatch" {
+	case d.Task == data.NodeClass:
+		return levelNode
+	case d.Task == data.RootClass:
 		return levelRoot
 	}
-	return datasetLevels[family]
+	return levelGraph
 }
 
 // autoReadout is the readout "auto" stands for.
@@ -108,24 +92,27 @@ func (r *Run) Validate() error {
 
 	// dataset
 	d := &r.Dataset
-	dsKnown := true
-	if _, _, ok := datasetFamily(d.Name); !ok {
-		bad("dataset.name", "unknown dataset %q (known: %s)", d.Name, strings.Join(DatasetNames(), ", "))
-		dsKnown = false
+	ds, _, dsKnown := data.LookupDataset(d.Name)
+	if !dsKnown {
+		bad("dataset.name", "unknown dataset %q (known: %s)", d.Name, strings.Join(data.DatasetNames(), ", "))
 	}
 	if d.R < 1 && d.R != RAuto {
 		bad("dataset.r", "the rewiring radius must be at least 1 (or auto), got %d", d.R)
 	}
-	encOK := oneOf("dataset.encoding", d.Encoding, Encodings, "encoding")
+	enc, encOK := data.LookupEncoding(d.Encoding)
+	if !encOK {
+		bad("dataset.encoding", "unknown encoding %q (want %s)", d.Encoding, orList(data.EncodingNames()))
+	}
+	needs := encOK && enc.NeedsWidth() && enc.WidthOf(d.encodingParams()) < 1
 	if d.Q < 0 {
 		bad("dataset.q", "the Laplacian width cannot be negative, got %d", d.Q)
-	} else if encOK && d.Encoding == "lp" && d.Q < 1 {
-		bad("dataset.q", "the lp encoding needs at least 1 Laplacian eigenvector, got %d", d.Q)
+	} else if needs && enc.Width == data.WidthQ {
+		bad("dataset.q", "the %s encoding needs %s, got %d", d.Encoding, enc.Need, d.Q)
 	}
 	if d.RWSteps < 0 {
 		bad(KeyRWSteps, "the number of random-walk steps cannot be negative, got %d", d.RWSteps)
-	} else if encOK && d.Encoding == "rwse" && d.RWSteps < 1 {
-		bad(KeyRWSteps, "the rwse encoding needs walks of at least 1 step, got %d", d.RWSteps)
+	} else if needs && enc.Width == data.WidthSteps {
+		bad(KeyRWSteps, "the %s encoding needs %s, got %d", d.Encoding, enc.Need, d.RWSteps)
 	} else if d.RWSteps > MaxRWSteps {
 		bad(KeyRWSteps, "at most %d random-walk steps (the encoding has one column per step), got %d", MaxRWSteps, d.RWSteps)
 	}
@@ -135,10 +122,9 @@ func (r *Run) Validate() error {
 	if d.ValFraction < 0 || d.ValFraction >= 1 {
 		bad("dataset.val_fraction", "want a fraction in [0, 1), got %g", d.ValFraction)
 	}
-	family, _, _ := datasetFamily(d.Name)
-	noVal := datasetsWithoutVal[family]
+	noVal := !contains(ds.Splits, "val")
 	if dsKnown && !noVal && d.ValFraction != 0 {
-		bad("dataset.val_fraction", "%s has a validation split, so it must be 0 (it carves one only from datasets without: neighborsmatch-N, erdosrenyi), got %g", d.Name, d.ValFraction)
+		bad("dataset.val_fraction", "%s has a validation split, so it must be 0 (it carves one only from datasets without: %s), got %g", d.Name, strings.Join(data.WithoutSplit("val"), ", "), d.ValFraction)
 	}
 
 	// model
@@ -224,6 +210,11 @@ func (r *Run) Validate() error {
 		bad("train.monitor", "val_loss needs a validation split, which %s lacks: set dataset.val_fraction (e.g. 0.1) or monitor train_loss", d.Name)
 	}
 	return errors.Join(errs...)
+}
+
+// encodingParams are the settings an encoding's width may come from.
+func (d *Dataset) encodingParams() data.EncodingParams {
+	return data.EncodingParams{R: d.R, Q: d.Q, Steps: d.RWSteps}
 }
 
 // orList writes "a, b or c".

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 )
 
@@ -117,30 +116,6 @@ var molecules = map[string]struct {
 	"aqsol": {dict: "dicts.json", atomKey: "atom_dict", atomVocab: 65, bondVocab: 5, lapQ: 4},
 }
 
-// NeedsFiles reports whether a dataset is read from the data folder (the molecules, the image
-// datasets and the LRGB peptides) rather than generated from its recipe.
-func NeedsFiles(name string) bool {
-	name = strings.ToLower(name)
-	_, mol := molecules[name]
-	_, pep := peptides[name]
-	return mol || pep || name == "mnist" || name == "cifar10"
-}
-
-// Names lists the datasets LoadSplit knows: the file-backed molecules, the image datasets, the
-// LRGB peptides, and the generated ones (NeighborsMatch as "neighborsmatch-<depth>", depth 1..9).
-func Names() []string {
-	var ns []string
-	for n := range molecules {
-		ns = append(ns, n)
-	}
-	for n := range peptides {
-		ns = append(ns, n)
-	}
-	ns = append(ns, "cluster", "pattern", "pattern-v1", "mnist", "cifar10", "neighborsmatch-1..9", "erdosrenyi")
-	sort.Strings(ns)
-	return ns
-}
-
 // DefaultGenSeed is the seed LoadSplit uses for the generated datasets (CLUSTER, PATTERN,
 // NeighborsMatch, Erdős–Rényi); LoadSplitSeed takes another.
 const DefaultGenSeed uint64 = 41
@@ -185,6 +160,10 @@ func loadSplitFiles(dir, name, split string, seed uint64, limit int) ([]*Graph, 
 	if !contains(spec.Splits, split) {
 		return nil, nil, fmt.Errorf("%s: unknown split %q (have %s)", name, split, strings.Join(spec.Splits, ", "))
 	}
+	if d, _, _ := LookupDataset(spec.Name); d.Load != nil {
+		gs, err := d.Load(dir, spec, split, seed, limit)
+		return gs, spec, err
+	}
 	switch src := SourceOf(dir, spec.Name); {
 	case src == SourceJSONL && peptides[spec.Name].jsonl: // streamed: a subset reads its lines only
 		gs, err := loadPeptidesJSONL(dir, spec, split, limit)
@@ -215,8 +194,17 @@ func loadSplitFiles(dir, name, split string, seed uint64, limit int) ([]*Graph, 
 	return gs, spec, nil
 }
 
-// OpenSpec reads a dataset's dictionaries from dir and returns its description.
+// OpenSpec reads a dataset's dictionaries from dir and returns its description, its task and
+// splits the registry's.
 func OpenSpec(dir, name string) (*Spec, error) {
+	if d, _, ok := LookupDataset(strings.ToLower(name)); ok && d.Open != nil {
+		return withFacts(d.Open(dir, strings.ToLower(name)))
+	}
+	return withFacts(openBuiltin(dir, name))
+}
+
+// openBuiltin describes a dataset whose loader is data's own.
+func openBuiltin(dir, name string) (*Spec, error) {
 	if spec, ok, err := otherSpec(name); ok || err != nil {
 		return spec, err
 	}
@@ -239,8 +227,6 @@ func OpenSpec(dir, name string) (*Spec, error) {
 		EdgeConst: Row{Cat: []int32{0}},            // bond index 0, "no bond"
 		CLSNode:   Row{Cat: []int32{int32(vocab)}}, // a fresh atom index
 		LapQ:      m.lapQ,
-		Splits:    []string{"train", "val", "test"},
-		Task:      GraphRegression,
 	}, nil
 }
 

@@ -31,17 +31,16 @@ func OGBAtomVocabs() []int { return append([]int(nil), ogbAtomVocabs...) }
 // OGBBondVocabs returns OGB's bond feature vocabularies (get_bond_feature_dims).
 func OGBBondVocabs() []int { return append([]int(nil), ogbBondVocabs...) }
 
-// peptides are the two datasets: the folder their archive unpacks to, their task, the width of
-// y, and whether the data folder may hold them as JSON Lines (<data>/<name>/<split>.jsonl.gz,
+// peptides are the two datasets: the folder their archive unpacks to, the width of y (labels
+// or targets, as the registry's task says), and whether the data folder may hold them as JSON Lines (<data>/<name>/<split>.jsonl.gz,
 // lrgb_jsonl.go). Peptides-struct has no JSON Lines files: its targets were not obtainable.
 var peptides = map[string]struct {
 	folder string
-	task   Task
 	width  int
 	jsonl  bool
 }{
-	"peptides-func":   {folder: "peptidesfunc", task: GraphMultiLabel, width: 10, jsonl: true},
-	"peptides-struct": {folder: "peptidesstruct", task: GraphRegression, width: 11},
+	"peptides-func":   {folder: "peptidesfunc", width: 10, jsonl: true},
+	"peptides-struct": {folder: "peptidesstruct", width: 11},
 }
 
 // peptidesSpec describes a peptide dataset. Each atom and bond column keeps OGB's vocabulary;
@@ -51,13 +50,13 @@ var peptides = map[string]struct {
 func peptidesSpec(name string) *Spec {
 	p := peptides[name]
 	spec := &Spec{
-		Name: name, NodeVocabs: OGBAtomVocabs(), LapQ: 8, Splits: trainValTest, Task: p.task,
+		Name: name, NodeVocabs: OGBAtomVocabs(), LapQ: 8,
 		CLSNode: Row{Cat: freshIDs(ogbAtomVocabs)}, EdgeConst: Row{Cat: freshIDs(ogbBondVocabs)},
 	}
 	for _, v := range ogbBondVocabs {
 		spec.EdgeVocabs = append(spec.EdgeVocabs, v+1)
 	}
-	if p.task == GraphMultiLabel {
+	if d, _, _ := LookupDataset(name); d.Task == GraphMultiLabel {
 		spec.Classes = p.width
 	} else {
 		spec.Targets = p.width

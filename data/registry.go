@@ -6,28 +6,26 @@ import (
 	"strings"
 )
 
-var trainValTest = []string{"train", "val", "test"}
-
-// otherSpec describes the datasets that are not molecule files. ok is false for a name it does
-// not know.
+// otherSpec describes the datasets that are not molecule files (their task and splits are the
+// registry's, datasets.go). ok is false for a name it does not know.
 func otherSpec(name string) (spec *Spec, ok bool, err error) {
 	name = strings.ToLower(name)
 	one := Row{Float: []float32{1}}
 	switch name {
 	case "cluster":
-		return &Spec{Name: name, NodeVocab: 7, EdgeConst: one, CLSNode: Row{Cat: []int32{7}}, LapQ: 20, Splits: trainValTest, Task: NodeClass, Classes: 6}, true, nil
+		return &Spec{Name: name, NodeVocab: 7, EdgeConst: one, CLSNode: Row{Cat: []int32{7}}, LapQ: 20, Classes: 6}, true, nil
 	case "pattern":
-		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest, Task: NodeClass, Classes: 2}, true, nil
+		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Classes: 2}, true, nil
 	case "mnist":
-		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 3)}, LapQ: 8, Directed: true, Splits: trainValTest, Task: GraphClass, Classes: 10}, true, nil
+		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 3)}, LapQ: 8, Directed: true, Classes: 10}, true, nil
 	case "cifar10":
-		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 5)}, LapQ: 8, Directed: true, Splits: trainValTest, Task: GraphClass, Classes: 10}, true, nil
+		return &Spec{Name: name, EdgeConst: Row{Float: []float32{0}}, CLSNode: Row{Float: make([]float32, 5)}, LapQ: 8, Directed: true, Classes: 10}, true, nil
 	case "pattern-v1":
-		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Splits: trainValTest, Task: NodeClass, Classes: 2}, true, nil
+		return &Spec{Name: name, NodeVocab: 3, EdgeConst: one, CLSNode: Row{Cat: []int32{3}}, LapQ: 2, Classes: 2}, true, nil
 	case "peptides-func", "peptides-struct":
 		return peptidesSpec(name), true, nil
 	case "erdosrenyi":
-		return &Spec{Name: name, NodeVocab: 1, EdgeConst: one, CLSNode: Row{Cat: []int32{1}}, LapQ: 8, Splits: []string{"train"}, Task: GraphClass, Classes: DefaultErdosRenyi().Graphs}, true, nil
+		return &Spec{Name: name, NodeVocab: 1, EdgeConst: one, CLSNode: Row{Cat: []int32{1}}, LapQ: 8, Classes: DefaultErdosRenyi().Graphs}, true, nil
 	}
 	if rest, found := strings.CutPrefix(name, "neighborsmatch-"); found {
 		depth, err := strconv.Atoi(rest)
@@ -37,7 +35,7 @@ func otherSpec(name string) (spec *Spec, ok bool, err error) {
 		L := int32(1) << depth
 		// keys and values are 0..L; the CLS node gets the fresh id L+1 for both
 		return &Spec{Name: name, NodeVocab: int(L) + 1, EdgeConst: one, CLSNode: Row{Cat: []int32{L + 1, L + 1}}, LapQ: 8, Directed: true,
-			Splits: []string{"train", "test"}, Task: RootClass, Classes: int(L) + 1}, true, nil
+			Classes: int(L) + 1}, true, nil
 	}
 	return nil, false, nil
 }

@@ -157,9 +157,9 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 	}
 	key := prep.Key{Dataset: e.dataset, Split: "train", R: e.r, Encoding: enc, CLS: e.cls, SelfLoops: true}
 	switch enc {
-	case prep.EncLap:
+	case "lp":
 		key.Q = 2
-	case prep.EncRWSE:
+	case "rwse":
 		key.Steps = 3
 	}
 	model := r.Model.Name

@@ -16,7 +16,7 @@ import (
 
 // Encoding is the preprocessing a network is built for.
 type Encoding struct {
-	Name     string // none | adj | short | lp | rwse
+	Name     string // an encoding of data's registry (none, adj, short, lp, rwse, …)
 	R        int    // rewiring radius
 	Q        int    // Laplacian width (lp)
 	RWSteps  int    // random-walk steps k (rwse)
@@ -49,21 +49,8 @@ func IO(spec *data.Spec, enc Encoding) (nn.IO, error) {
 	default:
 		io.EdgeFloat = len(spec.EdgeConst.Float)
 	}
-	switch enc.Name {
-	case "none", "":
-	case "adj":
-		io.AdjDim = enc.R
-	case "short":
-		io.SPRows, io.SPLinear = enc.R+2, enc.SPLinear
-	case "lp":
-		io.LapQ = enc.Q
-	case "rwse":
-		if enc.RWSteps < 1 {
-			return io, fmt.Errorf("%s: the rwse encoding needs at least 1 random-walk step, got %d", spec.Name, enc.RWSteps)
-		}
-		io.RWSteps = enc.RWSteps
-	default:
-		return io, fmt.Errorf("%s: encoding %q, want none, adj, short, lp or rwse", spec.Name, enc.Name)
+	if err := enc.input(&io); err != nil {
+		return io, fmt.Errorf("%s: %w", spec.Name, err)
 	}
 	graphReadout := nn.ReadoutMean
 	if enc.CLS {
@@ -121,6 +108,31 @@ func FromConfig(r *config.Run, spec *data.Spec) (nn.IO, nn.BuildFunc, int, error
 	}
 	build, params, err := Build(r.Model, io)
 	return io, build, params, err
+}
+
+// input sets io's encoding inputs as data's registry says the encoding enters a model.
+func (enc Encoding) input(io *nn.IO) error {
+	name := enc.Name
+	if name == "" {
+		name = "none"
+	}
+	e, ok := data.LookupEncoding(name)
+	if !ok {
+		return fmt.Errorf("encoding %q, want %s", enc.Name, orList(data.EncodingNames()))
+	}
+	width := e.WidthOf(data.EncodingParams{R: enc.R, Q: enc.Q, Steps: enc.RWSteps})
+	if e.NeedsWidth() && width < 1 {
+		return fmt.Errorf("the %s encoding needs %s, got %d", e.Name, e.Need, width)
+	}
+	switch e.Input {
+	case data.EdgeAdj:
+		io.AdjDim = width
+	case data.EdgeSP:
+		io.SPRows, io.SPLinear = width+2, enc.SPLinear
+	case data.NodeVector:
+		io.NodeEnc, io.NodePE = e.Name, width
+	}
+	return nil
 }
 
 func btoi(b bool) int {

@@ -1,6 +1,7 @@
 package models
 
 import (
+	"maps"
 	"slices"
 	"strings"
 	"testing"
@@ -8,6 +9,8 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/internal/testdata"
+	"github.com/rewiregnn/rewiregnn/nn"
+	"gorgonia.org/tensor"
 )
 
 var (
@@ -109,10 +112,10 @@ func TestIOTasks(t *testing.T) {
 	if _, err := IO(spec, Encoding{Name: "adjj"}); err == nil {
 		t.Error("an unknown encoding was accepted")
 	}
-	if _, err := IO(spec, Encoding{Name: "rwse"}); err == nil || !strings.Contains(err.Error(), "at least 1 random-walk step") {
+	if _, err := IO(spec, Encoding{Name: "rwse"}); err == nil || !strings.Contains(err.Error(), "walks of at least 1 step") {
 		t.Errorf("rwse without steps: %v", err)
 	}
-	if io, err := IO(spec, Encoding{Name: "rwse", RWSteps: 5, Q: 20}); err != nil || io.RWSteps != 5 || io.LapQ != 0 || io.InputSpec().NodePE != 5 || io.InputSpec().LapSign {
+	if io, err := IO(spec, Encoding{Name: "rwse", RWSteps: 5, Q: 20}); err != nil || io.NodeEnc != "rwse" || io.NodePE != 5 || io.InputSpec().NodePE != 5 || io.InputSpec().LapSign {
 		t.Errorf("rwse with k = 5 (and a q it ignores): %+v, %v", io, err)
 	}
 	io, _ := IO(spec, Encoding{Name: "none"})
@@ -171,4 +174,102 @@ func TestPeptidesInputLayer(t *testing.T) {
 	if io.EdgeVocabs != nil || io.HasEdgeInput() {
 		t.Errorf("model.edge_feat off keeps the bond tables %v", io.EdgeVocabs)
 	}
+}
+
+// TestParamFormulas checks every model's parameter formula (the count Build returns, which runs
+// report before any net is built) against the parameters its built net holds: every registered
+// model on every registered dataset, with every registered encoding, with and without the CLS
+// node; and its variants (each value of its own string keys, each own bool key flipped, no batch
+// norm, no residuals, no edge features) on every dataset with one encoding each, in turn. A
+// formula that forgets a weight, or counts one the net lacks, fails here.
+func TestParamFormulas(t *testing.T) {
+	dir := testdata.Dir(t)
+	encs := data.EncodingNames()
+	for _, name := range Names() {
+		checked := 0
+		for v, m := range modelVariants(t, name) {
+			for i, ds := range data.DatasetNames() {
+				if strings.HasPrefix(ds, "neighborsmatch-") && ds != "neighborsmatch-2" {
+					continue
+				}
+				spec, err := data.OpenSpec(dir, ds)
+				if err != nil {
+					t.Fatal(err)
+				}
+				for j, enc := range encs {
+					if v > 0 && j != (i+v)%len(encs) { // a variant: one encoding per dataset
+						continue
+					}
+					e := Encoding{Name: enc, R: 2, Q: 3, RWSteps: 4, CLS: (i+j)%2 == 0, SPLinear: (i+j)%4 == 2}
+					checked += checkParamFormula(t, spec, e, m)
+					if v == 0 {
+						e.CLS = !e.CLS
+						checked += checkParamFormula(t, spec, e, m)
+					}
+				}
+			}
+		}
+		if checked < 100 {
+			t.Errorf("%s: only %d settings built", name, checked)
+		}
+	}
+}
+
+// modelVariants is Small(name), and that model with each value of each of its own string keys,
+// each own bool key flipped, and batch norm, residuals and edge features off.
+func modelVariants(t *testing.T, name string) []config.Model {
+	base := Small(t, name)
+	out := []config.Model{base}
+	with := func(f func(m *config.Model)) {
+		m := base
+		m.Own = maps.Clone(base.Own)
+		f(&m)
+		out = append(out, m)
+	}
+	with(func(m *config.Model) { m.BatchNorm = false })
+	with(func(m *config.Model) { m.Residual = false })
+	with(func(m *config.Model) { m.EdgeFeat = false })
+	for _, k := range config.Spec(name).Keys {
+		switch k.Type {
+		case "string":
+			for _, v := range k.OneOf {
+				with(func(m *config.Model) { m.Own[k.Name] = v })
+			}
+		case "bool":
+			with(func(m *config.Model) { m.Own[k.Name] = !base.Bool(k.Name) })
+		}
+	}
+	return out
+}
+
+// checkParamFormula builds m on spec with enc and compares the count Build returns with the
+// built net's parameters, and returns 1; a setting the model refuses is skipped (0): it has no
+// count to check.
+func checkParamFormula(t *testing.T, spec *data.Spec, enc Encoding, m config.Model) int {
+	t.Helper()
+	io, err := IO(spec, enc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !m.EdgeFeat {
+		io.EdgeVocab, io.EdgeVocabs, io.EdgeFloat = 0, nil, 0
+	}
+	build, want, err := Build(m, io)
+	if err != nil {
+		return 0
+	}
+	p, err := nn.NewParams(tensor.Float32, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	net, err := build(p, nn.Bucket{Nodes: 24, Edges: 64, Graphs: 2}, true)
+	if err != nil {
+		return 0
+	}
+	net.Close()
+	if got := p.Count(); got != want {
+		t.Errorf("%s on %s, encoding %+v, own %v, batch norm %v, residual %v, edge features %v: the formula says %d parameters, the net holds %d",
+			m.Name, spec.Name, enc, m.Own, m.BatchNorm, m.Residual, m.EdgeFeat, want, got)
+	}
+	return 1
 }

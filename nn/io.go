@@ -30,16 +30,16 @@ const (
 // layer (docs/protocol.md §"Input layer and encoders") and the readout, MLP head and loss
 // (§"Readouts", §"MLP readout", §"Losses and metrics"). It is the same for every model.
 type IO struct {
-	NodeVocab int  // rows of each categorical node table when every column shares one vocabulary (the CLS id included); 0 with NodeVocabs or float node features
-	NodeCols  int  // categorical node columns sharing NodeVocab, one table each, summed (NeighborsMatch: key and value); 0 means 1
-	NodeFloat int  // width of float node features, embedded by Linear(NodeFloat→d); 0 without
-	EdgeVocab int  // rows of the table of the one categorical edge column; 0 with EdgeVocabs or without
-	EdgeFloat int  // width of float edge features, embedded by Linear(EdgeFloat→d); 0 without
-	SPRows    int  // rows of the shortest-path table (r+2); 0 without the encoding
-	SPLinear  bool // encode the shortest path by Linear(1→d) on its value instead (docs/protocol.md §"Input layer and encoders")
-	AdjDim    int  // width r of the adjacency-power encoding; 0 without
-	LapQ      int  // width of the Laplacian encoding; 0 without
-	RWSteps   int  // width k of the random-walk encoding; 0 without (at most one of LapQ, RWSteps)
+	NodeVocab int    // rows of each categorical node table when every column shares one vocabulary (the CLS id included); 0 with NodeVocabs or float node features
+	NodeCols  int    // categorical node columns sharing NodeVocab, one table each, summed (NeighborsMatch: key and value); 0 means 1
+	NodeFloat int    // width of float node features, embedded by Linear(NodeFloat→d); 0 without
+	EdgeVocab int    // rows of the table of the one categorical edge column; 0 with EdgeVocabs or without
+	EdgeFloat int    // width of float edge features, embedded by Linear(EdgeFloat→d); 0 without
+	SPRows    int    // rows of the shortest-path table (r+2); 0 without the encoding
+	SPLinear  bool   // encode the shortest path by Linear(1→d) on its value instead (docs/protocol.md §"Input layer and encoders")
+	AdjDim    int    // width r of the adjacency-power encoding; 0 without
+	NodeEnc   string // the node encoding, a data.NodeVector of data's registry (lp, rwse); "" without
+	NodePE    int    // its width (q, k); 0 without
 	Readout   string
 	Loss      string
 	Out       int     // output width: targets (L1), labels (BCE) or classes (CE) per row
@@ -133,10 +133,12 @@ func (io IO) Validate() error {
 		return fmt.Errorf("negative input width (node columns %d, edge vocabulary %d, edge floats %d)", io.NodeCols, io.EdgeVocab, io.EdgeFloat)
 	case len(io.EdgeTables()) > 0 && io.EdgeFloat > 0:
 		return fmt.Errorf("edge input: both vocabularies (%v) and float features (%d)", io.EdgeTables(), io.EdgeFloat)
-	case io.SPRows < 0 || io.AdjDim < 0 || io.LapQ < 0 || io.RWSteps < 0:
-		return fmt.Errorf("negative encoding width (sp %d, adj %d, lap %d, random walk %d)", io.SPRows, io.AdjDim, io.LapQ, io.RWSteps)
-	case io.LapQ > 0 && io.RWSteps > 0:
-		return fmt.Errorf("two node encodings (lap %d, random walk %d): a graph carries one", io.LapQ, io.RWSteps)
+	case io.SPRows < 0 || io.AdjDim < 0 || io.NodePE < 0:
+		return fmt.Errorf("negative encoding width (sp %d, adj %d, node %d)", io.SPRows, io.AdjDim, io.NodePE)
+	case (io.NodeEnc != "") != (io.NodePE > 0):
+		return fmt.Errorf("node encoding %q of width %d, want both or neither", io.NodeEnc, io.NodePE)
+	case io.NodePE > 0 && io.nodePE().input == "":
+		return fmt.Errorf("node encoding %q: not a node encoding of data's registry", io.NodeEnc)
 	case io.SPLinear && io.SPRows == 0:
 		return fmt.Errorf("a linear shortest-path encoder needs the encoding (sp rows 0)")
 	case io.Out < 1:
@@ -177,7 +179,7 @@ func (io IO) InputSpec() InputSpec {
 		NodeCols: len(io.NodeTables()), NodeFloat: io.NodeFloat,
 		EdgeCols: len(io.EdgeTables()), EdgeFloat: io.EdgeFloat,
 		SP: io.SPRows > 0 && !io.SPLinear, SPLinear: io.SPLinear, CLS: io.Readout == ReadoutCLS, Root: io.Readout == ReadoutRoot,
-		AdjDim: io.AdjDim, NodePE: io.nodePE().width, LapSign: io.LapQ > 0, Loss: io.Loss,
+		AdjDim: io.AdjDim, NodePE: io.nodePE().width, LapSign: io.nodePE().signs, Loss: io.Loss,
 		Classes: io.Out * btoi(io.Loss == LossCE || io.Loss == LossSBM), Targets: io.Out * btoi(io.Loss == LossL1 || io.Loss == LossBCE),
 		AvgLogDeg: io.AvgLogDeg,
 	}
@@ -202,23 +204,31 @@ func (io IO) NodeParams(d int) int {
 	return p
 }
 
-// nodePEInput is the node encoding a network reads: its input's and its Linear's names and its
-// width (0: none).
+// nodePEInput is the node encoding a network reads: its input's and its Linear's names, its
+// width (0: none) and whether its columns' signs flip in training.
 type nodePEInput struct {
 	input, param string
 	width        int
+	signs        bool
 }
 
-// nodePE is io's node encoding. The Laplacian's names are those of the checkpoints written
-// before the random-walk encoding existed.
+// nodePE is io's node encoding, as data's registry declares it (the Laplacian's names are those
+// of the checkpoints written before the random-walk encoding existed).
 func (io IO) nodePE() nodePEInput {
-	switch {
-	case io.LapQ > 0:
-		return nodePEInput{"lap", "lap_pe", io.LapQ}
-	case io.RWSteps > 0:
-		return nodePEInput{"rwse", "rwse_pe", io.RWSteps}
+	e, ok := data.LookupEncoding(io.NodeEnc)
+	if !ok || e.Input != data.NodeVector || io.NodePE <= 0 {
+		return nodePEInput{}
 	}
-	return nodePEInput{}
+	return nodePEInput{e.Feed, e.Feed + "_pe", io.NodePE, e.Signs}
+}
+
+// SignFlips is the number of node-encoding columns whose signs training flips (the Laplacian
+// encoding's width), 0 for none.
+func (io IO) SignFlips() int {
+	if pe := io.nodePE(); pe.signs {
+		return pe.width
+	}
+	return 0
 }
 
 // EdgeParams is the parameter count of the edge input layer (features and encodings).
@@ -254,8 +264,8 @@ func (io IO) HeadParams(d int) int {
 	return d*h1 + h1 + h1*h2 + h2 + h2*io.Out + io.Out
 }
 
-// NodeInput embeds the node features and adds the node encoding, Laplacian (width q) or random
-// walk (width k) (docs/protocol.md §"Input layer and encoders"):
+// NodeInput embeds the node features and adds the node encoding, Laplacian (width q), random
+// walk (width k) or another of data's registry (docs/protocol.md §"Input layer and encoders"):
 // h⁰ = Σ_c Emb_c(f_c) (or Linear(f)) [+ Linear(q→d)(p) | + Linear(k→d)(p)].
 func (b *Builder) NodeInput(in *Inputs, io IO, d int) *gorgonia.Node {
 	var h *gorgonia.Node

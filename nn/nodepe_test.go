@@ -10,8 +10,8 @@ import (
 )
 
 // TestNodePELoad checks how the node encoding reaches the model: the random-walk encoding
-// (IO.RWSteps) is loaded as it is, with no sign vector to flip it, the Laplacian encoding
-// (IO.LapQ) is multiplied column by column by LapSign, and both are zero on padding nodes.
+// (IO.NodeEnc rwse) is loaded as it is, with no sign vector to flip it, the Laplacian encoding
+// (lp) is multiplied column by column by LapSign, and both are zero on padding nodes.
 func TestNodePELoad(t *testing.T) {
 	bt, err := testgraphs.Tiny() // 7 nodes with a 2-wide node encoding
 	if err != nil {
@@ -25,18 +25,18 @@ func TestNodePELoad(t *testing.T) {
 		signs []float32 // set on LapSign before loading (nil: leave it)
 		want  []float32
 	}{
-		{"rwse", nn.IO{NodeVocab: 5, RWSteps: 2, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, nil, pe},
-		{"lp", nn.IO{NodeVocab: 5, LapQ: 2, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, []float32{1, -1}, flipOdd(pe)},
+		{"rwse", nn.IO{NodeVocab: 5, NodeEnc: "rwse", NodePE: 2, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, nil, pe},
+		{"lp", nn.IO{NodeVocab: 5, NodeEnc: "lp", NodePE: 2, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, []float32{1, -1}, flipOdd(pe)},
 	} {
 		if err := c.io.Validate(); err != nil {
 			t.Fatal(err)
 		}
 		spec := c.io.InputSpec()
-		if spec.NodePE != 2 || spec.LapSign != (c.io.LapQ > 0) {
+		if spec.NodePE != 2 || spec.LapSign != (c.io.NodeEnc == "lp") {
 			t.Fatalf("%s: input spec %+v", c.name, spec)
 		}
 		in := nn.NewInputs(b, tensor.Float32, spec)
-		if (in.LapSign != nil) != (c.io.LapQ > 0) {
+		if (in.LapSign != nil) != (c.io.NodeEnc == "lp") {
 			t.Fatalf("%s: LapSign %v", c.name, in.LapSign)
 		}
 		if c.signs != nil {
@@ -51,8 +51,11 @@ func TestNodePELoad(t *testing.T) {
 			t.Errorf("%s: loaded %v, want %v", c.name, got, want)
 		}
 	}
-	if err := (nn.IO{NodeVocab: 5, RWSteps: 2, LapQ: 2, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}).Validate(); err == nil {
-		t.Error("two node encodings accepted")
+	for _, bad := range []nn.IO{{NodeEnc: "adj", NodePE: 2}, {NodeEnc: "lp"}, {NodePE: 2}, {NodeEnc: "lpp", NodePE: 2}} {
+		bad.NodeVocab, bad.Readout, bad.Loss, bad.Out = 5, nn.ReadoutMean, nn.LossL1, 1
+		if err := bad.Validate(); err == nil {
+			t.Errorf("node encoding %q of width %d accepted", bad.NodeEnc, bad.NodePE)
+		}
 	}
 }
 

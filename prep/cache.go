@@ -32,14 +32,10 @@ import (
 // way that alters the cached graphs; files written by another version are rebuilt.
 const PreprocessVersion = 2 // 2: "pattern" became the later notebook recipe (docs/protocol.md §"PATTERN")
 
-// Encodings accepted in Key.Encoding.
+// Key.Encoding takes every encoding of data's registry (data.LookupEncoding) and EncRaw.
 const (
-	EncAdj   = "adj"   // adjacency powers on edges (docs/protocol.md §"Adjacency-power encoding")
-	EncShort = "short" // shortest-path distance on edges (docs/protocol.md §"Shortest-path encoding")
-	EncLap   = "lp"    // Laplacian eigenvectors on nodes of the original graph (docs/protocol.md §"Laplacian encoding")
-	EncRWSE  = "rwse"  // random-walk return probabilities on nodes of the original graph (docs/protocol.md §"Random-walk encoding")
-	EncNone  = "none"  // rewiring only
-	EncRaw   = "raw"   // the split as loaded, not rewired (R must be 0): caches slow loaders such as superpixels
+	EncNone = "none" // rewiring only
+	EncRaw  = "raw"  // the split as loaded, not rewired (R must be 0): caches slow loaders such as superpixels
 )
 
 // Key identifies one preprocessed split.
@@ -49,8 +45,8 @@ type Key struct {
 	R         int
 	Encoding  string
 	CLS       bool
-	Q         int  // Laplacian width; used with EncLap only
-	Steps     int  // random-walk steps k; used with EncRWSE only
+	Q         int  // Laplacian width; used by an encoding whose width is q only (data.WidthQ)
+	Steps     int  // random-walk steps k; used by an encoding whose width is k only (data.WidthSteps)
 	SelfLoops bool // the paper's setting is true (docs/protocol.md §"Rewiring")
 	Seed      uint64
 	Source    string // data.SourcePyG when read from the public distribution; "" for the dataset's other source
@@ -83,12 +79,9 @@ func (k Key) Validate() error {
 		return fmt.Errorf("cache key %s: the raw split takes r = 0 and no CLS node", k)
 	case k.Encoding != EncRaw && k.R < 1:
 		return fmt.Errorf("cache key %s: r = %d: the hop radius must be at least 1", k, k.R)
-	case k.Encoding != EncAdj && k.Encoding != EncShort && k.Encoding != EncLap && k.Encoding != EncRWSE && k.Encoding != EncNone && k.Encoding != EncRaw:
-		return fmt.Errorf("cache key %s: unknown encoding %q (want adj, short, lp, rwse, none or raw)", k, k.Encoding)
-	case k.Encoding == EncLap && k.Q < 1:
-		return fmt.Errorf("cache key %s: the Laplacian encoding needs q ≥ 1, got %d", k, k.Q)
-	case k.Encoding == EncRWSE && k.Steps < 1:
-		return fmt.Errorf("cache key %s: the random-walk encoding needs k ≥ 1 steps, got %d", k, k.Steps)
+	}
+	if err := k.validEncoding(); err != nil {
+		return err
 	}
 	for _, s := range []string{k.Dataset, k.Split, k.Source} {
 		if strings.ContainsAny(s, `/\ `) || strings.Contains(s, "..") {
@@ -96,6 +89,37 @@ func (k Key) Validate() error {
 		}
 	}
 	return nil
+}
+
+// validEncoding reports an encoding the registry lacks, or a width below 1 where the encoding
+// needs one.
+func (k Key) validEncoding() error {
+	if k.Encoding == EncRaw {
+		return nil
+	}
+	e, ok := data.LookupEncoding(k.Encoding)
+	if !ok {
+		return fmt.Errorf("cache key %s: unknown encoding %q (want %s or %s)", k, k.Encoding, strings.Join(data.EncodingNames(), ", "), EncRaw)
+	}
+	if w := e.WidthOf(k.params()); e.NeedsWidth() && w < 1 {
+		return fmt.Errorf("cache key %s: %s needs %s ≥ 1, got %d", k, e.Title, e.Width.Symbol(), w)
+	}
+	return nil
+}
+
+// params are the settings the key's encoding may read.
+func (k Key) params() data.EncodingParams {
+	return data.EncodingParams{R: k.R, Q: k.Q, Steps: k.Steps}
+}
+
+// WithWidths is k with the Laplacian width q or the random-walk steps set where its encoding
+// reads them, and left 0 where it does not, so that a setting the encoding ignores never
+// splits its cache.
+func (k Key) WithWidths(q, steps int) Key {
+	e, _ := data.LookupEncoding(k.Encoding)
+	p := e.KeyParams(data.EncodingParams{R: k.R, Q: q, Steps: steps})
+	k.Q, k.Steps = p.Q, p.Steps
+	return k
 }
 
 // DatasetID names the key's dataset and, when it is not the dataset's default source, its
@@ -109,15 +133,10 @@ func (k Key) DatasetID() string {
 }
 
 // String is the full key, as stored in a cache file's header. Its width part is the node
-// encoding's: q<Q> (q0 for every encoding but lp), or k<Steps> for rwse.
+// encoding's (data.Encoding.KeyPart): q<Q> for lp, k<Steps> for rwse, q0 for the others.
 func (k Key) String() string {
-	width := "q0"
-	switch k.Encoding {
-	case EncLap:
-		width = fmt.Sprintf("q%d", k.Q)
-	case EncRWSE:
-		width = fmt.Sprintf("k%d", k.Steps)
-	}
+	e, _ := data.LookupEncoding(k.Encoding) // raw and unknown encodings: q0
+	width := e.KeyPart(k.params())
 	return fmt.Sprintf("%s/%s/r%d/%s/cls%t/%s/selfloops%t/seed%d/v%d",
 		k.DatasetID(), k.Split, k.R, k.Encoding, k.CLS, width, k.SelfLoops, k.Seed, k.version())
 }
@@ -141,8 +160,9 @@ func Build(gs []*data.Graph, spec *data.Spec, key Key, workers int) ([]*data.Gra
 	if key.Encoding == EncRaw {
 		return gs, nil
 	}
+	enc, _ := data.LookupEncoding(key.Encoding)
 	opt := rewire.Options{R: key.R, SelfLoops: key.SelfLoops, CLS: key.CLS,
-		SP: key.Encoding == EncShort, Adj: key.Encoding == EncAdj,
+		SP: enc.Input == data.EdgeSP, Adj: enc.Input == data.EdgeAdj,
 		EdgeConst: spec.EdgeConst, CLSNode: spec.CLSNode}
 	if workers <= 0 {
 		workers = runtime.GOMAXPROCS(0)
@@ -187,33 +207,66 @@ func Build(gs []*data.Graph, spec *data.Spec, key Key, workers int) ([]*data.Gra
 	return out, nil
 }
 
-// nodeEncoder computes a key's node encoding, one workspace per kind; one per goroutine.
-type nodeEncoder struct {
-	lap posenc.Laplacian
-	rw  posenc.RandomWalk
+// NodeEncoder computes a node encoding of width columns for the graph of n nodes and edges
+// src[i] → dst[i], row by row into out (n × width). Each goroutine has its own.
+type NodeEncoder interface {
+	Encode(n int, src, dst []int32, width int, out []float32) error
 }
+
+// nodeEncoders computes each node encoding of data's registry (data.NodeVector): a new
+// encoder per goroutine, keeping its workspace.
+var nodeEncoders = map[string]func() NodeEncoder{
+	"lp":   func() NodeEncoder { return new(posenc.Laplacian) },
+	"rwse": func() NodeEncoder { return new(posenc.RandomWalk) },
+}
+
+// RegisterNodeEncoder sets how the node encoding name of data's registry is computed (a test's
+// dummy encoding, or a new one beside those above), from an init function. It panics on a name
+// already set.
+func RegisterNodeEncoder(name string, newEncoder func() NodeEncoder) {
+	if _, taken := nodeEncoders[name]; taken {
+		panic(fmt.Sprintf("prep.RegisterNodeEncoder: %q already set", name))
+	}
+	nodeEncoders[name] = newEncoder
+}
+
+// nodeEncoder computes a key's node encoding, one encoder per kind; one per goroutine.
+type nodeEncoder map[string]NodeEncoder
 
 // encode returns g with the node encoding key asks for (g itself when it asks for none),
 // computed on g as given: the original graph, before rewiring.
 func (e *nodeEncoder) encode(g *data.Graph, key Key) (*data.Graph, error) {
-	var width int
-	var enc func(out []float32) error
-	switch key.Encoding {
-	case EncLap:
-		width = key.Q
-		enc = func(out []float32) error { return e.lap.Encode(g.N, g.Src, g.Dst, key.Q, out) }
-	case EncRWSE:
-		width = key.Steps
-		enc = func(out []float32) error { return e.rw.Encode(g.N, g.Src, g.Dst, key.Steps, out) }
-	default:
+	enc, _ := data.LookupEncoding(key.Encoding)
+	if enc.Input != data.NodeVector {
 		return g, nil
 	}
+	pe, err := e.encoder(key.Encoding)
+	if err != nil {
+		return nil, err
+	}
+	width := enc.WidthOf(key.params())
 	c := *g
 	c.NodePEDim, c.NodePE = width, make([]float32, g.N*width)
-	if err := enc(c.NodePE); err != nil {
+	if err := pe.Encode(g.N, g.Src, g.Dst, width, c.NodePE); err != nil {
 		return nil, err
 	}
 	return &c, nil
+}
+
+// encoder returns the goroutine's encoder of the node encoding name, made on first use.
+func (e *nodeEncoder) encoder(name string) (NodeEncoder, error) {
+	if pe := (*e)[name]; pe != nil {
+		return pe, nil
+	}
+	newEncoder, ok := nodeEncoders[name]
+	if !ok {
+		return nil, fmt.Errorf("node encoding %q: no computation registered (prep.RegisterNodeEncoder)", name)
+	}
+	if *e == nil {
+		*e = nodeEncoder{}
+	}
+	(*e)[name] = newEncoder()
+	return (*e)[name], nil
 }
 
 // Status says how Load obtained its graphs.

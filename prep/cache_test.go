@@ -36,11 +36,11 @@ func encoded(t *testing.T, key Key, gs []*data.Graph) []byte {
 
 func TestLoadBuildsThenHits(t *testing.T) {
 	for _, key := range []Key{
-		{Dataset: "zinc", Split: "val", R: 3, Encoding: EncAdj, SelfLoops: true},
-		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncShort, CLS: true, SelfLoops: true},
-		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncLap, Q: 8, SelfLoops: true},
-		{Dataset: "zinc", Split: "val", R: 2, Encoding: EncRWSE, Steps: 16, CLS: true, SelfLoops: true},
-		{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: EncAdj, CLS: true, SelfLoops: true, Seed: 3},
+		{Dataset: "zinc", Split: "val", R: 3, Encoding: "adj", SelfLoops: true},
+		{Dataset: "zinc", Split: "val", R: 2, Encoding: "short", CLS: true, SelfLoops: true},
+		{Dataset: "zinc", Split: "val", R: 2, Encoding: "lp", Q: 8, SelfLoops: true},
+		{Dataset: "zinc", Split: "val", R: 2, Encoding: "rwse", Steps: 16, CLS: true, SelfLoops: true},
+		{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: "adj", CLS: true, SelfLoops: true, Seed: 3},
 	} {
 		dir := t.TempDir()
 		calls := 0
@@ -64,19 +64,19 @@ func TestLoadBuildsThenHits(t *testing.T) {
 		}
 		g := again[0]
 		switch key.Encoding {
-		case EncAdj:
+		case "adj":
 			if g.AdjDim != key.R || g.SP != nil || g.NodePE != nil {
 				t.Errorf("adj: AdjDim %d, SP %v, NodePE %v", g.AdjDim, g.SP != nil, g.NodePE != nil)
 			}
-		case EncShort:
+		case "short":
 			if g.SP == nil || g.Adj != nil || !g.HasCLS {
 				t.Errorf("short: SP %v, Adj %v, CLS %v", g.SP != nil, g.Adj != nil, g.HasCLS)
 			}
-		case EncLap:
+		case "lp":
 			if g.NodePEDim != 8 || len(g.NodePE) != 8*g.N || g.SP != nil || g.Adj != nil {
 				t.Errorf("lp: NodePEDim %d, %d values", g.NodePEDim, len(g.NodePE))
 			}
-		case EncRWSE:
+		case "rwse":
 			if g.NodePEDim != 16 || len(g.NodePE) != 16*g.N || g.SP != nil || g.Adj != nil || !g.HasCLS {
 				t.Errorf("rwse: NodePEDim %d, %d values, SP %v, Adj %v, CLS %v", g.NodePEDim, len(g.NodePE), g.SP != nil, g.Adj != nil, g.HasCLS)
 			}
@@ -86,7 +86,7 @@ func TestLoadBuildsThenHits(t *testing.T) {
 
 func TestCorruptAndStaleRebuilt(t *testing.T) {
 	dir := t.TempDir()
-	key := Key{Dataset: "zinc", Split: "val", R: 2, Encoding: EncAdj, SelfLoops: true}
+	key := Key{Dataset: "zinc", Split: "val", R: 2, Encoding: "adj", SelfLoops: true}
 	calls := 0
 	src := smallSource(t, "zinc", "val", 40, &calls)
 	if _, _, err := Load(dir, key, src, 2); err != nil {
@@ -151,8 +151,8 @@ func TestCorruptAndStaleRebuilt(t *testing.T) {
 
 func TestByteIdentical(t *testing.T) {
 	for _, key := range []Key{
-		{Dataset: "cluster", Split: "val", R: 1, Encoding: EncLap, Q: 4, CLS: true, SelfLoops: true, Seed: 5},
-		{Dataset: "cluster", Split: "val", R: 2, Encoding: EncRWSE, Steps: 16, CLS: true, SelfLoops: true, Seed: 5},
+		{Dataset: "cluster", Split: "val", R: 1, Encoding: "lp", Q: 4, CLS: true, SelfLoops: true, Seed: 5},
+		{Dataset: "cluster", Split: "val", R: 2, Encoding: "rwse", Steps: 16, CLS: true, SelfLoops: true, Seed: 5},
 	} {
 		byteIdentical(t, key)
 	}
@@ -215,7 +215,7 @@ func TestRawMNISTCachedOnce(t *testing.T) {
 		t.Fatalf("raw cache: %v %+v %d calls", err, st, calls)
 	}
 	for _, r := range []int{1, 2} {
-		key := Key{Dataset: "mnist", Split: "test", R: r, Encoding: EncAdj, CLS: true, SelfLoops: true}
+		key := Key{Dataset: "mnist", Split: "test", R: r, Encoding: "adj", CLS: true, SelfLoops: true}
 		gs, _, err := LoadDataset(dir, dataDir, key, 2)
 		if err != nil {
 			t.Fatal(err)
@@ -234,12 +234,12 @@ func TestRawMNISTCachedOnce(t *testing.T) {
 
 func TestKeyErrors(t *testing.T) {
 	for _, k := range []Key{
-		{Dataset: "zinc", Split: "val", R: 0, Encoding: EncAdj},
+		{Dataset: "zinc", Split: "val", R: 0, Encoding: "adj"},
 		{Dataset: "zinc", Split: "val", R: 1, Encoding: "spectral"},
-		{Dataset: "zinc", Split: "val", R: 1, Encoding: EncLap},
-		{Dataset: "zinc", Split: "val", R: 1, Encoding: EncRWSE},
-		{Dataset: "zinc", Split: "val", R: 1, Encoding: EncRWSE, Steps: -2},
-		{Dataset: "../x", Split: "val", R: 1, Encoding: EncAdj},
+		{Dataset: "zinc", Split: "val", R: 1, Encoding: "lp"},
+		{Dataset: "zinc", Split: "val", R: 1, Encoding: "rwse"},
+		{Dataset: "zinc", Split: "val", R: 1, Encoding: "rwse", Steps: -2},
+		{Dataset: "../x", Split: "val", R: 1, Encoding: "adj"},
 	} {
 		if err := k.Validate(); err == nil {
 			t.Errorf("key %s accepted", k)
@@ -248,7 +248,7 @@ func TestKeyErrors(t *testing.T) {
 	if _, err := Decode([]byte("RWGCACHE\x01\x00\x00\x00garbage"), Key{}); err == nil {
 		t.Error("garbage decoded")
 	}
-	_, _, err := LoadDataset(t.TempDir(), t.TempDir(), Key{Dataset: "nosuch", Split: "train", R: 1, Encoding: EncAdj}, 1)
+	_, _, err := LoadDataset(t.TempDir(), t.TempDir(), Key{Dataset: "nosuch", Split: "train", R: 1, Encoding: "adj"}, 1)
 	if err == nil || !strings.Contains(err.Error(), `unknown dataset "nosuch"`) {
 		t.Errorf("unknown dataset: %v", err)
 	}
@@ -261,7 +261,7 @@ func TestKeyErrors(t *testing.T) {
 //	go test ./prep -run '^$' -bench ZincR4Adj -benchtime 3x
 func BenchmarkZincR4Adj(b *testing.B) {
 	dataDir := testdata.Dir(b)
-	key := Key{Dataset: "zinc", Split: "train", R: 4, Encoding: EncAdj, SelfLoops: true}
+	key := Key{Dataset: "zinc", Split: "train", R: 4, Encoding: "adj", SelfLoops: true}
 	dir := b.TempDir()
 	b.Run("cold", func(b *testing.B) {
 		for b.Loop() {
@@ -320,7 +320,7 @@ func TestStatusDescribe(t *testing.T) {
 // TestDecodeFirst: the first n graphs of a cache file are those Decode gives, more than the file
 // holds gives all, and a corrupt file is refused as by Decode.
 func TestDecodeFirst(t *testing.T) {
-	key := Key{Dataset: "cluster", Split: "val", R: 1, Encoding: EncLap, Q: 4, SelfLoops: true, Seed: 5}
+	key := Key{Dataset: "cluster", Split: "val", R: 1, Encoding: "lp", Q: 4, SelfLoops: true, Seed: 5}
 	c := data.ClusterConfig()
 	c.Val = 6
 	raw, err := data.GenerateSBM(c, "val", key.Seed)

@@ -11,7 +11,7 @@ import (
 )
 
 // fuzzKey is the key every fuzzed cache file is read against.
-var fuzzKey = Key{Dataset: "zinc", Split: "val", R: 2, Encoding: EncAdj, CLS: true, SelfLoops: true}
+var fuzzKey = Key{Dataset: "zinc", Split: "val", R: 2, Encoding: "adj", CLS: true, SelfLoops: true}
 
 // fuzzGraphs are small graphs using every field of the file layout.
 func fuzzGraphs() []*data.Graph {

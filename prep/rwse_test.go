@@ -33,7 +33,7 @@ func TestRWSEOnTheOriginalGraph(t *testing.T) {
 	}
 	for _, r := range []int{1, 3} {
 		for _, cls := range []bool{false, true} {
-			key := Key{Dataset: "zinc", Split: "val", R: r, Encoding: EncRWSE, Steps: k, CLS: cls, SelfLoops: true}
+			key := Key{Dataset: "zinc", Split: "val", R: r, Encoding: "rwse", Steps: k, CLS: cls, SelfLoops: true}
 			gs, err := Build(raw, spec, key, 2)
 			if err != nil {
 				t.Fatal(err)
@@ -85,7 +85,7 @@ func btoi(b bool) int {
 // and a file read under another k is refused as stale), and that the keys of the other
 // encodings keep the names they had before rwse existed, so their caches stay valid.
 func TestRWSEKey(t *testing.T) {
-	k16 := Key{Dataset: "zinc", Split: "val", R: 2, Encoding: EncRWSE, Steps: 16, CLS: true, SelfLoops: true}
+	k16 := Key{Dataset: "zinc", Split: "val", R: 2, Encoding: "rwse", Steps: 16, CLS: true, SelfLoops: true}
 	k8 := k16
 	k8.Steps = 8
 	for _, c := range []struct {
@@ -94,9 +94,9 @@ func TestRWSEKey(t *testing.T) {
 	}{
 		{k16, "zinc/val/r2/rwse/clstrue/k16/selfloopstrue/seed0/v2"},
 		{k8, "zinc/val/r2/rwse/clstrue/k8/selfloopstrue/seed0/v2"},
-		{Key{Dataset: "zinc", Split: "val", R: 2, Encoding: EncLap, Q: 8, SelfLoops: true}, "zinc/val/r2/lp/clsfalse/q8/selfloopstrue/seed0/v2"},
-		{Key{Dataset: "zinc", Split: "val", R: 2, Encoding: EncAdj, Q: 8, Steps: 16, SelfLoops: true}, "zinc/val/r2/adj/clsfalse/q0/selfloopstrue/seed0/v2"},
-		{Key{Dataset: "zinc", Split: "val", R: 2, Encoding: EncLap, Q: 8, Steps: 16, SelfLoops: true}, "zinc/val/r2/lp/clsfalse/q8/selfloopstrue/seed0/v2"},
+		{Key{Dataset: "zinc", Split: "val", R: 2, Encoding: "lp", Q: 8, SelfLoops: true}, "zinc/val/r2/lp/clsfalse/q8/selfloopstrue/seed0/v2"},
+		{Key{Dataset: "zinc", Split: "val", R: 2, Encoding: "adj", Q: 8, Steps: 16, SelfLoops: true}, "zinc/val/r2/adj/clsfalse/q0/selfloopstrue/seed0/v2"},
+		{Key{Dataset: "zinc", Split: "val", R: 2, Encoding: "lp", Q: 8, Steps: 16, SelfLoops: true}, "zinc/val/r2/lp/clsfalse/q8/selfloopstrue/seed0/v2"},
 	} {
 		if got := c.key.String(); got != c.want {
 			t.Errorf("key %+v: %q, want %q", c.key, got, c.want)
@@ -140,7 +140,7 @@ func TestRWSEZeroOnNeighborsMatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	key := Key{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: EncRWSE, Steps: 16, CLS: true, SelfLoops: true, Seed: 3}
+	key := Key{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: "rwse", Steps: 16, CLS: true, SelfLoops: true, Seed: 3}
 	gs, err := Build(raw[:8], spec, key, 1)
 	if err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ func clusterSplit(t *testing.T, n int) ([]*data.Graph, *data.Spec, Key) {
 	c := data.ClusterConfig()
 	c.Val = n
 	c.SizeMin, c.SizeMax = 1, 3
-	key := Key{Dataset: "cluster", Split: "val", R: 2, Encoding: EncAdj, CLS: true, SelfLoops: true, Seed: 9}
+	key := Key{Dataset: "cluster", Split: "val", R: 2, Encoding: "adj", CLS: true, SelfLoops: true, Seed: 9}
 	raw, err := data.GenerateSBM(c, "val", key.Seed)
 	if err != nil {
 		t.Fatal(err)

@@ -5,6 +5,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/report/results"
 )
 
@@ -20,13 +21,6 @@ import (
 var modelNames = map[string]string{
 	"gatedgcn": "GatedGCN", "gcn": "GCN (Kipf and Welling)", "monet": "MoNet", "transformer": "Graph Transformer",
 	"gin": "GIN", "sage": "GraphSAGE", "gat": "GAT", "pna": "PNA",
-}
-
-// encodingNames are the edge encodings in prose (docs/protocol.md §"Rewiring" to §"Random-walk
-// encoding").
-var encodingNames = map[string]string{
-	"none": "no encoding", "adj": "the adjacency-power encoding", "short": "the shortest-path encoding",
-	"lp": "the Laplacian encoding", "rwse": "the random-walk encoding (RWSE)",
 }
 
 // modelName is a registry model's name in prose, the registry name itself when unknown.
@@ -63,9 +57,9 @@ func labelParts(columns []string) (models, encodings []string, cls bool) {
 func settingLegend(encodings []string, cls bool) string {
 	var parts []string
 	for _, e := range encodings {
-		name := encodingNames[e]
-		if name == "" {
-			name = "encoding " + e
+		name := "encoding " + e
+		if enc, ok := data.LookupEncoding(e); ok {
+			name = enc.Title // in prose (docs/protocol.md §"Rewiring" to §"Random-walk encoding")
 		}
 		parts = append(parts, e+" = "+name)
 	}

@@ -111,13 +111,7 @@ func (r *run) splitKey(split, dir string) prep.Key {
 	}
 	// the generated datasets are drawn with the seed data.LoadSplit uses, cached or not
 	key := prep.Key{Dataset: d.Name, Split: split, R: d.R, Encoding: enc, CLS: d.CLS, SelfLoops: d.SelfLoops, Seed: data.DefaultGenSeed}.KeyedBy(dir)
-	switch enc {
-	case prep.EncLap:
-		key.Q = d.Q
-	case prep.EncRWSE:
-		key.Steps = d.RWSteps
-	}
-	return key
+	return key.WithWidths(d.Q, d.RWSteps)
 }
 
 // openData resolves the data folder, opens the dataset's spec (r.spec) and returns the folder

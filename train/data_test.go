@@ -72,7 +72,7 @@ func TestSubsetRunsAndTheCache(t *testing.T) {
 	// the cache's encoding compares the graphs (a graph read back has nil where a built one has
 	// empty slices)
 	enc := func(gs []*data.Graph) []byte {
-		b, err := prep.Encode(prep.Key{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: prep.EncAdj, Seed: data.DefaultGenSeed}, gs)
+		b, err := prep.Encode(prep.Key{Dataset: "neighborsmatch-2", Split: "train", R: 2, Encoding: "adj", Seed: data.DefaultGenSeed}, gs)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,8 +20,8 @@ func TestLapSignsFlipPerTrainingBatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer r.tr.Close()
-		if r.io.LapQ != q {
-			t.Fatalf("the model reads a %d-wide Laplacian encoding, want %d", r.io.LapQ, q)
+		if r.io.NodeEnc != "lp" || r.io.NodePE != q {
+			t.Fatalf("the model reads a %d-wide %q encoding, want the %d-wide Laplacian", r.io.NodePE, r.io.NodeEnc, q)
 		}
 		bt := r.testB[0]
 		plain, _, err := r.tr.Eval(bt)

@@ -54,8 +54,8 @@ func TestRWSEHasNoSigns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r.tr.Close()
-	if r.io.RWSteps != 5 || r.io.LapQ != 0 {
-		t.Fatalf("the model reads random-walk width %d, Laplacian width %d", r.io.RWSteps, r.io.LapQ)
+	if r.io.NodeEnc != "rwse" || r.io.NodePE != 5 {
+		t.Fatalf("the model reads the %d-wide %q encoding, want the 5-wide random walk", r.io.NodePE, r.io.NodeEnc)
 	}
 	if !slices.Contains(r.p.Names, "rwse_pe.W") || !slices.Contains(r.p.Names, "rwse_pe.b") || slices.Contains(r.p.Names, "lap_pe.W") {
 		t.Fatalf("want the parameters rwse_pe.W and rwse_pe.b and no lap_pe, have %v", r.p.Names)

@@ -462,9 +462,9 @@ func (r *run) trainBatch(b int) (*data.Batch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("epoch %d batch %d: %w", r.loop.Epoch, b, err)
 	}
-	if r.io.LapQ > 0 {
+	if flips := r.io.SignFlips(); flips > 0 {
 		if r.tr.LapSign == nil {
-			r.tr.LapSign = make([]float32, r.io.LapQ)
+			r.tr.LapSign = make([]float32, flips)
 		}
 		posenc.DrawSigns(r.tr.LapSign, r.rng)
 	}

@@ -535,7 +535,7 @@ func measureEval(s setting, cfg *config.Run, o options, gs []*data.Graph, ev tra
 // trainingGraphs returns the preprocessed training graphs of a setting: ZINC's training split
 // from the data folder, or synthetic CIFAR10-sized superpixel graphs.
 func trainingGraphs(s setting, cfg *config.Run, o options) ([]*data.Graph, *data.Spec, error) {
-	key := prep.Key{Dataset: cfg.Dataset.Name, Split: "train", R: s.R, Encoding: prep.EncAdj, CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
+	key := prep.Key{Dataset: cfg.Dataset.Name, Split: "train", R: s.R, Encoding: "adj", CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
 	if s.Suite == "superpixel" {
 		spec, err := data.OpenSpec("", "cifar10")
 		if err != nil {
@@ -575,7 +575,7 @@ func zincSplit(cfg *config.Run, o options, split string, s setting) ([]*data.Gra
 	if len(raw) == 0 {
 		return nil, fmt.Errorf("zinc: no %s graphs", split)
 	}
-	key := prep.Key{Dataset: cfg.Dataset.Name, Split: split, R: s.R, Encoding: prep.EncAdj, CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
+	key := prep.Key{Dataset: cfg.Dataset.Name, Split: split, R: s.R, Encoding: "adj", CLS: s.CLS, SelfLoops: cfg.Dataset.SelfLoops}
 	return prep.Build(raw, spec, key, o.workers)
 }
 

@@ -35,7 +35,7 @@ func TestCIFAR10SizedPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		key := prep.Key{Dataset: "cifar10", Split: "train", R: r, Encoding: prep.EncAdj, CLS: true, SelfLoops: cfg.Dataset.SelfLoops}
+		key := prep.Key{Dataset: "cifar10", Split: "train", R: r, Encoding: "adj", CLS: true, SelfLoops: cfg.Dataset.SelfLoops}
 		gs, err := prep.Build(raw, spec, key, 0)
 		if err != nil {
 			t.Fatal(err)

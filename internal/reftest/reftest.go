@@ -111,7 +111,7 @@ func Add(x, y []float64) []float64 {
 // inputs.
 func (r Ref) Inputs(io nn.IO, u *data.Graph) (h, e []float64) {
 	if io.NodeVocab == 0 || io.NodeCols > 1 || io.NodeVocabs != nil || io.NodeFloat > 0 || io.EdgeFloat > 0 || io.EdgeVocabs != nil ||
-		io.SPRows > 0 || io.LapQ > 0 || io.RWSteps > 0 || io.InDropout > 0 {
+		io.SPRows > 0 || io.NodePE > 0 || io.InDropout > 0 {
 		panic(fmt.Sprintf("reftest: input layer %+v not covered", io))
 	}
 	h = r.embed(u.Node.Cat, "node_emb")

@@ -17,7 +17,7 @@ import (
 // tinyConfig exercises every input path: node/edge types, shortest-path table, adjacency and
 // Laplacian encoders, two layers with batch norm and residuals.
 func tinyConfig(readout string) Config {
-	return Config{Layers: 2, Hidden: 12, IO: nn.IO{NodeVocab: 5, EdgeVocab: 3, SPRows: 3, AdjDim: 2, LapQ: 2,
+	return Config{Layers: 2, Hidden: 12, IO: nn.IO{NodeVocab: 5, EdgeVocab: 3, SPRows: 3, AdjDim: 2, NodeEnc: "lp", NodePE: 2,
 		Readout: readout, Loss: nn.LossL1, Out: 1}, BatchNorm: true, Residual: true}
 }
 
@@ -125,7 +125,7 @@ func refLoss(cfg Config, p *nn.Params, bt *data.Batch) float64 {
 		return x
 	}
 	h := embed(&u.Node, n, "node_emb", cfg.NodeTables())
-	lap := lin(f64(u.NodePE), n, cfg.LapQ, d, "lap_pe")
+	lap := lin(f64(u.NodePE), n, cfg.NodePE, d, "lap_pe")
 	for i := range h {
 		h[i] += lap[i]
 	}

@@ -13,7 +13,7 @@ import (
 // without (plain GIN), ε = 0 or not.
 func tiny(t *testing.T, edges bool, eps float64, readout string) nn.BuildFunc {
 	t.Helper()
-	io := nn.IO{NodeVocab: 5, LapQ: 2, Readout: readout, Loss: nn.LossL1, Out: 1}
+	io := nn.IO{NodeVocab: 5, NodeEnc: "lp", NodePE: 2, Readout: readout, Loss: nn.LossL1, Out: 1}
 	if edges {
 		io.EdgeVocab, io.SPRows, io.AdjDim = 3, 3, 2
 	}

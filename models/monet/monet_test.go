@@ -44,7 +44,7 @@ func TestParamCountZINC(t *testing.T) {
 }
 
 func tiny(readout string, edges bool) Config {
-	c := Config{Layers: 2, Hidden: 12, Kernels: 3, PseudoDim: 2, IO: nn.IO{NodeVocab: 5, LapQ: 2, Readout: readout, Loss: nn.LossL1, Out: 1}, BatchNorm: true, Residual: true}
+	c := Config{Layers: 2, Hidden: 12, Kernels: 3, PseudoDim: 2, IO: nn.IO{NodeVocab: 5, NodeEnc: "lp", NodePE: 2, Readout: readout, Loss: nn.LossL1, Out: 1}, BatchNorm: true, Residual: true}
 	if edges {
 		c.EdgeVocab, c.SPRows, c.AdjDim = 3, 3, 2
 	}

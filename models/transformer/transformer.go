@@ -77,6 +77,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("transformer: relative %q, want %s or %s", c.Relative, RelLearned, RelSinusoid)
 	case c.Relative != "" && c.SPRows == 0 && c.AdjDim == 0:
 		return fmt.Errorf("transformer: relative positions need the shortest-path table or the adjacency encoding")
+	case c.Relative != "" && c.SPLinear:
+		return fmt.Errorf("transformer: relative positions index the path length: they need the shortest-path table, not its linear encoder")
 	case c.Relative == RelSinusoid && c.SPRows == 0:
 		return fmt.Errorf("transformer: sinusoid relative positions need the shortest-path table encoding")
 	case c.ScoreScale != "" && c.ScoreScale != ScaleHead:

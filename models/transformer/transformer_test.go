@@ -35,7 +35,7 @@ func TestParamCountZINC(t *testing.T) {
 }
 
 func tiny(readout, norm string) Config {
-	return Config{Layers: 2, Hidden: 12, Heads: 3, IO: nn.IO{NodeVocab: 5, EdgeVocab: 3, SPRows: 3, AdjDim: 2, LapQ: 2, Readout: readout, Loss: nn.LossL1, Out: 1}, Norm: norm}
+	return Config{Layers: 2, Hidden: 12, Heads: 3, IO: nn.IO{NodeVocab: 5, EdgeVocab: 3, SPRows: 3, AdjDim: 2, NodeEnc: "lp", NodePE: 2, Readout: readout, Loss: nn.LossL1, Out: 1}, Norm: norm}
 }
 
 func tinyBatch(t *testing.T) *data.Batch {
