@@ -44,13 +44,7 @@ func Relu(x *gorgonia.Node) (*gorgonia.Node, error) {
 	return apply(op, x)
 }
 
-func reluKernel[T kern.Float](out []T, in [][]T, _ []tensor.Shape) {
-	x := in[0]
-	kern.ParallelRange(len(out), 1, func(lo, hi int) { kern.Relu(out[lo:hi], x[lo:hi]) })
-}
+func reluKernel[T kern.Float](out []T, in [][]T, _ []tensor.Shape) { kern.ReluAll(out, in[0]) }
 
 // reluGrad: inputs y = relu(x) and g; out = g where y > 0, else 0.
-func reluGrad[T kern.Float](out []T, in [][]T, _ []tensor.Shape) {
-	y, g := in[0], in[1]
-	kern.ParallelRange(len(out), 1, func(lo, hi int) { kern.ReluGrad(out[lo:hi], y[lo:hi], g[lo:hi]) })
-}
+func reluGrad[T kern.Float](out []T, in [][]T, _ []tensor.Shape) { kern.ReluGradAll(out, in[0], in[1]) }
