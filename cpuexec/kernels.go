@@ -105,6 +105,8 @@ func unary[T kern.Float](op kern.UnaryOp, out, x []T, scalar bool) error {
 
 func (c *call[T]) Relu(out, x []T, _ int) error        { kern.ReluAll(out, x); return nil }
 func (c *call[T]) ReluGrad(out, y, g []T, _ int) error { kern.ReluGradAll(out, y, g); return nil }
+func (c *call[T]) Gelu(out, x []T, _ int) error        { kern.Gelu(out, x); return nil }
+func (c *call[T]) GeluGrad(dx, x, g []T, _ int) error  { kern.GeluGrad(dx, x, g); return nil }
 
 func (c *call[T]) Gather(out, x []T, idx index, _, _, cols int) error {
 	kern.GatherRows(out, x, cols, idx.idx, idx.w)

@@ -859,6 +859,14 @@ func (k *Kernels) ReluBackward(dx, y, g DevPtr, n int) error {
 	return k.binary("ew_relu_grad", "relu backward", dx, y, g, n)
 }
 
+// Gelu writes out = gelu(x), GELU's tanh form. CPU twin: kern.Gelu.
+func (k *Kernels) Gelu(out, x DevPtr, n int) error { return k.unary("ew_gelu", "gelu", out, x, n) }
+
+// GeluBackward writes dx = g·gelu'(x) from the op's input x. CPU twin: kern.GeluGrad.
+func (k *Kernels) GeluBackward(dx, x, g DevPtr, n int) error {
+	return k.binary("ew_gelu_grad", "gelu backward", dx, x, g, n)
+}
+
 // Sigmoid writes out = 1/(1 + e^−x). CPU twin: gorgonia.Sigmoid.
 func (k *Kernels) Sigmoid(out, x DevPtr, n int) error {
 	return k.unary("ew_sigmoid", "sigmoid", out, x, n)

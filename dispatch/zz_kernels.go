@@ -24,6 +24,8 @@ type Kernels[F, X, M any] interface {
 	Sqrt(out, x F, n int, scalar bool) error
 	Relu(out, x F, n int) error
 	ReluGrad(dx, y, g F, n int) error
+	Gelu(out, x F, n int) error
+	GeluGrad(dx, x, g F, n int) error
 	Gather(out, x F, idx X, n, rows, cols int) error
 	ScatterAdd(out, x F, idx X, m, rows, cols int) error
 	SegmentSoftmax(out, s F, seg X, m, h, nodes int) error
@@ -69,5 +71,7 @@ func generated[F, X, M any]() map[prog.Op]entry[F, X, M] {
 		prog.Sqrt:     unary(B.Sqrt),
 		prog.Relu:     mapOf(B.Relu),
 		prog.ReluGrad: mapGrad(B.ReluGrad),
+		prog.Gelu:     mapOf(B.Gelu),
+		prog.GeluGrad: mapGrad(B.GeluGrad),
 	}
 }

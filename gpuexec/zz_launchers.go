@@ -59,6 +59,8 @@ type Launchers interface {
 	Relu(out, x cuda.DevPtr, n int) error
 	ReluBiased(out, x, b cuda.DevPtr, rows, d int) error
 	ReluBackward(dx, y, g cuda.DevPtr, n int) error
+	Gelu(out, x cuda.DevPtr, n int) error
+	GeluBackward(dx, x, g cuda.DevPtr, n int) error
 	Sigmoid(out, x cuda.DevPtr, n int) error
 	SigmoidBackward(dx, y, g cuda.DevPtr, n int) error
 	Tanh(out, x cuda.DevPtr, n int) error
@@ -91,3 +93,7 @@ func (c *call) Abs(out, x cuda.DevPtr, n int, _ bool) error { return c.b.Abs(out
 func (c *call) Sqrt(out, x cuda.DevPtr, n int, _ bool) error { return c.b.Sqrt(out, x, n) }
 
 func (c *call) ReluGrad(dx, y, g cuda.DevPtr, n int) error { return c.b.ReluBackward(dx, y, g, n) }
+
+func (c *call) Gelu(out, x cuda.DevPtr, n int) error { return c.b.Gelu(out, x, n) }
+
+func (c *call) GeluGrad(dx, y, g cuda.DevPtr, n int) error { return c.b.GeluBackward(dx, y, g, n) }

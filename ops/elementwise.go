@@ -48,3 +48,25 @@ func reluKernel[T kern.Float](out []T, in [][]T, _ []tensor.Shape) { kern.ReluAl
 
 // reluGrad: inputs y = relu(x) and g; out = g where y > 0, else 0.
 func reluGrad[T kern.Float](out []T, in [][]T, _ []tensor.Shape) { kern.ReluGradAll(out, in[0], in[1]) }
+
+// Gelu returns GELU(x) of a matrix in its tanh form (kern.Gelu); its gradient reads x.
+func Gelu(x *gorgonia.Node) (*gorgonia.Node, error) {
+	if x.Dims() != 2 {
+		return nil, fmt.Errorf("gelu: shape %v, want a matrix", x.Shape())
+	}
+	op := newFuncOp(prog.Gelu, "Gelu", 1, sameAs(0), geluKernel[float64], geluKernel[float32])
+	op.grad = func(in gorgonia.Nodes, _, g *gorgonia.Node) (gorgonia.Nodes, error) {
+		gop := newFuncOp(prog.GeluGrad, "GeluGrad", 2, sameAs(0), geluGrad[float64], geluGrad[float32])
+		dx, err := apply(gop, in[0], g)
+		if err != nil {
+			return nil, err
+		}
+		return gorgonia.Nodes{dx}, nil
+	}
+	return apply(op, x)
+}
+
+func geluKernel[T kern.Float](out []T, in [][]T, _ []tensor.Shape) { kern.Gelu(out, in[0]) }
+
+// geluGrad: inputs x and g; out = g·gelu'(x).
+func geluGrad[T kern.Float](out []T, in [][]T, _ []tensor.Shape) { kern.GeluGrad(out, in[0], in[1]) }

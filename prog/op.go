@@ -25,6 +25,8 @@ const (
 	Sqrt
 	Relu
 	ReluGrad // (y, g): g where y > 0
+	Gelu     // GELU, tanh form (kern.Gelu)
+	GeluGrad // (x, g): g·gelu'(x)
 
 	// Gathers and scatters over index inputs (Node.Index, Src, Dst).
 	Gather             // (x) → x[idx[i]] (weighted by the index's weights, if any)
@@ -148,6 +150,8 @@ var specs = [numOps]Spec{
 	Relu:    {Name: "Relu", Arity: 1, InPlace: []int{0}, Kernel: "Relu(out, x F, n int)", Form: FormMap},
 	ReluGrad: {Name: "ReluGrad", Arity: 2, InPlace: []int{1}, Kernel: "ReluGrad(dx, y, g F, n int)", Form: FormMapGrad,
 		Launch: "ReluBackward"},
+	Gelu:     {Name: "Gelu", Arity: 1, Kernel: "Gelu(out, x F, n int)", Form: FormMap, Launch: "Gelu"},
+	GeluGrad: {Name: "GeluGrad", Arity: 2, Kernel: "GeluGrad(dx, x, g F, n int)", Form: FormMapGrad, Launch: "GeluBackward"},
 
 	Gather:             {Name: "Gather", Arity: 1, Kernel: "Gather(out, x F, idx X, n, rows, cols int)"},
 	ScatterAdd:         {Name: "ScatterAdd", Arity: 1, Kernel: "ScatterAdd(out, x F, idx X, m, rows, cols int)"},

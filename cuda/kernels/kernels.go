@@ -53,6 +53,8 @@ var Sigs = []Sig{
 	{"elementwise.cu", "ew_scalar", "pppiii"},
 	{"elementwise.cu", "ew_relu", "ppi"},
 	{"elementwise.cu", "ew_relu_grad", "pppi"},
+	{"elementwise.cu", "ew_gelu", "ppi"},
+	{"elementwise.cu", "ew_gelu_grad", "pppi"},
 	{"elementwise.cu", "ew_sigmoid", "ppi"},
 	{"elementwise.cu", "ew_sigmoid_grad", "pppi"},
 	{"elementwise.cu", "ew_tanh", "ppi"},
