@@ -291,35 +291,30 @@ func (c *call[T]) LayerNormGrad(dx, dgamma, dbeta, gamma, dy []T, keep []bool, r
 	return nil
 }
 
-// gatedState is what a gated aggregation keeps for its gradient pass: the denominators, the
-// grouped edges (kern.GatedWork) and the shape of ê; and the gradient pass's buffers for the
-// members the step does not compute.
+// gatedState is what a gated aggregation keeps for its gradient pass (kern.GatedState), and
+// the gradient pass's buffers for the members the step does not compute.
 type gatedState[T kern.Float] struct {
-	den     []T
-	work    kern.GatedWork
-	m, d    int
+	kern.GatedState
 	de, dbh []T
 }
 
-// GatedAggregate is ops' gatedForward.
+// GatedAggregate keeps the denominators only in a training program (an evaluation program has
+// no gradient to keep them for).
 func (c *call[T]) GatedAggregate(out, ehat, bh []T, src, dst index, m, nbh, nodes, d int) error {
 	st := kept[gatedState[T], T](c)
-	st.m, st.d = m, d
-	den := c.tmp(nodes * d) // an evaluation program has no gradient to keep them for
-	if c.r.P.Train {
-		st.den = kern.Grow[T](st.den, nodes*d)
-		den = st.den
+	b := kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out}
+	if !c.r.P.Train {
+		b.Den = c.tmp(nodes * d)
 	}
-	kern.GatedAggregate(kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out, Den: den},
-		&st.work, m, nbh, nodes, d)
+	kern.GatedForward(&st.GatedState, b, c.r.P.Train, m, nbh, nodes, d)
 	return nil
 }
 
-// GatedAggregateGrad is ops' gatedBackward, the group pass: dê (plus the summand) and dBh.
+// GatedAggregateGrad is the group pass: dê (plus the summand) and dBh.
 func (c *call[T]) GatedAggregateGrad(de, dbh, ehat, bh, out, g []T, src, dst index, m, nbh, nodes, d int) error {
 	st := kept[gatedState[T], T](c)
-	if st.m != m || st.d != d || len(st.den) != nodes*d {
-		return fmt.Errorf("gated aggregate gradient: no forward pass of shape [%d, %d] to differentiate", m, d)
+	if err := kern.GatedReady[T](&st.GatedState, m, nodes, d); err != nil {
+		return fmt.Errorf("gated aggregate gradient: %w", err)
 	}
 	if de == nil {
 		st.de = kern.Grow[T](st.de, m*d)
@@ -329,8 +324,8 @@ func (c *call[T]) GatedAggregateGrad(de, dbh, ehat, bh, out, g []T, src, dst ind
 		st.dbh = kern.Grow[T](st.dbh, nbh*d)
 		dbh = st.dbh
 	}
-	b := kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out, Den: st.den}
-	kern.GatedAggregateBackward(de, dbh, g, b, m, nbh, nodes, d, c.summand(), &st.work)
+	b := kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out}
+	kern.GatedGrad(&st.GatedState, de, dbh, g, b, m, nbh, nodes, d, c.summand())
 	return nil
 }
 

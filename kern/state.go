@@ -153,3 +153,37 @@ func BatchNormGrad[T Float](s *BatchNormState, dx, dgamma, dbeta, dy []T, b Batc
 	b.Mean, b.InvStd, b.Scratch = s.Mean, s.InvStd, &s.Scratch
 	BatchNormBackward(dx, dgamma, dbeta, dy, b, rows, d, training, relu, sum)
 }
+
+// GatedState is what a gated aggregation keeps for its gradient: the denominators ([]T
+// [nodes, d], kept only for a gradient), the grouped edges and the shape of ê.
+type GatedState struct {
+	Den  any
+	Work GatedWork
+	M, D int
+}
+
+// GatedForward is GatedAggregate of b; keep: the denominators go into s (for the gradient),
+// else into b.Den.
+func GatedForward[T Float](s *GatedState, b GatedBufs[T], keep bool, m, nbh, nodes, d int) {
+	s.M, s.D = m, d
+	if keep {
+		den := Grow[T](s.Den, nodes*d)
+		s.Den, b.Den = den, den
+	}
+	GatedAggregate(b, &s.Work, m, nbh, nodes, d)
+}
+
+// Ready reports an error unless a forward pass of ê [m, d] into nodes rows kept its
+// denominators in T.
+func GatedReady[T Float](s *GatedState, m, nodes, d int) error {
+	if den, ok := s.Den.([]T); !ok || s.M != m || s.D != d || len(den) != nodes*d {
+		return fmt.Errorf("no forward pass of shape [%d, %d] to differentiate", m, d)
+	}
+	return nil
+}
+
+// GatedGrad is GatedAggregateBackward from the forward pass's state.
+func GatedGrad[T Float](s *GatedState, de, dbh, g []T, b GatedBufs[T], m, nbh, nodes, d int, sum []T) {
+	b.Den = s.Den.([]T)
+	GatedAggregateBackward(de, dbh, g, b, m, nbh, nodes, d, sum, &s.Work)
+}
