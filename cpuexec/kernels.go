@@ -80,18 +80,6 @@ func binaryOp(o prog.Op) (kern.BinaryOp, error) {
 // GradSum sums its terms in order: ((t0 + t1) + t2) + …, a block at a time (sumTerms).
 func (c *call[T]) GradSum(out []T, terms [][]T, _ int) error { sumTerms(out, terms); return nil }
 
-func (c *call[T]) Tanh(out, x []T, _ int, scalar bool) error {
-	return unary(kern.OpTanh, out, x, scalar)
-}
-func (c *call[T]) Sigmoid(out, x []T, _ int, scalar bool) error {
-	return unary(kern.OpSigmoid, out, x, scalar)
-}
-func (c *call[T]) Exp(out, x []T, _ int, scalar bool) error { return unary(kern.OpExp, out, x, scalar) }
-func (c *call[T]) Abs(out, x []T, _ int, scalar bool) error { return unary(kern.OpAbs, out, x, scalar) }
-func (c *call[T]) Sqrt(out, x []T, _ int, scalar bool) error {
-	return unary(kern.OpSqrt, out, x, scalar)
-}
-
 // unary is one of Gorgonia's unary operators: on a tensor kern.Unary, on a scalar value
 // kern.UnaryScalar (Gorgonia's per-value functions).
 func unary[T kern.Float](op kern.UnaryOp, out, x []T, scalar bool) error {
@@ -102,11 +90,6 @@ func unary[T kern.Float](op kern.UnaryOp, out, x []T, scalar bool) error {
 	kern.Unary(op, out, x)
 	return nil
 }
-
-func (c *call[T]) Relu(out, x []T, _ int) error        { kern.ReluAll(out, x); return nil }
-func (c *call[T]) ReluGrad(out, y, g []T, _ int) error { kern.ReluGradAll(out, y, g); return nil }
-func (c *call[T]) Gelu(out, x []T, _ int) error        { kern.Gelu(out, x); return nil }
-func (c *call[T]) GeluGrad(dx, x, g []T, _ int) error  { kern.GeluGrad(dx, x, g); return nil }
 
 func (c *call[T]) Gather(out, x []T, idx index, _, _, cols int) error {
 	kern.GatherRows(out, x, cols, idx.idx, idx.w)

@@ -118,11 +118,13 @@ type Spec struct {
 	// rows, cols int)": F float buffers, X index inputs, M masks), by name alone by the others;
 	// Also declares more methods the op's entry calls. Form is the shape of a generated
 	// dispatcher entry; Launch the CUDA launcher (gpuexec.Launchers) a generated GPU method of
-	// FormUnary or FormMapGrad calls, "" where gpuexec's method is hand-written.
+	// a generated form calls, "" where gpuexec's method is hand-written; CPU the kern function
+	// the CPU's method calls (FormMap, FormMapGrad; of FormUnary the kern.UnaryOp).
 	Kernel string
 	Also   []string
 	Form   Form
 	Launch string
+	CPU    string
 }
 
 // Form is the shape of an element-wise op's dispatcher entry, which the generator writes
@@ -142,16 +144,16 @@ var specs = [numOps]Spec{
 	Mul:     {Name: "⊙", Arity: 2, Kernel: "Mul(out, a, b F, n int)"},
 	Div:     {Name: "÷", Arity: 2, Kernel: "Div(out, a, b F, n int)"},
 	GradSum: {Name: "Σ", Arity: 2, InPlace: []int{0, 1}, Kernel: "GradSum(out F, terms []F, n int)"},
-	Tanh:    {Name: "tanh", Arity: 1, Kernel: "Tanh(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Tanh"},
-	Sigmoid: {Name: "sigmoid", Arity: 1, Kernel: "Sigmoid(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sigmoid"},
-	Exp:     {Name: "exp", Arity: 1, Kernel: "Exp(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Exp"},
-	Abs:     {Name: "abs", Arity: 1, Kernel: "Abs(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Abs"},
-	Sqrt:    {Name: "sqrt", Arity: 1, Kernel: "Sqrt(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sqrt"},
-	Relu:    {Name: "Relu", Arity: 1, InPlace: []int{0}, Kernel: "Relu(out, x F, n int)", Form: FormMap},
+	Tanh:    {Name: "tanh", Arity: 1, Kernel: "Tanh(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Tanh", CPU: "OpTanh"},
+	Sigmoid: {Name: "sigmoid", Arity: 1, Kernel: "Sigmoid(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sigmoid", CPU: "OpSigmoid"},
+	Exp:     {Name: "exp", Arity: 1, Kernel: "Exp(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Exp", CPU: "OpExp"},
+	Abs:     {Name: "abs", Arity: 1, Kernel: "Abs(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Abs", CPU: "OpAbs"},
+	Sqrt:    {Name: "sqrt", Arity: 1, Kernel: "Sqrt(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sqrt", CPU: "OpSqrt"},
+	Relu:    {Name: "Relu", Arity: 1, InPlace: []int{0}, Kernel: "Relu(out, x F, n int)", Form: FormMap, CPU: "ReluAll"},
 	ReluGrad: {Name: "ReluGrad", Arity: 2, InPlace: []int{1}, Kernel: "ReluGrad(dx, y, g F, n int)", Form: FormMapGrad,
-		Launch: "ReluBackward"},
-	Gelu:     {Name: "Gelu", Arity: 1, Kernel: "Gelu(out, x F, n int)", Form: FormMap, Launch: "Gelu"},
-	GeluGrad: {Name: "GeluGrad", Arity: 2, Kernel: "GeluGrad(dx, x, g F, n int)", Form: FormMapGrad, Launch: "GeluBackward"},
+		Launch: "ReluBackward", CPU: "ReluGradAll"},
+	Gelu:     {Name: "Gelu", Arity: 1, Kernel: "Gelu(out, x F, n int)", Form: FormMap, Launch: "Gelu", CPU: "Gelu"},
+	GeluGrad: {Name: "GeluGrad", Arity: 2, Kernel: "GeluGrad(dx, x, g F, n int)", Form: FormMapGrad, Launch: "GeluBackward", CPU: "GeluGrad"},
 
 	Gather:             {Name: "Gather", Arity: 1, Kernel: "Gather(out, x F, idx X, n, rows, cols int)"},
 	ScatterAdd:         {Name: "ScatterAdd", Arity: 1, Kernel: "ScatterAdd(out, x F, idx X, m, rows, cols int)"},

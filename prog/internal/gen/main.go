@@ -1,7 +1,8 @@
 // Command gen writes the backends' per-op plumbing from the op table (prog.Spec): the
 // dispatcher's Kernels interface and its entries for element-wise ops (dispatch/zz_kernels.go),
-// and the GPU executor's Launchers interface, read from package cuda's launchers, with its
-// kernel methods for element-wise ops (gpuexec/zz_launchers.go). Run by `go generate ./prog`;
+// the CPU's kernel methods for element-wise ops (cpuexec/zz_kernels.go), and the GPU
+// executor's Launchers interface, read from package cuda's launchers, with its kernel methods
+// for element-wise ops (gpuexec/zz_launchers.go). Run by `go generate ./prog`;
 // TestGeneratedFilesAreCurrent fails when a committed file differs from what it writes.
 package main
 
@@ -50,7 +51,11 @@ func Files(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gpuexec: %w", err)
 	}
-	return map[string][]byte{"dispatch/zz_kernels.go": k, "gpuexec/zz_launchers.go": l}, nil
+	c, err := cpuFile()
+	if err != nil {
+		return nil, fmt.Errorf("cpuexec: %w", err)
+	}
+	return map[string][]byte{"dispatch/zz_kernels.go": k, "gpuexec/zz_launchers.go": l, "cpuexec/zz_kernels.go": c}, nil
 }
 
 func sortedKeys(m map[string][]byte) []string {
@@ -145,6 +150,31 @@ func kernelsFile() ([]byte, error) {
 // constName is op o's constant in package prog: its kernel's name, which the op table gives
 // every element-wise op.
 func constName(o prog.Op) string { return opName(o) }
+
+// cpuFile writes the CPU's kernel methods of the element-wise ops whose Spec.CPU names their
+// kern function.
+func cpuFile() ([]byte, error) {
+	var b bytes.Buffer
+	b.WriteString(header + "package cpuexec\n\nimport \"github.com/rewiregnn/rewiregnn/kern\"\n")
+	for _, o := range prog.Ops() {
+		sp := o.Spec()
+		if sp.CPU == "" {
+			continue
+		}
+		name := opName(o)
+		switch sp.Form {
+		case prog.FormUnary:
+			fmt.Fprintf(&b, "\nfunc (c *call[T]) %s(out, x []T, _ int, scalar bool) error {\n\treturn unary(kern.%s, out, x, scalar)\n}\n", name, sp.CPU)
+		case prog.FormMap:
+			fmt.Fprintf(&b, "\nfunc (c *call[T]) %s(out, x []T, _ int) error { kern.%s(out, x); return nil }\n", name, sp.CPU)
+		case prog.FormMapGrad:
+			fmt.Fprintf(&b, "\nfunc (c *call[T]) %s(dx, y, g []T, _ int) error { kern.%s(dx, y, g); return nil }\n", name, sp.CPU)
+		default:
+			return nil, fmt.Errorf("op %s: a CPU kernel for a hand-written entry", o)
+		}
+	}
+	return format.Source(b.Bytes())
+}
 
 // launchersFile writes the Launchers interface from the exported methods of *cuda.Kernels
 // (the launchers, declared once in package cuda), and the GPU kernel methods of the ops whose
