@@ -104,8 +104,8 @@ func kernels() ([]method, error) {
 	return out, nil
 }
 
-// opName is the Go name of op o's constant: its kernel's name, with Grad where the kind is a
-// gradient whose kernel is shared (the op table declares both).
+// opName is the name of op o's kernel method; for an op of a generated form also the name of
+// its constant in package prog (the op table's rule).
 func opName(o prog.Op) string {
 	m, _ := parseMethod(o.Spec().Kernel)
 	return m.name
@@ -136,20 +136,16 @@ func kernelsFile() ([]byte, error) {
 		name := opName(o)
 		switch sp.Form {
 		case prog.FormUnary:
-			fmt.Fprintf(&b, "\t\tprog.%s: unary(B.%s),\n", constName(o), name)
+			fmt.Fprintf(&b, "\t\tprog.%s: unary(B.%[1]s),\n", name)
 		case prog.FormMap:
-			fmt.Fprintf(&b, "\t\tprog.%s: mapOf(B.%s),\n", constName(o), name)
+			fmt.Fprintf(&b, "\t\tprog.%s: mapOf(B.%[1]s),\n", name)
 		case prog.FormMapGrad:
-			fmt.Fprintf(&b, "\t\tprog.%s: mapGrad(B.%s),\n", constName(o), name)
+			fmt.Fprintf(&b, "\t\tprog.%s: mapGrad(B.%[1]s),\n", name)
 		}
 	}
 	b.WriteString("\t}\n}\n")
 	return format.Source(b.Bytes())
 }
-
-// constName is op o's constant in package prog: its kernel's name, which the op table gives
-// every element-wise op.
-func constName(o prog.Op) string { return opName(o) }
 
 // cpuFile writes the CPU's kernel methods of the element-wise ops whose Spec.CPU names their
 // kern function.
