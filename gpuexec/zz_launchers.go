@@ -56,19 +56,10 @@ type Launchers interface {
 	Sub(out, a, b cuda.DevPtr, n int) error
 	Div(out, a, b cuda.DevPtr, n int) error
 	ScalarOp(out, x, s cuda.DevPtr, n, op int, scalarLeft bool) error
-	Relu(out, x cuda.DevPtr, n int) error
 	ReluBiased(out, x, b cuda.DevPtr, rows, d int) error
-	ReluBackward(dx, y, g cuda.DevPtr, n int) error
-	Gelu(out, x cuda.DevPtr, n int) error
-	GeluBackward(dx, x, g cuda.DevPtr, n int) error
-	Sigmoid(out, x cuda.DevPtr, n int) error
 	SigmoidBackward(dx, y, g cuda.DevPtr, n int) error
-	Tanh(out, x cuda.DevPtr, n int) error
 	TanhBackward(dx, y, g cuda.DevPtr, n int) error
-	Exp(out, x cuda.DevPtr, n int) error
-	Abs(out, x cuda.DevPtr, n int) error
 	AbsBackward(dx, x, g cuda.DevPtr, n int) error
-	Sqrt(out, x cuda.DevPtr, n int) error
 	Dropout(out, x cuda.DevPtr, n int, rate float64, base uint64, sc cuda.DevPtr) error
 	MaskedL1(out, p, y, w cuda.DevPtr, n int) error
 	MaskedL1Backward(dp, p, y, w, g cuda.DevPtr, n int) error
@@ -80,6 +71,15 @@ type Launchers interface {
 	WeightedCEBackward(dz, z, labels, w, g cuda.DevPtr, r, cl int) error
 	AdamStep(a cuda.Adam, sc, x, m, v, g cuda.DevPtr, n int) error
 	String() string
+	Tanh(out, x cuda.DevPtr, n int) error
+	Sigmoid(out, x cuda.DevPtr, n int) error
+	Exp(out, x cuda.DevPtr, n int) error
+	Abs(out, x cuda.DevPtr, n int) error
+	Sqrt(out, x cuda.DevPtr, n int) error
+	Relu(out, x cuda.DevPtr, n int) error
+	ReluBackward(dx, a, g cuda.DevPtr, n int) error
+	Gelu(out, x cuda.DevPtr, n int) error
+	GeluBackward(dx, a, g cuda.DevPtr, n int) error
 }
 
 func (c *call) Tanh(out, x cuda.DevPtr, n int, _ bool) error { return c.b.Tanh(out, x, n) }

@@ -119,12 +119,16 @@ type Spec struct {
 	// Also declares more methods the op's entry calls. Form is the shape of a generated
 	// dispatcher entry; Launch the CUDA launcher (gpuexec.Launchers) a generated GPU method of
 	// a generated form calls, "" where gpuexec's method is hand-written; CPU the kern function
-	// the CPU's method calls (FormMap, FormMapGrad; of FormUnary the kern.UnaryOp).
+	// the CPU's method calls (FormMap, FormMapGrad; of FormUnary the kern.UnaryOp); CUDA the
+	// kernel of cuda/kernels/elementwise.cu the generated launcher (Launch, in package cuda)
+	// runs, with its signature: "" where the launcher is hand-written (Relu's, whose GPU method
+	// adds a folded bias first, calls the hand-written ReluBiased too).
 	Kernel string
 	Also   []string
 	Form   Form
 	Launch string
 	CPU    string
+	CUDA   string
 }
 
 // Form is the shape of an element-wise op's dispatcher entry, which the generator writes
@@ -144,16 +148,16 @@ var specs = [numOps]Spec{
 	Mul:     {Name: "⊙", Arity: 2, Kernel: "Mul(out, a, b F, n int)"},
 	Div:     {Name: "÷", Arity: 2, Kernel: "Div(out, a, b F, n int)"},
 	GradSum: {Name: "Σ", Arity: 2, InPlace: []int{0, 1}, Kernel: "GradSum(out F, terms []F, n int)"},
-	Tanh:    {Name: "tanh", Arity: 1, Kernel: "Tanh(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Tanh", CPU: "OpTanh"},
-	Sigmoid: {Name: "sigmoid", Arity: 1, Kernel: "Sigmoid(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sigmoid", CPU: "OpSigmoid"},
-	Exp:     {Name: "exp", Arity: 1, Kernel: "Exp(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Exp", CPU: "OpExp"},
-	Abs:     {Name: "abs", Arity: 1, Kernel: "Abs(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Abs", CPU: "OpAbs"},
-	Sqrt:    {Name: "sqrt", Arity: 1, Kernel: "Sqrt(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sqrt", CPU: "OpSqrt"},
-	Relu:    {Name: "Relu", Arity: 1, InPlace: []int{0}, Kernel: "Relu(out, x F, n int)", Form: FormMap, CPU: "ReluAll"},
+	Tanh:    {Name: "tanh", Arity: 1, Kernel: "Tanh(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Tanh", CUDA: "ew_tanh", CPU: "OpTanh"},
+	Sigmoid: {Name: "sigmoid", Arity: 1, Kernel: "Sigmoid(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sigmoid", CUDA: "ew_sigmoid", CPU: "OpSigmoid"},
+	Exp:     {Name: "exp", Arity: 1, Kernel: "Exp(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Exp", CUDA: "ew_exp", CPU: "OpExp"},
+	Abs:     {Name: "abs", Arity: 1, Kernel: "Abs(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Abs", CUDA: "ew_abs", CPU: "OpAbs"},
+	Sqrt:    {Name: "sqrt", Arity: 1, Kernel: "Sqrt(out, x F, n int, scalar bool)", Form: FormUnary, Launch: "Sqrt", CUDA: "ew_sqrt", CPU: "OpSqrt"},
+	Relu:    {Name: "Relu", Arity: 1, InPlace: []int{0}, Kernel: "Relu(out, x F, n int)", Form: FormMap, CPU: "ReluAll", CUDA: "ew_relu"},
 	ReluGrad: {Name: "ReluGrad", Arity: 2, InPlace: []int{1}, Kernel: "ReluGrad(dx, y, g F, n int)", Form: FormMapGrad,
-		Launch: "ReluBackward", CPU: "ReluGradAll"},
-	Gelu:     {Name: "Gelu", Arity: 1, Kernel: "Gelu(out, x F, n int)", Form: FormMap, Launch: "Gelu", CPU: "Gelu"},
-	GeluGrad: {Name: "GeluGrad", Arity: 2, Kernel: "GeluGrad(dx, x, g F, n int)", Form: FormMapGrad, Launch: "GeluBackward", CPU: "GeluGrad"},
+		Launch: "ReluBackward", CUDA: "ew_relu_grad", CPU: "ReluGradAll"},
+	Gelu:     {Name: "Gelu", Arity: 1, Kernel: "Gelu(out, x F, n int)", Form: FormMap, Launch: "Gelu", CUDA: "ew_gelu", CPU: "Gelu"},
+	GeluGrad: {Name: "GeluGrad", Arity: 2, Kernel: "GeluGrad(dx, x, g F, n int)", Form: FormMapGrad, Launch: "GeluBackward", CUDA: "ew_gelu_grad", CPU: "GeluGrad"},
 
 	Gather:             {Name: "Gather", Arity: 1, Kernel: "Gather(out, x F, idx X, n, rows, cols int)"},
 	ScatterAdd:         {Name: "ScatterAdd", Arity: 1, Kernel: "ScatterAdd(out, x F, idx X, m, rows, cols int)"},

@@ -1,8 +1,9 @@
 // Command gen writes the backends' per-op plumbing from the op table (prog.Spec): the
 // dispatcher's Kernels interface and its entries for element-wise ops (dispatch/zz_kernels.go),
-// the CPU's kernel methods for element-wise ops (cpuexec/zz_kernels.go), and the GPU
-// executor's Launchers interface, read from package cuda's launchers, with its kernel methods
-// for element-wise ops (gpuexec/zz_launchers.go). Run by `go generate ./prog`;
+// the CPU's kernel methods for element-wise ops (cpuexec/zz_kernels.go), the CUDA launchers
+// of element-wise ops and their kernels' signatures (cuda/zz_elementwise.go,
+// cuda/kernels/zz_sigs.go), and the GPU executor's Launchers interface, read from package
+// cuda's launchers, with its kernel methods for element-wise ops (gpuexec/zz_launchers.go). Run by `go generate ./prog`;
 // TestGeneratedFilesAreCurrent fails when a committed file differs from what it writes.
 package main
 
@@ -17,6 +18,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
@@ -47,7 +49,11 @@ func Files(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("dispatch: %w", err)
 	}
-	l, err := launchersFile(filepath.Join(root, "cuda"))
+	cl, sigs, err := cudaFiles()
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %w", err)
+	}
+	l, err := launchersFile(filepath.Join(root, "cuda"), cl)
 	if err != nil {
 		return nil, fmt.Errorf("gpuexec: %w", err)
 	}
@@ -55,7 +61,8 @@ func Files(root string) (map[string][]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpuexec: %w", err)
 	}
-	return map[string][]byte{"dispatch/zz_kernels.go": k, "gpuexec/zz_launchers.go": l, "cpuexec/zz_kernels.go": c}, nil
+	return map[string][]byte{"dispatch/zz_kernels.go": k, "gpuexec/zz_launchers.go": l, "cpuexec/zz_kernels.go": c,
+		cudaLaunchers: cl, "cuda/kernels/zz_sigs.go": sigs}, nil
 }
 
 func sortedKeys(m map[string][]byte) []string {
@@ -172,11 +179,50 @@ func cpuFile() ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
+// cudaLaunchers is the generated file of package cuda: the launchers of element-wise ops.
+const cudaLaunchers = "cuda/zz_elementwise.go"
+
+// cudaFiles writes the launchers of the ops whose Spec.CUDA names their kernel (named
+// Spec.Launch, else as the op's kernel method), and those kernels' signatures.
+func cudaFiles() (launchers, sigs []byte, err error) {
+	var l, g bytes.Buffer
+	l.WriteString(header + "package cuda\n")
+	g.WriteString(header + "package kernels\n\n// elementwiseSigs are the kernels of generated launchers.\nvar elementwiseSigs = []Sig{\n")
+	for _, o := range prog.Ops() {
+		sp := o.Spec()
+		if sp.CUDA == "" {
+			continue
+		}
+		name := sp.Launch
+		if name == "" {
+			name = opName(o)
+		}
+		what := strings.ReplaceAll(strings.TrimPrefix(sp.CUDA, "ew_"), "_", " ")
+		fmt.Fprintf(&l, "\n// %s launches %s on n elements: prog.%s (CPU twin: kern's %s).\n", name, sp.CUDA, opName(o), sp.CPU)
+		switch sp.Form {
+		case prog.FormUnary, prog.FormMap:
+			fmt.Fprintf(&l, "func (k *Kernels) %s(out, x DevPtr, n int) error { return k.unary(%q, %q, out, x, n) }\n", name, sp.CUDA, what)
+			fmt.Fprintf(&g, "\t{\"elementwise.cu\", %q, \"ppi\"},\n", sp.CUDA)
+		case prog.FormMapGrad:
+			fmt.Fprintf(&l, "func (k *Kernels) %s(dx, a, g DevPtr, n int) error { return k.binary(%q, %q, dx, a, g, n) }\n", name, sp.CUDA, what)
+			fmt.Fprintf(&g, "\t{\"elementwise.cu\", %q, \"pppi\"},\n", sp.CUDA)
+		default:
+			return nil, nil, fmt.Errorf("op %s: a CUDA kernel for a hand-written entry", o)
+		}
+	}
+	g.WriteString("}\n")
+	if launchers, err = format.Source(l.Bytes()); err != nil {
+		return nil, nil, err
+	}
+	sigs, err = format.Source(g.Bytes())
+	return launchers, sigs, err
+}
+
 // launchersFile writes the Launchers interface from the exported methods of *cuda.Kernels
 // (the launchers, declared once in package cuda), and the GPU kernel methods of the ops whose
 // Spec.Launch names theirs.
-func launchersFile(cudaDir string) ([]byte, error) {
-	decls, err := cudaLaunchers(cudaDir)
+func launchersFile(cudaDir string, generated []byte) ([]byte, error) {
+	decls, err := cudaMethods(cudaDir, generated)
 	if err != nil {
 		return nil, err
 	}
@@ -209,21 +255,28 @@ func launchersFile(cudaDir string) ([]byte, error) {
 	return format.Source(b.Bytes())
 }
 
-// cudaLaunchers returns "Name(params) results" of every exported method of *Kernels in the
-// non-test files of package cuda, in file and source order, the package's types qualified.
-func cudaLaunchers(dir string) ([]string, error) {
+// cudaMethods returns "Name(params) results" of every exported method of *Kernels in the
+// non-test files of package cuda, in file and source order, the package's types qualified;
+// the generated file's from generated, not from the disk.
+func cudaMethods(dir string, generated []byte) ([]string, error) {
 	fset := token.NewFileSet()
 	names, err := filepath.Glob(filepath.Join(dir, "*.go"))
 	if err != nil {
 		return nil, err
 	}
+	gen := filepath.Join(dir, filepath.Base(cudaLaunchers))
+	names = append(slices.DeleteFunc(names, func(n string) bool { return n == gen }), gen)
 	sort.Strings(names)
 	var out []string
 	for _, name := range names {
 		if strings.HasSuffix(name, "_test.go") {
 			continue
 		}
-		f, err := parser.ParseFile(fset, name, nil, parser.SkipObjectResolution)
+		var src any
+		if name == gen {
+			src = generated
+		}
+		f, err := parser.ParseFile(fset, name, src, parser.SkipObjectResolution)
 		if err != nil {
 			return nil, err
 		}
