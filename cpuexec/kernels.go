@@ -80,18 +80,6 @@ func binaryOp(o prog.Op) (kern.BinaryOp, error) {
 // GradSum sums its terms in order: ((t0 + t1) + t2) + …, a block at a time (sumTerms).
 func (c *call[T]) GradSum(out []T, terms [][]T, _ int) error { sumTerms(out, terms); return nil }
 
-func (c *call[T]) Tanh(out, x []T, _ int, scalar bool) error {
-	return unary(kern.OpTanh, out, x, scalar)
-}
-func (c *call[T]) Sigmoid(out, x []T, _ int, scalar bool) error {
-	return unary(kern.OpSigmoid, out, x, scalar)
-}
-func (c *call[T]) Exp(out, x []T, _ int, scalar bool) error { return unary(kern.OpExp, out, x, scalar) }
-func (c *call[T]) Abs(out, x []T, _ int, scalar bool) error { return unary(kern.OpAbs, out, x, scalar) }
-func (c *call[T]) Sqrt(out, x []T, _ int, scalar bool) error {
-	return unary(kern.OpSqrt, out, x, scalar)
-}
-
 // unary is one of Gorgonia's unary operators: on a tensor kern.Unary, on a scalar value
 // kern.UnaryScalar (Gorgonia's per-value functions).
 func unary[T kern.Float](op kern.UnaryOp, out, x []T, scalar bool) error {
@@ -100,16 +88,6 @@ func unary[T kern.Float](op kern.UnaryOp, out, x []T, scalar bool) error {
 		return nil
 	}
 	kern.Unary(op, out, x)
-	return nil
-}
-
-func (c *call[T]) Relu(out, x []T, _ int) error { // ops.Relu
-	kern.ParallelRange(len(out), 1, func(lo, hi int) { kern.Relu(out[lo:hi], x[lo:hi]) })
-	return nil
-}
-
-func (c *call[T]) ReluGrad(out, y, g []T, _ int) error {
-	kern.ParallelRange(len(out), 1, func(lo, hi int) { kern.ReluGrad(out[lo:hi], y[lo:hi], g[lo:hi]) })
 	return nil
 }
 
@@ -234,46 +212,34 @@ func (c *call[T]) WeightedCEGrad(dz, z, g []T, labels index, rows, classes int) 
 	return nil
 }
 
-// resize returns b if it holds n values, else a new slice of n (the statistics a forward op
-// keeps; every value is written before it is read).
-func resize(b []float64, n int) []float64 {
-	if len(b) != n {
-		return make([]float64, n)
-	}
-	return b
-}
-
-// bnState is what a batch norm keeps for its gradient pass: the statistics it normalised with
-// and its scratch; and the gradient pass's buffers for the members the step does not compute.
+// bnState is what a batch norm keeps for its gradient pass (kern.BatchNormState), and the
+// gradient pass's buffers for the members the step does not compute.
 type bnState[T kern.Float] struct {
-	mean, invStd []float64
-	scratch      kern.BNScratch
-	dx, grads    []T
+	kern.BatchNormState
+	dx, grads []T
 }
 
-// BatchNorm is ops' bnForward: in training with the running statistics' momentum update, or
-// (average > 0) their cumulative mean, none on a replay.
+// BatchNorm: in training with the running statistics' momentum update, or (average > 0) their
+// cumulative mean, none on a replay.
 func (c *call[T]) BatchNorm(out, x, gamma, beta, res []T, keep []bool, rows, d int, training, relu bool) error {
 	runMean, runVar, average := c.bn()
 	if len(runMean) != d || len(runVar) != d {
 		return fmt.Errorf("batch norm %q: input [%d, %d], %d features", c.stateName(), rows, d, len(runMean))
 	}
-	st := kept[bnState[T], T](c)
-	st.mean, st.invStd = resize(st.mean, d), resize(st.invStd, d)
 	o := kern.BNOpts{Eps: kern.BNEps, Momentum: kern.BNMomentum, Replay: c.replay(), Relu: relu}
 	if average > 0 {
 		o.Average = average
 	}
-	kern.BatchNorm(kern.BatchNormBufs[T]{X: x, Gamma: gamma, Beta: beta, Res: res, Keep: keep, RunMean: runMean, RunVar: runVar,
-		Out: out, Mean: st.mean, InvStd: st.invStd, Scratch: &st.scratch}, rows, d, training, o)
+	kern.BatchNormForward(&kept[bnState[T], T](c).BatchNormState, kern.BatchNormBufs[T]{X: x, Gamma: gamma, Beta: beta,
+		Res: res, Keep: keep, RunMean: runMean, RunVar: runVar, Out: out}, rows, d, training, o)
 	return nil
 }
 
-// BatchNormGrad is ops' bnBackward, the group pass: dx (plus the summand), dγ and dβ, those
-// the step does not compute into the state's buffers.
+// BatchNormGrad is the group pass: dx (plus the summand), dγ and dβ, those the step does not
+// compute into the state's buffers.
 func (c *call[T]) BatchNormGrad(dx, dgamma, dbeta, x, gamma, beta, dy []T, keep []bool, rows, d int, training, relu bool) error {
 	st := kept[bnState[T], T](c)
-	if len(st.mean) != d || len(keep) != rows {
+	if len(st.Mean) != d || len(keep) != rows {
 		return fmt.Errorf("batch norm gradient %q: no forward pass of shape [%d, %d] to differentiate", c.stateName(), rows, d)
 	}
 	if dx == nil {
@@ -289,63 +255,49 @@ func (c *call[T]) BatchNormGrad(dx, dgamma, dbeta, x, gamma, beta, dy []T, keep 
 			dbeta = st.grads[d:]
 		}
 	}
-	b := kern.BatchNormBufs[T]{X: x, Gamma: gamma, Beta: beta, Keep: keep, Mean: st.mean, InvStd: st.invStd, Scratch: &st.scratch}
-	kern.BatchNormBackward(dx, dgamma, dbeta, dy, b, rows, d, training, relu, c.summand())
+	b := kern.BatchNormBufs[T]{X: x, Gamma: gamma, Beta: beta, Keep: keep}
+	kern.BatchNormGrad(&st.BatchNormState, dx, dgamma, dbeta, dy, b, rows, d, training, relu, c.summand())
 	return nil
 }
 
-// lnState is what a layer norm keeps for its gradient ops: x̂ and 1/σ per row.
-type lnState struct {
-	xhat, invStd []float64
-}
-
 func (c *call[T]) LayerNorm(out, x, gamma, beta []T, keep []bool, rows, d int) error {
-	st := kept[lnState, T](c)
-	st.xhat, st.invStd = resize(st.xhat, rows*d), resize(st.invStd, rows)
-	kern.LayerNorm(kern.LayerNormBufs[T]{X: x, Gamma: gamma, Beta: beta, Keep: keep, Out: out,
-		Xhat: st.xhat, InvStd: st.invStd}, rows, d, kern.BNEps)
+	kern.LayerNormForward(kept[kern.LayerNormState, T](c), out, x, gamma, beta, keep, rows, d, kern.BNEps)
 	return nil
 }
 
 func (c *call[T]) LayerNormGrad(dx, dgamma, dbeta, gamma, dy []T, keep []bool, rows, d int) error {
-	st := kept[lnState, T](c)
-	if len(st.xhat) != rows*d || len(st.invStd) != rows {
-		return fmt.Errorf("layer norm gradient: no forward pass of shape [%d, %d] to differentiate", rows, d)
+	st := kept[kern.LayerNormState, T](c)
+	if err := st.Ready(rows, d); err != nil {
+		return fmt.Errorf("layer norm gradient: %w", err)
 	}
-	kern.LayerNormBackward(dx, dgamma, dbeta, dy, kern.LayerNormBufs[T]{Gamma: gamma, Keep: keep,
-		Xhat: st.xhat, InvStd: st.invStd}, rows, d)
+	kern.LayerNormGrad(st, dx, dgamma, dbeta, gamma, dy, keep, rows, d)
 	return nil
 }
 
-// gatedState is what a gated aggregation keeps for its gradient pass: the denominators, the
-// grouped edges (kern.GatedWork) and the shape of ê; and the gradient pass's buffers for the
-// members the step does not compute.
+// gatedState is what a gated aggregation keeps for its gradient pass (kern.GatedState), and
+// the gradient pass's buffers for the members the step does not compute.
 type gatedState[T kern.Float] struct {
-	den     []T
-	work    kern.GatedWork
-	m, d    int
+	kern.GatedState
 	de, dbh []T
 }
 
-// GatedAggregate is ops' gatedForward.
+// GatedAggregate keeps the denominators only in a training program (an evaluation program has
+// no gradient to keep them for).
 func (c *call[T]) GatedAggregate(out, ehat, bh []T, src, dst index, m, nbh, nodes, d int) error {
 	st := kept[gatedState[T], T](c)
-	st.m, st.d = m, d
-	den := c.tmp(nodes * d) // an evaluation program has no gradient to keep them for
-	if c.r.P.Train {
-		st.den = kern.Grow[T](st.den, nodes*d)
-		den = st.den
+	b := kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out}
+	if !c.r.P.Train {
+		b.Den = c.tmp(nodes * d)
 	}
-	kern.GatedAggregate(kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out, Den: den},
-		&st.work, m, nbh, nodes, d)
+	kern.GatedForward(&st.GatedState, b, c.r.P.Train, m, nbh, nodes, d)
 	return nil
 }
 
-// GatedAggregateGrad is ops' gatedBackward, the group pass: dê (plus the summand) and dBh.
+// GatedAggregateGrad is the group pass: dê (plus the summand) and dBh.
 func (c *call[T]) GatedAggregateGrad(de, dbh, ehat, bh, out, g []T, src, dst index, m, nbh, nodes, d int) error {
 	st := kept[gatedState[T], T](c)
-	if st.m != m || st.d != d || len(st.den) != nodes*d {
-		return fmt.Errorf("gated aggregate gradient: no forward pass of shape [%d, %d] to differentiate", m, d)
+	if err := kern.GatedReady[T](&st.GatedState, m, nodes, d); err != nil {
+		return fmt.Errorf("gated aggregate gradient: %w", err)
 	}
 	if de == nil {
 		st.de = kern.Grow[T](st.de, m*d)
@@ -355,87 +307,38 @@ func (c *call[T]) GatedAggregateGrad(de, dbh, ehat, bh, out, g []T, src, dst ind
 		st.dbh = kern.Grow[T](st.dbh, nbh*d)
 		dbh = st.dbh
 	}
-	b := kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out, Den: st.den}
-	kern.GatedAggregateBackward(de, dbh, g, b, m, nbh, nodes, d, c.summand(), &st.work)
+	b := kern.GatedBufs[T]{Ehat: ehat, Bh: bh, Src: src.idx, Dst: dst.idx, Out: out}
+	kern.GatedGrad(&st.GatedState, de, dbh, g, b, m, nbh, nodes, d, c.summand())
 	return nil
 }
 
-// edgeSumState is what an edge sum keeps for its gradient: the edges grouped by source and by
-// destination, over rows nodes each.
-type edgeSumState struct {
-	bySrc, byDst kern.Segments
-	rows, edges  int
-	ran          bool
-}
-
-// EdgeSum is ops' edgeSum: e + hs[src] + ht[dst] row by row.
-func (c *call[T]) EdgeSum(out, e, hs, ht []T, src, dst index, m, rows, d int) error {
-	st := kept[edgeSumState, T](c)
-	s, t := src.idx, dst.idx
-	st.bySrc.Group(s, rows, func(k int) bool { return s[k] >= 0 })
-	st.byDst.Group(t, rows, func(k int) bool { return t[k] >= 0 })
-	st.rows, st.edges, st.ran = rows, m, true
-	kern.EdgeSum(out, e, hs, ht, s, t, d)
+func (c *call[T]) EdgeSum(out, e, hs, ht []T, src, dst index, _, rows, d int) error {
+	kern.EdgeSumForward(kept[kern.EdgeSumState, T](c), out, e, hs, ht, src.idx, dst.idx, rows, d)
 	return nil
 }
 
-// EdgeSumGrad is ops' edgeSumGrad, the group pass: g summed along src and along dst (either
-// absent), node by node over the forward's grouped edges, each sum in edge order.
-func (c *call[T]) EdgeSumGrad(o0, o1, g []T, _, _ index, m, rows, d int) error {
-	st := kept[edgeSumState, T](c)
-	if !st.ran || st.rows != rows || st.edges != m {
-		return fmt.Errorf("edge sum gradient: no forward pass of %d edges into %d rows", m, rows)
+// EdgeSumGrad is the group pass: g summed along src and along dst (either absent).
+func (c *call[T]) EdgeSumGrad(dsrc, ddst, g []T, _, _ index, m, rows, d int) error {
+	st := kept[kern.EdgeSumState, T](c)
+	if err := st.Ready(m, rows); err != nil {
+		return fmt.Errorf("edge sum gradient: %w", err)
 	}
-	sum := func(o []T, edges []int32) {
-		clear(o)
-		for _, k := range edges {
-			kern.AddTo(o, g[int(k)*d:int(k+1)*d])
-		}
-	}
-	kern.ParallelRange(rows, d*max(1, 2*m/max(rows, 1)), func(lo, hi int) {
-		for v := lo; v < hi; v++ {
-			if o0 != nil {
-				sum(o0[v*d:(v+1)*d], st.bySrc.Of(v))
-			}
-			if o1 != nil {
-				sum(o1[v*d:(v+1)*d], st.byDst.Of(v))
-			}
-		}
-	})
+	kern.EdgeSumGrad(st, dsrc, ddst, g, m, rows, d)
 	return nil
 }
 
-// segMaxState is what a segment max keeps for its gradient: the edges grouped by destination
-// and the arg-max per (node, column).
-type segMaxState struct {
-	byDst kern.Segments
-	arg   []int32
-	d     int
-	ran   bool
-}
-
-// SegmentMax is ops' segMaxForward: the max over each destination's edges.
 func (c *call[T]) SegmentMax(out, x []T, seg index, _, d, nodes int) error {
-	st := kept[segMaxState, T](c)
-	dst := seg.idx
-	st.byDst.Group(dst, nodes, func(k int) bool { return dst[k] >= 0 })
-	if n := nodes * d; cap(st.arg) < n {
-		st.arg = make([]int32, n)
-	} else {
-		st.arg = st.arg[:n]
-	}
-	kern.SegmentMaxRows(out, st.arg, x, d, &st.byDst)
-	st.d, st.ran = d, true
+	kern.SegmentMaxForward(kept[kern.SegmentMaxState, T](c), out, x, seg.idx, nodes, d)
 	return nil
 }
 
 // SegmentMaxGrad puts g at each column's arg-max edge (kept by the forward).
 func (c *call[T]) SegmentMaxGrad(dx, g []T, seg index, _, d, nodes int) error {
-	st := kept[segMaxState, T](c)
-	if len(g) != nodes*d || !st.ran || st.d != d {
-		return fmt.Errorf("segment max gradient: no forward pass of shape [%d, %d] to differentiate", len(g)/max(d, 1), d)
+	st := kept[kern.SegmentMaxState, T](c)
+	if err := st.Ready(d); err != nil || len(g) != nodes*d {
+		return fmt.Errorf("segment max gradient: no forward pass of shape [%d, %d] to differentiate", nodes, d)
 	}
-	kern.SegmentMaxGradRows(dx, g, st.arg, d, seg.idx)
+	kern.SegmentMaxGrad(st, dx, g, seg.idx, d)
 	return nil
 }
 

@@ -857,6 +857,12 @@ func TestGPUElementwise(t *testing.T) {
 	ops := []unary{
 		{"relu", ops.Relu, (*Kernels).Relu, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.ReluBackward(dx, y, g, n) },
 			func(x float64) (float64, float64) { return max(x, 0), map[bool]float64{true: 1, false: 0}[x > 0] }, false, false},
+		{"gelu", ops.Gelu, (*Kernels).Gelu, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.GeluBackward(dx, x, g, n) },
+			func(x float64) (float64, float64) {
+				const c = 0.7978845608028654 // √(2/π); GELU's tanh form
+				t := math.Tanh(c * (x + 0.044715*x*x*x))
+				return 0.5 * x * (1 + t), 0.5*(1+t) + 0.5*x*(1-t*t)*c*(1+3*0.044715*x*x)
+			}, false, false},
 		{"sigmoid", gorgonia.Sigmoid, (*Kernels).Sigmoid, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.SigmoidBackward(dx, y, g, n) },
 			func(x float64) (float64, float64) { return sig(x), sig(x) * (1 - sig(x)) }, false, false},
 		{"tanh", gorgonia.Tanh, (*Kernels).Tanh, func(k *Kernels, dx, x, y, g DevPtr, n int) error { return k.TanhBackward(dx, y, g, n) },

@@ -842,9 +842,6 @@ func (k *Kernels) ScalarOp(out, x, s DevPtr, n, op int, scalarLeft bool) error {
 	})
 }
 
-// Relu writes out = max(x, 0). CPU twin: ops.Relu.
-func (k *Kernels) Relu(out, x DevPtr, n int) error { return k.unary("ew_relu", "relu", out, x, n) }
-
 // ReluBiased writes out [rows, d] = relu(x + b) for a bias b [d]: bit for bit AddBias, then
 // Relu.
 func (k *Kernels) ReluBiased(out, x, b DevPtr, rows, d int) error {
@@ -854,44 +851,20 @@ func (k *Kernels) ReluBiased(out, x, b DevPtr, rows, d int) error {
 	})
 }
 
-// ReluBackward writes dx = g where y = relu(x) > 0, else 0.
-func (k *Kernels) ReluBackward(dx, y, g DevPtr, n int) error {
-	return k.binary("ew_relu_grad", "relu backward", dx, y, g, n)
-}
-
-// Sigmoid writes out = 1/(1 + e^−x). CPU twin: gorgonia.Sigmoid.
-func (k *Kernels) Sigmoid(out, x DevPtr, n int) error {
-	return k.unary("ew_sigmoid", "sigmoid", out, x, n)
-}
-
 // SigmoidBackward writes dx = g·y·(1 − y) for y = sigmoid(x).
 func (k *Kernels) SigmoidBackward(dx, y, g DevPtr, n int) error {
 	return k.binary("ew_sigmoid_grad", "sigmoid backward", dx, y, g, n)
 }
-
-// Tanh writes out = tanh(x). CPU twin: gorgonia.Tanh.
-func (k *Kernels) Tanh(out, x DevPtr, n int) error { return k.unary("ew_tanh", "tanh", out, x, n) }
 
 // TanhBackward writes dx = g·(1 − y²) for y = tanh(x).
 func (k *Kernels) TanhBackward(dx, y, g DevPtr, n int) error {
 	return k.binary("ew_tanh_grad", "tanh backward", dx, y, g, n)
 }
 
-// Exp writes out = eˣ. CPU twin: gorgonia.Exp. Gradient: Mul(dx, y, g).
-func (k *Kernels) Exp(out, x DevPtr, n int) error { return k.unary("ew_exp", "exp", out, x, n) }
-
-// Abs writes out = |x|. CPU twin: gorgonia.Abs.
-func (k *Kernels) Abs(out, x DevPtr, n int) error { return k.unary("ew_abs", "abs", out, x, n) }
-
 // AbsBackward writes dx = g·sign(x) (0 where x = 0).
 func (k *Kernels) AbsBackward(dx, x, g DevPtr, n int) error {
 	return k.binary("ew_abs_grad", "abs backward", dx, x, g, n)
 }
-
-// Sqrt writes out = √x (correctly rounded: the CPU twin's bits; NaN for x < 0). CPU twin:
-// gorgonia.Sqrt. Gradient: gorgonia's g ÷ (2 ⊙ y), ScalarOp (ScalarMul, the scalar left), then
-// Div.
-func (k *Kernels) Sqrt(out, x DevPtr, n int) error { return k.unary("ew_sqrt", "sqrt", out, x, n) }
 
 // Dropout writes out = x·float32(1/(1 − rate)) where ops.DropKeep(seed, i, rate), else 0: the
 // ops' inverted dropout with seed = ops.DropState.StepSeed() of the step = base ⊕ the Mix of

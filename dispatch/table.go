@@ -54,32 +54,47 @@ func primary[F, X, M any](b Backend[F, X, M]) int {
 	return 0
 }
 
+// entries are the generated entries (zz_kernels.go) and the hand-written ones.
 func entries[F, X, M any]() map[prog.Op]entry[F, X, M] {
-	type B = Backend[F, X, M]
-	unary := func(f func(b B, out, x F, n int, scalar bool) error) entry[F, X, M] {
-		return func(b B, _ prog.Op, _ *prog.Node) error {
-			p := primary(b)
-			return f(b, b.Out(0), b.In(p, 0), b.OutElems(0), b.IsScalar(p, 0))
-		}
+	m := generated[F, X, M]()
+	for o, e := range custom[F, X, M]() {
+		m[o] = e
 	}
+	return m
+}
+
+// unary is an entry of FormUnary: (x) → out, scalar where x is a scalar value.
+func unary[F, X, M any](f func(b Backend[F, X, M], out, x F, n int, scalar bool) error) entry[F, X, M] {
+	return func(b Backend[F, X, M], _ prog.Op, _ *prog.Node) error {
+		p := primary(b)
+		return f(b, b.Out(0), b.In(p, 0), b.OutElems(0), b.IsScalar(p, 0))
+	}
+}
+
+// mapOf is an entry of FormMap: (x) → out.
+func mapOf[F, X, M any](f func(b Backend[F, X, M], out, x F, n int) error) entry[F, X, M] {
+	return func(b Backend[F, X, M], _ prog.Op, _ *prog.Node) error {
+		return f(b, b.Out(0), b.In(primary(b), 0), b.OutElems(0))
+	}
+}
+
+// mapGrad is an entry of FormMapGrad: (y, g) → dx.
+func mapGrad[F, X, M any](f func(b Backend[F, X, M], dx, y, g F, n int) error) entry[F, X, M] {
+	return func(b Backend[F, X, M], _ prog.Op, _ *prog.Node) error {
+		p := primary(b)
+		return f(b, b.Out(0), b.In(p, 0), b.In(p, 1), b.OutElems(0))
+	}
+}
+
+// custom are the hand-written entries.
+func custom[F, X, M any]() map[prog.Op]entry[F, X, M] {
+	type B = Backend[F, X, M]
 	return map[prog.Op]entry[F, X, M]{
 		prog.Add:     binary(B.Add),
 		prog.Sub:     binary(B.Sub),
 		prog.Mul:     binary(B.Mul),
 		prog.Div:     binary(B.Div),
 		prog.GradSum: gradSum[F, X, M],
-		prog.Tanh:    unary(B.Tanh),
-		prog.Sigmoid: unary(B.Sigmoid),
-		prog.Exp:     unary(B.Exp),
-		prog.Abs:     unary(B.Abs),
-		prog.Sqrt:    unary(B.Sqrt),
-		prog.Relu: func(b B, _ prog.Op, _ *prog.Node) error {
-			return b.Relu(b.Out(0), b.In(primary(b), 0), b.OutElems(0))
-		},
-		prog.ReluGrad: func(b B, _ prog.Op, _ *prog.Node) error { // (y, g)
-			p := primary(b)
-			return b.ReluGrad(b.Out(0), b.In(p, 0), b.In(p, 1), b.OutElems(0))
-		},
 
 		prog.Gather: func(b B, _ prog.Op, nd *prog.Node) error { // (x)
 			p := primary(b)

@@ -80,7 +80,7 @@ var encodings = []encodingCase{
 }
 
 // modelSets are the networks: every registered model (models.Names) at a small size with its
-// own defaults, and the transformer once per normalisation. A newly registered model is thus
+// own defaults, and the transformer once per normalisation (pre_ln with GELU). A newly registered model is thus
 // planned (TestEveryModelOpHasAKernel, TestPlanBuffers) and trained against the CPU
 // (TestStepMatchesCPU) without a change here.
 var modelSets = func() [][]string {
@@ -100,7 +100,11 @@ var modelSets = func() [][]string {
 			continue
 		}
 		for _, norm := range []string{"pre_bn", "post_bn", "pre_ln", "post_ln"} {
-			out = append(out, append(slices.Clone(base), "model.heads=4", "model.norm="+norm))
+			set := append(slices.Clone(base), "model.heads=4", "model.norm="+norm)
+			if norm == "pre_ln" { // GELU in the feed-forward blocks (ops.Gelu) once
+				set = append(set, "model.ffn_activation=gelu")
+			}
+			out = append(out, set)
 		}
 	}
 	return out

@@ -140,13 +140,6 @@ func (c *call) GradSum(out cuda.DevPtr, terms []cuda.DevPtr, n int) error {
 	return nil
 }
 
-func (c *call) Tanh(out, x cuda.DevPtr, n int, _ bool) error    { return c.b.Tanh(out, x, n) }
-func (c *call) Sigmoid(out, x cuda.DevPtr, n int, _ bool) error { return c.b.Sigmoid(out, x, n) }
-func (c *call) Exp(out, x cuda.DevPtr, n int, _ bool) error     { return c.b.Exp(out, x, n) }
-func (c *call) Abs(out, x cuda.DevPtr, n int, _ bool) error     { return c.b.Abs(out, x, n) }
-func (c *call) Sqrt(out, x cuda.DevPtr, n int, _ bool) error    { return c.b.Sqrt(out, x, n) }
-func (c *call) ReluGrad(dx, y, g cuda.DevPtr, n int) error      { return c.b.ReluBackward(dx, y, g, n) }
-
 // Relu adds the bias folded into it (Step.Bias) first.
 func (c *call) Relu(out, x cuda.DevPtr, n int) error {
 	if b := c.bias(0); b != 0 {

@@ -286,6 +286,9 @@ func (b *Builder) HeadScale(x, w *gorgonia.Node) *gorgonia.Node {
 	return b.bin(ops.HeadScale, x, w, "head scale")
 }
 func (b *Builder) Relu(x *gorgonia.Node) *gorgonia.Node { return b.un(ops.Relu, x, "relu") }
+
+// Gelu is GELU in its tanh form (ops.Gelu).
+func (b *Builder) Gelu(x *gorgonia.Node) *gorgonia.Node { return b.un(ops.Gelu, x, "gelu") }
 func (b *Builder) Sigmoid(x *gorgonia.Node) *gorgonia.Node {
 	return b.un(gorgonia.Sigmoid, x, "sigmoid")
 }

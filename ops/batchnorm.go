@@ -143,12 +143,11 @@ func batchNorm(x, gamma, beta *gorgonia.Node, st *BNState, mask *Mask, relu bool
 // bnState is what a batch norm's forward pass keeps for its gradient ops: the statistics it
 // normalised with; the x gradient's op leaves dγ and dβ in it.
 type bnState struct {
-	bn           *BNState
-	mask         *Mask
-	relu         bool // the op is BatchNormRelu
-	mean, invStd []float64
-	grads        any // dγ and dβ in the element type, 2·d
-	scratch      kern.BNScratch
+	bn   *BNState
+	mask *Mask
+	relu bool // the op is BatchNormRelu
+	kern.BatchNormState
+	grads any // dγ and dβ in the element type, 2·d
 }
 
 func (s *bnState) checkInput(sh []tensor.Shape) error {
@@ -163,7 +162,7 @@ func (s *bnState) checkInput(sh []tensor.Shape) error {
 
 // ready checks that a forward pass of the gradient's shape ran (inputs x, γ, dy).
 func (s *bnState) ready(sh []tensor.Shape) error {
-	if len(s.mean) != sh[0][1] || sh[0][0] != len(s.mask.Keep) {
+	if len(s.Mean) != sh[0][1] || sh[0][0] != len(s.mask.Keep) {
 		return fmt.Errorf("no forward pass of shape %v to differentiate", sh[0])
 	}
 	return nil
@@ -175,14 +174,13 @@ func bnForward[T kern.Float](s *bnState) kernel[T] {
 	return func(out []T, in [][]T, sh []tensor.Shape) {
 		rows, d := sh[0][0], sh[0][1]
 		st := s.bn
-		s.mean, s.invStd = scratch(&s.mean, d), scratch(&s.invStd, d)
 		o := kern.BNOpts{Eps: BNEps, Momentum: BNMomentum, Relu: s.relu, Average: st.Pass(false)}
 		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep,
-			RunMean: st.RunMean, RunVar: st.RunVar, Out: out, Mean: s.mean, InvStd: s.invStd, Scratch: &s.scratch}
+			RunMean: st.RunMean, RunVar: st.RunVar, Out: out}
 		if len(in) == 4 {
 			b.Res = in[3]
 		}
-		kern.BatchNorm(b, rows, d, st.Training, o)
+		kern.BatchNormForward(&s.BatchNormState, b, rows, d, st.Training, o)
 	}
 }
 
@@ -193,9 +191,8 @@ func bnBackward[T kern.Float](s *bnState) kernel[T] {
 		rows, d := sh[0][0], sh[0][1]
 		grads := kern.Grow[T](s.grads, 2*d)
 		s.grads = grads
-		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep,
-			Mean: s.mean, InvStd: s.invStd, Scratch: &s.scratch}
-		kern.BatchNormBackward(dx, grads[:d], grads[d:], in[3], b, rows, d, s.bn.Training, s.relu, nil)
+		b := kern.BatchNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: s.mask.Keep}
+		kern.BatchNormGrad(&s.BatchNormState, dx, grads[:d], grads[d:], in[3], b, rows, d, s.bn.Training, s.relu, nil)
 	}
 }
 

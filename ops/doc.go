@@ -20,7 +20,7 @@
 //	GaussianWeights(u [M,P], μ [K,P], 1/σ [K,P]) → [M, K]    MoNet kernel weights
 //	KernelMix(x [M,K·d], w [M,K]) → [M, d]          Σ_k w_k · block_k(x)
 //	HeadDot(q, k [M,d], H) → [M, H]; HeadScale(x [M,d], w [M,H]) → [M, d]  per-head products
-//	MatMul(x [R,a], W [a,b]) → [R, b]; AddBias, ColSum, Add, Relu, Dropout
+//	MatMul(x [R,a], W [a,b]) → [R, b]; AddBias, ColSum, Add, Relu, Gelu (tanh form), Dropout
 //	MaskedL1(pred, y, w), MaskedBCE(z, y, w), WeightedCE(logits, labels) → scalar losses
 //
 // Index-valued inputs (edge endpoints, node→graph maps, category ids) are not graph nodes: an op

@@ -58,21 +58,20 @@ func GatedAggregate(ehat, bh *gorgonia.Node, src, dst *Index, nodes int) (*gorgo
 	return n, nil
 }
 
-// gatedState keeps, from the forward pass, the denominators D = Σ η + eps [nodes, d] and, in
-// work, the real edges grouped by destination and by source and the padding edges; from the
-// backward pass, dbh. η is not kept: the backward pass recomputes it from ê with the forward's
-// kernel (kern.GatedEtaRow), bit for bit. Buffers are []float32 or []float64.
+// gatedState keeps, from the forward pass, the denominators D = Σ η + eps [nodes, d], the real
+// edges grouped by destination and by source and the padding edges (kern.GatedState); from
+// the backward pass, dbh. η is not kept: the backward pass recomputes it from ê with the
+// forward's kernel (kern.GatedEtaRow), bit for bit. Buffers are []float32 or []float64.
 type gatedState struct {
-	src, dst   *Index
-	nodes      int
-	den, dbh   any
-	work       kern.GatedWork
-	fwdM, fwdD int // shape of the last forward pass's ê
+	src, dst *Index
+	nodes    int
+	kern.GatedState
+	dbh any
 }
 
 // ready checks that a forward pass of the gradient's shape ran (inputs ê, bh, out, g).
 func (st *gatedState) ready(s []tensor.Shape) error {
-	if st.fwdM != st.src.Len() || st.fwdD != s[1][1] {
+	if st.M != st.src.Len() || st.D != s[1][1] {
 		return fmt.Errorf("no forward pass of width %d to differentiate", s[1][1])
 	}
 	return nil
@@ -82,12 +81,8 @@ func (st *gatedState) ready(s []tensor.Shape) error {
 // edges for the backward pass.
 func gatedForward[T kern.Float](st *gatedState) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
-		m, d := s[0][0], s[0][1]
-		st.fwdM, st.fwdD = m, d
-		den := kern.Grow[T](st.den, st.nodes*d)
-		st.den = den
-		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: out, Den: den}
-		kern.GatedAggregate(b, &st.work, m, s[1][0], st.nodes, d)
+		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: out}
+		kern.GatedForward(&st.GatedState, b, true, s[0][0], s[1][0], st.nodes, s[0][1])
 	}
 }
 
@@ -99,7 +94,7 @@ func gatedBackward[T kern.Float](st *gatedState) kernel[T] {
 		m, n, d := s[0][0], s[1][0], s[1][1]
 		dB := kern.Grow[T](st.dbh, n*d)
 		st.dbh = dB
-		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: in[2], Den: st.den.([]T)}
-		kern.GatedAggregateBackward(dE, dB, in[3], b, m, n, st.nodes, d, nil, &st.work)
+		b := kern.GatedBufs[T]{Ehat: in[0], Bh: in[1], Src: st.src.Idx, Dst: st.dst.Idx, Out: in[2]}
+		kern.GatedGrad(&st.GatedState, dE, dB, in[3], b, m, n, st.nodes, d, nil)
 	}
 }

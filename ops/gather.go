@@ -86,6 +86,7 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 		ds := newFuncOp(prog.EdgeSumGrad, fmt.Sprintf("EdgeSumGrad{%s}", src.Name), 1, rowsOf(in[1].Shape()[0], 0),
 			edgeSumGrad[float64](st), edgeSumGrad[float32](st))
 		ds.dev = DeviceOp{Src: src, Dst: dst, Rows: in[1].Shape()[0], State: st}
+		ds.check = func(s []tensor.Shape) error { return st.Ready(s[0][0], in[1].Shape()[0]) }
 		dS, err := apply(ds, g)
 		if err != nil {
 			return nil, err
@@ -101,47 +102,28 @@ func EdgeSum(e, hs, ht *gorgonia.Node, src, dst *Index) (*gorgonia.Node, error) 
 	return apply(op, e, hs, ht)
 }
 
-// edgeSumState keeps the edges grouped by source and by destination for the gradient, and the
-// gradient along dst for its second op.
+// edgeSumState keeps the edges grouped by source and by destination for the gradient
+// (kern.EdgeSumState), and the gradient along dst for its second op.
 type edgeSumState struct {
-	src, dst     *Index
-	bySrc, byDst kern.Segments
-	other        any
+	src, dst *Index
+	kern.EdgeSumState
+	other any
 }
 
 func edgeSum[T kern.Float](st *edgeSumState) kernel[T] {
 	return func(out []T, in [][]T, sh []tensor.Shape) {
-		e, hs, ht := in[0], in[1], in[2]
-		d := sh[0][1]
-		src, dst := st.src.Idx, st.dst.Idx
-		st.bySrc.Group(src, sh[1][0], func(k int) bool { return src[k] >= 0 })
-		st.byDst.Group(dst, sh[2][0], func(k int) bool { return dst[k] >= 0 })
-		kern.EdgeSum(out, e, hs, ht, src, dst, d)
+		kern.EdgeSumForward(&st.EdgeSumState, out, in[0], in[1], in[2], st.src.Idx, st.dst.Idx, sh[1][0], sh[0][1])
 	}
 }
 
 // edgeSumGrad sums the rows of g along src into out and along dst into st.other (both
-// [rows, d]), node by node over the grouped edges (nodes shared between goroutines; each sum
-// in edge order).
+// [rows, d]; kern.EdgeSumGrad).
 func edgeSumGrad[T kern.Float](st *edgeSumState) kernel[T] {
 	return func(out []T, in [][]T, sh []tensor.Shape) {
-		g := in[0]
 		d := sh[0][1]
 		od := kern.Grow[T](st.other, len(out))
 		st.other = od
-		rows := len(out) / d
-		sum := func(o []T, edges []int32) {
-			clear(o)
-			for _, k := range edges {
-				kern.AddTo(o, g[int(k)*d:int(k+1)*d])
-			}
-		}
-		kern.ParallelRange(rows, d*max(1, 2*len(st.src.Idx)/max(rows, 1)), func(lo, hi int) {
-			for v := lo; v < hi; v++ {
-				sum(out[v*d:(v+1)*d], st.bySrc.Of(v))
-				sum(od[v*d:(v+1)*d], st.byDst.Of(v))
-			}
-		})
+		kern.EdgeSumGrad(&st.EdgeSumState, out, od, in[0], len(st.src.Idx), len(out)/d, d)
 	}
 }
 

@@ -60,46 +60,28 @@ func LayerNorm(x, gamma, beta *gorgonia.Node, mask *Mask) (*gorgonia.Node, error
 	return n, nil
 }
 
-// lnState is what the forward pass keeps for the gradient ops: x̂ and 1/σ per row.
+// lnState is what the forward pass keeps for the gradient ops (kern.LayerNormState).
 type lnState struct {
-	mask   *Mask
-	xhat   []float64
-	invStd []float64
+	mask *Mask
+	kern.LayerNormState
 }
 
 // ready checks that a forward pass of the gradient's shape ran (inputs γ and dy).
-func (st *lnState) ready(s []tensor.Shape) error {
-	if len(st.xhat) != s[1].TotalSize() {
-		return fmt.Errorf("no forward pass of shape %v to differentiate", s[1])
-	}
-	return nil
-}
+func (st *lnState) ready(s []tensor.Shape) error { return st.Ready(s[1][0], s[1][1]) }
 
 func lnKernel[T kern.Float](st *lnState) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
-		rows, cols := s[0][0], s[0][1]
-		st.xhat, st.invStd = scratch(&st.xhat, rows*cols), scratch(&st.invStd, rows)
-		kern.LayerNorm(kern.LayerNormBufs[T]{X: in[0], Gamma: in[1], Beta: in[2], Keep: st.mask.Keep, Out: out,
-			Xhat: st.xhat, InvStd: st.invStd}, rows, cols, BNEps)
+		kern.LayerNormForward(&st.LayerNormState, out, in[0], in[1], in[2], st.mask.Keep, s[0][0], s[0][1], BNEps)
 	}
 }
 
-// lnGradKernel (inputs γ and dy; kern.LayerNormBackward): which 0: dx =
+// lnGradKernel (inputs γ and dy; kern.LayerNormGrad): which 0: dx =
 // (1/σ)(γ⊙dy − mean(γ⊙dy) − x̂·mean(γ⊙dy⊙x̂)) per kept row; which 1: dγ = Σ_rows dy⊙x̂;
 // which 2: dβ = Σ_rows dy.
 func lnGradKernel[T kern.Float](st *lnState, which int) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
-		rows, d := s[1][0], s[1][1]
-		var dx, dgamma, dbeta []T
-		switch which {
-		case 0:
-			dx = out
-		case 1:
-			dgamma = out
-		default:
-			dbeta = out
-		}
-		kern.LayerNormBackward(dx, dgamma, dbeta, in[1], kern.LayerNormBufs[T]{Gamma: in[0], Keep: st.mask.Keep,
-			Xhat: st.xhat, InvStd: st.invStd}, rows, d)
+		outs := make([][]T, 3)
+		outs[which] = out
+		kern.LayerNormGrad(&st.LayerNormState, outs[0], outs[1], outs[2], in[0], in[1], st.mask.Keep, s[1][0], s[1][1])
 	}
 }

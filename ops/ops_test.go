@@ -380,6 +380,11 @@ var gradCases = []struct {
 		y, err := EdgeSum(e, hs, ht, src, dst)
 		return y, gorgonia.Nodes{e, hs, ht}, err
 	}},
+	{"Gelu", 49, 50, func(g *gorgonia.ExprGraph, rng *rand.Rand) (*gorgonia.Node, gorgonia.Nodes, error) {
+		x := gradcheck.RandMatrix(g, rng, "x", 5, 4)
+		y, err := Gelu(x)
+		return y, gorgonia.Nodes{x}, err
+	}},
 }
 
 func TestGradients(t *testing.T) {

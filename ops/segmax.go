@@ -29,7 +29,7 @@ func SegmentMax(x *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, error)
 	if x.Dims() != 2 || x.Shape()[0] != dst.Len() || nodes < 0 {
 		return nil, fmt.Errorf("segment max %q: input %v, want [%d, d]; %d nodes", dst.Name, x.Shape(), dst.Len(), nodes)
 	}
-	st := &segMaxState{dst: dst, nodes: nodes, fwdD: -1}
+	st := &segMaxState{dst: dst, nodes: nodes}
 	op := newFuncOp(prog.SegmentMax, fmt.Sprintf("SegmentMax{%s,%d→%d}", dst.Name, dst.Len(), nodes), 1, rowsOf(nodes, 0),
 		segMaxForward[float64](st), segMaxForward[float32](st))
 	op.check = func(s []tensor.Shape) error {
@@ -57,15 +57,12 @@ func SegmentMax(x *gorgonia.Node, dst *Index, nodes int) (*gorgonia.Node, error)
 	return n, nil
 }
 
-// segMaxState keeps, from the forward pass, the real edges grouped by destination and the
-// arg-max edge per (node, column) ([nodes, d], -1 for a node without edges), which the
-// gradient op reads.
+// segMaxState keeps, from the forward pass, the edges grouped by destination and the arg-max
+// edge per (node, column) (kern.SegmentMaxState), which the gradient op reads.
 type segMaxState struct {
 	dst   *Index
 	nodes int
-	byDst kern.Segments
-	arg   []int32
-	fwdD  int // width of the last forward pass (-1 before the first)
+	kern.SegmentMaxState
 }
 
 // ready checks that a forward pass of the gradient's shape ran (input g [nodes, d]).
@@ -73,29 +70,17 @@ func (st *segMaxState) ready(s []tensor.Shape) error {
 	if s[0][0] != st.nodes {
 		return fmt.Errorf("output gradient has %d rows, want %d", s[0][0], st.nodes)
 	}
-	if st.fwdD != s[0][1] {
-		return fmt.Errorf("no forward pass of width %d to differentiate", s[0][1])
-	}
-	return nil
+	return st.Ready(s[0][1])
 }
 
 func segMaxForward[T kern.Float](st *segMaxState) kernel[T] {
 	return func(out []T, in [][]T, s []tensor.Shape) {
-		d := s[0][1]
-		dst := st.dst.Idx
-		st.byDst.Group(dst, st.nodes, func(k int) bool { return dst[k] >= 0 })
-		if n := st.nodes * d; cap(st.arg) < n {
-			st.arg = make([]int32, n)
-		} else {
-			st.arg = st.arg[:n]
-		}
-		kern.SegmentMaxRows(out, st.arg, in[0], d, &st.byDst)
-		st.fwdD = d
+		kern.SegmentMaxForward(&st.SegmentMaxState, out, in[0], st.dst.Idx, st.nodes, s[0][1])
 	}
 }
 
 func segMaxBackward[T kern.Float](st *segMaxState) kernel[T] {
 	return func(dx []T, in [][]T, s []tensor.Shape) {
-		kern.SegmentMaxGradRows(dx, in[0], st.arg, s[0][1], st.dst.Idx)
+		kern.SegmentMaxGrad(&st.SegmentMaxState, dx, in[0], st.dst.Idx, s[0][1])
 	}
 }

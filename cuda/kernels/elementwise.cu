@@ -91,6 +91,25 @@ extern "C" __global__ void ew_relu_grad(float* dx, const float* y, const float* 
   RW_FOR(i, n) dx[i] = y[i] > 0.0f ? g[i] : 0.0f;
 }
 
+// ew_gelu, ew_gelu_grad: GELU in its tanh form and its gradient from x (CPU twin: kern.Gelu,
+// kern.GeluGrad in kern/gelu.go, in float64 there: equal to rounding).
+//   gelu(x) = x/2·(1 + tanh(u)), u = √(2/π)(x + 0.044715x³);
+//   gelu'(x) = (1 + t)/2 + x/2·(1 − t²)·√(2/π)(1 + 3·0.044715x²), t = tanh(u).
+extern "C" __global__ void ew_gelu(float* out, const float* x, int n) {
+  RW_FOR(i, n) {
+    float v = x[i];
+    out[i] = 0.5f * v * (1.0f + tanhf(0.7978845608f * (v + 0.044715f * v * v * v)));
+  }
+}
+
+extern "C" __global__ void ew_gelu_grad(float* dx, const float* x, const float* g, int n) {
+  RW_FOR(i, n) {
+    float v = x[i];
+    float t = tanhf(0.7978845608f * (v + 0.044715f * v * v * v));
+    dx[i] = g[i] * (0.5f * (1.0f + t) + 0.5f * v * (1.0f - t * t) * 0.7978845608f * (1.0f + 3.0f * 0.044715f * v * v));
+  }
+}
+
 extern "C" __global__ void ew_sigmoid(float* out, const float* x, int n) {
   RW_FOR(i, n) out[i] = rw_sigmoid(x[i]);
 }

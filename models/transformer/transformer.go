@@ -41,7 +41,13 @@ type Config struct {
 	// ScaleHead √(d/H), the head width's root of scaled dot-product attention
 	// (docs/protocol.md §"Transformer layer").
 	ScoreScale string
+	// FFNActivation is the feed-forward blocks' activation: "" ReLU (the paper's) or ActGelu,
+	// GELU in its tanh form (model.ffn_activation).
+	FFNActivation string
 }
+
+// ActGelu makes the feed-forward blocks use GELU (tanh form) instead of ReLU.
+const ActGelu = "gelu"
 
 // ScaleHead divides the attention scores by √(d/H) instead of the paper's d (model.score_scale).
 const ScaleHead = "head"
@@ -83,6 +89,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("transformer: sinusoid relative positions need the shortest-path table encoding")
 	case c.ScoreScale != "" && c.ScoreScale != ScaleHead:
 		return fmt.Errorf("transformer: score scale %q, want \"\" (the width d) or %s (√(d/H))", c.ScoreScale, ScaleHead)
+	case c.FFNActivation != "" && c.FFNActivation != ActGelu:
+		return fmt.Errorf("transformer: feed-forward activation %q, want \"\" (ReLU) or %s", c.FFNActivation, ActGelu)
 	}
 	if err := c.IO.Validate(); err != nil {
 		return fmt.Errorf("transformer: %w", err)
@@ -119,14 +127,14 @@ func (c Config) relParams() int {
 var norms = map[string]string{"pre_bn": PreBN, "post_bn": PostBN, "pre_ln": PreLN, "post_ln": PostLN}
 
 // New is the model's constructor for the registry (models.Register): the network a config's
-// model section describes on io (own keys: heads, norm, relative, score_scale).
+// model section describes on io (own keys: heads, norm, relative, score_scale, ffn_activation).
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	norm, ok := norms[m.Str("norm")]
 	if !ok {
 		return nil, 0, fmt.Errorf("model.norm %q, want pre_bn, post_bn, pre_ln or post_ln", m.Str("norm"))
 	}
 	c := Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Int("heads"), IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Str("relative"),
-		ScoreScale: m.Str("score_scale")}
+		ScoreScale: m.Str("score_scale"), FFNActivation: m.Str("ffn_activation")}
 	if err := c.Validate(); err != nil {
 		return nil, 0, err
 	}
@@ -170,7 +178,6 @@ func Builder(cfg Config) nn.BuildFunc {
 // Post-BN: ĥĥ = BN_h1(attention(h, e) + h), h' = BN_h2(FFN_h(ĥĥ) + ĥĥ), e' = BN_e(FFN_e(e) + e).
 // The LN variants put LayerNorm where these put BN (same parameter count).
 func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.Node) (*gorgonia.Node, *gorgonia.Node) {
-	d := c.Hidden
 	bn := func(x *gorgonia.Node, which string, mask *ops.Mask) *gorgonia.Node {
 		if c.Norm == PreLN || c.Norm == PostLN {
 			return b.LayerNorm(x, name+"."+which, mask)
@@ -180,14 +187,14 @@ func layer(b *nn.Builder, in *nn.Inputs, c Config, name string, h, e *gorgonia.N
 	drop := func(x *gorgonia.Node, which string) *gorgonia.Node { return b.Dropout(x, name+"."+which, c.Dropout) }
 	if c.Norm == PostBN || c.Norm == PostLN {
 		hh := bn(b.Add(drop(attention(b, in, c, name, h, e), "drop_att"), h), "bn_h1", in.NodeMask)
-		h2 := bn(b.Add(drop(ffn(b, name+".ffn_h", hh, d), "drop_h"), hh), "bn_h2", in.NodeMask)
-		e2 := bn(b.Add(drop(ffn(b, name+".ffn_e", e, d), "drop_e"), e), "bn_e", in.EdgeMask)
+		h2 := bn(b.Add(drop(ffn(b, c, name+".ffn_h", hh), "drop_h"), hh), "bn_h2", in.NodeMask)
+		e2 := bn(b.Add(drop(ffn(b, c, name+".ffn_e", e), "drop_e"), e), "bn_e", in.EdgeMask)
 		return h2, e2
 	}
 	hn, en := bn(h, "bn_h1", in.NodeMask), bn(e, "bn_e", in.EdgeMask)
 	hh := b.Add(drop(attention(b, in, c, name, hn, en), "drop_att"), h)
-	h2 := b.Add(drop(ffn(b, name+".ffn_h", bn(hh, "bn_h2", in.NodeMask), d), "drop_h"), hh)
-	e2 := b.Add(drop(ffn(b, name+".ffn_e", en, d), "drop_e"), e)
+	h2 := b.Add(drop(ffn(b, c, name+".ffn_h", bn(hh, "bn_h2", in.NodeMask)), "drop_h"), hh)
+	e2 := b.Add(drop(ffn(b, c, name+".ffn_e", en), "drop_e"), e)
 	return h2, e2
 }
 
@@ -258,7 +265,12 @@ func Sinusoid(k, col, d int) float64 {
 	return math.Cos(x)
 }
 
-// ffn is Linear(d→2d) → ReLU → Linear(2d→d).
-func ffn(b *nn.Builder, name string, x *gorgonia.Node, d int) *gorgonia.Node {
-	return b.Linear(b.Relu(b.Linear(x, name+".0", d, 2*d)), name+".1", 2*d, d)
+// ffn is Linear(d→2d) → ReLU (or GELU: c.FFNActivation) → Linear(2d→d).
+func ffn(b *nn.Builder, c Config, name string, x *gorgonia.Node) *gorgonia.Node {
+	d := c.Hidden
+	act := b.Relu
+	if c.FFNActivation == ActGelu {
+		act = b.Gelu
+	}
+	return b.Linear(act(b.Linear(x, name+".0", d, 2*d)), name+".1", 2*d, d)
 }

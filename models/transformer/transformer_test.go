@@ -54,6 +54,19 @@ func TestGradCheck(t *testing.T) {
 	testgraphs.GradCheck(t, Builder(tiny("cls", PreBN)), tinyBatch(t), 10, 1e-5)
 }
 
+// TestGeluGradCheck: the feed-forward blocks with GELU (model.ffn_activation gelu), every
+// parameter gradient against central finite differences, and buckets agreeing.
+func TestGeluGradCheck(t *testing.T) {
+	c := tiny("mean", PreBN)
+	c.FFNActivation = ActGelu
+	testgraphs.GradCheck(t, Builder(c), tinyBatch(t), 10, 1e-5)
+	testgraphs.BucketsAgree(t, Builder(c), tinyBatch(t))
+	c.FFNActivation = "swish"
+	if err := c.Validate(); err == nil {
+		t.Fatal("unknown feed-forward activation accepted")
+	}
+}
+
 func TestBucketsAgree(t *testing.T) {
 	for _, norm := range []string{PreBN, PostBN, PreLN, PostLN} {
 		testgraphs.BucketsAgree(t, Builder(tiny("mean", norm)), tinyBatch(t))
