@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -291,7 +292,8 @@ func (d *differ) diff() *Diff {
 	return &Diff{Where: d.where, A: d.a, B: d.b, More: d.n - 1, Sections: d.sections}
 }
 
-// CompareText compares two text files line by line; the first differing line is reported.
+// CompareText compares two config files line by line, less the keys one of them adds at their
+// zero value (dropNewZeroKeys); the first differing line is reported.
 func CompareText(a, b []byte) *Diff {
 	if bytes.Equal(a, b) {
 		return nil
@@ -303,6 +305,7 @@ func CompareText(a, b []byte) *Diff {
 
 func textLines(d *differ, prefix string, a, b []byte) {
 	la, lb := lines(a), lines(b)
+	la, lb = dropNewZeroKeys(la, lb), dropNewZeroKeys(lb, la)
 	for i := range max(len(la), len(lb)) {
 		va, vb := "absent", "absent"
 		if i < len(la) {
@@ -315,6 +318,27 @@ func textLines(d *differ, prefix string, a, b []byte) {
 			d.add(fmt.Sprintf("%s %d", prefix, i+1), va, vb)
 		}
 	}
+}
+
+// zeroKey matches a YAML line that sets a key to its zero value: `  ffn_activation: ""`, `x: 0`,
+// `flag: false`, `list: []`.
+var zeroKey = regexp.MustCompile(`^\s*[A-Za-z_][A-Za-z0-9_]*: (""|0|false|\[\])$`)
+
+// dropNewZeroKeys returns xs less the lines that set a key to its zero value and are absent from
+// other: a key one revision adds to config.yaml at its zero value. Config hashes keys added since
+// its first layout only away from zero, and a model reads zero as the behaviour from before the
+// key, so such a line changes nothing a run computes. A key whose value changed still differs:
+// the other revision's line with the old value stays.
+func dropNewZeroKeys(xs, other []string) []string {
+	in := set(other)
+	out := xs[:0:0]
+	for _, x := range xs {
+		if !in[x] && zeroKey.MatchString(x) {
+			continue
+		}
+		out = append(out, x)
+	}
+	return out
 }
 
 func lines(b []byte) []string {

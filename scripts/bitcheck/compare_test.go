@@ -303,3 +303,32 @@ func TestTimingFieldsExist(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigNewZeroKey checks that a key one revision adds to config.yaml at its zero value is
+// not a difference, and that a changed value, a new key away from zero and a key dropped away
+// from zero still are.
+func TestConfigNewZeroKey(t *testing.T) {
+	base := "model:\n  name: transformer\n  score_scale: \"\"\ntrain:\n  lr: 0.001\n"
+	same := []string{
+		"model:\n  name: transformer\n  ffn_activation: \"\"\n  score_scale: \"\"\ntrain:\n  lr: 0.001\n",
+		"model:\n  name: transformer\n  score_scale: \"\"\n  layers_extra: 0\n  flag: false\n  list: []\ntrain:\n  lr: 0.001\n",
+	}
+	for _, b := range same {
+		if d := CompareText([]byte(base), []byte(b)); d != nil {
+			t.Errorf("a new key at zero reported: %+v", d)
+		}
+		if d := CompareText([]byte(b), []byte(base)); d != nil {
+			t.Errorf("a key dropped at zero reported: %+v", d)
+		}
+	}
+	differ := []string{
+		"model:\n  name: transformer\n  ffn_activation: gelu\n  score_scale: \"\"\ntrain:\n  lr: 0.001\n",
+		"model:\n  name: transformer\n  score_scale: head\ntrain:\n  lr: 0.001\n",
+		"model:\n  name: transformer\n  score_scale: \"\"\ntrain:\n  lr: 0\n",
+	}
+	for _, b := range differ {
+		if d := CompareText([]byte(base), []byte(b)); d == nil {
+			t.Errorf("%q against the base: no difference reported", b)
+		}
+	}
+}

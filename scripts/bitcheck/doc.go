@@ -6,7 +6,9 @@
 // <out>/<run name>/seed<seed>/). For every run folder of either tree, at the same relative path
 // in the other, CompareTrees compares
 //
-//   - config.yaml byte for byte;
+//   - config.yaml line by line, less a key one revision adds at its zero value (config hashes
+//     keys added since its first layout only away from zero, and a model reads zero as the
+//     behaviour from before the key; a changed value still differs);
 //   - metrics.jsonl epoch by epoch and key by key, less EpochTiming (numbers by their float64
 //     bits; key order ignored);
 //   - result.json key by key, less ResultTiming (and less "device", which names the thread
