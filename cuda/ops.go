@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // The launchers below are the GPU side of the project's ops (see ops/doc.go for shapes and the
@@ -1061,7 +1059,7 @@ func (k *Kernels) String() string {
 		return fmt.Sprintf("%d kernels emulated on %s", len(k.fns), k.Target)
 	}
 	defs := ""
-	if d := cudalib.KernelDefines(); len(d) > 0 {
+	if d := k.d.opts.KernelDefines; len(d) > 0 {
 		defs = " with -D " + strings.Join(d, " -D ")
 	}
 	return fmt.Sprintf("%d kernels for %s%s by NVRTC %v (%s); %d files from cache, %d compiled", len(k.fns), k.Target, defs, k.NVRTC.Version, k.NVRTC.Path, k.Cached, k.Built)

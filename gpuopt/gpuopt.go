@@ -190,3 +190,9 @@ func CheckArch(arch int) error {
 	}
 	return nil
 }
+
+// WithPrecision is o with train.precision p.
+func (o Options) WithPrecision(p Precision) Options {
+	o.Precision = p
+	return o
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -27,8 +28,8 @@ func withProbe(t *testing.T, p gpu.Prober) {
 // emulated opens a new emulated GPU for each run (the trainer closes it), in its deterministic
 // schedule: float atomics add in a fixed order, so an interrupted and resumed run can equal an
 // uninterrupted one bit for bit.
-func emulated() (gpuexec.Backend, error) {
-	return gpuexec.OpenEmulated(emu.Options{Deterministic: true})
+func emulated(o gpuopt.Options) (gpuexec.Backend, error) {
+	return gpuexec.OpenEmulatedWith(emu.Options{Deterministic: true}, o)
 }
 
 // needEmu skips a test where the emulated GPU cannot be built (no C++ compiler), unless
@@ -45,7 +46,7 @@ func needEmu(t *testing.T) {
 // device in result.json.
 func TestDeviceSelection(t *testing.T) {
 	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
-	withProbe(t, func() (gpuexec.Backend, error) { return nil, none })
+	withProbe(t, func(gpuopt.Options) (gpuexec.Backend, error) { return nil, none })
 	c := nm2(t, "train.max_epochs=1", "device=cuda", "dataset.name=zinc", "dataset.dir=/nonexistent")
 	_, err := trainRun(t, c, 41, false, nil)
 	if err == nil || !strings.Contains(err.Error(), "device cuda: no usable GPU") || !strings.Contains(err.Error(), "/usr/lib64/libcuda.so.1: not found") {
@@ -84,7 +85,7 @@ func TestDeviceRunTracksCPU(t *testing.T) {
 // TestGPURunTracksCPU is TestDeviceRunTracksCPU on the GPU; it skips where none is found
 // (REWIREGNN_REQUIRE_GPU=1 makes that a failure).
 func TestGPURunTracksCPU(t *testing.T) {
-	b, err := gpu.ProbeCUDA()
+	b, err := gpu.ProbeCUDA(gpuopt.Default())
 	if err != nil {
 		if cudalib.ErrNoDevice(err) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(err.Error(), "\n")

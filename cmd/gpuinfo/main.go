@@ -64,7 +64,7 @@ func run(compile bool) int {
 				if nv.Builtins != "" {
 					fmt.Printf("NVRTC builtins: %s\n", nv.Builtins)
 				}
-				if a, err := cuda.KernelArch(nv, d.CC); err != nil {
+				if a, err := cuda.KernelArch(nv, d.CC, 0); err != nil {
 					fmt.Println(err)
 					status = 1
 				} else {
