@@ -3,8 +3,11 @@ package train
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
+	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"github.com/rewiregnn/rewiregnn/internal/peakmem"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
@@ -165,6 +168,25 @@ func (r *run) deviceName() string {
 		return fmt.Sprintf("cpu (%d threads)", runtime.GOMAXPROCS(0))
 	}
 	return r.choice.Backend.String()
+}
+
+// gpuRecord is result.json's record of the GPU options the run trained with (nil on the CPU):
+// the options the device was chosen with, the CUDA graphs as the trainer replayed them (off
+// where a capture failed) and the kernels' target.
+func (r *run) gpuRecord() *runfiles.GPUOptions {
+	if r.choice.Backend == nil {
+		return nil
+	}
+	o := r.choice.Options
+	rec := &runfiles.GPUOptions{Precision: string(o.Precision), EdgeFolds: o.EdgeFolds.String(), BatchedProducts: o.BatchedProducts,
+		CUDAGraphs: o.Graphs, NarrowGradW: o.NarrowGradW, KernelDefines: strings.Join(o.KernelDefines, ","), Arch: o.Arch}
+	if r.gpu != nil {
+		rec.CUDAGraphs, _ = r.gpu.Graphs()
+	}
+	if c, ok := r.choice.Backend.(*gpuexec.CUDA); ok && c.Kernels != nil {
+		rec.Kernels = c.Kernels.Target
+	}
+	return rec
 }
 
 // closeDevice frees the GPU trainer and releases the device.

@@ -3,17 +3,19 @@ package train
 import (
 	"bytes"
 	"context"
-	"github.com/rewiregnn/rewiregnn/gpuexec"
-	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
+	"github.com/rewiregnn/rewiregnn/internal/tfread"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -62,15 +64,53 @@ func TestDeviceSelection(t *testing.T) {
 	if !strings.Contains(log.String(), "device auto: no usable GPU") || !strings.HasPrefix(res.Device, "cpu") {
 		t.Fatalf("device auto without a GPU: device %q, log:\n%s", res.Device, log.String())
 	}
+	if res.GPU != nil {
+		t.Errorf("a CPU run records GPU options: %+v", res.GPU)
+	}
 
 	needEmu(t)
 	withProbe(t, emulated)
-	c = nm2(t, "train.max_epochs=1", "device=cuda")
+	c = nm2(t, "train.max_epochs=1", "device=cuda", "gpu.edge_folds=gate,scatter", "gpu.cuda_graphs=false", "gpu.batched_products=false")
 	if res, err = trainRun(t, c, 41, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(res.Device, "emulated GPU") {
 		t.Fatalf("device cuda on the emulated GPU: result.json says %q", res.Device)
+	}
+	checkGPURecord(t, c, res)
+}
+
+// checkGPURecord checks that result.json and the TensorBoard hparams of run c record the GPU
+// options it was configured with.
+func checkGPURecord(t *testing.T, c *config.Run, res *runfiles.Result) {
+	t.Helper()
+	back, err := runfiles.ReadResult(filepath.Join(c.Dir(41), runfiles.ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runfiles.GPUOptions{Precision: c.Train.Precision, EdgeFolds: c.GPU.EdgeFolds, BatchedProducts: c.GPU.BatchedProducts,
+		CUDAGraphs: c.GPU.CUDAGraphs, NarrowGradW: c.GPU.NarrowGradW, KernelDefines: c.GPU.KernelDefines, Arch: c.GPU.Arch}
+	if back.GPU == nil || res.GPU == nil || back.GPU.Kernels == "" {
+		t.Fatalf("result.json records no GPU options (or no kernels): %+v", back.GPU)
+	}
+	got := *back.GPU
+	got.Kernels = ""
+	if got != want {
+		t.Errorf("result.json's gpu %+v, want %+v", got, want)
+	}
+	b, err := tfread.ReadRun(c.Dir(41))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, start := endFigures(t, b)
+	if start == nil {
+		t.Fatal("no hparams")
+	}
+	for k, v := range map[string]any{config.KeyEdgeFolds: want.EdgeFolds, config.KeyCUDAGraphs: want.CUDAGraphs,
+		config.KeyBatchedProducts: want.BatchedProducts, config.KeyPrecision: want.Precision} {
+		if start.HParams[k] != v {
+			t.Errorf("hparams %s = %v, want %v", k, start.HParams[k], v)
+		}
 	}
 }
 

@@ -28,8 +28,6 @@ var emuFS embed.FS
 
 // Environment variables of the emulator.
 const (
-	// EnvCXX names the C++ compiler (default: $CXX, else g++, c++, clang++ on PATH).
-	EnvCXX = "REWIREGNN_EMU_CXX"
 	// EnvTSan=1 builds the emulated kernels with ThreadSanitizer (-fsanitize=thread): a data
 	// race between the threads of a block ends the launch with TSan's report.
 	EnvTSan = "REWIREGNN_EMU_TSAN"
@@ -131,21 +129,18 @@ func Skip() error {
 }
 
 func findCompiler() (string, error) {
-	var names []string
-	if v := getenv(EnvCXX); v != "" {
+	// The C++ compiler: $CXX where set (the usual variable, a machine path; a compiler named
+	// and missing is an error, never replaced by another), else g++, c++, clang++ on PATH.
+	names := []string{"g++", "c++", "clang++"}
+	if v := getenv("CXX"); v != "" {
 		names = []string{v}
-	} else {
-		if v := getenv("CXX"); v != "" {
-			names = append(names, v)
-		}
-		names = append(names, "g++", "c++", "clang++")
 	}
 	for _, n := range names {
 		if p, err := exec.LookPath(n); err == nil {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("cuda: emulator: %w: tried %s on PATH (install g++, or set %s)", ErrNoCompiler, strings.Join(names, ", "), EnvCXX)
+	return "", fmt.Errorf("cuda: emulator: %w: tried %s on PATH (install g++, or set CXX)", ErrNoCompiler, strings.Join(names, ", "))
 }
 
 var kernelDecl = regexp.MustCompile(`extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(`)
