@@ -15,13 +15,14 @@ import (
 // like a GPU. Without a C++ compiler the error wraps emu.ErrNoCompiler.
 func OpenEmulator(o emu.Options) (*Device, error) { return OpenEmulatorWith(o, gpuopt.Default()) }
 
-// OpenEmulatorWith is OpenEmulator with the run's GPU options g: batched products and the
-// narrow weight gradients as on a GPU. The emulated kernels are built once, as C++, without
-// NVRTC: kernel definitions and an architecture (gpu.kernel_defines, gpu.arch) are refused.
+// OpenEmulatorWith is OpenEmulator with the run's GPU options g: batched products, the narrow
+// weight gradients and the kernel definitions (emu.Options.Defines) as on a GPU. The emulated
+// kernels are built as C++ for the CPU, without NVRTC: an architecture (gpu.arch) is refused.
 func OpenEmulatorWith(o emu.Options, g gpuopt.Options) (*Device, error) {
-	if len(g.KernelDefines) > 0 || g.Arch != 0 {
-		return nil, fmt.Errorf("cuda: the emulated GPU builds its kernels as C++ without NVRTC, so it takes no gpu.kernel_defines (%q) or gpu.arch (%d); leave them at their defaults", g.KernelDefines, g.Arch)
+	if g.Arch != 0 {
+		return nil, fmt.Errorf("cuda: gpu.arch %d: the emulated GPU builds its kernels as C++ for the CPU, for no virtual architecture; leave gpu.arch at 0", g.Arch)
 	}
+	o.Defines = append(o.Defines, g.KernelDefines...)
 	e, err := emu.Open(o)
 	if err != nil {
 		return nil, err

@@ -1055,12 +1055,12 @@ func DropoutThreshold(rate float64) uint64 {
 
 // String describes the compiled kernel set.
 func (k *Kernels) String() string {
-	if k.NVRTC == nil {
-		return fmt.Sprintf("%d kernels emulated on %s", len(k.fns), k.Target)
-	}
 	defs := ""
 	if d := k.d.opts.KernelDefines; len(d) > 0 {
 		defs = " with -D " + strings.Join(d, " -D ")
+	}
+	if k.NVRTC == nil {
+		return fmt.Sprintf("%d kernels emulated on %s%s", len(k.fns), k.Target, defs)
 	}
 	return fmt.Sprintf("%d kernels for %s%s by NVRTC %v (%s); %d files from cache, %d compiled", len(k.fns), k.Target, defs, k.NVRTC.Version, k.NVRTC.Path, k.Cached, k.Built)
 }

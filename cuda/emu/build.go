@@ -50,6 +50,9 @@ type Options struct {
 	MemoryBytes int64
 	// TSan builds with ThreadSanitizer (also $REWIREGNN_EMU_TSAN=1).
 	TSan bool
+	// Defines are NAME=VALUE preprocessor definitions for every kernel (gpu.kernel_defines, as
+	// NVRTC gets them on a GPU); part of the build's cache key.
+	Defines []string
 	// Deterministic runs the threads of a block one at a time, in index order, handing over
 	// at each barrier and on return (still one OS thread each): atomic updates then land in
 	// the same order on every run, so results are bit-reproducible, as no GPU's are. For
@@ -172,8 +175,11 @@ func emuUnits(o Options) (files map[string]string, units []string) {
 	return files, units
 }
 
-func emuFlags(tsan bool) []string {
+func emuFlags(tsan bool, defines []string) []string {
 	f := []string{"-std=c++17", "-pthread", "-fno-strict-aliasing", "-fno-fast-math"}
+	for _, d := range defines {
+		f = append(f, "-D"+d)
+	}
 	if tsan {
 		return append(f, "-O1", "-g", "-fsanitize=thread")
 	}
@@ -191,7 +197,7 @@ func buildEmulator(o Options) (*emuProgram, error) {
 		return nil, fmt.Errorf("cuda: emulator: %s --version: %w", cxx, err)
 	}
 	version, _, _ := strings.Cut(string(ver), "\n")
-	flags := emuFlags(o.TSan)
+	flags := emuFlags(o.TSan, o.Defines)
 	files, units := emuUnits(o)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", cxx, version, strings.Join(flags, " "))
