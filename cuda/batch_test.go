@@ -66,7 +66,7 @@ func TestGPUBatchedLaunches(t *testing.T) {
 	}
 }
 
-// TestGPUBatchedOneByOne: with EnvBatchedProducts=0 a batch of products is one cublasSgemm
+// TestGPUBatchedOneByOne: with gpu.batched_products false a batch of products is one cublasSgemm
 // per product (as many device operations), whose results equal the batched call's (bit for
 // bit on the emulated GPU, within float32 rounding on a GPU).
 func TestGPUBatchedOneByOne(t *testing.T) {

@@ -291,12 +291,11 @@ func (k *Kernels) colReduceN(rows, d, q, n int) (colReduction, error) {
 
 // prepareLocked allocates what the launchers keep for the device's lifetime, now rather than
 // at first use, which may come inside a capture (whose graph would then redo it with every
-// replay): the column reductions' counters. It also reads EnvNarrowGradW (an unknown value is an
-// error). The caller holds the device.
+// replay): the column reductions' counters. It also takes the device's Options.NarrowGradW.
+// The caller holds the device.
 func (k *Kernels) prepareLocked() error {
-	var err error
 	k.narrowGW = k.d.opts.NarrowGradW
-	_, err = k.colCounters(1)
+	_, err := k.colCounters(1)
 	return err
 }
 
