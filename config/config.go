@@ -3,7 +3,11 @@
 // configs into runs.
 package config
 
-import "time"
+import (
+	"time"
+
+	"github.com/rewiregnn/rewiregnn/gpuopt"
+)
 
 // Run is one fully resolved training run. YAML keys are the mapstructure tags.
 type Run struct {
@@ -11,6 +15,7 @@ type Run struct {
 	Dataset Dataset `mapstructure:"dataset" yaml:"dataset"`
 	Model   Model   `mapstructure:"model" yaml:"model"`
 	Train   Train   `mapstructure:"train" yaml:"train"`
+	GPU     GPU     `mapstructure:"gpu" yaml:"gpu"`       // the GPU path's switches (GPUOptions)
 	Device  string  `mapstructure:"device" yaml:"device"` // cpu | cuda | emu | auto
 	Out     string  `mapstructure:"out" yaml:"out"`       // root folder of run directories
 
@@ -130,12 +135,42 @@ type Train struct {
 	Precision string `mapstructure:"precision" yaml:"precision"`
 }
 
-// The values of train.precision.
+// KeyPrecision is train.precision's key; its values are the registry gpuopt.Precisions.
 const (
 	KeyPrecision  = "train.precision"
-	PrecisionFP32 = "fp32" // float32 throughout (the default, the protocol's)
-	PrecisionTF32 = "tf32" // TF32 tensor-core matrix products on the GPU
-	PrecisionBF16 = "bf16" // bf16 storage of GatedGCN's edge sums on the GPU
+	PrecisionFP32 = string(gpuopt.FP32) // the default
+)
+
+// GPU is the gpu section: the GPU path's switches (gpuopt.Options; docs/gpu.md §"Switches"),
+// read only by a run on a GPU or the emulated GPU. The defaults (configs/defaults/base.yaml)
+// are gpuopt.Default; a key at its default is neither hashed nor written to config.yaml
+// (gpuKeyDefaults), so configs and runs from before the section keep their hash and files.
+type GPU struct {
+	// EdgeFolds are the edge folds of GatedGCN's plan: all, none, or the folds to make,
+	// comma-separated (scatter, bndx, gate). Changes the sums' order: hashed.
+	EdgeFolds string `mapstructure:"edge_folds" yaml:"edge_folds"`
+	// BatchedProducts runs a batch of products as one cuBLAS call (false: one each). Hashed.
+	BatchedProducts bool `mapstructure:"batched_products" yaml:"batched_products"`
+	// CUDAGraphs replays captured CUDA graphs (false: launch by launch). The same launches,
+	// the same bits: not hashed.
+	CUDAGraphs bool `mapstructure:"cuda_graphs" yaml:"cuda_graphs"`
+	// NarrowGradW runs narrow products' weight gradients on the project's kernels. Hashed.
+	NarrowGradW bool `mapstructure:"narrow_gradw" yaml:"narrow_gradw"`
+	// KernelDefines are NAME=VALUE definitions for every kernel, comma-separated. Hashed.
+	KernelDefines string `mapstructure:"kernel_defines" yaml:"kernel_defines"`
+	// Arch is the kernels' virtual architecture (0: the GPU's own): a machine choice, for
+	// checking on a newer GPU the code an older one runs; not hashed (the same arithmetic).
+	Arch int `mapstructure:"arch" yaml:"arch"`
+}
+
+// The gpu section's keys.
+const (
+	KeyEdgeFolds       = "gpu.edge_folds"
+	KeyBatchedProducts = "gpu.batched_products"
+	KeyCUDAGraphs      = "gpu.cuda_graphs"
+	KeyNarrowGradW     = "gpu.narrow_gradw"
+	KeyKernelDefines   = "gpu.kernel_defines"
+	KeyArch            = "gpu.arch"
 )
 
 // PaperSeeds are the four seeds of docs/protocol.md §"Seeds" (benchmarking-gnns' seeds; the

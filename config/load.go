@@ -119,6 +119,7 @@ func resolve(user []*layer, env, set *layer) (*Run, error) {
 	if err := run.Validate(); err != nil {
 		return nil, layers.withSources(err, chargedTo)
 	}
+	run.GPU.canonical()
 	return run, nil
 }
 

@@ -82,7 +82,8 @@ const hashVersion = "rewiregnn config hash v1\n"
 // form), the own keys of models the run does not use at their zero value; keys added to layoutV1
 // later (hashLater) only when they differ from their default; then every key added since
 // layoutV1 (in schema order) that is not at its zero value nor at its default in
-// leftOutAtDefault. Two runs with the same hash train
+// leftOutAtDefault; the gpu section's keys that change the numbers only away from their
+// default (gpuKeyDefaults). Two runs with the same hash train
 // the same model under the same budget.
 func (r *Run) Hash() string {
 	var b strings.Builder
@@ -104,7 +105,16 @@ func (r *Run) Hash() string {
 		line(f)
 	}
 	for _, f := range schema {
-		if !inLayoutV1[f.key] && !hashExcluded[f.key] && !isZero(f.get(r)) && !r.atLeftOutDefault(f) {
+		if inLayoutV1[f.key] || hashExcluded[f.key] {
+			continue
+		}
+		if _, ok := gpuKeyDefaults[f.key]; ok {
+			if !r.gpuNotHashed(f) {
+				line(f)
+			}
+			continue
+		}
+		if !isZero(f.get(r)) && !r.atLeftOutDefault(f) {
 			line(f)
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -235,7 +236,7 @@ func TestPrecisionKey(t *testing.T) {
 		t.Errorf("config.yaml of a tf32 run: want precision: tf32 after the last train key:\n%s", y)
 	}
 	back := mustLoad(t, writeTemp(t, "back.yaml", string(y)))
-	if back.Train.Precision != PrecisionTF32 || back.Hash() != tf32.Hash() {
+	if back.Train.Precision != string(gpuopt.TF32) || back.Hash() != tf32.Hash() {
 		t.Errorf("reloaded: precision %q, hash equal %t", back.Train.Precision, back.Hash() == tf32.Hash())
 	}
 	if d := tf32.Diff(fp32); len(d) != 1 || d[0] != "train.precision tf32 (want fp32)" {

@@ -121,9 +121,15 @@ func layoutOrder(fs []*field) []*field {
 	for _, k := range layoutV1 {
 		last[section(k)] = rank[k]
 	}
+	end := 2 * len(layoutV1) * len(fs) // a section layoutV1 lacks (gpu) goes after all of it
 	for i, f := range fs {
-		if _, ok := rank[f.key]; !ok {
-			rank[f.key] = last[section(f.key)] + 1 + i
+		if _, ok := rank[f.key]; ok {
+			continue
+		}
+		if l, ok := last[section(f.key)]; ok {
+			rank[f.key] = l + 1 + i
+		} else {
+			rank[f.key] = end + i
 		}
 	}
 	out := append([]*field(nil), fs...)

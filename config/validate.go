@@ -15,7 +15,6 @@ var (
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}
 	Readouts   = []string{"mean", "cls", "node", "root"}
-	Precisions = []string{PrecisionFP32, PrecisionTF32, PrecisionBF16} // train.precision (gpu.Precisions)
 )
 
 // ReadoutAuto is the config-file value of model.readout that Load replaces by the dataset's
@@ -205,7 +204,7 @@ func (r *Run) Validate() error {
 	if t.Buckets < 1 {
 		bad("train.buckets", "want at least 1 shape bucket, got %d", t.Buckets)
 	}
-	oneOf(KeyPrecision, t.Precision, Precisions, "precision")
+	r.validateGPU(bad)
 	if oneOf("train.monitor", t.Monitor, Monitors, "monitor") && dsKnown && noVal && t.Monitor == "val_loss" && d.ValFraction == 0 {
 		bad("train.monitor", "val_loss needs a validation split, which %s lacks: set dataset.val_fraction (e.g. 0.1) or monitor train_loss", d.Name)
 	}

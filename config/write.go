@@ -55,8 +55,12 @@ func (r *Run) modelLabel() string {
 
 // writes reports whether YAML writes key f for the run: every key but the own keys of other
 // models, which are written (at their zero value) only where layoutV1 has them. The keys of
-// leftOutAtDefault are written at their default too: config.yaml holds every key the run used.
+// leftOutAtDefault are written at their default too: config.yaml holds every key the run used;
+// the gpu section's keys only away from their default (gpuKeyDefaults).
 func (r *Run) writes(f *field) bool {
+	if _, ok := gpuKeyDefaults[f.key]; ok {
+		return !r.atGPUDefault(f)
+	}
 	if f.own == "" || inLayoutV1[f.key] {
 		return true
 	}

@@ -9,10 +9,9 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
-// TestKernelArch: REWIREGNN_CUDA_ARCH picks the kernels' virtual architecture (70 or
-// compute_70) on a newer GPU and is refused, naming the variable, when it is not a number,
-// newer than the GPU, or unknown to NVRTC; unset, NVRTC's choice stands. Needs an NVRTC (CI
-// has 11.8, which knows compute_70); no GPU.
+// TestKernelArch: gpu.arch (gpuopt.Options.Arch) picks the kernels' virtual architecture on
+// a newer GPU and is refused, naming the key, when it is newer than the GPU or unknown to
+// NVRTC; 0, NVRTC's choice stands. Needs an NVRTC (CI has 11.8, which knows compute_70); no GPU.
 func TestKernelArch(t *testing.T) {
 	nv, err := cudalib.LoadNVRTC(nil)
 	if err != nil {
@@ -24,27 +23,22 @@ func TestKernelArch(t *testing.T) {
 		t.Skipf("NVRTC %v lists no architectures", nv.Version)
 	}
 	low, high := slices.Min(archs), slices.Max(archs)
-	t.Setenv(EnvArch, "")
-	if a, err := KernelArch(nv, high); err != nil || a != high {
-		t.Errorf("unset: architecture %d, %v; want %d", a, err, high)
+	if a, err := KernelArch(nv, high, 0); err != nil || a != high {
+		t.Errorf("0: architecture %d, %v; want %d", a, err, high)
 	}
-	for _, v := range []string{itoa(low), "compute_" + itoa(low)} {
-		t.Setenv(EnvArch, v)
-		if a, err := KernelArch(nv, high); err != nil || a != low {
-			t.Errorf("%s=%s on compute capability %d: %d, %v; want %d", EnvArch, v, high, a, err, low)
-		}
+	if a, err := KernelArch(nv, high, low); err != nil || a != low {
+		t.Errorf("gpu.arch %d on compute capability %d: %d, %v; want %d", low, high, a, err, low)
 	}
 	for _, c := range []struct {
-		v, want string
-		cc      int
+		v    int
+		want string
 	}{
-		{"sm_70", "want a virtual architecture", high},
-		{itoa(high + 10), "does not run on a GPU", high},
-		{"1", "does not compile for compute_1", high},
+		{-70, "want a virtual architecture"},
+		{high + 10, "does not run on a GPU"},
+		{1, "does not compile for compute_1"},
 	} {
-		t.Setenv(EnvArch, c.v)
-		if _, err := KernelArch(nv, c.cc); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), EnvArch) {
-			t.Errorf("%s=%s: %v; want an error naming %s: %q", EnvArch, c.v, err, EnvArch, c.want)
+		if _, err := KernelArch(nv, high, c.v); err == nil || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), "gpu.arch") {
+			t.Errorf("gpu.arch %d: %v; want an error naming gpu.arch: %q", c.v, err, c.want)
 		}
 	}
 }

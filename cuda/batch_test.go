@@ -3,7 +3,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"os"
 	"strings"
 	"testing"
 )
@@ -67,7 +66,7 @@ func TestGPUBatchedLaunches(t *testing.T) {
 	}
 }
 
-// TestGPUBatchedOneByOne: with EnvBatchedProducts=0 a batch of products is one cublasSgemm
+// TestGPUBatchedOneByOne: with gpu.batched_products false a batch of products is one cublasSgemm
 // per product (as many device operations), whose results equal the batched call's (bit for
 // bit on the emulated GPU, within float32 rounding on a GPU).
 func TestGPUBatchedOneByOne(t *testing.T) {
@@ -93,16 +92,15 @@ func TestGPUBatchedOneByOne(t *testing.T) {
 		batched[j] = g.down(outs[j], m*b)
 	}
 
-	t.Setenv(EnvBatchedProducts, "0")
 	h, err := func() (*cublasHandle, error) { d.mu.Lock(); defer d.mu.Unlock(); return d.blasLocked() }()
 	must(t, err)
 	was := h.oneByOne
-	h.oneByOne = os.Getenv(EnvBatchedProducts) == "0" // as a handle made now would be
+	h.oneByOne = true // as a handle of a device opened with gpu.batched_products false would be
 	defer func() { h.oneByOne = was }()
 	before := d.Counts()
 	must(t, k.MatMulBatch(tab, 0, n, m, a, b))
 	if ops := d.Counts().Sub(before).DeviceOps; ops != n {
-		t.Errorf("%s=0: a batch of %d products queued %d device operations, want %d", EnvBatchedProducts, n, ops, n)
+		t.Errorf("gpu.batched_products false: a batch of %d products queued %d device operations, want %d", n, ops, n)
 	}
 	for j := range n {
 		sameOnEmu(t, fmt.Sprintf("product %d one by one", j), g.down(outs[j], m*b), batched[j])

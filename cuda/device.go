@@ -12,6 +12,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 )
 
 // EnvRequireGPU set to 1 makes every GPU test fail, instead of skip, when no GPU is found (for
@@ -62,11 +63,22 @@ type Device struct {
 	kernels      *Kernels
 	kernelsError error
 	emu          *emu.GPU // non-nil for an emulated device (emulator.go)
+	// opts are the run's GPU options the device reads (OpenWith): batched products, the
+	// narrow weight-gradient kernels, the kernels' definitions and architecture.
+	opts gpuopt.Options
 }
 
-// Open retains the primary context of GPU ordinal and creates the device's stream. Where no
-// driver or GPU exists the error satisfies cudalib.ErrNoDevice and names every place probed.
-func Open(ordinal int) (*Device, error) {
+// Options are the GPU options the device was opened with.
+func (d *Device) Options() gpuopt.Options { return d.opts }
+
+// Open is OpenWith the default options (gpuopt.Default).
+func Open(ordinal int) (*Device, error) { return OpenWith(ordinal, gpuopt.Default()) }
+
+// OpenWith retains the primary context of GPU ordinal and creates the device's stream; the
+// device reads o's batched products, narrow weight gradients, kernel definitions and
+// architecture. Where no driver or GPU exists the error satisfies cudalib.ErrNoDevice and
+// names every place probed.
+func OpenWith(ordinal int, o gpuopt.Options) (*Device, error) {
 	drv, err := cudalib.LoadDriver()
 	if err != nil {
 		return nil, err
@@ -74,7 +86,7 @@ func Open(ordinal int) (*Device, error) {
 	if err := drv.CheckOrdinal(ordinal); err != nil {
 		return nil, err
 	}
-	d := &Device{Ordinal: ordinal, Driver: drv.Version, DriverPath: drv.Path, drv: drv}
+	d := &Device{Ordinal: ordinal, Driver: drv.Version, DriverPath: drv.Path, drv: drv, opts: o}
 	d.alloc.free = map[int][]DevPtr{}
 	d.alloc.size = map[DevPtr]int{}
 	runtime.LockOSThread()

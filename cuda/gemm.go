@@ -6,7 +6,6 @@ package cuda
 import (
 	"fmt"
 	"math"
-	"os"
 	"runtime"
 	"unsafe"
 
@@ -18,7 +17,10 @@ type cublasHandle struct {
 	lib *cudalib.CUBLAS
 	h   uintptr
 	ws  uint64 // the workspace given to cuBLAS (0: cuBLAS's own pool)
-	// oneByOne: batched products as one cublasSgemm each (EnvBatchedProducts=0)
+	// oneByOne: batched products (MatMulBatch, MatMulGradWBatch) as one cublasSgemm each
+	// instead of one cublasSgemmBatched (gpuopt.Options.BatchedProducts off, gpu.batched_products:
+	// for measuring which is faster on a GPU). The bits are cuBLAS's either way (within float32
+	// rounding of each other); the operations per step grow by the batches' sizes less one each.
 	oneByOne bool
 }
 
@@ -66,13 +68,6 @@ func (d *Device) setWorkspaceLocked(h *cublasHandle) error {
 	return nil
 }
 
-// EnvBatchedProducts set to 0 makes the batched products (MatMulBatch, MatMulGradWBatch) run
-// one cublasSgemm per product instead of one cublasSgemmBatched: a switch for measuring which
-// is faster on a GPU, as REWIREGNN_CUDA_GRAPHS=0 is for graphs. The bits are cuBLAS's either
-// way (within float32 rounding of each other); the operations per step grow by the batches'
-// sizes less one each.
-const EnvBatchedProducts = "REWIREGNN_CUBLAS_BATCHED"
-
 // blasLocked returns the device's cuBLAS handle, creating it on first use.
 func (d *Device) blasLocked() (*cublasHandle, error) {
 	if d.blas != nil {
@@ -82,7 +77,7 @@ func (d *Device) blasLocked() (*cublasHandle, error) {
 	if err != nil {
 		return nil, err
 	}
-	h := &cublasHandle{lib: lib, oneByOne: os.Getenv(EnvBatchedProducts) == "0"}
+	h := &cublasHandle{lib: lib, oneByOne: !d.opts.BatchedProducts}
 	if r := lib.Create(unsafe.Pointer(&h.h)); r != 0 {
 		return nil, fmt.Errorf("cuda: cublasCreate (%s): status %d", lib.Path, r)
 	}

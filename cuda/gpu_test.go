@@ -18,6 +18,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -25,6 +26,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/cuda/kernels"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
 	"gorgonia.org/gorgonia"
@@ -46,12 +48,35 @@ var (
 // REWIREGNN_REQUIRE_EMU=1).
 const EnvTestDevice = "REWIREGNN_TEST_DEVICE"
 
+// EnvTestArch, where set, is the virtual architecture the TestGPU tests compile the kernels
+// for on a GPU (gpuopt.Options.Arch, gpu.arch of a run): scripts/gpu-check.sh's check of a
+// V100's PTX (70) on a newer GPU. A test switch: a run sets gpu.arch.
+const EnvTestArch = "REWIREGNN_TEST_CUDA_ARCH"
+
+// testOptions are the GPU options of the test device: the defaults, with EnvTestArch.
+func testOptions() (gpuopt.Options, error) {
+	o := gpuopt.Default()
+	if v := strings.TrimSpace(os.Getenv(EnvTestArch)); v != "" {
+		arch, err := strconv.Atoi(strings.TrimPrefix(v, "compute_"))
+		if err != nil {
+			return o, fmt.Errorf("%s=%q: want a virtual architecture such as 70", EnvTestArch, v)
+		}
+		o.Arch = arch
+	}
+	return o, nil
+}
+
 // probeGPU opens the test device and its kernels once per test binary.
 func probeGPU() {
 	gpuOnce.Do(func() {
 		mode := os.Getenv(EnvTestDevice)
 		if mode != "emu" {
-			gpuDev, gpuErr = Open(0)
+			o, err := testOptions()
+			if err != nil {
+				gpuErr = err
+				return
+			}
+			gpuDev, gpuErr = OpenWith(0, o)
 			if gpuErr == nil {
 				gpuK, gpuErr = gpuDev.Kernels()
 				return

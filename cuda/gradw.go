@@ -1,7 +1,8 @@
 package cuda
 
 // The weight gradients of narrow products, dw = xᵀ·g with dw at most wgMax × wgMax, on
-// gemm.cu's kernels instead of cuBLAS, where EnvNarrowGradW is 1: on a GPU cuBLAS gives such a
+// gemm.cu's kernels instead of cuBLAS, where gpuopt.Options.NarrowGradW is on (gpu.narrow_gradw; they compute in float32, fmaf,
+// whatever the math mode, so under train.precision tf32 these gradients are float32's): on a GPU cuBLAS gives such a
 // small output over thousands of rows to a few blocks (an H200 took 24 µs for one
 // 70 × 3058 · 3058 × 70 product and 104 µs for four batched, 2026-11-27). The rows are split into
 // chunks, one block each, which write their partials; a second launch adds each output's
@@ -9,18 +10,7 @@ package cuda
 // default until a GPU shows it pays: the first version (3a240f6), which merged in the last
 // block to arrive, was slower than cuBLAS and was reverted.
 
-import (
-	"fmt"
-	"os"
-	"strings"
-)
-
-// EnvNarrowGradW set to 1 runs the weight gradients of products whose a and b are at most
-// wgMax (MatMulBackward's dw, MatMulGradWBatch) on gemm.cu's two-pass kernels instead of
-// cuBLAS; unset or 0, cuBLAS. They compute in float32 (fmaf) whatever the math mode, so under
-// train.precision tf32 these gradients are float32's. A switch for measuring on a GPU
-// (scripts/gpu-speed.sh's gradw step); the device reads it when it opens.
-const EnvNarrowGradW = "REWIREGNN_NARROW_GRADW"
+import "fmt"
 
 const (
 	wgMax          = 128 // RW_WG_MAX: the widest a and b
@@ -31,21 +21,8 @@ const (
 // with few rows).
 var wgMaxChunks = 512
 
-// narrowGradWFromEnv reads EnvNarrowGradW: "" or 0 off, 1 on, anything else an error naming
-// the variable.
-func narrowGradWFromEnv() (bool, error) {
-	switch v := strings.TrimSpace(os.Getenv(EnvNarrowGradW)); v {
-	case "", "0":
-		return false, nil
-	case "1":
-		return true, nil
-	default:
-		return false, fmt.Errorf("%s=%q: give 1 (gemm.cu's weight-gradient kernels) or 0 (cuBLAS)", EnvNarrowGradW, v)
-	}
-}
-
 // NarrowGradW reports whether the narrow products' weight gradients run on gemm.cu's kernels
-// (EnvNarrowGradW was 1 when the device opened).
+// (gpuopt.Options.NarrowGradW of the device's OpenWith).
 func (k *Kernels) NarrowGradW() bool { return k.narrowGW }
 
 // narrowGradW reports whether the weight gradient of an [m, a]·[a, b] product runs on

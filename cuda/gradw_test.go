@@ -2,14 +2,12 @@ package cuda
 
 import (
 	"fmt"
-	"strings"
 	"testing"
 )
 
 // TestGradWGeometry: the row chunks of the narrow weight gradients cover the rows exactly, none
 // empty, at most wgMaxChunks, one chunk below 2·wgMinChunkRows rows; which products take
-// gemm.cu's kernels (the switch on, a and b at most wgMax) rather than cuBLAS; and how
-// REWIREGNN_NARROW_GRADW is read.
+// gemm.cu's kernels (the switch on, a and b at most wgMax) rather than cuBLAS.
 func TestGradWGeometry(t *testing.T) {
 	for _, c := range []struct{ m, chunks, rpc int }{
 		{1, 1, 1}, {127, 1, 127}, {128, 2, 64}, {3058, 47, 66}, {9638, 149, 65}, {908_099, 512, 1774},
@@ -36,19 +34,9 @@ func TestGradWGeometry(t *testing.T) {
 			t.Errorf("narrowGradW(%d, %d, %d) with the switch off = true", c.m, c.a, c.b)
 		}
 	}
-	for env, want := range map[string]bool{"": false, "0": false, "1": true, " 1 ": true} {
-		t.Setenv(EnvNarrowGradW, env)
-		if got, err := narrowGradWFromEnv(); err != nil || got != want {
-			t.Errorf("%s=%q: %v, %v; want %v", EnvNarrowGradW, env, got, err, want)
-		}
-	}
-	t.Setenv(EnvNarrowGradW, "yes")
-	if _, err := narrowGradWFromEnv(); err == nil || !strings.Contains(err.Error(), EnvNarrowGradW) {
-		t.Errorf("%s=yes: %v, want an error naming the variable", EnvNarrowGradW, err)
-	}
 }
 
-// TestGPUMatMulGradWNarrow checks gemm.cu's weight gradient dw = xᵀ·g (REWIREGNN_NARROW_GRADW=1)
+// TestGPUMatMulGradWNarrow checks gemm.cu's weight gradient dw = xᵀ·g (gpu.narrow_gradw)
 // against a float64 product on the CPU and against cuBLAS's (within float32 summation error),
 // with one chunk and many (the cap included, lowered to 8 chunks), widths below, at and above a 16-wide register
 // tile and at the widest (128), and that it is deterministic: a second launch gives the same

@@ -4,9 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
@@ -54,7 +52,7 @@ type Kernels struct {
 	mods   []uintptr
 	// count holds the arrival counters of the chunked column reductions (colCounters).
 	count DevPtr
-	// narrowGW: narrow products' weight gradients on gemm.cu's kernels (EnvNarrowGradW).
+	// narrowGW: narrow products' weight gradients on gemm.cu's kernels (Options.NarrowGradW).
 	narrowGW bool
 }
 
@@ -76,32 +74,26 @@ func (d *Device) Kernels() (*Kernels, error) {
 	return d.kernels, d.kernelsError
 }
 
-// EnvArch names a virtual architecture to compile the kernels' PTX for instead of the GPU's
-// (70 or compute_70): an older one, whose PTX the driver JIT-compiles for the GPU, checks on a
-// newer GPU the code an older GPU would run (compute_70 is a V100's; docs/gpu.md, "Checking a
-// GPU machine").
-const EnvArch = "REWIREGNN_CUDA_ARCH"
-
 // KernelArch returns the architecture the kernels are compiled for on a GPU of compute
-// capability cc: $REWIREGNN_CUDA_ARCH where set (PTX only, at most cc, one NVRTC knows), else
-// NVRTC's choice (TargetArch).
-func KernelArch(nv *cudalib.NVRTC, cc int) (int, error) {
-	v := strings.TrimSpace(os.Getenv(EnvArch))
-	if v == "" {
+// capability cc: want where not 0 (gpu.arch: PTX only, at most cc, one NVRTC knows; an older
+// one, whose PTX the driver JIT-compiles for the GPU, checks on a newer GPU the code an older
+// GPU would run: compute_70 is a V100's; docs/gpu.md, "Checking a GPU machine"), else NVRTC's
+// choice (TargetArch).
+func KernelArch(nv *cudalib.NVRTC, cc, want int) (int, error) {
+	if want == 0 {
 		return nv.TargetArch(cc)
 	}
-	arch, err := strconv.Atoi(strings.TrimPrefix(v, "compute_"))
 	switch {
-	case err != nil || arch <= 0:
-		return 0, fmt.Errorf("cuda: %s=%q: want a virtual architecture such as 70 or compute_70", EnvArch, v)
+	case want < 0:
+		return 0, fmt.Errorf("cuda: gpu.arch %d: want a virtual architecture such as 70 (compute_70)", want)
 	case nv.Cubin:
-		return 0, fmt.Errorf("cuda: %s=%s: NVRTC %v (%s) is newer than the driver and compiles device code for the GPU only; set REWIREGNN_NVRTC to an NVRTC no newer than the driver", EnvArch, v, nv.Version, nv.Path)
-	case arch > cc:
-		return 0, fmt.Errorf("cuda: %s=%s: PTX for compute_%d does not run on a GPU of compute capability %d.%d", EnvArch, v, arch, cc/10, cc%10)
-	case len(nv.Archs()) > 0 && !slices.Contains(nv.Archs(), arch):
-		return 0, fmt.Errorf("cuda: %s=%s: NVRTC %v (%s) does not compile for compute_%d (it knows %v)", EnvArch, v, nv.Version, nv.Path, arch, nv.Archs())
+		return 0, fmt.Errorf("cuda: gpu.arch %d: NVRTC %v (%s) is newer than the driver and compiles device code for the GPU only; set REWIREGNN_NVRTC to an NVRTC no newer than the driver", want, nv.Version, nv.Path)
+	case want > cc:
+		return 0, fmt.Errorf("cuda: gpu.arch %d: PTX for compute_%d does not run on a GPU of compute capability %d.%d", want, want, cc/10, cc%10)
+	case len(nv.Archs()) > 0 && !slices.Contains(nv.Archs(), want):
+		return 0, fmt.Errorf("cuda: gpu.arch %d: NVRTC %v (%s) does not compile for compute_%d (it knows %v)", want, nv.Version, nv.Path, want, nv.Archs())
 	}
-	return arch, nil
+	return want, nil
 }
 
 func buildKernels(d *Device, cache kernels.Cache) (*Kernels, error) {
@@ -109,7 +101,7 @@ func buildKernels(d *Device, cache kernels.Cache) (*Kernels, error) {
 	if err != nil {
 		return nil, err
 	}
-	arch, err := KernelArch(nv, d.CC)
+	arch, err := KernelArch(nv, d.CC, d.opts.Arch)
 	if err != nil {
 		return nil, err
 	}
@@ -121,9 +113,9 @@ func buildKernels(d *Device, cache kernels.Cache) (*Kernels, error) {
 	headers := kernels.Headers()
 	images := map[string][]byte{}
 	for _, s := range kernels.Sources() {
-		key := kernels.Key(s.Name, s.Code, headers, target, nv.Version, cudalib.CompileOptions(target))
+		key := kernels.Key(s.Name, s.Code, headers, target, nv.Version, cudalib.CompileOptions(target, d.opts.KernelDefines...))
 		img, cached, err := cache.LoadOrBuild(key, func() ([]byte, error) {
-			img, _, err := nv.Compile(s.Name, s.Code, headers, arch, nv.Cubin)
+			img, _, err := nv.Compile(s.Name, s.Code, headers, arch, nv.Cubin, d.opts.KernelDefines...)
 			return img, err
 		})
 		if err != nil {
@@ -299,14 +291,11 @@ func (k *Kernels) colReduceN(rows, d, q, n int) (colReduction, error) {
 
 // prepareLocked allocates what the launchers keep for the device's lifetime, now rather than
 // at first use, which may come inside a capture (whose graph would then redo it with every
-// replay): the column reductions' counters. It also reads EnvNarrowGradW (an unknown value is an
-// error). The caller holds the device.
+// replay): the column reductions' counters. It also takes the device's Options.NarrowGradW.
+// The caller holds the device.
 func (k *Kernels) prepareLocked() error {
-	var err error
-	if k.narrowGW, err = narrowGradWFromEnv(); err != nil {
-		return err
-	}
-	_, err = k.colCounters(1)
+	k.narrowGW = k.d.opts.NarrowGradW
+	_, err := k.colCounters(1)
 	return err
 }
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"strings"
-
-	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 )
 
 // The launchers below are the GPU side of the project's ops (see ops/doc.go for shapes and the
@@ -1030,12 +1028,12 @@ func DropoutThreshold(rate float64) uint64 {
 
 // String describes the compiled kernel set.
 func (k *Kernels) String() string {
-	if k.NVRTC == nil {
-		return fmt.Sprintf("%d kernels emulated on %s", len(k.fns), k.Target)
-	}
 	defs := ""
-	if d := cudalib.KernelDefines(); len(d) > 0 {
+	if d := k.d.opts.KernelDefines; len(d) > 0 {
 		defs = " with -D " + strings.Join(d, " -D ")
+	}
+	if k.NVRTC == nil {
+		return fmt.Sprintf("%d kernels emulated on %s%s", len(k.fns), k.Target, defs)
 	}
 	return fmt.Sprintf("%d kernels for %s%s by NVRTC %v (%s); %d files from cache, %d compiled", len(k.fns), k.Target, defs, k.NVRTC.Version, k.NVRTC.Path, k.Cached, k.Built)
 }

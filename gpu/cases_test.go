@@ -20,6 +20,7 @@ type modelCase struct {
 	key   prep.Key
 	io    nn.IO
 	build nn.BuildFunc
+	cfg   *config.Run // the resolved config
 }
 
 // molecules stands in for OpenSpec of the molecule datasets, which reads a dictionary from the
@@ -171,7 +172,7 @@ func newCase(t testing.TB, e encodingCase, sets ...string) modelCase {
 		model += "+" + r.Model.Str("relative")
 	}
 	return modelCase{name: fmt.Sprintf("%s-%s-r%d-cls%t/%s/%s", e.dataset, e.enc, e.r, e.cls, model, r.Model.Str("norm")),
-		spec: spec, key: key, io: io, build: build}
+		spec: spec, key: key, io: io, build: build, cfg: r}
 }
 
 // synthetic returns k random connected graphs shaped like spec's, preprocessed as key says.

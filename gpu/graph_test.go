@@ -9,6 +9,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/nn"
 )
 
@@ -18,10 +19,10 @@ import (
 // evaluation, the Adam update in the graph, two buckets sharing the activation arena): the
 // losses, predictions, evaluations and final parameters, moments and statistics agree bit for
 // bit, and the replays cost four host calls a step. A third run, without the folds of the
-// edge backward pass (REWIREGNN_EDGE_FOLDS=scatter,bndx), agrees bit for bit too. With the
-// edge sums stored in bf16 (train.precision bf16: gpuexec.Options.BF16) the same three runs
+// edge backward pass (gpu.edge_folds gate), agrees bit for bit too. With the
+// edge sums stored in bf16 (train.precision bf16) the same three runs
 // agree with each other bit for bit, and differ from float32's, by no more than the rounding of
-// ê explains. Without any edge fold (REWIREGNN_EDGE_FOLDS=0) the gated aggregation's sums are
+// ê explains. Without any edge fold (gpu.edge_folds none) the gated aggregation's sums are
 // added in another order (in training the gate's fold adds them in the statistics grid's order):
 // the losses agree within float rounding.
 func TestGraphReplayEqualsEager(t *testing.T) {
@@ -37,10 +38,10 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 		preds  [][]float64
 		state  map[string][]float32
 	}
-	run := func(graphs bool, layout gpuexec.Options) trace {
+	run := func(graphs bool, o gpuopt.Options) trace {
 		pr := newPairBuckets(t, c, emuExact(t), buckets)
 		pr.g.SetGraphs(graphs)
-		pr.g.Layout = layout
+		pr.g.Options = o
 		dev := pr.g.Backend().(*gpuexec.CUDA).Dev
 		var tr trace
 		// The large bucket first, so that the arena does not grow after its capture and that
@@ -82,7 +83,15 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 		}
 		return tr
 	}
-	fp32, bf16 := gpuexec.Options{}, gpuexec.Options{BF16: true}
+	fp32, bf16 := gpuopt.Default(), bf16Options()
+	without := func(o gpuopt.Options, folds string) gpuopt.Options {
+		f, err := gpuopt.ParseFolds(folds)
+		if err != nil {
+			t.Fatal(err)
+		}
+		o.EdgeFolds = f
+		return o
+	}
 	eager, replay := run(false, fp32), run(true, fp32)
 	same := func(what string, got, want trace) {
 		t.Helper()
@@ -109,21 +118,18 @@ func TestGraphReplayEqualsEager(t *testing.T) {
 	// same bits.
 	bfEager, bfReplay := run(false, bf16), run(true, bf16)
 	same("replayed in bf16", bfReplay, bfEager)
-	t.Setenv(gpuexec.EnvEdgeFolds, "scatter,bndx")
-	same("replayed without the edge backward folds", run(true, fp32), eager)
-	same("replayed in bf16 without the edge backward folds", run(true, bf16), bfEager)
-	t.Setenv(gpuexec.EnvEdgeFolds, "0")
+	same("replayed without the edge backward folds", run(true, without(fp32, "gate")), eager)
+	same("replayed in bf16 without the edge backward folds", run(true, without(bf16, "gate")), bfEager)
 	for _, c := range []struct {
 		what      string
 		got, want trace
-	}{{"float32", run(true, fp32), eager}, {"bf16", run(true, bf16), bfEager}} {
+	}{{"float32", run(true, without(fp32, "none")), eager}, {"bf16", run(true, without(bf16, "none")), bfEager}} {
 		for i, l := range c.want.losses {
 			if g := c.got.losses[i]; math.Abs(g-l) > 1e-4*math.Abs(l) {
 				t.Errorf("%s without any edge fold: loss %d is %v, %v with them (beyond float rounding)", c.what, i, g, l)
 			}
 		}
 	}
-	t.Setenv(gpuexec.EnvEdgeFolds, "")
 
 	// bf16 storage is another run: its losses differ from float32's, but by about what
 	// rounding ê to 8 significant bits (a relative 2⁻⁹) does to a few steps of training.
@@ -176,22 +182,24 @@ func TestGraphCaptureFailsOver(t *testing.T) {
 // TestGateFoldEvalIsExact: in evaluation the gated aggregation folded into the edge sum
 // (gpuexec's foldGate) adds its sums on gated_edges's own grid, so in its order: on the
 // deterministic schedule the model evaluates to the same bits with the fold as without it
-// (REWIREGNN_EDGE_FOLDS=gate).
+// (gpu.edge_folds scatter,bndx).
 func TestGateFoldEvalIsExact(t *testing.T) {
 	c := newCase(t, encodings[1], modelSet(t, "gatedgcn")...)
 	gs := synthetic(t, c.spec, c.key, 10, 31)
 	bt := batchesOf(t, gs, 10)[0]
-	eval := func() (float64, []float64) {
+	eval := func(o gpuopt.Options) (float64, []float64) {
 		pr := newPair(t, c, emuExact(t), bucketOf(bt))
+		pr.g.Options = o
 		l, p, err := pr.g.Eval(bt)
 		if err != nil {
 			t.Fatal(err)
 		}
 		return l, slices.Clone(p)
 	}
-	l, p := eval()
-	t.Setenv(gpuexec.EnvEdgeFolds, "gate")
-	lOff, pOff := eval()
+	l, p := eval(gpuopt.Default())
+	noGate := gpuopt.Default()
+	noGate.EdgeFolds.Gate = false
+	lOff, pOff := eval(noGate)
 	if l != lOff || !slices.Equal(p, pOff) {
 		t.Errorf("evaluation with the gate folded: loss %v, without %v (predictions equal: %v)", l, lOff, slices.Equal(p, pOff))
 	}

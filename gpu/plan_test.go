@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/prog"
 	"gorgonia.org/gorgonia"
@@ -223,23 +224,34 @@ func TestPlanBuffers(t *testing.T) {
 
 // gatedPlan is the training plan of a three-layer GatedGCN (ZINC, adjacency encoding, r = 1,
 // width 8) on a batch of eight synthetic graphs.
-func gatedPlan(t *testing.T) *gpuexec.Plan {
+func gatedPlan(t *testing.T) *gpuexec.Plan { t.Helper(); return gatedPlanWith(t, gpuopt.Default()) }
+
+// gatedPlanWith is gatedPlan compiled with the options o.
+func gatedPlanWith(t *testing.T, o gpuopt.Options) *gpuexec.Plan {
 	t.Helper()
 	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=3", "model.hidden=8")
 	gs := synthetic(t, c.spec, c.key, 8, 3)
 	tr, net := trainingNet(t, c, bucketOf(batchesOf(t, gs, 8)[0]), tensor.Float32)
-	pl, err := Compile(net, tr.P)
+	pl, err := CompileWith(net, tr.P, o)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return pl
 }
 
-// TestPlanEdgeFoldsOff: with REWIREGNN_EDGE_FOLDS=0 the plan keeps the edge sum's gradient and
-// the batch norm's dx as steps of their own (what gpu-speed.sh's nofold step measures).
+// TestPlanEdgeFoldsOff: with gpu.edge_folds none (a config's options, gpuopt.Options.EdgeFolds)
+// the plan keeps the edge sum's gradient and the batch norm's dx as steps of their own (what
+// gpu-speed.sh's nofold step measures).
 func TestPlanEdgeFoldsOff(t *testing.T) {
-	t.Setenv(gpuexec.EnvEdgeFolds, "0")
-	pl := gatedPlan(t)
+	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "gpu.edge_folds=none")
+	o, err := c.cfg.GPUOptions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.EdgeFolds != (gpuopt.Folds{}) {
+		t.Fatalf("gpu.edge_folds none gives the folds %v", o.EdgeFolds)
+	}
+	pl := gatedPlanWith(t, o)
 	edgeSumGrads, folded := 0, 0
 	for _, st := range pl.Steps {
 		if st.Kind == prog.EdgeSumGrad {
@@ -258,8 +270,8 @@ func TestPlanEdgeFoldsOff(t *testing.T) {
 // evaluation) each gated aggregation's pass over ê runs in the edge sum step that computes ê
 // (Step.Gate: foldGate), so no gated aggregation step is left; its sums and denominators come
 // from a fill step before it and live on, and Bh is computed before it. With
-// REWIREGNN_EDGE_FOLDS=gate the plan keeps the gated steps (one more step for each fold), and a
-// fold name the variable does not know is refused, naming it.
+// the gate fold off (gpu.edge_folds scatter,bndx) the plan keeps the gated steps (one more step
+// for each fold).
 func TestPlanGateFold(t *testing.T) {
 	folds := 0
 	eachNet(t, func(t *testing.T, name string, net *nn.Net, p *nn.Params) {
@@ -290,9 +302,9 @@ func TestPlanGateFold(t *testing.T) {
 				t.Errorf("%s: step %d reads %s, which lives over steps [%d, %d]", name, si, bh.Name, bh.Def, bh.Last)
 			}
 		}
-		t.Setenv(gpuexec.EnvEdgeFolds, "gate")
-		off, err := Compile(net, p)
-		t.Setenv(gpuexec.EnvEdgeFolds, "")
+		noGate := gpuopt.Default()
+		noGate.EdgeFolds.Gate = false
+		off, err := CompileWith(net, p, noGate)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -312,12 +324,6 @@ func TestPlanGateFold(t *testing.T) {
 	})
 	if folds == 0 {
 		t.Fatal("no gate folded in any plan")
-	}
-	t.Setenv(gpuexec.EnvEdgeFolds, "scatter,gates")
-	c := newCase(t, encodingCase{"zinc", "adj", 1, false, false}, "model.name=gatedgcn", "model.layers=1", "model.hidden=4")
-	tr, net := trainingNet(t, c, nn.Bucket{Nodes: 10, Edges: 20, Graphs: 2}, tensor.Float32)
-	if _, err := Compile(net, tr.P); err == nil || !strings.Contains(err.Error(), gpuexec.EnvEdgeFolds) || !strings.Contains(err.Error(), `"gates"`) {
-		t.Errorf("REWIREGNN_EDGE_FOLDS=scatter,gates: %v, want an error naming the variable and gates", err)
 	}
 }
 
@@ -422,7 +428,14 @@ func TestPlanFolds(t *testing.T) {
 	}
 }
 
-// TestPlanBF16: with gpuexec.Options.BF16 (train.precision bf16) every model's plan, training
+// bf16Options are the default GPU options under train.precision bf16.
+func bf16Options() gpuopt.Options {
+	o := gpuopt.Default()
+	o.Precision = gpuopt.BF16
+	return o
+}
+
+// TestPlanBF16: with train.precision bf16 (gpuopt.BF16) every model's plan, training
 // and evaluation, stores in bf16 exactly its edge sums' outputs (GatedGCN's ê, one a layer) that
 // only kernels reading bf16 read, and nothing else: each such value is an edge sum's output the
 // host does not read, each step reading it is a gated aggregation (or its gradient) reading it as
@@ -441,7 +454,7 @@ func TestPlanBF16(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		pl, err := CompileWith(net, p, gpuexec.Options{BF16: true})
+		pl, err := CompileWith(net, p, bf16Options())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -535,7 +548,7 @@ func TestPlanBF16(t *testing.T) {
 			t.Fatal(err)
 		}
 		edge := b.Edges * 8 // ê's elements: [edges, hidden]
-		count := func(o gpuexec.Options) (int, int64) {
+		count := func(o gpuopt.Options) (int, int64) {
 			pl, err := CompileWith(net, p, o)
 			if err != nil {
 				t.Fatal(err)
@@ -548,8 +561,8 @@ func TestPlanBF16(t *testing.T) {
 			}
 			return n, pl.Bytes()
 		}
-		n32, b32 := count(gpuexec.Options{})
-		n16, b16 := count(gpuexec.Options{BF16: true})
+		n32, b32 := count(gpuopt.Default())
+		n16, b16 := count(bf16Options())
 		t.Logf("eight layers, training %t: %d edge-sized slots (%d bytes) in float32, %d (%d bytes) with ê in bf16", train, n32, b32, n16, b16)
 		want := n32
 		if train {

@@ -3,9 +3,11 @@ package gpu
 import (
 	"errors"
 	"fmt"
-	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"strings"
 	"testing"
+
+	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
@@ -18,13 +20,13 @@ import (
 func TestChoose(t *testing.T) {
 	noGPU := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib/x86_64-linux-gnu/libcuda.so.1", Result: "not found"}}}
 	broken := errors.New("cuda: NVRTC: no usable library")
-	noCXX := fmt.Errorf("cuda: emulator: %w: tried g++, c++, clang++ on PATH (install g++, or set %s)", emu.ErrNoCompiler, emu.EnvCXX)
+	noCXX := fmt.Errorf("cuda: emulator: %w: tried g++, c++, clang++ on PATH (install g++, or set CXX)", emu.ErrNoCompiler)
 	sim := emuBackend(t)
 	probers := map[string]Prober{
-		"works":  func() (gpuexec.Backend, error) { return sim, nil },
-		"none":   func() (gpuexec.Backend, error) { return nil, noGPU },
-		"broken": func() (gpuexec.Backend, error) { return nil, broken },
-		"nocxx":  func() (gpuexec.Backend, error) { return nil, noCXX },
+		"works":  func(gpuopt.Options) (gpuexec.Backend, error) { return sim, nil },
+		"none":   func(gpuopt.Options) (gpuexec.Backend, error) { return nil, noGPU },
+		"broken": func(gpuopt.Options) (gpuexec.Backend, error) { return nil, broken },
+		"nocxx":  func(gpuopt.Options) (gpuexec.Backend, error) { return nil, noCXX },
 	}
 	cases := []struct {
 		device, probe string
@@ -46,14 +48,20 @@ func TestChoose(t *testing.T) {
 	}
 	for _, c := range cases {
 		probed, emulated := false, false
-		probe, emulate := Prober(func() (gpuexec.Backend, error) { return nil, noGPU }), Prober(func() (gpuexec.Backend, error) { return nil, noCXX })
+		probe, emulate := Prober(func(gpuopt.Options) (gpuexec.Backend, error) { return nil, noGPU }), Prober(func(gpuopt.Options) (gpuexec.Backend, error) { return nil, noCXX })
 		if c.device == "emu" {
-			emulate = func() (gpuexec.Backend, error) { emulated = true; return probers[c.probe]() }
+			emulate = func(gpuopt.Options) (gpuexec.Backend, error) {
+				emulated = true
+				return probers[c.probe](gpuopt.Default())
+			}
 		} else {
-			probe = func() (gpuexec.Backend, error) { probed = true; return probers[c.probe]() }
-			emulate = func() (gpuexec.Backend, error) { emulated = true; return sim, nil }
+			probe = func(gpuopt.Options) (gpuexec.Backend, error) {
+				probed = true
+				return probers[c.probe](gpuopt.Default())
+			}
+			emulate = func(gpuopt.Options) (gpuexec.Backend, error) { emulated = true; return sim, nil }
 		}
-		ch, err := Choose(c.device, probe, emulate)
+		ch, err := Choose(c.device, gpuopt.Default(), probe, emulate)
 		name := c.device + "/" + c.probe
 		if emulated != (c.device == "emu") {
 			t.Errorf("%s: opened the emulated GPU: %t", name, emulated)
@@ -113,27 +121,28 @@ func TestOneLineIsWhole(t *testing.T) {
 // TestSetPrecision: fp32 leaves any device alone; tf32 and bf16 are refused on the CPU (naming
 // the key and the device); tf32 is refused by a backend without a math mode and switches the
 // (emulated) GPU's products to TF32; bf16 leaves the products in float32 and lays programs out
-// with bf16 storage (PlanOptions); an unknown precision is refused.
+// with bf16 storage (NewTrainerWith); Choose refuses bf16 on the CPU; an unknown precision is
+// refused.
 func TestSetPrecision(t *testing.T) {
 	for _, note := range []string{"device cpu", "device auto: no usable GPU (…); training on the CPU"} {
 		cpu := Choice{Note: note}
-		if n, err := cpu.SetPrecision("fp32"); err != nil || n != "" {
+		if n, err := cpu.setPrecision("fp32"); err != nil || n != "" {
 			t.Errorf("fp32 on %q: %q, %v", note, n, err)
 		}
-		for _, p := range []string{"tf32", "bf16"} {
-			_, err := cpu.SetPrecision(p)
-			if err == nil || !strings.Contains(err.Error(), "train.precision "+p+": the run would train on the CPU ("+note+"), which computes and stores in float32 only") {
+		for _, p := range []gpuopt.Precision{"tf32", "bf16"} {
+			_, err := cpu.setPrecision(p)
+			if err == nil || !strings.Contains(err.Error(), "train.precision "+string(p)+": the run would train on the CPU ("+note+"), which computes and stores in float32 only") {
 				t.Errorf("%s on %q: %v", p, note, err)
 			}
 		}
 	}
-	if _, err := (Choice{}).SetPrecision("fp16"); err == nil || !strings.Contains(err.Error(), `train.precision "fp16": want one of fp32, tf32, bf16`) {
+	if _, err := (Choice{}).setPrecision("fp16"); err == nil || !strings.Contains(err.Error(), `train.precision "fp16": want one of fp32, tf32, bf16`) {
 		t.Errorf("fp16: %v", err)
 	}
-	for p, want := range map[string]bool{"fp32": false, "tf32": false, "bf16": true} {
-		if got := PlanOptions(p).BF16; got != want {
-			t.Errorf("PlanOptions(%s).BF16 = %t", p, got)
-		}
+	bf16 := gpuopt.Default()
+	bf16.Precision = gpuopt.BF16
+	if _, err := Choose("cpu", bf16, nil, nil); err == nil || !strings.Contains(err.Error(), "train.precision bf16: the run would train on the CPU") {
+		t.Errorf("Choose cpu in bf16: %v", err)
 	}
 	if n, err := SetBackendPrecision(fakeBackend{}, "bf16"); err != nil || !strings.Contains(n, "stored in bf16") {
 		t.Errorf("bf16 on a backend without a math mode: %q, %v", n, err)
@@ -143,10 +152,10 @@ func TestSetPrecision(t *testing.T) {
 	}
 	sim := emuBackend(t)
 	ch := Choice{Backend: sim, Note: "device emu"}
-	if n, err := ch.SetPrecision("tf32"); err != nil || !strings.Contains(n, "TF32 tensor cores") || sim.Dev.MathMode() != cuda.MathTF32 {
+	if n, err := ch.setPrecision("tf32"); err != nil || !strings.Contains(n, "TF32 tensor cores") || sim.Dev.MathMode() != cuda.MathTF32 {
 		t.Fatalf("tf32 on the emulated GPU: note %q, %v, mode %v", n, err, sim.Dev.MathMode())
 	}
-	if n, err := ch.SetPrecision("bf16"); err != nil || !strings.Contains(n, "stored in bf16") || sim.Dev.MathMode() != cuda.MathFP32 {
+	if n, err := ch.setPrecision("bf16"); err != nil || !strings.Contains(n, "stored in bf16") || sim.Dev.MathMode() != cuda.MathFP32 {
 		t.Fatalf("bf16 on the emulated GPU: note %q, %v, mode %v", n, err, sim.Dev.MathMode())
 	}
 	if _, err := SetBackendPrecision(sim, "tf32"); err != nil {

@@ -4,13 +4,12 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"os"
 	"slices"
-	"strings"
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/kern"
 	"github.com/rewiregnn/rewiregnn/lower"
 	"github.com/rewiregnn/rewiregnn/nn"
@@ -50,9 +49,10 @@ type Trainer struct {
 	// trainer then queues every step launch by launch).
 	Log       io.Writer
 	graphNote bool
-	// Layout are the options of every program the trainer compiles (PlanOptions of
-	// train.precision: bf16 storage); set them before the first step.
-	Layout gpuexec.Options
+	// Options are the run's GPU options every program the trainer compiles is laid out with
+	// (gpuexec.CompileWith: the edge folds, bf16 storage under train.precision bf16); set them
+	// before the first step (NewTrainerWith).
+	Options gpuopt.Options
 }
 
 // program is a bucket's executor program and the net whose holders feed it.
@@ -61,14 +61,21 @@ type program struct {
 	in *nn.Inputs
 }
 
-// NewTrainer puts t's model on backend b, uploading every parameter that exists.
+// NewTrainer is NewTrainerWith the default options (gpuopt.Default).
 func NewTrainer(t *nn.Trainer, b gpuexec.Backend) (*Trainer, error) {
+	return NewTrainerWith(t, b, gpuopt.Default())
+}
+
+// NewTrainerWith puts t's model on backend b (opened with the same options: Choose), uploading
+// every parameter that exists; its programs are laid out with o, and o.Graphs says whether it
+// replays captured graphs.
+func NewTrainerWith(t *nn.Trainer, b gpuexec.Backend, o gpuopt.Options) (*Trainer, error) {
 	if t == nil || b == nil {
 		return nil, fmt.Errorf("gpu: NewTrainer needs a trainer and a backend")
 	}
-	g := &Trainer{T: t, x: gpuexec.New(b), bn: map[string]*ops.BNState{},
+	g := &Trainer{T: t, x: gpuexec.New(b), bn: map[string]*ops.BNState{}, Options: o,
 		train: make([]*program, len(t.Buckets)), eval: make([]*program, len(t.Buckets))}
-	g.x.Graphs = GraphsEnabled()
+	g.x.Graphs = o.Graphs
 	if err := g.Upload(); err != nil {
 		g.Close()
 		return nil, err
@@ -76,19 +83,11 @@ func NewTrainer(t *nn.Trainer, b gpuexec.Backend) (*Trainer, error) {
 	return g, nil
 }
 
-// EnvGraphs set to 0 makes the device trainer queue every step launch by launch instead of
-// replaying each program's captured graph (gpuexec.Exec.Graphs): for comparisons and as a way
-// round a driver whose graphs misbehave.
-const EnvGraphs = "REWIREGNN_CUDA_GRAPHS"
-
-// GraphsEnabled reports whether trainers replay captured graphs: unless EnvGraphs is 0.
-func GraphsEnabled() bool { return strings.TrimSpace(os.Getenv(EnvGraphs)) != "0" }
-
 // noteGraphs tells Log, once, why the steps are no longer replayed as graphs.
 func (t *Trainer) noteGraphs() {
 	if t.x.GraphErr != nil && !t.graphNote && t.Log != nil {
 		t.graphNote = true
-		fmt.Fprintf(t.Log, "gpu: %v; every step is queued launch by launch (as with %s=0)\n", t.x.GraphErr, EnvGraphs)
+		fmt.Fprintf(t.Log, "gpu: %v; every step is queued launch by launch (as with gpu.cuda_graphs false)\n", t.x.GraphErr)
 	}
 }
 
@@ -101,7 +100,8 @@ func (t *Trainer) Graphs() (bool, string) {
 	return t.x.Graphs, ""
 }
 
-// SetGraphs turns the replay of captured graphs on or off (NewTrainer sets GraphsEnabled).
+// SetGraphs turns the replay of captured graphs on or off (NewTrainerWith sets
+// gpuopt.Options.Graphs: gpu.cuda_graphs; a way round a driver whose graphs misbehave).
 func (t *Trainer) SetGraphs(on bool) { t.x.Graphs = on }
 
 // Backend is the device the trainer runs on.
@@ -371,18 +371,18 @@ func (t *Trainer) program(i int, train bool) (*program, error) {
 }
 
 // Compile lowers a net built on parameters p (nn.Net.Program) and lays it out for the device
-// (gpuexec.Compile): float32 only.
+// (gpuexec.Compile) with the default options: float32, every edge fold.
 func Compile(net *nn.Net, p *nn.Params) (*gpuexec.Plan, error) {
-	return CompileWith(net, p, gpuexec.Options{})
+	return CompileWith(net, p, gpuopt.Default())
 }
 
-// CompileWith is Compile with the layout options o (PlanOptions).
-func CompileWith(net *nn.Net, p *nn.Params, o gpuexec.Options) (*gpuexec.Plan, error) {
+// CompileWith is Compile with the run's GPU options o (gpuexec.CompileWith).
+func CompileWith(net *nn.Net, p *nn.Params, o gpuopt.Options) (*gpuexec.Plan, error) {
 	pl, _, err := compileNet(net, p, o)
 	return pl, err
 }
 
-func compileNet(net *nn.Net, p *nn.Params, o gpuexec.Options) (*gpuexec.Plan, *lower.Binding, error) {
+func compileNet(net *nn.Net, p *nn.Params, o gpuopt.Options) (*gpuexec.Plan, *lower.Binding, error) {
 	if p.Dtype != tensor.Float32 {
 		return nil, nil, fmt.Errorf("gpu: parameters are %v; the device executor runs float32 only", p.Dtype)
 	}
@@ -400,7 +400,7 @@ func compileNet(net *nn.Net, p *nn.Params, o gpuexec.Options) (*gpuexec.Plan, *l
 // newProgram compiles a net, puts the parameters and batch-norm statistics it reads on the
 // device and allocates its buffers.
 func (t *Trainer) newProgram(net *nn.Net) (*program, error) {
-	pl, bind, err := compileNet(net, t.T.P, t.Layout)
+	pl, bind, err := compileNet(net, t.T.P, t.Options)
 	if err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 )
 
 // Backend is the device the executor drives: memory, copies and the launchers. Work is queued
@@ -59,14 +60,25 @@ type CUDA struct {
 
 // OpenCUDA opens GPU ordinal and compiles (or loads from the kernel cache) every kernel. Where
 // no driver or GPU exists the error satisfies cudalib.ErrNoDevice and lists every place probed.
-func OpenCUDA(ordinal int) (*CUDA, error) { return withKernels(cuda.Open(ordinal)) }
+func OpenCUDA(ordinal int) (*CUDA, error) { return OpenCUDAWith(ordinal, gpuopt.Default()) }
+
+// OpenCUDAWith is OpenCUDA with the run's GPU options o (cuda.OpenWith: batched products,
+// narrow weight gradients, kernel definitions and architecture).
+func OpenCUDAWith(ordinal int, o gpuopt.Options) (*CUDA, error) {
+	return withKernels(cuda.OpenWith(ordinal, o))
+}
 
 // OpenEmulated opens the emulated GPU (cuda.OpenEmulator): the same kernels, launchers,
 // allocator and executor as on a GPU, with the kernels compiled for the CPU by the system C++
 // compiler. It is slow (every GPU thread is an OS thread, or a fiber in the deterministic
 // schedule) and meant for tests and for checking the GPU path on a machine without one.
 // Without a C++ compiler the error wraps emu.ErrNoCompiler.
-func OpenEmulated(o emu.Options) (*CUDA, error) { return withKernels(cuda.OpenEmulator(o)) }
+func OpenEmulated(o emu.Options) (*CUDA, error) { return OpenEmulatedWith(o, gpuopt.Default()) }
+
+// OpenEmulatedWith is OpenEmulated with the run's GPU options g (cuda.OpenEmulatorWith).
+func OpenEmulatedWith(o emu.Options, g gpuopt.Options) (*CUDA, error) {
+	return withKernels(cuda.OpenEmulatorWith(o, g))
+}
 
 // withKernels completes an opened device with its kernels.
 func withKernels(d *cuda.Device, err error) (*CUDA, error) {

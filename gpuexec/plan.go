@@ -2,10 +2,9 @@ package gpuexec
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strings"
 
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/prog"
 )
 
@@ -140,59 +139,6 @@ type Step struct {
 	Gate *FoldedGate
 }
 
-// EnvEdgeFolds turns GatedGCN's edge folds off, for measuring on a GPU, within one build, what
-// they save (scripts/gpu-speed.sh's nofold and nogate steps): 0 turns them all off, and a list
-// of fold names separated by commas turns those off: scatter (the edge sum's gradient in the
-// gated gradient's pass: foldEdgeScatter), bndx (the edges' batch norm's dx there: foldBNDx),
-// gate (the gated aggregation in the edge sum's pass: foldGate). Unset or empty: all on.
-const EnvEdgeFolds = "REWIREGNN_EDGE_FOLDS"
-
-// EdgeFoldSet says which of GatedGCN's edge folds Compile makes.
-type EdgeFoldSet struct{ Scatter, BNDx, Gate bool }
-
-// edgeFoldNames are EnvEdgeFolds's fold names, in EdgeFoldSet's order.
-var edgeFoldNames = []string{"scatter", "bndx", "gate"}
-
-func (s *EdgeFoldSet) on() []*bool { return []*bool{&s.Scatter, &s.BNDx, &s.Gate} }
-
-// All reports whether every edge fold is on.
-func (s EdgeFoldSet) All() bool { return s.Scatter && s.BNDx && s.Gate }
-
-// Off lists the folds that are off, by EnvEdgeFolds's names ("" for none).
-func (s EdgeFoldSet) Off() string {
-	var off []string
-	for i, b := range s.on() {
-		if !*b {
-			off = append(off, edgeFoldNames[i])
-		}
-	}
-	return strings.Join(off, ",")
-}
-
-// EdgeFolds returns the edge folds Compile makes: all, unless EnvEdgeFolds turns some off. A
-// name it does not know is an error that names the variable and the names it knows.
-func EdgeFolds() (EdgeFoldSet, error) {
-	all := EdgeFoldSet{true, true, true}
-	v := strings.TrimSpace(os.Getenv(EnvEdgeFolds))
-	switch v {
-	case "":
-		return all, nil
-	case "0":
-		return EdgeFoldSet{}, nil
-	}
-	s := all
-	on := s.on()
-	for _, name := range strings.Split(v, ",") {
-		i := slices.Index(edgeFoldNames, strings.TrimSpace(name))
-		if i < 0 {
-			return all, fmt.Errorf("%s=%q: %q is not a fold; give 0 (all off) or folds to turn off, separated by commas: %s",
-				EnvEdgeFolds, v, strings.TrimSpace(name), strings.Join(edgeFoldNames, ", "))
-		}
-		*on[i] = false
-	}
-	return s, nil
-}
-
 // fused gradient groups: the ops whose members one launcher computes together, and the number
 // of members (the kernel mix's two gradient ops are one group of two, keyed by their inputs).
 func groupSize(o prog.Op) int {
@@ -203,18 +149,16 @@ func groupSize(o prog.Op) int {
 	return o.Spec().Members
 }
 
-// Options are the choices Compile makes beyond the program itself.
-type Options struct {
-	// BF16 stores GatedGCN's edge sums ê in bf16 (train.precision bf16: storeBF16); every other
-	// value, and all arithmetic, stays float32.
-	BF16 bool
-}
+// Compile lays out a program with the default options (gpuopt.Default: float32, every edge
+// fold).
+func Compile(p *prog.Program) (*Plan, error) { return CompileWith(p, gpuopt.Default()) }
 
-// Compile lays out a program in float32 (Options{}).
-func Compile(p *prog.Program) (*Plan, error) { return CompileWith(p, Options{}) }
-
-// CompileWith lays out a program with the options o.
-func CompileWith(p *prog.Program, o Options) (*Plan, error) {
+// CompileWith lays out a program with the options o: GatedGCN's edge folds o.EdgeFolds
+// (gpu.edge_folds: scatter, the edge sum's gradient in the gated gradient's pass, foldEdgeScatter;
+// bndx, the edges' batch norm's dx there, foldBNDx; gate, the gated aggregation in the edge sum's
+// pass, foldGate), and under train.precision bf16 GatedGCN's edge sums ê stored in bf16
+// (storeBF16); every other value, and all arithmetic, stays float32.
+func CompileWith(p *prog.Program, o gpuopt.Options) (*Plan, error) {
 	if p.Loss < 0 || p.Pred < 0 {
 		return nil, fmt.Errorf("gpu: program has no loss or prediction")
 	}
@@ -243,10 +187,7 @@ func CompileWith(p *prog.Program, o Options) (*Plan, error) {
 	pl.foldDivs()
 	pl.foldStats()
 	pl.foldLossGrad()
-	edges, err := EdgeFolds()
-	if err != nil {
-		return nil, err
-	}
+	edges := o.EdgeFolds
 	if edges.Scatter {
 		pl.foldEdgeScatter()
 	}
@@ -261,7 +202,7 @@ func CompileWith(p *prog.Program, o Options) (*Plan, error) {
 		pl.foldGate()
 	}
 	pl.layoutTable()
-	if o.BF16 {
+	if o.Precision.Info().BF16EdgeSums {
 		pl.storeBF16()
 	}
 	if err := pl.lifetimes(); err != nil {

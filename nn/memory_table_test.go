@@ -8,6 +8,7 @@ import (
 
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/tensor"
 )
@@ -67,7 +68,7 @@ func TestActivationMemoryPerEdge(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				bf, err := gpu.CompileWith(n, p, gpu.PlanOptions("bf16"))
+				bf, err := gpu.CompileWith(n, p, gpuopt.Default().WithPrecision(gpuopt.BF16))
 				if err != nil {
 					t.Fatal(err)
 				}

@@ -57,7 +57,7 @@ func BudgetDepartures(ds []Departure) []Departure {
 }
 
 // EmulatedDevice starts the recorded device (Result.Device) of a run on the emulated GPU
-// (cuda/emu: train -device emu, or REWIREGNN_EMULATE_GPU=1 under cuda or auto): the
+// (cuda/emu: train -device emu): the
 // description cuda.Device.String gives it ("emulated GPU (the real kernels on CPU threads; …").
 const EmulatedDevice = "emulated GPU"
 

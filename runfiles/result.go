@@ -150,6 +150,24 @@ type Result struct {
 	// (docs/datasets.md); empty for the dataset's other source (the data folder's files, computed
 	// superpixels, a generator). Seeds of one setting from different sources are not aggregated.
 	DataSource string `json:"data_source,omitempty"`
+	// GPU are the GPU options a run on a GPU or the emulated GPU trained with; absent for a CPU
+	// run and in results written before runs recorded them.
+	GPU *GPUOptions `json:"gpu,omitempty"`
+}
+
+// GPUOptions are result.json's record of the GPU options a run used (train.precision and the
+// config's gpu section, gpuopt.Options; docs/gpu.md §"Switches"), with what the device made of
+// them: CUDAGraphs false where a capture failed and the steps were queued launch by launch,
+// Kernels the kernels' target (compute_90, or the emulator's compiler).
+type GPUOptions struct {
+	Precision       string `json:"precision"`
+	EdgeFolds       string `json:"edge_folds"`
+	BatchedProducts bool   `json:"batched_products"`
+	CUDAGraphs      bool   `json:"cuda_graphs"`
+	NarrowGradW     bool   `json:"narrow_gradw"`
+	KernelDefines   string `json:"kernel_defines,omitempty"`
+	Arch            int    `json:"arch,omitempty"`
+	Kernels         string `json:"kernels,omitempty"`
 }
 
 // Check verifies the fields of a result that reports rely on.

@@ -3,6 +3,7 @@ package runlog
 import (
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -151,7 +152,7 @@ func (b *Board) End(c *config.Run, seed int64, res *runfiles.Result) {
 func endEvents(c *config.Run, seed int64, res *runfiles.Result, now time.Time) [][]byte {
 	wall := tfevents.Wall(now)
 	start := tfevents.Wall(now.Add(-time.Duration(res.TotalSeconds * float64(time.Second))))
-	evs := [][]byte{tfevents.SessionStartEvent(wall, hparamsOf(c, seed), c.RunName(), start)}
+	evs := [][]byte{tfevents.SessionStartEvent(wall, hparamsOf(c, seed, res.GPU), c.RunName(), start)}
 	status := tfevents.StatusFailure
 	if !res.Diverged() {
 		status = tfevents.StatusSuccess
@@ -172,9 +173,10 @@ func finalScalars(res *runfiles.Result) []tfevents.Scalar {
 }
 
 // hparamsOf is the hparams summary's record of a run: the config.HParamKeys of its config
-// and its seed. (The trainer does not know which keys a sweep's grid varies; the sweep's
+// and its seed, and on a GPU the GPU options it used (result.json's gpu, as gpu.<key> and
+// train.precision). (The trainer does not know which keys a sweep's grid varies; the sweep's
 // experiment summary names those.)
-func hparamsOf(c *config.Run, seed int64) map[string]tfevents.HValue {
+func hparamsOf(c *config.Run, seed int64, g *runfiles.GPUOptions) map[string]tfevents.HValue {
 	hp := map[string]tfevents.HValue{"seed": tfevents.Number(float64(seed))}
 	for _, k := range config.HParamKeys {
 		v, _ := c.Value(k)
@@ -182,7 +184,24 @@ func hparamsOf(c *config.Run, seed int64) map[string]tfevents.HValue {
 			hp[k] = h
 		}
 	}
+	maps.Copy(hp, gpuHParams(g))
 	return hp
+}
+
+// gpuHParams are the hparams of a run's GPU options (none on the CPU).
+func gpuHParams(g *runfiles.GPUOptions) map[string]tfevents.HValue {
+	if g == nil {
+		return nil
+	}
+	return map[string]tfevents.HValue{
+		config.KeyPrecision:       tfevents.String(g.Precision),
+		config.KeyEdgeFolds:       tfevents.String(g.EdgeFolds),
+		config.KeyBatchedProducts: tfevents.Bool(g.BatchedProducts),
+		config.KeyCUDAGraphs:      tfevents.Bool(g.CUDAGraphs),
+		config.KeyNarrowGradW:     tfevents.Bool(g.NarrowGradW),
+		config.KeyKernelDefines:   tfevents.String(g.KernelDefines),
+		config.KeyArch:            tfevents.Number(float64(g.Arch)),
+	}
 }
 
 // failed reports an error of the TensorBoard files once and stops writing them for the rest of

@@ -291,15 +291,15 @@ sanitize() {
 }
 # compute70: the op tests with the kernels compiled by the bundled NVRTC of CUDA 11 or 12 as PTX
 # for compute_70 (a V100's architecture) and JIT-compiled by this GPU's driver: the nearest
-# check of a V100 on a newer GPU (REWIREGNN_CUDA_ARCH, REWIREGNN_NVRTC; a kernel cache of its
-# own).
+# check of a V100 on a newer GPU (gpuinfo -arch 70 and the cuda tests' REWIREGNN_TEST_CUDA_ARCH,
+# the test switch of gpu.arch; REWIREGNN_NVRTC; a kernel cache of its own).
 step_compute70() {
 	if [ "$EMU" = 1 ]; then echo "SKIP: emu (the emulated GPU compiles no PTX)"; return 3; fi
 	local lib
 	lib=$(ls "$B"/nvrtc-compute70/libnvrtc.so.* 2>/dev/null | head -1)
 	[ -n "$lib" ] || { echo "SKIP: the bundle holds no NVRTC of CUDA 11 or 12 (build it where one is: Debian's libnvrtc11.2, or GPU_CHECK_NVRTC)"; return 3; }
-	export REWIREGNN_NVRTC=$lib REWIREGNN_CUDA_ARCH=70 REWIREGNN_KERNEL_CACHE=$WORK/kernel-cache-70
-	"$B/bin/gpuinfo" -compile | tee "$WORK/compute70-gpuinfo.txt" || return 1
+	export REWIREGNN_NVRTC=$lib REWIREGNN_TEST_CUDA_ARCH=70 REWIREGNN_KERNEL_CACHE=$WORK/kernel-cache-70
+	"$B/bin/gpuinfo" -compile -arch 70 | tee "$WORK/compute70-gpuinfo.txt" || return 1
 	grep -q 'for compute_70 by NVRTC' "$WORK/compute70-gpuinfo.txt" || { echo "FAIL: the kernels were not compiled for compute_70"; return 1; }
 	local run='TestGPU'
 	[ "$QUICK" = 1 ] && run='TestGPUGatherScatter|TestGPUBatchNorm$|TestGPUBatched|TestGPUFusedStats|TestGPUAdam'

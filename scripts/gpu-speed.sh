@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu-speed.sh: the GPU speed comparison of docs/gpu.md §"Speed against PyTorch" in one prepared
 # command: this build replaying CUDA graphs, the same build launch by launch
-# (REWIREGNN_CUDA_GRAPHS=0), the build of an earlier commit, eager PyTorch and torch.compile, all
+# (gpubench -cuda-graphs=false), the build of an earlier commit, eager PyTorch and torch.compile, all
 # on the same GPU in the same run and (for PyTorch) on the very batches this build trained on.
 #
 #   scripts/gpu-speed.sh build DIR [BASE]          # here: DIR/gpu-speed.tar.xz (BASE default 68a53d3)
@@ -13,17 +13,17 @@
 # run: per setting (ZINC r = 1; CIFAR10-sized superpixel graphs at r = 4, 2048 a epoch; -quick:
 # fewer graphs), in this order, each within what is left of the budget (default 480 s):
 #   graphs  this build, steps replayed as graphs; it exports its first epoch's batches
-#   eager   this build, REWIREGNN_CUDA_GRAPHS=0
+#   eager   this build, -cuda-graphs=false (gpu.cuda_graphs false)
 #   base    the BASE build
-#   unroll1 this build with its kernels compiled with -DRW_UNROLL=1 (REWIREGNN_KERNEL_DEFINES:
-#           the column reductions' loops one row at a time, as before 2026-11-27; on a GPU only)
-#   nofold  this build without the edge folds (REWIREGNN_EDGE_FOLDS=0: the edge sum's gradient,
+#   unroll1 this build with its kernels compiled with -DRW_UNROLL=1 (-kernel-defines, gpu.kernel_defines:
+#           the column reductions' loops one row at a time, as before 2026-11-27)
+#   nofold  this build without the edge folds (-edge-folds none: the edge sum's gradient,
 #           the edges' batch norm's dx and the gated aggregation as launches of their own, as
 #           before 2026-11-27)
-#   nogate  this build without the gate's fold alone (REWIREGNN_EDGE_FOLDS=gate: the gated
+#   nogate  this build without the gate's fold alone (-edge-folds scatter,bndx: the gated
 #           aggregation's pass over ê as a launch of its own: what the fold saves)
 #   gradw   this build with the narrow products' weight gradients on its own two-pass kernels
-#           instead of cuBLAS (REWIREGNN_NARROW_GRADW=1; off by default until measured)
+#           instead of cuBLAS (-narrow-gradw, gpu.narrow_gradw; off by default until measured)
 #   torch   eager PyTorch on the exported batches, then torch.compile
 #   profile this build on ZINC r = 1, 20 steps, with and without graphs (-profile)
 #   concurrent  runs sharing the GPU: K = 1, 4, 8 trainers of ZINC r = 1 at once in one
@@ -159,18 +159,18 @@ run() {
 	local exp=$work/export
 	bench graphs gpubench zinc 1 -export "$exp"
 	bench graphs gpubench superpixel 4 -export "$exp"
-	REWIREGNN_CUDA_GRAPHS=0 bench eager gpubench zinc 1
-	REWIREGNN_CUDA_GRAPHS=0 bench eager gpubench superpixel 4
+	bench eager gpubench zinc 1 -cuda-graphs=false
+	bench eager gpubench superpixel 4 -cuda-graphs=false
 	bench base gpubench-base zinc 1
 	bench base gpubench-base superpixel 4
-	REWIREGNN_KERNEL_DEFINES=RW_UNROLL=1 bench unroll1 gpubench zinc 1
-	REWIREGNN_KERNEL_DEFINES=RW_UNROLL=1 bench unroll1 gpubench superpixel 4
-	REWIREGNN_EDGE_FOLDS=0 bench nofold gpubench zinc 1
-	REWIREGNN_EDGE_FOLDS=0 bench nofold gpubench superpixel 4
-	REWIREGNN_EDGE_FOLDS=gate bench nogate gpubench zinc 1
-	REWIREGNN_EDGE_FOLDS=gate bench nogate gpubench superpixel 4
-	REWIREGNN_NARROW_GRADW=1 bench gradw gpubench zinc 1
-	REWIREGNN_NARROW_GRADW=1 bench gradw gpubench superpixel 4
+	bench unroll1 gpubench zinc 1 -kernel-defines RW_UNROLL=1
+	bench unroll1 gpubench superpixel 4 -kernel-defines RW_UNROLL=1
+	bench nofold gpubench zinc 1 -edge-folds none
+	bench nofold gpubench superpixel 4 -edge-folds none
+	bench nogate gpubench zinc 1 -edge-folds scatter,bndx
+	bench nogate gpubench superpixel 4 -edge-folds scatter,bndx
+	bench gradw gpubench zinc 1 -narrow-gradw
+	bench gradw gpubench superpixel 4 -narrow-gradw
 	if skipped torch; then
 		echo "gpu-speed: torch: skipped (-skip)" >>"$OUT/run.log"
 	elif [ $emu = 0 ] && python3 -c 'import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)' 2>>"$OUT/torch.log"; then
@@ -190,7 +190,7 @@ run() {
 	local steps=20
 	[ $emu = 1 ] && steps=1
 	bench profile-graphs gpubench zinc 1 -profile $steps
-	REWIREGNN_CUDA_GRAPHS=0 bench profile-eager gpubench zinc 1 -profile $steps
+	bench profile-eager gpubench zinc 1 -profile $steps -cuda-graphs=false
 	# Runs sharing the GPU, last: the emulator's two trainers on a handful of graphs.
 	if [ $emu = 1 ]; then
 		bench concurrent gpubench zinc 1 -concurrent 1,2 -epochs 2 -subset 6

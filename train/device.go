@@ -2,10 +2,12 @@ package train
 
 import (
 	"fmt"
+	"runtime"
+	"strings"
+
 	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"github.com/rewiregnn/rewiregnn/internal/peakmem"
-	"os"
-	"runtime"
+	"github.com/rewiregnn/rewiregnn/runfiles"
 
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
@@ -30,41 +32,27 @@ func (cpuStepper) Sync() error { return nil }
 // probeGPU opens the GPU for cuda and auto runs, probeEmu the emulated GPU for emu runs; tests
 // replace them.
 var (
-	probeGPU gpu.Prober = probeDefault
+	probeGPU gpu.Prober = gpu.ProbeCUDA
 	probeEmu gpu.Prober = gpu.ProbeEmulated
 )
 
-// EnvEmulateGPU is the environment variable that, set to 1, makes the trainer's cuda and auto
-// devices the emulated GPU (cuda/emu: the real kernels compiled for the CPU by the system's C++
-// compiler, in deterministic mode): how scripts that drive GPU machines (scripts/campaign.sh) are
-// tested end to end where there is no GPU. Slow; never for real runs. To train on the emulated
-// GPU by name, use device emu; either way result.json's device says "emulated GPU".
-const EnvEmulateGPU = "REWIREGNN_EMULATE_GPU"
-
-// probeDefault opens GPU 0, or the emulated GPU where EnvEmulateGPU is 1.
-func probeDefault() (gpuexec.Backend, error) {
-	if os.Getenv(EnvEmulateGPU) == "1" {
-		b, err := gpu.ProbeEmulated()
-		if err != nil {
-			return nil, fmt.Errorf("%s=1: the emulated GPU: %w", EnvEmulateGPU, err)
-		}
-		return b, nil
-	}
-	return gpu.ProbeCUDA()
-}
-
 // chooseDevice resolves the config's device before the data is loaded, so that -device cuda
-// without a GPU (or -device emu without a C++ compiler) fails at once.
-// train.precision is applied to the device here too: tf32 or bf16 on the CPU (device cpu, or auto
-// without a GPU) is refused before anything else happens.
+// without a GPU (or -device emu without a C++ compiler) fails at once. The run's GPU options
+// (train.precision and the gpu section, config.Run.GPUOptions) go to the device here, their one
+// entrance (gpu.Choose): tf32 or bf16 on the CPU (device cpu, or auto without a GPU) is refused
+// before anything else happens.
 func (r *run) chooseDevice() error {
-	ch, err := gpu.Choose(r.cfg.Device, probeGPU, probeEmu)
+	opts, err := r.cfg.GPUOptions()
+	if err != nil {
+		return err
+	}
+	ch, err := gpu.Choose(r.cfg.Device, opts, probeGPU, probeEmu)
 	if err != nil {
 		return err
 	}
 	r.choice = ch // closeDevice releases it, whatever follows
-	r.precisionNote, err = ch.SetPrecision(r.cfg.Train.Precision)
-	return err
+	r.precisionNote = ch.PrecisionNote
+	return nil
 }
 
 // attachDevice puts the built (and possibly restored) trainer on the chosen device.
@@ -73,12 +61,11 @@ func (r *run) attachDevice() error {
 		r.step = cpuStepper{r.tr}
 		return nil
 	}
-	g, err := gpu.NewTrainer(r.tr, r.choice.Backend)
+	g, err := gpu.NewTrainerWith(r.tr, r.choice.Backend, r.choice.Options)
 	if err != nil {
 		return fmt.Errorf("%s: %w", r.choice.Note, err)
 	}
 	g.Log = r.log
-	g.Layout = gpu.PlanOptions(r.cfg.Train.Precision)
 	r.gpu, r.step = g, g
 	return nil
 }
@@ -181,6 +168,25 @@ func (r *run) deviceName() string {
 		return fmt.Sprintf("cpu (%d threads)", runtime.GOMAXPROCS(0))
 	}
 	return r.choice.Backend.String()
+}
+
+// gpuRecord is result.json's record of the GPU options the run trained with (nil on the CPU):
+// the options the device was chosen with, the CUDA graphs as the trainer replayed them (off
+// where a capture failed) and the kernels' target.
+func (r *run) gpuRecord() *runfiles.GPUOptions {
+	if r.choice.Backend == nil {
+		return nil
+	}
+	o := r.choice.Options
+	rec := &runfiles.GPUOptions{Precision: string(o.Precision), EdgeFolds: o.EdgeFolds.String(), BatchedProducts: o.BatchedProducts,
+		CUDAGraphs: o.Graphs, NarrowGradW: o.NarrowGradW, KernelDefines: strings.Join(o.KernelDefines, ","), Arch: o.Arch}
+	if r.gpu != nil {
+		rec.CUDAGraphs, _ = r.gpu.Graphs()
+	}
+	if c, ok := r.choice.Backend.(*gpuexec.CUDA); ok && c.Kernels != nil {
+		rec.Kernels = c.Kernels.Target
+	}
+	return rec
 }
 
 // closeDevice frees the GPU trainer and releases the device.

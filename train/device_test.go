@@ -3,16 +3,19 @@ package train
 import (
 	"bytes"
 	"context"
-	"github.com/rewiregnn/rewiregnn/gpuexec"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/emu"
 	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
+	"github.com/rewiregnn/rewiregnn/internal/tfread"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -27,8 +30,8 @@ func withProbe(t *testing.T, p gpu.Prober) {
 // emulated opens a new emulated GPU for each run (the trainer closes it), in its deterministic
 // schedule: float atomics add in a fixed order, so an interrupted and resumed run can equal an
 // uninterrupted one bit for bit.
-func emulated() (gpuexec.Backend, error) {
-	return gpuexec.OpenEmulated(emu.Options{Deterministic: true})
+func emulated(o gpuopt.Options) (gpuexec.Backend, error) {
+	return gpuexec.OpenEmulatedWith(emu.Options{Deterministic: true}, o)
 }
 
 // needEmu skips a test where the emulated GPU cannot be built (no C++ compiler), unless
@@ -45,7 +48,7 @@ func needEmu(t *testing.T) {
 // device in result.json.
 func TestDeviceSelection(t *testing.T) {
 	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
-	withProbe(t, func() (gpuexec.Backend, error) { return nil, none })
+	withProbe(t, func(gpuopt.Options) (gpuexec.Backend, error) { return nil, none })
 	c := nm2(t, "train.max_epochs=1", "device=cuda", "dataset.name=zinc", "dataset.dir=/nonexistent")
 	_, err := trainRun(t, c, 41, false, nil)
 	if err == nil || !strings.Contains(err.Error(), "device cuda: no usable GPU") || !strings.Contains(err.Error(), "/usr/lib64/libcuda.so.1: not found") {
@@ -61,15 +64,53 @@ func TestDeviceSelection(t *testing.T) {
 	if !strings.Contains(log.String(), "device auto: no usable GPU") || !strings.HasPrefix(res.Device, "cpu") {
 		t.Fatalf("device auto without a GPU: device %q, log:\n%s", res.Device, log.String())
 	}
+	if res.GPU != nil {
+		t.Errorf("a CPU run records GPU options: %+v", res.GPU)
+	}
 
 	needEmu(t)
 	withProbe(t, emulated)
-	c = nm2(t, "train.max_epochs=1", "device=cuda")
+	c = nm2(t, "train.max_epochs=1", "device=cuda", "gpu.edge_folds=gate,scatter", "gpu.cuda_graphs=false", "gpu.batched_products=false")
 	if res, err = trainRun(t, c, 41, false, nil); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(res.Device, "emulated GPU") {
 		t.Fatalf("device cuda on the emulated GPU: result.json says %q", res.Device)
+	}
+	checkGPURecord(t, c, res)
+}
+
+// checkGPURecord checks that result.json and the TensorBoard hparams of run c record the GPU
+// options it was configured with.
+func checkGPURecord(t *testing.T, c *config.Run, res *runfiles.Result) {
+	t.Helper()
+	back, err := runfiles.ReadResult(filepath.Join(c.Dir(41), runfiles.ResultFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := runfiles.GPUOptions{Precision: c.Train.Precision, EdgeFolds: c.GPU.EdgeFolds, BatchedProducts: c.GPU.BatchedProducts,
+		CUDAGraphs: c.GPU.CUDAGraphs, NarrowGradW: c.GPU.NarrowGradW, KernelDefines: c.GPU.KernelDefines, Arch: c.GPU.Arch}
+	if back.GPU == nil || res.GPU == nil || back.GPU.Kernels == "" {
+		t.Fatalf("result.json records no GPU options (or no kernels): %+v", back.GPU)
+	}
+	got := *back.GPU
+	got.Kernels = ""
+	if got != want {
+		t.Errorf("result.json's gpu %+v, want %+v", got, want)
+	}
+	b, err := tfread.ReadRun(c.Dir(41))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, start := endFigures(t, b)
+	if start == nil {
+		t.Fatal("no hparams")
+	}
+	for k, v := range map[string]any{config.KeyEdgeFolds: want.EdgeFolds, config.KeyCUDAGraphs: want.CUDAGraphs,
+		config.KeyBatchedProducts: want.BatchedProducts, config.KeyPrecision: want.Precision} {
+		if start.HParams[k] != v {
+			t.Errorf("hparams %s = %v, want %v", k, start.HParams[k], v)
+		}
 	}
 }
 
@@ -84,7 +125,7 @@ func TestDeviceRunTracksCPU(t *testing.T) {
 // TestGPURunTracksCPU is TestDeviceRunTracksCPU on the GPU; it skips where none is found
 // (REWIREGNN_REQUIRE_GPU=1 makes that a failure).
 func TestGPURunTracksCPU(t *testing.T) {
-	b, err := gpu.ProbeCUDA()
+	b, err := gpu.ProbeCUDA(gpuopt.Default())
 	if err != nil {
 		if cudalib.ErrNoDevice(err) && !cuda.RequireGPU() {
 			first, _, _ := strings.Cut(err.Error(), "\n")

@@ -119,6 +119,10 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (memplan.GPUEstimate, erro
 	if err != nil {
 		return g, err
 	}
+	opts, err := r.cfg.GPUOptions()
+	if err != nil {
+		return g, err
+	}
 	for i, b := range buckets {
 		for _, tr := range []bool{true, false} {
 			if (tr && !train[i]) || (!tr && !eval[i]) {
@@ -128,7 +132,7 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (memplan.GPUEstimate, erro
 			if err != nil {
 				return g, fmt.Errorf("memory plan, bucket %v: %w", b, err)
 			}
-			pl, err := gpu.CompileWith(n, p, gpu.PlanOptions(r.cfg.Train.Precision))
+			pl, err := gpu.CompileWith(n, p, opts)
 			if err != nil {
 				return g, fmt.Errorf("memory plan, bucket %v: %w", b, err)
 			}
@@ -146,7 +150,7 @@ func (r *run) gpuEstimate(build nn.BuildFunc, bs int) (memplan.GPUEstimate, erro
 		if err != nil {
 			return g, fmt.Errorf("memory plan, large evaluation bucket %v: %w", b, err)
 		}
-		pl, err := gpu.CompileWith(n, p, gpu.PlanOptions(r.cfg.Train.Precision))
+		pl, err := gpu.CompileWith(n, p, opts)
 		if err != nil {
 			return g, fmt.Errorf("memory plan, large evaluation bucket %v: %w", b, err)
 		}

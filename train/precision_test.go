@@ -12,6 +12,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
 
@@ -19,7 +20,7 @@ import (
 // without a GPU, fails before the run directory is made, naming the key and the device.
 func TestPrecisionOnTheCPUIsRefused(t *testing.T) {
 	none := &cudalib.ProbeError{Lib: "libcuda", Reason: "no usable NVIDIA driver library", Attempts: []cudalib.Attempt{{Path: "/usr/lib64/libcuda.so.1", Result: "not found"}}}
-	withProbe(t, func() (gpuexec.Backend, error) { return nil, none })
+	withProbe(t, func(gpuopt.Options) (gpuexec.Backend, error) { return nil, none })
 	for _, c := range []struct{ device, want string }{
 		{"cpu", "(device cpu)"},
 		{"auto", "(device auto: no usable GPU"},
@@ -48,8 +49,8 @@ func TestPrecisionTF32(t *testing.T) {
 	fp32 := nm2(t, sets...)
 	tf32 := nm2(t, append(sets, "train.precision=tf32")...)
 	bf16 := nm2(t, append(sets, "train.precision=bf16")...)
-	notes := map[string]string{config.PrecisionTF32: "train.precision tf32: matrix products on the TF32 tensor cores",
-		config.PrecisionBF16: "train.precision bf16: GatedGCN's edge sums ê stored in bf16"}
+	notes := map[string]string{string(gpuopt.TF32): "train.precision tf32: matrix products on the TF32 tensor cores",
+		string(gpuopt.BF16): "train.precision bf16: GatedGCN's edge sums ê stored in bf16"}
 	var results [3]runfiles.Epoch
 	for i, r := range []*config.Run{fp32, tf32, bf16} {
 		var log bytes.Buffer

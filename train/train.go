@@ -601,7 +601,7 @@ func (r *run) finish(stop string) (*runfiles.Result, error) {
 		CLS: c.Dataset.CLS, R: c.Dataset.R, Seed: r.o.Seed, Metric: r.metric, Epochs: r.loop.Epoch,
 		TrainGraphs: len(r.train), Params: r.params, Device: r.deviceName(),
 		StoppedBy: stop, FinalLR: r.loop.Plateau.LR, Resumed: r.loop.Resumed, PreprocessSecs: r.loop.Preprocess,
-		ConfigHash: c.Hash(), Departures: r.departures(), DataSource: r.dataSource}
+		ConfigHash: c.Hash(), Departures: r.departures(), DataSource: r.dataSource, GPU: r.gpuRecord()}
 	res.Reductions = runfiles.WithoutKeys(c.Reductions(), res.Departures)
 	if r.val == nil {
 		res.ValSplit = "none" // also for a run stopped by a signal or a non-finite loss

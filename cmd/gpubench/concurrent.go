@@ -26,6 +26,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/internal/plural"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
@@ -76,9 +77,11 @@ func runConcurrent(settings []setting, o options, ks []int, asJSON bool, stdout,
 	var open opener
 	switch o.device {
 	case "cuda":
-		open = func() (gpuexec.Backend, error) { return gpuexec.OpenCUDA(0) }
+		open = func() (gpuexec.Backend, error) { return gpuexec.OpenCUDAWith(0, o.gpu) }
 	case "emu":
-		open = func() (gpuexec.Backend, error) { return gpuexec.OpenEmulated(emu.Options{Deterministic: true}) }
+		open = func() (gpuexec.Backend, error) {
+			return gpuexec.OpenEmulatedWith(emu.Options{Deterministic: true}, o.gpu)
+		}
 	}
 	if !asJSON {
 		fmt.Fprintf(stdout, "%-11s %3s %-5s %-4s %3s %10s %9s %6s %11s %11s\n", "suite", "r", "cls", "prec", "K", "graphs/s", "steps/s", "ratio", "peak MiB", "device MiB")
@@ -264,14 +267,14 @@ func newBenchTrainer(cfg *config.Run, spec *data.Spec, gs []*data.Graph, o optio
 		if t.b, err = open(); err != nil {
 			return t, 0, err
 		}
-		if _, err := gpu.SetBackendPrecision(t.b, precision); err != nil {
+		opts := o.gpu.WithPrecision(gpuopt.Precision(precision))
+		if _, err := gpu.SetBackendPrecision(t.b, opts.Precision); err != nil {
 			return t, 0, err
 		}
 		t.b.ResetPeak()
-		if t.g, err = gpu.NewTrainer(t.tr, t.b); err != nil {
+		if t.g, err = gpu.NewTrainerWith(t.tr, t.b, opts); err != nil {
 			return t, 0, err
 		}
-		t.g.Layout = gpu.PlanOptions(precision)
 		t.step = t.g
 	}
 	return t, params, nil

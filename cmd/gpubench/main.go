@@ -28,6 +28,7 @@ import (
 	"flag"
 	"fmt"
 	"github.com/rewiregnn/rewiregnn/gpuexec"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"io"
 	"math"
 	"math/rand/v2"
@@ -79,17 +80,20 @@ type Row struct {
 	DeviceMiB     float64   `json:"device_total_mib"`
 	Error         string    `json:"error,omitempty"`
 	// CUDAGraphs: the training steps were replayed as captured graphs (gpuexec.Exec.Graphs;
-	// off with REWIREGNN_CUDA_GRAPHS=0, or where the device could not capture: GraphsOff says why).
+	// off with -cuda-graphs=false, or where the device could not capture: GraphsOff says why).
 	CUDAGraphs bool   `json:"cuda_graphs"`
 	GraphsOff  string `json:"graphs_off,omitempty"`
-	// EdgeFolds: all of GatedGCN's edge folds were on (gpuexec.EdgeFolds: the edge backward
-	// pass folded into the gated aggregation's gradient, the gated aggregation into the edge
-	// sum); EdgeFoldsOff names those REWIREGNN_EDGE_FOLDS turned off (0: all).
+	// EdgeFolds: all of GatedGCN's edge folds were on (gpuopt.Folds: the edge backward pass
+	// folded into the gated aggregation's gradient, the gated aggregation into the edge sum);
+	// EdgeFoldsOff names those -edge-folds left off.
 	EdgeFolds    bool   `json:"edge_folds"`
 	EdgeFoldsOff string `json:"edge_folds_off,omitempty"`
 	// NarrowGradW: the narrow products' weight gradients ran on the project's own kernels
-	// instead of cuBLAS (REWIREGNN_NARROW_GRADW=1: cuda.Kernels.NarrowGradW).
+	// instead of cuBLAS (-narrow-gradw: cuda.Kernels.NarrowGradW).
 	NarrowGradW bool `json:"narrow_gradw,omitempty"`
+	// GPU are the GPU options the setting ran with (gpuopt.Options.Pairs), as a run's
+	// result.json records them; absent on the CPU.
+	GPU map[string]string `json:"gpu,omitempty"`
 	// Profile: -profile N steps with every GPU operation timed (cuda.ProfileReport).
 	Profile *cuda.ProfileReport `json:"profile,omitempty"`
 	// Eval: -eval N graphs evaluated after the timed epochs, batch by batch and in large batches.
@@ -131,6 +135,44 @@ type options struct {
 	eval            int    // graphs to evaluate after the timed epochs (0: none)
 	evalBatch       int    // graphs per large evaluation batch
 	seed            uint64
+	gpu             gpuopt.Options // the GPU options (flags -edge-folds … -arch); each setting sets its precision
+}
+
+// gpuFlags are the flags of the GPU options (the config's gpu section, docs/gpu.md
+// §"Switches"): the experiment switches a speed comparison turns.
+type gpuFlags struct {
+	folds, defines            *string
+	batched, graphs, narrowGW *bool
+	arch                      *int
+}
+
+func addGPUFlags(fs *flag.FlagSet) gpuFlags {
+	d := gpuopt.Default()
+	return gpuFlags{
+		folds:    fs.String("edge-folds", d.EdgeFolds.String(), "GatedGCN's edge folds (gpu.edge_folds): all, none, or the folds to make, comma-separated: "+strings.Join(gpuopt.FoldNames, ", ")),
+		batched:  fs.Bool("batched-products", d.BatchedProducts, "a batch of products as one cublasSgemmBatched (gpu.batched_products; false: one cublasSgemm each)"),
+		graphs:   fs.Bool("cuda-graphs", d.Graphs, "replay captured CUDA graphs (gpu.cuda_graphs; false: every step launch by launch)"),
+		narrowGW: fs.Bool("narrow-gradw", d.NarrowGradW, "narrow products' weight gradients on the project's kernels instead of cuBLAS (gpu.narrow_gradw)"),
+		defines:  fs.String("kernel-defines", "", "NAME=VALUE,… for every kernel NVRTC compiles (gpu.kernel_defines, e.g. RW_UNROLL=1)"),
+		arch:     fs.Int("arch", d.Arch, "the kernels' virtual architecture (gpu.arch, e.g. 70); 0 the GPU's own"),
+	}
+}
+
+// options reads the flags into GPU options; an error names the flag.
+func (f gpuFlags) options() (gpuopt.Options, error) {
+	o := gpuopt.Default()
+	var err error
+	if o.EdgeFolds, err = gpuopt.ParseFolds(*f.folds); err != nil {
+		return o, fmt.Errorf("-edge-folds: %w", err)
+	}
+	if o.KernelDefines, err = gpuopt.ParseDefines(*f.defines); err != nil {
+		return o, fmt.Errorf("-kernel-defines: %w", err)
+	}
+	if err := gpuopt.CheckArch(*f.arch); err != nil {
+		return o, fmt.Errorf("-arch: %w", err)
+	}
+	o.BatchedProducts, o.Graphs, o.NarrowGradW, o.Arch = *f.batched, *f.graphs, *f.narrowGW, *f.arch
+	return o, nil
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -156,11 +198,17 @@ func run(args []string, stdout, stderr io.Writer) int {
 	seed := fs.Uint64("seed", 41, "parameter and data seed")
 	asJSON := fs.Bool("json", false, "print one JSON object per setting instead of a table")
 	precision := fs.String("precision", "fp32", "comma-separated train.precision values to measure each setting under: fp32 (float32 throughout), tf32 (the matrix products on the TF32 tensor cores) and bf16 (GatedGCN's edge sums stored in bf16); tf32 and bf16 on a GPU (or emu) only")
+	gflags := addGPUFlags(fs)
 	concurrent := fs.String("concurrent", "", "runs sharing the device: for each count K of this list (e.g. 1,4,8; 1 is always measured, first), train K trainers of each setting at once, each on its own device (stream), and report their graphs/s together against K times one trainer's")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
 	o.seed = *seed
+	var err error
+	if o.gpu, err = gflags.options(); err != nil {
+		fmt.Fprintln(stderr, "gpubench:", err)
+		return 2
+	}
 	if fs.NArg() > 0 || o.epochs < 1 || o.batch < 1 || o.graphs < 1 || o.distinct < 1 || o.subset < 0 || o.eval < 0 || o.evalBatch < 1 {
 		fmt.Fprintln(stderr, "gpubench: bad arguments (see -h)")
 		return 2
@@ -188,7 +236,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	var b gpuexec.Backend
 	switch o.device {
 	case "cuda":
-		c, err := gpuexec.OpenCUDA(0)
+		c, err := gpuexec.OpenCUDAWith(0, o.gpu)
 		if err != nil {
 			first, _, _ := strings.Cut(err.Error(), "\n")
 			first = strings.TrimSuffix(first, ":")
@@ -203,7 +251,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		b = c
 		fmt.Fprintln(stderr, "gpubench:", c)
 	case "emu":
-		c, err := gpuexec.OpenEmulated(emu.Options{Deterministic: true})
+		c, err := gpuexec.OpenEmulatedWith(emu.Options{Deterministic: true}, o.gpu)
 		if err != nil {
 			fmt.Fprintf(stderr, "gpubench: the emulated GPU does not work, nothing was measured: %v\n", err)
 			return 1
@@ -306,8 +354,8 @@ func withPrecisions(settings []setting, list, device string) ([]setting, error) 
 	var precs []string
 	for _, f := range strings.Split(list, ",") {
 		p := strings.TrimSpace(f)
-		if _, err := gpu.MathMode(p); err != nil {
-			return nil, fmt.Errorf("-precision %q: %q is no train.precision (want %s, comma-separated)", list, p, strings.Join(gpu.Precisions, ", "))
+		if _, err := gpuopt.ParsePrecision(p); err != nil {
+			return nil, fmt.Errorf("-precision %q: %q is no train.precision (want %s, comma-separated)", list, p, strings.Join(gpuopt.PrecisionNames(), ", "))
 		}
 		if device == "cpu" && p != "fp32" {
 			return nil, fmt.Errorf("-precision %s with -device cpu: the CPU trainer computes in float32 only (%s needs a GPU: -device cuda, or emu)", p, p)
@@ -378,18 +426,19 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 	graphs := func() (bool, string) { return false, "" }
 	var evaluator train.LargeEvaluator = tr
 	if b != nil {
-		note, err := gpu.SetBackendPrecision(b, s.Precision)
+		opts := o.gpu.WithPrecision(gpuopt.Precision(s.Precision))
+		note, err := gpu.SetBackendPrecision(b, opts.Precision)
 		if err != nil {
 			return fail(err)
 		}
 		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: %s\n", s.Suite, s.R, s.CLS, note)
 		b.ResetPeak()
-		g, err := gpu.NewTrainer(tr, b)
+		g, err := gpu.NewTrainerWith(tr, b, opts)
 		if err != nil {
 			return fail(err)
 		}
 		defer g.Close()
-		g.Layout = gpu.PlanOptions(s.Precision)
+		row.GPU = pairs(opts)
 		step = g
 		graphs = g.Graphs
 		evaluator = g
@@ -433,11 +482,7 @@ func measure(s setting, o options, b gpuexec.Backend, logw io.Writer) Row {
 		fmt.Fprintf(logw, "gpubench: %s r=%d cls=%t: epoch %d %.2fs\n", s.Suite, s.R, s.CLS, e, secs)
 	}
 	row.CUDAGraphs, row.GraphsOff = graphs() // of the timed epochs (a profile refuses captures)
-	folds, err := gpuexec.EdgeFolds()
-	if err != nil {
-		return fail(err)
-	}
-	row.EdgeFolds, row.EdgeFoldsOff = folds.All(), folds.Off()
+	row.EdgeFolds, row.EdgeFoldsOff = o.gpu.EdgeFolds.All(), o.gpu.EdgeFolds.Off()
 	if c, ok := b.(*gpuexec.CUDA); ok {
 		if k, err := c.Dev.Kernels(); err == nil {
 			row.NarrowGradW = k.NarrowGradW()
@@ -682,4 +727,13 @@ func batcher(gs []*data.Graph, order []int, size int) func() (*data.Batch, error
 		lo += size
 		return data.NewBatch(batch)
 	}
+}
+
+// pairs are the GPU options as the config's gpu keys write them.
+func pairs(o gpuopt.Options) map[string]string {
+	m := map[string]string{}
+	for _, kv := range o.Pairs() {
+		m[kv.Key] = kv.Value
+	}
+	return m
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/data"
 	"github.com/rewiregnn/rewiregnn/gpu"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 	"github.com/rewiregnn/rewiregnn/internal/memlimit"
 	"github.com/rewiregnn/rewiregnn/models"
 	"github.com/rewiregnn/rewiregnn/nn"
@@ -67,7 +68,7 @@ func TestCIFAR10SizedPlan(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		bf, err := gpu.CompileWith(n, p, gpu.PlanOptions("bf16"))
+		bf, err := gpu.CompileWith(n, p, gpuopt.Default().WithPrecision(gpuopt.BF16))
 		if err != nil {
 			t.Fatal(err)
 		}

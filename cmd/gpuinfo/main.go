@@ -2,7 +2,7 @@
 // the CUDA version it supports, every GPU, the NVRTC and cuBLAS chosen for that driver, and
 // the architecture kernels are compiled for; or, for whatever is missing, every place probed.
 //
-//	go run ./cmd/gpuinfo [-compile]
+//	go run ./cmd/gpuinfo [-compile] [-arch N]
 //
 // -compile also compiles and loads every kernel on GPU 0 (filling the kernel cache).
 // The exit status is 0 when a usable GPU was found, 1 otherwise.
@@ -17,15 +17,21 @@ import (
 	"github.com/rewiregnn/rewiregnn/cuda"
 	"github.com/rewiregnn/rewiregnn/cuda/cudalib"
 	"github.com/rewiregnn/rewiregnn/cuda/kernels"
+	"github.com/rewiregnn/rewiregnn/gpuopt"
 )
 
 func main() {
 	compile := flag.Bool("compile", false, "compile and load every kernel on GPU 0")
+	arch := flag.Int("arch", 0, "compile the kernels' PTX for this virtual architecture (gpu.arch, e.g. 70: a V100's); 0 the GPU's own")
 	flag.Parse()
-	os.Exit(run(*compile))
+	if err := gpuopt.CheckArch(*arch); err != nil {
+		fmt.Fprintf(os.Stderr, "gpuinfo: -arch: %v\n", err)
+		os.Exit(2)
+	}
+	os.Exit(run(*compile, *arch))
 }
 
-func run(compile bool) int {
+func run(compile bool, arch int) int {
 	drv, err := cudalib.LoadDriver()
 	if err != nil {
 		fmt.Println("driver: not found")
@@ -43,7 +49,9 @@ func run(compile bool) int {
 	status := 0
 	var nvrtcReported bool
 	for i := 0; i < drv.Devices; i++ {
-		d, err := cuda.Open(i)
+		o := gpuopt.Default()
+		o.Arch = arch
+		d, err := cuda.OpenWith(i, o)
 		if err != nil {
 			fmt.Printf("GPU %d: %v\n", i, err)
 			status = 1
@@ -64,7 +72,7 @@ func run(compile bool) int {
 				if nv.Builtins != "" {
 					fmt.Printf("NVRTC builtins: %s\n", nv.Builtins)
 				}
-				if a, err := cuda.KernelArch(nv, d.CC); err != nil {
+				if a, err := cuda.KernelArch(nv, d.CC, arch); err != nil {
 					fmt.Println(err)
 					status = 1
 				} else {

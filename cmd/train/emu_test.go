@@ -60,9 +60,9 @@ func TestEmuDevice(t *testing.T) {
 // TestEmuWithoutCompiler: -device emu without a C++ compiler fails before any data is loaded,
 // naming what is missing and how to get it; auto never turns to the emulated GPU.
 func TestEmuWithoutCompiler(t *testing.T) {
-	t.Setenv(emu.EnvCXX, "no-such-c++-compiler")
+	t.Setenv("CXX", "no-such-c++-compiler")
 	out := t.TempDir()
-	wantRun(t, 1, []string{"device emu:", "no C++ compiler", "no-such-c++-compiler", "apt-get install g++", emu.EnvCXX, "-device cpu"},
+	wantRun(t, 1, []string{"device emu:", "no C++ compiler", "no-such-c++-compiler", "apt-get install g++", "CXX=PATH", "-device cpu"},
 		"-set", "dataset.name=neighborsmatch-2", "-device", "emu", "-epochs", "1", "-quiet", "-out", out)
 	if ents, _ := os.ReadDir(out); len(ents) > 0 {
 		t.Errorf("the refused run wrote %s", ents[0].Name())

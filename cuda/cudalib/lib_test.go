@@ -106,15 +106,13 @@ func TestDriverVersion(t *testing.T) {
 	}
 }
 
-// TestKernelDefines: REWIREGNN_KERNEL_DEFINES becomes one -D per entry of NVRTC's options.
+// TestKernelDefines: each definition (gpu.kernel_defines) becomes one -D of NVRTC's options.
 func TestKernelDefines(t *testing.T) {
-	t.Setenv(EnvKernelDefines, " RW_UNROLL=1, ,X=2 ")
-	got := CompileOptions("compute_90")
+	got := CompileOptions("compute_90", "RW_UNROLL=1", "X=2")
 	want := []string{"--gpu-architecture=compute_90", "--std=c++14", "-default-device", "-DRW_UNROLL=1", "-DX=2"}
 	if strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Fatalf("options %q, want %q", got, want)
 	}
-	t.Setenv(EnvKernelDefines, "")
 	if got := CompileOptions("compute_70"); len(got) != 3 {
 		t.Fatalf("without definitions: %q", got)
 	}

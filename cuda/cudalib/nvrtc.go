@@ -271,7 +271,8 @@ func (e *CompileError) Error() string {
 // Compile compiles the CUDA C source src (file name name, #include-able headers by name) for
 // architecture arch (70 = compute_70). It returns PTX, or device code for sm_<arch> when cubin
 // is true, and NVRTC's log (warnings) on success; a *CompileError with the log on failure.
-func (n *NVRTC) Compile(name, src string, headers map[string]string, arch int, cubin bool) (code []byte, log string, err error) {
+// defines are NAME=VALUE preprocessor definitions (CompileOptions).
+func (n *NVRTC) Compile(name, src string, headers map[string]string, arch int, cubin bool, defines ...string) (code []byte, log string, err error) {
 	var pin runtime.Pinner
 	defer pin.Unpin()
 	hnames := make([]string, 0, len(headers))
@@ -290,7 +291,7 @@ func (n *NVRTC) Compile(name, src string, headers map[string]string, arch int, c
 		}
 		target = fmt.Sprintf("sm_%d", arch)
 	}
-	opts := CompileOptions(target)
+	opts := CompileOptions(target, defines...)
 
 	var prog uintptr
 	if r := n.createProgram(unsafe.Pointer(&prog), cstr(&pin, src), cstr(&pin, name), int32(len(hnames)),
@@ -337,30 +338,15 @@ func (n *NVRTC) programLog(prog uintptr) string {
 }
 
 // CompileOptions are NVRTC's options for a target ("compute_70" or "sm_90"), with a -D for
-// each of KernelDefines. No fast-math: the kernels are compared with CPU twins that use exact
+// each of defines (gpu.kernel_defines, NAME=VALUE: the kernels' tuning constants; part of the
+// kernel cache's key). No fast-math: the kernels are compared with CPU twins that use exact
 // exp, log and division.
-func CompileOptions(target string) []string {
+func CompileOptions(target string, defines ...string) []string {
 	opts := []string{"--gpu-architecture=" + target, "--std=c++14", "-default-device"}
-	for _, d := range KernelDefines() {
+	for _, d := range defines {
 		opts = append(opts, "-D"+d)
 	}
 	return opts
-}
-
-// EnvKernelDefines lists preprocessor definitions for every kernel compiled by NVRTC,
-// NAME=VALUE separated by commas: for comparing the kernels' tuning constants on a GPU within
-// one build (REWIREGNN_KERNEL_DEFINES=RW_UNROLL=1). They are part of the kernel cache's key.
-const EnvKernelDefines = "REWIREGNN_KERNEL_DEFINES"
-
-// KernelDefines returns the definitions of EnvKernelDefines (empty entries dropped).
-func KernelDefines() []string {
-	var out []string
-	for _, d := range strings.Split(getenv(EnvKernelDefines), ",") {
-		if d = strings.TrimSpace(d); d != "" {
-			out = append(out, d)
-		}
-	}
-	return out
 }
 
 // cstr returns a pinned NUL-terminated copy of s.

@@ -28,8 +28,6 @@ var emuFS embed.FS
 
 // Environment variables of the emulator.
 const (
-	// EnvCXX names the C++ compiler (default: $CXX, else g++, c++, clang++ on PATH).
-	EnvCXX = "REWIREGNN_EMU_CXX"
 	// EnvTSan=1 builds the emulated kernels with ThreadSanitizer (-fsanitize=thread): a data
 	// race between the threads of a block ends the launch with TSan's report.
 	EnvTSan = "REWIREGNN_EMU_TSAN"
@@ -52,6 +50,9 @@ type Options struct {
 	MemoryBytes int64
 	// TSan builds with ThreadSanitizer (also $REWIREGNN_EMU_TSAN=1).
 	TSan bool
+	// Defines are NAME=VALUE preprocessor definitions for every kernel (gpu.kernel_defines, as
+	// NVRTC gets them on a GPU); part of the build's cache key.
+	Defines []string
 	// Deterministic runs the threads of a block one at a time, in index order, handing over
 	// at each barrier and on return (still one OS thread each): atomic updates then land in
 	// the same order on every run, so results are bit-reproducible, as no GPU's are. For
@@ -131,21 +132,18 @@ func Skip() error {
 }
 
 func findCompiler() (string, error) {
-	var names []string
-	if v := getenv(EnvCXX); v != "" {
+	// The C++ compiler: $CXX where set (the usual variable, a machine path; a compiler named
+	// and missing is an error, never replaced by another), else g++, c++, clang++ on PATH.
+	names := []string{"g++", "c++", "clang++"}
+	if v := getenv("CXX"); v != "" {
 		names = []string{v}
-	} else {
-		if v := getenv("CXX"); v != "" {
-			names = append(names, v)
-		}
-		names = append(names, "g++", "c++", "clang++")
 	}
 	for _, n := range names {
 		if p, err := exec.LookPath(n); err == nil {
 			return p, nil
 		}
 	}
-	return "", fmt.Errorf("cuda: emulator: %w: tried %s on PATH (install g++, or set %s)", ErrNoCompiler, strings.Join(names, ", "), EnvCXX)
+	return "", fmt.Errorf("cuda: emulator: %w: tried %s on PATH (install g++, or set CXX)", ErrNoCompiler, strings.Join(names, ", "))
 }
 
 var kernelDecl = regexp.MustCompile(`extern\s+"C"\s+__global__\s+void\s+(\w+)\s*\(`)
@@ -177,8 +175,11 @@ func emuUnits(o Options) (files map[string]string, units []string) {
 	return files, units
 }
 
-func emuFlags(tsan bool) []string {
+func emuFlags(tsan bool, defines []string) []string {
 	f := []string{"-std=c++17", "-pthread", "-fno-strict-aliasing", "-fno-fast-math"}
+	for _, d := range defines {
+		f = append(f, "-D"+d)
+	}
 	if tsan {
 		return append(f, "-O1", "-g", "-fsanitize=thread")
 	}
@@ -196,7 +197,7 @@ func buildEmulator(o Options) (*emuProgram, error) {
 		return nil, fmt.Errorf("cuda: emulator: %s --version: %w", cxx, err)
 	}
 	version, _, _ := strings.Cut(string(ver), "\n")
-	flags := emuFlags(o.TSan)
+	flags := emuFlags(o.TSan, o.Defines)
 	files, units := emuUnits(o)
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s\x00", cxx, version, strings.Join(flags, " "))

@@ -107,7 +107,7 @@ func TestLayers(t *testing.T) {
 	for _, v := range violations(t, rules) {
 		t.Error(v)
 	}
-	for _, leaf := range []string{"runfiles", "tfevents", "metric", "prog"} {
+	for _, leaf := range []string{"runfiles", "tfevents", "metric", "prog", "gpuopt"} {
 		for p, inModule := range deps(t, leaf) {
 			if inModule || strings.Contains(p, ".") {
 				t.Errorf("%s imports %s: it must stay a leaf on the standard library", leaf, p)

@@ -297,8 +297,8 @@ func TestCampaignTwoWindowsCPU(t *testing.T) {
 	}
 }
 
-// TestCampaignEmulatedGPU runs one window with -d cuda on the emulated GPU
-// (REWIREGNN_EMULATE_GPU=1): the trainers find the "GPU", train, and the run is collected.
+// TestCampaignEmulatedGPU runs one window with -d emu, the trainers' -device emu: the trainers
+// open the emulated GPU, train, and the run is collected.
 func TestCampaignEmulatedGPU(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the trainer and the emulated kernels: skipped under -short")
@@ -310,8 +310,7 @@ func TestCampaignEmulatedGPU(t *testing.T) {
 	if err := os.WriteFile(e.qf, []byte(grid+" "+quick+" 41 train.max_epochs=2\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	e.vars = append(e.vars, "REWIREGNN_EMULATE_GPU=1")
-	run, col := e.window("emu", "cuda", "600", "5")
+	run, col := e.window("emu", "emu", "600", "5")
 	t.Logf("%s\n%s", run, col)
 	r := result(t, e.runDir("runs", quick))
 	dev, _ := r["device"].(string)
