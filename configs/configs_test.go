@@ -50,6 +50,7 @@ var gridCounts = map[string]struct {
 	"fidelity-gatedgcn-zinc.yaml":         {"table:zinc", 1, 2},
 	"fidelity-gatedgcn-zinc-noloops.yaml": {"table:zinc", 1, 2},
 	"fidelity-transformer-zinc.yaml":      {"table:zinc", 1, 2},
+	"fidelity-transformer-gelu.yaml":      {"table:zinc", 1, 2},
 }
 
 func TestGridCounts(t *testing.T) {
