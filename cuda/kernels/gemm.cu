@@ -2,7 +2,7 @@
 // a, b ≤ RW_WG_MAX), in two passes: a small output summed over many rows, which cuBLAS gives to
 // a few blocks (on an H200, 2026-11-27: 24 µs for one 70 × 3058 · 3058 × 70 product and 104 µs
 // for four batched, where the arithmetic and the reads take a few µs). Used where
-// REWIREGNN_NARROW_GRADW=1 (cuda/gradw.go); the first version (3a240f6, reverted) merged the
+// gpu.narrow_gradw is true (cuda/gradw.go); the first version (3a240f6, reverted) merged the
 // chunks in the last block to arrive, one dependent load after another, and lost to cuBLAS.
 //
 // CPU twin: ops.MatMul's weight gradient.
