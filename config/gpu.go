@@ -1,6 +1,8 @@
 package config
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 
@@ -97,4 +99,37 @@ func (g *GPU) canonical() {
 	if d, err := gpuopt.ParseDefines(g.KernelDefines); err == nil {
 		g.KernelDefines = strings.Join(d, ",")
 	}
+}
+
+// gpuNameParts name, in run names, the gpu keys that change the numbers when they are away from
+// their default (gpuKeyDefaults' hashed ones), in this order: -folds-<folds> (gpu.edge_folds,
+// the folds joined by '+'), -unbatched (gpu.batched_products false), -narrowgw
+// (gpu.narrow_gradw true), -kd<6 hex digits of the definitions' SHA-256> (gpu.kernel_defines).
+// A run at the defaults keeps its name; one that changes its numbers through the gpu section
+// is another run, in its own folder, as a -tf32 run is.
+var gpuNameParts = []struct {
+	key  string
+	part func(v string) string
+}{
+	{KeyEdgeFolds, func(v string) string { return "folds-" + strings.ReplaceAll(v, ",", "+") }},
+	{KeyBatchedProducts, func(string) string { return "unbatched" }},
+	{KeyNarrowGradW, func(string) string { return "narrowgw" }},
+	{KeyKernelDefines, func(v string) string {
+		sum := sha256.Sum256([]byte(v))
+		return "kd" + hex.EncodeToString(sum[:3])
+	}},
+}
+
+// gpuNameSuffix is the run name's suffix of the gpu keys away from their defaults that change
+// the numbers ("" at the defaults).
+func (r *Run) gpuNameSuffix() string {
+	var b strings.Builder
+	for _, p := range gpuNameParts {
+		f := schemaByKey[p.key]
+		if r.gpuNotHashed(f) {
+			continue
+		}
+		b.WriteString("-" + p.part(formatValue(f.get(r))))
+	}
+	return b.String()
 }

@@ -108,17 +108,25 @@ func TestGPUKeysHash(t *testing.T) {
 	if explicit.Hash() != base.Hash() {
 		t.Errorf("the defaults given explicitly change the hash")
 	}
+	if explicit.RunName() != base.RunName() {
+		t.Errorf("the defaults given explicitly change the run name to %s", explicit.RunName())
+	}
 	for _, c := range []struct {
 		set     string
 		changes bool
+		suffix  string // the run name's, after base's name
 	}{
-		{"gpu.edge_folds=none", true}, {"gpu.edge_folds=gate", true}, {"gpu.batched_products=false", true},
-		{"gpu.narrow_gradw=true", true}, {"gpu.kernel_defines=RW_UNROLL=1", true},
-		{"gpu.cuda_graphs=false", false}, {"gpu.arch=70", false},
+		{"gpu.edge_folds=none", true, "-folds-none"}, {"gpu.edge_folds=gate", true, "-folds-gate"},
+		{"gpu.edge_folds=scatter,bndx", true, "-folds-scatter+bndx"}, {"gpu.batched_products=false", true, "-unbatched"},
+		{"gpu.narrow_gradw=true", true, "-narrowgw"}, {"gpu.kernel_defines=RW_UNROLL=1", true, "-kd"},
+		{"gpu.cuda_graphs=false", false, ""}, {"gpu.arch=70", false, ""},
 	} {
 		r := mustLoad(t, file, c.set)
 		if got := r.Hash() != base.Hash(); got != c.changes {
 			t.Errorf("%s: hash changed %t, want %t", c.set, got, c.changes)
+		}
+		if name := r.RunName(); !strings.HasPrefix(name, base.RunName()+c.suffix) || (c.suffix != "-kd" && name != base.RunName()+c.suffix) || (c.suffix == "-kd" && len(name) != len(base.RunName())+len("-kd")+6) {
+			t.Errorf("%s: run name %s, want %s%s", c.set, name, base.RunName(), c.suffix)
 		}
 		y, err := r.YAML()
 		if err != nil {

@@ -14,9 +14,10 @@ import (
 )
 
 // RunName is Name, or when Name is empty the name derived from the setting:
-// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>[-rw<k>][-<precision>], e.g.
+// <dataset>-<model>[+<relative>]-<encoding>[-cls]-r<r>[-rw<k>][-<precision>][<gpu keys>], e.g.
 // zinc-gatedgcn-adj-cls-r4, zinc-transformer+learned-short-cls-r2, zinc-gatedgcn-rwse-r1-rw8,
-// zinc-gatedgcn-adj-cls-r4-tf32. The keys of nameSuffixes are named only when they are not at
+// zinc-gatedgcn-adj-cls-r4-tf32, zinc-gatedgcn-adj-r1-folds-none (gpuNameParts: the gpu keys
+// that change the numbers). The keys of nameSuffixes are named only when they are not at
 // their default, so that the runs at the defaults keep the names they had before the key
 // existed, and a run that sets another value is another run, in its own folder.
 func (r *Run) RunName() string {
@@ -29,7 +30,7 @@ func (r *Run) RunName() string {
 			name += "-" + s.prefix + formatValue(f.get(r))
 		}
 	}
-	return name
+	return name + r.gpuNameSuffix()
 }
 
 // nameSuffixes are the keys of leftOutAtDefault (added since layoutV1, with a default other
