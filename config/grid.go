@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -26,6 +27,8 @@ import (
 //	seeds: [41, 95, 12, 35]   # optional; default: train.seeds of the defaults (the paper's)
 //	tag: noloops              # optional: appended to every run name (zinc-gatedgcn-none-r1-noloops),
 //	                          # for a variant whose keys run names leave out (dataset.self_loops)
+//	notes:                    # optional: a footnote under the table for a run's cell, by run name
+//	  zinc-gatedgcn-adj-r1: "read with the bond types; without them 0.37 (fidelity-…)"
 //	extra:                    # optional: more products; unset keys are taken from the top
 //	  - cls: [true]
 //	    r: [1]
@@ -39,10 +42,18 @@ type Grid struct {
 	Products []Product // the top-level product first, then each of extra
 	Seeds    []int64   // nil: the defaults' train.seeds
 	Tag      string    // appended to every run name as -<tag>; "" for none
+	Notes    []Note    // footnotes of runs' cells, in file order
 
 	overrides *layer // the overrides: mapping, as a config-file layer
 	seedsSrc  string
 	env, set  *layer
+}
+
+// Note is a grid's footnote to the table cell of one of its runs.
+type Note struct {
+	Run  string // the run's name
+	Text string
+	Line int // its line in the grid file
 }
 
 // Product is one Cartesian product of settings.
@@ -126,6 +137,8 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 				continue
 			}
 			g.Tag = vn.Value
+		case "notes":
+			g.Notes = parseNotes(vn, fail)
 		case "seeds":
 			seeds, err := nodeValue(schemaByKey["train.seeds"], vn)
 			if err != nil {
@@ -187,7 +200,7 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 				}
 				continue
 			}
-			msg := fmt.Sprintf("unknown key %q (a grid takes name, table, tag, datasets, models, encodings, cls, r, seeds, extra, overrides)", key)
+			msg := fmt.Sprintf("unknown key %q (a grid takes name, table, tag, notes, datasets, models, encodings, cls, r, seeds, extra, overrides)", key)
 			if key == "dataset" || key == "model" || key == "encoding" {
 				msg += fmt.Sprintf("; did you mean %q?", key+"s")
 			}
@@ -422,7 +435,43 @@ func (g *Grid) Expand() ([]*Run, error) {
 			}
 		}
 	}
+	if err := g.checkNotes(runs); err != nil {
+		return nil, err
+	}
 	return runs, nil
+}
+
+// parseNotes reads the notes: mapping, run name → footnote text, reporting each bad entry at
+// its line.
+func parseNotes(vn *yaml.Node, fail func(line int, format string, args ...any)) []Note {
+	if vn.Kind != yaml.MappingNode {
+		fail(vn.Line, "notes: want a mapping of run name to footnote, got %s", describe(vn))
+		return nil
+	}
+	var out []Note
+	for i := 0; i+1 < len(vn.Content); i += 2 {
+		kn, tn := deref(vn.Content[i]), deref(vn.Content[i+1])
+		if tn.Kind != yaml.ScalarNode || strings.TrimSpace(tn.Value) == "" {
+			fail(tn.Line, "notes.%s: want the footnote's text, got %s", kn.Value, describe(tn))
+			continue
+		}
+		if j := slices.IndexFunc(out, func(n Note) bool { return n.Run == kn.Value }); j >= 0 {
+			fail(kn.Line, "notes.%s given twice (first on line %d)", kn.Value, out[j].Line)
+			continue
+		}
+		out = append(out, Note{Run: kn.Value, Text: strings.TrimSpace(tn.Value), Line: kn.Line})
+	}
+	return out
+}
+
+// checkNotes refuses a note whose run is not one of runs.
+func (g *Grid) checkNotes(runs []*Run) error {
+	for _, n := range g.Notes {
+		if !slices.ContainsFunc(runs, func(r *Run) bool { return r.Name == n.Run }) {
+			return fmt.Errorf("%s:%d: notes.%s: the grid has no such run", g.Path, n.Line, n.Run)
+		}
+	}
+	return nil
 }
 
 // validTag says whether s may end a run name: lower-case letters and digits, at least one.

@@ -128,6 +128,21 @@ func TestGridTag(t *testing.T) {
 	}
 }
 
+// TestGridNotes checks that a grid's notes are read in file order with their lines.
+func TestGridNotes(t *testing.T) {
+	g, err := ParseGrid("g.yaml", []byte("datasets: [zinc]\nmodels: [gatedgcn]\nencodings: [adj]\ncls: [false]\nr: 1-2\nnotes:\n  zinc-gatedgcn-adj-r2: \" second \"\n  zinc-gatedgcn-adj-r1: first\n"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := g.Expand(); err != nil {
+		t.Fatal(err)
+	}
+	want := []Note{{"zinc-gatedgcn-adj-r2", "second", 7}, {"zinc-gatedgcn-adj-r1", "first", 8}}
+	if !reflect.DeepEqual(g.Notes, want) {
+		t.Errorf("notes %+v, want %+v", g.Notes, want)
+	}
+}
+
 func TestGridRejected(t *testing.T) {
 	base := "datasets: [zinc]\nmodels: [gatedgcn]\nencodings: [adj]\ncls: [false]\nr: 1-2\n"
 	cases := []struct {
@@ -163,6 +178,10 @@ func TestGridRejected(t *testing.T) {
 		{"extra unknown key", base + "extra:\n  - seeds: [1]\n", nil, nil, []string{"g.yaml:7:", `extra: unknown key "seeds"`}, false},
 		{"impossible run", strings.Replace(base, "[gatedgcn]", "[transformer]", 1) + "overrides:\n  model: {hidden: 50}\n", nil, nil, []string{"run zinc-transformer-adj-r1", "model.hidden: must be divisible"}, true},
 		{"syntax", base + "overrides: [\n", nil, nil, []string{"g.yaml:", "YAML syntax error"}, false},
+		{"note of no run", base + "notes:\n  zinc-gatedgcn-adj-r3: \"x\"\n", nil, nil, []string{"g.yaml:7: notes.zinc-gatedgcn-adj-r3: the grid has no such run"}, true},
+		{"note empty", base + "notes:\n  zinc-gatedgcn-adj-r1: \"\"\n", nil, nil, []string{"g.yaml:7:", "notes.zinc-gatedgcn-adj-r1: want the footnote's text"}, false},
+		{"note twice", base + "notes:\n  zinc-gatedgcn-adj-r1: a\n  zinc-gatedgcn-adj-r1: b\n", nil, nil, []string{"g.yaml:8:", "given twice (first on line 7)"}, false},
+		{"notes not a mapping", base + "notes: [a]\n", nil, nil, []string{"g.yaml:6:", "notes: want a mapping"}, false},
 		{"bad tag", base + "tag: No-Loops\n", nil, nil, []string{"g.yaml:6:", "tag: want lower-case letters and digits", `"No-Loops"`}, false},
 		{"empty tag", base + "tag: \"\"\n", nil, nil, []string{"g.yaml:6:", "tag: want lower-case letters and digits"}, false},
 	}

@@ -194,3 +194,46 @@ func TestReducedAndLeftOutRuns(t *testing.T) {
 		t.Errorf("without -include-reduced:\n%s", md)
 	}
 }
+
+// TestCellNotes checks a grid's footnotes: the cell of the noted run gets ¶k, numbered row by row,
+// the note is listed under the table with its column and r, in Markdown and LaTeX, and a note of
+// a run without a finished cell marks nothing.
+func TestCellNotes(t *testing.T) {
+	runs := zincRuns()
+	for _, r := range runs { // names as the trainer gives them: one per cell
+		res := r.Result
+		res.Name = fmt.Sprintf("zinc-%s-%s%s-r%d", res.Model, res.Encoding, map[bool]string{true: "-cls"}[res.CLS], res.R)
+	}
+	groups, err := results.Aggregate(runs, results.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tb, err := Build("table:zinc", groups, smallZinc(t), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r2, r1 := tb.Group("gcn-adj-cls", 2), tb.Group("gcn-adj", 1)
+	if r2 == nil || r1 == nil {
+		t.Fatal("the test runs lack gcn-adj-cls r=2 or gcn-adj r=1")
+	}
+	tb.Notes = map[string]string{r2.Name: "second note", r1.Name: "first note", "zinc-nothing-r9": "no cell"}
+	md := tb.Markdown()
+	for _, want := range []string{
+		"**0.330 ± 0.000** ‡1 ¶1 (0.329 ± 0.023)",
+		"**0.200 ± 0.007** ¶2 (0.198 ± 0.011)",
+		"¶1 gcn-adj, r = 1: first note\n\n¶2 gcn-adj-cls, r = 2: second note\n\n",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	if strings.Contains(md, "no cell") || strings.Count(md, "¶") != 5 { // 2 cells, 2 notes, the intro
+		t.Errorf("markdown marks %d ¶ (want 5) or lists the note without a cell:\n%s", strings.Count(md, "¶"), md)
+	}
+	tex := tb.LaTeX()
+	for _, want := range []string{`\textbf{0.200$\pm$0.007}$^{\P 2}$`, `$^{\P 1}$ gcn-adj, $r=1$: first note`} {
+		if !strings.Contains(tex, want) {
+			t.Errorf("latex lacks %q:\n%s", want, tex)
+		}
+	}
+}

@@ -17,7 +17,12 @@ func LoadPlan(path string, sets []string, out, configDir string) (*Plan, error) 
 	if err != nil {
 		return nil, err
 	}
-	return NewPlan(g.Name, g.Table, runs, out, configDir)
+	p, err := NewPlan(g.Name, g.Table, runs, out, configDir)
+	if err != nil {
+		return nil, err
+	}
+	p.Notes = g.Notes
+	return p, nil
 }
 
 // WriteConfig writes a resolved run config for the trainer (config.WriteFile: atomic, every key).

@@ -50,6 +50,7 @@ type Plan struct {
 	Grid  string // grid name
 	Table string // paper table id the grid reproduces, e.g. table:zinc ("" if none)
 	Jobs  []Job
+	Notes []config.Note // the grid's footnotes of its runs' cells (config.Grid.Notes)
 }
 
 // RunDir is the run directory of a run name and seed under out (train's layout).

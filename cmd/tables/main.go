@@ -165,6 +165,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 	fs.Visit(func(f *flag.Flag) { runsGiven = runsGiven || f.Name == "runs" })
 	var runs []*results.Run
 	var gridLeft []results.LeftOut // unreadable results; runs in the grid's directories of another config
+	var notes map[string]string    // the grids' footnotes, by run name (config.Grid.Notes)
 	var gridTable string
 	opt := results.Options{DefaultPlanned: *seeds}
 	if !grid {
@@ -179,6 +180,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 		}
 		var tid string
 		var names []string
+		notes = map[string]string{}
 		planned := map[string]int{}
 		jobDir := map[string]sweep.Job{}
 		jobGrid := map[string]string{}
@@ -200,6 +202,9 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			}
 			tid = id
 			names = append(names, plan.Grid)
+			for _, n := range plan.Notes {
+				notes[n.Run] = n.Text
+			}
 			for _, j := range plan.Jobs {
 				abs, err := filepath.Abs(j.Dir)
 				if err != nil {
@@ -312,6 +317,7 @@ func tablesMain(args []string, stdout, stderr io.Writer) error {
 			t.Dataset = ds // a table without runs yet
 		}
 		t.LeftOut = leftOutOf(left, t, gridTable != "")
+		t.Notes = notes
 		r := rendered{t: t}
 		if pt == nil && report.LRGBDatasets[t.Dataset] {
 			// beyond the paper: our runs beside LRGB's published rows (report/paper/external.json)
