@@ -199,6 +199,11 @@ func defaultLayers(dataset, model string) ([]*layer, error) {
 	out := []*layer{base}
 	ds := all["dataset/"+family+".yaml"]
 	if ds == nil {
+		if ds, err = registeredDefaults(family); err != nil {
+			return nil, err
+		}
+	}
+	if ds == nil {
 		return nil, fmt.Errorf("config: built-in defaults: no dataset/%s.yaml for dataset %q", family, dataset)
 	}
 	out = append(out, ds)
@@ -216,6 +221,21 @@ func defaultLayers(dataset, model string) ([]*layer, error) {
 		out = append(out, ov)
 	}
 	return out, nil
+}
+
+// registeredDefaults is the defaults layer a dataset registered beside the built-ins brings
+// (data.Dataset.Defaults); nil for a dataset without them, or not registered.
+func registeredDefaults(name string) (*layer, error) {
+	d, _, ok := data.LookupDataset(name)
+	if !ok || d.Defaults == "" {
+		return nil, nil
+	}
+	src := "data.RegisterDataset(" + name + ").Defaults"
+	doc, err := parseYAMLDoc(src, []byte(d.Defaults))
+	if err != nil {
+		return nil, err
+	}
+	return runLayer(src, doc, "")
 }
 
 var (

@@ -21,6 +21,10 @@ type Dataset struct {
 	// only, 0 for all).
 	Open func(dir, name string) (*Spec, error)
 	Load func(dir string, spec *Spec, split string, seed uint64, limit int) ([]*Graph, error)
+	// Defaults are its config defaults, as a YAML document of run-config keys (dataset:,
+	// train:, ...), for a dataset registered beside the built-ins, whose defaults are the files
+	// configs/defaults/dataset/<name>.yaml; "" for none beyond the base defaults.
+	Defaults string
 }
 
 // datasets is the registry.

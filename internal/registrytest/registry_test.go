@@ -42,23 +42,23 @@ func toyLoad(_ string, spec *data.Spec, split string, seed uint64, _ int) ([]*da
 func init() {
 	data.RegisterEncoding(data.Encoding{Name: "deg", Title: "the degree encoding", Input: data.NodeVector, Cols: 1, Feed: "deg"})
 	prep.RegisterNodeEncoder("deg", func() prep.NodeEncoder { return degree{} })
-	data.RegisterDataset(data.Dataset{Name: "toy", Task: data.GraphRegression, Splits: []string{"train", "val", "test"}, Open: toySpec, Load: toyLoad})
+	data.RegisterDataset(data.Dataset{Name: "toy", Task: data.GraphRegression, Splits: []string{"train", "val", "test"}, Open: toySpec, Load: toyLoad,
+		Defaults: "dataset:\n  q: 2\ntrain:\n  batch_size: 8\n  patience: 10\n  max_time: 1h\n"})
 }
 
-// toyRun is a small GatedGCN run on the dummy dataset with the dummy encoding, validated: the
-// settings of a ZINC run (a dataset's defaults file is the one thing a new dataset adds beside
-// its registration, for config.Load), renamed.
+// toyRun is a small GatedGCN run on the dummy dataset with the dummy encoding, loaded as any run
+// is: config.Load takes the dataset's defaults from its registration (data.Dataset.Defaults)
+// and validates the dataset and the encoding by the registries.
 func toyRun(t *testing.T) *config.Run {
 	t.Helper()
 	out := t.TempDir()
-	r, err := config.Load("", []string{"dataset.name=zinc", "model.name=gatedgcn", "model.layers=2", "model.hidden=16",
-		"train.batch_size=8", "train.max_epochs=2", "dataset.r=2", "dataset.cls=true", "out=" + out, "dataset.cache=" + out + "/cache"})
+	r, err := config.Load("", []string{"dataset.name=toy", "dataset.encoding=deg", "model.name=gatedgcn", "model.layers=2", "model.hidden=16",
+		"train.max_epochs=2", "dataset.r=2", "dataset.cls=true", "out=" + out, "dataset.cache=" + out + "/cache"})
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("config refuses the registered dataset and encoding: %v", err)
 	}
-	r.Dataset.Name, r.Dataset.Encoding = "toy", "deg"
-	if err := r.Validate(); err != nil {
-		t.Fatalf("config validation refuses the registered dataset and encoding: %v", err)
+	if r.Train.BatchSize != 8 || r.Train.MaxTime.Hours() != 1 {
+		t.Errorf("the registered defaults not read: batch %d, max_time %v", r.Train.BatchSize, r.Train.MaxTime)
 	}
 	return r
 }
