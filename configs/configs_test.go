@@ -51,6 +51,7 @@ var gridCounts = map[string]struct {
 	"fidelity-gatedgcn-zinc-noloops.yaml": {"table:zinc", 1, 2},
 	"fidelity-transformer-zinc.yaml":      {"table:zinc", 1, 2},
 	"fidelity-transformer-gelu.yaml":      {"table:zinc", 1, 2},
+	"fidelity-transformer-deep.yaml":      {"table:zinc", 1, 1},
 }
 
 func TestGridCounts(t *testing.T) {
