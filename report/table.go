@@ -237,14 +237,13 @@ func (t *Table) cellNotes() []cellNote {
 	return out
 }
 
-// noteMark is a cell's footnote number, or 0.
-func (t *Table) noteMark(c string, r int) int {
+// noteMarks are the footnote numbers of the cells that have a note (cellNotes), by cell.
+func (t *Table) noteMarks() map[cell]int {
+	m := map[cell]int{}
 	for _, n := range t.cellNotes() {
-		if n.setting == c && n.r == r {
-			return n.k
-		}
+		m[cell{n.setting, n.r}] = n.k
 	}
-	return 0
+	return m
 }
 
 // notesMarkdown lists the cells' footnotes under the table.
@@ -299,6 +298,7 @@ func (t *Table) Markdown() string {
 		align += "---|"
 	}
 	b.WriteString("\n" + align + "\n")
+	marks := t.noteMarks()
 	for _, r := range t.Rows {
 		fmt.Fprintf(&b, "| %d |", r)
 		if hasPaperDensity {
@@ -316,7 +316,7 @@ func (t *Table) Markdown() string {
 			}
 		}
 		for _, c := range t.Columns {
-			b.WriteString(" " + t.mdCell(c, r) + " |")
+			b.WriteString(" " + t.mdCell(c, r, marks[cell{c, r}]) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -350,7 +350,8 @@ func (t *Table) provenanceMarkdown() string {
 	return b.String()
 }
 
-func (t *Table) mdCell(c string, r int) string {
+// mdCell renders one cell; note is its footnote number (0: none).
+func (t *Table) mdCell(c string, r int, note int) string {
 	var s string
 	if g := t.Group(c, r); g != nil {
 		s = f3(g.Test.Mean) + " ± " + f3(g.Test.Std)
@@ -358,8 +359,8 @@ func (t *Table) mdCell(c string, r int) string {
 			s = "**" + s + "**"
 		}
 		s += marks(g, mdMarkers)
-		if k := t.noteMark(c, r); k > 0 {
-			s += fmt.Sprintf(" ¶%d", k)
+		if note > 0 {
+			s += fmt.Sprintf(" ¶%d", note)
 		}
 	} else {
 		s = "–"
@@ -483,6 +484,7 @@ func (t *Table) LaTeX() string {
 		}
 	}
 	b.WriteString(" \\\\\n\\hline\n")
+	marks := t.noteMarks()
 	for _, r := range t.Rows {
 		fmt.Fprintf(&b, "r=%d", r)
 		if hasPaperDensity {
@@ -500,7 +502,7 @@ func (t *Table) LaTeX() string {
 			}
 		}
 		for _, c := range t.Columns {
-			b.WriteString(" & " + t.texCell(c, r))
+			b.WriteString(" & " + t.texCell(c, r, marks[cell{c, r}]))
 		}
 		b.WriteString(" \\\\\n")
 	}
@@ -513,7 +515,8 @@ func (t *Table) LaTeX() string {
 	return b.String()
 }
 
-func (t *Table) texCell(c string, r int) string {
+// texCell renders one cell in LaTeX; note is its footnote number (0: none).
+func (t *Table) texCell(c string, r int, note int) string {
 	var s string
 	if g := t.Group(c, r); g != nil {
 		s = f3(g.Test.Mean) + "$\\pm$" + f3(g.Test.Std)
@@ -521,8 +524,8 @@ func (t *Table) texCell(c string, r int) string {
 			s = "\\textbf{" + s + "}"
 		}
 		s += marks(g, texMarkers)
-		if k := t.noteMark(c, r); k > 0 {
-			s += fmt.Sprintf("$^{\\P %d}$", k)
+		if note > 0 {
+			s += fmt.Sprintf("$^{\\P %d}$", note)
 		}
 	} else {
 		s = "--"
