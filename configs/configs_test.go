@@ -49,7 +49,7 @@ var gridCounts = map[string]struct {
 	"fidelity-monet-plain.yaml":           {"table:aqsol", 1, 2},
 	"fidelity-gatedgcn-zinc.yaml":         {"table:zinc", 1, 2},
 	"fidelity-gatedgcn-zinc-noloops.yaml": {"table:zinc", 1, 2},
-	"fidelity-transformer-zinc.yaml":      {"table:zinc", 1, 2},
+	"fidelity-transformer-zinc.yaml":      {"table:zinc", 2, 4},
 	"fidelity-transformer-gelu.yaml":      {"table:zinc", 1, 2},
 	"fidelity-transformer-deep.yaml":      {"table:zinc", 1, 1},
 }
