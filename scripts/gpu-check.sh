@@ -21,7 +21,9 @@
 # "--lzma2=preset=1,dict=128MiB": 12 MB in 10 s where -9 takes 70 s for 11 MB),
 # GPU_CHECK_KEEP=1 (keep the unpacked folder), GPU_CHECK_EMU=1 (as -emu),
 # GPU_CHECK_LIMIT_SCALE=N (a whole number: every step's limit times N; the script's own test
-# sets it, so that a slow or busy machine cannot turn a working step into a TIMEOUT).
+# sets it, so that a slow or busy machine cannot turn a working step into a TIMEOUT),
+# GPU_CHECK_ONLY=STEP,… (run only these steps; the others are SKIP "not selected": how
+# scripts/gpu-window.sh's test keeps its gpu-check short; NVRTC none: see bundle_nvrtc70).
 set -u -o pipefail
 
 MAX_ARCHIVE=$((50 * 1000 * 1000)) # bytes
@@ -123,6 +125,10 @@ build() {
 bundle_nvrtc70() {
 	local dir=$1 lib real ver builtins
 	lib=${GPU_CHECK_NVRTC:-$(ldconfig -p 2>/dev/null | awk '$1 ~ /^libnvrtc\.so\.1[12](\.|$)/ {print $NF; exit}')}
+	if [ "$lib" = none ]; then
+		echo "gpu-check: GPU_CHECK_NVRTC=none: no NVRTC bundled, the compute70 step will SKIP"
+		return 0
+	fi
 	if [ -z "$lib" ] || [ ! -f "$lib" ]; then
 		echo "gpu-check: no NVRTC of CUDA 11 or 12 here (GPU_CHECK_NVRTC): the compute70 step will SKIP"
 		return 0
@@ -448,6 +454,10 @@ runall() {
 	done
 	SCALE=${GPU_CHECK_LIMIT_SCALE:-1}
 	[[ $SCALE =~ ^[1-9][0-9]*$ ]] || die "GPU_CHECK_LIMIT_SCALE=$SCALE: want a whole number of at least 1"
+	local only=${GPU_CHECK_ONLY:-} o
+	for o in ${only//,/ }; do
+		[[ " $STEPS " == *" $o "* ]] || die "GPU_CHECK_ONLY=$only: no step $o ($STEPS)"
+	done
 	[ -f "$archive" ] || die "no archive $archive"
 	mkdir -p "$out" || die "cannot create $out"
 	OUT=$(cd "$out" && pwd)
@@ -458,7 +468,7 @@ runall() {
 	else
 		trap 'rm -rf "$WORK"' EXIT
 	fi
-	tar -C "$WORK" -xJf "$archive" || die "cannot unpack $archive"
+	tar -C "$WORK" -xf "$archive" || die "cannot unpack $archive" # xz or plain tar
 	B=$WORK/gpu-check
 	[ -x "$B/bin/gpuinfo" ] || die "$archive holds no gpu-check/bin/gpuinfo"
 	cp "$B/BUILD-INFO" "$OUT/BUILD-INFO" 2>/dev/null
@@ -492,8 +502,13 @@ runall() {
 		{
 			echo "# gpu-check step $name, limit ${lim}s, $(date -u +%H:%M:%S)"
 		} >"$log"
-		LIM=$lim timeout -k 10 "$lim" bash -c "LIM=$lim step_$name" >>"$log" 2>&1 </dev/null
-		rc=$?
+		if [ -n "$only" ] && [[ ",$only," != *",$name,"* ]]; then
+			echo "SKIP: not selected (GPU_CHECK_ONLY=$only)" >>"$log"
+			rc=3
+		else
+			LIM=$lim timeout -k 10 "$lim" bash -c "LIM=$lim step_$name" >>"$log" 2>&1 </dev/null
+			rc=$?
+		fi
 		secs=$((SECONDS - t0))
 		case $rc in
 		0) status=PASS ;;

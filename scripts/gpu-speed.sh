@@ -66,10 +66,10 @@ build() {
 	local stage=$STAGE b=$STAGE/gpu-speed
 	mkdir -p "$b/bin" "$b/data" "$stage/base" || die "mkdir"
 	echo "gpu-speed: go build ./cmd/gpubench (this checkout)"
-	(cd "$root" && CGO_ENABLED=0 "$go" build -ldflags='-s -w' -o "$b/bin/gpubench" ./cmd/gpubench) || die "build failed"
+	(cd "$root" && CGO_ENABLED=0 "$go" build -trimpath -ldflags='-s -w' -o "$b/bin/gpubench" ./cmd/gpubench) || die "build failed"
 	echo "gpu-speed: go build ./cmd/gpubench at $base"
 	git -C "$root" archive "$base" | tar -x -C "$stage/base" || die "git archive $base"
-	(cd "$stage/base" && CGO_ENABLED=0 "$go" build -ldflags='-s -w' -o "$b/bin/gpubench-base" ./cmd/gpubench) || die "build of $base failed"
+	(cd "$stage/base" && CGO_ENABLED=0 "$go" build -trimpath -ldflags='-s -w' -o "$b/bin/gpubench-base" ./cmd/gpubench) || die "build of $base failed"
 	cp "$root/scripts/bench/torch_gatedgcn.py" "$b/" || die "copy the PyTorch script"
 	cp -R "$datadir/zinc" "$b/data/zinc" || die "copy ZINC"
 	cp "${BASH_SOURCE[0]}" "$b/gpu-speed.sh" && chmod +x "$b/gpu-speed.sh" || die "copy the script"
@@ -144,7 +144,7 @@ run() {
 	WORK=$(mktemp -d "${TMPDIR:-/tmp}/gpu-speed.XXXXXX") || die "mktemp"
 	trap 'rm -rf "$WORK"' EXIT
 	local work=$WORK
-	tar -C "$work" -xJf "$archive" || die "cannot unpack $archive"
+	tar -C "$work" -xf "$archive" || die "cannot unpack $archive" # xz or plain tar
 	B=$work/gpu-speed
 	export REWIREGNN_KERNEL_CACHE=$work/kernel-cache
 	cp "$B/BUILD-INFO" "$OUT/" 2>/dev/null
