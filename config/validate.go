@@ -14,7 +14,7 @@ var (
 	Devices    = []string{"cpu", "cuda", "emu", "auto"} // gpu.Devices; emu: the emulated GPU (slow, for checking)
 	Monitors   = []string{"val_loss", "train_loss"}
 	SPEncoders = []string{"table", "linear"}
-	Readouts   = []string{"mean", "cls", "node", "root"}
+	Readouts   = []string{"mean", "sum", "cls", "node", "root"}
 )
 
 // ReadoutAuto is the config-file value of model.readout that Load replaces by the dataset's

@@ -105,7 +105,7 @@ type Inputs struct {
 	SP        *ops.Index    // shortest-path value per edge, for the table encoder (nil if unused)
 	SPValue   *tensor.Dense // [Edges, 1] shortest-path value, for the linear encoder (nil if unused)
 	Src, Dst  *ops.Index
-	NodeGraph *ops.Index // node → graph with weight 1/size (mean readout)
+	NodeGraph *ops.Index // node → graph with weight 1/size (mean readout) or 1 (sum readout)
 	CLS       *ops.Index // graph → its CLS node (CLS readout; nil if unused)
 	Root      *ops.Index // graph → its node 0 (root readout; nil if unused)
 	NodeMask  *ops.Mask
@@ -136,6 +136,7 @@ type Inputs struct {
 	GCNDst, GCNSelf, MeanDst *ops.Index
 	DegScale                 *tensor.Dense
 	AvgLogDeg                float64
+	sumReadout               bool      // NodeGraph's weights are 1 (InputSpec.SumReadout)
 	deg                      []float64 // scratch: in-degrees
 	pseudo                   []float32
 	scratch                  []float32
@@ -149,6 +150,7 @@ type InputSpec struct {
 	EdgeFloat           int  // float edge width
 	SP, SPLinear        bool // shortest-path encoding as table index or as value
 	CLS, Root, Pseudo   bool
+	SumReadout          bool // NodeGraph weighs every node 1 (the sum readout), not 1/size
 	AdjDim              int
 	NodePE              int    // width of the node encoding (lp or rwse); 0 without
 	LapSign             bool   // the node encoding takes the Laplacian sign flip (lp only)
@@ -168,7 +170,7 @@ func NewInputs(b Bucket, dt tensor.Dtype, s InputSpec) *Inputs {
 		Src: ops.NewIndex("src", b.Edges), Dst: ops.NewIndex("dst", b.Edges),
 		NodeGraph: ops.NewIndex("node graph", b.Nodes),
 		NodeMask:  ops.NewMask("nodes", b.Nodes), EdgeMask: ops.NewMask("edges", b.Edges),
-		GraphW: mat(b.Graphs, 1), Classes: s.Classes,
+		GraphW: mat(b.Graphs, 1), Classes: s.Classes, sumReadout: s.SumReadout,
 	}
 	in.NodeGraph.W = make([]float64, b.Nodes)
 	for c := 0; c < s.NodeCols; c++ {
@@ -289,8 +291,12 @@ func (in *Inputs) Load(bt *data.Batch) error {
 	copy(in.Dst.Idx, u.Dst)
 	for gi := 0; gi < bt.NumGraphs; gi++ {
 		lo, hi := bt.NodeOff[gi], bt.NodeOff[gi+1]
+		w := 1 / float64(hi-lo)
+		if in.sumReadout {
+			w = 1
+		}
 		for v := lo; v < hi; v++ {
-			in.NodeGraph.W[v] = 1 / float64(hi-lo)
+			in.NodeGraph.W[v] = w
 		}
 		if in.Root != nil {
 			in.Root.Idx[gi] = lo

@@ -13,6 +13,7 @@ import (
 // §"Readouts").
 const (
 	ReadoutMean = "mean" // mean of each graph's nodes
+	ReadoutSum  = "sum"  // sum of each graph's nodes
 	ReadoutCLS  = "cls"  // each graph's CLS node
 	ReadoutRoot = "root" // each graph's node 0 (NeighborsMatch)
 	ReadoutNode = "node" // every node (CLUSTER, PATTERN)
@@ -147,9 +148,9 @@ func (io IO) Validate() error {
 		return fmt.Errorf("input dropout %g outside [0, 1)", io.InDropout)
 	}
 	switch io.Readout {
-	case ReadoutMean, ReadoutCLS, ReadoutRoot, ReadoutNode:
+	case ReadoutMean, ReadoutSum, ReadoutCLS, ReadoutRoot, ReadoutNode:
 	default:
-		return fmt.Errorf("readout %q, want mean, cls, root or node", io.Readout)
+		return fmt.Errorf("readout %q, want mean, sum, cls, root or node", io.Readout)
 	}
 	switch io.Loss {
 	case LossL1:
@@ -157,8 +158,8 @@ func (io IO) Validate() error {
 			return fmt.Errorf("the L1 loss needs a graph-level readout, readout is %s", io.Readout)
 		}
 	case LossBCE:
-		if io.Readout != ReadoutMean && io.Readout != ReadoutCLS {
-			return fmt.Errorf("the BCE loss needs a graph-level readout (mean or cls), readout is %s", io.Readout)
+		if io.Readout != ReadoutMean && io.Readout != ReadoutSum && io.Readout != ReadoutCLS {
+			return fmt.Errorf("the BCE loss needs a graph-level readout (mean, sum or cls), readout is %s", io.Readout)
 		}
 	case LossCE, LossSBM:
 		if io.Out < 2 {
@@ -181,7 +182,7 @@ func (io IO) InputSpec() InputSpec {
 		SP: io.SPRows > 0 && !io.SPLinear, SPLinear: io.SPLinear, CLS: io.Readout == ReadoutCLS, Root: io.Readout == ReadoutRoot,
 		AdjDim: io.AdjDim, NodePE: io.nodePE().width, LapSign: io.nodePE().signs, Loss: io.Loss,
 		Classes: io.Out * btoi(io.Loss == LossCE || io.Loss == LossSBM), Targets: io.Out * btoi(io.Loss == LossL1 || io.Loss == LossBCE),
-		AvgLogDeg: io.AvgLogDeg,
+		AvgLogDeg: io.AvgLogDeg, SumReadout: io.Readout == ReadoutSum,
 	}
 }
 
@@ -353,7 +354,7 @@ func (b *Builder) Head(in *Inputs, io IO, h *gorgonia.Node, d int) (pred, loss *
 		x = b.Gather(h, in.Root)
 	case ReadoutNode:
 		x = h
-	default:
+	default: // mean or sum: NodeGraph's weights are 1/size or 1 (Inputs.Load)
 		x = b.ScatterAdd(h, in.NodeGraph, in.B.Graphs)
 	}
 	pred = b.MLPReadout(x, "readout", d, io.Out)

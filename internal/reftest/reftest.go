@@ -141,14 +141,21 @@ func (r Ref) embed(ids []int32, name string) []float64 {
 
 // HeadL1 is the mean readout of node states h, the MLP readout d → d/2 → d/4 → 1 and the L1
 // loss against the batch's targets.
-func (r Ref) HeadL1(bt *data.Batch, h []float64) float64 {
+func (r Ref) HeadL1(bt *data.Batch, h []float64) float64 { return r.HeadL1Readout(bt, h, nn.ReadoutMean) }
+
+// HeadL1Readout is HeadL1 with the mean or the sum readout (nn.ReadoutMean, nn.ReadoutSum).
+func (r Ref) HeadL1Readout(bt *data.Batch, h []float64, readout string) float64 {
 	d, G := r.D, bt.NumGraphs
 	hg := make([]float64, G*d)
 	for g := 0; g < G; g++ {
 		lo, hi := int(bt.NodeOff[g]), int(bt.NodeOff[g+1])
+		n := float64(hi - lo)
+		if readout == nn.ReadoutSum {
+			n = 1
+		}
 		for v := lo; v < hi; v++ {
 			for c := 0; c < d; c++ {
-				hg[g*d+c] += h[v*d+c] / float64(hi-lo)
+				hg[g*d+c] += h[v*d+c] / n
 			}
 		}
 	}

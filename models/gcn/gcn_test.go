@@ -45,7 +45,7 @@ func refLoss(c Config, p *nn.Params, bt *data.Batch) float64 {
 		}
 		h = r.End(c.End, y, h, u.N, name+".bn")
 	}
-	return r.HeadL1(bt, h)
+	return r.HeadL1Readout(bt, h, c.IO.Readout)
 }
 
 // TestAgainstReference compares the loss and every gradient with the reference on graphs of
@@ -53,6 +53,17 @@ func refLoss(c Config, p *nn.Params, bt *data.Batch) float64 {
 func TestAgainstReference(t *testing.T) {
 	reftest.EachVariant(t, "", func(t *testing.T, bt *data.Batch, edges, bn bool) {
 		c := small(edges, bn)
+		m := config.Model{Name: "gcn", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}
+		reftest.CheckModel(t, New, m, c.IO, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
+	})
+}
+
+// TestSumReadoutAgainstReference: the same with the sum readout (model.readout: sum), which
+// weighs every node 1 where the mean weighs it 1/size.
+func TestSumReadoutAgainstReference(t *testing.T) {
+	reftest.EachVariant(t, "", func(t *testing.T, bt *data.Batch, edges, bn bool) {
+		c := small(edges, bn)
+		c.IO.Readout = nn.ReadoutSum
 		m := config.Model{Name: "gcn", Layers: c.Layers, Hidden: c.Hidden, BatchNorm: bn, Residual: true}
 		reftest.CheckModel(t, New, m, c.IO, bt, func(p *nn.Params) float64 { return refLoss(c, p, bt) })
 	})
