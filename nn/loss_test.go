@@ -24,7 +24,9 @@ func TestValidateLosses(t *testing.T) {
 		{LossL1, ReadoutMean, 0, "output width 0"},
 		{LossBCE, ReadoutMean, 10, ""},
 		{LossBCE, ReadoutCLS, 1, ""},
-		{LossBCE, ReadoutRoot, 10, "the BCE loss needs a graph-level readout (mean or cls), readout is root"},
+		{LossBCE, ReadoutRoot, 10, "the BCE loss needs a graph-level readout (mean, sum or cls), readout is root"},
+		{LossBCE, ReadoutSum, 10, ""},
+		{LossL1, ReadoutSum, 1, ""},
 		{LossBCE, ReadoutNode, 10, "readout is node"},
 		{"mse", ReadoutMean, 1, `loss "mse", want l1, bce, ce or sbm_ce`},
 	} {

@@ -15,9 +15,9 @@ func TestBadInputsAreErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad := ZINC()
-	bad.Readout = "sum"
+	bad.Readout = "max"
 	if _, err := Build(bad, p, nn.Bucket{Nodes: 10, Edges: 10, Graphs: 1}, true); err == nil {
-		t.Error("readout sum accepted")
+		t.Error("readout max accepted")
 	}
 	if _, err := Build(ZINC(), p, nn.Bucket{Nodes: 0, Edges: 10, Graphs: 1}, true); err == nil {
 		t.Error("empty bucket accepted")
