@@ -251,6 +251,7 @@ step_campaign() {
 	note "== campaign: $(wc -l <"$c/jobs.txt") jobs ($n parked, copied from the tree), -d $dev -k $k -b $b"
 	CAMPAIGN_MAX_PARTS=${CAMPAIGN_MAX_PARTS:-4} bash "$c/campaign.sh" run "$c" "$OUT/campaign" -b "$b" -k "$k" -d "$dev" >"$W/logs/campaign.out" 2>&1
 	local rc=$?
+	rm -f "$OUT/campaign/runner.pid" # the runner's pid, of no use back here: one file fewer of the 8
 	[ -f "$OUT/campaign/summary.txt" ] && cat "$OUT/campaign/summary.txt" >>"$OUT/window.txt"
 	note "campaign: exit $rc"
 }

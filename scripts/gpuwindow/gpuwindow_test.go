@@ -159,6 +159,9 @@ func TestWindowEmulated(t *testing.T) {
 	if len(files) > 8 {
 		t.Errorf("%d files in OUT, the device tool brings back 8: %v", len(files), files)
 	}
+	if _, err := os.Stat(filepath.Join(outDir, "campaign", "runner.pid")); err == nil {
+		t.Error("OUT/campaign/runner.pid came back: one of the 8 files spent on a pid")
+	}
 	for _, want := range []string{"window.txt", "window-logs.tar.gz", "campaign/campaign.log", "campaign/summary.txt", "campaign/pack.tar.gz.0"} {
 		if _, err := os.Stat(filepath.Join(outDir, want)); err != nil {
 			t.Errorf("run wrote no %s: %v (files %v)", want, err, files)
