@@ -141,7 +141,9 @@ func (r Ref) embed(ids []int32, name string) []float64 {
 
 // HeadL1 is the mean readout of node states h, the MLP readout d → d/2 → d/4 → 1 and the L1
 // loss against the batch's targets.
-func (r Ref) HeadL1(bt *data.Batch, h []float64) float64 { return r.HeadL1Readout(bt, h, nn.ReadoutMean) }
+func (r Ref) HeadL1(bt *data.Batch, h []float64) float64 {
+	return r.HeadL1Readout(bt, h, nn.ReadoutMean)
+}
 
 // HeadL1Readout is HeadL1 with the mean or the sum readout (nn.ReadoutMean, nn.ReadoutSum).
 func (r Ref) HeadL1Readout(bt *data.Batch, h []float64, readout string) float64 {
