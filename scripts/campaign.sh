@@ -11,6 +11,7 @@
 #   scripts/campaign.sh adopt SRC GRID [RESULTS-DIR]      # here: merge CPU runs (train -out SRC)
 #   scripts/campaign.sh cpu start (-b BUDGET | -u END) [-k K] [-q QUEUE]   # here, in the background
 #   scripts/campaign.sh cpu status | cpu stop | cpu collect
+#   scripts/campaign.sh cpu running                        # exit 0 while a CPU window runs
 #
 # jobs, bundle (need Go): the queue's lines expanded, in order, into (grid, run, seed) jobs; a job
 # whose run is finished anywhere under the results root (RESULTS/*/runs/<run>/seed<seed>) or
@@ -625,7 +626,7 @@ seconds_of() {
 }
 
 cmd_cpu() {
-	[[ $# -ge 1 ]] || die "cpu start|status|stop|collect (-h prints the usage)"
+	[[ $# -ge 1 ]] || die "cpu start|status|stop|collect|running (-h prints the usage)"
 	local verb=$1
 	shift
 	cpu_dir
@@ -634,7 +635,8 @@ cmd_cpu() {
 	status) [[ $# -eq 0 ]] || die "cpu status takes no argument"; cpu_status ;;
 	stop) [[ $# -eq 0 ]] || die "cpu stop takes no argument"; cpu_stop ;;
 	collect) [[ $# -eq 0 ]] || die "cpu collect takes no argument"; cpu_collect ;;
-	*) die "cpu $verb: want cpu start, status, stop or collect" ;;
+	running) [[ $# -eq 0 ]] || die "cpu running takes no argument"; cpu_running ;;
+	*) die "cpu $verb: want cpu start, status, stop, collect or running" ;;
 	esac
 }
 

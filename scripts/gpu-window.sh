@@ -67,21 +67,27 @@ travel_bytes() {
 		xargs -0 -r stat -c %s -- 2>/dev/null | awk '{s += $1} END {print s + 0}')
 }
 
+# locate DIR: sets ROOT (the checkout above the script), DIR (absolute) and REL (DIR inside
+# ROOT); refuses a folder outside the checkout, which the device tool cannot carry.
+locate() {
+	ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || die "no repository above the script"
+	DIR=$(cd "$1" 2>/dev/null && pwd) || die "no folder $1"
+	[[ $DIR == "$ROOT"/* ]] || die "$DIR is not inside the checkout $ROOT: the device tool carries only paths inside it"
+	REL=${DIR#"$ROOT"/}
+}
+
 # check DIR: prints the bytes that would travel with DIR carried (and appends them to
 # DIR/BUILD-INFO); fails over the limit (GPU_WINDOW_MAX_TRAVEL bytes, default 63 MiB).
 check() {
 	[ $# -eq 1 ] || usage
-	local dir root rel tree mine total max=${GPU_WINDOW_MAX_TRAVEL:-$MAX_TRAVEL}
+	local tree mine total max=${GPU_WINDOW_MAX_TRAVEL:-$MAX_TRAVEL}
 	[[ $max =~ ^[0-9]+$ ]] || die "GPU_WINDOW_MAX_TRAVEL=$max: want bytes"
-	dir=$(cd "$1" 2>/dev/null && pwd) || die "no folder $1"
-	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || die "no repository above the script"
-	[[ $dir == "$root"/* ]] || die "$dir is not inside the checkout $root"
-	rel=${dir#"$root"/}
-	tree=$(travel_bytes "$root")
-	mine=$(du -sb "$dir" | cut -f1)
+	locate "$1"
+	tree=$(travel_bytes "$ROOT")
+	mine=$(du -sb "$DIR" | cut -f1)
 	total=$((tree + mine))
-	echo "travel: tree $tree bytes + $rel $mine bytes = $total bytes ($((total / 1024 / 1024)) MiB; limit $max bytes)" |
-		tee -a "$dir/BUILD-INFO"
+	echo "travel: tree $tree bytes + $REL $mine bytes = $total bytes ($((total / 1024 / 1024)) MiB; limit $max bytes)" |
+		tee -a "$DIR/BUILD-INFO"
 	if [ "$total" -gt "$max" ]; then
 		echo "gpu-window: $total bytes would travel, over $max" >&2
 		return 1
@@ -90,7 +96,7 @@ check() {
 
 build() {
 	[ $# -ge 1 ] && [[ $1 != -* ]] || usage
-	local dir=$1 base=$DEFAULT_BASE qargs=(-n 12) root go=${GO:-go}
+	local dir=$1 base=$DEFAULT_BASE qargs=(-n 12) go=${GO:-go}
 	shift
 	while [ $# -gt 0 ]; do
 		case $1 in
@@ -100,21 +106,19 @@ build() {
 		esac
 		shift
 	done
-	root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd) || die "no repository above the script"
-	grep -q '^module github.com/rewiregnn/rewiregnn$' "$root/go.mod" 2>/dev/null || die "$root is not a rewiregnn checkout"
 	command -v "$go" >/dev/null || die "no Go toolchain ($go) on PATH"
 	command -v xz >/dev/null || die "no xz on PATH"
 	mkdir -p "$dir" || die "cannot create $dir"
-	dir=$(cd "$dir" && pwd)
-	[[ $dir == "$root"/* ]] || die "$dir is not inside the checkout $root: the device tool carries only paths inside it"
-	local rel=${dir#"$root"/}
+	locate "$dir"
+	local root=$ROOT rel=$REL
+	dir=$DIR
+	grep -q '^module github.com/rewiregnn/rewiregnn$' "$root/go.mod" 2>/dev/null || die "$root is not a rewiregnn checkout"
 	git -C "$root" check-ignore -q "$rel" || die "$rel is not ignored by git: a carried folder must be (add /$rel/ to .gitignore)"
 	[ -z "$(ls -A "$dir")" ] || die "$dir is not empty: remove it first (a window is built whole)"
 	# A CPU window running would train the same jobs beside the GPU's, and the second result of a
 	# run would be refused at collect: stop and collect it (and commit) first.
-	local cpu=${CAMPAIGN_CPU_DIR:-$root/.campaign/cpu}
-	if [ -f "$cpu/lock" ] && command -v flock >/dev/null && ! flock -n "$cpu/lock" true 2>/dev/null; then
-		die "the CPU campaign runs ($cpu): scripts/campaign.sh cpu stop, cpu collect and commit first; start it again after the window is collected"
+	if (cd "$root" && bash scripts/campaign.sh cpu running); then
+		die "the CPU campaign runs: scripts/campaign.sh cpu stop, cpu collect and commit first; start it again after the window is collected"
 	fi
 
 	local t0=$SECONDS
@@ -122,10 +126,7 @@ build() {
 	trap 'rm -rf "$STAGE"' EXIT
 	local stage=$STAGE w=$STAGE/w
 	mkdir -p "$w" || die "mkdir"
-	GPU_CHECK_NVRTC=none GPU_CHECK_XZ=-0 bash "$root/scripts/gpu-check.sh" build "$stage/gc" || die "gpu-check build failed"
-	tar -C "$w" -xJf "$stage/gc/gpu-check.tar.xz" && rm -rf "$stage/gc" || die "unpack gpu-check"
-	bash "$root/scripts/gpu-speed.sh" build "$stage/gs" "$base" || die "gpu-speed build failed"
-	tar -C "$w" -xJf "$stage/gs/gpu-speed.tar.xz" && rm -rf "$stage/gs" || die "unpack gpu-speed"
+	# The campaign first (a minute): its parked runs must be committed, so it fails early.
 	(cd "$root" && CAMPAIGN_QUEUE=${CAMPAIGN_QUEUE:-configs/campaign/cpu.txt} bash scripts/campaign.sh bundle "$stage/cb" "${qargs[@]}") ||
 		die "campaign bundle failed"
 	local c=$stage/cb/campaign grid name seed mode results parked args
@@ -140,6 +141,10 @@ build() {
 		rm -rf "${c:?}/runs/$grid/$name/seed$seed"
 	done <"$c/jobs.txt"
 	mv "$c" "$w/campaign" || die "move the campaign bundle"
+	GPU_CHECK_NVRTC=none GPU_CHECK_XZ=-0 bash "$root/scripts/gpu-check.sh" build "$stage/gc" || die "gpu-check build failed"
+	tar -C "$w" -xJf "$stage/gc/gpu-check.tar.xz" && rm -rf "$stage/gc" || die "unpack gpu-check"
+	bash "$root/scripts/gpu-speed.sh" build "$stage/gs" "$base" || die "gpu-speed build failed"
+	tar -C "$w" -xJf "$stage/gs/gpu-speed.tar.xz" && rm -rf "$stage/gs" || die "unpack gpu-speed"
 	cp "${BASH_SOURCE[0]}" "$w/gpu-window.sh" || die "copy the script"
 	{
 		echo "gpu-window bundle, built $(date -u +%Y-%m-%dT%H:%M:%SZ) on $(uname -n); $("$go" version)"
@@ -167,6 +172,13 @@ build() {
 # left: seconds before the run's deadline.
 left() { echo $((DEADLINE - SECONDS)); }
 
+# share S: a step's limit, S seconds or what is left if less.
+share() {
+	local l
+	l=$(left)
+	echo $(($1 < l ? $1 : l))
+}
+
 # skipped STEP: whether -skip names STEP.
 skipped() { [[ ",$SKIP," == *",$1,"* ]]; }
 
@@ -174,7 +186,8 @@ skipped() { [[ ",$SKIP," == *",$1,"* ]]; }
 note() { echo "$*" | tee -a "$OUT/window.txt"; }
 
 step_check() {
-	local lim=$((CHECK_S < $(left) ? CHECK_S : $(left))) args=()
+	local lim args=()
+	lim=$(share "$CHECK_S")
 	((EMU)) && args=(-quick -emu)
 	tar -C "$W/u" -cf "$W/gpu-check.tar" gpu-check || return 1
 	note "== check: gpu-check ${args[*]} (at most ${lim}s)"
@@ -185,7 +198,8 @@ step_check() {
 }
 
 step_speed() {
-	local b=$((SPEED_S < $(left) ? SPEED_S : $(left))) args=()
+	local b args=()
+	b=$(share "$SPEED_S")
 	((EMU)) && args=(-emu)
 	tar -C "$W/u" -cf "$W/gpu-speed.tar" gpu-speed || return 1
 	note "== speed: gpu-speed ${args[*]} -budget $b -skip ${SPEED_SKIP:-none}"
@@ -205,7 +219,7 @@ step_zinc4() {
 	for v in this base; do
 		bin=gpubench
 		[ $v = base ] && bin=gpubench-base
-		lim=$(((EXTRA_S / 2) < $(left) ? EXTRA_S / 2 : $(left)))
+		lim=$(share $((EXTRA_S / 2)))
 		((lim > 5)) || { note "zinc4 $v: out of time"; continue; }
 		timeout -k 3 "$lim" "$W/u/gpu-speed/bin/$bin" -device $dev -suite zinc -r 4 -cls true -epochs $epochs -batch 128 -subset $sub \
 			-prebuilt -json -data "$W/u/gpu-speed/data" 2>>"$W/logs/zinc4.log" | sed "s/^{/{\"variant\":\"$v\",/" >>"$W/logs/zinc4.jsonl"
@@ -215,7 +229,8 @@ step_zinc4() {
 
 # step_zinc: a whole ZINC protocol run (issue 68's ≤ 30 s target), seed 41, with its cache.
 step_zinc() {
-	local lim=$((ZINC_S < $(left) ? ZINC_S : $(left))) args=(-device cuda)
+	local lim args=(-device cuda)
+	lim=$(share "$ZINC_S")
 	((EMU)) && args=(-device emu -epochs 1 -subset 16)
 	note "== zinc: train -config configs/zinc/gatedgcn-adj-r1.yaml -seed 41 ${args[*]} (at most ${lim}s)"
 	local t0=$SECONDS
