@@ -801,18 +801,18 @@ func (t *Trainer) hostResults(res []float32) float64 {
 	return float64(res[0])
 }
 
-// Eval runs bt through the evaluation net of the smallest bucket it fits (batch norm on its
-// running statistics, no dropout, no gradients) and returns the loss and the predictions of
-// its real rows, as nn.Trainer.Eval does.
+// Eval runs bt through the evaluation net of its bucket (nn.Trainer.EvalBucket), with batch
+// norm on its running statistics, no dropout and no gradients, and returns the loss and the
+// predictions of its real rows, as nn.Trainer.Eval does.
 func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	if len(t.pending) > 0 {
 		return 0, nil, fmt.Errorf("gpu trainer: Eval while a training step is launched and not waited for")
 	}
-	i, err := nn.PickBucket(t.T.Buckets, bt)
+	b, err := t.T.EvalBucket(bt)
 	if err != nil {
-		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
+		return 0, nil, fmt.Errorf("gpu %w", err)
 	}
-	pr, err := t.program(i, false)
+	pr, err := t.largeProgram(b)
 	if err != nil {
 		return 0, nil, fmt.Errorf("gpu trainer: %w", err)
 	}
@@ -831,8 +831,9 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	return t.results(pr, bt)
 }
 
-// largeProgram returns the evaluation program of bucket b (a shape outside the trainer's
-// buckets, for large evaluation batches), compiling it the first time.
+// largeProgram returns the evaluation program of bucket b (one of the trainer's buckets, or a
+// shape outside them: a large evaluation batch's, or one fitted to the evaluation batches),
+// compiling it the first time.
 func (t *Trainer) largeProgram(b nn.Bucket) (*program, error) {
 	if i := slices.Index(t.T.Buckets, b); i >= 0 {
 		return t.program(i, false)

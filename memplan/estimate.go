@@ -1,8 +1,8 @@
 // Package memplan provides a run's memory estimate before anything large is allocated: the live
-// bytes by part that the memory guard checks (Run.Estimate, Estimate, MemoryError), the buckets
-// a run's batches use and nets to measure them on (Run.UsedNets), the largest batch size that
-// fits a budget (LargestFit), and the plan that `train -plan` prints (Plan, GPUEstimate,
-// Plan.Report).
+// bytes by part that the memory guard checks (Run.Estimate, Estimate, MemoryError), the run's
+// training and evaluation buckets (Run.Buckets), those its batches use and nets to measure them
+// on (Run.UsedNets), the largest batch size that fits a budget (LargestFit), and the plan that
+// `train -plan` prints (Plan, GPUEstimate, Plan.Report).
 package memplan
 
 import (
@@ -238,19 +238,17 @@ func (r *Run) Estimate(build nn.BuildFunc, bs int, recompute bool) (Estimate, er
 
 // UsedNets returns the buckets at batch size bs, which of them the run's training and evaluation
 // batches use (usedBuckets), and throwaway parameters to build their nets on.
+// The buckets returned are the training buckets followed by the evaluation buckets fitted to the
+// evaluation batches (Buckets); the training batches use only the first.
 func (r *Run) UsedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.Params, err error) {
 	c := r.Train
-	var ns, es []int
-	for _, split := range r.Sizes {
-		for _, g := range split {
-			ns, es = append(ns, g.N), append(es, g.E)
-		}
+	trainB, evalB, err := r.Buckets(bs)
+	if err != nil {
+		return nil, nil, nil, nil, err
 	}
-	if buckets, err = nn.MakeBucketsFor(ns, es, bs, c.Buckets); err != nil {
-		return nil, nil, nil, nil, fmt.Errorf("memory estimate: %w", err)
-	}
+	buckets = slices.Concat(trainB, evalB)
 	tr, va, te := r.Sizes[0], r.Sizes[1], r.Sizes[2]
-	train, eval, err = usedBuckets(buckets, bs, tr, [][]prep.GraphSize{va, te, tr}, min(c.MaxEpochs, simEpochs), r.Seed)
+	train, eval, err = usedBuckets(buckets, len(trainB), bs, tr, [][]prep.GraphSize{va, te, tr}, min(c.MaxEpochs, simEpochs), r.Seed)
 	if err != nil {
 		return nil, nil, nil, nil, fmt.Errorf("memory estimate: %w", err)
 	}
@@ -258,14 +256,45 @@ func (r *Run) UsedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.P
 	return buckets, train, eval, p, err
 }
 
-// usedBuckets marks the buckets a run uses: for training, those the batches of epochs random
-// orders of train fall in (each epoch a fresh permutation cut into batches of bs, as the
-// training loop does; a bucket is marked if any batch needs it) and, since the run draws its own
-// orders, every bucket up to the one of a batch of the largest training graphs; for evaluation
-// those of the fixed batches of each split in evals, cut in order.
-func usedBuckets(buckets []nn.Bucket, bs int, train []prep.GraphSize, evals [][]prep.GraphSize, epochs int, seed int64) (tr, ev []bool, err error) {
+// Buckets returns the run's buckets at batch size bs (docs/design.md §Invariants
+// (static-graphs)): train.buckets
+// of them for training, proposed from every graph of the splits (nn.MakeBucketsFor), and up to
+// nn.EvalFit more for evaluation, fitted to the batches that cutting each split in its order
+// makes (nn.FitEvalBuckets). The trainer and the memory estimate both take them from here.
+func (r *Run) Buckets(bs int) (train, eval []nn.Bucket, err error) {
+	var ns, es []int
+	for _, split := range r.Sizes {
+		for _, g := range split {
+			ns, es = append(ns, g.N), append(es, g.E)
+		}
+	}
+	if train, err = nn.MakeBucketsFor(ns, es, bs, r.Train.Buckets); err != nil {
+		return nil, nil, fmt.Errorf("memory estimate: %w", err)
+	}
+	var batches []nn.Bucket
+	for _, split := range r.Sizes {
+		ns, es = ns[:0], es[:0]
+		for _, g := range split {
+			ns, es = append(ns, g.N), append(es, g.E)
+		}
+		batches = append(batches, nn.SplitBatches(ns, es, bs)...)
+	}
+	if eval, err = nn.FitEvalBuckets(batches, train, bs, nn.EvalFit); err != nil {
+		return nil, nil, fmt.Errorf("memory estimate: %w", err)
+	}
+	return train, eval, nil
+}
+
+// usedBuckets marks the buckets a run uses, of which the first nTrain are the training
+// buckets: for training, those the batches of epochs random orders of train fall in (each
+// epoch a fresh permutation cut into batches of bs, as the training loop does; a bucket is
+// marked if any batch needs it) and, since the run draws its own orders, every training bucket
+// up to the one of a batch of the largest training graphs; for evaluation those of the fixed
+// batches of each split in evals, cut in order, among all the buckets (nn.Trainer.EvalBucket).
+func usedBuckets(buckets []nn.Bucket, nTrain, bs int, train []prep.GraphSize, evals [][]prep.GraphSize, epochs int, seed int64) (tr, ev []bool, err error) {
 	tr, ev = make([]bool, len(buckets)), make([]bool, len(buckets))
-	mark := func(used []bool, gs []prep.GraphSize, order []int) error {
+	trainB := buckets[:nTrain]
+	mark := func(used []bool, among []nn.Bucket, gs []prep.GraphSize, order []int) error {
 		for lo := 0; lo < len(order); lo += bs {
 			n, m := 0, 0
 			hi := min(lo+bs, len(order))
@@ -273,7 +302,7 @@ func usedBuckets(buckets []nn.Bucket, bs int, train []prep.GraphSize, evals [][]
 				n += gs[j].N
 				m += gs[j].E
 			}
-			i, err := nn.PickBucketFor(buckets, n, m, hi-lo)
+			i, err := nn.PickBucketFor(among, n, m, hi-lo)
 			if err != nil {
 				return err
 			}
@@ -286,13 +315,13 @@ func usedBuckets(buckets []nn.Bucket, bs int, train []prep.GraphSize, evals [][]
 		for i := range order {
 			order[i] = i
 		}
-		if err := mark(ev, gs, order); err != nil {
+		if err := mark(ev, buckets, gs, order); err != nil {
 			return nil, nil, err
 		}
 	}
 	rng := rand.New(rand.NewPCG(uint64(seed), 0x6d656d))
 	for range max(epochs, 1) {
-		if err := mark(tr, train, rng.Perm(len(train))); err != nil {
+		if err := mark(tr, trainB, train, rng.Perm(len(train))); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -304,7 +333,7 @@ func usedBuckets(buckets []nn.Bucket, bs int, train []prep.GraphSize, evals [][]
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return train[b].E - train[a].E })
 	worst := make([]bool, len(buckets))
-	if err := mark(worst, train, order[:min(bs, len(order))]); err != nil {
+	if err := mark(worst, trainB, train, order[:min(bs, len(order))]); err != nil {
 		return nil, nil, err
 	}
 	for i := len(buckets) - 1; i >= 0; i-- {

@@ -22,12 +22,13 @@ func sizesOf(gs []*data.Graph) []prep.GraphSize {
 }
 
 // TestUsedBuckets: evaluation batches are cut in order and mark exactly their buckets; the
-// training batches of random orders mark the bucket a batch of the two largest graphs needs.
+// training batches of random orders mark the bucket a batch of the two largest graphs needs;
+// a bucket fitted for evaluation is marked for evaluation only.
 func TestUsedBuckets(t *testing.T) {
 	g := func(n int) *data.Graph { return &data.Graph{N: n, Src: make([]int32, n), Dst: make([]int32, n)} }
 	gs := sizesOf([]*data.Graph{g(1), g(1), g(1), g(10), g(1), g(10)})
 	buckets := []nn.Bucket{{Nodes: 2, Edges: 2, Graphs: 2}, {Nodes: 11, Edges: 11, Graphs: 2}, {Nodes: 20, Edges: 20, Graphs: 2}}
-	tr, ev, err := usedBuckets(buckets, 2, gs, [][]prep.GraphSize{gs[:4]}, 50, 1)
+	tr, ev, err := usedBuckets(buckets, 3, 2, gs, [][]prep.GraphSize{gs[:4]}, 50, 1)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -39,12 +40,19 @@ func TestUsedBuckets(t *testing.T) {
 	if fmt.Sprint(tr) != "[true true true]" {
 		t.Errorf("training buckets %v", tr)
 	}
-	tr, _, err = usedBuckets(buckets, 2, gs[:3], nil, 50, 1)
+	tr, _, err = usedBuckets(buckets, 3, 2, gs[:3], nil, 50, 1)
 	if err != nil || fmt.Sprint(tr) != "[true false false]" {
 		t.Errorf("small graphs only: %v, %v", tr, err)
 	}
-	if _, _, err := usedBuckets(buckets[:1], 2, gs, nil, 1, 1); err == nil {
+	if _, _, err := usedBuckets(buckets[:1], 1, 2, gs, nil, 1, 1); err == nil {
 		t.Error("a batch that fits no bucket: no error")
+	}
+	// A bucket fitted for evaluation (after the training ones) serves the evaluation batch
+	// (1, 10) and no training batch: training picks among the training buckets alone.
+	fitted := []nn.Bucket{buckets[0], buckets[2], buckets[1]}
+	tr, ev, err = usedBuckets(fitted, 2, 2, gs, [][]prep.GraphSize{gs[:4]}, 50, 1)
+	if err != nil || fmt.Sprint(tr) != "[true true false]" || fmt.Sprint(ev) != "[true false true]" {
+		t.Errorf("with a fitted evaluation bucket: training %v, evaluation %v, %v", tr, ev, err)
 	}
 }
 

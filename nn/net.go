@@ -255,6 +255,9 @@ type Trainer struct {
 	P       *Params
 	Opt     *Adam
 	Buckets []Bucket
+	// EvalBuckets are the buckets fitted to the run's evaluation batches (FitEvalBuckets):
+	// Eval picks among them and Buckets (EvalBucket), training among Buckets alone.
+	EvalBuckets []Bucket
 	// LapSign, when set, holds the signs applied to the Laplacian encoding's columns in the
 	// next training step (the per-batch random flip); evaluation never flips.
 	LapSign []float32
@@ -341,14 +344,14 @@ func (t *Trainer) StepPred(bt *data.Batch) (float64, []float64, error) {
 }
 
 // Eval runs bt through the evaluation net (no gradients, batch norm on running statistics,
-// no dropout) of the smallest bucket it fits, and returns the loss and the predictions of its
+// no dropout) of its bucket (EvalBucket), and returns the loss and the predictions of its
 // real rows (as StepPred), valid until the next call.
 func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
-	i, err := PickBucket(t.Buckets, bt)
+	b, err := t.EvalBucket(bt)
 	if err != nil {
-		return 0, nil, fmt.Errorf("trainer: %w", err)
+		return 0, nil, err
 	}
-	n, err := t.EvalNet(i)
+	n, err := t.EvalNetFor(b)
 	if err != nil {
 		return 0, nil, err
 	}

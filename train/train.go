@@ -315,8 +315,7 @@ func (r *run) buildTrainer(build nn.BuildFunc) error {
 	if err != nil {
 		return err
 	}
-	all := slices.Concat(r.train, r.val, r.test)
-	buckets, err := nn.MakeBuckets(all, c.Train.BatchSize, c.Train.Buckets)
+	buckets, evalBuckets, err := r.mem().Buckets(c.Train.BatchSize)
 	if err != nil {
 		return err
 	}
@@ -324,6 +323,7 @@ func (r *run) buildTrainer(build nn.BuildFunc) error {
 	if err != nil {
 		return err
 	}
+	tr.EvalBuckets = evalBuckets
 	tr.Recompute = c.Model.Recompute
 	if r.est != nil { // the largest net's activations, so the arena never grows
 		tr.Arena.Reserve(r.est.ArenaF32, r.est.ArenaF64)
