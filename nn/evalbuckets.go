@@ -8,20 +8,21 @@ import (
 	"github.com/rewiregnn/rewiregnn/data"
 )
 
-// Evaluation buckets (docs/design.md §Invariants (static-graphs)). MakeBuckets sizes its buckets for training
-// batches, which are drawn in random order and so stay close to the mean batch: every bucket
-// but the last sits a few percent above the mean, and the last holds the worst case, the
-// batch of the largest graphs. The evaluation batches are cut from each split in its stored
-// order, which need not be random: AQSOL's validation and test files, for one, run from small
-// molecules to large, so a third of their batches overflow the buckets near the mean and fall
-// into the worst case, five times the mean's edges at r = 4 (measured: 27 of the 78 evaluation
-// batches of a run, which made an evaluated graph cost more than a trained one). Those
-// batches are fixed and known once the splits are loaded, so a run adds up to EvalFit
-// buckets fitted to the ones the training buckets hold loosely; evaluation (nn.Trainer.Eval,
-// gpu.Trainer.Eval) picks among both lists, training among the training buckets alone. In
-// evaluation mode a graph's prediction does not depend on the bucket it is padded to
-// (TestEvalBucketsExact), so the fitted buckets change the time an evaluation takes and
-// nothing else.
+// Evaluation buckets (docs/design.md §Invariants (static-graphs)). MakeBuckets sizes its
+// buckets for training batches, which are drawn in random order and so stay close to the mean
+// batch: every bucket but the last sits a few percent above the mean, and the last holds the
+// worst case, the batch of the largest graphs. The evaluation batches are cut from each split
+// in its stored order and need not be like them: AQSOL's validation and test molecules are
+// larger than its training molecules (23.5 and 28.5 atoms on average against 15.4), and its
+// training file runs roughly from small molecules to large, so a third of the evaluation
+// batches overflow the buckets near the mean and fall into the worst case, five times the
+// mean's edges at r = 4 (measured: 27 of the 78 evaluation batches of a run, which made an
+// evaluated graph cost more than a trained one). Those batches are fixed and known once the
+// splits are loaded, so a run adds up to EvalFit buckets fitted to the ones the training
+// buckets hold loosely; evaluation (nn.Trainer.Eval, gpu.Trainer.Eval) picks among both lists,
+// training among the training buckets alone. In evaluation mode a graph's prediction does not
+// depend on the bucket it is padded to (train.TestEvalBucketsExact), so the fitted buckets
+// change the time an evaluation takes and nothing else.
 
 // EvalFit is the most buckets FitEvalBuckets adds.
 const EvalFit = 4

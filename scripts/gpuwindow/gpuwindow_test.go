@@ -144,7 +144,10 @@ func TestWindowEmulated(t *testing.T) {
 	// script, a fresh OUT; a short gpu-check and the speed comparison's first step only.
 	outDir := filepath.Join(tmp, "out")
 	speedSkip := "eager,base,unroll1,nofold,nogate,gradw,torch,profile-graphs,profile-eager,concurrent,tf32,bf16,evalbig"
-	out, err = sh([]string{"GPU_CHECK_ONLY=env", "SPEED_SKIP=" + speedSkip, "CAMPAIGN_K=1"},
+	// The emulated steps get generous limits (EXTRA_S, ZINC_S): this checks that each step runs
+	// and succeeds, not how fast, and a loaded 2-core machine (the suite beside the CPU
+	// campaign) took the zinc4 step past its default 15 s a build.
+	out, err = sh([]string{"GPU_CHECK_ONLY=env", "SPEED_SKIP=" + speedSkip, "CAMPAIGN_K=1", "EXTRA_S=240", "ZINC_S=180"},
 		filepath.Join(win, "gpu-window.sh"), "run", rel, outDir, "-emu", "-budget", "900")
 	if err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
