@@ -236,10 +236,10 @@ func (r *Run) Estimate(build nn.BuildFunc, bs int, recompute bool) (Estimate, er
 	return e, nil
 }
 
-// UsedNets returns the buckets at batch size bs, which of them the run's training and evaluation
-// batches use (usedBuckets), and throwaway parameters to build their nets on.
-// The buckets returned are the training buckets followed by the evaluation buckets fitted to the
-// evaluation batches (Buckets); the training batches use only the first.
+// UsedNets returns the buckets at batch size bs (Buckets: the training buckets, then those
+// fitted to the evaluation batches, which the training batches never use), which of them the
+// run's training and evaluation batches use (usedBuckets), and throwaway parameters to build
+// their nets on.
 func (r *Run) UsedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.Params, err error) {
 	c := r.Train
 	trainB, evalB, err := r.Buckets(bs)
@@ -257,10 +257,10 @@ func (r *Run) UsedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.P
 }
 
 // Buckets returns the run's buckets at batch size bs (docs/design.md §Invariants
-// (static-graphs)): train.buckets
-// of them for training, proposed from every graph of the splits (nn.MakeBucketsFor), and up to
-// nn.EvalFit more for evaluation, fitted to the batches that cutting each split in its order
-// makes (nn.FitEvalBuckets). The trainer and the memory estimate both take them from here.
+// (static-graphs)): train.buckets of them for training, proposed from every graph of the
+// splits (nn.MakeBucketsFor), and up to nn.EvalFit more for evaluation, fitted to the batches
+// that cutting each split in its order makes (nn.FitEvalBuckets). The trainer and the memory
+// estimate both take them from here.
 func (r *Run) Buckets(bs int) (train, eval []nn.Bucket, err error) {
 	var ns, es []int
 	for _, split := range r.Sizes {
