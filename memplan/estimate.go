@@ -68,8 +68,9 @@ type Estimate struct {
 	ArenaEdges   int  // the edges of the bucket whose net sets Arena
 	ArenaTrain   bool // that net is a training net
 	Runtime      int64
-	TrainBuckets int // how many of the buckets the training batches use
-	Buckets      int
+	TrainBuckets int   // how many of the buckets the training batches use
+	Buckets      int   // the run's buckets, training and evaluation (Run.Buckets)
+	EvalFitted   int   // how many of them are fitted to the evaluation batches
 	Largest      int64 // the largest bucket's training net
 }
 
@@ -207,6 +208,7 @@ func (r *Run) Estimate(build nn.BuildFunc, bs int, recompute bool) (Estimate, er
 		return e, err
 	}
 	e.Buckets = len(buckets)
+	e.EvalFitted = len(buckets) - r.Train.Buckets // MakeBucketsFor proposes exactly train.buckets
 	arena := func(m nn.NetMem, b nn.Bucket, train bool) {
 		if m.Shared > e.Arena {
 			e.Arena, e.ArenaEdges, e.ArenaTrain = m.Shared, b.Edges, train

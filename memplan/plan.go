@@ -66,7 +66,11 @@ func (pl *Plan) Report(w io.Writer) {
 		return fmt.Sprintf("no; batch %d", n)
 	}
 	c, rc, g := &pl.CPU, &pl.CPURecompute, &pl.GPU
-	fmt.Fprintf(w, "%s, batch size %d: %d buckets, %d used for training\n", pl.Name, pl.BatchSize, c.Buckets, c.TrainBuckets)
+	fitted := ""
+	if c.EvalFitted > 0 {
+		fitted = fmt.Sprintf(" (%d fitted to the evaluation batches)", c.EvalFitted)
+	}
+	fmt.Fprintf(w, "%s, batch size %d: %d buckets%s, %d used for training\n", pl.Name, pl.BatchSize, c.Buckets, fitted, c.TrainBuckets)
 	var b strings.Builder
 	row := func(name string, a, r, g string) { fmt.Fprintf(&b, "%-30s %22s %22s %22s\n", name, a, r, g) }
 	row("", "CPU", "CPU recompute", "GPU")

@@ -27,4 +27,10 @@ func TestPlanReport(t *testing.T) {
 	if !strings.Contains(out, " -\n") { // the GPU's per-edge figure without edges
 		t.Errorf("the GPU's bytes per edge without edges are not -:\n%s", out)
 	}
+	pl.CPU.Buckets, pl.CPU.EvalFitted = 6, 2
+	b.Reset()
+	pl.Report(&b)
+	if want := "batch size 128: 6 buckets (2 fitted to the evaluation batches), 3 used for training"; !strings.Contains(b.String(), want) {
+		t.Errorf("the report lacks %q:\n%s", want, b.String())
+	}
 }
