@@ -810,7 +810,7 @@ func (t *Trainer) Eval(bt *data.Batch) (float64, []float64, error) {
 	}
 	b, err := t.T.EvalBucket(bt)
 	if err != nil {
-		return 0, nil, fmt.Errorf("gpu %w", err)
+		return 0, nil, fmt.Errorf("gpu: %w", err)
 	}
 	pr, err := t.largeProgram(b)
 	if err != nil {

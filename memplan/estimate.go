@@ -264,22 +264,18 @@ func (r *Run) UsedNets(bs int) (buckets []nn.Bucket, train, eval []bool, p *nn.P
 // that cutting each split in its order makes (nn.FitEvalBuckets). The trainer and the memory
 // estimate both take them from here.
 func (r *Run) Buckets(bs int) (train, eval []nn.Bucket, err error) {
-	var ns, es []int
-	for _, split := range r.Sizes {
-		for _, g := range split {
-			ns, es = append(ns, g.N), append(es, g.E)
-		}
-	}
-	if train, err = nn.MakeBucketsFor(ns, es, bs, r.Train.Buckets); err != nil {
-		return nil, nil, fmt.Errorf("memory estimate: %w", err)
-	}
+	var ns, es []int // every graph's counts, split after split
 	var batches []nn.Bucket
 	for _, split := range r.Sizes {
-		ns, es = ns[:0], es[:0]
+		lo := len(ns)
 		for _, g := range split {
 			ns, es = append(ns, g.N), append(es, g.E)
 		}
-		batches = append(batches, nn.SplitBatches(ns, es, bs)...)
+		batches = append(batches, nn.SplitBatches(ns[lo:], es[lo:], bs)...)
+	}
+	// (MakeBucketsFor sorts ns and es, so the batches are cut first.)
+	if train, err = nn.MakeBucketsFor(ns, es, bs, r.Train.Buckets); err != nil {
+		return nil, nil, fmt.Errorf("memory estimate: %w", err)
 	}
 	if eval, err = nn.FitEvalBuckets(batches, train, bs, nn.EvalFit); err != nil {
 		return nil, nil, fmt.Errorf("memory estimate: %w", err)
