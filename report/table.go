@@ -412,24 +412,18 @@ func (t *Table) statsMarkdown() string {
 	return b.String()
 }
 
-// versusPaper compares our test mean with the paper's cell: "within 2σ" when the difference is
-// at most twice the paper's standard deviation over its seeds, else "outside 2σ", with the
-// difference and the bound; "–" where the paper has no number for the cell.
+// versusPaper compares our test mean with the paper's cell (paper.Cell.Versus); "–" where the
+// paper has no number for the cell.
 func (t *Table) versusPaper(c string, r int, g *results.Group) string {
 	pc, ok := t.PaperCell(c, r)
 	if !ok {
 		return "–"
 	}
-	m, s, ok := pc.Values()
+	v, ok := pc.Versus(g.Test.Mean)
 	if !ok {
 		return "–"
 	}
-	d := g.Test.Mean - m
-	word := "outside 2σ"
-	if math.Abs(d) <= 2*s+1e-12 {
-		word = "within 2σ"
-	}
-	return fmt.Sprintf("%s (Δ %+.3f, 2σ %.3f)", word, d, 2*s)
+	return v
 }
 
 func sortedKeys(m map[string]int) []string {

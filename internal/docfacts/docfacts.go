@@ -20,6 +20,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/rewiregnn/rewiregnn/report/paper"
 	"github.com/rewiregnn/rewiregnn/report/results"
 	"github.com/rewiregnn/rewiregnn/runfiles"
 )
@@ -39,6 +40,7 @@ var Kinds = map[string]string{
 	"parked":      "the range of epochs logged (metrics.jsonl lines) by the parked runs (with checkpoint.bin) under the folders",
 	"unfinished":  "the number of parked runs (with checkpoint.bin) under the folders",
 	"parked-test": "the range of the parked runs' last logged test metrics under the folders, 3 decimals (a first look, not a result)",
+	"vs":          "the finished runs' test mean under the folders (all of one dataset, model, encoding, CLS and r) against the paper's cell in table:<dataset>, as the tables' vs paper column writes it: within 2σ (Δ +0.008, 2σ 0.018)",
 }
 
 // Mismatch is a marker whose value is not what the files say.
@@ -228,9 +230,51 @@ func Value(root, kind, arg string) (string, error) {
 		return span(xs, "%.0f")
 	case "parked-test":
 		return span(runs.parkedTest, "%.3f")
+	case "vs":
+		return versusPaper(runs.results)
 	default: // parked
 		return span(runs.parked, "%.0f")
 	}
+}
+
+// versusPaper compares the reportable results' test mean with the paper's cell of their setting
+// (paper.Cell.Versus).
+func versusPaper(rs []*runfiles.Result) (string, error) {
+	var xs []float64
+	var first *runfiles.Result
+	for _, r := range rs {
+		if r.Reportable() != "" {
+			continue
+		}
+		if first == nil {
+			first = r
+		} else if r.Dataset != first.Dataset || results.Setting(r.Model, r.Encoding, r.CLS) != results.Setting(first.Model, first.Encoding, first.CLS) || r.R != first.R {
+			return "", fmt.Errorf("runs of two settings: %s %s r=%d and %s %s r=%d", first.Dataset, results.Setting(first.Model, first.Encoding, first.CLS), first.R,
+				r.Dataset, results.Setting(r.Model, r.Encoding, r.CLS), r.R)
+		}
+		xs = append(xs, r.TestMetric)
+	}
+	if first == nil {
+		return "", fmt.Errorf("no runs to take it from")
+	}
+	pf, err := paper.Load()
+	if err != nil {
+		return "", err
+	}
+	setting := results.Setting(first.Model, first.Encoding, first.CLS)
+	pt, ok := pf.TableForDataset(first.Dataset)
+	if !ok {
+		return "", fmt.Errorf("the paper has no table:%s", first.Dataset)
+	}
+	cell, ok := pt.Cell(first.R, setting)
+	if !ok {
+		return "", fmt.Errorf("table:%s has no cell %s at r = %d", first.Dataset, setting, first.R)
+	}
+	v, ok := cell.Versus(results.MeanStd(xs).Mean)
+	if !ok {
+		return "", fmt.Errorf("table:%s's cell %s at r = %d has no number (%q)", first.Dataset, setting, first.R, cell.String())
+	}
+	return v, nil
 }
 
 func kindNames() []string {

@@ -107,6 +107,55 @@ func TestValues(t *testing.T) {
 	}
 }
 
+// result writes a finished run's result.json of a setting.
+func result(t *testing.T, root, dir string, r runfiles.Result) {
+	t.Helper()
+	r.Name, r.Metric, r.Epochs, r.StoppedBy = "x", "mae", 100, "min_lr"
+	p := filepath.Join(root, filepath.FromSlash(dir), "result.json")
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := runfiles.WriteResult(p, &r); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// vs against hand-computed comparisons with the paper's table:zinc (gcn-adj r = 1: 0.329 ±
+// 0.023, 2σ 0.046; gcn-adj-cls r = 4: 0.143 ± 0.006), and its errors.
+func TestVersusPaper(t *testing.T) {
+	root := t.TempDir()
+	adj := runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 1}
+	for seed, test := range map[string]float64{"41": 0.3804, "95": 0.3756} {
+		adj.TestMetric = test
+		result(t, root, "v/a/seed"+seed, adj)
+	}
+	adj.TestMetric = 0.350
+	result(t, root, "v/one/seed41", adj)
+	cls := runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", CLS: true, R: 4, TestMetric: 0.1318}
+	result(t, root, "v/cls/seed41", cls)
+	result(t, root, "v/nopaper/seed41", runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 11, TestMetric: 0.1})
+	result(t, root, "v/notable/seed41", runfiles.Result{Dataset: "neighborsmatch-2", Model: "gatedgcn", Encoding: "adj", R: 2, TestMetric: 75})
+	for _, c := range []struct{ arg, want string }{
+		{"v/a", "outside 2σ (Δ +0.049, 2σ 0.046)"}, // (0.3804 + 0.3756)/2 − 0.329 = 0.0490
+		{"v/one", "within 2σ (Δ +0.021, 2σ 0.046)"},
+		{"v/cls", "within 2σ (Δ −0.011, 2σ 0.012)"}, // 0.1318 − 0.143 = −0.0112
+	} {
+		got, err := Value(root, "vs", c.arg)
+		if err != nil || got != strings.ReplaceAll(c.want, "−", "-") {
+			t.Errorf("vs %s: %q, %v; want %q", c.arg, got, err, c.want)
+		}
+	}
+	for _, c := range []struct{ arg, want string }{
+		{"v", "runs of two settings"},
+		{"v/nopaper", "table:zinc has no cell gcn-adj at r = 11"},
+		{"v/notable", "the paper has no table:neighborsmatch-2"},
+	} {
+		if _, err := Value(root, "vs", c.arg); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("vs %s: error %v, want %q", c.arg, err, c.want)
+		}
+	}
+}
+
 // Check finds the stale values with their file and line; Update rewrites exactly those, keeps
 // the rest of the file byte for byte, and a second Check finds nothing.
 func TestCheckAndUpdate(t *testing.T) {

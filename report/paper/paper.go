@@ -11,6 +11,7 @@ import (
 	_ "embed"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -91,6 +92,27 @@ func (c Cell) Values() (mean, std float64, ok bool) {
 		return 0, 0, false
 	}
 	return m, s, true
+}
+
+// Versus compares our mean with the cell: "within 2σ" when the difference is at most twice the
+// cell's standard deviation (over the paper's seeds), else "outside 2σ", with the difference
+// (ours − the paper's) and the bound, "within 2σ (Δ +0.008, 2σ 0.018)"; ok is false for a
+// cell without numbers. The one wording of every comparison with the paper (the tables' "vs
+// paper" column, the docs' vs facts).
+func (c Cell) Versus(mean float64) (string, bool) {
+	m, s, ok := c.Values()
+	if !ok {
+		return "", false
+	}
+	d := mean - m
+	if math.Abs(d) < 0.0005 {
+		d = 0 // printed +0.000, not -0.000
+	}
+	word := "outside 2σ"
+	if math.Abs(d) <= 2*s+1e-12 {
+		word = "within 2σ"
+	}
+	return fmt.Sprintf("%s (Δ %+.3f, 2σ %.3f)", word, d, 2*s), true
 }
 
 // String is the cell as the paper prints it, with "±".
