@@ -31,3 +31,5 @@ func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32) {
 	panic("no AVX2 kernels on this architecture")
 }
 func vGatedFwdSig(eta, num, den, e, b []float32) { panic("no AVX2 kernels on this architecture") }
+
+func vTanh64(dst, x []float64) { panic("no AVX2 kernels on this architecture") }

@@ -7,25 +7,61 @@ import "math"
 //	gelu(x) = ½·x·(1 + tanh(u)),  u = √(2/π)·(x + 0.044715·x³)
 //	gelu'(x) = ½·(1 + t) + ½·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²),  t = tanh(u)
 //
-// computed in float64 for either element type. The CUDA twin is ew_gelu and ew_gelu_grad in
-// cuda/kernels/elementwise.cu (in float32: equal to rounding).
+// computed in float64 for either element type. The tanh is math.Tanh's, four at a time on the
+// AVX2 kernel vTanh64 (bit for bit math.Tanh; Tanhs), so the CPU's results do not depend on
+// the kernel. The CUDA twin is ew_gelu and ew_gelu_grad in cuda/kernels/elementwise.cu (in
+// float32: equal to rounding).
 const (
 	geluC = 0.7978845608028654 // √(2/π)
 	geluA = 0.044715
 )
 
-func gelu(x float64) float64 { return 0.5 * x * (1 + math.Tanh(geluC*(x+geluA*x*x*x))) }
+// geluArg is u, the argument of the tanh.
+func geluArg(x float64) float64 { return geluC * (x + geluA*x*x*x) }
 
-func geluGrad(x float64) float64 {
-	t := math.Tanh(geluC * (x + geluA*x*x*x))
+// geluOf is gelu(x) from t = tanh(u).
+func geluOf(x, t float64) float64 { return 0.5 * x * (1 + t) }
+
+// geluGradOf is gelu'(x) from t = tanh(u).
+func geluGradOf(x, t float64) float64 {
 	return 0.5*(1+t) + 0.5*x*(1-t*t)*geluC*(1+3*geluA*x*x)
 }
+
+func gelu(x float64) float64     { return geluOf(x, math.Tanh(geluArg(x))) }
+func geluGrad(x float64) float64 { return geluGradOf(x, math.Tanh(geluArg(x))) }
+
+// Tanhs sets dst = math.Tanh(x) element by element: on vTanh64 where the CPU has AVX2 and FMA
+// (the same bits), the rest and other CPUs by math.Tanh.
+func Tanhs(dst, x []float64) {
+	x = x[:len(dst)]
+	n := 0
+	if haveKernel {
+		n = len(dst) &^ 3
+		if n > 0 {
+			vTanh64(dst[:n], x[:n])
+		}
+	}
+	for i := n; i < len(dst); i++ {
+		dst[i] = math.Tanh(x[i])
+	}
+}
+
+// geluBlock is how many values Gelu and GeluGrad take through Tanhs at a time (on the stack).
+const geluBlock = 256
 
 // Gelu sets out = gelu(x), in parallel chunks.
 func Gelu[T Float](out, x []T) {
 	ParallelRange(len(out), 4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			out[i] = T(gelu(float64(x[i])))
+		var u, t [geluBlock]float64
+		for b := lo; b < hi; b += geluBlock {
+			n := min(geluBlock, hi-b)
+			for i, v := range x[b : b+n] {
+				u[i] = geluArg(float64(v))
+			}
+			Tanhs(t[:n], u[:n])
+			for i, v := range x[b : b+n] {
+				out[b+i] = T(geluOf(float64(v), t[i]))
+			}
 		}
 	})
 }
@@ -33,8 +69,16 @@ func Gelu[T Float](out, x []T) {
 // GeluGrad sets dx = g·gelu'(x) for the op's input x and output gradient g.
 func GeluGrad[T Float](dx, x, g []T) {
 	ParallelRange(len(dx), 4, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			dx[i] = T(float64(g[i]) * geluGrad(float64(x[i])))
+		var u, t [geluBlock]float64
+		for b := lo; b < hi; b += geluBlock {
+			n := min(geluBlock, hi-b)
+			for i, v := range x[b : b+n] {
+				u[i] = geluArg(float64(v))
+			}
+			Tanhs(t[:n], u[:n])
+			for i, v := range x[b : b+n] {
+				dx[b+i] = T(float64(g[b+i]) * geluGradOf(float64(v), t[i]))
+			}
 		}
 	})
 }

@@ -2,6 +2,7 @@ package kern
 
 import (
 	"math"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -28,5 +29,115 @@ func TestGeluMatchesDefinition(t *testing.T) {
 		if out[i] != float32(gelu(float64(x[i]))) || dx[i] != float32(geluGrad(float64(x[i]))) {
 			t.Errorf("float32 gelu at %v: %v, %v", x[i], out[i], dx[i])
 		}
+	}
+}
+
+// tanhInputs are the values the tanh kernel is checked on: the special values, each branch's
+// boundaries (0, 0.625, ½·MAXLOG) and their neighbours, and random values of every magnitude
+// the GELU meets and beyond (dense below 50, where the three forms meet), both signs.
+func tanhInputs(n int) []float64 {
+	const halfMaxLog = 0.5 * 8.8029691931113054295988e+01
+	xs := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), math.SmallestNonzeroFloat64,
+		-math.SmallestNonzeroFloat64, math.MaxFloat64, -math.MaxFloat64, 1e-300, 1e300}
+	for _, b := range []float64{0, 0.625, halfMaxLog, 1, 0.3466, 354.89} {
+		for _, s := range []float64{1, -1} {
+			x := s * b
+			for range 5 {
+				x = math.Nextafter(x, math.Inf(-1))
+			}
+			for range 11 {
+				xs = append(xs, x)
+				x = math.Nextafter(x, math.Inf(1))
+			}
+		}
+	}
+	rng := rand.New(rand.NewPCG(65, 68))
+	for range n {
+		var x float64
+		switch rng.IntN(4) {
+		case 0:
+			x = rng.Float64() * 1.25 // the rational form and the boundary
+		case 1:
+			x = rng.Float64() * 50 // the exp form and the ±1 boundary
+		case 2:
+			x = math.Exp(rng.Float64()*80 - 60) // tiny to large
+		default:
+			x = float64(float32(rng.NormFloat64() * 3)) // activations
+		}
+		if rng.IntN(2) == 0 {
+			x = -x
+		}
+		xs = append(xs, x)
+	}
+	return xs
+}
+
+// The AVX2 tanh is math.Tanh bit for bit (NaN as NaN) on every length (the tail computed by
+// math.Tanh), and so Gelu and GeluGrad equal the scalar gelu and geluGrad bit for bit in
+// float32 and float64, across the blocks of Gelu, with and without the kernel.
+func TestTanhsIsMathTanh(t *testing.T) {
+	if !haveKernel {
+		t.Log("no AVX2/FMA: Tanhs is math.Tanh itself")
+	}
+	xs := tanhInputs(200000)
+	for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3, 3, 0} {
+		got := make([]float64, n)
+		Tanhs(got, xs)
+		for i, x := range xs[:n] {
+			want := math.Tanh(x)
+			if math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(want) && math.IsNaN(got[i])) {
+				t.Fatalf("n %d: tanh(%v = %#x) = %v (%#x), math.Tanh %v (%#x)", n, x, math.Float64bits(x), got[i], math.Float64bits(got[i]), want, math.Float64bits(want))
+			}
+		}
+	}
+	for _, kernel := range []bool{true, false} {
+		saved := haveKernel
+		haveKernel = haveKernel && kernel
+		x32 := make([]float32, 0, len(xs))
+		for _, x := range xs {
+			x32 = append(x32, float32(x))
+		}
+		g32 := make([]float32, len(xs))
+		for i := range g32 {
+			g32[i] = float32(i%7) - 2.5
+		}
+		out, dx := make([]float32, len(xs)-5), make([]float32, len(xs)-5)
+		Gelu(out, x32)
+		GeluGrad(dx, x32, g32)
+		for i := range out {
+			x := float64(x32[i])
+			wo, wd := float32(gelu(x)), float32(float64(g32[i])*geluGrad(x))
+			if math.Float32bits(out[i]) != math.Float32bits(wo) && !(wo != wo && out[i] != out[i]) ||
+				math.Float32bits(dx[i]) != math.Float32bits(wd) && !(wd != wd && dx[i] != dx[i]) {
+				t.Fatalf("kernel %v: float32 gelu at %v: %v, %v; want %v, %v", kernel, x, out[i], dx[i], wo, wd)
+			}
+		}
+		o64, d64 := make([]float64, len(xs)), make([]float64, len(xs))
+		g64 := make([]float64, len(xs))
+		for i := range g64 {
+			g64[i] = float64(g32[i])
+		}
+		Gelu(o64, xs)
+		GeluGrad(d64, xs, g64)
+		for i, x := range xs {
+			wo, wd := gelu(x), g64[i]*geluGrad(x)
+			if math.Float64bits(o64[i]) != math.Float64bits(wo) && !(math.IsNaN(wo) && math.IsNaN(o64[i])) ||
+				math.Float64bits(d64[i]) != math.Float64bits(wd) && !(math.IsNaN(wd) && math.IsNaN(d64[i])) {
+				t.Fatalf("kernel %v: float64 gelu at %v: %v, %v; want %v, %v", kernel, x, o64[i], d64[i], wo, wd)
+			}
+		}
+		haveKernel = saved
+	}
+}
+
+func BenchmarkGelu(b *testing.B) {
+	x := make([]float32, 1<<16)
+	for i := range x {
+		x[i] = float32(i%2001)/250 - 4
+	}
+	out := make([]float32, len(x))
+	b.SetBytes(int64(4 * len(x)))
+	for b.Loop() {
+		Gelu(out, x)
 	}
 }

@@ -46,3 +46,8 @@ func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32)
 
 //go:noescape
 func vGatedFwdSig(eta, num, den, e, b []float32)
+
+// vTanh64 is math.Tanh on four float64 at a time (tanh_amd64.s; see Tanhs).
+//
+//go:noescape
+func vTanh64(dst, x []float64)
