@@ -33,3 +33,6 @@ func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32) {
 func vGatedFwdSig(eta, num, den, e, b []float32) { panic("no AVX2 kernels on this architecture") }
 
 func vTanh64(dst, x []float64) { panic("no AVX2 kernels on this architecture") }
+
+func vGelu32(out, x []float32)       { panic("no AVX2 kernels on this architecture") }
+func vGeluGrad32(dx, x, g []float32) { panic("no AVX2 kernels on this architecture") }

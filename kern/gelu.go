@@ -8,8 +8,9 @@ import "math"
 //	gelu'(x) = ½·(1 + t) + ½·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x²),  t = tanh(u)
 //
 // computed in float64 for either element type. The tanh is math.Tanh's, four at a time on the
-// AVX2 kernel vTanh64 (bit for bit math.Tanh; Tanhs), so the CPU's results do not depend on
-// the kernel. The CUDA twin is ew_gelu and ew_gelu_grad in cuda/kernels/elementwise.cu (in
+// AVX2 kernel vTanh64 (bit for bit math.Tanh; Tanhs), and in float32 the whole of gelu and
+// gelu' runs on vGelu32 and vGeluGrad32 (bit for bit these functions), so the CPU's results do
+// not depend on the kernels. The CUDA twin is ew_gelu and ew_gelu_grad in cuda/kernels/elementwise.cu (in
 // float32: equal to rounding).
 const (
 	geluC = 0.7978845608028654 // √(2/π)
@@ -49,9 +50,16 @@ func Tanhs(dst, x []float64) {
 // geluBlock is how many values Gelu and GeluGrad take through Tanhs at a time (on the stack).
 const geluBlock = 256
 
-// Gelu sets out = gelu(x), in parallel chunks.
+// Gelu sets out = gelu(x), in parallel chunks: in float32 on vGelu32 where the CPU has AVX2 and
+// FMA (the same bits), else through Tanhs.
 func Gelu[T Float](out, x []T) {
+	o32, x32, ok := f32pair(out, x)
 	ParallelRange(len(out), 4, func(lo, hi int) {
+		if ok {
+			n := lo + (hi-lo)&^3
+			vGelu32(o32[lo:n], x32[lo:n])
+			lo = n
+		}
 		var u, t [geluBlock]float64
 		for b := lo; b < hi; b += geluBlock {
 			n := min(geluBlock, hi-b)
@@ -66,9 +74,20 @@ func Gelu[T Float](out, x []T) {
 	})
 }
 
-// GeluGrad sets dx = g·gelu'(x) for the op's input x and output gradient g.
+// GeluGrad sets dx = g·gelu'(x) for the op's input x and output gradient g: in float32 on
+// vGeluGrad32 where the CPU has AVX2 and FMA (the same bits), else through Tanhs.
 func GeluGrad[T Float](dx, x, g []T) {
+	d32, x32, ok := f32pair(dx, x)
+	var g32 []float32
+	if ok {
+		g32 = any(g).([]float32)
+	}
 	ParallelRange(len(dx), 4, func(lo, hi int) {
+		if ok {
+			n := lo + (hi-lo)&^3
+			vGeluGrad32(d32[lo:n], x32[lo:n], g32[lo:n])
+			lo = n
+		}
 		var u, t [geluBlock]float64
 		for b := lo; b < hi; b += geluBlock {
 			n := min(geluBlock, hi-b)
@@ -81,4 +100,16 @@ func GeluGrad[T Float](dx, x, g []T) {
 			}
 		}
 	})
+}
+
+// f32pair returns a and b as float32 slices, ok where T is float32 and the AVX2 kernels run.
+func f32pair[T Float](a, b []T) (a32, b32 []float32, ok bool) {
+	if !haveKernel {
+		return nil, nil, false
+	}
+	a32, ok = any(a).([]float32)
+	if !ok {
+		return nil, nil, false
+	}
+	return a32, any(b).([]float32)[:len(a32)], true
 }

@@ -1,11 +1,11 @@
 #include "textflag.h"
 
-// The constants of vTanh64, each four times (a 32-byte operand): math.Tanh's and those of
-// math.Exp's amd64 assembly (exp_amd64.s, its FMA path), as float64 bits.
+// The constants, each four times (a 32-byte operand), as float64 bits: math.Tanh's and those of
+// math.Exp's amd64 assembly (exp_amd64.s, its FMA path), then the GELU's.
 //   +0 |x| mask, +32 sign mask, +64 ½·MAXLOG (tanh is ±1 above), +96 0.625 (exp form from here),
 //   +128 log2(e), +160 and +192 ln 2 in an upper and a lower part, +224 1/16,
 //   +256 … +448 the Taylor terms 1/8! … 1/2!, +480 1, +512 2, +544 … +608 tanhP, +640 … +704
-//   tanhQ, +736 the exponent bias 1023 (int64).
+//   tanhQ, +736 the exponent bias 1023 (int64), +768 √(2/π), +800 0.044715, +832 3·0.044715.
 DATA tanhc<>+0(SB)/8, $0x7fffffffffffffff
 DATA tanhc<>+8(SB)/8, $0x7fffffffffffffff
 DATA tanhc<>+16(SB)/8, $0x7fffffffffffffff
@@ -102,96 +102,188 @@ DATA tanhc<>+736(SB)/8, $0x00000000000003ff
 DATA tanhc<>+744(SB)/8, $0x00000000000003ff
 DATA tanhc<>+752(SB)/8, $0x00000000000003ff
 DATA tanhc<>+760(SB)/8, $0x00000000000003ff
-GLOBL tanhc<>(SB), RODATA|NOPTR, $768
+DATA tanhc<>+768(SB)/8, $0x3fe9884533d43651
+DATA tanhc<>+776(SB)/8, $0x3fe9884533d43651
+DATA tanhc<>+784(SB)/8, $0x3fe9884533d43651
+DATA tanhc<>+792(SB)/8, $0x3fe9884533d43651
+DATA tanhc<>+800(SB)/8, $0x3fa6e4e26d4801f7
+DATA tanhc<>+808(SB)/8, $0x3fa6e4e26d4801f7
+DATA tanhc<>+816(SB)/8, $0x3fa6e4e26d4801f7
+DATA tanhc<>+824(SB)/8, $0x3fa6e4e26d4801f7
+DATA tanhc<>+832(SB)/8, $0x3fc12ba9d1f60179
+DATA tanhc<>+840(SB)/8, $0x3fc12ba9d1f60179
+DATA tanhc<>+848(SB)/8, $0x3fc12ba9d1f60179
+DATA tanhc<>+856(SB)/8, $0x3fc12ba9d1f60179
+GLOBL tanhc<>(SB), RODATA|NOPTR, $864
+
+// TANH4 sets Y11 = math.Tanh(Y0), four float64, bit for bit as Go computes it on a CPU with FMA
+// (math.Exp's FMA path; the rational form below |x| = 0.625 with separate multiplies and adds,
+// as the Go code compiles for GOAMD64 v1 and v2): every branch is computed and the right one
+// selected per lane. In order: z = |x| (Y1); exp(2z) as archExp computes it: e = round(2z·log2 e)
+// (X4), r = 2z − e·LN2U − e·LN2L (fused), r/16, the Taylor terms by fused Horner, four
+// squarings of (1 + r) as r·(r + 2) (the last fused with + 1), times 2^e; then
+// 1 − 2/(s + 1) with x's sign (Y6); the rational form x + x·s·P(s)/Q(s), s = x², x itself
+// at ±0 (Y11); the exp form where z ≥ 0.625 (ordered: NaN keeps the rational form), ±1 where
+// z > ½·MAXLOG. Clobbers Y1–Y13.
+#define TANH4 \
+	VANDPD  tanhc<>+0(SB), Y0, Y1; \
+	VADDPD  Y1, Y1, Y2; \
+	VMULPD  tanhc<>+128(SB), Y2, Y3; \
+	VCVTPD2DQY Y3, X4; \
+	VCVTDQ2PD X4, Y3; \
+	VFNMADD231PD tanhc<>+160(SB), Y3, Y2; \
+	VFNMADD231PD tanhc<>+192(SB), Y3, Y2; \
+	VMULPD  tanhc<>+224(SB), Y2, Y2; \
+	VMOVUPD tanhc<>+256(SB), Y5; \
+	VFMADD213PD tanhc<>+288(SB), Y2, Y5; \
+	VFMADD213PD tanhc<>+320(SB), Y2, Y5; \
+	VFMADD213PD tanhc<>+352(SB), Y2, Y5; \
+	VFMADD213PD tanhc<>+384(SB), Y2, Y5; \
+	VFMADD213PD tanhc<>+416(SB), Y2, Y5; \
+	VFMADD213PD tanhc<>+448(SB), Y2, Y5; \
+	VFMADD213PD tanhc<>+480(SB), Y2, Y5; \
+	VMULPD  Y5, Y2, Y2; \
+	VADDPD  tanhc<>+512(SB), Y2, Y5; \
+	VMULPD  Y5, Y2, Y2; \
+	VADDPD  tanhc<>+512(SB), Y2, Y5; \
+	VMULPD  Y5, Y2, Y2; \
+	VADDPD  tanhc<>+512(SB), Y2, Y5; \
+	VMULPD  Y5, Y2, Y2; \
+	VADDPD  tanhc<>+512(SB), Y2, Y5; \
+	VFMADD213PD tanhc<>+480(SB), Y5, Y2; \
+	VPMOVSXDQ X4, Y3; \
+	VPADDQ  tanhc<>+736(SB), Y3, Y3; \
+	VPSLLQ  $52, Y3, Y3; \
+	VMULPD  Y3, Y2, Y2; \
+	VADDPD  tanhc<>+480(SB), Y2, Y2; \
+	VMOVUPD tanhc<>+512(SB), Y5; \
+	VDIVPD  Y2, Y5, Y5; \
+	VMOVUPD tanhc<>+480(SB), Y6; \
+	VSUBPD  Y5, Y6, Y6; \
+	VANDPD  tanhc<>+32(SB), Y0, Y7; \
+	VORPD   Y7, Y6, Y6; \
+	VMULPD  Y0, Y0, Y8; \
+	VMULPD  tanhc<>+544(SB), Y8, Y9; \
+	VADDPD  tanhc<>+576(SB), Y9, Y9; \
+	VMULPD  Y8, Y9, Y9; \
+	VADDPD  tanhc<>+608(SB), Y9, Y9; \
+	VADDPD  tanhc<>+640(SB), Y8, Y10; \
+	VMULPD  Y8, Y10, Y10; \
+	VADDPD  tanhc<>+672(SB), Y10, Y10; \
+	VMULPD  Y8, Y10, Y10; \
+	VADDPD  tanhc<>+704(SB), Y10, Y10; \
+	VMULPD  Y8, Y0, Y11; \
+	VMULPD  Y9, Y11, Y11; \
+	VDIVPD  Y10, Y11, Y11; \
+	VADDPD  Y11, Y0, Y11; \
+	VXORPD  Y12, Y12, Y12; \
+	VCMPPD  $0, Y12, Y0, Y13; \
+	VBLENDVPD Y13, Y0, Y11, Y11; \
+	VCMPPD  $0x1d, tanhc<>+96(SB), Y1, Y13; \
+	VBLENDVPD Y13, Y6, Y11, Y11; \
+	VMOVUPD tanhc<>+480(SB), Y6; \
+	VORPD   Y7, Y6, Y6; \
+	VCMPPD  $0x1e, tanhc<>+64(SB), Y1, Y13; \
+	VBLENDVPD Y13, Y6, Y11, Y11
 
 // func vTanh64(dst, x []float64)
-// dst[i] = math.Tanh(x[i]) for i < len(dst) &^ 3, bit for bit as Go computes it on a CPU with
-// FMA (math.Exp's FMA path; the rational form below |x| = 0.625 with separate multiplies and
-// adds, as the Go code compiles for GOAMD64 v1 and v2): four values at a time, every branch
-// computed and the right one selected per lane. Needs AVX2 and FMA.
+// dst[i] = math.Tanh(x[i]) for i < len(dst) &^ 3 (TANH4). Needs AVX2 and FMA.
 TEXT ·vTanh64(SB), NOSPLIT, $0-48
 	MOVQ dst_base+0(FP), DI
 	MOVQ x_base+24(FP), SI
 	MOVQ dst_len+8(FP), CX
 	SHRQ $2, CX
-	JZ   done
+	JZ   tanhdone
 
-loop:
-	VMOVUPD (SI), Y0                 // x
-	VANDPD  tanhc<>+0(SB), Y0, Y1    // z = |x|
-
-	// exp(2z) as archExp computes it (FMA path)
-	VADDPD  Y1, Y1, Y2               // a = 2z (exact)
-	VMULPD  tanhc<>+128(SB), Y2, Y3      // a·log2(e)
-	VCVTPD2DQY Y3, X4                // e = round to nearest (MXCSR), int32
-	VCVTDQ2PD X4, Y3                 // float64(e)
-	VFNMADD231PD tanhc<>+160(SB), Y3, Y2  // a −= e·LN2U (fused)
-	VFNMADD231PD tanhc<>+192(SB), Y3, Y2  // a −= e·LN2L (fused)
-	VMULPD  tanhc<>+224(SB), Y2, Y2      // r = a/16
-	VMOVUPD tanhc<>+256(SB), Y5             // Horner, fused: p = p·r + t
-	VFMADD213PD tanhc<>+288(SB), Y2, Y5
-	VFMADD213PD tanhc<>+320(SB), Y2, Y5
-	VFMADD213PD tanhc<>+352(SB), Y2, Y5
-	VFMADD213PD tanhc<>+384(SB), Y2, Y5
-	VFMADD213PD tanhc<>+416(SB), Y2, Y5
-	VFMADD213PD tanhc<>+448(SB), Y2, Y5
-	VFMADD213PD tanhc<>+480(SB), Y2, Y5
-	VMULPD  Y5, Y2, Y2               // r = r·p
-	VADDPD  tanhc<>+512(SB), Y2, Y5        // four squarings of (1 + r): r = r·(r + 2), …
-	VMULPD  Y5, Y2, Y2
-	VADDPD  tanhc<>+512(SB), Y2, Y5
-	VMULPD  Y5, Y2, Y2
-	VADDPD  tanhc<>+512(SB), Y2, Y5
-	VMULPD  Y5, Y2, Y2
-	VADDPD  tanhc<>+512(SB), Y2, Y5
-	VFMADD213PD tanhc<>+480(SB), Y5, Y2    // … the last fused with + 1
-	VPMOVSXDQ X4, Y3                 // 2^e: (e + 1023) << 52
-	VPADDQ  tanhc<>+736(SB), Y3, Y3
-	VPSLLQ  $52, Y3, Y3
-	VMULPD  Y3, Y2, Y2               // s = exp(2z)
-
-	// z ≥ 0.625: 1 − 2/(s + 1), with x's sign
-	VADDPD  tanhc<>+480(SB), Y2, Y2
-	VMOVUPD tanhc<>+512(SB), Y5
-	VDIVPD  Y2, Y5, Y5               // 2/(s + 1)
-	VMOVUPD tanhc<>+480(SB), Y6
-	VSUBPD  Y5, Y6, Y6               // 1 − 2/(s + 1), positive
-	VANDPD  tanhc<>+32(SB), Y0, Y7   // x's sign
-	VORPD   Y7, Y6, Y6               // t_exp
-
-	// z < 0.625: x + x·s·P(s)/Q(s), s = x², unfused
-	VMULPD  Y0, Y0, Y8               // s
-	VMULPD  tanhc<>+544(SB), Y8, Y9         // P: (p0·s + p1)·s + p2
-	VADDPD  tanhc<>+576(SB), Y9, Y9
-	VMULPD  Y8, Y9, Y9
-	VADDPD  tanhc<>+608(SB), Y9, Y9
-	VADDPD  tanhc<>+640(SB), Y8, Y10        // Q: ((s + q0)·s + q1)·s + q2
-	VMULPD  Y8, Y10, Y10
-	VADDPD  tanhc<>+672(SB), Y10, Y10
-	VMULPD  Y8, Y10, Y10
-	VADDPD  tanhc<>+704(SB), Y10, Y10
-	VMULPD  Y8, Y0, Y11              // (x·s)
-	VMULPD  Y9, Y11, Y11             // ·P
-	VDIVPD  Y10, Y11, Y11            // /Q
-	VADDPD  Y11, Y0, Y11             // x + …
-	VXORPD  Y12, Y12, Y12
-	VCMPPD  $0, Y12, Y0, Y13         // x == 0 (±0): x itself
-	VBLENDVPD Y13, Y0, Y11, Y11
-
-	// pick per lane: the rational form, the exp form from 0.625, ±1 above ½·MAXLOG
-	VCMPPD  $0x1d, tanhc<>+96(SB), Y1, Y13     // z ≥ 0.625 (ordered: NaN keeps the rational form)
-	VBLENDVPD Y13, Y6, Y11, Y11
-	VMOVUPD tanhc<>+480(SB), Y6
-	VORPD   Y7, Y6, Y6               // ±1
-	VCMPPD  $0x1e, tanhc<>+64(SB), Y1, Y13 // z > ½·MAXLOG
-	VBLENDVPD Y13, Y6, Y11, Y11
+tanhloop:
+	VMOVUPD (SI), Y0
+	TANH4
 	VMOVUPD Y11, (DI)
-
 	ADDQ $32, SI
 	ADDQ $32, DI
 	DECQ CX
-	JNZ  loop
+	JNZ  tanhloop
 
-done:
+tanhdone:
+	VZEROUPPER
+	RET
+
+// GELUARG sets Y0 = u = √(2/π)·(x + 0.044715·x·x·x) for x in Y14, as geluArg computes it
+// (float64, left to right, unfused).
+#define GELUARG \
+	VMULPD  tanhc<>+800(SB), Y14, Y0; \
+	VMULPD  Y14, Y0, Y0; \
+	VMULPD  Y14, Y0, Y0; \
+	VADDPD  Y0, Y14, Y0; \
+	VMULPD  tanhc<>+768(SB), Y0, Y0
+
+// func vGelu32(out, x []float32)
+// out[i] = float32(gelu(float64(x[i]))) for i < len(out) &^ 3, bit for bit as gelu computes it:
+// ½·x·(1 + tanh(u)) in float64 (GELUARG, TANH4), rounded to float32 once. Needs AVX2 and FMA.
+TEXT ·vGelu32(SB), NOSPLIT, $0-48
+	MOVQ out_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ out_len+8(FP), CX
+	SHRQ $2, CX
+	JZ   geludone
+
+geluloop:
+	VCVTPS2PD (SI), Y14
+	GELUARG
+	TANH4
+	VMULPD  tanhc<>+448(SB), Y14, Y1     // ½·x
+	VADDPD  tanhc<>+480(SB), Y11, Y2      // 1 + t
+	VMULPD  Y2, Y1, Y1
+	VCVTPD2PSY Y1, X1
+	VMOVUPS X1, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  geluloop
+
+geludone:
+	VZEROUPPER
+	RET
+
+// func vGeluGrad32(dx, x, g []float32)
+// dx[i] = float32(float64(g[i])·gelu'(float64(x[i]))) for i < len(dx) &^ 3, bit for bit as
+// GeluGrad computes it: ½·(1 + t) + ½·x·(1 − t²)·√(2/π)·(1 + 3·0.044715·x·x) in float64, left
+// to right, unfused. Needs AVX2 and FMA.
+TEXT ·vGeluGrad32(SB), NOSPLIT, $0-72
+	MOVQ dx_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ g_base+48(FP), DX
+	MOVQ dx_len+8(FP), CX
+	SHRQ $2, CX
+	JZ   graddone
+
+gradloop:
+	VCVTPS2PD (SI), Y14
+	GELUARG
+	TANH4
+	VADDPD  tanhc<>+480(SB), Y11, Y1      // ½·(1 + t)
+	VMULPD  tanhc<>+448(SB), Y1, Y1
+	VMULPD  tanhc<>+448(SB), Y14, Y2     // ½·x
+	VMULPD  Y11, Y11, Y3             // 1 − t·t
+	VMOVUPD tanhc<>+480(SB), Y4
+	VSUBPD  Y3, Y4, Y4
+	VMULPD  Y4, Y2, Y2
+	VMULPD  tanhc<>+768(SB), Y2, Y2     // ·√(2/π)
+	VMULPD  tanhc<>+832(SB), Y14, Y3   // 1 + (3·0.044715)·x·x
+	VMULPD  Y14, Y3, Y3
+	VADDPD  tanhc<>+480(SB), Y3, Y3
+	VMULPD  Y3, Y2, Y2
+	VADDPD  Y2, Y1, Y1               // gelu'(x)
+	VCVTPS2PD (DX), Y2
+	VMULPD  Y1, Y2, Y1               // g·gelu'(x)
+	VCVTPD2PSY Y1, X1
+	VMOVUPS X1, (DI)
+	ADDQ $16, SI
+	ADDQ $16, DX
+	ADDQ $16, DI
+	DECQ CX
+	JNZ  gradloop
+
+graddone:
 	VZEROUPPER
 	RET

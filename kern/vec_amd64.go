@@ -51,3 +51,14 @@ func vGatedFwdSig(eta, num, den, e, b []float32)
 //
 //go:noescape
 func vTanh64(dst, x []float64)
+
+// vGelu32 is Gelu in float32, four at a time (tanh_amd64.s), bit for bit the scalar gelu.
+//
+//go:noescape
+func vGelu32(out, x []float32)
+
+// vGeluGrad32 is GeluGrad in float32, four at a time (tanh_amd64.s), bit for bit the scalar
+// geluGrad.
+//
+//go:noescape
+func vGeluGrad32(dx, x, g []float32)
