@@ -47,7 +47,7 @@ func Tanhs(dst, x []float64) {
 	}
 }
 
-// geluBlock is how many values Gelu and GeluGrad take through Tanhs at a time (on the stack).
+// geluBlock is how many values geluBlocks takes through Tanhs at a time (on the stack).
 const geluBlock = 256
 
 // Gelu sets out = gelu(x), in parallel chunks: in float32 on vGelu32 where the CPU has AVX2 and
@@ -60,17 +60,11 @@ func Gelu[T Float](out, x []T) {
 			vGelu32(o32[lo:n], x32[lo:n])
 			lo = n
 		}
-		var u, t [geluBlock]float64
-		for b := lo; b < hi; b += geluBlock {
-			n := min(geluBlock, hi-b)
-			for i, v := range x[b : b+n] {
-				u[i] = geluArg(float64(v))
+		geluBlocks(x, lo, hi, func(b int, t []float64) {
+			for i, tv := range t {
+				out[b+i] = T(geluOf(float64(x[b+i]), tv))
 			}
-			Tanhs(t[:n], u[:n])
-			for i, v := range x[b : b+n] {
-				out[b+i] = T(geluOf(float64(v), t[i]))
-			}
-		}
+		})
 	})
 }
 
@@ -88,18 +82,26 @@ func GeluGrad[T Float](dx, x, g []T) {
 			vGeluGrad32(d32[lo:n], x32[lo:n], g32[lo:n])
 			lo = n
 		}
-		var u, t [geluBlock]float64
-		for b := lo; b < hi; b += geluBlock {
-			n := min(geluBlock, hi-b)
-			for i, v := range x[b : b+n] {
-				u[i] = geluArg(float64(v))
+		geluBlocks(x, lo, hi, func(b int, t []float64) {
+			for i, tv := range t {
+				dx[b+i] = T(float64(g[b+i]) * geluGradOf(float64(x[b+i]), tv))
 			}
-			Tanhs(t[:n], u[:n])
-			for i, v := range x[b : b+n] {
-				dx[b+i] = T(float64(g[b+i]) * geluGradOf(float64(v), t[i]))
-			}
-		}
+		})
 	})
+}
+
+// geluBlocks calls f for each block of at most geluBlock values from b in [lo, hi), with t the
+// tanh of each value's GELU argument (geluArg, Tanhs).
+func geluBlocks[T Float](x []T, lo, hi int, f func(b int, t []float64)) {
+	var u, t [geluBlock]float64
+	for b := lo; b < hi; b += geluBlock {
+		n := min(geluBlock, hi-b)
+		for i, v := range x[b : b+n] {
+			u[i] = geluArg(float64(v))
+		}
+		Tanhs(t[:n], u[:n])
+		f(b, t[:n])
+	}
 }
 
 // f32pair returns a and b as float32 slices, ok where T is float32 and the AVX2 kernels run.
