@@ -36,3 +36,5 @@ func vTanh64(dst, x []float64) { panic("no AVX2 kernels on this architecture") }
 
 func vGelu32(out, x []float32)       { panic("no AVX2 kernels on this architecture") }
 func vGeluGrad32(dx, x, g []float32) { panic("no AVX2 kernels on this architecture") }
+
+func vNarrow8(out, a, b8 []float32, k, n int) { panic("no AVX2 kernels on this architecture") }

@@ -31,8 +31,17 @@ func MatMulNN[T Float](out, a, b, bias []T, m, k, n int) {
 // narrowNN sets out [m, n] = a [m, k] · b [k, n] for a narrow b (n < nr, below the
 // micro-kernel's blocks): bit for bit gonum's float32 GEMM, which served these products before
 // (each out[i, j] summed from +0 over l in order, a[i, l]·b[l, j] rounded, then added, the terms
-// of a[i, l] = 0 left out), without its per-term calls; rows in parallel chunks.
+// of a[i, l] = 0 left out), without its per-term calls; rows in parallel chunks, on vNarrow8
+// (AVX2) up to 8 columns.
 func narrowNN(out, a, b []float32, m, k, n int) {
+	if haveKernel && n <= 8 && k > 0 {
+		b8 := make([]float32, k*8) // b's rows padded to 8 columns with zeros
+		for l := range k {
+			copy(b8[l*8:l*8+n], b[l*n:(l+1)*n])
+		}
+		ParallelRange(m, k*8, func(lo, hi int) { vNarrow8(out[lo*n:hi*n], a[lo*k:hi*k], b8, k, n) })
+		return
+	}
 	ParallelRange(m, k*n, func(lo, hi int) {
 		if n == 6 { // the Transformer's per-head products: the sums in registers
 			narrow6(out, a, b, lo, hi, k)

@@ -10,10 +10,11 @@ import (
 
 // narrowNN is gonum's float32 GEMM bit for bit (it replaced it for n < nr, so the products of
 // runs begun before keep their numbers): n = 6 (its own loop), other widths, k over gonum's
-// blocks of 64, zeros in a (left out by both), and rows in parallel chunks.
+// blocks of 64, zeros in a (left out by both), and rows in parallel chunks; on vNarrow8 (n ≤ 8)
+// and without it.
 func TestNarrowNNIsGonum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 48))
-	for _, sz := range [][3]int{{10000, 48, 6}, {7, 3, 1}, {300, 130, 15}, {5, 70, 8}, {1000, 30, 6}, {2, 200, 6}} {
+	for _, sz := range [][3]int{{10000, 48, 6}, {7, 3, 1}, {300, 130, 15}, {5, 70, 8}, {1000, 30, 6}, {2, 200, 6}, {4000, 90, 3}, {3000, 2, 2}} {
 		m, k, n := sz[0], sz[1], sz[2]
 		a, b := randF32(rng, m*k), randF32(rng, k*n)
 		for i := range a {
@@ -23,12 +24,18 @@ func TestNarrowNNIsGonum(t *testing.T) {
 		}
 		b[0] = float32(math.Inf(1)) // a zero's term would be NaN: left out
 		a[0] = 0
-		want, got := make([]float32, m*n), make([]float32, m*n)
+		want := make([]float32, m*n)
 		gemm(blas.NoTrans, blas.NoTrans, m, n, k, a, k, b, n, want, n)
-		MatMulNN(got, a, b, nil, m, k, n)
-		for i := range got {
-			if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
-				t.Fatalf("%v: value %d: %v, gonum %v", sz, i, got[i], want[i])
+		for _, kernel := range []bool{true, false} { // vNarrow8, and the Go loops
+			saved := haveKernel
+			haveKernel = haveKernel && kernel
+			got := make([]float32, m*n)
+			MatMulNN(got, a, b, nil, m, k, n)
+			haveKernel = saved
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
+					t.Fatalf("%v, kernel %v: value %d: %v, gonum %v", sz, kernel, i, got[i], want[i])
+				}
 			}
 		}
 	}
@@ -38,6 +45,18 @@ func TestNarrowNNIsGonum(t *testing.T) {
 // one thread, 2026-12-02).
 func BenchmarkNarrowNN(bb *testing.B) {
 	m, k, n := 10000, 48, 6
+	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
+	for i := range a {
+		a[i] = float32(i%7) - 3
+	}
+	for bb.Loop() {
+		narrowNN(c, a, b, m, k, n)
+	}
+}
+
+// MoNet's kernel weights, E × 90 × 3.
+func BenchmarkNarrowNN3(bb *testing.B) {
+	m, k, n := 10000, 90, 3
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for i := range a {
 		a[i] = float32(i%7) - 3
