@@ -43,20 +43,12 @@ func TestNarrowNNIsGonum(t *testing.T) {
 
 // The Transformer's per-head score product, E × 48 × 6 (gonum: 4.2–6.2 ms on this machine's
 // one thread, 2026-12-02).
-func BenchmarkNarrowNN(bb *testing.B) {
-	m, k, n := 10000, 48, 6
-	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
-	for i := range a {
-		a[i] = float32(i%7) - 3
-	}
-	for bb.Loop() {
-		narrowNN(c, a, b, m, k, n)
-	}
-}
+func BenchmarkNarrowNN(bb *testing.B) { benchNarrow(bb, 10000, 48, 6) }
 
 // MoNet's kernel weights, E × 90 × 3.
-func BenchmarkNarrowNN3(bb *testing.B) {
-	m, k, n := 10000, 90, 3
+func BenchmarkNarrowNN3(bb *testing.B) { benchNarrow(bb, 10000, 90, 3) }
+
+func benchNarrow(bb *testing.B, m, k, n int) {
 	a, b, c := make([]float32, m*k), make([]float32, k*n), make([]float32, m*n)
 	for i := range a {
 		a[i] = float32(i%7) - 3

@@ -261,3 +261,52 @@ TEXT ·vGatedFwdSig(SB), NOSPLIT, $0-120
 	MOVQ b_base+96(FP), R10
 	MOVQ eta_len+8(FP), CX
 	LOOP(VGATEDFWDSIG_BODY, VGATEDFWDSIG_ADVANCE)
+
+// func vNarrow8(out, a, b8 []float32, k, n int)
+// For each row i < len(out)/n: out[i·n : i·n+n] = the first n of Σ over l < k, in order, of
+// a[i·k + l]·b8[l·8 : l·8+8], each product rounded, then added to a sum begun at +0, the
+// products of a zero a[i·k + l] left out (masked to +0, which leaves a sum that is never −0
+// as it is): gonum's float32 GEMM for b padded to 8 columns (narrowNN). 1 ≤ n ≤ 8, k ≥ 1.
+// Needs AVX2.
+TEXT ·vNarrow8(SB), NOSPLIT, $0-88
+	MOVQ out_base+0(FP), DI
+	MOVQ out_len+8(FP), AX
+	MOVQ a_base+24(FP), SI
+	MOVQ b8_base+48(FP), R8
+	MOVQ k+72(FP), R9
+	MOVQ n+80(FP), R10
+	XORQ DX, DX
+	DIVQ R10                    // AX = rows
+	TESTQ AX, AX
+	JZ   narrowdone
+	LEAQ tailmask<>+32(SB), BX  // the first n lanes
+	MOVQ R10, R11
+	SHLQ $2, R11
+	SUBQ R11, BX
+	VMOVDQU (BX), Y15
+	VXORPS Y14, Y14, Y14        // zero
+
+narrowrow:
+	VXORPS Y0, Y0, Y0           // the sums, from +0
+	MOVQ R8, BX
+	MOVQ R9, CX
+
+narrowterm:
+	VBROADCASTSS (SI), Y1       // a[i, l]
+	VMULPS  (BX), Y1, Y2        // a[i, l]·b[l, ·], rounded
+	VCMPPS  $4, Y14, Y1, Y3     // a[i, l] ≠ 0 (NaN counts, as in gonum)
+	VANDPS  Y3, Y2, Y2
+	VADDPS  Y2, Y0, Y0
+	ADDQ $4, SI
+	ADDQ $32, BX
+	DECQ CX
+	JNZ  narrowterm
+
+	VMASKMOVPS Y0, Y15, (DI)
+	ADDQ R11, DI
+	DECQ AX
+	JNZ  narrowrow
+
+narrowdone:
+	VZEROUPPER
+	RET
