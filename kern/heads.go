@@ -43,11 +43,7 @@ func KernelMix[T Float](out, x, w []T, m, kk, d int) {
 	for i := 0; i < m; i++ {
 		o := out[i*d : (i+1)*d]
 		for j := 0; j < kk; j++ {
-			c := w[i*kk+j]
-			xs := x[i*kd+j*d : i*kd+(j+1)*d]
-			for t := range o {
-				o[t] += c * xs[t]
-			}
+			AxpyTo(o, x[i*kd+j*d:i*kd+(j+1)*d], w[i*kk+j])
 		}
 	}
 }
@@ -60,11 +56,7 @@ func KernelMixBackward[T Float](dx, dw, x, w, g []T, m, kk, d int) {
 	if dx != nil {
 		for i := 0; i < m; i++ {
 			for j := 0; j < kk; j++ {
-				c := w[i*kk+j]
-				o := dx[i*kk*d+j*d : i*kk*d+(j+1)*d]
-				for t := range o {
-					o[t] = c * g[i*d+t]
-				}
+				ScaleTo(dx[i*kk*d+j*d:i*kk*d+(j+1)*d], g[i*d:(i+1)*d], w[i*kk+j])
 			}
 		}
 	}

@@ -26,6 +26,28 @@ func AddTo[T Float](dst, a []T) {
 	}
 }
 
+// ScaleTo: dst = c·x.
+func ScaleTo[T Float](dst, x []T, c T) {
+	if d, ok := f32(dst); ok {
+		vScale(d, s32(x, d), float32(c))
+		return
+	}
+	for i, v := range x[:len(dst)] {
+		dst[i] = c * v
+	}
+}
+
+// AxpyTo: dst += c·x, each product rounded before the sum (no FMA).
+func AxpyTo[T Float](dst, x []T, c T) {
+	if d, ok := f32(dst); ok {
+		vAxpy(d, s32(x, d), float32(c))
+		return
+	}
+	for i, v := range x[:len(dst)] {
+		dst[i] += T(c * v)
+	}
+}
+
 // Add2: dst = a + b.
 func Add2[T Float](dst, a, b []T) {
 	if d, ok := f32(dst); ok {

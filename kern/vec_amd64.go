@@ -67,3 +67,9 @@ func vGeluGrad32(dx, x, g []float32)
 //
 //go:noescape
 func vNarrow8(out, a, b8 []float32, k, n int)
+
+//go:noescape
+func vScale(dst, x []float32, c float32)
+
+//go:noescape
+func vAxpy(dst, x []float32, c float32)

@@ -310,3 +310,28 @@ narrowterm:
 narrowdone:
 	VZEROUPPER
 	RET
+
+#define VSCALE_BODY(LD, ST) LD(SI, Y0); VMULPS Y8, Y0, Y0; ST(Y0, DI)
+#define VSCALE_ADVANCE ADDQ $32, DI; ADDQ $32, SI
+
+// func vScale(dst, x []float32, c float32)
+// dst[i] = c·x[i] for i < len(dst).
+TEXT ·vScale(SB), NOSPLIT, $0-52
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+	VBROADCASTSS c+48(FP), Y8
+	LOOP(VSCALE_BODY, VSCALE_ADVANCE)
+
+#define VAXPY_BODY(LD, ST) LD(SI, Y0); VMULPS Y8, Y0, Y0; LD(DI, Y1); VADDPS Y0, Y1, Y1; ST(Y1, DI)
+#define VAXPY_ADVANCE ADDQ $32, DI; ADDQ $32, SI
+
+// func vAxpy(dst, x []float32, c float32)
+// dst[i] += c·x[i] for i < len(dst), the product rounded before the sum (no FMA), as Go
+// computes dst[i] += c * x[i] for GOAMD64 v1 and v2.
+TEXT ·vAxpy(SB), NOSPLIT, $0-52
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+	VBROADCASTSS c+48(FP), Y8
+	LOOP(VAXPY_BODY, VAXPY_ADVANCE)
