@@ -53,11 +53,11 @@ const geluBlock = 256
 // Gelu sets out = gelu(x), in parallel chunks: in float32 on vGelu32 where the CPU has AVX2 and
 // FMA (the same bits), else through Tanhs.
 func Gelu[T Float](out, x []T) {
-	o32, x32, ok := f32pair(out, x)
+	o32, ok := f32(out)
 	ParallelRange(len(out), 4, func(lo, hi int) {
 		if ok {
 			n := lo + (hi-lo)&^3
-			vGelu32(o32[lo:n], x32[lo:n])
+			vGelu32(o32[lo:n], s32(x[lo:n], o32[lo:n]))
 			lo = n
 		}
 		geluBlocks(x, lo, hi, func(b int, t []float64) {
@@ -71,15 +71,12 @@ func Gelu[T Float](out, x []T) {
 // GeluGrad sets dx = g·gelu'(x) for the op's input x and output gradient g: in float32 on
 // vGeluGrad32 where the CPU has AVX2 and FMA (the same bits), else through Tanhs.
 func GeluGrad[T Float](dx, x, g []T) {
-	d32, x32, ok := f32pair(dx, x)
-	var g32 []float32
-	if ok {
-		g32 = any(g).([]float32)
-	}
+	d32, ok := f32(dx)
 	ParallelRange(len(dx), 4, func(lo, hi int) {
 		if ok {
 			n := lo + (hi-lo)&^3
-			vGeluGrad32(d32[lo:n], x32[lo:n], g32[lo:n])
+			d := d32[lo:n]
+			vGeluGrad32(d, s32(x[lo:n], d), s32(g[lo:n], d))
 			lo = n
 		}
 		geluBlocks(x, lo, hi, func(b int, t []float64) {
@@ -102,16 +99,4 @@ func geluBlocks[T Float](x []T, lo, hi int, f func(b int, t []float64)) {
 		Tanhs(t[:n], u[:n])
 		f(b, t[:n])
 	}
-}
-
-// f32pair returns a and b as float32 slices, ok where T is float32 and the AVX2 kernels run.
-func f32pair[T Float](a, b []T) (a32, b32 []float32, ok bool) {
-	if !haveKernel {
-		return nil, nil, false
-	}
-	a32, ok = any(a).([]float32)
-	if !ok {
-		return nil, nil, false
-	}
-	return a32, any(b).([]float32)[:len(a32)], true
 }
