@@ -10,8 +10,8 @@ import "math"
 // computed in float64 for either element type. The tanh is math.Tanh's, four at a time on the
 // AVX2 kernel vTanh64 (bit for bit math.Tanh; Tanhs), and in float32 the whole of gelu and
 // gelu' runs on vGelu32 and vGeluGrad32 (bit for bit these functions), so the CPU's results do
-// not depend on the kernels. The CUDA twin is ew_gelu and ew_gelu_grad in cuda/kernels/elementwise.cu (in
-// float32: equal to rounding).
+// not depend on the kernels. The CUDA twin is ew_gelu and ew_gelu_grad in
+// cuda/kernels/elementwise.cu (in float32: equal to rounding).
 const (
 	geluC = 0.7978845608028654 // √(2/π)
 	geluA = 0.044715

@@ -11,12 +11,13 @@ var blasImpl gonum.Implementation
 // the assembly micro-kernel in float32 where there is one and the matrix holds a block, else
 // gonum's GEMM.
 func MatMulNN[T Float](out, a, b, bias []T, m, k, n int) {
-	if o, ok := any(out).([]float32); ok && sgemmNN(m, n, k, any(a).([]float32), k, any(b).([]float32), n, o, n, any(bias).([]float32)) {
+	o, is32 := any(out).([]float32)
+	switch {
+	case is32 && sgemmNN(m, n, k, any(a).([]float32), k, any(b).([]float32), n, o, n, any(bias).([]float32)):
 		return
-	}
-	if o, ok := any(out).([]float32); ok && n < nr {
+	case is32 && n < nr:
 		narrowNN(o, any(a).([]float32), any(b).([]float32), m, k, n)
-	} else {
+	default:
 		gemm(blas.NoTrans, blas.NoTrans, m, n, k, a, k, b, n, out, n)
 	}
 	if bias != nil {
@@ -43,10 +44,6 @@ func narrowNN(out, a, b []float32, m, k, n int) {
 		return
 	}
 	ParallelRange(m, k*n, func(lo, hi int) {
-		if n == 6 { // the Transformer's per-head products: the sums in registers
-			narrow6(out, a, b, lo, hi, k)
-			return
-		}
 		for i := lo; i < hi; i++ {
 			c := out[i*n : (i+1)*n]
 			clear(c)
@@ -56,34 +53,11 @@ func narrowNN(out, a, b []float32, m, k, n int) {
 				}
 				bl := b[l*n : (l+1)*n]
 				for j := range c {
-					c[j] += float32(v * bl[j]) // (the conversion keeps the product rounded: no FMA)
+					c[j] += float32(v * bl[j]) // (the conversion keeps the product rounded: no FMA on any GOAMD64)
 				}
 			}
 		}
 	})
-}
-
-// narrow6 is narrowNN's rows [lo, hi) for n = 6. (The conversions keep each product rounded
-// before the sum, as gonum's SSE loop does, on any GOAMD64: Go may fuse x*y + z otherwise.)
-func narrow6(out, a, b []float32, lo, hi, k int) {
-	b = b[:k*6]
-	for i := lo; i < hi; i++ {
-		var c0, c1, c2, c3, c4, c5 float32
-		for l, v := range a[i*k : (i+1)*k] {
-			if v == 0 {
-				continue
-			}
-			bl := b[l*6 : l*6+6 : l*6+6]
-			c0 += float32(v * bl[0])
-			c1 += float32(v * bl[1])
-			c2 += float32(v * bl[2])
-			c3 += float32(v * bl[3])
-			c4 += float32(v * bl[4])
-			c5 += float32(v * bl[5])
-		}
-		c := out[i*6 : i*6+6 : i*6+6]
-		c[0], c[1], c[2], c[3], c[4], c[5] = c0, c1, c2, c3, c4, c5
-	}
 }
 
 // MatMulNT sets out [m, k] = g [m, n] · wᵀ for w [k, n]; with the float32 kernel, w is

@@ -210,19 +210,9 @@ func Value(root, kind, arg string) (string, error) {
 		}
 		return span(xs, "%.0f")
 	case "test":
-		for _, r := range runs.results {
-			if r.Reportable() == "" {
-				xs = append(xs, r.TestMetric)
-			}
-		}
-		return span(xs, "%.3f")
+		return span(testMetrics(reportable(runs.results)), "%.3f")
 	case "cell":
-		for _, r := range runs.results {
-			if r.Reportable() == "" {
-				xs = append(xs, r.TestMetric)
-			}
-		}
-		return meanStd(xs)
+		return meanStd(testMetrics(reportable(runs.results)))
 	case "minutes":
 		for _, r := range runs.results {
 			xs = append(xs, math.Round(r.TotalSeconds/60))
@@ -237,42 +227,53 @@ func Value(root, kind, arg string) (string, error) {
 	}
 }
 
+// reportable keeps the results a table reports (runfiles.Result.Reportable).
+func reportable(rs []*runfiles.Result) []*runfiles.Result {
+	var out []*runfiles.Result
+	for _, r := range rs {
+		if r.Reportable() == "" {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func testMetrics(rs []*runfiles.Result) []float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = r.TestMetric
+	}
+	return xs
+}
+
 // versusPaper compares the reportable results' test mean with the paper's cell of their setting
 // (paper.Cell.Versus).
 func versusPaper(rs []*runfiles.Result) (string, error) {
-	var xs []float64
-	var first *runfiles.Result
-	for _, r := range rs {
-		if r.Reportable() != "" {
-			continue
-		}
-		if first == nil {
-			first = r
-		} else if r.Dataset != first.Dataset || results.Setting(r.Model, r.Encoding, r.CLS) != results.Setting(first.Model, first.Encoding, first.CLS) || r.R != first.R {
-			return "", fmt.Errorf("runs of two settings: %s %s r=%d and %s %s r=%d", first.Dataset, results.Setting(first.Model, first.Encoding, first.CLS), first.R,
-				r.Dataset, results.Setting(r.Model, r.Encoding, r.CLS), r.R)
-		}
-		xs = append(xs, r.TestMetric)
-	}
-	if first == nil {
+	rs = reportable(rs)
+	if len(rs) == 0 {
 		return "", fmt.Errorf("no runs to take it from")
+	}
+	dataset, setting, r := rs[0].Dataset, results.Setting(rs[0].Model, rs[0].Encoding, rs[0].CLS), rs[0].R
+	for _, o := range rs[1:] {
+		if s := results.Setting(o.Model, o.Encoding, o.CLS); o.Dataset != dataset || s != setting || o.R != r {
+			return "", fmt.Errorf("runs of two settings: %s %s r=%d and %s %s r=%d", dataset, setting, r, o.Dataset, s, o.R)
+		}
 	}
 	pf, err := paper.Load()
 	if err != nil {
 		return "", err
 	}
-	setting := results.Setting(first.Model, first.Encoding, first.CLS)
-	pt, ok := pf.TableForDataset(first.Dataset)
+	pt, ok := pf.TableForDataset(dataset)
 	if !ok {
-		return "", fmt.Errorf("the paper has no table:%s", first.Dataset)
+		return "", fmt.Errorf("the paper has no table:%s", dataset)
 	}
-	cell, ok := pt.Cell(first.R, setting)
+	cell, ok := pt.Cell(r, setting)
 	if !ok {
-		return "", fmt.Errorf("table:%s has no cell %s at r = %d", first.Dataset, setting, first.R)
+		return "", fmt.Errorf("table:%s has no cell %s at r = %d", dataset, setting, r)
 	}
-	v, ok := cell.Versus(results.MeanStd(xs).Mean)
+	v, ok := cell.Versus(results.MeanStd(testMetrics(rs)).Mean)
 	if !ok {
-		return "", fmt.Errorf("table:%s's cell %s at r = %d has no number (%q)", first.Dataset, setting, first.R, cell.String())
+		return "", fmt.Errorf("table:%s's cell %s at r = %d has no number (%q)", dataset, setting, r, cell.String())
 	}
 	return v, nil
 }
