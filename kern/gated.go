@@ -34,12 +34,11 @@ type GatedWork struct {
 func GatedAggregate[T Float](b GatedBufs[T], wk *GatedWork, m, nbh, nodes, d int) {
 	e, bh, out, den := b.Ehat, b.Bh, b.Out, b.Den
 	src, dst := b.Src[:m], b.Dst[:m]
-	real := func(k int) bool { return src[k] >= 0 && dst[k] >= 0 }
-	wk.byDst.Group(dst, nodes, real)
-	wk.bySrc.Group(src, nbh, real)
+	wk.byDst.Group(dst, nodes, src)
+	wk.bySrc.Group(src, nbh, dst)
 	wk.pad = wk.pad[:0]
-	for k := range src {
-		if !real(k) {
+	for k, v := range src {
+		if v < 0 || dst[k] < 0 {
 			wk.pad = append(wk.pad, int32(k))
 		}
 	}

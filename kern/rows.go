@@ -68,14 +68,19 @@ type Segments struct {
 	start, edge, next []int32
 }
 
-// Group fills s with the edges k where keep(k), grouped by key[k] (a counting sort; n keys).
-func (s *Segments) Group(key []int32, n int, keep func(k int) bool) {
+// Group fills s with the real edges k, grouped by key[k] (a counting sort; n keys): those with
+// key[k] ≥ 0 and, where also is not nil, also[k] ≥ 0 (a padding edge has −1 at both ends).
+func (s *Segments) Group(key []int32, n int, also []int32) {
 	if len(s.start) != n+1 {
 		s.start, s.next = make([]int32, n+1), make([]int32, n)
 	}
+	if also == nil {
+		also = key
+	}
+	also = also[:len(key)]
 	clear(s.start)
 	for k, v := range key {
-		if keep(k) {
+		if v >= 0 && also[k] >= 0 {
 			s.start[v+1]++
 		}
 	}
@@ -89,7 +94,7 @@ func (s *Segments) Group(key []int32, n int, keep func(k int) bool) {
 	}
 	copy(s.next, s.start[:n])
 	for k, v := range key {
-		if keep(k) {
+		if v >= 0 && also[k] >= 0 {
 			s.edge[s.next[v]] = int32(k)
 			s.next[v]++
 		}

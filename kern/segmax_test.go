@@ -26,7 +26,7 @@ func TestSegmentMaxHand(t *testing.T) {
 		-inf, 4, // e7 → 3: -inf is a real maximum
 	}
 	var seg Segments
-	seg.Group(dst, 4, func(k int) bool { return dst[k] >= 0 })
+	seg.Group(dst, 4, nil)
 	out, arg := make([]float64, 8), make([]int32, 8)
 	SegmentMaxRows(out, arg, x, 2, &seg)
 	wantArg := []int32{0, 5, 1, 1, -1, -1, 7, 7}
@@ -76,7 +76,7 @@ func TestSegmentMaxIndependentOfThreads(t *testing.T) {
 	}
 	run := func() ([]float64, []float64, []int32, []float64) {
 		var seg Segments
-		seg.Group(dst, n, func(k int) bool { return dst[k] >= 0 })
+		seg.Group(dst, n, nil)
 		out, arg := make([]float64, n*d), make([]int32, n*d)
 		SegmentMaxRows(out, arg, x64, d, &seg)
 		out32, arg32 := make([]float32, n*d), make([]int32, n*d)

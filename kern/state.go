@@ -54,8 +54,8 @@ type EdgeSumState struct {
 // EdgeSumForward is EdgeSum over m = len(src) edges into rows nodes, grouping the edges for
 // the gradient.
 func EdgeSumForward[T Float](s *EdgeSumState, out, e, hs, ht []T, src, dst []int32, rows, d int) {
-	s.bySrc.Group(src, rows, func(k int) bool { return src[k] >= 0 })
-	s.byDst.Group(dst, rows, func(k int) bool { return dst[k] >= 0 })
+	s.bySrc.Group(src, rows, nil)
+	s.byDst.Group(dst, rows, nil)
 	s.rows, s.edges, s.ran = rows, len(src), true
 	EdgeSum(out, e, hs, ht, src, dst, d)
 }
@@ -101,7 +101,7 @@ type SegmentMaxState struct {
 // SegmentMaxForward is SegmentMaxRows of x [len(dst), d] into nodes rows, grouping the edges
 // by dst and keeping the arg-maxes.
 func SegmentMaxForward[T Float](s *SegmentMaxState, out, x []T, dst []int32, nodes, d int) {
-	s.byDst.Group(dst, nodes, func(k int) bool { return dst[k] >= 0 })
+	s.byDst.Group(dst, nodes, nil)
 	if n := nodes * d; cap(s.arg) < n {
 		s.arg = make([]int32, n)
 	} else {
