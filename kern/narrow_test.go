@@ -11,7 +11,7 @@ import (
 // narrowNN is gonum's float32 GEMM bit for bit (it replaced it for n < nr, so the products of
 // runs begun before keep their numbers): n = 6 (its own loop), other widths, k over gonum's
 // blocks of 64, zeros in a (left out by both), and rows in parallel chunks; on vNarrow8 (n ≤ 8)
-// and without it.
+// and without it; nothing past the product is written.
 func TestNarrowNNIsGonum(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 48))
 	for _, sz := range [][3]int{{10000, 48, 6}, {7, 3, 1}, {300, 130, 15}, {5, 70, 8}, {1000, 30, 6}, {2, 200, 6}, {4000, 90, 3}, {3000, 2, 2}} {
@@ -29,9 +29,18 @@ func TestNarrowNNIsGonum(t *testing.T) {
 		for _, kernel := range []bool{true, false} { // vNarrow8, and the Go loops
 			saved := haveKernel
 			haveKernel = haveKernel && kernel
-			got := make([]float32, m*n)
-			MatMulNN(got, a, b, nil, m, k, n)
+			got := make([]float32, m*n+8) // 8 more, which must stay as they are
+			for i := m * n; i < len(got); i++ {
+				got[i] = 12345
+			}
+			MatMulNN(got[:m*n], a, b, nil, m, k, n)
 			haveKernel = saved
+			for i := m * n; i < len(got); i++ {
+				if got[i] != 12345 {
+					t.Fatalf("%v, kernel %v: wrote past the product's end (value %d)", sz, kernel, i)
+				}
+			}
+			got = got[:m*n]
 			for i := range got {
 				if math.Float32bits(got[i]) != math.Float32bits(want[i]) && !(got[i] != got[i] && want[i] != want[i]) {
 					t.Fatalf("%v, kernel %v: value %d: %v, gonum %v", sz, kernel, i, got[i], want[i])

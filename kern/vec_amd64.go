@@ -1,6 +1,13 @@
 package kern
 
+import "golang.org/x/sys/cpu"
+
 // Float32 element-wise loops of vec_amd64.s (AVX2/FMA); see vec.go for their meaning.
+
+// tailK makes the loops of vec_amd64.s compute their last len mod 8 values under an AVX-512
+// mask register instead of AVX2's VMASKMOVPS (the same values, faster; see LOOP there); tests
+// switch it.
+var tailK = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
 //go:noescape
 func vAddTo(dst, a []float32)

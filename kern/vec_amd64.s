@@ -3,8 +3,12 @@
 
 #include "textflag.h"
 
-// LOOP runs BODY over CX values, 8 a step (loads and stores LDU, STU) then a masked step for
-// the rest (LDM, STM, mask Y15); ADVANCE moves every pointer 8 values on.
+// LOOP runs BODY over CX values, 8 a step (loads and stores LDU, STU) then one masked step for
+// the rest; ADVANCE moves every pointer 8 values on. The masked step uses AVX-512's mask
+// registers where the CPU has them (·tailK: LDK, STK, mask K1), else AVX2's VMASKMOVPS (LDM,
+// STM, mask Y15), which AMD's CPUs run slowly (a masked store is microcoded): with 70-value rows
+// the AVX2 step made AddTo a row 1.5 times as slow as with 64 or 72 (BenchmarkVecRowTail). The
+// two steps compute the same lanes with the same instructions, so they agree bit for bit.
 #define LOOP(BODY, ADVANCE) \
 	SUBQ $8, CX; \
 	JL   tail; \
@@ -16,6 +20,15 @@ loop: \
 tail: \
 	ADDQ $8, CX; \
 	JE   done; \
+	CMPB ·tailK(SB), $0; \
+	JE   tailavx2; \
+	MOVQ $1, AX; \
+	SHLQ CX, AX; \
+	DECQ AX; \
+	KMOVW AX, K1; \
+	BODY(LDK, STK); \
+	JMP  done; \
+tailavx2: \
 	LEAQ tailmask<>+32(SB), AX; \
 	SHLQ $2, CX; \
 	SUBQ CX, AX; \
@@ -29,6 +42,8 @@ done: \
 #define STU(r, p) VMOVUPS r, (p)
 #define LDM(p, r) VMASKMOVPS (p), Y15, r
 #define STM(r, p) VMASKMOVPS r, Y15, (p)
+#define LDK(p, r) VMOVUPS.Z (p), K1, r
+#define STK(r, p) VMOVUPS r, K1, (p)
 
 // tailmask<>+32-4r is the mask of the first r lanes.
 DATA tailmask<>+0(SB)/8, $0xffffffffffffffff
@@ -267,7 +282,9 @@ TEXT ·vGatedFwdSig(SB), NOSPLIT, $0-120
 // a[i·k + l]·b8[l·8 : l·8+8], each product rounded, then added to a sum begun at +0, the
 // products of a zero a[i·k + l] left out (masked to +0, which leaves a sum that is never −0
 // as it is): gonum's float32 GEMM for b padded to 8 columns (narrowNN). 1 ≤ n ≤ 8, k ≥ 1.
-// Needs AVX2.
+// A row is stored with all 8 lanes while 8 values of out remain from it (the lanes past n, the
+// padding's sums, are overwritten by the rows after it), the last rows under a mask: AMD's CPUs
+// run a masked store slowly. Needs AVX2.
 TEXT ·vNarrow8(SB), NOSPLIT, $0-88
 	MOVQ out_base+0(FP), DI
 	MOVQ out_len+8(FP), AX
@@ -302,7 +319,17 @@ narrowterm:
 	DECQ CX
 	JNZ  narrowterm
 
-	VMASKMOVPS Y0, Y15, (DI)
+	MOVQ AX, DX
+	IMULQ R11, DX               // the bytes from this row to the end of out
+	CMPQ DX, $32
+	JL   narrowlast
+	VMOVUPS Y0, (DI)            // all 8 lanes: those past n land in rows still to come
+	JMP  narrowstored
+
+narrowlast:
+	VMASKMOVPS Y0, Y15, (DI)    // the last rows: n lanes, nothing past out
+
+narrowstored:
 	ADDQ R11, DI
 	DECQ AX
 	JNZ  narrowrow

@@ -1,14 +1,19 @@
 package kern
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"golang.org/x/sys/cpu"
 )
 
 // TestVecKernels runs every element-wise loop with the assembly kernels and with the plain Go
 // loops on lengths around the 8-lane step, and checks that they agree, that nothing past the
-// length is written and that no input changes; those without FMA bit for bit.
+// length is written and that no input changes; those without FMA bit for bit. Where the CPU has
+// AVX-512 it runs the assembly with both forms of the last masked step (tailK), which must agree
+// with each other bit for bit.
 func TestVecKernels(t *testing.T) {
 	if !haveKernel {
 		t.Skip("no AVX2/FMA kernels on this machine")
@@ -50,14 +55,14 @@ func TestVecKernels(t *testing.T) {
 					base[i][j] = float32(rng.NormFloat64())
 				}
 			}
-			run := func(asm bool) [][]float32 {
+			run := func(asm, k bool) [][]float32 {
 				s := make([][]float32, l.args)
 				for i := range s {
 					s[i] = append([]float32(nil), base[i]...)
 				}
-				saved := haveKernel
-				haveKernel = asm
-				defer func() { haveKernel = saved }()
+				saved, savedK := haveKernel, tailK
+				haveKernel, tailK = asm, k
+				defer func() { haveKernel, tailK = saved, savedK }()
 				args := make([][]float32, l.args)
 				for i := range args {
 					args[i] = s[i][:n]
@@ -65,7 +70,18 @@ func TestVecKernels(t *testing.T) {
 				l.f(args)
 				return s
 			}
-			got, want := run(true), run(false)
+			modes := tailModes()
+			got, want := run(true, modes[0]), run(false, false)
+			for _, k := range modes[1:] {
+				other := run(true, k)
+				for i := range got {
+					for j := range got[i] {
+						if math.Float32bits(other[i][j]) != math.Float32bits(got[i][j]) {
+							t.Fatalf("%s n=%d: slice %d[%d] = %v with the AVX-512 tail, %v with AVX2's", name, n, i, j, other[i][j], got[i][j])
+						}
+					}
+				}
+			}
 			for i := range got {
 				for j := range got[i] {
 					if i >= l.outs || j >= n {
@@ -84,4 +100,48 @@ func TestVecKernels(t *testing.T) {
 			}
 		}
 	}
+}
+
+// BenchmarkVecRowTail runs AddTo and GatedFwdSigRow row by row, as the GatedGCN layers do, on
+// rows of 64, 70 (the hidden width of the AQSOL and ZINC GatedGCN) and 72 values, with the last
+// len mod 8 values under AVX2's VMASKMOVPS and, where the CPU has AVX-512, under a mask register.
+func BenchmarkVecRowTail(b *testing.B) {
+	if !haveKernel {
+		b.Skip("no AVX2/FMA kernels on this machine")
+	}
+	saved := tailK
+	defer func() { tailK = saved }()
+	const rows = 4096
+	for _, k := range tailModes() {
+		tailK = k
+		mode := map[bool]string{false: "vmaskmov", true: "k-mask"}[k]
+		for _, n := range []int{64, 70, 72} {
+			d, s := make([]float32, rows*n), make([]float32, rows*n)
+			eta, num, den, bb := make([]float32, n), make([]float32, n), make([]float32, n), make([]float32, n)
+			b.Run(fmt.Sprintf("AddTo/%s/%d", mode, n), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					for r := 0; r < rows; r++ {
+						AddTo(d[r*n:(r+1)*n], s[r*n:(r+1)*n])
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+			})
+			b.Run(fmt.Sprintf("GatedFwdSig/%s/%d", mode, n), func(b *testing.B) {
+				for i := 0; i < b.N; i++ {
+					for r := 0; r < rows; r++ {
+						GatedFwdSigRow(eta, num, den, s[r*n:(r+1)*n], bb)
+					}
+				}
+				b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*rows), "ns/row")
+			})
+		}
+	}
+}
+
+// tailModes are the values of tailK this CPU can run.
+func tailModes() []bool {
+	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+		return []bool{false, true}
+	}
+	return []bool{false}
 }
