@@ -117,3 +117,33 @@ func TestSegmentMaxIndependentOfThreads(t *testing.T) {
 		}
 	}
 }
+
+// TestSegmentsGroup checks Group on a hand-made edge list: each node's edges in increasing
+// order, padding (−1 in key, or in also) left out, a node without edges empty, and a second
+// call on a shorter list reusing the buffers.
+func TestSegmentsGroup(t *testing.T) {
+	key := []int32{2, 0, -1, 2, 1, 0, 2, 1}
+	also := []int32{0, 1, 3, -1, 2, 2, 0, 1} // edge 3 is padding at its other end
+	var s Segments
+	s.Group(key, 4, also)
+	want := [][]int32{{1, 5}, {4, 7}, {0, 6}, {}}
+	for v, w := range want {
+		if got := s.Of(v); !slices.Equal(got, w) {
+			t.Errorf("with also: node %d: %v, want %v", v, got, w)
+		}
+	}
+	s.Group(key, 4, nil) // key alone: edge 3 is real now
+	want = [][]int32{{1, 5}, {4, 7}, {0, 3, 6}, {}}
+	for v, w := range want {
+		if got := s.Of(v); !slices.Equal(got, w) {
+			t.Errorf("without also: node %d: %v, want %v", v, got, w)
+		}
+	}
+	s.Group(key[:3], 4, nil)
+	want = [][]int32{{1}, {}, {0}, {}}
+	for v, w := range want {
+		if got := s.Of(v); !slices.Equal(got, w) {
+			t.Errorf("shorter list: node %d: %v, want %v", v, got, w)
+		}
+	}
+}
