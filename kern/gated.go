@@ -38,7 +38,7 @@ func GatedAggregate[T Float](b GatedBufs[T], wk *GatedWork, m, nbh, nodes, d int
 	wk.bySrc.Group(src, nbh, dst)
 	wk.pad = wk.pad[:0]
 	for k, v := range src {
-		if v < 0 || dst[k] < 0 {
+		if !realEdge(v, dst[k]) {
 			wk.pad = append(wk.pad, int32(k))
 		}
 	}

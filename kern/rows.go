@@ -80,7 +80,7 @@ func (s *Segments) Group(key []int32, n int, also []int32) {
 	also = also[:len(key)]
 	clear(s.start)
 	for k, v := range key {
-		if v >= 0 && also[k] >= 0 {
+		if realEdge(v, also[k]) {
 			s.start[v+1]++
 		}
 	}
@@ -94,12 +94,15 @@ func (s *Segments) Group(key []int32, n int, also []int32) {
 	}
 	copy(s.next, s.start[:n])
 	for k, v := range key {
-		if v >= 0 && also[k] >= 0 {
+		if realEdge(v, also[k]) {
 			s.edge[s.next[v]] = int32(k)
 			s.next[v]++
 		}
 	}
 }
+
+// realEdge reports whether an edge with these two ends is real: a padding edge has −1 at its ends.
+func realEdge(a, b int32) bool { return a >= 0 && b >= 0 }
 
 // Of returns node v's edges.
 func (s *Segments) Of(v int) []int32 { return s.edge[s.start[v]:s.start[v+1]] }

@@ -7,7 +7,10 @@ import "golang.org/x/sys/cpu"
 // tailK makes the loops of vec_amd64.s compute their last len mod 8 values under an AVX-512
 // mask register instead of AVX2's VMASKMOVPS (the same values, faster; see LOOP there); tests
 // switch it.
-var tailK = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
+var tailK = haveTailK
+
+// haveTailK: this CPU has the mask registers tailK needs.
+var haveTailK = cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL
 
 //go:noescape
 func vAddTo(dst, a []float32)

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
-
-	"golang.org/x/sys/cpu"
 )
 
 // TestVecKernels runs every element-wise loop with the assembly kernels and with the plain Go
@@ -140,7 +138,7 @@ func BenchmarkVecRowTail(b *testing.B) {
 
 // tailModes are the values of tailK this CPU can run.
 func tailModes() []bool {
-	if cpu.X86.HasAVX512F && cpu.X86.HasAVX512VL {
+	if haveTailK {
 		return []bool{false, true}
 	}
 	return []bool{false}
