@@ -31,7 +31,8 @@ func vStatsRelu(s1, s2, g, x, mu, p, q []float32)  { panic("no AVX2 kernels on t
 func vBNBackRelu(dst, g, x, mu, p, q, a, b, c []float32) {
 	panic("no AVX2 kernels on this architecture")
 }
-func vGatedFwdSig(eta, num, den, e, b []float32) { panic("no AVX2 kernels on this architecture") }
+func vGatedFwdSig(eta, num, den, e, b []float32)   { panic("no AVX2 kernels on this architecture") }
+func vGatedFwdSig16(eta, num, den, e, b []float32) { panic("no AVX-512 kernels on this architecture") }
 
 func vTanh64(dst, x []float64) { panic("no AVX2 kernels on this architecture") }
 
@@ -42,3 +43,6 @@ func vNarrow8(out, a, b8 []float32, k, n int) { panic("no AVX2 kernels on this a
 
 func vScale(dst, x []float32, c float32) { panic("no AVX2 kernels on this architecture") }
 func vAxpy(dst, x []float32, c float32)  { panic("no AVX2 kernels on this architecture") }
+
+// tailK and haveTailK are false: no AVX-512 loops here.
+var tailK, haveTailK = false, false

