@@ -5,7 +5,8 @@ const nr, maxRows = 16, 12
 
 // microKernel is an assembly kernel computing rows × nr blocks of C (see kern6x16); f calls it
 // (a direct call, so slices of stack arrays passed to it stay on the stack). The AVX-512 kernel
-// also computes blocks of fewer columns (masked); cols is ignored by the other.
+// computes any number of columns, cols, in blocks of nr, the last masked; cols is ignored by the
+// other.
 type microKernel struct {
 	name   string
 	rows   int
@@ -64,6 +65,10 @@ func nnRows(mk microKernel, r0, r1, n, k int, a []float32, lda int, b []float32,
 	nbi, nbj := (r1-r0+mr-1)/mr, (n+nr-1)/nr
 	for bi := 0; bi < nbi; bi++ {
 		i, di := blockAt(bi, mr, r0, r1)
+		if mk.masked && di == 0 { // the whole row block in one call
+			mk.f(a[i*lda:], lda, 1, b, ldb, c[i*ldc:], ldc, k, 0, bias, n)
+			continue
+		}
 		for bj := 0; bj < nbj; bj++ {
 			j, dj, cols := bj*nr, 0, min(nr, n-bj*nr)
 			if !mk.masked {
