@@ -10,23 +10,10 @@
 // the AVX2 step made AddTo a row 1.5 times as slow as with 64 or 72 (BenchmarkVecRowTail). The
 // two steps compute the same lanes with the same instructions, so they agree bit for bit.
 #define LOOP(BODY, ADVANCE) \
-	SUBQ $8, CX; \
-	JL   tail; \
-loop: \
-	BODY(LDU, STU); \
-	ADVANCE; \
-	SUBQ $8, CX; \
-	JGE  loop; \
-tail: \
-	ADDQ $8, CX; \
-	JE   done; \
+	STEPS(BODY, ADVANCE, 8); \
 	CMPB ·tailK(SB), $0; \
 	JE   tailavx2; \
-	MOVQ $1, AX; \
-	SHLQ CX, AX; \
-	DECQ AX; \
-	KMOVW AX, K1; \
-	BODY(LDK, STK); \
+	KTAIL(BODY); \
 	JMP  done; \
 tailavx2: \
 	LEAQ tailmask<>+32(SB), AX; \
@@ -37,6 +24,27 @@ tailavx2: \
 done: \
 	VZEROUPPER; \
 	RET
+
+// STEPS runs BODY over CX values, W a step, while W remain, and jumps to done when none are
+// left, leaving the rest (1 to W − 1) in CX; KTAIL runs BODY once on the first CX lanes (mask K1).
+#define STEPS(BODY, ADVANCE, W) \
+	SUBQ $W, CX; \
+	JL   tail; \
+loop: \
+	BODY(LDU, STU); \
+	ADVANCE; \
+	SUBQ $W, CX; \
+	JGE  loop; \
+tail: \
+	ADDQ $W, CX; \
+	JE   done
+
+#define KTAIL(BODY) \
+	MOVQ $1, AX; \
+	SHLQ CX, AX; \
+	DECQ AX; \
+	KMOVW AX, K1; \
+	BODY(LDK, STK)
 
 #define LDU(p, r) VMOVUPS (p), r
 #define STU(r, p) VMOVUPS r, (p)
@@ -380,30 +388,15 @@ TEXT ·vAxpy(SB), NOSPLIT, $0-52
 	VFMADD231PS Z3, Z6, Z1; VADDPS Z6, Z2, Z2; \
 	ST(Z6, DI); ST(Z1, SI); ST(Z2, R8)
 
-// LOOP16 is LOOP with AVX-512: BODY on 16 values a step (LDZ, STZ), the last CX mod 16 under
-// mask K1 (LDK, STK). Needs AVX512F.
+// LOOP16 is LOOP with AVX-512: BODY on 16 values a step, the last CX mod 16 under mask K1.
+// (LDU and STU move 16 values with a Z register.) Needs AVX512F.
 #define LOOP16(BODY, ADVANCE) \
-	SUBQ $16, CX; \
-	JL   tail; \
-loop: \
-	BODY(LDZ, STZ); \
-	ADVANCE; \
-	SUBQ $16, CX; \
-	JGE  loop; \
-tail: \
-	ADDQ $16, CX; \
-	JE   done; \
-	MOVQ $1, AX; \
-	SHLQ CX, AX; \
-	DECQ AX; \
-	KMOVW AX, K1; \
-	BODY(LDK, STK); \
+	STEPS(BODY, ADVANCE, 16); \
+	KTAIL(BODY); \
 done: \
 	VZEROUPPER; \
 	RET
 
-#define LDZ(p, r) VMOVUPS (p), r
-#define STZ(r, p) VMOVUPS r, (p)
 #define VGATEDFWDSIG_ADVANCE64 ADDQ $64, DI; ADDQ $64, SI; ADDQ $64, R8; ADDQ $64, R9; ADDQ $64, R10
 
 // func vGatedFwdSig16(eta, num, den, e, b []float32)
