@@ -51,7 +51,7 @@ var gridCounts = map[string]struct {
 	"fidelity-gatedgcn-zinc-noloops.yaml": {"table:zinc", 1, 2},
 	"fidelity-transformer-zinc.yaml":      {"table:zinc", 2, 4},
 	"fidelity-transformer-gelu.yaml":      {"table:zinc", 1, 2},
-	"fidelity-transformer-deep.yaml":      {"table:zinc", 1, 1},
+	"fidelity-transformer-deep.yaml":      {"table:zinc", 2, 4},
 	"fidelity-transformer-sum.yaml":       {"table:zinc", 1, 2},
 }
 
