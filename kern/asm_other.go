@@ -35,6 +35,7 @@ func vGatedFwdSig(eta, num, den, e, b []float32)   { panic("no AVX2 kernels on t
 func vGatedFwdSig16(eta, num, den, e, b []float32) { panic("no AVX-512 kernels on this architecture") }
 
 func vTanh64(dst, x []float64) { panic("no AVX2 kernels on this architecture") }
+func vExp64(dst, x []float64)  { panic("no AVX2 kernels on this architecture") }
 
 func vGelu32(out, x []float32)       { panic("no AVX2 kernels on this architecture") }
 func vGeluGrad32(dx, x, g []float32) { panic("no AVX2 kernels on this architecture") }

@@ -1,21 +1,32 @@
 package kern
 
-import "math"
-
 // GaussianWeights is the CPU kernel of ops.GaussianWeights (MoNet's kernel weights; GPU twin:
 // cuda/ops.go GaussianWeights): for pseudo-coordinates u [m, p], means mu and inverse standard
 // deviations is [kk, p], w [m, kk] = exp(−½ Σ_c (u[i,c] − mu[j,c])²·is[j,c]²), the sum over c
 // taken in float64 in column order from the differences computed in T.
 func GaussianWeights[T Float](w, u, mu, is []T, m, kk, p int) {
-	for i := 0; i < m; i++ {
-		for j := 0; j < kk; j++ {
-			acc := 0.0
-			for c := 0; c < p; c++ {
-				dv := float64(u[i*p+c] - mu[j*p+c])
-				sv := float64(is[j*p+c])
-				acc += dv * dv * sv * sv
+	var block [expBlock]float64 // the exponentials through Exps a block of rows at a time
+	buf, rows := block[:], expBlock/max(kk, 1)
+	if rows == 0 {
+		buf, rows = make([]float64, kk), 1
+	}
+	for i0 := 0; i0 < m; i0 += rows {
+		i1 := min(i0+rows, m)
+		b := buf[:(i1-i0)*kk]
+		for i := i0; i < i1; i++ {
+			for j := 0; j < kk; j++ {
+				acc := 0.0
+				for c := 0; c < p; c++ {
+					dv := float64(u[i*p+c] - mu[j*p+c])
+					sv := float64(is[j*p+c])
+					acc += dv * dv * sv * sv
+				}
+				b[(i-i0)*kk+j] = -0.5 * acc
 			}
-			w[i*kk+j] = T(math.Exp(-0.5 * acc))
+		}
+		Exps(b, b)
+		for q, v := range b {
+			w[i0*kk+q] = T(v)
 		}
 	}
 }

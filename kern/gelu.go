@@ -47,6 +47,43 @@ func Tanhs(dst, x []float64) {
 	}
 }
 
+// expSafe bounds the arguments for which vExp64 computes math.Exp (EXP4 in tanh_amd64.s): there
+// archExp takes its main path (an exponent in [−1022, 1023]; 700·log2 e < 1010).
+const expSafe = 700
+
+// expBlock is how many values SegmentSoftmaxRows and GaussianWeights take through Exps at a
+// time (on the stack).
+const expBlock = 240
+
+// Exps sets dst = math.Exp(x) element by element, bit for bit: on vExp64 where the CPU has AVX2
+// and FMA, four at a time, for runs of arguments within ±expSafe; the others (NaN, the
+// infinities, overflow, results below the normal range), the values left over from a run of
+// four and other CPUs by math.Exp. dst may be x.
+func Exps(dst, x []float64) {
+	x = x[:len(dst)]
+	n, i := len(dst), 0
+	if !haveKernel {
+		n = 0
+	}
+	for i < n {
+		j := i // x[i:j] within ±expSafe, x[j] not (or j = n): read before dst[i:] is written
+		for j < n && x[j] >= -expSafe && x[j] <= expSafe {
+			j++
+		}
+		m := i + (j-i)&^3
+		if m > i {
+			vExp64(dst[i:m], x[i:m])
+		}
+		for e := min(j+1, n); m < e; m++ {
+			dst[m] = math.Exp(x[m])
+		}
+		i = m
+	}
+	for ; i < len(dst); i++ {
+		dst[i] = math.Exp(x[i])
+	}
+}
+
 // geluBlock is how many values geluBlocks takes through Tanhs at a time (on the stack).
 const geluBlock = 256
 

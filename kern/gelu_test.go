@@ -141,3 +141,57 @@ func BenchmarkGelu(b *testing.B) {
 		Gelu(out, x)
 	}
 }
+
+// expInputs are random arguments across and beyond math.Exp's range, small ones, and every
+// boundary of archExp's branches and of Exps' ±expSafe, with their neighbours.
+func expInputs(n int) []float64 {
+	rng := rand.New(rand.NewPCG(61, 62))
+	var xs []float64
+	for range n {
+		switch rng.IntN(4) {
+		case 0:
+			xs = append(xs, rng.Float64()*1520-760)
+		case 1:
+			xs = append(xs, rng.NormFloat64()*5)
+		case 2:
+			xs = append(xs, -rng.ExpFloat64()*20) // a softmax's arguments
+		default:
+			xs = append(xs, math.Copysign(math.Exp(rng.Float64()*80-75), rng.Float64()-0.5))
+		}
+	}
+	for _, b := range []float64{0, expSafe, -expSafe, 708.39, -708.39, 709.782712893384, 709.79, -745.1332191019411, -745.14, -744.4, -707, -1022 * math.Ln2, 1023 * math.Ln2, 0.5 * math.Ln2, 1e-300, 5e-324} {
+		for _, v := range []float64{b, -b, math.Nextafter(b, math.Inf(1)), math.Nextafter(b, math.Inf(-1))} {
+			xs = append(xs, v)
+		}
+	}
+	return append(xs, math.Inf(1), math.Inf(-1), math.NaN(), math.Copysign(0, -1), 1e10, -1e10)
+}
+
+// TestExpsIsMathExp checks Exps against math.Exp bit for bit, in place and not, at lengths around
+// the 4-lane step, with arguments beyond ±expSafe among those within it.
+func TestExpsIsMathExp(t *testing.T) {
+	xs := expInputs(200000)
+	rand.New(rand.NewPCG(63, 64)).Shuffle(len(xs), func(i, j int) { xs[i], xs[j] = xs[j], xs[i] })
+	for _, kernel := range []bool{true, false} {
+		saved := haveKernel
+		haveKernel = haveKernel && kernel
+		for _, n := range []int{len(xs), len(xs) - 1, len(xs) - 2, len(xs) - 3, 7, 4, 3, 0} {
+			for _, inPlace := range []bool{false, true} {
+				got := make([]float64, n)
+				if inPlace {
+					copy(got, xs)
+					Exps(got, got)
+				} else {
+					Exps(got, xs)
+				}
+				for i, x := range xs[:n] {
+					want := math.Exp(x)
+					if math.Float64bits(got[i]) != math.Float64bits(want) && !(math.IsNaN(want) && math.IsNaN(got[i])) {
+						t.Fatalf("kernel %v, n %d, in place %v: exp(%v = %#x) = %v (%#x), math.Exp %v (%#x)", kernel, n, inPlace, x, math.Float64bits(x), got[i], math.Float64bits(got[i]), want, math.Float64bits(want))
+					}
+				}
+			}
+		}
+		haveKernel = saved
+	}
+}

@@ -121,15 +121,36 @@ func SegmentSoftmaxRows[T Float](dst, src []T, cols int, seg []int32, acc []floa
 			a[k] = max(a[k], float64(v))
 		}
 	}
-	for m, t := range seg {
-		d := dst[m*cols : (m+1)*cols]
-		if t < 0 {
-			clear(d)
-			continue
+	// d = exp(src − the segment's max), the exponentials through Exps a block of rows at a time
+	var block [expBlock]float64
+	buf, rows := block[:], expBlock/cols
+	if rows == 0 {
+		buf, rows = make([]float64, cols), 1
+	}
+	for m0 := 0; m0 < len(seg); m0 += rows {
+		m1 := min(m0+rows, len(seg))
+		b := buf[:(m1-m0)*cols]
+		for m := m0; m < m1; m++ {
+			o, t := b[(m-m0)*cols:(m-m0+1)*cols], int(seg[m])
+			if t < 0 {
+				clear(o)
+				continue
+			}
+			a := acc[t*cols : (t+1)*cols]
+			for k, v := range src[m*cols : (m+1)*cols] {
+				o[k] = float64(v) - a[k]
+			}
 		}
-		a := acc[int(t)*cols : (int(t)+1)*cols]
-		for k, v := range src[m*cols : (m+1)*cols] {
-			d[k] = T(math.Exp(float64(v) - a[k]))
+		Exps(b, b)
+		for m := m0; m < m1; m++ {
+			d := dst[m*cols : (m+1)*cols]
+			if seg[m] < 0 {
+				clear(d)
+				continue
+			}
+			for k, v := range b[(m-m0)*cols : (m-m0+1)*cols] {
+				d[k] = T(v)
+			}
 		}
 	}
 	clear(acc)

@@ -116,18 +116,13 @@ DATA tanhc<>+848(SB)/8, $0x3fc12ba9d1f60179
 DATA tanhc<>+856(SB)/8, $0x3fc12ba9d1f60179
 GLOBL tanhc<>(SB), RODATA|NOPTR, $864
 
-// TANH4 sets Y11 = math.Tanh(Y0), four float64, bit for bit as Go computes it on a CPU with FMA
-// (math.Exp's FMA path; the rational form below |x| = 0.625 with separate multiplies and adds,
-// as the Go code compiles for GOAMD64 v1 and v2): every branch is computed and the right one
-// selected per lane. In order: z = |x| (Y1); exp(2z) as archExp computes it: e = round(2z·log2 e)
-// (X4), r = 2z − e·LN2U − e·LN2L (fused), r/16, the Taylor terms by fused Horner, four
-// squarings of (1 + r) as r·(r + 2) (the last fused with + 1), times 2^e; then
-// 1 − 2/(s + 1) with x's sign (Y6); the rational form x + x·s·P(s)/Q(s), s = x², x itself
-// at ±0 (Y11); the exp form where z ≥ 0.625 (ordered: NaN keeps the rational form), ±1 where
-// z > ½·MAXLOG. Clobbers Y1–Y13.
-#define TANH4 \
-	VANDPD  tanhc<>+0(SB), Y0, Y1; \
-	VADDPD  Y1, Y1, Y2; \
+// EXP4 sets Y2 = math.Exp(Y2), four float64, bit for bit as archExp (exp_amd64.s) computes it
+// on a CPU with FMA for arguments whose exponent e = round(x·log2 e) lies in [−1022, 1023] (so
+// for |x| ≤ 700; NaN, the infinities, overflow and results below the normal range take branches
+// this does not compute: Exps leaves those to math.Exp): r = x − e·LN2U − e·LN2L (fused), r/16,
+// the Taylor terms by fused Horner, four squarings of (1 + r) as r·(r + 2) (the last fused with
+// + 1), times 2^e. Clobbers Y3, X4, Y5.
+#define EXP4 \
 	VMULPD  tanhc<>+128(SB), Y2, Y3; \
 	VCVTPD2DQY Y3, X4; \
 	VCVTDQ2PD X4, Y3; \
@@ -154,7 +149,19 @@ GLOBL tanhc<>(SB), RODATA|NOPTR, $864
 	VPMOVSXDQ X4, Y3; \
 	VPADDQ  tanhc<>+736(SB), Y3, Y3; \
 	VPSLLQ  $52, Y3, Y3; \
-	VMULPD  Y3, Y2, Y2; \
+	VMULPD  Y3, Y2, Y2
+
+// TANH4 sets Y11 = math.Tanh(Y0), four float64, bit for bit as Go computes it on a CPU with FMA
+// (math.Exp's FMA path; the rational form below |x| = 0.625 with separate multiplies and adds,
+// as the Go code compiles for GOAMD64 v1 and v2): every branch is computed and the right one
+// selected per lane. In order: z = |x| (Y1); s = exp(2z) as archExp computes it (EXP4); then
+// 1 − 2/(s + 1) with x's sign (Y6); the rational form x + x·s·P(s)/Q(s), s = x², x itself
+// at ±0 (Y11); the exp form where z ≥ 0.625 (ordered: NaN keeps the rational form), ±1 where
+// z > ½·MAXLOG. Clobbers Y1–Y13.
+#define TANH4 \
+	VANDPD  tanhc<>+0(SB), Y0, Y1; \
+	VADDPD  Y1, Y1, Y2; \
+	EXP4; \
 	VADDPD  tanhc<>+480(SB), Y2, Y2; \
 	VMOVUPD tanhc<>+512(SB), Y5; \
 	VDIVPD  Y2, Y5, Y5; \
@@ -185,6 +192,29 @@ GLOBL tanhc<>(SB), RODATA|NOPTR, $864
 	VORPD   Y7, Y6, Y6; \
 	VCMPPD  $0x1e, tanhc<>+64(SB), Y1, Y13; \
 	VBLENDVPD Y13, Y6, Y11, Y11
+
+// func vExp64(dst, x []float64)
+// dst[i] = EXP4(x[i]) for i < len(dst) &^ 3: math.Exp where |x[i]| ≤ 700 (see Exps). Needs AVX2
+// and FMA.
+TEXT ·vExp64(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ dst_len+8(FP), CX
+	SHRQ $2, CX
+	JZ   expdone
+
+exploop:
+	VMOVUPD (SI), Y2
+	EXP4
+	VMOVUPD Y2, (DI)
+	ADDQ $32, SI
+	ADDQ $32, DI
+	DECQ CX
+	JNZ  exploop
+
+expdone:
+	VZEROUPPER
+	RET
 
 // func vTanh64(dst, x []float64)
 // dst[i] = math.Tanh(x[i]) for i < len(dst) &^ 3 (TANH4). Needs AVX2 and FMA.

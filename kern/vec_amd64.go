@@ -63,6 +63,11 @@ func vGatedFwdSig(eta, num, den, e, b []float32)
 //go:noescape
 func vGatedFwdSig16(eta, num, den, e, b []float32)
 
+// vExp64 is math.Exp on four float64 at a time, for |x| ≤ expSafe (tanh_amd64.s; see Exps).
+//
+//go:noescape
+func vExp64(dst, x []float64)
+
 // vTanh64 is math.Tanh on four float64 at a time (tanh_amd64.s; see Tanhs).
 //
 //go:noescape
