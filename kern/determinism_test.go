@@ -115,3 +115,59 @@ func firstDiff(a, b []float64) int {
 	}
 	return -1
 }
+
+// matMulTNDots is MatMulTN's generic path as it was written before 2026-12-02 (both operands
+// transposed, then dot over each block of columns), the reference its row-by-row form must
+// equal bit for bit.
+func matMulTNDots[T Float](out, x, g []T, m, k, n int) {
+	xT, gT := make([]T, m*k), make([]T, m*n)
+	Transpose(xT, x, m, k)
+	Transpose(gT, g, m, n)
+	nb := (m + tnBlock - 1) / tnBlock
+	np := Parts(nb)
+	parts := make([][]T, np)
+	for p := range parts {
+		acc := make([]T, k*n)
+		lo, hi := PartChunks(p, np, nb)
+		for b := lo; b < hi; b++ {
+			r0 := b * tnBlock
+			l := min(tnBlock, m-r0)
+			for i := 0; i < k; i++ {
+				for j := 0; j < n; j++ {
+					acc[i*n+j] += dot(xT[i*m+r0:i*m+r0+l], gT[j*m+r0:j*m+r0+l])
+				}
+			}
+		}
+		parts[p] = acc
+	}
+	copy(out, parts[0])
+	for _, p := range parts[1:] {
+		AddTo(out, p)
+	}
+}
+
+// TestMatMulTNRowsIsDots checks MatMulTN's generic path (n below the kernel's 16 columns, and
+// float64) against matMulTNDots bit for bit, on row counts around the block and the 4-row step.
+func TestMatMulTNRowsIsDots(t *testing.T) {
+	rng := rand.New(rand.NewPCG(53, 54))
+	for _, m := range []int{1, 3, 4, 7, 2048, 2051, 4097, 20011} {
+		for _, kn := range [][2]int{{30, 6}, {48, 6}, {70, 9}, {5, 1}} {
+			k, n := kn[0], kn[1]
+			x, g := randF32(rng, m*k), randF32(rng, m*n)
+			var sc Scratch
+			got, want := make([]float32, k*n), make([]float32, k*n)
+			MatMulTN(&sc, got, x, g, m, k, n)
+			matMulTNDots(want, x, g, m, k, n)
+			x64, g64 := widen(x), widen(g)
+			got64, want64 := make([]float64, k*n), make([]float64, k*n)
+			var sc64 Scratch
+			MatMulTN(&sc64, got64, x64, g64, m, k, n)
+			matMulTNDots(want64, x64, g64, m, k, n)
+			for i := range got {
+				if math.Float32bits(got[i]) != math.Float32bits(want[i]) || math.Float64bits(got64[i]) != math.Float64bits(want64[i]) {
+					t.Fatalf("m=%d k=%d n=%d: out[%d] = %v (float64 %v), by transposed dots %v (%v)", m, k, n, i, got[i], got64[i], want[i], want64[i])
+				}
+			}
+		}
+	}
+}

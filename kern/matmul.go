@@ -64,8 +64,8 @@ func narrowNN(out, a, b []float32, m, k, n int) {
 // transposed into sc first; otherwise every entry is a dot product.
 func MatMulNT[T Float](sc *Scratch, out, g, w []T, m, n, k int) {
 	if o, ok := any(out).([]float32); ok && haveKernel && m >= micro.rows && k >= nr && n > 0 {
-		wT := Grow[float32](sc.xT, k*n)
-		sc.xT = wT
+		wT := Grow[float32](sc.wT, k*n)
+		sc.wT = wT
 		Transpose(wT, any(w).([]float32), k, n)
 		sgemmNN(m, k, n, any(g).([]float32), n, wT, k, o, k, nil)
 		return
@@ -91,12 +91,12 @@ func gemm[T Float](ta, tb blas.Transpose, m, n, k int, a []T, lda int, b []T, ld
 	}
 }
 
-// Scratch holds the transposed copies and per-worker partial sums of the products MatMulNT and
-// MatMulTN, reused between calls.
+// Scratch holds the transposed w of MatMulNT and the per-worker partial sums of MatMulTN,
+// reused between calls.
 type Scratch struct {
-	xT, gT any
-	part   []any
-	tn     TNBuffers
+	wT   any // MatMulNT's transposed w
+	part []any
+	tn   TNBuffers
 }
 
 // Grow returns buf (a []T, or nil) if it has room for n values, cut to n, and a new slice
@@ -118,45 +118,65 @@ func Transpose[T Float](dst, src []T, rows, cols int) {
 }
 
 // MatMulTN sets out [k, n] = xᵀ·g for x [m, k], g [m, n]. In float32 the kernel reads x
-// transposed in place; otherwise it is computed as Σ over blocks of m of dot products of
-// transposed rows, the blocks grouped into partial sums fixed by m (Parts) and added in order.
+// transposed in place where n ≥ nr; otherwise out[i, j] is, for each block of tnBlock rows,
+// the dot of column i of x with column j of g summed as dot sums (row r of the block into
+// partial sum r mod 4, the rows past the last multiple of 4 into the first), the blocks
+// grouped into partial sums fixed by m (Parts) and added in order. The columns are read row by
+// row (tnRows), not transposed.
 func MatMulTN[T Float](sc *Scratch, out, x, g []T, m, k, n int) {
 	if o, ok := any(out).([]float32); ok && sgemmTN(k, n, m, any(x).([]float32), k, any(g).([]float32), n, o, n, &sc.tn) {
 		return
 	}
-	xT := Grow[T](sc.xT, m*k)
-	sc.xT = xT
-	Transpose(xT, x, m, k)
-	gT := Grow[T](sc.gT, m*n)
-	sc.gT = gT
-	Transpose(gT, g, m, n)
-	const blk = 2048
-	nb := (m + blk - 1) / blk
+	nb := (m + tnBlock - 1) / tnBlock
 	np := Parts(nb)
 	for len(sc.part) < np {
 		sc.part = append(sc.part, nil)
 	}
 	for p := range np {
-		sc.part[p] = Grow[T](sc.part[p], k*n)
+		sc.part[p] = Grow[T](sc.part[p], 5*k*n) // the part's sum, then four partial sums
 	}
 	ParallelChunks(np, func(p int) {
-		acc := sc.part[p].([]T)
+		buf := sc.part[p].([]T)
+		acc, s := buf[:k*n], buf[k*n:]
 		clear(acc)
 		lo, hi := PartChunks(p, np, nb)
 		for b := lo; b < hi; b++ {
-			r0 := b * blk
-			l := min(blk, m-r0)
-			for i := 0; i < k; i++ {
-				xr := xT[i*m+r0 : i*m+r0+l]
-				for j := 0; j < n; j++ {
-					acc[i*n+j] += dot(xr, gT[j*m+r0:j*m+r0+l])
-				}
-			}
+			r0 := b * tnBlock
+			tnRows(acc, s, x, g, r0, min(tnBlock, m-r0), k, n)
 		}
 	})
-	copy(out, sc.part[0].([]T))
+	copy(out, sc.part[0].([]T)[:k*n])
 	for p := 1; p < np; p++ {
-		AddTo(out, sc.part[p].([]T))
+		AddTo(out, sc.part[p].([]T)[:k*n])
+	}
+}
+
+// tnBlock is the number of rows of MatMulTN's dot products.
+const tnBlock = 2048
+
+// tnRows adds to acc [k, n] the block of l rows from r0 of xᵀ·g as dot computes each value
+// from the block's columns: s (4·n·k values of scratch) holds the four partial sums, laid out
+// [4][n][k], row r0+r added to sum r mod 4 (the rows from l &^ 3 on to sum 0), each product
+// rounded before it is added (AxpyTo: c·x[i] rounded, then added); then
+// acc[i, j] += (s0 + s1) + (s2 + s3).
+func tnRows[T Float](acc, s, x, g []T, r0, l, k, n int) {
+	kn := k * n
+	clear(s[:4*kn])
+	for r := 0; r < l; r++ {
+		q := r & 3
+		if r >= l&^3 {
+			q = 0
+		}
+		sq := s[q*kn : (q+1)*kn]
+		xr := x[(r0+r)*k : (r0+r+1)*k]
+		for j, gv := range g[(r0+r)*n : (r0+r+1)*n] {
+			AxpyTo(sq[j*k:(j+1)*k], xr, gv)
+		}
+	}
+	for i := 0; i < k; i++ {
+		for j := 0; j < n; j++ {
+			acc[i*n+j] += (s[j*k+i] + s[kn+j*k+i]) + (s[2*kn+j*k+i] + s[3*kn+j*k+i])
+		}
 	}
 }
 
