@@ -193,50 +193,36 @@ GLOBL tanhc<>(SB), RODATA|NOPTR, $864
 	VCMPPD  $0x1e, tanhc<>+64(SB), Y1, Y13; \
 	VBLENDVPD Y13, Y6, Y11, Y11
 
+// MAP4 is the body of a func(dst, x []float64) that sets dst[i] = F(x[i]) for i < len(dst) &^ 3,
+// four at a time: each step loads x into register IN, runs BODY and stores OUT.
+#define MAP4(IN, BODY, OUT) \
+	MOVQ dst_base+0(FP), DI; \
+	MOVQ x_base+24(FP), SI; \
+	MOVQ dst_len+8(FP), CX; \
+	SHRQ $2, CX; \
+	JZ   done; \
+loop: \
+	VMOVUPD (SI), IN; \
+	BODY; \
+	VMOVUPD OUT, (DI); \
+	ADDQ $32, SI; \
+	ADDQ $32, DI; \
+	DECQ CX; \
+	JNZ  loop; \
+done: \
+	VZEROUPPER; \
+	RET
+
 // func vExp64(dst, x []float64)
 // dst[i] = EXP4(x[i]) for i < len(dst) &^ 3: math.Exp where |x[i]| ≤ 700 (see Exps). Needs AVX2
 // and FMA.
 TEXT ·vExp64(SB), NOSPLIT, $0-48
-	MOVQ dst_base+0(FP), DI
-	MOVQ x_base+24(FP), SI
-	MOVQ dst_len+8(FP), CX
-	SHRQ $2, CX
-	JZ   expdone
-
-exploop:
-	VMOVUPD (SI), Y2
-	EXP4
-	VMOVUPD Y2, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  exploop
-
-expdone:
-	VZEROUPPER
-	RET
+	MAP4(Y2, EXP4, Y2)
 
 // func vTanh64(dst, x []float64)
 // dst[i] = math.Tanh(x[i]) for i < len(dst) &^ 3 (TANH4). Needs AVX2 and FMA.
 TEXT ·vTanh64(SB), NOSPLIT, $0-48
-	MOVQ dst_base+0(FP), DI
-	MOVQ x_base+24(FP), SI
-	MOVQ dst_len+8(FP), CX
-	SHRQ $2, CX
-	JZ   tanhdone
-
-tanhloop:
-	VMOVUPD (SI), Y0
-	TANH4
-	VMOVUPD Y11, (DI)
-	ADDQ $32, SI
-	ADDQ $32, DI
-	DECQ CX
-	JNZ  tanhloop
-
-tanhdone:
-	VZEROUPPER
-	RET
+	MAP4(Y0, TANH4, Y11)
 
 // GELUARG sets Y0 = u = √(2/π)·(x + 0.044715·x·x·x) for x in Y14, as geluArg computes it
 // (float64, left to right, unfused).

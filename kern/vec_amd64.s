@@ -46,6 +46,15 @@ tail: \
 	KMOVW AX, K1; \
 	BODY(LDK, STK)
 
+// SIGARGS loads the arguments of vGatedFwdSig and vGatedFwdSig16.
+#define SIGARGS \
+	MOVQ eta_base+0(FP), DI; \
+	MOVQ num_base+24(FP), SI; \
+	MOVQ den_base+48(FP), R8; \
+	MOVQ e_base+72(FP), R9; \
+	MOVQ b_base+96(FP), R10; \
+	MOVQ eta_len+8(FP), CX
+
 #define LDU(p, r) VMOVUPS (p), r
 #define STU(r, p) VMOVUPS r, (p)
 #define LDM(p, r) VMASKMOVPS (p), Y15, r
@@ -277,12 +286,7 @@ TEXT ·vBNBackRelu(SB), NOSPLIT, $0-216
 // func vGatedFwdSig(eta, num, den, e, b []float32)
 // η = 1/(1 + exp(−e[i])); eta[i] = η; num[i] += η·b[i]; den[i] += η for i < len(eta).
 TEXT ·vGatedFwdSig(SB), NOSPLIT, $0-120
-	MOVQ eta_base+0(FP), DI
-	MOVQ num_base+24(FP), SI
-	MOVQ den_base+48(FP), R8
-	MOVQ e_base+72(FP), R9
-	MOVQ b_base+96(FP), R10
-	MOVQ eta_len+8(FP), CX
+	SIGARGS
 	LOOP(VGATEDFWDSIG_BODY, VGATEDFWDSIG_ADVANCE)
 
 // func vNarrow8(out, a, b8 []float32, k, n int)
@@ -403,12 +407,7 @@ done: \
 // vGatedFwdSig with AVX-512: 16 values a step, the last len mod 16 under mask K1. Needs
 // AVX512F.
 TEXT ·vGatedFwdSig16(SB), NOSPLIT, $0-120
-	MOVQ eta_base+0(FP), DI
-	MOVQ num_base+24(FP), SI
-	MOVQ den_base+48(FP), R8
-	MOVQ e_base+72(FP), R9
-	MOVQ b_base+96(FP), R10
-	MOVQ eta_len+8(FP), CX
+	SIGARGS
 	VPBROADCASTD expc<>+52(SB), Z16 // the sign bit
 	VBROADCASTSS expc<>+0(SB), Z17  // clamp hi
 	VBROADCASTSS expc<>+4(SB), Z18  // clamp lo
