@@ -312,3 +312,32 @@ func TestEveryPlotUsesValueTicks(t *testing.T) {
 		t.Error("newPlot: Y axis without valueTicks")
 	}
 }
+
+// TestQuietCorner: the r-trend's legend leaves the corner where the data are for the emptiest
+// one, and keeps the default corner when the data leave it free.
+func TestQuietCorner(t *testing.T) {
+	col := func(ys ...float64) TrendColumn {
+		var c TrendColumn
+		for i, y := range ys {
+			c.Mean = append(c.Mean, plotter.XY{X: float64(i + 1), Y: y})
+		}
+		return c
+	}
+	for _, tc := range []struct {
+		what      string
+		ys        []float64
+		top, left bool
+	}{
+		{"falling: the top right is free", []float64{10, 8, 6, 4, 3, 2, 1, 1, 1, 1}, true, false},
+		{"rising at the end: the top left is free", []float64{1, 1, 1, 1, 1, 1, 2, 3, 9, 10}, true, true},
+		{"high but for one point at the bottom right: the bottom left is free", []float64{10, 10, 10, 10, 10, 10, 10, 1, 10, 10}, false, true},
+	} {
+		p := plot.New()
+		p.X.Min, p.X.Max, p.Y.Min, p.Y.Max = 1, 10, 0, 10
+		p.Legend.Top = true
+		quietCorner(p, col(tc.ys...))
+		if p.Legend.Top != tc.top || p.Legend.Left != tc.left {
+			t.Errorf("%s: legend top %v left %v, want %v %v", tc.what, p.Legend.Top, p.Legend.Left, tc.top, tc.left)
+		}
+	}
+}

@@ -144,10 +144,51 @@ func PlotRTrend(t *Table, path string) (wrote bool, err error) {
 		if paperKey != nil {
 			p.Legend.Add("paper (mean ± std)", paperKey...)
 		}
+		quietCorner(p, c)
 		plots = append(plots, p)
 	}
 	if err := savePanels(path, plots); err != nil {
 		return false, err
 	}
 	return true, nil
+}
+
+// quietCorner puts p's legend in the corner whose quarter-panel (the outer 40 % of each axis)
+// holds the fewest of c's points (our runs and means, the paper's means and band edges), so that
+// the legend does not cover the data; ties keep the default (the top for a lower-is-better
+// metric, the right).
+func quietCorner(p *plot.Plot, c TrendColumn) {
+	var pts []plotter.XY
+	pts = append(append(pts, c.Seeds...), c.Mean...)
+	for _, b := range c.Paper {
+		pts = append(pts, plotter.XY{X: b.R, Y: b.Mean}, plotter.XY{X: b.R, Y: b.Low}, plotter.XY{X: b.R, Y: b.High})
+	}
+	const frac = 0.4
+	xs, ys := p.X.Max-p.X.Min, p.Y.Max-p.Y.Min
+	count := func(top, left bool) int {
+		n := 0
+		for _, q := range pts {
+			inX := q.X >= p.X.Max-frac*xs
+			if left {
+				inX = q.X <= p.X.Min+frac*xs
+			}
+			inY := q.Y <= p.Y.Min+frac*ys
+			if top {
+				inY = q.Y >= p.Y.Max-frac*ys
+			}
+			if inX && inY {
+				n++
+			}
+		}
+		return n
+	}
+	best, bestTop, bestLeft := count(p.Legend.Top, p.Legend.Left), p.Legend.Top, p.Legend.Left
+	for _, top := range []bool{true, false} {
+		for _, left := range []bool{false, true} {
+			if n := count(top, left); n < best {
+				best, bestTop, bestLeft = n, top, left
+			}
+		}
+	}
+	p.Legend.Top, p.Legend.Left = bestTop, bestLeft
 }
