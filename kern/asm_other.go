@@ -15,7 +15,10 @@ func kern12x16(a []float32, rs, cs int, b []float32, ldb int, c []float32, ldc i
 // haveKernel is a variable, as on amd64, so that the tests that switch it build here too.
 var haveKernel = false
 
-func vAddTo(dst, a []float32)                      { panic("no AVX2 kernels on this architecture") }
+func vAddTo(dst, a []float32) { panic("no AVX2 kernels on this architecture") }
+func vSumRows(o, g []float32, idx []int32, n, stride int) {
+	panic("no AVX-512 kernels on this architecture")
+}
 func vAdd2(dst, a, b []float32)                    { panic("no AVX2 kernels on this architecture") }
 func vAdd3(dst, a, b, c []float32)                 { panic("no AVX2 kernels on this architecture") }
 func vRelu(dst, x []float32)                       { panic("no AVX2 kernels on this architecture") }

@@ -215,11 +215,12 @@ func AddBias[T Float](dst, x, b []T) {
 // ColSum sets dst ([cols]) to the column sums of x ([rows, cols]).
 func ColSum[T Float](dst, x []T) {
 	cols := len(dst)
+	if cols == 0 {
+		return
+	}
 	ParallelCols(cols, len(x)/max(cols, 1), func(c0, c1 int) {
 		clear(dst[c0:c1])
-		for r := 0; r+cols <= len(x); r += cols {
-			AddTo(dst[c0:c1], x[r+c0:r+c1])
-		}
+		SumRows(dst[c0:c1], x[c0:], nil, len(x)/cols, cols)
 	})
 }
 

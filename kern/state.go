@@ -73,9 +73,7 @@ func (s *EdgeSumState) Ready(m, rows int) error {
 func EdgeSumGrad[T Float](s *EdgeSumState, dsrc, ddst, g []T, m, rows, d int) {
 	sum := func(o []T, edges []int32) {
 		clear(o)
-		for _, k := range edges {
-			AddTo(o, g[int(k)*d:int(k+1)*d])
-		}
+		SumRows(o, g, edges, 0, d) // n = 0: no edges, no rows
 	}
 	ParallelRange(rows, d*max(1, 2*m/max(rows, 1)), func(lo, hi int) {
 		for v := lo; v < hi; v++ {

@@ -48,6 +48,33 @@ func AxpyTo[T Float](dst, x []T, c T) {
 	}
 }
 
+// SumRows adds to o the rows of g, each as AddTo(o, row) would, one after the other: the rows
+// idx[0], idx[1], … (each ≥ 0) when idx is not empty, else rows 0 … n−1; row r is
+// g[r·stride : r·stride+len(o)]. Where the CPU has AVX-512 (tailK) the sums stay in registers
+// across the rows (vSumRows), the same values bit for bit.
+func SumRows[T Float](o, g []T, idx []int32, n, stride int) {
+	if d, ok := f32(o); ok && tailK && len(o) > 0 {
+		last := n - 1
+		for _, r := range idx {
+			last = max(last, int(r))
+		}
+		if last >= 0 {
+			_ = g[last*stride+len(o)-1] // the rows are in g
+		}
+		vSumRows(d, any(g).([]float32), idx, n, stride)
+		return
+	}
+	if len(idx) == 0 {
+		for r := 0; r < n; r++ {
+			AddTo(o, g[r*stride:r*stride+len(o)])
+		}
+		return
+	}
+	for _, r := range idx {
+		AddTo(o, g[int(r)*stride:int(r)*stride+len(o)])
+	}
+}
+
 // Add2: dst = a + b.
 func Add2[T Float](dst, a, b []T) {
 	if d, ok := f32(dst); ok {

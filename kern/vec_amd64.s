@@ -423,3 +423,93 @@ TEXT ·vGatedFwdSig16(SB), NOSPLIT, $0-120
 	VBROADCASTSS expc<>+44(SB), Z28 // 1
 	VPBROADCASTD expc<>+48(SB), Z29 // the exponent bias
 	LOOP16(VGATEDFWDSIG16_BODY, VGATEDFWDSIG_ADVANCE64)
+
+// KCHUNK sets mask register K to the lanes of 16-column group q (0-3) of a chunk of DX columns:
+// the first clamp(DX − 16q, 0, 16). Clobbers CX, BX.
+#define KCHUNK(q, K) \
+	MOVQ DX, CX; \
+	SUBQ $(16*q), CX; \
+	MOVQ $0, BX; \
+	CMPQ CX, BX; \
+	CMOVQLT BX, CX; \
+	MOVQ $16, BX; \
+	CMPQ CX, BX; \
+	CMOVQGT BX, CX; \
+	MOVQ $1, BX; \
+	SHLQ CX, BX; \
+	DECQ BX; \
+	KMOVW BX, K
+
+// func vSumRows(o, g []float32, idx []int32, n, stride int)
+// o[c] += g[r·stride + c] for each row r in order, for c < len(o): the rows idx[0], idx[1], …
+// when idx is not empty, else 0 … n−1. Each value's sum is the one a loop of AddTo(o, row)
+// computes (o + row, element by element, row after row), kept in registers: 64 columns (four
+// Z registers under masks K1-K4) a pass over the rows. Needs AVX512F.
+TEXT ·vSumRows(SB), NOSPLIT, $0-88
+	MOVQ o_base+0(FP), DI
+	MOVQ o_len+8(FP), R14        // columns left
+	MOVQ g_base+24(FP), SI
+	MOVQ idx_base+48(FP), R8
+	MOVQ idx_len+56(FP), R9
+	MOVQ n+72(FP), R11
+	MOVQ stride+80(FP), R10
+	SHLQ $2, R10                 // a row, in bytes
+	TESTQ R14, R14
+	JE   sumdone
+
+sumchunk:
+	MOVQ R14, DX
+	MOVQ $64, AX
+	CMPQ DX, AX
+	CMOVQGT AX, DX               // this pass's columns
+	KCHUNK(0, K1)
+	KCHUNK(1, K2)
+	KCHUNK(2, K3)
+	KCHUNK(3, K4)
+	VMOVUPS.Z (DI), K1, Z0
+	VMOVUPS.Z 64(DI), K2, Z1
+	VMOVUPS.Z 128(DI), K3, Z2
+	VMOVUPS.Z 192(DI), K4, Z3
+	XORQ R12, R12                // the row's position
+	TESTQ R9, R9
+	JNE  sumidx
+	MOVQ SI, R13
+	TESTQ R11, R11
+	JE   sumstore
+
+sumseq:
+	VADDPS.Z (R13), Z0, K1, Z0
+	VADDPS.Z 64(R13), Z1, K2, Z1
+	VADDPS.Z 128(R13), Z2, K3, Z2
+	VADDPS.Z 192(R13), Z3, K4, Z3
+	ADDQ R10, R13
+	INCQ R12
+	CMPQ R12, R11
+	JLT  sumseq
+	JMP  sumstore
+
+sumidx:
+	MOVLQSX (R8)(R12*4), R13
+	IMULQ R10, R13
+	ADDQ SI, R13
+	VADDPS.Z (R13), Z0, K1, Z0
+	VADDPS.Z 64(R13), Z1, K2, Z1
+	VADDPS.Z 128(R13), Z2, K3, Z2
+	VADDPS.Z 192(R13), Z3, K4, Z3
+	INCQ R12
+	CMPQ R12, R9
+	JLT  sumidx
+
+sumstore:
+	VMOVUPS Z0, K1, (DI)
+	VMOVUPS Z1, K2, 64(DI)
+	VMOVUPS Z2, K3, 128(DI)
+	VMOVUPS Z3, K4, 192(DI)
+	ADDQ $256, DI
+	ADDQ $256, SI
+	SUBQ DX, R14
+	JG   sumchunk
+
+sumdone:
+	VZEROUPPER
+	RET
