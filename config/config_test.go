@@ -59,8 +59,9 @@ func TestDefaultsPerDatasetAndModel(t *testing.T) {
 			return r.Dataset.Q == 4 && r.Model.Hidden == 90 && r.Model.Int("kernels") == 3 && r.Model.Int("pseudo_dim") == 2 && r.Model.EdgeFeat && r.Model.Int("heads") == 0
 		}, "aqsol/monet"},
 		{[]string{"dataset.name=zinc", "model.name=transformer"}, func(r *Run) bool {
-			return r.Model.Hidden == 48 && r.Model.Int("heads") == 6 && r.Model.Str("norm") == "pre_bn" && r.Train.BatchSize == 128 && r.Model.Int("kernels") == 0
-		}, "zinc/transformer"},
+			return r.Model.Layers == 10 && r.Model.Hidden == 30 && r.Model.Int("heads") == 6 && r.Model.Str("norm") == "pre_bn" && r.Train.BatchSize == 128 && r.Model.Int("kernels") == 0
+		}, "zinc/transformer: L = 10, d = 30 (override/zinc-transformer.yaml)"},
+		{[]string{"dataset.name=cluster", "model.name=transformer"}, func(r *Run) bool { return r.Model.Layers == 4 && r.Model.Hidden == 48 }, "cluster/transformer: the model's L = 4, d = 48"},
 		{[]string{"dataset.name=cluster"}, func(r *Run) bool {
 			return r.Train.BatchSize == 48 && r.Train.Patience == 5 && r.Dataset.Q == 20 && r.Model.Readout == "node"
 		}, "cluster/gatedgcn"},
@@ -103,7 +104,7 @@ func TestOverrideOrder(t *testing.T) {
 	if r.Train.BatchSize != 65 || !reflect.DeepEqual(r.Train.Seeds, []int64{41, 95}) || r.Train.LR != 0.002 {
 		t.Fatalf("env over file: batch %d seeds %v lr %g", r.Train.BatchSize, r.Train.Seeds, r.Train.LR)
 	}
-	if r.Model.Name != "transformer" || r.Model.Hidden != 48 {
+	if r.Model.Name != "transformer" || r.Model.Hidden != 30 { // ZINC's (override/zinc-transformer.yaml)
 		t.Fatalf("env model name chooses the model defaults: %s hidden %d", r.Model.Name, r.Model.Hidden)
 	}
 	r = mustLoad(t, p, "train.batch_size=66", "dataset.cls=true", "train.seeds=12", "model.name=gatedgcn", "train.max_time=90m")

@@ -128,7 +128,9 @@ func TestGridSettings(t *testing.T) {
 	check("zinc-gatedgcn-adj-cls-r4", func(r *config.Run) bool {
 		return r.Dataset.R == 4 && r.Dataset.CLS && r.Model.Readout == "cls" && r.Train.BatchSize == 128 && len(r.Train.Seeds) == 4
 	})
-	check("zinc-transformer-lp-r10", func(r *config.Run) bool { return r.Model.Hidden == 48 && r.Model.Int("heads") == 6 && r.Dataset.Q == 8 })
+	check("zinc-transformer-lp-r10", func(r *config.Run) bool {
+		return r.Model.Layers == 10 && r.Model.Hidden == 30 && r.Model.Int("heads") == 6 && r.Dataset.Q == 8
+	})
 	check("aqsol-monet-short-cls-r1", func(r *config.Run) bool { return r.Model.Int("kernels") == 3 && r.Model.EdgeFeat && r.Dataset.Q == 4 })
 	check("cluster-transformer-lp-r3", func(r *config.Run) bool { return r.Train.BatchSize == 32 && r.Train.Patience == 5 && r.Dataset.Q == 20 })
 	check("cluster-gatedgcn-adj-cls-r1", func(r *config.Run) bool { return r.Train.BatchSize == 48 && r.Model.Readout == "node" })

@@ -17,6 +17,8 @@ var (
 	ggcn  = config.Model{Name: "gatedgcn", Layers: 4, Hidden: 70, BatchNorm: true, Residual: true}
 	mon   = config.Model{Name: "monet", Layers: 4, Hidden: 90, Own: map[string]any{"kernels": 3, "pseudo_dim": 2}, BatchNorm: true, Residual: true}
 	trans = config.Model{Name: "transformer", Layers: 4, Hidden: 48, Own: map[string]any{"heads": 6, "norm": "pre_bn"}}
+	// ZINC's Transformer (configs/defaults/override/zinc-transformer.yaml)
+	transZ = config.Model{Name: "transformer", Layers: 10, Hidden: 30, Own: map[string]any{"heads": 6, "norm": "pre_bn"}}
 )
 
 // TestParamCounts checks the 100K configurations against docs/protocol.md §"Parameter budgets":
@@ -28,7 +30,8 @@ var (
 //	          ZINC 106 002 (no edge embedding, bgnn's count); AQSOL with the paper's edge
 //	          embedding and the adjacency encoding at r = 1: 109 332 + 5·90 + 2·90 + 4·(90·3+3).
 //	Transformer: 4(11d² + 18d) = 104 832 (d = 48) + inputs + MLPReadout(48→C):
-//	          ZINC 107 857, CLUSTER 106 818.
+//	          ZINC 107 857, CLUSTER 106 818; ZINC's L = 10, d = 30: 10(11d² + 18d) = 104 400 +
+//	          28d + 4d + MLPReadout(30→1) (585) = 105 945.
 //
 // Encodings add (k+1)·d for a Linear(k→d) and (r+2)·d for the shortest-path table; a CLS node
 // adds one embedding row for categorical node inputs.
@@ -57,6 +60,8 @@ func TestParamCounts(t *testing.T) {
 		{"aqsol", mon, Encoding{Name: "none"}, true, 109332},
 		{"aqsol", mon, Encoding{Name: "adj", R: 1}, false, 109332 + 5*90 + 2*90 + 4*(90*3+3)},
 		{"zinc", trans, Encoding{Name: "none"}, false, 107857},
+		{"zinc", transZ, Encoding{Name: "none"}, false, 105945},
+		{"zinc", transZ, Encoding{Name: "adj", R: 1}, false, 105945 + 2*30},
 		{"cluster", trans, Encoding{Name: "none"}, false, 106818},
 		{"neighborsmatch-2", ggcn, Encoding{Name: "adj", R: 2}, false, 0}, // checked below
 	}
