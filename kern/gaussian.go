@@ -6,10 +6,7 @@ package kern
 // taken in float64 in column order from the differences computed in T.
 func GaussianWeights[T Float](w, u, mu, is []T, m, kk, p int) {
 	var block [expBlock]float64 // the exponentials through Exps a block of rows at a time
-	buf, rows := block[:], expBlock/max(kk, 1)
-	if rows == 0 {
-		buf, rows = make([]float64, kk), 1
-	}
+	buf, rows := expRows(&block, kk)
 	for i0 := 0; i0 < m; i0 += rows {
 		i1 := min(i0+rows, m)
 		b := buf[:(i1-i0)*kk]

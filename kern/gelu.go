@@ -55,6 +55,16 @@ const expSafe = 700
 // time (on the stack).
 const expBlock = 240
 
+// expRows returns the buffer for rows of width values to take through Exps a block at a time,
+// and how many rows it holds: block, or a heap row where one row is wider than expBlock.
+func expRows(block *[expBlock]float64, width int) ([]float64, int) {
+	width = max(width, 1)
+	if width > expBlock {
+		return make([]float64, width), 1
+	}
+	return block[:], expBlock / width
+}
+
 // Exps sets dst = math.Exp(x) element by element, bit for bit: on vExp64 where the CPU has AVX2
 // and FMA, four at a time, for runs of arguments within ±expSafe; the others (NaN, the
 // infinities, overflow, results below the normal range), the values left over from a run of

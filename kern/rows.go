@@ -123,10 +123,7 @@ func SegmentSoftmaxRows[T Float](dst, src []T, cols int, seg []int32, acc []floa
 	}
 	// d = exp(src − the segment's max), the exponentials through Exps a block of rows at a time
 	var block [expBlock]float64
-	buf, rows := block[:], expBlock/cols
-	if rows == 0 {
-		buf, rows = make([]float64, cols), 1
-	}
+	buf, rows := expRows(&block, cols)
 	for m0 := 0; m0 < len(seg); m0 += rows {
 		m1 := min(m0+rows, len(seg))
 		b := buf[:(m1-m0)*cols]
@@ -218,9 +215,9 @@ func ColSum[T Float](dst, x []T) {
 	if cols == 0 {
 		return
 	}
-	ParallelCols(cols, len(x)/max(cols, 1), func(c0, c1 int) {
+	ParallelCols(cols, len(x)/cols, func(c0, c1 int) {
 		clear(dst[c0:c1])
-		SumRows(dst[c0:c1], x[c0:], nil, len(x)/cols, cols)
+		SumRows(dst[c0:c1], x[c0:], len(x)/cols, cols)
 	})
 }
 

@@ -240,7 +240,7 @@ func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffer
 				tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
 			}
 			if db != nil {
-				SumRows(acc[size:size+b], dy[r0*b:], nil, r1-r0, b)
+				SumRows(acc[size:size+b], dy[r0*b:], r1-r0, b)
 			}
 		}
 	})

@@ -73,7 +73,7 @@ func (s *EdgeSumState) Ready(m, rows int) error {
 func EdgeSumGrad[T Float](s *EdgeSumState, dsrc, ddst, g []T, m, rows, d int) {
 	sum := func(o []T, edges []int32) {
 		clear(o)
-		SumRows(o, g, edges, 0, d) // n = 0: no edges, no rows
+		SumRowsAt(o, g, edges, d)
 	}
 	ParallelRange(rows, d*max(1, 2*m/max(rows, 1)), func(lo, hi int) {
 		for v := lo; v < hi; v++ {

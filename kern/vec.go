@@ -48,26 +48,35 @@ func AxpyTo[T Float](dst, x []T, c T) {
 	}
 }
 
-// SumRows adds to o the rows of g, each as AddTo(o, row) would, one after the other: the rows
-// idx[0], idx[1], … (each ≥ 0) when idx is not empty, else rows 0 … n−1; row r is
-// g[r·stride : r·stride+len(o)]. Where the CPU has AVX-512 (tailK) the sums stay in registers
-// across the rows (vSumRows), the same values bit for bit.
-func SumRows[T Float](o, g []T, idx []int32, n, stride int) {
+// SumRows adds to o the rows 0 … n−1 of g, each as AddTo(o, row) would, one after the other;
+// row r is g[r·stride : r·stride+len(o)]. Where the CPU has AVX-512 (tailK) the sums stay in
+// registers across the rows (vSumRows), the same values bit for bit.
+func SumRows[T Float](o, g []T, n, stride int) {
+	if n <= 0 {
+		return
+	}
 	if d, ok := f32(o); ok && tailK && len(o) > 0 {
-		last := n - 1
+		_ = g[(n-1)*stride+len(o)-1] // the rows are in g
+		vSumRows(d, any(g).([]float32), nil, n, stride)
+		return
+	}
+	for r := 0; r < n; r++ {
+		AddTo(o, g[r*stride:r*stride+len(o)])
+	}
+}
+
+// SumRowsAt is SumRows over the rows idx[0], idx[1], … (each ≥ 0) of g, in that order.
+func SumRowsAt[T Float](o, g []T, idx []int32, stride int) {
+	if len(idx) == 0 {
+		return
+	}
+	if d, ok := f32(o); ok && tailK && len(o) > 0 {
+		last := 0
 		for _, r := range idx {
 			last = max(last, int(r))
 		}
-		if last >= 0 {
-			_ = g[last*stride+len(o)-1] // the rows are in g
-		}
-		vSumRows(d, any(g).([]float32), idx, n, stride)
-		return
-	}
-	if len(idx) == 0 {
-		for r := 0; r < n; r++ {
-			AddTo(o, g[r*stride:r*stride+len(o)])
-		}
+		_ = g[last*stride+len(o)-1] // the rows are in g
+		vSumRows(d, any(g).([]float32), idx, 0, stride)
 		return
 	}
 	for _, r := range idx {
@@ -129,11 +138,12 @@ func ReluGrad[T Float](dst, y, g []T) {
 
 // GatedFwdSigRow: η = σ(e), eta = η, num += η ⊙ b, den += η.
 func GatedFwdSigRow[T Float](eta, num, den, e, b []T) {
-	if d, ok := f32(eta); ok && tailK {
-		vGatedFwdSig16(d, s32(num, d), s32(den, d), s32(e, d), s32(b, d))
-		return
-	} else if ok {
-		vGatedFwdSig(d, s32(num, d), s32(den, d), s32(e, d), s32(b, d))
+	if d, ok := f32(eta); ok {
+		sig := vGatedFwdSig
+		if tailK {
+			sig = vGatedFwdSig16
+		}
+		sig(d, s32(num, d), s32(den, d), s32(e, d), s32(b, d))
 		return
 	}
 	num, den, b = num[:len(eta)], den[:len(eta)], b[:len(eta)]

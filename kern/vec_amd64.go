@@ -19,7 +19,8 @@ func vAddTo(dst, a []float32)
 //go:noescape
 func vAdd2(dst, a, b []float32)
 
-// vSumRows adds rows of g to o, kept in registers (vec_amd64.s; see SumRows). Needs AVX512F.
+// vSumRows adds rows of g to o, kept in registers (vec_amd64.s; see SumRows, SumRowsAt).
+// Needs AVX512F.
 //
 //go:noescape
 func vSumRows(o, g []float32, idx []int32, n, stride int)

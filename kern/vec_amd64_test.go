@@ -187,7 +187,7 @@ func checkGatedSig16(t *testing.T, e []float32) {
 	}
 }
 
-// TestSumRowsIsAddTo checks SumRows on AVX-512 (vSumRows) against the AddTo loop it replaces,
+// TestSumRowsIsAddTo checks SumRows and SumRowsAt on AVX-512 (vSumRows) against the AddTo loop it replaces,
 // bit for bit, for row widths around its 16- and 64-column steps, listed and consecutive rows,
 // rows longer than o (stride > len(o)), and signed zeros, infinities and NaNs among the values;
 // nothing past len(o) is written.
@@ -219,12 +219,19 @@ func TestSumRowsIsAddTo(t *testing.T) {
 				case "none":
 					n = 0
 				}
+				sum := func(o []float32) {
+					if mode == "listed" {
+						SumRowsAt(o, g, ix, stride)
+					} else {
+						SumRows(o, g, n, stride)
+					}
+				}
 				o0 := randF32(rng, cols+4)
 				got, want := append([]float32(nil), o0...), append([]float32(nil), o0...)
-				SumRows(got[:cols], g, ix, n, stride)
+				sum(got[:cols])
 				saved := tailK
 				tailK = false
-				SumRows(want[:cols], g, ix, n, stride)
+				sum(want[:cols])
 				tailK = saved
 				for i := range got {
 					if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
