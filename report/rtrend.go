@@ -153,7 +153,7 @@ func PlotRTrend(t *Table, path string) (wrote bool, err error) {
 	return true, nil
 }
 
-// quietCorner puts p's legend in the corner whose quarter-panel (the outer 40 % of each axis)
+// quietCorner puts p's legend in the corner whose region (the outer 40 % of each axis)
 // holds the fewest of c's points (our runs and means, the paper's means and band edges), so that
 // the legend does not cover the data; ties keep the default (the top for a lower-is-better
 // metric, the right).
