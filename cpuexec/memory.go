@@ -75,9 +75,9 @@ func keptBytes(p *prog.Program, st *Step, elem int64) (kept, acc, tmp int64) {
 	}
 	rows := int64(st.Node.Rows)
 	switch st.Kind {
-	case prog.BatchNorm, prog.BatchNormRelu: // mean and 1/σ
-		_, d := rc(0)
-		return 16 * d, 0, 0
+	case prog.BatchNorm, prog.BatchNormRelu: // mean and 1/σ, and the passes' scratch
+		m, d := rc(0)
+		return 16*d + kern.BNScratchBytes(int(m), int(d), elem, p.Train), 0, 0
 	case prog.LayerNorm: // x̂ and 1/σ
 		m, d := rc(0)
 		return 8 * (m*d + m), 0, 0

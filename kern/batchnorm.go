@@ -38,6 +38,17 @@ type BNScratch struct {
 	s1, s2      []float64
 }
 
+// BNScratchBytes is what a BNScratch holds once a training pass over rows×d with elements of
+// elem bytes has run, and with grad its backward pass too (the widest use of each buffer): the
+// per-chunk sums, the per-column vectors and the float64 column sums.
+func BNScratchBytes(rows, d int, elem int64, grad bool) int64 {
+	chunks, cols := int64((rows+BNChunk-1)/BNChunk), int64(4*d)
+	if grad {
+		cols = int64(7 * d)
+	}
+	return elem*(chunks*2*int64(d)+cols) + 16*int64(d)
+}
+
 // BNOpts are a batch norm's constants and the CPU's variants of its forward pass.
 type BNOpts struct {
 	Eps, Momentum float64

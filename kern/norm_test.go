@@ -379,3 +379,57 @@ func BatchNormReluMask[T Float](dy, g, x []T, mean, invStd []float64, gamma, bet
 		}
 	})
 }
+
+// TestBNScratchBytes: BNScratchBytes is what a state's scratch holds (its buffers' capacities)
+// after a training pass, and after its backward pass too, in both element types, for row
+// counts around the chunk size.
+func TestBNScratchBytes(t *testing.T) {
+	held := func(sc *BNScratch) int64 {
+		n := 8 * int64(cap(sc.s1)+cap(sc.s2))
+		for _, b := range []any{sc.parts, sc.cols} {
+			switch b := b.(type) {
+			case []float32:
+				n += 4 * int64(cap(b))
+			case []float64:
+				n += 8 * int64(cap(b))
+			}
+		}
+		return n
+	}
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, rows := range []int{3, BNChunk, BNChunk + 1, 3*BNChunk + 7} {
+		for _, d := range []int{1, 30} {
+			c := newNormCase(rng, rows, d, true)
+			check := func(elem int64, run func(s *BatchNormState, grad bool)) {
+				for _, grad := range []bool{false, true} {
+					var s BatchNormState
+					run(&s, grad)
+					if got, want := held(&s.Scratch), BNScratchBytes(rows, d, elem, grad); got != want {
+						t.Errorf("rows %d, d %d, %d-byte elements, grad %v: the scratch holds %d bytes, BNScratchBytes says %d", rows, d, elem, grad, got, want)
+					}
+				}
+			}
+			check(4, func(s *BatchNormState, grad bool) { bnPasses[float32](s, c, grad) })
+			check(8, func(s *BatchNormState, grad bool) { bnPasses[float64](s, c, grad) })
+		}
+	}
+}
+
+// bnPasses runs a training batch norm of c on s, and its backward pass if grad.
+func bnPasses[T Float](s *BatchNormState, c normCase, grad bool) {
+	conv := func(v []float64) []T {
+		o := make([]T, len(v))
+		for i, x := range v {
+			o[i] = T(x)
+		}
+		return o
+	}
+	x, gamma, beta := conv(c.x), conv(c.gamma), conv(c.beta)
+	b := BatchNormBufs[T]{X: x, Gamma: gamma, Beta: beta, Keep: c.keep, RunMean: make([]float64, c.d),
+		RunVar: make([]float64, c.d), Out: make([]T, c.rows*c.d)}
+	BatchNormForward(s, b, c.rows, c.d, true, BNOpts{Eps: BNEps, Momentum: BNMomentum})
+	if grad {
+		dx, dg, db := make([]T, c.rows*c.d), make([]T, c.d), make([]T, c.d)
+		BatchNormGrad(s, dx, dg, db, conv(c.dy), BatchNormBufs[T]{X: x, Gamma: gamma, Beta: beta, Keep: c.keep}, c.rows, c.d, true, false, nil)
+	}
+}
