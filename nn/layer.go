@@ -77,3 +77,75 @@ func (io IO) CheckEdgeEncodings() error {
 	}
 	return nil
 }
+
+// CheckEdgeInput reports a network whose edges carry no input, for models whose layers read one.
+func (io IO) CheckEdgeInput() error {
+	if !io.HasEdgeInput() {
+		return fmt.Errorf("edges need an input feature (edge vocabulary or float width)")
+	}
+	return nil
+}
+
+// CheckShape reports a depth, width or dropout no model builds: fewer than one layer, a width
+// under 4, dropout outside [0, 1). Each model's Validate starts with it.
+func CheckShape(layers, hidden int, dropout float64) error {
+	switch {
+	case layers < 1:
+		return fmt.Errorf("layers %d, want at least 1", layers)
+	case hidden < 4:
+		return fmt.Errorf("hidden %d, want at least 4", hidden)
+	case dropout < 0 || dropout >= 1:
+		return fmt.Errorf("dropout %g outside [0, 1)", dropout)
+	}
+	return nil
+}
+
+// Model is a model's config as Bind takes it: its checks and its parameter count.
+type Model interface {
+	Validate() error
+	Params() int
+}
+
+// Bind is what a model's registry constructor (models.Register) returns for its config c: c's
+// first error, or the BuildFunc that builds c's network with build (BuildOf) and c's parameter
+// count.
+func Bind[C Model](c C, build func(C, *Params, Bucket, bool) (*Net, error)) (BuildFunc, int, error) {
+	if err := c.Validate(); err != nil {
+		return nil, 0, err
+	}
+	return BuildOf(c, build), c.Params(), nil
+}
+
+// BuildOf returns the BuildFunc of config c: build(c, p, b, train) once c is valid and b has no
+// empty dimension. A model's Build assumes both.
+func BuildOf[C Model](c C, build func(C, *Params, Bucket, bool) (*Net, error)) BuildFunc {
+	return func(p *Params, b Bucket, train bool) (*Net, error) {
+		if err := c.Validate(); err != nil {
+			return nil, err
+		}
+		if b.Nodes < 1 || b.Edges < 1 || b.Graphs < 1 {
+			return nil, fmt.Errorf("bucket %v has an empty dimension", b)
+		}
+		return build(c, p, b, train)
+	}
+}
+
+// Check returns the first of errs that is not nil, under the name of the model whose config's
+// checks they are (a model's Validate).
+func Check(model string, errs ...error) error {
+	for _, err := range errs {
+		if err != nil {
+			return fmt.Errorf("%s: %w", model, err)
+		}
+	}
+	return nil
+}
+
+// CheckHeads reports a head count that does not divide the width into heads of at least one
+// feature.
+func CheckHeads(hidden, heads int) error {
+	if heads < 1 || hidden%heads != 0 {
+		return fmt.Errorf("hidden %d, heads %d: want at least one head and hidden a multiple of heads", hidden, heads)
+	}
+	return nil
+}

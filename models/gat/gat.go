@@ -27,16 +27,12 @@ type Config struct {
 
 // New is the registry's constructor (models.Register); heads is the model's own key.
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
-	c := Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}, m.Int("heads")}
-	switch {
-	case c.Layers < 1 || c.Hidden < 4 || c.Heads < 1 || c.Hidden%c.Heads != 0:
-		return nil, 0, fmt.Errorf("gat: layers %d, hidden %d, heads %d (want ≥ 1, ≥ 4, hidden a multiple of heads)", c.Layers, c.Hidden, c.Heads)
-	}
-	if err := c.CheckEdgeEncodings(); err != nil {
-		return nil, 0, fmt.Errorf("gat: %w", err)
-	}
-	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
-	return build, c.Params(), c.IO.Validate()
+	return nn.Bind(Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}, m.Int("heads")}, Build)
+}
+
+// Validate reports the first setting that cannot build a network.
+func (c Config) Validate() error {
+	return nn.Check("gat", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), nn.CheckHeads(c.Hidden, c.Heads), c.CheckEdgeEncodings(), c.IO.Validate())
 }
 
 // Params is L·(2(d² + d) + 2d [+ d² edge projection] [+ 2d batch norm]) plus the input layer and

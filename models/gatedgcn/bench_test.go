@@ -56,7 +56,7 @@ func benchZINC(b *testing.B, r int, recompute bool) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	tr, err := nn.NewTrainer(p, Builder(cfg), buckets, 1e-3)
+	tr, err := nn.NewTrainer(p, nn.BuildOf(cfg, Build), buckets, 1e-3)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -16,11 +16,14 @@ func TestBadInputsAreErrors(t *testing.T) {
 	}
 	bad := ZINC()
 	bad.Readout = "max"
-	if _, err := Build(bad, p, nn.Bucket{Nodes: 10, Edges: 10, Graphs: 1}, true); err == nil {
-		t.Error("readout max accepted")
+	if _, err := nn.BuildOf(bad, Build)(p, nn.Bucket{Nodes: 10, Edges: 10, Graphs: 1}, true); err == nil || !strings.Contains(err.Error(), "readout") {
+		t.Errorf("readout max: error %v, want one naming the readout", err)
 	}
-	if _, err := Build(ZINC(), p, nn.Bucket{Nodes: 0, Edges: 10, Graphs: 1}, true); err == nil {
-		t.Error("empty bucket accepted")
+	if _, _, err := nn.Bind(bad, Build); err == nil {
+		t.Error("readout max accepted by the constructor")
+	}
+	if _, err := nn.BuildOf(ZINC(), Build)(p, nn.Bucket{Nodes: 0, Edges: 10, Graphs: 1}, true); err == nil || !strings.Contains(err.Error(), "empty dimension") {
+		t.Errorf("empty bucket: error %v, want one naming the empty dimension", err)
 	}
 	cfg := tinyConfig("mean")
 	cfg.NodeVocab = 4 // the tiny batch uses node type 4

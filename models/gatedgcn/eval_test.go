@@ -26,7 +26,7 @@ func TestEval(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := nn.NewTrainer(p, Builder(ZINC()), buckets, 1e-3)
+	tr, err := nn.NewTrainer(p, nn.BuildOf(ZINC(), Build), buckets, 1e-3)
 	if err != nil {
 		t.Fatal(err)
 	}

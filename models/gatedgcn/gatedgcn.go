@@ -31,20 +31,7 @@ func ZINC() Config {
 
 // Validate reports the first setting that cannot build a network.
 func (c Config) Validate() error {
-	switch {
-	case c.Layers < 1:
-		return fmt.Errorf("gatedgcn: layers = %d, want at least 1", c.Layers)
-	case c.Hidden < 4:
-		return fmt.Errorf("gatedgcn: hidden = %d, want at least 4", c.Hidden)
-	case !c.HasEdgeInput():
-		return fmt.Errorf("gatedgcn: edges need an input feature (edge vocabulary or float width)")
-	case c.Dropout < 0 || c.Dropout >= 1:
-		return fmt.Errorf("gatedgcn: dropout %g outside [0, 1)", c.Dropout)
-	}
-	if err := c.IO.Validate(); err != nil {
-		return fmt.Errorf("gatedgcn: %w", err)
-	}
-	return nil
+	return nn.Check("gatedgcn", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), c.CheckEdgeInput(), c.IO.Validate())
 }
 
 // Inputs says which batch inputs the network reads.
@@ -64,12 +51,6 @@ func (c Config) Params() int {
 // Build adds the network for bucket b to a new graph whose parameters live in p; with train,
 // it also adds the gradient of the loss with respect to every parameter.
 func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if b.Nodes < 1 || b.Edges < 1 || b.Graphs < 1 {
-		return nil, fmt.Errorf("gatedgcn: bucket %v has an empty dimension", b)
-	}
 	bd := nn.NewBuilder(p)
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
 	h, e := bd.NodeInput(in, cfg.IO, cfg.Hidden), bd.EdgeInput(in, cfg.IO, cfg.Hidden)
@@ -88,16 +69,7 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 // New is the model's constructor for the registry (models.Register): the network a config's
 // model section describes on io.
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
-	c := Config{Layers: m.Layers, Hidden: m.Hidden, IO: io, BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
-	if err := c.Validate(); err != nil {
-		return nil, 0, err
-	}
-	return Builder(c), c.Params(), nil
-}
-
-// Builder returns the BuildFunc of cfg for a trainer.
-func Builder(cfg Config) nn.BuildFunc {
-	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
+	return nn.Bind(Config{Layers: m.Layers, Hidden: m.Hidden, IO: io, BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}, Build)
 }
 
 // layer is one GatedGCN layer (docs/protocol.md §"GatedGCN layer"):

@@ -1,6 +1,7 @@
 package gatedgcn
 
 import (
+	"github.com/rewiregnn/rewiregnn/nn"
 	"testing"
 
 	"github.com/rewiregnn/rewiregnn/internal/testgraphs"
@@ -13,5 +14,5 @@ func TestTrainZINC(t *testing.T) {
 	if testing.Short() {
 		steps = 80
 	}
-	testgraphs.TrainFalls(t, Builder(ZINC()), testgraphs.ZINC(t, 96), 16, steps, 0.6)
+	testgraphs.TrainFalls(t, nn.BuildOf(ZINC(), Build), testgraphs.ZINC(t, 96), 16, steps, 0.6)
 }

@@ -5,8 +5,6 @@
 package gcn
 
 import (
-	"fmt"
-
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
@@ -21,15 +19,12 @@ type Config struct {
 
 // New is the registry's constructor (models.Register). GCN has no keys of its own.
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
-	c := Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}}
-	if c.Layers < 1 || c.Hidden < 4 {
-		return nil, 0, fmt.Errorf("gcn: layers %d, hidden %d (want ≥ 1, ≥ 4)", c.Layers, c.Hidden)
-	}
-	if err := c.CheckEdgeEncodings(); err != nil {
-		return nil, 0, fmt.Errorf("gcn: %w", err)
-	}
-	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
-	return build, c.Params(), c.IO.Validate()
+	return nn.Bind(Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}}, Build)
+}
+
+// Validate reports the first setting that cannot build a network.
+func (c Config) Validate() error {
+	return nn.Check("gcn", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), c.CheckEdgeEncodings(), c.IO.Validate())
 }
 
 // Params is L·(d² + d [+ 2d batch norm]) plus the input layer and the head.

@@ -4,8 +4,6 @@
 package gin
 
 import (
-	"fmt"
-
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"gorgonia.org/gorgonia"
@@ -22,12 +20,12 @@ type Config struct {
 
 // New is the registry's constructor (models.Register); eps is the model's own key.
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
-	c := Config{m.Layers, m.Hidden, io, m.Float("eps"), m.BatchNorm, m.Residual, m.Dropout}
-	if c.Layers < 1 || c.Hidden < 4 || ((c.SPRows > 0 || c.SPLinear || c.AdjDim > 0) && !c.HasEdgeInput()) {
-		return nil, 0, fmt.Errorf("gin: layers %d, hidden %d (want ≥ 1, ≥ 4); edge encodings need edge inputs", c.Layers, c.Hidden)
-	}
-	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
-	return build, c.Params(), c.IO.Validate()
+	return nn.Bind(Config{m.Layers, m.Hidden, io, m.Float("eps"), m.BatchNorm, m.Residual, m.Dropout}, Build)
+}
+
+// Validate reports the first setting that cannot build a network.
+func (c Config) Validate() error {
+	return nn.Check("gin", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), c.CheckEdgeEncodings(), c.IO.Validate())
 }
 
 // Params is L·(2(d²+d) [+ 2d with batch norm]) plus the input layer and the head.

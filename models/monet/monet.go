@@ -44,16 +44,11 @@ func ZINC() Config {
 
 // Validate reports the first setting that cannot build a network.
 func (c Config) Validate() error {
-	switch {
-	case c.Layers < 1 || c.Hidden < 4 || c.Kernels < 1 || c.PseudoDim < 1:
-		return fmt.Errorf("monet: layers %d, hidden %d, kernels %d, pseudo dim %d: all must be positive (hidden ≥ 4)", c.Layers, c.Hidden, c.Kernels, c.PseudoDim)
-	case c.Dropout < 0 || c.Dropout >= 1:
-		return fmt.Errorf("monet: dropout %g outside [0, 1)", c.Dropout)
+	var gauss error
+	if c.Kernels < 1 || c.PseudoDim < 1 {
+		gauss = fmt.Errorf("kernels %d, pseudo dim %d: want at least 1 each", c.Kernels, c.PseudoDim)
 	}
-	if err := c.IO.Validate(); err != nil {
-		return fmt.Errorf("monet: %w", err)
-	}
-	return nil
+	return nn.Check("monet", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), gauss, c.IO.Validate())
 }
 
 // Inputs says which batch inputs the network reads.
@@ -80,12 +75,6 @@ func (c Config) Params() int {
 
 // Build adds the network for bucket b to a new graph on parameters p (with gradients if train).
 func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if b.Nodes < 1 || b.Edges < 1 || b.Graphs < 1 {
-		return nil, fmt.Errorf("monet: bucket %v has an empty dimension", b)
-	}
 	bd := nn.NewBuilder(p)
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
 	d := cfg.Hidden
@@ -115,17 +104,8 @@ func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	default:
 		return nil, 0, fmt.Errorf("monet: model.edge_embed %q, want \"\" (features and encoding) or %q", e, EdgeEmbedEncoding)
 	}
-	c := Config{Layers: m.Layers, Hidden: m.Hidden, Kernels: m.Int("kernels"), PseudoDim: m.Int("pseudo_dim"), IO: io,
-		BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}
-	if err := c.Validate(); err != nil {
-		return nil, 0, err
-	}
-	return Builder(c), c.Params(), nil
-}
-
-// Builder returns the BuildFunc of cfg for a trainer.
-func Builder(cfg Config) nn.BuildFunc {
-	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
+	return nn.Bind(Config{Layers: m.Layers, Hidden: m.Hidden, Kernels: m.Int("kernels"), PseudoDim: m.Int("pseudo_dim"), IO: io,
+		BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}, Build)
 }
 
 // layer is one GMM layer (docs/protocol.md §"MoNet layer"): kernel weights

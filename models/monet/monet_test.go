@@ -62,13 +62,13 @@ func tinyBatch(t *testing.T) *data.Batch {
 
 func TestGradCheck(t *testing.T) {
 	for _, edges := range []bool{false, true} {
-		testgraphs.GradCheck(t, Builder(tiny("mean", edges)), tinyBatch(t), 10, 1e-5)
+		testgraphs.GradCheck(t, nn.BuildOf(tiny("mean", edges), Build), tinyBatch(t), 10, 1e-5)
 	}
-	testgraphs.GradCheck(t, Builder(tiny("cls", true)), tinyBatch(t), 10, 1e-5)
+	testgraphs.GradCheck(t, nn.BuildOf(tiny("cls", true), Build), tinyBatch(t), 10, 1e-5)
 }
 
 func TestBucketsAgree(t *testing.T) {
-	testgraphs.BucketsAgree(t, Builder(tiny("mean", true)), tinyBatch(t))
+	testgraphs.BucketsAgree(t, nn.BuildOf(tiny("mean", true), Build), tinyBatch(t))
 }
 
 // An edge encoding without edge features makes the edge embedding by itself (model.edge_embed:
@@ -114,7 +114,7 @@ func TestEdgeEmbedEncoding(t *testing.T) {
 	if got := loss(t, build, bonds); got != base {
 		t.Errorf("loss %v with the bond types changed, %v before: the bonds reach the network", got, base)
 	}
-	if loss(t, Builder(full), bonds) == loss(t, Builder(full), tinyBatch(t)) {
+	if loss(t, nn.BuildOf(full, Build), bonds) == loss(t, nn.BuildOf(full, Build), tinyBatch(t)) {
 		t.Error("control: the default reading's loss does not depend on the bond types")
 	}
 	adj := tinyBatch(t)
@@ -156,7 +156,7 @@ func TestTrainZINC(t *testing.T) {
 	if testing.Short() {
 		steps = 60
 	}
-	testgraphs.TrainFalls(t, Builder(ZINC()), testgraphs.ZINC(t, 64), 16, steps, 0.7)
+	testgraphs.TrainFalls(t, nn.BuildOf(ZINC(), Build), testgraphs.ZINC(t, 64), 16, steps, 0.7)
 }
 
 // TestParamCountWithoutBatchNorm: model.batch_norm false drops γ and β (2d a layer).

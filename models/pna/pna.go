@@ -7,8 +7,6 @@
 package pna
 
 import (
-	"fmt"
-
 	"github.com/rewiregnn/rewiregnn/config"
 	"github.com/rewiregnn/rewiregnn/nn"
 	"github.com/rewiregnn/rewiregnn/ops"
@@ -35,15 +33,12 @@ type Config struct {
 // New is the registry's constructor (models.Register). PNA has no keys of its own; its δ, the
 // mean log(d+1) over the training split's nodes, comes with io (nn.IO.AvgLogDeg).
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
-	c := Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}}
-	if c.Layers < 1 || c.Hidden < 4 {
-		return nil, 0, fmt.Errorf("pna: layers %d, hidden %d (want ≥ 1, ≥ 4)", c.Layers, c.Hidden)
-	}
-	if err := c.CheckEdgeEncodings(); err != nil {
-		return nil, 0, fmt.Errorf("pna: %w", err)
-	}
-	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
-	return build, c.Params(), c.IO.Validate()
+	return nn.Bind(Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}}, Build)
+}
+
+// Validate reports the first setting that cannot build a network.
+func (c Config) Validate() error {
+	return nn.Check("pna", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), c.CheckEdgeEncodings(), c.IO.Validate())
 }
 
 // Params is L·((2 [+ 1 with edge inputs])·d² + d pre-transformation, (1 + 4·3)·d² + d

@@ -28,18 +28,16 @@ type Config struct {
 
 // New is the registry's constructor (models.Register); aggregator is the model's own key.
 func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
-	c := Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}, m.Str("aggregator")}
-	switch {
-	case c.Layers < 1 || c.Hidden < 4:
-		return nil, 0, fmt.Errorf("sage: layers %d, hidden %d (want ≥ 1, ≥ 4)", c.Layers, c.Hidden)
-	case c.Aggregator != Mean && c.Aggregator != Max:
-		return nil, 0, fmt.Errorf("sage: aggregator %q, want mean or max", c.Aggregator)
+	return nn.Bind(Config{m.Layers, m.Hidden, io, nn.End{BatchNorm: m.BatchNorm, Residual: m.Residual, Dropout: m.Dropout}, m.Str("aggregator")}, Build)
+}
+
+// Validate reports the first setting that cannot build a network.
+func (c Config) Validate() error {
+	var agg error
+	if c.Aggregator != Mean && c.Aggregator != Max {
+		agg = fmt.Errorf("aggregator %q, want mean or max", c.Aggregator)
 	}
-	if err := c.CheckEdgeEncodings(); err != nil {
-		return nil, 0, fmt.Errorf("sage: %w", err)
-	}
-	build := func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(c, p, b, train) }
-	return build, c.Params(), c.IO.Validate()
+	return nn.Check("sage", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), agg, c.CheckEdgeEncodings(), c.IO.Validate())
 }
 
 // Params is L·(2d² + d [+ d² + d pooling layer with max] [+ 2d batch norm]) plus the input

@@ -130,7 +130,7 @@ func TestRelativeScores(t *testing.T) {
 // finite differences, and the parameter formula against the built network.
 func TestRelativeGradCheck(t *testing.T) {
 	for _, c := range []Config{relTiny(RelLearned, true), relTiny(RelSinusoid, true), relTiny(RelLearned, false)} {
-		testgraphs.GradCheck(t, Builder(c), tinyBatch(t), 10, 1e-5)
+		testgraphs.GradCheck(t, nn.BuildOf(c, Build), tinyBatch(t), 10, 1e-5)
 		p, err := nn.NewParams(tensor.Float32, 1)
 		if err != nil {
 			t.Fatal(err)
@@ -154,7 +154,7 @@ func TestRelativeGradCheck(t *testing.T) {
 // TestRelativeBucketsAgree: padding a batch into a larger bucket changes no prediction.
 func TestRelativeBucketsAgree(t *testing.T) {
 	for _, c := range []Config{relTiny(RelLearned, true), relTiny(RelSinusoid, true), relTiny(RelLearned, false)} {
-		testgraphs.BucketsAgree(t, Builder(c), tinyBatch(t))
+		testgraphs.BucketsAgree(t, nn.BuildOf(c, Build), tinyBatch(t))
 	}
 }
 

@@ -60,40 +60,36 @@ func (c Config) scoreDivisor() float64 {
 	return float64(c.Hidden)
 }
 
-// ZINC is the 100K ZINC configuration of docs/protocol.md §"Transformer configuration": L = 4,
-// d = 48, 6 heads, pre-BN.
+// ZINC is the Transformer's default shape (L = 4, d = 48, 6 heads, pre-BN; docs/protocol.md
+// §"Transformer configuration") on ZINC's inputs: 107,857 parameters. The committed ZINC
+// configs use L = 10, d = 30 instead (configs/defaults/override/zinc-transformer.yaml).
 func ZINC() Config {
 	return Config{Layers: 4, Hidden: 48, Heads: 6, IO: nn.IO{NodeVocab: 28, EdgeVocab: 4, Readout: nn.ReadoutMean, Loss: nn.LossL1, Out: 1}, Norm: PreBN}
 }
 
 // Validate reports the first setting that cannot build a network.
 func (c Config) Validate() error {
+	return nn.Check("transformer", nn.CheckShape(c.Layers, c.Hidden, c.Dropout), nn.CheckHeads(c.Hidden, c.Heads), c.CheckEdgeInput(),
+		c.checkOwn(), c.IO.Validate())
+}
+
+// checkOwn reports the first of the Transformer's own settings that cannot build a network.
+func (c Config) checkOwn() error {
 	switch {
-	case c.Layers < 1 || c.Hidden < 4 || c.Heads < 1:
-		return fmt.Errorf("transformer: layers %d, hidden %d, heads %d: all must be positive (hidden ≥ 4)", c.Layers, c.Hidden, c.Heads)
-	case c.Hidden%c.Heads != 0:
-		return fmt.Errorf("transformer: hidden %d is not divisible by %d heads", c.Hidden, c.Heads)
-	case !c.HasEdgeInput():
-		return fmt.Errorf("transformer: edges need an input feature (edge vocabulary or float width)")
 	case c.Norm != PreBN && c.Norm != PostBN && c.Norm != PreLN && c.Norm != PostLN:
-		return fmt.Errorf("transformer: norm %q, want %s, %s, %s or %s", c.Norm, PreBN, PostBN, PreLN, PostLN)
-	case c.Dropout < 0 || c.Dropout >= 1:
-		return fmt.Errorf("transformer: dropout %g outside [0, 1)", c.Dropout)
+		return fmt.Errorf("norm %q, want %s, %s, %s or %s", c.Norm, PreBN, PostBN, PreLN, PostLN)
 	case c.Relative != "" && c.Relative != RelLearned && c.Relative != RelSinusoid:
-		return fmt.Errorf("transformer: relative %q, want %s or %s", c.Relative, RelLearned, RelSinusoid)
+		return fmt.Errorf("relative %q, want %s or %s", c.Relative, RelLearned, RelSinusoid)
 	case c.Relative != "" && c.SPRows == 0 && c.AdjDim == 0:
-		return fmt.Errorf("transformer: relative positions need the shortest-path table or the adjacency encoding")
+		return fmt.Errorf("relative positions need the shortest-path table or the adjacency encoding")
 	case c.Relative != "" && c.SPLinear:
-		return fmt.Errorf("transformer: relative positions index the path length: they need the shortest-path table, not its linear encoder")
+		return fmt.Errorf("relative positions index the path length: they need the shortest-path table, not its linear encoder")
 	case c.Relative == RelSinusoid && c.SPRows == 0:
-		return fmt.Errorf("transformer: sinusoid relative positions need the shortest-path table encoding")
+		return fmt.Errorf("sinusoid relative positions need the shortest-path table encoding")
 	case c.ScoreScale != "" && c.ScoreScale != ScaleHead:
-		return fmt.Errorf("transformer: score scale %q, want \"\" (the width d) or %s (√(d/H))", c.ScoreScale, ScaleHead)
+		return fmt.Errorf("score scale %q, want \"\" (the width d) or %s (√(d/H))", c.ScoreScale, ScaleHead)
 	case c.FFNActivation != "" && c.FFNActivation != ActGelu:
-		return fmt.Errorf("transformer: feed-forward activation %q, want \"\" (ReLU) or %s", c.FFNActivation, ActGelu)
-	}
-	if err := c.IO.Validate(); err != nil {
-		return fmt.Errorf("transformer: %w", err)
+		return fmt.Errorf("feed-forward activation %q, want \"\" (ReLU) or %s", c.FFNActivation, ActGelu)
 	}
 	return nil
 }
@@ -133,22 +129,12 @@ func New(m config.Model, io nn.IO) (nn.BuildFunc, int, error) {
 	if !ok {
 		return nil, 0, fmt.Errorf("model.norm %q, want pre_bn, post_bn, pre_ln or post_ln", m.Str("norm"))
 	}
-	c := Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Int("heads"), IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Str("relative"),
-		ScoreScale: m.Str("score_scale"), FFNActivation: m.Str("ffn_activation")}
-	if err := c.Validate(); err != nil {
-		return nil, 0, err
-	}
-	return Builder(c), c.Params(), nil
+	return nn.Bind(Config{Layers: m.Layers, Hidden: m.Hidden, Heads: m.Int("heads"), IO: io, Norm: norm, Dropout: m.Dropout, Relative: m.Str("relative"),
+		ScoreScale: m.Str("score_scale"), FFNActivation: m.Str("ffn_activation")}, Build)
 }
 
 // Build adds the network for bucket b to a new graph on parameters p (with gradients if train).
 func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	if b.Nodes < 1 || b.Edges < 1 || b.Graphs < 1 {
-		return nil, fmt.Errorf("transformer: bucket %v has an empty dimension", b)
-	}
 	bd := nn.NewBuilder(p)
 	in := nn.NewInputs(b, p.Dtype, cfg.Inputs())
 	d := cfg.Hidden
@@ -163,11 +149,6 @@ func Build(cfg Config, p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) {
 		return nil, fmt.Errorf("transformer: bucket %v: %w", b, err)
 	}
 	return net, nil
-}
-
-// Builder returns the BuildFunc of cfg for a trainer.
-func Builder(cfg Config) nn.BuildFunc {
-	return func(p *nn.Params, b nn.Bucket, train bool) (*nn.Net, error) { return Build(cfg, p, b, train) }
 }
 
 // layer is one Transformer layer. Pre-BN (docs/protocol.md §"Transformer layer"):

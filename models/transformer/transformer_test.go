@@ -49,9 +49,9 @@ func tinyBatch(t *testing.T) *data.Batch {
 
 func TestGradCheck(t *testing.T) {
 	for _, norm := range []string{PreBN, PostBN, PreLN, PostLN} {
-		testgraphs.GradCheck(t, Builder(tiny("mean", norm)), tinyBatch(t), 10, 1e-5)
+		testgraphs.GradCheck(t, nn.BuildOf(tiny("mean", norm), Build), tinyBatch(t), 10, 1e-5)
 	}
-	testgraphs.GradCheck(t, Builder(tiny("cls", PreBN)), tinyBatch(t), 10, 1e-5)
+	testgraphs.GradCheck(t, nn.BuildOf(tiny("cls", PreBN), Build), tinyBatch(t), 10, 1e-5)
 }
 
 // TestGeluGradCheck: the feed-forward blocks with GELU (model.ffn_activation gelu), every
@@ -59,8 +59,8 @@ func TestGradCheck(t *testing.T) {
 func TestGeluGradCheck(t *testing.T) {
 	c := tiny("mean", PreBN)
 	c.FFNActivation = ActGelu
-	testgraphs.GradCheck(t, Builder(c), tinyBatch(t), 10, 1e-5)
-	testgraphs.BucketsAgree(t, Builder(c), tinyBatch(t))
+	testgraphs.GradCheck(t, nn.BuildOf(c, Build), tinyBatch(t), 10, 1e-5)
+	testgraphs.BucketsAgree(t, nn.BuildOf(c, Build), tinyBatch(t))
 	c.FFNActivation = "swish"
 	if err := c.Validate(); err == nil {
 		t.Fatal("unknown feed-forward activation accepted")
@@ -69,7 +69,7 @@ func TestGeluGradCheck(t *testing.T) {
 
 func TestBucketsAgree(t *testing.T) {
 	for _, norm := range []string{PreBN, PostBN, PreLN, PostLN} {
-		testgraphs.BucketsAgree(t, Builder(tiny("mean", norm)), tinyBatch(t))
+		testgraphs.BucketsAgree(t, nn.BuildOf(tiny("mean", norm), Build), tinyBatch(t))
 	}
 }
 
@@ -92,5 +92,5 @@ func TestTrainZINC(t *testing.T) {
 	if testing.Short() {
 		steps = 60
 	}
-	testgraphs.TrainFalls(t, Builder(ZINC()), testgraphs.ZINC(t, 64), 16, steps, 0.7)
+	testgraphs.TrainFalls(t, nn.BuildOf(ZINC(), Build), testgraphs.ZINC(t, 64), 16, steps, 0.7)
 }
