@@ -107,27 +107,36 @@ type Model interface {
 }
 
 // Bind is what a model's registry constructor (models.Register) returns for its config c: c's
-// first error, or the BuildFunc that builds c's network with build (BuildOf) and c's parameter
-// count.
+// first error (Validate), or the BuildFunc that builds c's network with build (BuildOf) and c's
+// parameter count.
 func Bind[C Model](c C, build func(C, *Params, Bucket, bool) (*Net, error)) (BuildFunc, int, error) {
-	if err := c.Validate(); err != nil {
+	f, err := bind(c, build)
+	if err != nil {
 		return nil, 0, err
 	}
-	return BuildOf(c, build), c.Params(), nil
+	return f, c.Params(), nil
 }
 
-// BuildOf returns the BuildFunc of config c: build(c, p, b, train) once c is valid and b has no
-// empty dimension. A model's Build assumes both.
+// BuildOf returns the BuildFunc of config c: build(c, p, b, train) for a bucket b with no empty
+// dimension, or c's first error (Validate, checked once here). A model's Build assumes both.
 func BuildOf[C Model](c C, build func(C, *Params, Bucket, bool) (*Net, error)) BuildFunc {
+	f, _ := bind(c, build)
+	return f
+}
+
+// bind checks c once and returns its BuildFunc (which returns c's error if there is one) and
+// that error.
+func bind[C Model](c C, build func(C, *Params, Bucket, bool) (*Net, error)) (BuildFunc, error) {
+	invalid := c.Validate()
 	return func(p *Params, b Bucket, train bool) (*Net, error) {
-		if err := c.Validate(); err != nil {
-			return nil, err
+		if invalid != nil {
+			return nil, invalid
 		}
 		if b.Nodes < 1 || b.Edges < 1 || b.Graphs < 1 {
 			return nil, fmt.Errorf("bucket %v has an empty dimension", b)
 		}
 		return build(c, p, b, train)
-	}
+	}, invalid
 }
 
 // Check returns the first of errs that is not nil, under the name of the model whose config's
