@@ -55,7 +55,10 @@
 # collect does, and prints what changed; a window whose machine stopped abruptly (no pack) is
 # packed first from each run's last checkpoint.
 # Both unfinished/ and the windows are committed: a GPU window's next chance may come in another
-# session, on a fresh clone. Then make the tables: scripts/tables.sh -r RESULTS/GRID/runs GRID.
+# session, on a fresh clone. Both collects, into the repository's docs/results, then remake the
+# table of each grid whose runs/ changed (scripts/tables.sh GRID) and rewrite the figures the docs
+# quote (cmd/docfacts -w), printing what they rewrote: a doc left quoting an old figure fails the
+# suite. The prose around the figures is the committer's to read.
 #
 # Queue lines: GRID RUN-REGEX [SEEDS] [key=value ...] [results=DIR]; GRID a grid of
 # configs/grids (table-cluster …), RUN-REGEX an extended regular expression matched against the
@@ -755,18 +758,48 @@ cpu_collect() {
 			summarize "$out" "$(stat -c %Y .window-start)" >/dev/null
 		) || die "cannot pack $b's run folders"
 	fi
-	local before rc
-	before=$(cpu_results_state)
-	(cmd_collect "$out")
+	local rc
+	collect_report "$out"
 	rc=$?
 	stamp >"$CPU_DIR/collected"
-	echo "what changed under $RESULTS (+ added or changed, - gone):"
-	diff <(echo "$before") <(cpu_results_state) | sed -n -e 's/^> /  + /p' -e 's/^< /  - /p'
 	return $rc
 }
 
-# cpu_results_state: one line per run folder under RESULTS (kind, run, seed, epochs, result).
-cpu_results_state() {
+# collect_report PACKDIR: collect, then print what changed under RESULTS and refresh the docs
+# (refresh_docs); the collect verb and cpu collect both end here.
+collect_report() {
+	local before rc changed
+	before=$(results_state)
+	(cmd_collect "$1")
+	rc=$?
+	echo "what changed under $RESULTS (+ added or changed, - gone):"
+	changed=$(diff <(echo "$before") <(results_state) | sed -n -e 's/^> /  + /p' -e 's/^< /  - /p')
+	echo "$changed"
+	refresh_docs "$changed"
+	return $rc
+}
+
+# refresh_docs CHANGED: after a collect into the repository's docs/results (not a CAMPAIGN_RESULTS
+# elsewhere), remakes the table of every grid whose own folder (docs/results/GRID/runs) gained or
+# changed a finished run (scripts/tables.sh GRID), then rewrites the figures the docs quote from
+# the committed runs (cmd/docfacts -w), which tables.sh does for its own grid: a doc that still
+# quotes the old figure fails the suite (internal/docfacts). What it rewrites is printed; the prose
+# around the figures is left for the person committing to read.
+refresh_docs() {
+	[[ $RESULTS == docs/results ]] || return 0
+	local g grids
+	grids=$(sed -n 's|^  + \([^/]*\)/runs/.*|\1|p' <<<"$1" | sort -u)
+	for g in $grids; do
+		[[ -f configs/grids/$g.yaml ]] || continue
+		echo "campaign: remaking $g's table: scripts/tables.sh $g"
+		scripts/tables.sh "$g" >/dev/null || echo "campaign: scripts/tables.sh $g failed; run it by hand before committing"
+	done
+	echo "campaign: the figures the docs quote (go run ./cmd/docfacts -w):"
+	$GO run ./cmd/docfacts -w || echo "campaign: cmd/docfacts -w failed; run it by hand before committing"
+}
+
+# results_state: one line per run folder under RESULTS (kind, run, seed, epochs, result).
+results_state() {
 	local d
 	for d in "$RESULTS"/*/{runs,unfinished,diverged}/*/seed*; do
 		[[ -d $d ]] || continue
@@ -784,7 +817,7 @@ case $verb in
 jobs) repo_root; cmd_jobs "$@" ;;
 bundle) repo_root; cmd_bundle "$@" ;;
 run) cmd_run "$@" ;;
-collect) repo_root; cmd_collect "$@" ;;
+collect) repo_root; [[ $# -eq 1 ]] || die "collect PACKDIR"; collect_report "$1" ;;
 adopt) repo_root; cmd_adopt "$@" ;;
 cpu) repo_root; cmd_cpu "$@" ;;
 -h | help) usage ;;
