@@ -19,6 +19,15 @@ func vAddTo(dst, a []float32) { panic("no AVX2 kernels on this architecture") }
 func vSumRows(o, g []float32, idx []int32, n, stride int) {
 	panic("no AVX-512 kernels on this architecture")
 }
+func vStatsRows(s1, s2, x, k []float32, keep []bool, n, stride int) {
+	panic("no AVX-512 kernels on this architecture")
+}
+func vStats2Rows(s1, s2, dy, x, mu []float32, keep []bool, n, stride int) {
+	panic("no AVX-512 kernels on this architecture")
+}
+func vStatsReluRows(s1, s2, g, x, mu, p, q []float32, keep []bool, n, stride int) {
+	panic("no AVX-512 kernels on this architecture")
+}
 func vAdd2(dst, a, b []float32)                    { panic("no AVX2 kernels on this architecture") }
 func vAdd3(dst, a, b, c []float32)                 { panic("no AVX2 kernels on this architecture") }
 func vRelu(dst, x []float32)                       { panic("no AVX2 kernels on this architecture") }

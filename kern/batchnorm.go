@@ -84,7 +84,7 @@ func BatchNorm[T Float](b BatchNormBufs[T], rows, d int, training bool, o BNOpts
 		}
 		copy(k, x[first*d:(first+1)*d])
 		s1, s2 := grow64(&sc.s1, d), grow64(&sc.s2, d)
-		bnColSums(sc, keep, rows, d, s1, s2, func(p1, p2 []T, r int) { StatsRow(p1, p2, x[r*d:(r+1)*d], k) })
+		bnColSums(sc, rows, d, s1, s2, func(p1, p2 []T, lo, hi int) { StatsRows(p1, p2, x[lo*d:hi*d], k, keep[lo:hi], d) })
 		n := float64(countKept(keep))
 		for c := 0; c < d; c++ {
 			m1 := s1[c] / n
@@ -152,11 +152,11 @@ func BatchNormBackward[T Float](dx, dgamma, dbeta, dy []T, b BatchNormBufs[T], r
 		p[j] = T(float64(gamma[j]) * invStd[j])
 	}
 	s1, s2 := grow64(&sc.s1, d), grow64(&sc.s2, d)
-	bnColSums(sc, keep, rows, d, s1, s2, func(p1, p2 []T, r int) {
+	bnColSums(sc, rows, d, s1, s2, func(p1, p2 []T, lo, hi int) {
 		if relu {
-			StatsReluRow(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, beta)
+			StatsReluRows(p1, p2, dy[lo*d:hi*d], x[lo*d:hi*d], mu, p, beta, keep[lo:hi], d)
 		} else {
-			Stats2Row(p1, p2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu)
+			Stats2Rows(p1, p2, dy[lo*d:hi*d], x[lo*d:hi*d], mu, keep[lo:hi], d)
 		}
 	})
 	n := float64(countKept(keep))
@@ -189,10 +189,11 @@ func BatchNormBackward[T Float](dx, dgamma, dbeta, dy []T, b BatchNormBufs[T], r
 	})
 }
 
-// bnColSums adds up, per column, f's two row sums over the kept rows in fixed chunks of
-// BNChunk rows (in parallel, each chunk in the element type), and the chunks' sums in index
-// order into s1 and s2 in float64.
-func bnColSums[T Float](sc *BNScratch, keep []bool, rows, d int, s1, s2 []float64, f func(p1, p2 []T, r int)) {
+// bnColSums adds up, per column, two row sums over fixed chunks of BNChunk rows (in parallel):
+// f adds rows lo … hi−1's terms (those of the kept rows, in row order) to the chunk's sums p1 and
+// p2, zero at first, in the element type; the chunks' sums are then added in index order into s1
+// and s2 in float64.
+func bnColSums[T Float](sc *BNScratch, rows, d int, s1, s2 []float64, f func(p1, p2 []T, lo, hi int)) {
 	nc := (rows + BNChunk - 1) / BNChunk
 	parts := Grow[T](sc.parts, nc*2*d)
 	sc.parts = parts
@@ -200,11 +201,7 @@ func bnColSums[T Float](sc *BNScratch, keep []bool, rows, d int, s1, s2 []float6
 		p1, p2 := parts[c*2*d:c*2*d+d], parts[c*2*d+d:(c+1)*2*d]
 		clear(p1)
 		clear(p2)
-		for r := c * BNChunk; r < min(rows, (c+1)*BNChunk); r++ {
-			if keep[r] {
-				f(p1, p2, r)
-			}
-		}
+		f(p1, p2, c*BNChunk, min(rows, (c+1)*BNChunk))
 	})
 	clear(s1)
 	clear(s2)

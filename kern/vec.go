@@ -268,6 +268,55 @@ func StatsReluRow[T Float](s1, s2, g, x, mu, p, q []T) {
 	}
 }
 
+// StatsRows is StatsRow(s1, s2, row r of x, k) for each kept row r < len(keep), in order; row r
+// is x[r·stride:], len(s1) values. Where the CPU has AVX-512 (tailK) the sums stay in registers
+// across the rows (vStatsRows), the same values bit for bit.
+func StatsRows[T Float](s1, s2, x, k []T, keep []bool, stride int) {
+	if d, ok := f32(s1); ok && tailK && len(d) > 0 && len(keep) > 0 {
+		n := len(d)
+		_, _, _ = s2[n-1], k[n-1], x[(len(keep)-1)*stride+n-1] // what the kernel reads
+		vStatsRows(d, s32(s2, d), any(x).([]float32), s32(k, d), keep, len(keep), stride)
+		return
+	}
+	for r, kept := range keep {
+		if kept {
+			StatsRow(s1, s2, x[r*stride:], k)
+		}
+	}
+}
+
+// Stats2Rows is Stats2Row(s1, s2, row r of dy, row r of x, mu) for each kept row r, in order
+// (rows as in StatsRows; vStats2Rows on AVX-512).
+func Stats2Rows[T Float](s1, s2, dy, x, mu []T, keep []bool, stride int) {
+	if d, ok := f32(s1); ok && tailK && len(d) > 0 && len(keep) > 0 {
+		n, last := len(d), (len(keep)-1)*stride+len(d)-1
+		_, _, _, _ = s2[n-1], mu[n-1], dy[last], x[last]
+		vStats2Rows(d, s32(s2, d), any(dy).([]float32), any(x).([]float32), s32(mu, d), keep, len(keep), stride)
+		return
+	}
+	for r, kept := range keep {
+		if kept {
+			Stats2Row(s1, s2, dy[r*stride:], x[r*stride:], mu)
+		}
+	}
+}
+
+// StatsReluRows is StatsReluRow(s1, s2, row r of g, row r of x, mu, p, q) for each kept row r, in
+// order (rows as in StatsRows; vStatsReluRows on AVX-512).
+func StatsReluRows[T Float](s1, s2, g, x, mu, p, q []T, keep []bool, stride int) {
+	if d, ok := f32(s1); ok && tailK && len(d) > 0 && len(keep) > 0 {
+		n, last := len(d), (len(keep)-1)*stride+len(d)-1
+		_, _, _, _, _, _ = s2[n-1], mu[n-1], p[n-1], q[n-1], g[last], x[last]
+		vStatsReluRows(d, s32(s2, d), any(g).([]float32), any(x).([]float32), s32(mu, d), s32(p, d), s32(q, d), keep, len(keep), stride)
+		return
+	}
+	for r, kept := range keep {
+		if kept {
+			StatsReluRow(s1, s2, g[r*stride:], x[r*stride:], mu, p, q)
+		}
+	}
+}
+
 // BNBackReluRow: with u as in StatsReluRow, dst = a ⊙ u + b ⊙ (x − mu) + c.
 func BNBackReluRow[T Float](dst, g, x, mu, p, q, a, b, c []T) {
 	if d, ok := f32(dst); ok {

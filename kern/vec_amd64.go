@@ -100,3 +100,15 @@ func vScale(dst, x []float32, c float32)
 
 //go:noescape
 func vAxpy(dst, x []float32, c float32)
+
+// vStatsRows, vStats2Rows and vStatsReluRows are the batch norm's column sums over a chunk of
+// rows, kept in registers (vec_amd64.s; see StatsRows, Stats2Rows, StatsReluRows). Need AVX512F.
+//
+//go:noescape
+func vStatsRows(s1, s2, x, k []float32, keep []bool, n, stride int)
+
+//go:noescape
+func vStats2Rows(s1, s2, dy, x, mu []float32, keep []bool, n, stride int)
+
+//go:noescape
+func vStatsReluRows(s1, s2, g, x, mu, p, q []float32, keep []bool, n, stride int)

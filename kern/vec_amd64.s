@@ -513,3 +513,215 @@ sumstore:
 sumdone:
 	VZEROUPPER
 	RET
+
+// The batch norm's column sums over a chunk of rows with the sums in registers (StatsRows,
+// Stats2Rows, StatsReluRows in vec.go): 64 columns (four Z registers under masks K1-K4) a pass
+// over the rows r < n whose keep[r] is true, each row's terms computed with the instructions of
+// the row loops above (vStats, vStats2, vStatsRelu) and added in row order, so the sums are
+// theirs bit for bit. The rows are stride values apart. Needs AVX512F.
+//
+// Registers: R14 columns left, DX this pass's columns, AX this pass's first column in bytes,
+// DI and SI this pass's s1 and s2, R8 and R9 this pass's columns of the two row arrays, R10 the
+// stride in bytes, R11 n, R15 keep, R12 the row, R13 its offset in bytes, BX keep[r].
+
+// ROWSMASKS starts a pass: masks K1-K4 for its DX = min(64, R14) columns.
+#define ROWSMASKS \
+	MOVQ R14, DX; \
+	MOVQ $64, BX; \
+	CMPQ DX, BX; \
+	CMOVQGT BX, DX; \
+	KCHUNK(0, K1); \
+	KCHUNK(1, K2); \
+	KCHUNK(2, K3); \
+	KCHUNK(3, K4)
+
+// ROWSSTART: the pass's s1 and s2 (at DI and SI) into Z0-Z3 and Z4-Z7, from row 0.
+#define ROWSSTART \
+	LOAD4(DI, Z0, Z1, Z2, Z3); \
+	LOAD4(SI, Z4, Z5, Z6, Z7); \
+	XORQ R12, R12; \
+	XORQ R13, R13
+
+// AT(arg, r) points r at column AX of the slice whose base is at arg.
+#define AT(arg, r) \
+	MOVQ arg, r; \
+	ADDQ AX, r
+
+// LOAD4(p, z0, z1, z2, z3) loads the pass's 64 columns at p under K1-K4.
+#define LOAD4(p, z0, z1, z2, z3) \
+	VMOVUPS.Z (p), K1, z0; \
+	VMOVUPS.Z 64(p), K2, z1; \
+	VMOVUPS.Z 128(p), K3, z2; \
+	VMOVUPS.Z 192(p), K4, z3
+
+// ROWSEND stores the pass's sums and starts the next pass (label pass), or returns.
+#define ROWSEND(pass) \
+	VMOVUPS Z0, K1, (DI); \
+	VMOVUPS Z1, K2, 64(DI); \
+	VMOVUPS Z2, K3, 128(DI); \
+	VMOVUPS Z3, K4, 192(DI); \
+	VMOVUPS Z4, K1, (SI); \
+	VMOVUPS Z5, K2, 64(SI); \
+	VMOVUPS Z6, K3, 128(SI); \
+	VMOVUPS Z7, K4, 192(SI); \
+	ADDQ $256, AX; \
+	SUBQ DX, R14; \
+	JG   pass; \
+	VZEROUPPER; \
+	RET
+
+// STATSG(off, K, k, z1, z2), one group of 16 columns: v = x − k (x at R8+R13+off, lanes K);
+// z1 += v, z2 += v·v (vStats's instructions).
+#define STATSG(off, K, k, z1, z2) \
+	VMOVUPS.Z off(R8)(R13*1), K, Z12; \
+	VSUBPS k, Z12, Z12; \
+	VADDPS Z12, z1, z1; \
+	VFMADD231PS Z12, Z12, z2
+
+// func vStatsRows(s1, s2, x, k []float32, keep []bool, n, stride int)
+// s1 += x_r − k and s2 += (x_r − k)² over the kept rows r < n of x: vStats on each, in order.
+TEXT ·vStatsRows(SB), NOSPLIT, $0-136
+	MOVQ s1_len+8(FP), R14
+	MOVQ keep_base+96(FP), R15
+	MOVQ n+120(FP), R11
+	MOVQ stride+128(FP), R10
+	SHLQ $2, R10
+	XORQ AX, AX
+	TESTQ R14, R14
+	JE   statsdone
+statspass:
+	ROWSMASKS
+	AT(s1_base+0(FP), DI)
+	AT(s2_base+24(FP), SI)
+	AT(x_base+48(FP), R8)
+	AT(k_base+72(FP), R9)
+	ROWSSTART
+	LOAD4(R9, Z8, Z9, Z10, Z11)
+statsrow:
+	CMPQ R12, R11
+	JGE  statsend
+	MOVBLZX (R15)(R12*1), BX
+	TESTL BX, BX
+	JE   statsnext
+	STATSG(0, K1, Z8, Z0, Z4)
+	STATSG(64, K2, Z9, Z1, Z5)
+	STATSG(128, K3, Z10, Z2, Z6)
+	STATSG(192, K4, Z11, Z3, Z7)
+statsnext:
+	INCQ R12
+	ADDQ R10, R13
+	JMP  statsrow
+statsend:
+	ROWSEND(statspass)
+statsdone:
+	VZEROUPPER
+	RET
+
+// STATS2G(off, K, mu, z1, z2), one group: z1 += dy, z2 += dy·(x − mu) (dy at R8+R13+off, x at
+// R9+R13+off; vStats2's instructions).
+#define STATS2G(off, K, mu, z1, z2) \
+	VMOVUPS.Z off(R8)(R13*1), K, Z12; \
+	VMOVUPS.Z off(R9)(R13*1), K, Z13; \
+	VADDPS Z12, z1, z1; \
+	VSUBPS mu, Z13, Z13; \
+	VFMADD231PS Z13, Z12, z2
+
+// func vStats2Rows(s1, s2, dy, x, mu []float32, keep []bool, n, stride int)
+// s1 += dy_r and s2 += dy_r ⊙ (x_r − mu) over the kept rows r < n: vStats2 on each, in order.
+TEXT ·vStats2Rows(SB), NOSPLIT, $0-160
+	MOVQ s1_len+8(FP), R14
+	MOVQ keep_base+120(FP), R15
+	MOVQ n+144(FP), R11
+	MOVQ stride+152(FP), R10
+	SHLQ $2, R10
+	XORQ AX, AX
+	TESTQ R14, R14
+	JE   stats2done
+stats2pass:
+	ROWSMASKS
+	AT(s1_base+0(FP), DI)
+	AT(s2_base+24(FP), SI)
+	AT(dy_base+48(FP), R8)
+	AT(x_base+72(FP), R9)
+	ROWSSTART
+	AT(mu_base+96(FP), CX)
+	LOAD4(CX, Z8, Z9, Z10, Z11)
+stats2row:
+	CMPQ R12, R11
+	JGE  stats2end
+	MOVBLZX (R15)(R12*1), BX
+	TESTL BX, BX
+	JE   stats2next
+	STATS2G(0, K1, Z8, Z0, Z4)
+	STATS2G(64, K2, Z9, Z1, Z5)
+	STATS2G(128, K3, Z10, Z2, Z6)
+	STATS2G(192, K4, Z11, Z3, Z7)
+stats2next:
+	INCQ R12
+	ADDQ R10, R13
+	JMP  stats2row
+stats2end:
+	ROWSEND(stats2pass)
+stats2done:
+	VZEROUPPER
+	RET
+
+// STATSRELUG(off, K, mu, p, q, z1, z2), one group: v = x − mu, u = g where v·p + q > 0 else +0;
+// z1 += u, z2 += u·v (g at R8+R13+off, x at R9+R13+off; vStatsRelu's instructions, its AND with
+// the comparison's lanes a zeroing move under K5).
+#define STATSRELUG(off, K, mu, p, q, z1, z2) \
+	VMOVUPS.Z off(R8)(R13*1), K, Z12; \
+	VMOVUPS.Z off(R9)(R13*1), K, Z13; \
+	VSUBPS mu, Z13, Z13; \
+	VMOVAPS p, Z14; \
+	VFMADD213PS q, Z13, Z14; \
+	VCMPPS $0x1e, Z28, Z14, K5; \
+	VMOVAPS.Z Z12, K5, Z12; \
+	VADDPS Z12, z1, z1; \
+	VFMADD231PS Z13, Z12, z2
+
+// func vStatsReluRows(s1, s2, g, x, mu, p, q []float32, keep []bool, n, stride int)
+// With u = g_r where (x_r − mu)·p + q > 0, else 0: s1 += u and s2 += u ⊙ (x_r − mu) over the
+// kept rows r < n: vStatsRelu on each, in order.
+TEXT ·vStatsReluRows(SB), NOSPLIT, $0-208
+	MOVQ s1_len+8(FP), R14
+	MOVQ keep_base+168(FP), R15
+	MOVQ n+192(FP), R11
+	MOVQ stride+200(FP), R10
+	SHLQ $2, R10
+	XORQ AX, AX
+	VPXORD Z28, Z28, Z28
+	TESTQ R14, R14
+	JE   statsreludone
+statsrelupass:
+	ROWSMASKS
+	AT(s1_base+0(FP), DI)
+	AT(s2_base+24(FP), SI)
+	AT(g_base+48(FP), R8)
+	AT(x_base+72(FP), R9)
+	ROWSSTART
+	AT(mu_base+96(FP), CX)
+	LOAD4(CX, Z8, Z9, Z10, Z11)
+	AT(p_base+120(FP), CX)
+	LOAD4(CX, Z16, Z17, Z18, Z19)
+	AT(q_base+144(FP), CX)
+	LOAD4(CX, Z20, Z21, Z22, Z23)
+statsrelurow:
+	CMPQ R12, R11
+	JGE  statsreluend
+	MOVBLZX (R15)(R12*1), BX
+	TESTL BX, BX
+	JE   statsrelunext
+	STATSRELUG(0, K1, Z8, Z16, Z20, Z0, Z4)
+	STATSRELUG(64, K2, Z9, Z17, Z21, Z1, Z5)
+	STATSRELUG(128, K3, Z10, Z18, Z22, Z2, Z6)
+	STATSRELUG(192, K4, Z11, Z19, Z23, Z3, Z7)
+statsrelunext:
+	INCQ R12
+	ADDQ R10, R13
+	JMP  statsrelurow
+statsreluend:
+	ROWSEND(statsrelupass)
+statsreludone:
+	VZEROUPPER
+	RET

@@ -242,3 +242,125 @@ func TestSumRowsIsAddTo(t *testing.T) {
 		}
 	}
 }
+
+// TestStatsRowsIsRowLoop checks StatsRows, Stats2Rows and StatsReluRows on AVX-512 (the sums in
+// registers) against the row loops they replace (StatsRow, Stats2Row, StatsReluRow on each kept
+// row, in order), bit for bit: row widths around the 16- and 64-column steps, rows longer than
+// the sums (stride > len(s1)), every row kept, none kept and a random half, nonzero sums at
+// the start, and signed zeros, infinities and NaNs among the values; nothing past len(s1) is
+// written; in StatsReluRows some columns' (x − mu)·p + q are exactly 0.
+func TestStatsRowsIsRowLoop(t *testing.T) {
+	if !haveTailK || !haveKernel {
+		t.Skip("no AVX-512 on this machine")
+	}
+	rng := rand.New(rand.NewPCG(73, 74))
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e38, -1e38, 1e-45}
+	spice := func(v []float32) []float32 {
+		for i := range v {
+			if rng.IntN(40) == 0 {
+				v[i] = special[rng.IntN(len(special))]
+			}
+		}
+		return v
+	}
+	kinds := map[string]func(s1, s2, a, b, mu, p, q []float32, keep []bool, stride int){
+		"StatsRows": func(s1, s2, a, _, k, _, _ []float32, keep []bool, stride int) {
+			StatsRows(s1, s2, a, k, keep, stride)
+		},
+		"Stats2Rows": func(s1, s2, a, b, mu, _, _ []float32, keep []bool, stride int) {
+			Stats2Rows(s1, s2, a, b, mu, keep, stride)
+		},
+		"StatsReluRows": func(s1, s2, a, b, mu, p, q []float32, keep []bool, stride int) {
+			StatsReluRows(s1, s2, a, b, mu, p, q, keep, stride)
+		},
+	}
+	for name, f := range kinds {
+		for _, cols := range []int{1, 5, 15, 16, 17, 33, 63, 64, 65, 70, 100, 129, 200} {
+			for _, extra := range []int{0, 3} {
+				for _, kept := range []string{"all", "none", "half"} {
+					stride, rows := cols+extra, 41
+					keep := make([]bool, rows)
+					for r := range keep {
+						keep[r] = kept == "all" || kept == "half" && rng.IntN(2) == 0
+					}
+					a, b := spice(randF32(rng, rows*stride)), spice(randF32(rng, rows*stride))
+					mu, p, q := spice(randF32(rng, cols)), spice(randF32(rng, cols)), randF32(rng, cols)
+					for c := range q { // (x − mu)·p + q exactly 0: u is 0 (the comparison is >)
+						if rng.IntN(3) == 0 {
+							q[c] = 0
+							for r := 0; r < rows; r += 2 {
+								b[r*stride+c] = mu[c]
+							}
+						}
+					}
+					s0 := spice(randF32(rng, 2*cols+8))
+					got, want := append([]float32(nil), s0...), append([]float32(nil), s0...)
+					f(got[:cols], got[cols+4:2*cols+4], a, b, mu, p, q, keep, stride)
+					saved := tailK
+					tailK = false
+					f(want[:cols], want[cols+4:2*cols+4], a, b, mu, p, q, keep, stride)
+					tailK = saved
+					for i := range got {
+						if math.Float32bits(got[i]) != math.Float32bits(want[i]) {
+							t.Fatalf("%s cols %d stride %d rows kept %s: sums[%d] = %v, the row loop %v", name, cols, stride, kept, i, got[i], want[i])
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkBatchNormPass is a batch norm's training pass over an AQSOL-sized edge batch (20,000
+// rows of 70, every 50th row padding), forward and backward with ReLU (run it with -cpu 1 for
+// one core). BenchmarkStatsReluRows is the backward pass's column sums alone over the same rows,
+// in BNChunk chunks: in registers (AVX-512, "rows") and row by row ("row loop").
+func BenchmarkBatchNormPass(b *testing.B) {
+	bufs, dx, dy := bnBench()
+	dg, db := make([]float32, bnD), make([]float32, bnD)
+	for b.Loop() {
+		BatchNorm(bufs, bnRows, bnD, true, BNOpts{Eps: BNEps, Momentum: BNMomentum, Relu: true})
+		BatchNormBackward(dx, dg, db, dy, bufs, bnRows, bnD, true, true, nil)
+	}
+}
+
+func BenchmarkStatsReluRows(b *testing.B) {
+	if !haveTailK || !haveKernel {
+		b.Skip("no AVX-512 on this machine")
+	}
+	bufs, _, dy := bnBench()
+	x, keep, d := bufs.X, bufs.Keep, bnD
+	mu, p, q := bufs.Gamma, bufs.Beta, bufs.Gamma
+	s1, s2 := make([]float32, d), make([]float32, d)
+	b.Run("rows", func(b *testing.B) {
+		for b.Loop() {
+			for lo := 0; lo < bnRows; lo += BNChunk {
+				hi := min(bnRows, lo+BNChunk)
+				StatsReluRows(s1, s2, dy[lo*d:hi*d], x[lo*d:hi*d], mu, p, q, keep[lo:hi], d)
+			}
+		}
+	})
+	b.Run("row loop", func(b *testing.B) {
+		for b.Loop() {
+			for r := range bnRows {
+				if keep[r] {
+					StatsReluRow(s1, s2, dy[r*d:(r+1)*d], x[r*d:(r+1)*d], mu, p, q)
+				}
+			}
+		}
+	})
+}
+
+const bnRows, bnD = 20000, 70
+
+func bnBench() (BatchNormBufs[float32], []float32, []float32) {
+	rng := rand.New(rand.NewPCG(75, 76))
+	keep := make([]bool, bnRows)
+	for r := range keep {
+		keep[r] = r%50 != 49
+	}
+	bufs := BatchNormBufs[float32]{X: randF32(rng, bnRows*bnD), Gamma: randF32(rng, bnD), Beta: randF32(rng, bnD), Keep: keep,
+		RunMean: make([]float64, bnD), RunVar: make([]float64, bnD), Out: make([]float32, bnRows*bnD),
+		Mean: make([]float64, bnD), InvStd: make([]float64, bnD), Scratch: &BNScratch{}}
+	return bufs, make([]float32, bnRows*bnD), randF32(rng, bnRows*bnD)
+}
