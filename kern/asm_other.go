@@ -28,6 +28,12 @@ func vStats2Rows(s1, s2, dy, x, mu []float32, keep []bool, n, stride int) {
 func vStatsReluRows(s1, s2, g, x, mu, p, q []float32, keep []bool, n, stride int) {
 	panic("no AVX-512 kernels on this architecture")
 }
+func vHeadDot(out, a, b []float32, idx []int32, m, d, h, w, k1, k2, k3 int) {
+	panic("no AVX-512 kernels on this architecture")
+}
+func vHeadScale(out, x, s []float32, idx []int32, m, d, h, k1, k2, k3 int) {
+	panic("no AVX-512 kernels on this architecture")
+}
 func vAdd2(dst, a, b []float32)                    { panic("no AVX2 kernels on this architecture") }
 func vAdd3(dst, a, b, c []float32)                 { panic("no AVX2 kernels on this architecture") }
 func vRelu(dst, x []float32)                       { panic("no AVX2 kernels on this architecture") }

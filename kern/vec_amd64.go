@@ -112,3 +112,12 @@ func vStats2Rows(s1, s2, dy, x, mu []float32, keep []bool, n, stride int)
 
 //go:noescape
 func vStatsReluRows(s1, s2, g, x, mu, p, q []float32, keep []bool, n, stride int)
+
+// vHeadDot and vHeadScale are HeadDot and HeadScale with a row in registers, for d ≤ 32 and
+// h ≤ 16 (vec_amd64.s; see headsInRegs). Need AVX512F.
+//
+//go:noescape
+func vHeadDot(out, a, b []float32, idx []int32, m, d, h, w, k1, k2, k3 int)
+
+//go:noescape
+func vHeadScale(out, x, s []float32, idx []int32, m, d, h, k1, k2, k3 int)

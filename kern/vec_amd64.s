@@ -725,3 +725,101 @@ statsreluend:
 statsreludone:
 	VZEROUPPER
 	RET
+
+// HKMASKS loads masks K1, K2 and K3 (a row's columns 0-15, 16-31, its heads) from the
+// arguments at o1, o2, o3.
+#define HKMASKS(o1, o2, o3) \
+	MOVQ o1, AX; \
+	KMOVW AX, K1; \
+	MOVQ o2, AX; \
+	KMOVW AX, K2; \
+	MOVQ o3, AX; \
+	KMOVW AX, K3
+
+// func vHeadDot(out, a, b []float32, idx []int32, m, d, h, w, k1, k2, k3 int)
+// out[i, j] = Σ_t a[i, j·w+t]·b[i, j·w+t] for rows i < m (d ≤ 32 columns, h ≤ 16 heads of w):
+// a row's products (rounded) in Z0 (columns 0-15) and Z2 (16-31), then for t = 0 … w−1 the
+// products idx[t·16+j] = j·w + t gathered to lane j (VPERMI2PS over the two) and added to the
+// heads' sums, from +0: each head's sum in column order, as HeadDot's loop adds it.
+TEXT ·vHeadDot(SB), NOSPLIT, $0-152
+	MOVQ out_base+0(FP), DI
+	MOVQ a_base+24(FP), SI
+	MOVQ b_base+48(FP), R8
+	MOVQ idx_base+72(FP), R9
+	MOVQ m+96(FP), R11
+	MOVQ d+104(FP), R10
+	SHLQ $2, R10                 // a row of a and b, in bytes
+	MOVQ h+112(FP), R12
+	SHLQ $2, R12                 // a row of out, in bytes
+	MOVQ w+120(FP), R13
+	HKMASKS(k1+128(FP), k2+136(FP), k3+144(FP))
+	TESTQ R11, R11
+	JE   hddone
+
+hdrow:
+	VMOVUPS.Z (SI), K1, Z0
+	VMOVUPS.Z (R8), K1, Z1
+	VMULPS Z1, Z0, Z0
+	VMOVUPS.Z 64(SI), K2, Z2
+	VMOVUPS.Z 64(R8), K2, Z3
+	VMULPS Z3, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	MOVQ R9, CX
+	MOVQ R13, DX
+
+hdterm:
+	VMOVDQU32 (CX), Z5
+	VPERMI2PS Z2, Z0, Z5
+	VADDPS Z5, Z4, Z4
+	ADDQ $64, CX
+	DECQ DX
+	JNZ  hdterm
+	VMOVUPS Z4, K3, (DI)
+	ADDQ R10, SI
+	ADDQ R10, R8
+	ADDQ R12, DI
+	DECQ R11
+	JNZ  hdrow
+
+hddone:
+	VZEROUPPER
+	RET
+
+// func vHeadScale(out, x, s []float32, idx []int32, m, d, h, k1, k2, k3 int)
+// out[i, c] = s[i, idx[c]]·x[i, c] for rows i < m (d ≤ 32 columns, h ≤ 16 heads; idx[c] = c/w,
+// 32 of them): the row's head scales spread to its columns by VPERMPS, one product each.
+TEXT ·vHeadScale(SB), NOSPLIT, $0-144
+	MOVQ out_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ s_base+48(FP), R8
+	MOVQ idx_base+72(FP), R9
+	VMOVDQU32 (R9), Z6
+	VMOVDQU32 64(R9), Z7
+	MOVQ m+96(FP), R11
+	MOVQ d+104(FP), R10
+	SHLQ $2, R10                 // a row of x and out, in bytes
+	MOVQ h+112(FP), R12
+	SHLQ $2, R12                 // a row of s, in bytes
+	HKMASKS(k1+120(FP), k2+128(FP), k3+136(FP))
+	TESTQ R11, R11
+	JE   hsdone
+
+hsrow:
+	VMOVUPS.Z (R8), K3, Z0
+	VPERMPS Z0, Z6, Z1
+	VMOVUPS.Z (SI), K1, Z2
+	VMULPS Z2, Z1, Z2
+	VMOVUPS Z2, K1, (DI)
+	VPERMPS Z0, Z7, Z1
+	VMOVUPS.Z 64(SI), K2, Z2
+	VMULPS Z2, Z1, Z2
+	VMOVUPS Z2, K2, 64(DI)
+	ADDQ R10, SI
+	ADDQ R10, DI
+	ADDQ R12, R8
+	DECQ R11
+	JNZ  hsrow
+
+hsdone:
+	VZEROUPPER
+	RET
