@@ -542,6 +542,16 @@ sumdone:
 	XORQ R12, R12; \
 	XORQ R13, R13
 
+// PASSAT starts a pass (ROWSMASKS) with DI, SI, R8 and R9 at column AX of the slices whose
+// bases are at s1, s2, a and b, and its sums loaded (ROWSSTART).
+#define PASSAT(s1, s2, a, b) \
+	ROWSMASKS; \
+	AT(s1, DI); \
+	AT(s2, SI); \
+	AT(a, R8); \
+	AT(b, R9); \
+	ROWSSTART
+
 // AT(arg, r) points r at column AX of the slice whose base is at arg.
 #define AT(arg, r) \
 	MOVQ arg, r; \
@@ -570,6 +580,33 @@ sumdone:
 	VZEROUPPER; \
 	RET
 
+// ROWSETUP loads what every kernel here reads first, from the arguments cols (len(s1)), keep,
+// n and stride (in values; R10 holds it in bytes); column 0.
+#define ROWSETUP(cols, keep, n, stride) \
+	MOVQ cols, R14; \
+	MOVQ keep, R15; \
+	MOVQ n, R11; \
+	MOVQ stride, R10; \
+	SHLQ $2, R10; \
+	XORQ AX, AX
+
+// ROWLOOP runs G (the four groups of a row) on each kept row r < n, then ROWSEND(pass); row,
+// next and end name its labels.
+#define ROWLOOP(row, next, end, pass, G) \
+row: \
+	CMPQ R12, R11; \
+	JGE  end; \
+	MOVBLZX (R15)(R12*1), BX; \
+	TESTL BX, BX; \
+	JE   next; \
+	G; \
+next: \
+	INCQ R12; \
+	ADDQ R10, R13; \
+	JMP  row; \
+end: \
+	ROWSEND(pass)
+
 // STATSG(off, K, k, z1, z2), one group of 16 columns: v = x − k (x at R8+R13+off, lanes K);
 // z1 += v, z2 += v·v (vStats's instructions).
 #define STATSG(off, K, k, z1, z2) \
@@ -578,41 +615,23 @@ sumdone:
 	VADDPS Z12, z1, z1; \
 	VFMADD231PS Z12, Z12, z2
 
+// STATS4: STATSG on a row's four groups of 16 columns.
+#define STATS4 \
+	STATSG(0, K1, Z8, Z0, Z4); \
+	STATSG(64, K2, Z9, Z1, Z5); \
+	STATSG(128, K3, Z10, Z2, Z6); \
+	STATSG(192, K4, Z11, Z3, Z7)
+
 // func vStatsRows(s1, s2, x, k []float32, keep []bool, n, stride int)
 // s1 += x_r − k and s2 += (x_r − k)² over the kept rows r < n of x: vStats on each, in order.
 TEXT ·vStatsRows(SB), NOSPLIT, $0-136
-	MOVQ s1_len+8(FP), R14
-	MOVQ keep_base+96(FP), R15
-	MOVQ n+120(FP), R11
-	MOVQ stride+128(FP), R10
-	SHLQ $2, R10
-	XORQ AX, AX
+	ROWSETUP(s1_len+8(FP), keep_base+96(FP), n+120(FP), stride+128(FP))
 	TESTQ R14, R14
 	JE   statsdone
 statspass:
-	ROWSMASKS
-	AT(s1_base+0(FP), DI)
-	AT(s2_base+24(FP), SI)
-	AT(x_base+48(FP), R8)
-	AT(k_base+72(FP), R9)
-	ROWSSTART
+	PASSAT(s1_base+0(FP), s2_base+24(FP), x_base+48(FP), k_base+72(FP))
 	LOAD4(R9, Z8, Z9, Z10, Z11)
-statsrow:
-	CMPQ R12, R11
-	JGE  statsend
-	MOVBLZX (R15)(R12*1), BX
-	TESTL BX, BX
-	JE   statsnext
-	STATSG(0, K1, Z8, Z0, Z4)
-	STATSG(64, K2, Z9, Z1, Z5)
-	STATSG(128, K3, Z10, Z2, Z6)
-	STATSG(192, K4, Z11, Z3, Z7)
-statsnext:
-	INCQ R12
-	ADDQ R10, R13
-	JMP  statsrow
-statsend:
-	ROWSEND(statspass)
+	ROWLOOP(statsrow, statsnext, statsend, statspass, STATS4)
 statsdone:
 	VZEROUPPER
 	RET
@@ -626,42 +645,23 @@ statsdone:
 	VSUBPS mu, Z13, Z13; \
 	VFMADD231PS Z13, Z12, z2
 
+#define STATS24 \
+	STATS2G(0, K1, Z8, Z0, Z4); \
+	STATS2G(64, K2, Z9, Z1, Z5); \
+	STATS2G(128, K3, Z10, Z2, Z6); \
+	STATS2G(192, K4, Z11, Z3, Z7)
+
 // func vStats2Rows(s1, s2, dy, x, mu []float32, keep []bool, n, stride int)
 // s1 += dy_r and s2 += dy_r ⊙ (x_r − mu) over the kept rows r < n: vStats2 on each, in order.
 TEXT ·vStats2Rows(SB), NOSPLIT, $0-160
-	MOVQ s1_len+8(FP), R14
-	MOVQ keep_base+120(FP), R15
-	MOVQ n+144(FP), R11
-	MOVQ stride+152(FP), R10
-	SHLQ $2, R10
-	XORQ AX, AX
+	ROWSETUP(s1_len+8(FP), keep_base+120(FP), n+144(FP), stride+152(FP))
 	TESTQ R14, R14
 	JE   stats2done
 stats2pass:
-	ROWSMASKS
-	AT(s1_base+0(FP), DI)
-	AT(s2_base+24(FP), SI)
-	AT(dy_base+48(FP), R8)
-	AT(x_base+72(FP), R9)
-	ROWSSTART
+	PASSAT(s1_base+0(FP), s2_base+24(FP), dy_base+48(FP), x_base+72(FP))
 	AT(mu_base+96(FP), CX)
 	LOAD4(CX, Z8, Z9, Z10, Z11)
-stats2row:
-	CMPQ R12, R11
-	JGE  stats2end
-	MOVBLZX (R15)(R12*1), BX
-	TESTL BX, BX
-	JE   stats2next
-	STATS2G(0, K1, Z8, Z0, Z4)
-	STATS2G(64, K2, Z9, Z1, Z5)
-	STATS2G(128, K3, Z10, Z2, Z6)
-	STATS2G(192, K4, Z11, Z3, Z7)
-stats2next:
-	INCQ R12
-	ADDQ R10, R13
-	JMP  stats2row
-stats2end:
-	ROWSEND(stats2pass)
+	ROWLOOP(stats2row, stats2next, stats2end, stats2pass, STATS24)
 stats2done:
 	VZEROUPPER
 	RET
@@ -680,48 +680,29 @@ stats2done:
 	VADDPS Z12, z1, z1; \
 	VFMADD231PS Z13, Z12, z2
 
+#define STATSRELU4 \
+	STATSRELUG(0, K1, Z8, Z16, Z20, Z0, Z4); \
+	STATSRELUG(64, K2, Z9, Z17, Z21, Z1, Z5); \
+	STATSRELUG(128, K3, Z10, Z18, Z22, Z2, Z6); \
+	STATSRELUG(192, K4, Z11, Z19, Z23, Z3, Z7)
+
 // func vStatsReluRows(s1, s2, g, x, mu, p, q []float32, keep []bool, n, stride int)
 // With u = g_r where (x_r − mu)·p + q > 0, else 0: s1 += u and s2 += u ⊙ (x_r − mu) over the
 // kept rows r < n: vStatsRelu on each, in order.
 TEXT ·vStatsReluRows(SB), NOSPLIT, $0-208
-	MOVQ s1_len+8(FP), R14
-	MOVQ keep_base+168(FP), R15
-	MOVQ n+192(FP), R11
-	MOVQ stride+200(FP), R10
-	SHLQ $2, R10
-	XORQ AX, AX
+	ROWSETUP(s1_len+8(FP), keep_base+168(FP), n+192(FP), stride+200(FP))
 	VPXORD Z28, Z28, Z28
 	TESTQ R14, R14
 	JE   statsreludone
 statsrelupass:
-	ROWSMASKS
-	AT(s1_base+0(FP), DI)
-	AT(s2_base+24(FP), SI)
-	AT(g_base+48(FP), R8)
-	AT(x_base+72(FP), R9)
-	ROWSSTART
+	PASSAT(s1_base+0(FP), s2_base+24(FP), g_base+48(FP), x_base+72(FP))
 	AT(mu_base+96(FP), CX)
 	LOAD4(CX, Z8, Z9, Z10, Z11)
 	AT(p_base+120(FP), CX)
 	LOAD4(CX, Z16, Z17, Z18, Z19)
 	AT(q_base+144(FP), CX)
 	LOAD4(CX, Z20, Z21, Z22, Z23)
-statsrelurow:
-	CMPQ R12, R11
-	JGE  statsreluend
-	MOVBLZX (R15)(R12*1), BX
-	TESTL BX, BX
-	JE   statsrelunext
-	STATSRELUG(0, K1, Z8, Z16, Z20, Z0, Z4)
-	STATSRELUG(64, K2, Z9, Z17, Z21, Z1, Z5)
-	STATSRELUG(128, K3, Z10, Z18, Z22, Z2, Z6)
-	STATSRELUG(192, K4, Z11, Z19, Z23, Z3, Z7)
-statsrelunext:
-	INCQ R12
-	ADDQ R10, R13
-	JMP  statsrelurow
-statsreluend:
-	ROWSEND(statsrelupass)
+	ROWLOOP(statsrelurow, statsrelunext, statsreluend, statsrelupass, STATSRELU4)
 statsreludone:
 	VZEROUPPER
 	RET
