@@ -43,7 +43,7 @@ func (m *ModelTable) Markdown() string {
 	sort.Strings(datasets)
 	var b strings.Builder
 	b.WriteString("## The method on any GNN: each model at r = 1 and rewired with CLS\n\n")
-	b.WriteString("Test metric, mean ± population std over the seeds that finished (n); \"literature\" is the model's row in the paper's table:results (benchmarking-gnns' training of it, without rewiring or encodings); \"change\" is rewired against r = 1, relative. Marks as in the per-dataset tables. " +
+	b.WriteString("Test metric, mean ± population std over the seeds that finished (n; the mean alone for one); \"literature\" is the model's row in the paper's table:results (benchmarking-gnns' training of it, without rewiring or encodings); \"change\" is rewired against r = 1, relative. Marks as in the per-dataset tables. " +
 		"Models by the model registry's names (models/models.go): " + registryModelList(m.Groups) + ".\n")
 	for _, d := range datasets {
 		gs := byData[d]
@@ -122,7 +122,7 @@ func modelCell(g *results.Group, what string) string {
 	if g == nil || math.IsNaN(g.Test.Mean) {
 		return "–"
 	}
-	s := fmt.Sprintf("%s ± %s (n = %d)%s", f3(g.Test.Mean), f3(g.Test.Std), len(g.Seeds), mdMarks(g))
+	s := fmt.Sprintf("%s (n = %d)%s", meanStd(g.Test, " ± "), len(g.Seeds), mdMarks(g))
 	if what == "setting" {
 		s += fmt.Sprintf(", r = %d", g.R)
 		if g.CLS {

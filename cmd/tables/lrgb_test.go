@@ -76,7 +76,7 @@ func TestTablesPeptidesFunc(t *testing.T) {
 		"| 1 | 0.615 ± 0.011 [0.635 ± 0.011] | – |",
 		"| 8 | – | 0.640 ± 0.000 [0.660 ± 0.000] |",
 		"| GatedGCN, this framework (gatedgcn-none, r = 1) | 0.585 ± 0.011 | 0.600 ± 0.011 | 499,046 | this framework, peptides-func-gatedgcn-none-r1 | within 2σ of GatedGCN [1] (Δ +0.0136, 2σ 0.0154) |",
-		"| GatedGCN+RWSE, this framework (gatedgcn-rwse, r = 1) | 0.600 ± 0.000 †1/4 | 0.610 ± 0.000 |",
+		"| GatedGCN+RWSE, this framework (gatedgcn-rwse, r = 1) | 0.600 †1/4 | 0.610 |",
 		"| GatedGCN | – | 0.5864 ± 0.0077 | 509,368 | [1] | |",
 		"| GatedGCN+RWSE | – | 0.6069 ± 0.0035 | 506,280 | [1] | |",
 		"| Transformer+LapPE | – | 0.6326 ± 0.0126 | 488,426 | [1] | |",
