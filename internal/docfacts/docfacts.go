@@ -40,6 +40,7 @@ var Kinds = map[string]string{
 	"parked":      "the range of epochs logged (metrics.jsonl lines) by the parked runs (with checkpoint.bin) under the folders",
 	"unfinished":  "the number of parked runs (with checkpoint.bin) under the folders",
 	"parked-test": "the range of the parked runs' last logged test metrics under the folders, 3 decimals (a first look, not a result)",
+	"cells":       "the number of the paper's table cells (table:<dataset>, a setting at an r, with a number) with a finished run under the folders, runs on a reduced budget left out; runs of settings outside the paper's tables are not counted",
 	"vs":          "the finished runs' test mean under the folders (all of one dataset, model, encoding, CLS and r) against the paper's cell in table:<dataset>, as the tables' vs paper column writes it: within 2σ (Δ +0.008, 2σ 0.018)",
 }
 
@@ -222,6 +223,8 @@ func Value(root, kind, arg string) (string, error) {
 		return span(runs.parkedTest, "%.3f")
 	case "vs":
 		return versusPaper(runs.results)
+	case "cells":
+		return paperCells(runs.results)
 	default: // parked
 		return span(runs.parked, "%.0f")
 	}
@@ -276,6 +279,37 @@ func versusPaper(rs []*runfiles.Result) (string, error) {
 		return "", fmt.Errorf("table:%s's cell %s at r = %d has no number (%q)", dataset, setting, r, cell.String())
 	}
 	return v, nil
+}
+
+// paperCells counts the paper's table cells with a number that the finished results fill, as
+// the cell and vs facts read them, less the runs on a reduced budget (runfiles.Reduced: a
+// binding departure, a reduced config, the emulated GPU; a result older than config hashes
+// counts, as the tables count it when its config is the grid's): each distinct (dataset,
+// setting, r) with a cell in table:<dataset>.
+func paperCells(rs []*runfiles.Result) (string, error) {
+	pf, err := paper.Load()
+	if err != nil {
+		return "", err
+	}
+	seen := map[string]bool{}
+	for _, r := range reportable(rs) {
+		if r.Provenance() == runfiles.Reduced {
+			continue
+		}
+		setting := results.Setting(r.Model, r.Encoding, r.CLS)
+		pt, ok := pf.TableForDataset(r.Dataset)
+		if !ok {
+			continue
+		}
+		if c, ok := pt.Cell(r.R, setting); !ok || c.Mean == "" {
+			continue
+		}
+		seen[fmt.Sprintf("%s %s r=%d", r.Dataset, setting, r.R)] = true
+	}
+	if len(seen) == 0 {
+		return "", fmt.Errorf("no run fills a cell of the paper's tables")
+	}
+	return fmt.Sprint(len(seen)), nil
 }
 
 func kindNames() []string {

@@ -156,6 +156,32 @@ func TestVersusPaper(t *testing.T) {
 	}
 }
 
+// cells counts the distinct paper cells the runs fill: two seeds of one cell count once; a run
+// at an r the paper's table lacks, of a dataset without a table, or on a reduced budget counts
+// for none, one older than config hashes (as the cell fact) for its cell; a folder filling none is an error.
+func TestPaperCells(t *testing.T) {
+	root, hash := t.TempDir(), strings.Repeat("ab", 32)
+	adj := runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 1, TestMetric: 0.38, ConfigHash: hash}
+	result(t, root, "c/a/seed41", adj)
+	result(t, root, "c/a/seed95", adj)
+	result(t, root, "c/cls/seed41", runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", CLS: true, R: 4, TestMetric: 0.13, ConfigHash: hash})
+	result(t, root, "c/aq/seed41", runfiles.Result{Dataset: "aqsol", Model: "monet", Encoding: "adj", R: 2, TestMetric: 1.3, ConfigHash: hash})
+	result(t, root, "c/nopaper/seed41", runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "adj", R: 11, TestMetric: 0.1, ConfigHash: hash})
+	result(t, root, "c/notable/seed41", runfiles.Result{Dataset: "neighborsmatch-2", Model: "gatedgcn", Encoding: "adj", R: 2, TestMetric: 75, ConfigHash: hash})
+	result(t, root, "c/reduced/seed41", runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "short", R: 2, TestMetric: 0.3,
+		ConfigHash: hash, Departures: []runfiles.Departure{{Key: "dataset.subset", Protocol: "0", Used: "100"}}})
+	result(t, root, "c/unknown/seed41", runfiles.Result{Dataset: "zinc", Model: "gatedgcn", Encoding: "short", R: 3, TestMetric: 0.3})
+	if got, err := Value(root, "cells", "c"); err != nil || got != "4" {
+		t.Errorf("cells c: %q, %v; want 4 (zinc gcn-adj r=1, gcn-adj-cls r=4, gcn-short r=3, aqsol mon-adj r=2)", got, err)
+	}
+	if got, err := Value(root, "cells", "c/a c/cls"); err != nil || got != "2" {
+		t.Errorf("cells c/a c/cls: %q, %v; want 2", got, err)
+	}
+	if _, err := Value(root, "cells", "c/nopaper c/notable c/reduced"); err == nil || !strings.Contains(err.Error(), "no run fills") {
+		t.Errorf("cells of runs outside the paper's tables: error %v, want \"no run fills\"", err)
+	}
+}
+
 // Check finds the stale values with their file and line; Update rewrites exactly those, keeps
 // the rest of the file byte for byte, and a second Check finds nothing.
 func TestCheckAndUpdate(t *testing.T) {
