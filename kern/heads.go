@@ -97,15 +97,38 @@ func KernelMixBackward[T Float](dx, dw, x, w, g []T, m, kk, d int) {
 		}
 	}
 	if dw != nil {
-		for i := 0; i < m; i++ {
-			for j := 0; j < kk; j++ {
-				var acc T
-				xs := x[i*kk*d+j*d : i*kk*d+(j+1)*d]
-				for t, v := range xs {
-					acc += v * g[i*d+t]
-				}
-				dw[i*kk+j] = acc
-			}
+		kernelMixDW(dw, x, g, m, kk, d)
+	}
+}
+
+// kernelMixDW writes dw[p] = Σ_t x[p·d+t]·g[(p/kk)·d+t] for p < m·kk (dw[i,j] of
+// KernelMixBackward: x's row p is x[i, j·d : (j+1)·d] for p = i·kk + j), each sum in column order
+// from 0, four at a time: the sums are independent, so their chains of additions overlap where
+// one at a time waits on each addition (the same values bit for bit).
+func kernelMixDW[T Float](dw, x, g []T, m, kk, d int) {
+	n := m * kk
+	row := func(a []T, p int) []T { return a[p*d : (p+1)*d] }
+	p := 0
+	for ; p+4 <= n; p += 4 {
+		x0, x1, x2, x3 := row(x, p), row(x, p+1), row(x, p+2), row(x, p+3)
+		g0, g1, g2, g3 := row(g, p/kk), row(g, (p+1)/kk), row(g, (p+2)/kk), row(g, (p+3)/kk)
+		x1, x2, x3, g0, g1, g2, g3 = x1[:len(x0)], x2[:len(x0)], x3[:len(x0)], g0[:len(x0)], g1[:len(x0)], g2[:len(x0)], g3[:len(x0)]
+		var a0, a1, a2, a3 T
+		for t, v := range x0 {
+			a0 += v * g0[t]
+			a1 += x1[t] * g1[t]
+			a2 += x2[t] * g2[t]
+			a3 += x3[t] * g3[t]
 		}
+		dw[p], dw[p+1], dw[p+2], dw[p+3] = a0, a1, a2, a3
+	}
+	for ; p < n; p++ {
+		xs, gs := row(x, p), row(g, p/kk)
+		gs = gs[:len(xs)]
+		var acc T
+		for t, v := range xs {
+			acc += v * gs[t]
+		}
+		dw[p] = acc
 	}
 }

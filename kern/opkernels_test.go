@@ -461,3 +461,44 @@ func runOthers[T Float](u, mu, is, g, x, z []T, labels []int32, cw []float64, m,
 		add(name, v)
 	}
 }
+
+// TestKernelMixDWIsRowLoop: KernelMixBackward's dw, four sums at a time (kernelMixDW), against
+// one sum at a time in column order, bit for bit, in float32 and float64, for counts of sums
+// that leave every remainder mod 4 and with signed zeros, infinities and NaNs among the values.
+func TestKernelMixDWIsRowLoop(t *testing.T) {
+	testKernelMixDW[float32](t)
+	testKernelMixDW[float64](t)
+}
+
+func testKernelMixDW[T Float](t *testing.T) {
+	rng := rand.New(rand.NewPCG(81, 82))
+	special := []float64{0, math.Copysign(0, -1), math.Inf(1), math.Inf(-1), math.NaN(), 1e38, -1e38}
+	for _, kk := range []int{1, 2, 3, 5} {
+		for _, m := range []int{1, 2, 3, 7} {
+			for _, d := range []int{1, 5, 90} {
+				x, g := make([]T, m*kk*d), make([]T, m*d)
+				for _, v := range [][]T{x, g} {
+					for i := range v {
+						v[i] = T(rng.NormFloat64())
+						if rng.IntN(40) == 0 {
+							v[i] = T(special[rng.IntN(len(special))])
+						}
+					}
+				}
+				got := make([]T, m*kk)
+				KernelMixBackward(nil, got, x, nil, g, m, kk, d)
+				for i := 0; i < m; i++ {
+					for j := 0; j < kk; j++ {
+						var acc T
+						for c := 0; c < d; c++ {
+							acc += x[i*kk*d+j*d+c] * g[i*d+c]
+						}
+						if a, b := float64(got[i*kk+j]), float64(acc); math.Float64bits(a) != math.Float64bits(b) && !(math.IsNaN(a) && math.IsNaN(b)) {
+							t.Fatalf("%T kk %d m %d d %d: dw[%d,%d] = %v, one sum at a time %v", acc, kk, m, d, i, j, a, b)
+						}
+					}
+				}
+			}
+		}
+	}
+}
