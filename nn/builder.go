@@ -180,8 +180,7 @@ func (b *Builder) BatchNorm(x *gorgonia.Node, name string, mask *ops.Mask) *gorg
 		return nil
 	}
 	d := x.Shape()[1]
-	g := b.Param(name+".gamma", Const(1), d)
-	be := b.Param(name+".beta", Const(0), d)
+	g, be := b.normAffine(name, d)
 	if b.err != nil {
 		return nil
 	}
@@ -368,6 +367,11 @@ func (b *Builder) Apply(what string, f func() (*gorgonia.Node, error)) *gorgonia
 	return b.ok(y, err, what)
 }
 
+// normAffine is a norm's per-feature scale and shift, γ = 1 and β = 0 at start.
+func (b *Builder) normAffine(name string, d int) (gamma, beta *gorgonia.Node) {
+	return b.Param(name+".gamma", Const(1), d), b.Param(name+".beta", Const(0), d)
+}
+
 // Scale multiplies every entry of x by c.
 func (b *Builder) Scale(x *gorgonia.Node, c float64) *gorgonia.Node {
 	return b.withConst(gorgonia.Mul, x, c, "scale")
@@ -379,8 +383,7 @@ func (b *Builder) LayerNorm(x *gorgonia.Node, name string, mask *ops.Mask) *gorg
 		return nil
 	}
 	d := x.Shape()[1]
-	g := b.Param(name+".gamma", Const(1), d)
-	be := b.Param(name+".beta", Const(0), d)
+	g, be := b.normAffine(name, d)
 	if b.err != nil {
 		return nil
 	}
