@@ -111,20 +111,12 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 		errs = append(errs, fmt.Errorf("%s:%d: %s", path, line, fmt.Sprintf(format, args...)))
 	}
 	top := Product{Line: root.Line}
-	seen := map[string]int{}
-	for i := 0; i+1 < len(root.Content); i += 2 {
-		kn, vn := deref(root.Content[i]), deref(root.Content[i+1])
-		key := strings.ToLower(kn.Value)
-		if first, dup := seen[key]; dup {
-			fail(kn.Line, "key %q given twice (first on line %d)", key, first)
-			continue
-		}
-		seen[key] = kn.Line
+	seen := eachKey(root, "", fail, func(key string, kn, vn *yaml.Node) {
 		switch key {
 		case "name", "table":
 			if vn.Kind != yaml.ScalarNode || isNull(vn) || vn.Value == "" {
 				fail(vn.Line, "%s: want a name, got %s", key, describe(vn))
-				continue
+				return
 			}
 			if key == "name" {
 				g.Name = vn.Value
@@ -134,7 +126,7 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 		case "tag":
 			if vn.Kind != yaml.ScalarNode || !validTag(vn.Value) {
 				fail(vn.Line, "tag: want lower-case letters and digits (it ends every run name as -<tag>), got %s", describe(vn))
-				continue
+				return
 			}
 			g.Tag = vn.Value
 		case "notes":
@@ -143,18 +135,18 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 			seeds, err := nodeValue(schemaByKey["train.seeds"], vn)
 			if err != nil {
 				fail(vn.Line, "seeds: %v", strings.TrimPrefix(err.Error(), "train.seeds: "))
-				continue
+				return
 			}
 			g.Seeds, g.seedsSrc = seeds.([]int64), fmt.Sprintf("%s:%d", path, vn.Line)
 		case "overrides":
 			if vn.Kind != yaml.MappingNode {
 				fail(vn.Line, "overrides: want a mapping of run-config keys, got %s", describe(vn))
-				continue
+				return
 			}
 			l, err := runLayer(path, vn, "overrides.")
 			if err != nil {
 				errs = append(errs, err)
-				continue
+				return
 			}
 			for _, k := range sortedKeys(l.vals) {
 				if _, axis := gridAxes[k]; axis {
@@ -165,7 +157,7 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 		case "extra":
 			if vn.Kind != yaml.SequenceNode {
 				fail(vn.Line, "extra: want a list of products, got %s", describe(vn))
-				continue
+				return
 			}
 			for _, item := range vn.Content {
 				item = deref(item)
@@ -174,23 +166,15 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 					continue
 				}
 				p := Product{Line: item.Line}
-				pseen := map[string]int{}
-				for j := 0; j+1 < len(item.Content); j += 2 {
-					pk, pv := deref(item.Content[j]), deref(item.Content[j+1])
-					k := strings.ToLower(pk.Value)
-					if first, dup := pseen[k]; dup {
-						fail(pk.Line, "extra: key %q given twice (first on line %d)", k, first)
-						continue
-					}
-					pseen[k] = pk.Line
+				eachKey(item, "extra: ", fail, func(k string, pk, pv *yaml.Node) {
 					if !isAxisKey(k) {
 						fail(pk.Line, "extra: unknown key %q (an extra product takes datasets, models, encodings, cls, r)", k)
-						continue
+						return
 					}
 					if err := p.setAxis(k, pv); err != nil {
 						fail(pv.Line, "extra: %v", err)
 					}
-				}
+				})
 				g.Products = append(g.Products, p)
 			}
 		default:
@@ -198,7 +182,7 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 				if err := top.setAxis(key, vn); err != nil {
 					fail(vn.Line, "%v", err)
 				}
-				continue
+				return
 			}
 			msg := fmt.Sprintf("unknown key %q (a grid takes name, table, tag, notes, datasets, models, encodings, cls, r, seeds, extra, overrides)", key)
 			if key == "dataset" || key == "model" || key == "encoding" {
@@ -206,7 +190,7 @@ func ParseGrid(path string, data []byte, sets []string) (*Grid, error) {
 			}
 			fail(kn.Line, "%s", msg)
 		}
-	}
+	})
 	for _, need := range []struct {
 		key string
 		ok  bool
@@ -528,4 +512,21 @@ func LoadGrids(dir string, sets []string) ([]*Grid, error) {
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// eachKey calls f on each key of the mapping m (lower-cased) and its value, in order, after
+// failing a key given twice (prefix starts the message: "extra: "); it returns each key's line.
+func eachKey(m *yaml.Node, prefix string, fail func(line int, format string, args ...any), f func(key string, kn, vn *yaml.Node)) map[string]int {
+	seen := map[string]int{}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		kn, vn := deref(m.Content[i]), deref(m.Content[i+1])
+		key := strings.ToLower(kn.Value)
+		if first, dup := seen[key]; dup {
+			fail(kn.Line, "%skey %q given twice (first on line %d)", prefix, key, first)
+			continue
+		}
+		seen[key] = kn.Line
+		f(key, kn, vn)
+	}
+	return seen
 }

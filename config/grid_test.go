@@ -176,6 +176,8 @@ func TestGridRejected(t *testing.T) {
 		{"seeds repeated", base + "seeds: [1, 1]\n", nil, nil, []string{"g.yaml:6:", "seed 1 is listed twice"}, true},
 		{"same run twice", base + "extra:\n  - r: 2\n", nil, nil, []string{"g.yaml:7: run zinc-gatedgcn-adj-r2 is already in the product on line 1"}, true},
 		{"extra unknown key", base + "extra:\n  - seeds: [1]\n", nil, nil, []string{"g.yaml:7:", `extra: unknown key "seeds"`}, false},
+		{"key twice", base + "seeds: [1]\nSeeds: [2]\n", nil, nil, []string{"g.yaml:7:", `key "seeds" given twice (first on line 6)`}, false},
+		{"extra key twice", base + "extra:\n  - r: 3\n    r: 4\n", nil, nil, []string{"g.yaml:8:", `extra: key "r" given twice (first on line 7)`}, false},
 		{"impossible run", strings.Replace(base, "[gatedgcn]", "[transformer]", 1) + "overrides:\n  model: {hidden: 50}\n", nil, nil, []string{"run zinc-transformer-adj-r1", "model.hidden: must be divisible"}, true},
 		{"syntax", base + "overrides: [\n", nil, nil, []string{"g.yaml:", "YAML syntax error"}, false},
 		{"note of no run", base + "notes:\n  zinc-gatedgcn-adj-r3: \"x\"\n", nil, nil, []string{"g.yaml:7: notes.zinc-gatedgcn-adj-r3: the grid has no such run"}, true},
