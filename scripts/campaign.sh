@@ -717,12 +717,41 @@ cpu_status() {
 	fi
 	[[ -f $CPU_DIR/out/campaign.log ]] && grep -E ' (start|end|stop|skip) ' "$CPU_DIR/out/campaign.log" | tail -n 12
 	[[ -f $b/.window-start ]] || return 0
-	echo "run folders of this window (epochs in metrics.jsonl):"
+	echo "run folders of this window (epochs in metrics.jsonl; for a run still training, the fewest epochs"
+	echo "and minutes its schedule leaves before min_lr):"
 	while IFS= read -r d; do
 		n=0
 		[[ -f $b/$d/metrics.jsonl ]] && n=$(wc -l <"$b/$d/metrics.jsonl")
 		printf '  %-60s %4s epochs  %s\n' "${d#runs/}" "$n" "$(tail -n 1 "$b/$d/train.log" 2>/dev/null | cut -c1-60)"
+		finished "$b/$d" || left_at_least "$b/$d"
 	done < <(cd "$b" && touched)
+}
+
+# left_at_least DIR: for a run still training, "at least E epochs (about M min) left": the
+# learning rate must still halve k times before it falls below min_lr, and the schedule
+# (train.Plateau) halves it only after patience + 1 epochs without a relative improvement of
+# 1e-4 in the monitored loss, counted from the last halving; the epochs logged give the count so
+# far (an epoch's "lr" is the rate it trained with; a halving after it is replayed here). M from the run's mean seconds an epoch (training and evaluation). Nothing when the config
+# or the metrics do not say.
+left_at_least() {
+	local d=$1 f factor patience minlr monitor
+	f=$d/metrics.jsonl
+	[[ -s $f && -f $d/config.yaml ]] || return 0
+	factor=$(sed -n 's/^ *lr_factor: *//p' "$d/config.yaml" | head -1)
+	patience=$(sed -n 's/^ *patience: *//p' "$d/config.yaml" | head -1)
+	minlr=$(sed -n 's/^ *min_lr: *//p' "$d/config.yaml" | head -1)
+	monitor=$(sed -n 's/^ *monitor: *//p' "$d/config.yaml" | head -1)
+	[[ -n $factor && -n $patience && -n $minlr ]] || return 0
+	awk -v f="$factor" -v p="$patience" -v m="$minlr" -v key="\"${monitor:-val_loss}\":" '
+		function num(k,   i, r) { i = index($0, k); if (!i) return ""; r = substr($0, i + length(k)); sub(/[,}].*/, "", r); return r + 0 }
+		{ v = num(key); lr = num("\"lr\":"); s += num("\"seconds\":") + num("\"eval_seconds\":"); n++
+		  if (n == 1 || v < best * (1 - 1e-4)) { best = v; bad = 0 } else if (++bad > p) { bad = 0; lr *= f } }
+		END {
+			if (!n || f <= 0 || f >= 1 || m <= 0 || lr < m) exit
+			k = 0; while (lr >= m && k < 100) { lr *= f; k++ }
+			e = (p + 1 - bad) + (k - 1) * (p + 1)
+			printf "      at least %d epoch%s left (%d halving%s of the rate to come), about %.0f min at %.1f s an epoch\n", e, e == 1 ? "" : "s", k, k == 1 ? "" : "s", e * s / n / 60, s / n
+		}' "$f"
 }
 
 cpu_stop() {
