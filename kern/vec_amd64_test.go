@@ -243,6 +243,18 @@ func TestSumRowsIsAddTo(t *testing.T) {
 	}
 }
 
+// spiced replaces about one value in every of v with a special one (signed zeros, infinities,
+// NaN, the largest and the smallest magnitudes), and returns v.
+func spiced(rng *rand.Rand, v []float32, every int) []float32 {
+	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e38, -1e38, 1e-45}
+	for i := range v {
+		if rng.IntN(every) == 0 {
+			v[i] = special[rng.IntN(len(special))]
+		}
+	}
+	return v
+}
+
 // TestStatsRowsIsRowLoop checks StatsRows, Stats2Rows and StatsReluRows on AVX-512 (the sums in
 // registers) against the row loops they replace (StatsRow, Stats2Row, StatsReluRow on each kept
 // row, in order), bit for bit: row widths around the 16- and 64-column steps, rows longer than
@@ -254,15 +266,7 @@ func TestStatsRowsIsRowLoop(t *testing.T) {
 		t.Skip("no AVX-512 on this machine")
 	}
 	rng := rand.New(rand.NewPCG(73, 74))
-	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e38, -1e38, 1e-45}
-	spice := func(v []float32) []float32 {
-		for i := range v {
-			if rng.IntN(40) == 0 {
-				v[i] = special[rng.IntN(len(special))]
-			}
-		}
-		return v
-	}
+	spice := func(v []float32) []float32 { return spiced(rng, v, 40) }
 	kinds := map[string]func(s1, s2, a, b, mu, p, q []float32, keep []bool, stride int){
 		"StatsRows": func(s1, s2, a, _, k, _, _ []float32, keep []bool, stride int) {
 			StatsRows(s1, s2, a, k, keep, stride)
@@ -375,15 +379,7 @@ func TestHeadsInRegsIsLoop(t *testing.T) {
 		t.Skip("no AVX-512 on this machine")
 	}
 	rng := rand.New(rand.NewPCG(77, 78))
-	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e38, -1e38, 1e-45}
-	spice := func(v []float32) []float32 {
-		for i := range v {
-			if rng.IntN(30) == 0 {
-				v[i] = special[rng.IntN(len(special))]
-			}
-		}
-		return v
-	}
+	spice := func(v []float32) []float32 { return spiced(rng, v, 30) }
 	same := func(what string, d, h, m int, got, want []float32) {
 		t.Helper()
 		for i := range got {
