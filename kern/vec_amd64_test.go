@@ -243,7 +243,7 @@ func TestSumRowsIsAddTo(t *testing.T) {
 	}
 }
 
-// spiced replaces about one value in every of v with a special one (signed zeros, infinities,
+// spiced replaces about one in every `every` values of v with a special one (signed zeros, infinities,
 // NaN, the largest and the smallest magnitudes), and returns v.
 func spiced(rng *rand.Rand, v []float32, every int) []float32 {
 	special := []float32{0, float32(math.Copysign(0, -1)), float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), 1e38, -1e38, 1e-45}
