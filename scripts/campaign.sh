@@ -55,10 +55,10 @@
 # collect does, and prints what changed; a window whose machine stopped abruptly (no pack) is
 # packed first from each run's last checkpoint.
 # Both unfinished/ and the windows are committed: a GPU window's next chance may come in another
-# session, on a fresh clone. Both collects, into the repository's docs/results, then remake the
-# table of each grid whose runs/ changed (scripts/tables.sh GRID) and rewrite the figures the docs
-# quote (cmd/docfacts -w), printing what they rewrote: a doc left quoting an old figure fails the
-# suite. The prose around the figures is the committer's to read.
+# session, on a fresh clone. Both collects and adopt, into the repository's docs/results, then
+# remake the table of each grid whose runs/ changed (scripts/tables.sh GRID) and rewrite the
+# figures the docs quote (cmd/docfacts -w), printing what they rewrote: a doc left quoting an old
+# figure fails the suite. The prose around the figures is the committer's to read.
 #
 # Queue lines: GRID RUN-REGEX [SEEDS] [key=value ...] [results=DIR]; GRID a grid of
 # configs/grids (table-cluster …), RUN-REGEX an extended regular expression matched against the
@@ -731,8 +731,9 @@ cpu_status() {
 # learning rate must still halve k times before it falls below min_lr, and the schedule
 # (train.Plateau) halves it only after patience + 1 epochs without a relative improvement of
 # 1e-4 in the monitored loss, counted from the last halving; the epochs logged give the count so
-# far (an epoch's "lr" is the rate it trained with; a halving after it is replayed here). M from the run's mean seconds an epoch (training and evaluation). Nothing when the config
-# or the metrics do not say.
+# far (an epoch's "lr" is the rate it trained with; a halving after it is replayed here). M from
+# the run's mean seconds an epoch (training and evaluation). Nothing when the config or the
+# metrics do not say.
 left_at_least() {
 	local d=$1 f factor patience minlr monitor
 	f=$d/metrics.jsonl
@@ -788,19 +789,21 @@ cpu_collect() {
 		) || die "cannot pack $b's run folders"
 	fi
 	local rc
-	collect_report "$out"
+	merge_report cmd_collect "$out"
 	rc=$?
 	stamp >"$CPU_DIR/collected"
 	return $rc
 }
 
-# collect_report PACKDIR: collect, then print what changed under RESULTS and refresh the docs
-# (refresh_docs); the collect verb and cpu collect both end here.
-collect_report() {
+# merge_report VERB ARGS...: a merge into RESULTS (cmd_collect, cmd_adopt) in a subshell, then
+# what changed under RESULTS, and the docs refreshed (refresh_docs); collect, cpu collect and
+# adopt all end here.
+merge_report() {
 	local before rc changed
 	before=$(results_state)
-	(cmd_collect "$1")
+	("$@")
 	rc=$?
+	((rc != 2)) || return 2 # refused (die): nothing was merged
 	echo "what changed under $RESULTS (+ added or changed, - gone):"
 	changed=$(diff <(echo "$before") <(results_state) | sed -n -e 's/^> /  + /p' -e 's/^< /  - /p')
 	echo "$changed"
@@ -846,8 +849,8 @@ case $verb in
 jobs) repo_root; cmd_jobs "$@" ;;
 bundle) repo_root; cmd_bundle "$@" ;;
 run) cmd_run "$@" ;;
-collect) repo_root; [[ $# -eq 1 ]] || die "collect PACKDIR"; collect_report "$1" ;;
-adopt) repo_root; cmd_adopt "$@" ;;
+collect) repo_root; [[ $# -eq 1 ]] || die "collect PACKDIR"; merge_report cmd_collect "$1" ;;
+adopt) repo_root; merge_report cmd_adopt "$@" ;;
 cpu) repo_root; cmd_cpu "$@" ;;
 -h | help) usage ;;
 *) die "unknown verb $verb: want jobs, bundle, run, collect, adopt or cpu (-h prints the usage)" ;;
