@@ -226,7 +226,7 @@ func (lt *LRGBTable) ours(g *results.Group, bold bool, sep string, m markers, bo
 	if g == nil {
 		return "–"
 	}
-	s := meanStd(g.Test, sep)
+	s := g.Test.Text(sep)
 	if bold {
 		s = boldf(s)
 	}
@@ -244,7 +244,7 @@ func (lt *LRGBTable) bestValText(g *results.Group, sep string) string {
 	if g == nil || bv.N == 0 {
 		return ""
 	}
-	s := meanStd(bv, sep)
+	s := bv.Text(sep)
 	if bv.N < len(g.Seeds) {
 		s += fmt.Sprintf(", %d of %d seeds", bv.N, len(g.Seeds))
 	}
@@ -318,7 +318,7 @@ func (lt *LRGBTable) Markdown() string {
 		g := lt.baseline(s)
 		final, bv, params, src := "–", "–", "–", "this framework"
 		if g != nil {
-			final = meanStd(g.Test, " ± ") + marks(g, mdMarkers)
+			final = g.Test.Text(" ± ") + marks(g, mdMarkers)
 			if st := lt.bestValText(g, " ± "); st != "" {
 				bv = st
 			}

@@ -189,15 +189,6 @@ func (t *Table) PaperDensity(r int) string {
 
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
-// meanStd is a statistic as the tables show it: the mean, sep and the population standard
-// deviation over the seeds (3 decimals); the mean alone for one seed, whose spread is not known.
-func meanStd(s results.Stat, sep string) string {
-	if s.N == 1 {
-		return f3(s.Mean)
-	}
-	return f3(s.Mean) + sep + f3(s.Std)
-}
-
 // markers writes the footnote markers of one output format.
 type markers struct {
 	dagger, ddagger, section func(string) string
@@ -363,7 +354,7 @@ func (t *Table) provenanceMarkdown() string {
 func (t *Table) mdCell(c string, r int, note int) string {
 	var s string
 	if g := t.Group(c, r); g != nil {
-		s = meanStd(g.Test, " ± ")
+		s = g.Test.Text(" ± ")
 		if br, ok := t.best[c]; ok && br == r {
 			s = "**" + s + "**"
 		}
@@ -386,7 +377,7 @@ func valCell(s results.Stat) string {
 	if s.N == 0 {
 		return "–"
 	}
-	return meanStd(s, " ± ")
+	return s.Text(" ± ")
 }
 
 // statsMarkdown is the per-setting run statistics (params, epochs, hours, seconds per epoch:
@@ -410,7 +401,7 @@ func (t *Table) statsMarkdown() string {
 				stops = append(stops, fmt.Sprintf("%s %d", k, g.StoppedBy[k]))
 			}
 			fmt.Fprintf(&b, "| %s | %d | %d/%d | %s | %s | %.0f | %.2f | %.2f | %d | %s | %s | %s |\n",
-				results.RegistrySetting(c), r, len(g.Seeds), g.Planned, valCell(g.Val), meanStd(g.Train, " ± "),
+				results.RegistrySetting(c), r, len(g.Seeds), g.Planned, valCell(g.Val), g.Train.Text(" ± "),
 				g.Epochs.Mean, g.SecondsPerEpoch.Mean, g.Hours.Mean, g.Params, strings.Join(g.Devices, ","), strings.Join(stops, ", "),
 				t.versusPaper(c, r, g))
 		}
@@ -522,7 +513,7 @@ func (t *Table) LaTeX() string {
 func (t *Table) texCell(c string, r int, note int) string {
 	var s string
 	if g := t.Group(c, r); g != nil {
-		s = meanStd(g.Test, "$\\pm$")
+		s = g.Test.Text("$\\pm$")
 		if br, ok := t.best[c]; ok && br == r {
 			s = "\\textbf{" + s + "}"
 		}
@@ -600,7 +591,7 @@ func (s *Summary) Markdown() string {
 				txt = fmt.Sprintf("– (%s r=%d)", set, r)
 				for _, g := range s.Groups {
 					if g.Dataset == c && g.Table == "table:"+c && g.Setting() == set && g.R == r {
-						txt = fmt.Sprintf("%s%s (%s r=%d)", meanStd(g.Test, " ± "), mdMarks(g), set, r)
+						txt = fmt.Sprintf("%s%s (%s r=%d)", g.Test.Text(" ± "), mdMarks(g), set, r)
 					}
 				}
 			}
@@ -623,7 +614,7 @@ func (s *Summary) Markdown() string {
 			b.WriteString(" – |")
 		} else {
 			used = append(used, best.Setting())
-			fmt.Fprintf(&b, " %s%s (%s r=%d) |", meanStd(best.Test, " ± "), mdMarks(best), best.Setting(), best.R)
+			fmt.Fprintf(&b, " %s%s (%s r=%d) |", best.Test.Text(" ± "), mdMarks(best), best.Setting(), best.R)
 		}
 	}
 	b.WriteString("\n")

@@ -266,13 +266,9 @@ func versusPaper(rs []*runfiles.Result) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	pt, ok := pf.TableForDataset(dataset)
-	if !ok {
-		return "", fmt.Errorf("the paper has no table:%s", dataset)
-	}
-	cell, ok := pt.Cell(r, setting)
-	if !ok {
-		return "", fmt.Errorf("table:%s has no cell %s at r = %d", dataset, setting, r)
+	cell, err := cellOf(pf, dataset, setting, r)
+	if err != nil {
+		return "", err
 	}
 	v, ok := cell.Versus(results.MeanStd(testMetrics(rs)).Mean)
 	if !ok {
@@ -297,11 +293,7 @@ func paperCells(rs []*runfiles.Result) (string, error) {
 			continue
 		}
 		setting := results.Setting(r.Model, r.Encoding, r.CLS)
-		pt, ok := pf.TableForDataset(r.Dataset)
-		if !ok {
-			continue
-		}
-		if c, ok := pt.Cell(r.R, setting); !ok || c.Mean == "" {
+		if c, err := cellOf(pf, r.Dataset, setting, r.R); err != nil || c.Mean == "" {
 			continue
 		}
 		seen[fmt.Sprintf("%s %s r=%d", r.Dataset, setting, r.R)] = true
@@ -310,6 +302,19 @@ func paperCells(rs []*runfiles.Result) (string, error) {
 		return "", fmt.Errorf("no run fills a cell of the paper's tables")
 	}
 	return fmt.Sprint(len(seen)), nil
+}
+
+// cellOf is the paper's cell of a setting at r in table:<dataset>.
+func cellOf(pf *paper.File, dataset, setting string, r int) (paper.Cell, error) {
+	pt, ok := pf.TableForDataset(dataset)
+	if !ok {
+		return paper.Cell{}, fmt.Errorf("the paper has no table:%s", dataset)
+	}
+	cell, ok := pt.Cell(r, setting)
+	if !ok {
+		return paper.Cell{}, fmt.Errorf("table:%s has no cell %s at r = %d", dataset, setting, r)
+	}
+	return cell, nil
 }
 
 func kindNames() []string {
@@ -337,17 +342,13 @@ func span(xs []float64, format string) (string, error) {
 	return a + "–" + b, nil
 }
 
-// meanStd formats xs as "mean ± std" (results.MeanStd: the tables' population std), or the one
-// value.
+// meanStd formats xs as the tables do (results.Stat.Text: mean ± population std, or the one
+// value).
 func meanStd(xs []float64) (string, error) {
 	if len(xs) == 0 {
 		return "", fmt.Errorf("no runs to take it from")
 	}
-	if len(xs) == 1 {
-		return fmt.Sprintf("%.3f", xs[0]), nil
-	}
-	st := results.MeanStd(xs)
-	return fmt.Sprintf("%.3f ± %.3f", st.Mean, st.Std), nil
+	return results.MeanStd(xs).Text(" ± "), nil
 }
 
 // countConfigs counts the per-setting config files.

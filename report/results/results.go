@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/rewiregnn/rewiregnn/runfiles"
@@ -139,6 +140,16 @@ type Stat struct {
 	Mean float64 `json:"mean"`
 	Std  float64 `json:"std"`
 	N    int     `json:"n"`
+}
+
+// Text is the statistic as the tables and the docs write it: the mean, sep and the population
+// standard deviation (3 decimals each); the mean alone for one value, whose spread is not known.
+func (s Stat) Text(sep string) string {
+	f3 := func(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
+	if s.N == 1 {
+		return f3(s.Mean)
+	}
+	return f3(s.Mean) + sep + f3(s.Std)
 }
 
 // MeanStd returns the mean and the population standard deviation (ddof = 0) of xs.
