@@ -413,9 +413,12 @@ job() {
 	shift 2
 	timeout --preserve-status -s TERM -k 45 $((stop - $(now))) ./train "$@" >>"$dir/train.log" 2>&1 </dev/null
 	rc=$?
-	if ((rc == 0)) && node_task "$dir" && ((stop - $(now) > 5)); then
-		timeout -s TERM -k 10 $((stop - $(now))) ./train -predict "$dir" >>"$dir/train.log" 2>&1 </dev/null ||
-			echo "campaign: train -predict $dir failed; its checkpoint is packed instead" >>"$dir/train.log"
+	if ((rc == 0)) && node_task "$dir"; then
+		if ((stop - $(now) <= 5)); then
+			log "predict ${dir#runs/}: no time left for train -predict; its checkpoint is packed instead"
+		elif ! timeout -s TERM -k 10 $((stop - $(now))) ./train -predict "$dir" >>"$dir/train.log" 2>&1 </dev/null; then
+			log "predict ${dir#runs/}: train -predict failed (its train.log says why); its checkpoint is packed instead"
+		fi
 	fi
 	return $rc
 }
@@ -467,7 +470,7 @@ summarize() {
 				"$(num "$(field "$res" seconds_per_epoch)" 3)" "$(num "$(field "$res" test_metric)" 4)"
 		done < <(touched)
 		echo
-		grep -E ' (window|gpu|start|end|skip|trainers|packed|pack):? ' "$LOG"
+		grep -E ' (window|gpu|start|end|skip|predict|trainers|packed|pack):? ' "$LOG"
 	} >"$out/summary.txt"
 	cat "$out/summary.txt"
 }
