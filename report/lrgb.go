@@ -220,18 +220,14 @@ func thousands(n int) string {
 	return s
 }
 
-// ours is a group's final-epoch statistic and, in brackets, its best-validation one; "–" for
-// no group. sep is " ± " or "$\pm$", mk the format's markers.
-func (lt *LRGBTable) ours(g *results.Group, bold bool, sep string, m markers, boldf func(string) string) string {
+// ours is a group's final-epoch statistic and, in brackets, its best-validation one, in m; m's
+// empty cell for no group.
+func (lt *LRGBTable) ours(g *results.Group, bold bool, m markup) string {
 	if g == nil {
-		return "–"
+		return m.empty
 	}
-	s := g.Test.Text(sep)
-	if bold {
-		s = boldf(s)
-	}
-	s += marks(g, m)
-	if bv := lt.bestValText(g, sep); bv != "" {
+	s := m.ours(g, bold)
+	if bv := lt.bestValText(g, m.pm); bv != "" {
 		s += " [" + bv + "]"
 	}
 	return s
@@ -306,7 +302,7 @@ func (lt *LRGBTable) Markdown() string {
 		fmt.Fprintf(&b, "| %d |", r)
 		for _, c := range lt.Columns {
 			br, ok := lt.best[c]
-			b.WriteString(" " + lt.ours(lt.column(c, r), ok && br == r, " ± ", mdMarkers, func(s string) string { return "**" + s + "**" }) + " |")
+			b.WriteString(" " + lt.ours(lt.column(c, r), ok && br == r, md) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -318,7 +314,7 @@ func (lt *LRGBTable) Markdown() string {
 		g := lt.baseline(s)
 		final, bv, params, src := "–", "–", "–", "this framework"
 		if g != nil {
-			final = g.Test.Text(" ± ") + marks(g, mdMarkers)
+			final = md.ours(g, false)
 			if st := lt.bestValText(g, " ± "); st != "" {
 				bv = st
 			}
@@ -376,7 +372,7 @@ func (lt *LRGBTable) LaTeX() string {
 		fmt.Fprintf(&b, "r=%d", r)
 		for _, c := range lt.Columns {
 			br, ok := lt.best[c]
-			b.WriteString(" & " + strings.ReplaceAll(lt.ours(lt.column(c, r), ok && br == r, "$\\pm$", texMarkers, func(s string) string { return "\\textbf{" + s + "}" }), "–", "--"))
+			b.WriteString(" & " + lt.ours(lt.column(c, r), ok && br == r, tex))
 		}
 		b.WriteString(" \\\\\n")
 	}
@@ -388,7 +384,7 @@ func (lt *LRGBTable) LaTeX() string {
 		g := lt.baseline(s)
 		v := "--"
 		if g != nil {
-			v = lt.ours(g, false, "$\\pm$", texMarkers, nil) + fmt.Sprintf(", %s parameters", thousands(g.Params))
+			v = lt.ours(g, false, tex) + fmt.Sprintf(", %s parameters", thousands(g.Params))
 		}
 		span(texText(baselineLabel(s)), v)
 	}

@@ -122,7 +122,7 @@ func modelCell(g *results.Group, what string) string {
 	if g == nil || math.IsNaN(g.Test.Mean) {
 		return "–"
 	}
-	s := fmt.Sprintf("%s (n = %d)%s", g.Test.Text(" ± "), len(g.Seeds), mdMarks(g))
+	s := fmt.Sprintf("%s (n = %d)%s", g.Test.Text(md.pm), len(g.Seeds), marks(g, md))
 	if what == "setting" {
 		s += fmt.Sprintf(", r = %d", g.R)
 		if g.CLS {

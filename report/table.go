@@ -189,20 +189,59 @@ func (t *Table) PaperDensity(r int) string {
 
 func f3(x float64) string { return strconv.FormatFloat(x, 'f', 3, 64) }
 
-// markers writes the footnote markers of one output format.
-type markers struct {
+// markup is how one output format (Markdown, LaTeX) writes a cell: the mean–spread separator,
+// bold, the footnote markers, a cell footnote's number, an empty cell and the paper's value
+// beside ours.
+type markup struct {
+	pm                       string
+	bold                     func(string) string
 	dagger, ddagger, section func(string) string
+	note                     func(int) string
+	empty                    string
+	paper                    func(paper.Cell) string
 }
 
 var (
-	mdMarkers  = markers{func(x string) string { return " †" + x }, func(x string) string { return " ‡" + x }, func(x string) string { return " §" + x }}
-	texMarkers = markers{func(x string) string { return "$^{\\dagger " + x + "}$" }, func(x string) string { return "$^{\\ddagger " + x + "}$" },
-		func(x string) string { return "$^{\\S " + x + "}$" }}
+	md = markup{
+		pm:      " ± ",
+		bold:    func(s string) string { return "**" + s + "**" },
+		dagger:  func(x string) string { return " †" + x },
+		ddagger: func(x string) string { return " ‡" + x },
+		section: func(x string) string { return " §" + x },
+		note:    func(k int) string { return fmt.Sprintf(" ¶%d", k) },
+		empty:   "–",
+		paper:   func(pc paper.Cell) string { return " (" + strings.ReplaceAll(pc.String(), "±", " ± ") + ")" },
+	}
+	tex = markup{
+		pm:      "$\\pm$",
+		bold:    func(s string) string { return "\\textbf{" + s + "}" },
+		dagger:  func(x string) string { return "$^{\\dagger " + x + "}$" },
+		ddagger: func(x string) string { return "$^{\\ddagger " + x + "}$" },
+		section: func(x string) string { return "$^{\\S " + x + "}$" },
+		note:    func(k int) string { return fmt.Sprintf("$^{\\P %d}$", k) },
+		empty:   "--",
+		paper: func(pc paper.Cell) string {
+			p := pc.Text
+			if pc.Mean != "" {
+				p = pc.Mean + "$\\pm$" + pc.Std
+			}
+			return " {\\scriptsize(" + p + ")}"
+		},
+	}
 )
+
+// ours is a group's test statistic in m, bold if asked, with its footnote markers.
+func (m markup) ours(g *results.Group, bold bool) string {
+	s := g.Test.Text(m.pm)
+	if bold {
+		s = m.bold(s)
+	}
+	return s + marks(g, m)
+}
 
 // marks are the footnote markers of a group: †k/n when seeds are missing, ‡k when capped, §k
 // when k seeds ran on a reduced budget.
-func marks(g *results.Group, m markers) string {
+func marks(g *results.Group, m markup) string {
 	var out []string
 	if g.Short() {
 		out = append(out, m.dagger(fmt.Sprintf("%d/%d", len(g.Seeds), g.Planned)))
@@ -316,7 +355,7 @@ func (t *Table) Markdown() string {
 			}
 		}
 		for _, c := range t.Columns {
-			b.WriteString(" " + t.mdCell(c, r, marks[cell{c, r}]) + " |")
+			b.WriteString(" " + t.cell(c, r, marks[cell{c, r}], md) + " |")
 		}
 		b.WriteString("\n")
 	}
@@ -350,23 +389,18 @@ func (t *Table) provenanceMarkdown() string {
 	return b.String()
 }
 
-// mdCell renders one cell; note is its footnote number (0: none).
-func (t *Table) mdCell(c string, r int, note int) string {
-	var s string
+// cell renders one cell in m; note is its footnote number (0: none).
+func (t *Table) cell(c string, r int, note int, m markup) string {
+	s := m.empty
 	if g := t.Group(c, r); g != nil {
-		s = g.Test.Text(" ± ")
-		if br, ok := t.best[c]; ok && br == r {
-			s = "**" + s + "**"
-		}
-		s += marks(g, mdMarkers)
+		br, ok := t.best[c]
+		s = m.ours(g, ok && br == r)
 		if note > 0 {
-			s += fmt.Sprintf(" ¶%d", note)
+			s += m.note(note)
 		}
-	} else {
-		s = "–"
 	}
 	if pc, ok := t.PaperCell(c, r); ok {
-		s += " (" + strings.ReplaceAll(pc.String(), "±", " ± ") + ")"
+		s += m.paper(pc)
 	}
 	return s
 }
@@ -496,7 +530,7 @@ func (t *Table) LaTeX() string {
 			}
 		}
 		for _, c := range t.Columns {
-			b.WriteString(" & " + t.texCell(c, r, marks[cell{c, r}]))
+			b.WriteString(" & " + t.cell(c, r, marks[cell{c, r}], tex))
 		}
 		b.WriteString(" \\\\\n")
 	}
@@ -507,31 +541,6 @@ func (t *Table) LaTeX() string {
 	b.WriteString("{\\footnotesize " + texText(t.Legend()) + "\\par}\n")
 	fmt.Fprintf(&b, "\\label{ours:%s}\n\\end{table*}\n", t.ID)
 	return b.String()
-}
-
-// texCell renders one cell in LaTeX; note is its footnote number (0: none).
-func (t *Table) texCell(c string, r int, note int) string {
-	var s string
-	if g := t.Group(c, r); g != nil {
-		s = g.Test.Text("$\\pm$")
-		if br, ok := t.best[c]; ok && br == r {
-			s = "\\textbf{" + s + "}"
-		}
-		s += marks(g, texMarkers)
-		if note > 0 {
-			s += fmt.Sprintf("$^{\\P %d}$", note)
-		}
-	} else {
-		s = "--"
-	}
-	if pc, ok := t.PaperCell(c, r); ok {
-		p := pc.Text
-		if pc.Mean != "" {
-			p = pc.Mean + "$\\pm$" + pc.Std
-		}
-		s += " {\\scriptsize(" + p + ")}"
-	}
-	return s
 }
 
 // Summary is the paper's table:results with our rows added: per dataset, our value at the
@@ -591,7 +600,7 @@ func (s *Summary) Markdown() string {
 				txt = fmt.Sprintf("– (%s r=%d)", set, r)
 				for _, g := range s.Groups {
 					if g.Dataset == c && g.Table == "table:"+c && g.Setting() == set && g.R == r {
-						txt = fmt.Sprintf("%s%s (%s r=%d)", g.Test.Text(" ± "), mdMarks(g), set, r)
+						txt = fmt.Sprintf("%s (%s r=%d)", md.ours(g, false), set, r)
 					}
 				}
 			}
@@ -614,7 +623,7 @@ func (s *Summary) Markdown() string {
 			b.WriteString(" – |")
 		} else {
 			used = append(used, best.Setting())
-			fmt.Fprintf(&b, " %s%s (%s r=%d) |", best.Test.Text(" ± "), mdMarks(best), best.Setting(), best.R)
+			fmt.Fprintf(&b, " %s (%s r=%d) |", md.ours(best, false), best.Setting(), best.R)
 		}
 	}
 	b.WriteString("\n")
@@ -624,4 +633,3 @@ func (s *Summary) Markdown() string {
 	return b.String()
 }
 
-func mdMarks(g *results.Group) string { return marks(g, mdMarkers) }
