@@ -632,4 +632,3 @@ func (s *Summary) Markdown() string {
 	}
 	return b.String()
 }
-
