@@ -90,7 +90,8 @@ func vGelu32(out, x []float32)
 //go:noescape
 func vGeluGrad32(dx, x, g []float32)
 
-// vNarrow8 is narrowNN's rows for n ≤ 8, b padded to 8 columns (vec_amd64.s).
+// vNarrow8 is narrowNN's rows for n ≤ 8, b padded to 8 columns, four rows at a time
+// (vec_amd64.s).
 //
 //go:noescape
 func vNarrow8(out, a, b8 []float32, k, n int)

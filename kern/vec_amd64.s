@@ -289,6 +289,15 @@ TEXT ·vGatedFwdSig(SB), NOSPLIT, $0-120
 	SIGARGS
 	LOOP(VGATEDFWDSIG_BODY, VGATEDFWDSIG_ADVANCE)
 
+// NARROW_TERM(A, ACC): ACC += a·b[l, ·] (Y4), the product rounded and masked to +0 where a = 0
+// (NaN counts as nonzero, as in gonum); a broadcast from A. Y5–Y7 scratch, Y14 zero.
+#define NARROW_TERM(A, ACC) \
+	VBROADCASTSS A, Y5; \
+	VMULPS       Y4, Y5, Y6; \
+	VCMPPS       $4, Y14, Y5, Y7; \
+	VANDPS       Y7, Y6, Y6; \
+	VADDPS       Y6, ACC, ACC
+
 // func vNarrow8(out, a, b8 []float32, k, n int)
 // For each row i < len(out)/n: out[i·n : i·n+n] = the first n of Σ over l < k, in order, of
 // a[i·k + l]·b8[l·8 : l·8+8], each product rounded, then added to a sum begun at +0, the
@@ -310,22 +319,62 @@ TEXT ·vNarrow8(SB), NOSPLIT, $0-88
 	JZ   narrowdone
 	LEAQ tailmask<>+32(SB), BX  // the first n lanes
 	MOVQ R10, R11
-	SHLQ $2, R11
+	SHLQ $2, R11                // bytes of an out row
 	SUBQ R11, BX
 	VMOVDQU (BX), Y15
 	VXORPS Y14, Y14, Y14        // zero
+	MOVQ R9, R12
+	SHLQ $2, R12                // bytes of an a row
+	LEAQ (R12)(R12*2), R13      // three a rows
+
+	// Four rows at a time: four independent sums (one row's sum is a chain of additions,
+	// bound by their latency), each in the same order as one row alone; while the fourth row
+	// has 8 values of out from it, so that all four are stored with 8 lanes.
+narrowquad:
+	LEAQ -3(AX), DX
+	IMULQ R11, DX
+	CMPQ DX, $32
+	JL   narrowrow
+	VXORPS Y0, Y0, Y0
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	MOVQ R8, BX
+	MOVQ R9, CX
+
+narrowquadterm:
+	VMOVUPS (BX), Y4            // b[l, ·]
+	NARROW_TERM(0(SI), Y0)
+	NARROW_TERM((SI)(R12*1), Y1)
+	NARROW_TERM((SI)(R12*2), Y2)
+	NARROW_TERM((SI)(R13*1), Y3)
+	ADDQ $4, SI
+	ADDQ $32, BX
+	DECQ CX
+	JNZ  narrowquadterm
+
+	ADDQ R13, SI                // past the block's four a rows
+	VMOVUPS Y0, (DI)            // in order: each row's lanes past n land in the next
+	ADDQ R11, DI
+	VMOVUPS Y1, (DI)
+	ADDQ R11, DI
+	VMOVUPS Y2, (DI)
+	ADDQ R11, DI
+	VMOVUPS Y3, (DI)
+	ADDQ R11, DI
+	SUBQ $4, AX
+	JMP  narrowquad
 
 narrowrow:
+	TESTQ AX, AX
+	JZ   narrowdone
 	VXORPS Y0, Y0, Y0           // the sums, from +0
 	MOVQ R8, BX
 	MOVQ R9, CX
 
 narrowterm:
-	VBROADCASTSS (SI), Y1       // a[i, l]
-	VMULPS  (BX), Y1, Y2        // a[i, l]·b[l, ·], rounded
-	VCMPPS  $4, Y14, Y1, Y3     // a[i, l] ≠ 0 (NaN counts, as in gonum)
-	VANDPS  Y3, Y2, Y2
-	VADDPS  Y2, Y0, Y0
+	VMOVUPS (BX), Y4            // b[l, ·]
+	NARROW_TERM(0(SI), Y0)
 	ADDQ $4, SI
 	ADDQ $32, BX
 	DECQ CX
@@ -344,7 +393,7 @@ narrowlast:
 narrowstored:
 	ADDQ R11, DI
 	DECQ AX
-	JNZ  narrowrow
+	JMP  narrowrow
 
 narrowdone:
 	VZEROUPPER
