@@ -136,11 +136,7 @@ func (b *Builder) Const(name string, rows, cols int, fill func(r, c int) float64
 
 // Lookup is the rows of a table node (a parameter or a constant) picked by ids.
 func (b *Builder) Lookup(table *gorgonia.Node, ids *ops.Index, what string) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.Embed(table, ids)
-	return b.ok(y, err, what)
+	return b.Apply(what, func() (*gorgonia.Node, error) { return ops.Embed(table, ids) })
 }
 
 // Linear is x·W + β with W [in, out] and β [out], both U(−1/√in, 1/√in) (PyTorch default).
@@ -167,11 +163,7 @@ func (b *Builder) LinearNoBias(x *gorgonia.Node, name string, in, out int, init 
 // Embedding looks ids up in a table of rows×d drawn from N(0, 1).
 func (b *Builder) Embedding(ids *ops.Index, name string, rows, d int) *gorgonia.Node {
 	t := b.Param(name+".W", Normal(0, 1), rows, d)
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.Embed(t, ids)
-	return b.ok(y, err, name)
+	return b.Apply(name, func() (*gorgonia.Node, error) { return ops.Embed(t, ids) })
 }
 
 // BatchNorm is a masked BatchNorm1d with γ = 1, β = 0 at start.
@@ -181,11 +173,7 @@ func (b *Builder) BatchNorm(x *gorgonia.Node, name string, mask *ops.Mask) *gorg
 	}
 	d := x.Shape()[1]
 	g, be := b.normAffine(name, d)
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.BatchNorm(x, g, be, b.P.BNState(name, d), mask)
-	return b.ok(y, err, name)
+	return b.Apply(name, func() (*gorgonia.Node, error) { return ops.BatchNorm(x, g, be, b.P.BNState(name, d), mask) })
 }
 
 // MLPReadout is bgnn's MLPReadout: d → ⌊d/2⌋ → ⌊d/4⌋ → out with ReLU between
@@ -198,29 +186,17 @@ func (b *Builder) MLPReadout(x *gorgonia.Node, name string, d, out int) *gorgoni
 
 // AddBias adds β to every row of x.
 func (b *Builder) AddBias(x, beta *gorgonia.Node) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.AddBias(x, beta)
-	return b.ok(y, err, "add bias")
+	return b.Apply("add bias", func() (*gorgonia.Node, error) { return ops.AddBias(x, beta) })
 }
 
-// Gather, ScatterAdd and the element-wise helpers below wrap the ops with the sticky error.
+// Gather, ScatterAdd and the element-wise helpers below wrap the ops with the sticky error (Apply).
 
 func (b *Builder) Gather(x *gorgonia.Node, ix *ops.Index) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.Gather(x, ix)
-	return b.ok(y, err, "gather")
+	return b.Apply("gather", func() (*gorgonia.Node, error) { return ops.Gather(x, ix) })
 }
 
 func (b *Builder) ScatterAdd(x *gorgonia.Node, ix *ops.Index, rows int) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.ScatterAdd(x, ix, rows)
-	return b.ok(y, err, "scatter-add")
+	return b.Apply("scatter-add", func() (*gorgonia.Node, error) { return ops.ScatterAdd(x, ix, rows) })
 }
 
 // Message passing. A layer reads like its formula: Propagate(h, in) is Σ_{u→v} h_u, for every
@@ -248,19 +224,11 @@ func (b *Builder) PropagateEdges(m *gorgonia.Node, in *Inputs) *gorgonia.Node {
 // SegmentMax is the column-wise max of x's rows per destination: x [edges, d] → [nodes, d],
 // 0 for a node no edge reaches (ops.SegmentMax).
 func (b *Builder) SegmentMax(x *gorgonia.Node, dst *ops.Index, rows int) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.SegmentMax(x, dst, rows)
-	return b.ok(y, err, "segment max")
+	return b.Apply("segment max", func() (*gorgonia.Node, error) { return ops.SegmentMax(x, dst, rows) })
 }
 
 func (b *Builder) SegmentSoftmax(x *gorgonia.Node, dst *ops.Index, rows int) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.SegmentSoftmax(x, dst, rows)
-	return b.ok(y, err, "segment softmax")
+	return b.Apply("segment softmax", func() (*gorgonia.Node, error) { return ops.SegmentSoftmax(x, dst, rows) })
 }
 
 func (b *Builder) Add(x, y *gorgonia.Node) *gorgonia.Node { return b.bin(ops.Add, x, y, "add") }
@@ -318,19 +286,11 @@ func (b *Builder) withConst(f func(x, y *gorgonia.Node) (*gorgonia.Node, error),
 }
 
 func (b *Builder) bin(f func(x, y *gorgonia.Node) (*gorgonia.Node, error), x, y *gorgonia.Node, what string) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	z, err := f(x, y)
-	return b.ok(z, err, what)
+	return b.Apply(what, func() (*gorgonia.Node, error) { return f(x, y) })
 }
 
 func (b *Builder) un(f func(x *gorgonia.Node) (*gorgonia.Node, error), x *gorgonia.Node, what string) *gorgonia.Node {
-	if b.err != nil {
-		return nil
-	}
-	z, err := f(x)
-	return b.ok(z, err, what)
+	return b.Apply(what, func() (*gorgonia.Node, error) { return f(x) })
 }
 
 // L1 is the mean absolute error over the real graphs' targets of a prediction [Graphs, T]:
@@ -351,11 +311,7 @@ func (b *Builder) BCE(pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
 func (b *Builder) pointLoss(what string, f func(pred, y, w *gorgonia.Node) (*gorgonia.Node, error), pred *gorgonia.Node, in *Inputs) *gorgonia.Node {
 	y := b.Input("y", in.Y)
 	w := b.Input("graph_w", in.GraphW)
-	if b.err != nil {
-		return nil
-	}
-	l, err := f(pred, y, w)
-	return b.ok(l, err, what)
+	return b.Apply(what, func() (*gorgonia.Node, error) { return f(pred, y, w) })
 }
 
 // Apply runs an op constructor with the sticky error; what names it in errors.
@@ -384,9 +340,5 @@ func (b *Builder) LayerNorm(x *gorgonia.Node, name string, mask *ops.Mask) *gorg
 	}
 	d := x.Shape()[1]
 	g, be := b.normAffine(name, d)
-	if b.err != nil {
-		return nil
-	}
-	y, err := ops.LayerNorm(x, g, be, mask)
-	return b.ok(y, err, name)
+	return b.Apply(name, func() (*gorgonia.Node, error) { return ops.LayerNorm(x, g, be, mask) })
 }
