@@ -44,16 +44,7 @@ func PlanMemory(o Options, budget int64) (*memplan.Plan, error) {
 		}
 		budget = l.Bytes
 	}
-	presized, err := r.presize() // the graphs' sizes, without holding the split
-	if err != nil {
-		return nil, err
-	}
-	if !presized {
-		if err := r.loadData(); err != nil {
-			return nil, err
-		}
-	}
-	build, err := r.model()
+	build, _, err := r.dataAndModel(true) // the graphs' sizes, without holding the split
 	if err != nil {
 		return nil, err
 	}

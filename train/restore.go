@@ -26,10 +26,7 @@ func restoreRun(dir string, workers int, log io.Writer) (*run, error) {
 		return nil, err
 	}
 	r := &run{o: Options{Run: c, Seed: ck.Seed, Dir: dir, Workers: workers, NoMemoryGuard: true}, cfg: c, log: log}
-	if err := r.loadData(); err != nil {
-		return nil, err
-	}
-	build, err := r.model()
+	build, _, err := r.dataAndModel(false)
 	if err != nil {
 		return nil, err
 	}

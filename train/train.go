@@ -228,19 +228,7 @@ func (r *run) loadChecked() (nn.BuildFunc, error) {
 	// chunk where they are missing) and refuses a run that does not fit before its graphs are
 	// loaded; without it (or with a subset), it checks the loaded graphs. A run the guard does
 	// not check (a GPU run, -no-memory-guard) skips that pass over the cache files.
-	presized := false
-	var err error
-	if r.guarded() {
-		if presized, err = r.presize(); err != nil {
-			return nil, err
-		}
-	}
-	if !presized {
-		if err := r.loadData(); err != nil {
-			return nil, err
-		}
-	}
-	build, err := r.model()
+	build, presized, err := r.dataAndModel(r.guarded())
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +252,23 @@ func (r *run) loadChecked() (nn.BuildFunc, error) {
 		}
 	}
 	return build, r.checkSplits()
+}
+
+// dataAndModel loads the data, or with sized only reads the graphs' sizes where the cache
+// allows (presized: the graphs are not loaded yet), and builds the model's constructor.
+func (r *run) dataAndModel(sized bool) (build nn.BuildFunc, presized bool, err error) {
+	if sized {
+		if presized, err = r.presize(); err != nil {
+			return nil, false, err
+		}
+	}
+	if !presized {
+		if err := r.loadData(); err != nil {
+			return nil, false, err
+		}
+	}
+	build, err = r.model()
+	return build, presized, err
 }
 
 // prepare builds the trainer on the loaded data and restores the checkpoint ckpt when resuming.
