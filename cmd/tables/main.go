@@ -87,306 +87,378 @@ func run(args []string, stdout, stderr io.Writer) int {
 	}
 }
 
-func tablesMain(args []string, stdout, stderr io.Writer) error {
+// options are tables' flags.
+type options struct {
+	runsDir                   string
+	runsGiven                 bool // -runs was given (with -grid it replaces the grids' out folders)
+	grids, sets, stats        []string
+	table, out, figure        string
+	seeds                     int
+	paperFile, externalFile   string
+	plots, homophily, reduced bool
+}
+
+func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("tables", flag.ContinueOnError)
 	fs.SetOutput(stderr)
-	var sets, stats multiFlag
-	runsDir := fs.String("runs", "runs", "folder searched for result.json files (with -grid: replaces the grid's out folder)")
-	var grids multiFlag
+	var sets, stats, grids multiFlag
+	o := &options{}
+	fs.StringVar(&o.runsDir, "runs", "runs", "folder searched for result.json files (with -grid: replaces the grid's out folder)")
 	fs.Var(&grids, "grid", "grid config: only its runs, in its out folder, form its table (planned seeds from the grid); repeatable for grids that fill one table (lrgb-peptides-func and lrgb-peptides-func-baselines)")
 	fs.Var(&sets, "set", "key=value override for -grid, as given to sweep (repeatable)")
-	table := fs.String("table", "", "only this table id (e.g. table:zinc); default all tables found")
-	out := fs.String("out", "", "folder for the Markdown, LaTeX, plots and summary.json (default: Markdown to standard output)")
+	fs.StringVar(&o.table, "table", "", "only this table id (e.g. table:zinc); default all tables found")
+	fs.StringVar(&o.out, "out", "", "folder for the Markdown, LaTeX, plots and summary.json (default: Markdown to standard output)")
 	fs.Var(&stats, "stats", "JSON of `go run ./cmd/stats -json` for the density measured here (repeatable; the dataset and r of each entry place it)")
-	seeds := fs.Int("seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
-	paperFile := fs.String("paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
-	externalFile := fs.String("external", "", "published results of other papers for the tables beyond the paper (default: the file compiled in, report/paper/external.json)")
-	plots := fs.Bool("plots", true, "with -out: draw the PNG plots")
-	homophilyReport := fs.Bool("homophily", false, "the homophily analysis (table:cluster_homo, table:pattern_homo) of the CLUSTER and PATTERN runs under -runs instead of the tables: each run's test predictions (predictions.bin, from train -predict DIR) in three parts by edge homophily")
-	figure := fs.String("figure", "", "a plotted figure of the paper instead of the tables (fig:random_erdos, fig:neighborplot): our curves from the runs under -runs beside its points")
-	includeReduced := fs.Bool(strings.TrimPrefix(results.IncludeReducedFlag, "-"), false,
+	fs.IntVar(&o.seeds, "seeds", 4, "planned seeds per setting without -grid (cells with fewer are marked †)")
+	fs.StringVar(&o.paperFile, "paper", "", "the paper's tables (default: the transcription compiled in, report/paper/tables.json)")
+	fs.StringVar(&o.externalFile, "external", "", "published results of other papers for the tables beyond the paper (default: the file compiled in, report/paper/external.json)")
+	fs.BoolVar(&o.plots, "plots", true, "with -out: draw the PNG plots")
+	fs.BoolVar(&o.homophily, "homophily", false, "the homophily analysis (table:cluster_homo, table:pattern_homo) of the CLUSTER and PATTERN runs under -runs instead of the tables: each run's test predictions (predictions.bin, from train -predict DIR) in three parts by edge homophily")
+	fs.StringVar(&o.figure, "figure", "", "a plotted figure of the paper instead of the tables (fig:random_erdos, fig:neighborplot): our curves from the runs under -runs beside its points")
+	fs.BoolVar(&o.reduced, strings.TrimPrefix(results.IncludeReducedFlag, "-"), false,
 		"include runs of a reduced budget (departures from the configured protocol such as -subset or -epochs, a grid below the built-in budget, results without config_hash, or runs on the emulated GPU), marked § in the tables; runs stopped by a signal or on a non-finite loss are left out regardless")
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return nil, err
 		}
-		return usageError{err}
+		return nil, usageError{err}
 	}
-	if fs.NArg() > 0 {
-		return usageError{fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))}
+	o.grids, o.sets, o.stats = grids, sets, stats
+	fs.Visit(func(f *flag.Flag) { o.runsGiven = o.runsGiven || f.Name == "runs" })
+	switch {
+	case fs.NArg() > 0:
+		return nil, usageError{fmt.Errorf("unexpected argument %q (flags only)", fs.Arg(0))}
+	case o.seeds < 1:
+		return nil, usageError{fmt.Errorf("-seeds %d: want ≥ 1", o.seeds)}
+	case o.table != "" && !strings.HasPrefix(o.table, "table:"):
+		return nil, usageError{fmt.Errorf("-table %q: a table id looks like table:zinc", o.table)}
+	case len(o.sets) > 0 && len(o.grids) == 0:
+		return nil, usageError{errors.New("-set needs -grid")}
+	case o.homophily && (len(o.grids) > 0 || o.table != "" || o.figure != ""):
+		return nil, usageError{errors.New("-homophily takes its runs from -runs; drop -grid, -table and -figure")}
+	case o.figure != "" && (len(o.grids) > 0 || o.table != ""):
+		return nil, usageError{errors.New("-figure takes its runs from -runs; drop -grid and -table")}
 	}
-	if *seeds < 1 {
-		return usageError{fmt.Errorf("-seeds %d: want ≥ 1", *seeds)}
-	}
-	if *table != "" && !strings.HasPrefix(*table, "table:") {
-		return usageError{fmt.Errorf("-table %q: a table id looks like table:zinc", *table)}
-	}
-	grid := len(grids) > 0
-	if len(sets) > 0 && !grid {
-		return usageError{errors.New("-set needs -grid")}
-	}
+	return o, nil
+}
 
+// published loads the paper's tables and the other papers' results: the files given, or the
+// transcriptions compiled in.
+func published(o *options) (*paper.File, *paper.External, error) {
 	var pf *paper.File
 	var err error
-	if *paperFile != "" {
-		pf, err = paper.LoadFile(*paperFile)
+	if o.paperFile != "" {
+		pf, err = paper.LoadFile(o.paperFile)
 	} else {
 		pf, err = paper.Load()
 	}
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
 	var ext *paper.External
-	if *externalFile != "" {
-		ext, err = paper.LoadExternalFile(*externalFile)
+	if o.externalFile != "" {
+		ext, err = paper.LoadExternalFile(o.externalFile)
 	} else {
 		ext, err = paper.LoadExternal()
 	}
+	return pf, ext, err
+}
+
+func tablesMain(args []string, stdout, stderr io.Writer) error {
+	o, err := parseFlags(args, stderr)
 	if err != nil {
 		return err
 	}
-	if *homophilyReport {
-		if grid || *table != "" || *figure != "" {
-			return usageError{errors.New("-homophily takes its runs from -runs; drop -grid, -table and -figure")}
-		}
-		return homophilyMain(pf, *runsDir, *out, *includeReduced, stdout, stderr)
-	}
-	if *figure != "" {
-		if grid || *table != "" {
-			return usageError{errors.New("-figure takes its runs from -runs; drop -grid and -table")}
-		}
-		return figureMain(pf, *figure, *runsDir, *out, *plots, *includeReduced, stdout, stderr)
-	}
-	density, err := readStats(stats)
+	pf, ext, err := published(o)
 	if err != nil {
 		return err
 	}
-	runsGiven := false
-	fs.Visit(func(f *flag.Flag) { runsGiven = runsGiven || f.Name == "runs" })
+	if o.homophily {
+		return homophilyMain(pf, o.runsDir, o.out, o.reduced, stdout, stderr)
+	}
+	if o.figure != "" {
+		return figureMain(pf, o.figure, o.runsDir, o.out, o.plots, o.reduced, stdout, stderr)
+	}
+	density, err := readStats(o.stats)
+	if err != nil {
+		return err
+	}
 	var runs []*results.Run
 	var gridLeft []results.LeftOut // unreadable results; runs in the grid's directories of another config
-	var notes map[string]string    // the grids' footnotes, by run name (config.Grid.Notes)
-	var gridTable string
-	opt := results.Options{DefaultPlanned: *seeds}
-	if !grid {
-		if runs, gridLeft, err = results.Scan(*runsDir); err != nil {
+	var gr *gridRuns
+	opt := results.Options{DefaultPlanned: o.seeds}
+	if len(o.grids) == 0 {
+		if runs, gridLeft, err = results.Scan(o.runsDir); err != nil {
 			return fmt.Errorf("-runs: %w", err)
 		}
 	} else {
-		// The grids' runs only, found where each grid puts them (its out, or -runs if given).
-		over := ""
-		if runsGiven {
-			over = *runsDir
+		if gr, err = findGridRuns(o); err != nil {
+			return err
 		}
-		var tid string
-		var names []string
-		notes = map[string]string{}
-		planned := map[string]int{}
-		jobDir := map[string]sweep.Job{}
-		jobGrid := map[string]string{}
-		roots := map[string]bool{}
-		for _, gp := range grids {
-			plan, err := sweep.LoadPlan(gp, sets, over, "")
-			if err != nil {
-				return err
-			}
-			id := plan.Table
-			if id == "" {
-				id = "table:" + plan.Grid
-			}
-			if *table != "" && *table != id {
-				return usageError{fmt.Errorf("-table %s, but grid %s fills %s", *table, plan.Grid, id)}
-			}
-			if tid != "" && id != tid {
-				return usageError{fmt.Errorf("grid %s fills %s, grid %s %s: give grids of one table", names[0], tid, plan.Grid, id)}
-			}
-			tid = id
-			names = append(names, plan.Grid)
-			for _, n := range plan.Notes {
-				notes[n.Run] = n.Text
-			}
-			for _, j := range plan.Jobs {
-				abs, err := filepath.Abs(j.Dir)
-				if err != nil {
-					return err
-				}
-				if other, dup := jobGrid[abs]; dup {
-					return usageError{fmt.Errorf("grids %s and %s both run %s seed %d (%s)", other, plan.Grid, j.Name, j.Seed, j.Dir)}
-				}
-				planned[j.Name]++
-				jobDir[abs], jobGrid[abs] = j, plan.Grid
-				roots[j.Out] = true
-			}
-		}
-		for root := range roots {
-			found, bad, err := results.Scan(root)
-			if errors.Is(err, os.ErrNotExist) {
-				continue
-			}
-			if err != nil {
-				return err
-			}
-			for _, b := range bad {
-				if abs, _ := filepath.Abs(b.Dir); jobDir[abs].Dir != "" {
-					gridLeft = append(gridLeft, b)
-				}
-			}
-			for _, r := range found {
-				abs, _ := filepath.Abs(r.Dir)
-				j, ok := jobDir[abs]
-				if !ok {
-					continue
-				}
-				st, note := sweep.Inspect(j)
-				switch {
-				case st == sweep.Mismatch && r.Result.ConfigHash != "":
-					// a run of another config than the grid's is not the grid's run
-					gridLeft = append(gridLeft, results.LeftOut{Dir: r.Dir, Name: r.Result.Name, Dataset: r.Result.Dataset,
-						Seed: r.Result.Seed, Reason: "not the grid's run: " + note})
-					continue
-				case st == sweep.Finished && r.Result.ConfigHash == "":
-					// an older result whose config.yaml (the resolved config it ran with, budget
-					// included) is the grid's run: it has the grid run's provenance
-					adoptProvenance(r.Result, j)
-				}
-				runs = append(runs, r)
-			}
-		}
-		gridTable = tid
-		opt.TableOf = func(*results.Run) string { return tid }
-		byKey := map[results.Key]int{}
-		for _, r := range runs {
-			k := results.Key{Table: tid, Dataset: r.Result.Dataset, Model: r.Result.Model, Encoding: r.Result.Encoding, CLS: r.Result.CLS, R: r.Result.R}
-			byKey[k] = planned[r.Result.Name]
-		}
-		opt.Planned = func(k results.Key) int { return byKey[k] }
+		runs, gridLeft = gr.runs, gr.left
+		gr.setPlanned(&opt)
 		if len(runs) == 0 {
-			fmt.Fprintf(stderr, "tables: no finished runs of grid %s yet\n", strings.Join(names, ", "))
+			fmt.Fprintf(stderr, "tables: no finished runs of grid %s yet\n", strings.Join(gr.names, ", "))
 		}
 	}
-	runs, left := results.Select(runs, *includeReduced)
+	runs, left := results.Select(runs, o.reduced)
 	left = append(gridLeft, left...)
 	reportLeftOut(stderr, left)
 	groups, err := results.Aggregate(runs, opt)
 	if err != nil {
 		return err
 	}
+	order, err := tableOrder(o, pf, groups, gr, left)
+	if err != nil {
+		return err
+	}
+	doc, err := render(o, pf, ext, order, groups, gr, left, density)
+	if err != nil {
+		return err
+	}
+	if o.out == "" {
+		_, err := io.WriteString(stdout, doc.all)
+		return err
+	}
+	return doc.write(o, groups, stdout)
+}
+
+// gridRuns are the finished runs of the grids given by -grid, found where each grid puts them
+// (its out folder, or -runs if given), and what the grids say of them.
+type gridRuns struct {
+	runs    []*results.Run
+	left    []results.LeftOut // unreadable results; runs in the grids' directories of another config
+	notes   map[string]string // the grids' footnotes, by run name (config.Grid.Notes)
+	table   string            // the one table the grids fill
+	names   []string          // the grids' names
+	planned map[string]int    // planned seeds, by run name
+}
+
+func findGridRuns(o *options) (*gridRuns, error) {
+	over := ""
+	if o.runsGiven {
+		over = o.runsDir
+	}
+	gr := &gridRuns{notes: map[string]string{}, planned: map[string]int{}}
+	jobDir := map[string]sweep.Job{}
+	jobGrid := map[string]string{}
+	roots := map[string]bool{}
+	for _, gp := range o.grids {
+		plan, err := sweep.LoadPlan(gp, o.sets, over, "")
+		if err != nil {
+			return nil, err
+		}
+		id := plan.Table
+		if id == "" {
+			id = "table:" + plan.Grid
+		}
+		if o.table != "" && o.table != id {
+			return nil, usageError{fmt.Errorf("-table %s, but grid %s fills %s", o.table, plan.Grid, id)}
+		}
+		if gr.table != "" && id != gr.table {
+			return nil, usageError{fmt.Errorf("grid %s fills %s, grid %s %s: give grids of one table", gr.names[0], gr.table, plan.Grid, id)}
+		}
+		gr.table = id
+		gr.names = append(gr.names, plan.Grid)
+		for _, n := range plan.Notes {
+			gr.notes[n.Run] = n.Text
+		}
+		for _, j := range plan.Jobs {
+			abs, err := filepath.Abs(j.Dir)
+			if err != nil {
+				return nil, err
+			}
+			if other, dup := jobGrid[abs]; dup {
+				return nil, usageError{fmt.Errorf("grids %s and %s both run %s seed %d (%s)", other, plan.Grid, j.Name, j.Seed, j.Dir)}
+			}
+			gr.planned[j.Name]++
+			jobDir[abs], jobGrid[abs] = j, plan.Grid
+			roots[j.Out] = true
+		}
+	}
+	for root := range roots {
+		if err := gr.scan(root, jobDir); err != nil {
+			return nil, err
+		}
+	}
+	return gr, nil
+}
+
+// scan adds the runs under root that are the grids' jobs (jobDir, by absolute folder).
+func (gr *gridRuns) scan(root string, jobDir map[string]sweep.Job) error {
+	found, bad, err := results.Scan(root)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		if abs, _ := filepath.Abs(b.Dir); jobDir[abs].Dir != "" {
+			gr.left = append(gr.left, b)
+		}
+	}
+	for _, r := range found {
+		abs, _ := filepath.Abs(r.Dir)
+		j, ok := jobDir[abs]
+		if !ok {
+			continue
+		}
+		st, note := sweep.Inspect(j)
+		switch {
+		case st == sweep.Mismatch && r.Result.ConfigHash != "":
+			// a run of another config than the grid's is not the grid's run
+			gr.left = append(gr.left, results.LeftOut{Dir: r.Dir, Name: r.Result.Name, Dataset: r.Result.Dataset,
+				Seed: r.Result.Seed, Reason: "not the grid's run: " + note})
+			continue
+		case st == sweep.Finished && r.Result.ConfigHash == "":
+			// an older result whose config.yaml (the resolved config it ran with, budget
+			// included) is the grid's run: it has the grid run's provenance
+			adoptProvenance(r.Result, j)
+		}
+		gr.runs = append(gr.runs, r)
+	}
+	return nil
+}
+
+// setPlanned makes every run the grids' table's and plans each cell the seeds its grid runs.
+func (gr *gridRuns) setPlanned(opt *results.Options) {
+	opt.TableOf = func(*results.Run) string { return gr.table }
+	byKey := map[results.Key]int{}
+	for _, r := range gr.runs {
+		k := results.Key{Table: gr.table, Dataset: r.Result.Dataset, Model: r.Result.Model, Encoding: r.Result.Encoding, CLS: r.Result.CLS, R: r.Result.R}
+		byKey[k] = gr.planned[r.Result.Name]
+	}
+	opt.Planned = func(k results.Key) int { return byKey[k] }
+}
+
+// tableOrder is the ids of the tables to write, sorted: the grids' table, the one -table names,
+// or every table with runs.
+func tableOrder(o *options, pf *paper.File, groups []*results.Group, gr *gridRuns, left []results.LeftOut) ([]string, error) {
 	ids := map[string]bool{}
 	for _, g := range groups {
 		ids[g.Table] = true
 	}
-	if gridTable != "" {
-		ids = map[string]bool{gridTable: true}
-	} else if *table != "" && *table != "table:results" {
-		if !ids[*table] {
-			if _, ok := pf.Table(*table); !ok {
-				return fmt.Errorf("-table %s: no finished runs under %s and no such table in the paper", *table, *runsDir)
+	if gr != nil {
+		ids = map[string]bool{gr.table: true}
+	} else if o.table != "" && o.table != "table:results" {
+		if !ids[o.table] {
+			if _, ok := pf.Table(o.table); !ok {
+				return nil, fmt.Errorf("-table %s: no finished runs under %s and no such table in the paper", o.table, o.runsDir)
 			}
 		}
-		ids = map[string]bool{*table: true}
+		ids = map[string]bool{o.table: true}
 	}
 	var order []string
 	for id := range ids {
 		order = append(order, id)
 	}
 	sort.Strings(order)
-	if len(order) == 0 && *table != "table:results" && !grid {
+	if len(order) == 0 && o.table != "table:results" && gr == nil {
 		if len(left) > 0 {
-			return fmt.Errorf("no run under %s to tabulate: all %d were left out (listed above)", *runsDir, len(left))
+			return nil, fmt.Errorf("no run under %s to tabulate: all %d were left out (listed above)", o.runsDir, len(left))
 		}
-		return fmt.Errorf("no result.json under %s", *runsDir)
+		return nil, fmt.Errorf("no result.json under %s", o.runsDir)
 	}
+	return order, nil
+}
 
+// document is everything tables writes: each table rendered, the model-agnostic table and the
+// paper's table:results with our rows (when asked for), and all of them in one Markdown text.
+type document struct {
+	tables          []rendered
+	models, summary string
+	all             string
+}
+
+func render(o *options, pf *paper.File, ext *paper.External, order []string, groups []*results.Group, gr *gridRuns,
+	left []results.LeftOut, density map[string]map[int]float64) (*document, error) {
+	doc := &document{}
 	var all strings.Builder
-	var tables []rendered
+	gridTable := ""
+	var notes map[string]string
+	if gr != nil {
+		gridTable, notes = gr.table, gr.notes
+	}
 	for _, id := range order {
 		pt, _ := pf.Table(id)
 		if pt != nil && pt.RowKey != "r" {
 			continue
 		}
-		var d map[int]float64
 		ds := datasetOf(id, pt, groups)
-		if m, ok := density[ds]; ok {
-			d = m
-		}
-		t, err := report.Build(id, groups, pt, d)
+		t, err := report.Build(id, groups, pt, density[ds])
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if t.Dataset == "" {
 			t.Dataset = ds // a table without runs yet
 		}
-		t.LeftOut = leftOutOf(left, t, gridTable != "")
+		t.LeftOut = leftOutOf(left, t, gr != nil)
 		t.Notes = notes
 		r := rendered{t: t}
 		if pt == nil && report.LRGBDatasets[t.Dataset] {
 			// beyond the paper: our runs beside LRGB's published rows (report/paper/external.json)
 			lt, err := report.BuildLRGB(t, ext)
 			if err != nil {
-				return err
+				return nil, err
 			}
 			r.md, r.tex = lt.Markdown(), lt.LaTeX()
 		} else {
 			r.md, r.tex = t.Markdown(), t.LaTeX()
 		}
-		tables = append(tables, r)
+		doc.tables = append(doc.tables, r)
 		all.WriteString(r.md)
 		all.WriteString("\n")
 	}
-	var models string
 	if gridTable == "table:results" { // a grid of models (configs/grids/model-agnostic.yaml)
 		res, _ := pf.Table("table:results")
-		models = (&report.ModelTable{Paper: res, Groups: groups}).Markdown()
-		all.WriteString(models)
+		doc.models = (&report.ModelTable{Paper: res, Groups: groups}).Markdown()
+		all.WriteString(doc.models)
 	}
-	var summary string
-	if res, ok := pf.Table("table:results"); ok && gridTable == "" && (*table == "table:results" || (*table == "" && !grid && anyDataset(groups, res.Columns))) {
-		summary = (&report.Summary{Paper: res, Tables: pf, Groups: groups}).Markdown()
-		all.WriteString(summary)
+	if res, ok := pf.Table("table:results"); ok && gr == nil && (o.table == "table:results" || (o.table == "" && anyDataset(groups, res.Columns))) {
+		doc.summary = (&report.Summary{Paper: res, Tables: pf, Groups: groups}).Markdown()
+		all.WriteString(doc.summary)
 	}
-	if *out == "" {
-		_, err := io.WriteString(stdout, all.String())
-		return err
-	}
+	doc.all = all.String()
+	return doc, nil
+}
 
-	if err := checkNotFewer(*out, groups); err != nil {
+// write writes the document's files into o.out (refusing to replace tables of more runs), each
+// atomically, and names each on stdout.
+func (doc *document) write(o *options, groups []*results.Group, stdout io.Writer) error {
+	if err := checkNotFewer(o.out, groups); err != nil {
 		return err
 	}
 	write := func(name, content string) error {
-		p := filepath.Join(*out, name)
+		p := filepath.Join(o.out, name)
 		if err := runfiles.WriteAtomic(p, []byte(content), 0o644); err != nil {
 			return err
 		}
 		fmt.Fprintln(stdout, "wrote", p)
 		return nil
 	}
-	for _, r := range tables {
-		t := r.t
-		short := strings.TrimPrefix(t.ID, "table:")
+	for _, r := range doc.tables {
+		short := strings.TrimPrefix(r.t.ID, "table:")
 		if err := write(short+".md", r.md); err != nil {
 			return err
 		}
 		if err := write(short+".tex", r.tex); err != nil {
 			return err
 		}
-		if !*plots {
-			continue
-		}
-		if err := plotTable(t, groups, *out, short, stdout); err != nil {
-			return err
-		}
-	}
-	if summary != "" {
-		if err := write("results.md", summary); err != nil {
-			return err
+		if o.plots {
+			if err := plotTable(r.t, groups, o.out, short, stdout); err != nil {
+				return err
+			}
 		}
 	}
-	if models != "" {
-		if err := write("models.md", models); err != nil {
-			return err
+	for _, f := range []struct{ name, content string }{{"results.md", doc.summary}, {"models.md", doc.models}} {
+		if f.content != "" {
+			if err := write(f.name, f.content); err != nil {
+				return err
+			}
 		}
 	}
-	if err := write("tables.md", all.String()); err != nil {
+	if err := write("tables.md", doc.all); err != nil {
 		return err
 	}
 	js, err := json.MarshalIndent(groups, "", "  ")
