@@ -853,3 +853,76 @@ hsrow:
 hsdone:
 	VZEROUPPER
 	RET
+
+// func vKernelMix(out, x, w []float32, m, kk, d int)
+// For each row i < m: out[i·d + c] = Σ over j < kk, in order, of w[i·kk + j]·x[i·kk·d + j·d + c]
+// for c < d, each product rounded, then added to a sum begun at +0: what clear and a loop of
+// AxpyTo (vAxpy) compute, kept in registers: 64 columns (four Z registers under masks K1-K4) a
+// pass over the kernels. m, kk, d ≥ 1. Needs AVX512F.
+//
+// Registers: DI out's row, SI x's row, R8 w's row, R11 rows left, R9 kk, R10 d in bytes, R14
+// columns left, R15 this pass's first column in bytes, DX this pass's columns, R13 x's block,
+// R12 w's entry, AX the kernels left.
+TEXT ·vKernelMix(SB), NOSPLIT, $0-96
+	MOVQ out_base+0(FP), DI
+	MOVQ x_base+24(FP), SI
+	MOVQ w_base+48(FP), R8
+	MOVQ m+72(FP), R11
+	MOVQ kk+80(FP), R9
+	MOVQ d+88(FP), R10
+	SHLQ $2, R10
+
+mixrow:
+	MOVQ d+88(FP), R14
+	XORQ R15, R15
+
+mixchunk:
+	MOVQ R14, DX
+	MOVQ $64, AX
+	CMPQ DX, AX
+	CMOVQGT AX, DX               // this pass's columns
+	KCHUNK(0, K1)
+	KCHUNK(1, K2)
+	KCHUNK(2, K3)
+	KCHUNK(3, K4)
+	VXORPS Z0, Z0, Z0            // the sums, from +0
+	VXORPS Z1, Z1, Z1
+	VXORPS Z2, Z2, Z2
+	VXORPS Z3, Z3, Z3
+	LEAQ (SI)(R15*1), R13
+	MOVQ R8, R12
+	MOVQ R9, AX
+
+mixterm:
+	VBROADCASTSS (R12), Z4       // w[i, j]
+	VMULPS.Z (R13), Z4, K1, Z5   // w·x, rounded
+	VADDPS.Z Z5, Z0, K1, Z0
+	VMULPS.Z 64(R13), Z4, K2, Z5
+	VADDPS.Z Z5, Z1, K2, Z1
+	VMULPS.Z 128(R13), Z4, K3, Z5
+	VADDPS.Z Z5, Z2, K3, Z2
+	VMULPS.Z 192(R13), Z4, K4, Z5
+	VADDPS.Z Z5, Z3, K4, Z3
+	ADDQ R10, R13                // x's next block
+	ADDQ $4, R12
+	DECQ AX
+	JNZ  mixterm
+
+	VMOVUPS Z0, K1, (DI)(R15*1)
+	VMOVUPS Z1, K2, 64(DI)(R15*1)
+	VMOVUPS Z2, K3, 128(DI)(R15*1)
+	VMOVUPS Z3, K4, 192(DI)(R15*1)
+	ADDQ $256, R15
+	SUBQ DX, R14
+	JG   mixchunk
+
+	ADDQ R10, DI                 // the next row: out by d, x by kk·d, w by kk
+	MOVQ R10, AX
+	IMULQ R9, AX
+	ADDQ AX, SI
+	LEAQ (R8)(R9*4), R8
+	DECQ R11
+	JNZ  mixrow
+
+	VZEROUPPER
+	RET
