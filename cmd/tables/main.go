@@ -98,6 +98,7 @@ type options struct {
 	plots, homophily, reduced bool
 }
 
+// parseFlags reads tables' flags and refuses combinations that cannot run (usageError).
 func parseFlags(args []string, stderr io.Writer) (*options, error) {
 	fs := flag.NewFlagSet("tables", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -164,6 +165,8 @@ func published(o *options) (*paper.File, *paper.External, error) {
 	return pf, ext, err
 }
 
+// tablesMain finds the runs, aggregates them over seeds and writes the tables (or the figure, or
+// the homophily analysis).
 func tablesMain(args []string, stdout, stderr io.Writer) error {
 	o, err := parseFlags(args, stderr)
 	if err != nil {
@@ -234,6 +237,7 @@ type gridRuns struct {
 	planned map[string]int    // planned seeds, by run name
 }
 
+// findGridRuns loads each grid's plan and scans the folders its runs go to.
 func findGridRuns(o *options) (*gridRuns, error) {
 	over := ""
 	if o.runsGiven {
@@ -371,6 +375,8 @@ type document struct {
 	all             string
 }
 
+// render builds and renders the tables of order, then the model-agnostic and summary tables
+// where they apply.
 func render(o *options, pf *paper.File, ext *paper.External, order []string, groups []*results.Group, gr *gridRuns,
 	left []results.LeftOut, density map[string]map[int]float64) (*document, error) {
 	doc := &document{}
