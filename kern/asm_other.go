@@ -58,8 +58,7 @@ func vExp64(dst, x []float64)  { panic("no AVX2 kernels on this architecture") }
 func vGelu32(out, x []float32)       { panic("no AVX2 kernels on this architecture") }
 func vGeluGrad32(dx, x, g []float32) { panic("no AVX2 kernels on this architecture") }
 
-func vNarrow8(out, a, b8 []float32, k, n int)      { panic("no AVX2 kernels on this architecture") }
-func vKernelMix(out, x, w []float32, m, kk, d int) { panic("no AVX-512 kernels on this architecture") }
+func vNarrow8(out, a, b8 []float32, k, n int) { panic("no AVX2 kernels on this architecture") }
 
 func vScale(dst, x []float32, c float32) { panic("no AVX2 kernels on this architecture") }
 func vAxpy(dst, x []float32, c float32)  { panic("no AVX2 kernels on this architecture") }

@@ -72,15 +72,8 @@ func headMasks(h, d int) (k1, k2, k3 int) {
 }
 
 // KernelMix writes out [m, d] = Σ_j w[i,j]·x[i, j·d : (j+1)·d] for x [m, kk·d] and w [m, kk],
-// summed in T over j in order from +0, each product rounded. In float32 where the CPU has
-// AVX-512 (tailK) each row's sums stay in registers across the kernels (vKernelMix), bit for bit
-// the row loop below, which reads and writes the output row once per kernel.
+// summed in T over j in order.
 func KernelMix[T Float](out, x, w []T, m, kk, d int) {
-	if o, ok := f32(out); ok && tailK && m > 0 && kk > 0 && d > 0 {
-		_, _, _ = out[m*d-1], x[m*kk*d-1], w[m*kk-1] // the rows are in the slices
-		vKernelMix(o, any(x).([]float32), any(w).([]float32), m, kk, d)
-		return
-	}
 	kd := kk * d
 	clear(out[:m*d])
 	for i := 0; i < m; i++ {

@@ -25,12 +25,6 @@ func vAdd2(dst, a, b []float32)
 //go:noescape
 func vSumRows(o, g []float32, idx []int32, n, stride int)
 
-// vKernelMix is KernelMix's rows with each row's sums in registers (vec_amd64.s). Needs
-// AVX512F.
-//
-//go:noescape
-func vKernelMix(out, x, w []float32, m, kk, d int)
-
 //go:noescape
 func vAdd3(dst, a, b, c []float32)
 
