@@ -1,9 +1,6 @@
 package kern
 
-import (
-	"math"
-	"sync"
-)
+import "math"
 
 // Float is the element type every kernel supports.
 type Float interface{ ~float32 | ~float64 }
@@ -39,39 +36,8 @@ func gatherRows[T Float](dst, src []T, cols int, idx []int32, w []float64) {
 }
 
 // ScatterAddRows is the CPU kernel of ScatterAdd: dst = 0, then dst[idx[i],:] += w[i]·src[i,:].
-// Without weights, in float32 where the CPU has AVX-512 (tailK), each destination row's sums stay
-// in registers over its source rows (scatterAddInRegs), bit for bit the loop over i.
 func ScatterAddRows[T Float](dst, src []T, cols int, idx []int32, w []float64) {
-	if d, ok := f32(dst); ok && tailK && w == nil && cols > 0 && len(d) >= cols {
-		scatterAddInRegs(d, any(src).([]float32), cols, idx)
-		return
-	}
 	ParallelCols(cols, len(idx), func(c0, c1 int) { scatterAddCols(dst, src, cols, idx, w, c0, c1) })
-}
-
-// segmentsPool keeps the groupings scatterAddInRegs makes, so that a step allocates none.
-var segmentsPool = sync.Pool{New: func() any { return new(Segments) }}
-
-// scatterAddInRegs is ScatterAddRows without weights on vSumRows: the rows i grouped by idx[i]
-// (in increasing i), then each destination row, cleared, summed over its group in order, the
-// order of the loop over i; destination rows shared between goroutines.
-func scatterAddInRegs(dst, src []float32, cols int, idx []int32) {
-	nodes := len(dst) / cols
-	if len(idx) > 0 {
-		_ = src[len(idx)*cols-1] // every row i is in src
-	}
-	s := segmentsPool.Get().(*Segments)
-	defer segmentsPool.Put(s)
-	s.Group(idx, nodes, nil)
-	ParallelRange(nodes, cols*max(1, len(idx)/nodes), func(lo, hi int) {
-		for v := lo; v < hi; v++ {
-			o := dst[v*cols : (v+1)*cols]
-			clear(o)
-			if rows := s.Of(v); len(rows) > 0 {
-				vSumRows(o, src, rows, len(rows), cols)
-			}
-		}
-	})
 }
 
 // scatterAddCols does columns [c0, c1) of ScatterAddRows.
