@@ -48,12 +48,81 @@ func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if mk.rows == 0 || !haveKernel || m < mr || n < nr || k == 0 {
 		return false
 	}
+	if real := zeroSuffix(m, k, a, lda); skipZeroRows && real < m && real >= mr && finite(b, k, n, ldb) {
+		zeroRowsProduct(c[real*ldc:], m-real, n, ldc, bias)
+		m = real
+	}
 	const rowsPer = 96 // rows per chunk of work
 	ParallelChunks((m+rowsPer-1)/rowsPer, func(ch int) {
 		nnRows(mk, ch*rowsPer, min((ch+1)*rowsPer, m), n, k, a, lda, b, ldb, c, ldc, bias)
 	})
 	return true
 }
+
+// A batch's padding rows come last and are zero through the layers (an edge bucket is about a
+// fifth padding: AQSOL r = 8, one epoch, 21.6 % of the edge rows), so sgemmNN leaves the
+// trailing rows of A that are all zero to zeroRowsProduct. That is bit for bit what the
+// micro-kernels compute for them where B is finite: every sum starts at +0 and each fused
+// multiply-add adds a product ±0 (+0 + −0 is +0), then the bias is added.
+
+// zeroSuffix is the number of rows of A [m, k] before its trailing rows of zeros (±0).
+func zeroSuffix(m, k int, a []float32, lda int) int {
+	for ; m > 0; m-- {
+		for _, v := range a[(m-1)*lda : (m-1)*lda+k] {
+			if v != 0 {
+				return m
+			}
+		}
+	}
+	return 0
+}
+
+// finite reports whether B [k, n] holds no infinity or NaN (where a zero times it is not zero).
+func finite(b []float32, k, n, ldb int) bool {
+	for l := range k {
+		for _, v := range b[l*ldb : l*ldb+n] {
+			if v-v != 0 { // NaN for ±Inf and NaN
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// zeroRowsProduct sets the rows rows of C [·, n] that A's zero rows give: +0 + bias[j] (+0
+// without a bias), as the micro-kernels add the bias to a sum of +0.
+func zeroRowsProduct(c []float32, rows, n, ldc int, bias []float32) {
+	for i := range rows {
+		row := c[i*ldc : i*ldc+n]
+		if bias == nil {
+			clear(row)
+			continue
+		}
+		for j, v := range bias[:n] {
+			row[j] = zero32 + v
+		}
+	}
+}
+
+// gradRows is how many leading rows of dy [m, b] LinearGrad32 computes: those before its trailing
+// zero rows where the rest is exact without them (dx = +0 there, as nnRows gives where wT is
+// finite; dw's and db's terms ±0 where x's rows are finite, adding nothing to sums that are never
+// −0), at least mr; m otherwise.
+func gradRows(m, a, b int, dx, dw, x, wT, dy []float32, mr int) int {
+	real := zeroSuffix(m, b, dy, b)
+	if !skipZeroRows || real == m || real < mr || (dx != nil && !finite(wT, b, a, a)) ||
+		(dw != nil && !finite(x[real*a:], m-real, a, a)) {
+		return m
+	}
+	return real
+}
+
+// skipZeroRows lets sgemmNN skip A's trailing zero rows (tests switch it off for the reference).
+var skipZeroRows = true
+
+// zero32 is +0 in a variable, so that zero32 + v is an addition the compiler keeps (it turns
+// −0 into +0).
+var zero32 float32
 
 // nnRows sets rows [r0, r1) of C = A·B (+ bias) for r1 ≥ mk.rows and n ≥ nr, in blocks of
 // mk.rows × nr; the last block of each dimension overlaps the one before (it is computed into a
@@ -220,6 +289,7 @@ func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffer
 		sc.pad = wT
 		Transpose(wT, w, a, b)
 	}
+	real := gradRows(m, a, b, dx, dw, x, wT, dy, mr)
 	_, _, _, size := tnLayout(mr, a, b)
 	nc := (m + linChunk - 1) / linChunk
 	np := Parts(nc)
@@ -230,6 +300,15 @@ func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffer
 		lo, hi := PartChunks(p, np, nc)
 		for c := lo; c < hi; c++ {
 			r0, r1 := c*linChunk, min((c+1)*linChunk, m)
+			if dx != nil && r1 > real { // dy's zero rows: dx = +0 (+ sum)
+				zeroRowsProduct(dx[max(r0, real)*a:], r1-max(r0, real), a, a, nil)
+				if sum != nil {
+					AddTo(dx[max(r0, real)*a:r1*a], sum[max(r0, real)*a:r1*a])
+				}
+			}
+			if r1 = min(r1, real); r1 <= r0 {
+				continue // dy's zero rows add ±0 to dw and db: nothing
+			}
 			if dx != nil {
 				nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
 				if sum != nil {
