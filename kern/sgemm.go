@@ -1,5 +1,7 @@
 package kern
 
+import "math"
+
 // nr is the width of the block of C a micro-kernel computes; maxRows its largest height.
 const nr, maxRows = 16, 12
 
@@ -68,22 +70,53 @@ func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 // zeroSuffix is the number of rows of A [m, k] before its trailing rows of zeros (±0).
 func zeroSuffix(m, k int, a []float32, lda int) int {
 	for ; m > 0; m-- {
-		for _, v := range a[(m-1)*lda : (m-1)*lda+k] {
-			if v != 0 {
-				return m
-			}
+		if !allZero(a[(m-1)*lda : (m-1)*lda+k]) {
+			return m
 		}
 	}
 	return 0
 }
 
-// finite reports whether B [k, n] holds no infinity or NaN (where a zero times it is not zero).
+// allZero reports whether every value of v is ±0: their bits, the sign shifted out, or-ed
+// eight at a time.
+func allZero(v []float32) bool {
+	var or uint32
+	i := 0
+	for ; i+8 <= len(v); i += 8 {
+		w := v[i : i+8 : i+8]
+		or |= bits32(w[0]) | bits32(w[1]) | bits32(w[2]) | bits32(w[3]) |
+			bits32(w[4]) | bits32(w[5]) | bits32(w[6]) | bits32(w[7])
+		if or != 0 {
+			return false
+		}
+	}
+	for _, x := range v[i:] {
+		or |= bits32(x)
+	}
+	return or == 0
+}
+
+// bits32 is x's bits without its sign, shifted left by one.
+func bits32(x float32) uint32 { return math.Float32bits(x) << 1 }
+
+// finite reports whether B [k, n] holds no infinity or NaN (where a zero times it is not
+// zero): the largest exponent field of each row, eight values at a time, below all ones.
 func finite(b []float32, k, n, ldb int) bool {
+	const inf = 0xff << 24 // bits32 of an infinity; a NaN's are larger
 	for l := range k {
-		for _, v := range b[l*ldb : l*ldb+n] {
-			if v-v != 0 { // NaN for ±Inf and NaN
-				return false
-			}
+		row := b[l*ldb : l*ldb+n]
+		var hi uint32
+		i := 0
+		for ; i+8 <= len(row); i += 8 {
+			w := row[i : i+8 : i+8]
+			hi = max(hi, bits32(w[0]), bits32(w[1]), bits32(w[2]), bits32(w[3]),
+				bits32(w[4]), bits32(w[5]), bits32(w[6]), bits32(w[7]))
+		}
+		for _, x := range row[i:] {
+			hi = max(hi, bits32(x))
+		}
+		if hi >= inf {
+			return false
 		}
 	}
 	return true

@@ -126,3 +126,26 @@ func TestLinearGradZeroRows(t *testing.T) {
 		}
 	})
 }
+
+// TestZeroAndFiniteScans: allZero and finite against the plain per-value tests, for every
+// length up to 20 and a value placed at every position: ±0, the smallest subnormal (not zero),
+// ±Inf, NaN, the largest finite.
+func TestZeroAndFiniteScans(t *testing.T) {
+	vals := []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.SmallestNonzeroFloat32,
+		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.MaxFloat32, -math.MaxFloat32, 1}
+	for n := 0; n <= 20; n++ {
+		for pos := 0; pos < n; pos++ {
+			for _, v := range vals {
+				row := make([]float32, n)
+				row[pos] = v
+				if got, want := allZero(row), v == 0; got != want {
+					t.Fatalf("allZero(%d values, %v at %d) = %v, want %v", n, v, pos, got, want)
+				}
+				isFinite := !math.IsInf(float64(v), 0) && !math.IsNaN(float64(v))
+				if got := finite(row, 1, n, n); got != isFinite {
+					t.Fatalf("finite(%d values, %v at %d) = %v, want %v", n, v, pos, got, isFinite)
+				}
+			}
+		}
+	}
+}
