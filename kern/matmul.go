@@ -35,6 +35,11 @@ func MatMulNN[T Float](out, a, b, bias []T, m, k, n int) {
 // of a[i, l] = 0 left out), without its per-term calls; rows in parallel chunks, on vNarrow8
 // (AVX2) up to 8 columns.
 func narrowNN(out, a, b []float32, m, k, n int) {
+	if skipZeroRows && k > 0 { // a's trailing zero rows (a batch's padding): every term left out, +0
+		real := zeroSuffix(m, k, a, k)
+		clear(out[real*n : m*n])
+		m = real
+	}
 	if haveKernel && n <= 8 && k > 0 {
 		b8 := make([]float32, k*8) // b's rows padded to 8 columns with zeros
 		for l := range k {
