@@ -50,9 +50,11 @@ func sgemmNN(m, n, k int, a []float32, lda int, b []float32, ldb int, c []float3
 	if mk.rows == 0 || !haveKernel || m < mr || n < nr || k == 0 {
 		return false
 	}
-	if real := zeroSuffix(m, k, a, lda); skipZeroRows && real < m && real >= mr && finite(b, k, n, ldb) {
-		zeroRowsProduct(c[real*ldc:], m-real, n, ldc, bias)
-		m = real
+	if skipZeroRows {
+		if real := zeroSuffix(m, k, a, lda); real < m && real >= mr && finite(b, k, n, ldb) {
+			zeroRowsProduct(c[real*ldc:], m-real, n, ldc, bias)
+			m = real
+		}
 	}
 	const rowsPer = 96 // rows per chunk of work
 	ParallelChunks((m+rowsPer-1)/rowsPer, func(ch int) {
@@ -150,7 +152,8 @@ func gradRows(m, a, b int, dx, dw, x, wT, dy []float32, mr int) int {
 	return real
 }
 
-// skipZeroRows lets sgemmNN skip A's trailing zero rows (tests switch it off for the reference).
+// skipZeroRows lets sgemmNN, LinearGrad32 and narrowNN leave trailing zero rows out (tests switch
+// it off for the reference).
 var skipZeroRows = true
 
 // zero32 is +0 in a variable, so that zero32 + v is an addition the compiler keeps (it turns
