@@ -336,20 +336,18 @@ func LinearGrad32(dx, dw, db, x, w, dy, sum []float32, m, a, b int, sc *TNBuffer
 		lo, hi := PartChunks(p, np, nc)
 		for c := lo; c < hi; c++ {
 			r0, r1 := c*linChunk, min((c+1)*linChunk, m)
-			if dx != nil && r1 > real { // dy's zero rows: dx = +0 (+ sum)
-				zeroRowsProduct(dx[max(r0, real)*a:], r1-max(r0, real), a, a, nil)
-				if sum != nil {
-					AddTo(dx[max(r0, real)*a:r1*a], sum[max(r0, real)*a:r1*a])
-				}
-			}
-			if r1 = min(r1, real); r1 <= r0 {
-				continue // dy's zero rows add ±0 to dw and db: nothing
-			}
+			live := max(r0, min(r1, real)) // rows [live, r1) are dy's trailing zero rows
 			if dx != nil {
-				nnRows(mk, r0, r1, a, b, dy, b, wT, a, dx, a, nil)
+				if live > r0 {
+					nnRows(mk, r0, live, a, b, dy, b, wT, a, dx, a, nil)
+				}
+				clear(dx[live*a : r1*a]) // what nnRows gives a zero row of dy: +0
 				if sum != nil {
 					AddTo(dx[r0*a:r1*a], sum[r0*a:r1*a])
 				}
+			}
+			if r1 = live; r1 == r0 {
+				continue // dy's zero rows add ±0 to dw and db: nothing
 			}
 			if dw != nil { // (x is only read for dw: nil where dw is)
 				tnAccum(mk, a, b, x, a, dy, b, acc[:size], r0, r1)
